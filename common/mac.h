@@ -1,0 +1,47 @@
+#pragma once
+/// @file mac.h
+/// Multipole acceptance criteria. Both reduce to one comparison in the walk: a node is accepted
+/// for a group when the squared minimum distance from the group's box to the node's centre of
+/// mass exceeds the node's squared MAC radius, which the packer precomputes with macRadius2().
+
+#include <cstdint>
+
+#include "common/hostdevice.h"
+#include "common/vec.h"
+
+namespace octwalk {
+
+enum class Mac : int32_t
+{
+    /// Octgrav's original: accept when d > l / theta.
+    Octgrav = 0,
+    /// Bonsai's improved Barnes-Hut: accept when d > l / theta + delta, delta = |com - box centre|.
+    /// Default: it stays safe when a node's mass sits at one corner of its box (the failure
+    /// of the plain criterion described by Salmon & Warren 1994) at almost no extra cost.
+    Bonsai = 1,
+};
+
+/// Squared MAC radius of a node with tight-box side l (largest extent) and centre-of-mass offset delta.
+HOST_DEVICE inline float macRadius2(Mac mac, float l, float delta, float invTheta)
+{
+    float r = l * invTheta + (mac == Mac::Bonsai ? delta : 0.0f);
+    return r * r;
+}
+
+/// Squared minimum distance from an axis-aligned box (centre c, half-sizes h) to point p.
+HOST_DEVICE inline float boxPointDistance2(Vec3f c, Vec3f h, Vec3f p)
+{
+    float dx = fmaxf(fabsf(p.x - c.x) - h.x, 0.0f);
+    float dy = fmaxf(fabsf(p.y - c.y) - h.y, 0.0f);
+    float dz = fmaxf(fabsf(p.z - c.z) - h.z, 0.0f);
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/// The node (packed as com xyz + squared MAC radius) is far enough from the group's box
+/// to be used as a multipole by every body of the group.
+HOST_DEVICE inline bool acceptNode(F4 nodeMac, F4 groupCenter, F4 groupHalf)
+{
+    return boxPointDistance2(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac)) > nodeMac.w;
+}
+
+} // namespace octwalk

@@ -1,0 +1,101 @@
+#pragma once
+/// @file walk.h
+/// The group walk, once for both backends: a depth-first traversal with an explicit stack that
+/// reports every node the group accepts as a multipole and every leaf it must open. Pass 1
+/// (count) and pass 2 (write), on the CPU twin and on the GPU, call this same function with
+/// different sinks, so their interaction lists cannot differ.
+
+#include <cstdint>
+
+#include "common/hostdevice.h"
+#include "common/mac.h"
+#include "common/tree_view.h"
+
+namespace octwalk {
+
+enum class WalkStatus : int32_t
+{
+    Ok            = 0,
+    StackOverflow = 1,
+};
+
+/// Applies the MAC to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);
+/// opened internal node -> pushed. Returns false when the stack is full.
+template<class Sink>
+HOST_DEVICE inline bool visitEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf,
+                                   uint32_t* stack, int32_t& top, int32_t capacity, Sink& sink)
+{
+    int32_t node = int32_t(entry & ~kLeafBit);
+    if (acceptNode(tree.nodeMac[node], groupCenter, groupHalf))
+    {
+        sink.node(node);
+        return true;
+    }
+    if (entry & kLeafBit)
+    {
+        sink.leaf(node);
+        return true;
+    }
+    if (top >= capacity) return false;
+    stack[top++] = entry;
+    return true;
+}
+
+/// Walks the tree for one group. stack must hold capacity entries; walkStackCapacity(depth) suffices.
+template<class Sink>
+HOST_DEVICE inline WalkStatus walkGroup(const TreeView& tree, F4 groupCenter, F4 groupHalf, uint32_t* stack,
+                                        int32_t capacity, Sink& sink)
+{
+    int32_t top = 0;
+    if (!visitEntry(tree, tree.rootEntry, groupCenter, groupHalf, stack, top, capacity, sink))
+    {
+        return WalkStatus::StackOverflow;
+    }
+    while (top > 0)
+    {
+        uint32_t cell = stack[--top];
+        for (int word = 0; word < 2; ++word)
+        {
+            U4 kids = tree.children[2 * cell + word];
+            uint32_t entries[4] = {kids.x, kids.y, kids.z, kids.w};
+            for (int k = 0; k < 4; ++k)
+            {
+                if (entries[k] == kEmptyChild) continue;
+                if (!visitEntry(tree, entries[k], groupCenter, groupHalf, stack, top, capacity, sink))
+                {
+                    return WalkStatus::StackOverflow;
+                }
+            }
+        }
+    }
+    return WalkStatus::Ok;
+}
+
+/// Pass-1 sink: counts list entries and the body-body interactions the leaves imply.
+struct CountSink
+{
+    const I2* leafRange;
+    int32_t numInternal;
+    int32_t nodes  = 0;
+    int32_t leaves = 0;
+    int64_t leafBodies = 0;
+
+    HOST_DEVICE void node(int32_t) { ++nodes; }
+    HOST_DEVICE void leaf(int32_t n)
+    {
+        ++leaves;
+        leafBodies += leafRange[n - numInternal].y;
+    }
+};
+
+/// Pass-2 sink: writes the entries at the group's offsets.
+struct WriteSink
+{
+    int32_t* nodeOut;
+    int32_t* leafOut;
+
+    HOST_DEVICE void node(int32_t n) { *nodeOut++ = n; }
+    HOST_DEVICE void leaf(int32_t n) { *leafOut++ = n; }
+};
+
+} // namespace octwalk

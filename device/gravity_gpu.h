@@ -1,0 +1,65 @@
+#pragma once
+/// @file gravity_gpu.h
+/// The device backend behind a plain C++ header (no CUDA types): host/ and tests/ include only this.
+/// Built from gravity_gpu.cu with CUDA, from gravity_gpu_none.cpp without (then gpuAvailable()
+/// is false and GpuSolver throws BackendError).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/tree_view.h"
+#include "common/tree_view.h"
+
+namespace octwalk {
+
+/// Device phases of one evaluation, seconds, from CUDA events.
+struct DeviceTimes
+{
+    double upload = 0, walkCount = 0, scan = 0, walkWrite = 0, bodyNode = 0, bodyLeaf = 0, download = 0;
+    double total() const { return upload + walkCount + scan + walkWrite + bodyNode + bodyLeaf + download; }
+};
+
+/// What one device evaluation returns. acc is (acc xyz, potential) with G = 1, indexed like targets.
+struct GpuEvaluation
+{
+    std::vector<F4> acc;
+    std::vector<int32_t> nodeCounts, leafCounts; ///< per group, from pass 1
+    int64_t nodeInteractions = 0, leafInteractions = 0;
+    DeviceTimes times;
+};
+
+/// True when this build has CUDA and a device is present. Never throws.
+bool gpuAvailable();
+/// "NVIDIA H200 (sm_90, 132 SMs)" or "none".
+std::string gpuDescription();
+
+class GpuSolver
+{
+public:
+    GpuSolver();
+    ~GpuSolver();
+    GpuSolver(const GpuSolver&) = delete;
+    GpuSolver& operator=(const GpuSolver&) = delete;
+
+    /// Uploads the packed tree, groups, bodies and targets, runs pass 1, the scan, pass 2, the
+    /// body-node and the body-leaf kernels, and downloads the result.
+    void evaluate(const TreeView& tree, const GroupView& groups, const BodyView& bodies, const TargetView& targets,
+                  float eps2, GpuEvaluation& out);
+
+    /// Tiled direct summation on the device: acc on bodies[targetIndex[t]] from all bodies, G = 1,
+    /// self skipped by index; accumulated in double when doubleAccumulate.
+    void direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2, bool doubleAccumulate,
+                std::vector<F4>& acc, double& seconds);
+
+    /// The interaction lists of the last evaluation (downloaded on request, for twin comparisons).
+    void downloadLists(std::vector<int32_t>& nodeOffset, std::vector<int32_t>& leafOffset,
+                       std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace octwalk

@@ -1,0 +1,285 @@
+#include "host/cli.h"
+
+#include <boost/program_options.hpp>
+#include <omp.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "host/accuracy.h"
+#include "host/direct.h"
+#include "host/errors.h"
+#include "host/models.h"
+#include "host/params.h"
+#include "host/solver.h"
+#include "octwalk_version.h"
+
+namespace po = boost::program_options;
+
+namespace octwalk {
+
+namespace {
+
+/// A mistake in the command line itself (exit code 2).
+class UsageError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kUnits = "Units: N-body (Henon) units, G = 1 unless --G is given; length, mass and time are "
+                               "those of the model or snapshot.";
+
+struct SolverOptions
+{
+    double theta = 0.5, epsilon = 0.0, G = 1.0;
+    int nLeaf = 16, nGroup = 64;
+    std::string mac = "bonsai", backend = "auto";
+    bool monopole = false;
+};
+
+po::options_description solverOptions(SolverOptions& s)
+{
+    Parameters defaults;
+    po::options_description d("Force solver");
+    d.add_options()
+        ("opening-angle", po::value<double>(), "opening angle theta, (0, 1] (default 0.5)")
+        ("theta", po::value<double>(), "the same as --opening-angle")
+        ("epsilon", po::value(&s.epsilon)->default_value(0.0), "Plummer softening length [length], >= 0")
+        ("G", po::value(&s.G)->default_value(defaults.gravitational_constant), "gravitational constant, > 0")
+        ("n-leaf", po::value(&s.nLeaf)->default_value(defaults.n_leaf), "most bodies in a leaf, >= 1")
+        ("n-group", po::value(&s.nGroup)->default_value(defaults.n_group), "most bodies in a walk group, >= 1")
+        ("mac", po::value(&s.mac)->default_value(toString(defaults.mac)),
+         "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)")
+        ("backend", po::value(&s.backend)->default_value(toString(defaults.backend)),
+         "auto (GPU if present, else CPU), cpu or gpu")
+        ("monopole", po::bool_switch(&s.monopole), "monopole only (drop the quadrupole moments)");
+    return d;
+}
+
+Parameters toParameters(SolverOptions s, const po::variables_map& vm)
+{
+    if (vm.count("opening-angle") && vm.count("theta"))
+    {
+        throw UsageError("--opening-angle and --theta are the same option; give one");
+    }
+    if (vm.count("opening-angle")) s.theta = vm["opening-angle"].as<double>();
+    if (vm.count("theta")) s.theta = vm["theta"].as<double>();
+    if (!(s.epsilon >= 0) || !std::isfinite(s.epsilon))
+    {
+        throw ParameterError("option --epsilon = " + std::to_string(s.epsilon) + " is invalid: must be finite and >= 0");
+    }
+    Parameters p;
+    p.opening_angle          = s.theta;
+    p.epsilon_squared        = s.epsilon * s.epsilon;
+    p.gravitational_constant = s.G;
+    p.n_leaf                 = s.nLeaf;
+    p.n_group                = s.nGroup;
+    p.mac                    = parseMac(s.mac);
+    p.backend                = parseBackend(s.backend);
+    p.use_quadrupole         = !s.monopole;
+    validate(p);
+    return p;
+}
+
+/// Parses argv[first..] against the options; rejects unknown, repeated and positional arguments.
+po::variables_map parseOptions(int argc, const char* const* argv, const po::options_description& all)
+{
+    po::variables_map vm;
+    std::vector<std::string> args(argv + 2, argv + argc);
+    po::store(po::command_line_parser(args).options(all).style(po::command_line_style::default_style &
+                                                                ~po::command_line_style::allow_guessing)
+                  .run(),
+              vm);
+    po::notify(vm);
+    return vm;
+}
+
+/// Refuses to overwrite an existing output (the caller writes nothing until all checks pass).
+void checkNewOutput(const std::string& path)
+{
+    if (!path.empty() && std::filesystem::exists(path))
+    {
+        throw UsageError("output file '" + path + "' already exists; refusing to overwrite it");
+    }
+}
+
+/// Writes text to path through a temporary file renamed into place.
+void writeAtomically(const std::string& path, const std::string& text)
+{
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary);
+        if (!f) throw FormatError("cannot open '" + tmp + "' for writing");
+        f << text;
+        if (!f) throw FormatError("writing '" + tmp + "' failed");
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+std::string header()
+{
+    return std::string("octwalk ") + OCTWALK_VERSION + " (git " + OCTWALK_GIT_HASH + ")";
+}
+
+std::string backendLine(const GravitySolver& s)
+{
+    if (s.activeBackend() == Backend::Gpu) return "gpu: " + gpuDescription();
+    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+}
+
+int forcesCommand(int argc, const char* const* argv, std::ostream& out)
+{
+    SolverOptions so;
+    std::string model = "plummer", output;
+    int64_t n = 1 << 20, sample = 1000;
+    uint64_t seed = 1;
+    po::options_description cmd("octwalk forces: tree accelerations and potentials of a built-in model, with "
+                                "per-phase timings, interactions per body and the error against direct summation\n"
+                                "Model");
+    cmd.add_options()("help,h", "this help")
+        ("model", po::value(&model)->default_value(model), "plummer, hernquist or uniform (mass 1, G = 1)")
+        ("n", po::value(&n)->default_value(n), "number of bodies, >= 2")
+        ("seed", po::value(&seed)->default_value(seed), "random seed of the model")
+        ("sample", po::value(&sample)->default_value(sample),
+         "bodies checked against exact double-precision direct summation (0: none, >= N: all)")
+        ("output,o", po::value(&output), "also write the report as JSON to this new file");
+    po::options_description all;
+    all.add(cmd).add(solverOptions(so));
+    po::variables_map vm = parseOptions(argc, argv, all);
+    if (vm.count("help"))
+    {
+        out << all << "\n" << kUnits << "\n";
+        return 0;
+    }
+    Parameters p = toParameters(so, vm);
+    if (n < 2) throw ParameterError("option --n = " + std::to_string(n) + " is invalid: must be >= 2");
+    if (sample < 0) throw ParameterError("option --sample = " + std::to_string(sample) + " is invalid: must be >= 0");
+    checkNewOutput(output);
+
+    ParticleSet bodies = makeModel(model, n, seed);
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    solver.computeForces(acc, pot);
+
+    const PhaseTimes& t = solver.timings();
+    const InteractionStats& st = solver.stats();
+    std::ostringstream r;
+    r << std::setprecision(4);
+    r << header() << "\n";
+    r << "model " << model << ", N = " << n << ", seed " << seed << "; backend " << backendLine(solver) << "\n";
+    r << "parameters " << toJson(p) << "\n";
+    r << "tree: " << st.numInternal << " internal cells, " << st.numLeaves << " leaves, depth " << st.depth << ", "
+      << st.numGroups << " groups\n";
+    r << "host   [s]: sort " << t.host.sort << "  build " << t.host.build << "  multipoles " << t.host.multipoles
+      << "  groups " << t.host.groups << "  packing " << t.host.packing << "  total " << t.host.total() << "  ("
+      << double(n) / t.host.total() / 1e6 << " M bodies/s)\n";
+    r << "walk   [s]: upload " << t.walk.upload << "  pass1 " << t.walk.walkCount << "  scan " << t.walk.scan
+      << "  pass2 " << t.walk.walkWrite << "  body-node " << t.walk.bodyNode << "  body-leaf " << t.walk.bodyLeaf
+      << "  download " << t.walk.download << "  total " << t.walk.total() << "  ("
+      << double(n) / t.walk.total() / 1e6 << " M bodies/s)\n";
+    r << "interactions per body: node " << st.nodesPerBody() << ", leaf (body-body) " << st.leavesPerBody() << "\n";
+
+    ErrorStats e;
+    if (sample > 0)
+    {
+        std::vector<int64_t> idx = sampleIndices(n, sample, seed + 1);
+        std::vector<Vec3d> ref, treeAcc;
+        std::vector<double> refPot;
+        solver.computeDirect(idx, ref, refPot);
+        for (int64_t i : idx) treeAcc.push_back(acc[i]);
+        e = errorStats(relativeErrors(treeAcc, ref));
+        r << "|a_tree - a_direct| / |a_direct| over " << e.count << " bodies: median " << e.median << ", 90% "
+          << e.p90 << ", 99% " << e.p99 << ", max " << e.max << "\n";
+    }
+    out << r.str();
+    if (!output.empty())
+    {
+        std::ostringstream j;
+        j << std::setprecision(9) << "{\n  \"octwalk\": \"" << OCTWALK_VERSION << "\", \"git\": \"" << OCTWALK_GIT_HASH
+          << "\",\n  \"units\": \"N-body, G = " << p.gravitational_constant << "\",\n  \"model\": \"" << model
+          << "\", \"n\": " << n << ", \"seed\": " << seed << ",\n  \"parameters\": " << toJson(p)
+          << ",\n  \"backend\": \"" << toString(solver.activeBackend()) << "\",\n  \"host_seconds\": {\"sort\": "
+          << t.host.sort << ", \"build\": " << t.host.build << ", \"multipoles\": " << t.host.multipoles
+          << ", \"groups\": " << t.host.groups << ", \"packing\": " << t.host.packing << "},\n  \"walk_seconds\": "
+          << "{\"upload\": " << t.walk.upload << ", \"pass1\": " << t.walk.walkCount << ", \"scan\": " << t.walk.scan
+          << ", \"pass2\": " << t.walk.walkWrite << ", \"body_node\": " << t.walk.bodyNode << ", \"body_leaf\": "
+          << t.walk.bodyLeaf << ", \"download\": " << t.walk.download << "},\n  \"node_per_body\": "
+          << st.nodesPerBody() << ", \"leaf_per_body\": " << st.leavesPerBody() << ",\n  \"error\": {\"count\": "
+          << e.count << ", \"median\": " << e.median << ", \"p90\": " << e.p90 << ", \"p99\": " << e.p99
+          << ", \"max\": " << e.max << "}\n}\n";
+        writeAtomically(output, j.str());
+    }
+    return 0;
+}
+
+void printUsage(std::ostream& out)
+{
+    out << header() << ": a gravitational N-body tree-code (host-built octree, GPU group walk)\n\n"
+        << "usage: octwalk <command> [options]      octwalk <command> --help\n\n"
+        << "commands:\n"
+        << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n\n"
+        << "options: --help, --version\n"
+        << kUnits << "\n";
+}
+
+} // namespace
+
+int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
+{
+    using Command = int (*)(int, const char* const*, std::ostream&);
+    const std::map<std::string, Command> commands{{"forces", forcesCommand}};
+    if (argc < 2)
+    {
+        printUsage(err);
+        return 2;
+    }
+    std::string name = argv[1];
+    if (name == "--help" || name == "-h" || name == "help")
+    {
+        printUsage(out);
+        return 0;
+    }
+    if (name == "--version")
+    {
+        out << header() << "\n";
+        return 0;
+    }
+    auto it = commands.find(name);
+    try
+    {
+        if (it == commands.end()) throw UsageError("unknown command '" + name + "' (see octwalk --help)");
+        return it->second(argc, argv, out);
+    }
+    catch (const po::error& e)
+    {
+        err << "octwalk " << name << ": " << e.what() << "\n";
+        return 2;
+    }
+    catch (const UsageError& e)
+    {
+        err << "octwalk " << name << ": " << e.what() << "\n";
+        return 2;
+    }
+    catch (const ParameterError& e)
+    {
+        err << "octwalk " << name << ": " << e.what() << "\n";
+        return 2;
+    }
+    catch (const std::exception& e)
+    {
+        err << "octwalk " << name << ": error: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+} // namespace octwalk

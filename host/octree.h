@@ -1,0 +1,80 @@
+#pragma once
+/// @file octree.h
+/// The host octree: Morton keys, body order, the cells (built level by level from the sorted
+/// keys, so the cell list comes out breadth-first), their multipoles in double and the groups.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "common/gravity.h"
+#include "common/vec.h"
+
+namespace octwalk {
+
+/// Bodies in the caller's order, in double.
+struct BodySpan
+{
+    const Vec3d* pos;
+    const double* mass;
+    const uint64_t* id;
+    int64_t n;
+};
+
+/// Largest coordinate magnitude accepted: squared distances, quadrupole terms and tree keys
+/// stay finite and meaningful in float beyond any astrophysical set-up in N-body units.
+constexpr double kMaxCoordinate = 1e15;
+
+/// Throws InputError naming the first bad body: non-finite or too large position, non-finite or
+/// negative mass; and for fewer than 2 bodies.
+void validateBodies(const BodySpan& bodies);
+
+struct OctreeCells
+{
+    /// Per cell, breadth-first (cell 0 = root): body range in tree order, level, children by
+    /// octant (-1 = empty), leaf flag.
+    std::vector<int32_t> first, count, level;
+    std::vector<std::array<int32_t, 8>> child;
+    std::vector<uint8_t> isLeaf;
+    int32_t depth = 0;
+
+    int32_t size() const { return int32_t(first.size()); }
+};
+
+struct Multipoles
+{
+    std::vector<double> mass;
+    std::vector<Vec3d> com;
+    std::vector<SymTensor<double>> quad;
+    std::vector<Vec3d> boxMin, boxMax; ///< tight bounding box of the cell's bodies
+};
+
+/// Everything the host builds for one set of bodies.
+struct HostTree
+{
+    /// order[k] = caller's index of the k-th body in tree order.
+    std::vector<int32_t> order;
+    std::vector<uint64_t> keys;
+    std::vector<Vec3d> pos;     ///< tree order, double
+    std::vector<double> mass;   ///< tree order
+    OctreeCells cells;
+    Multipoles poles;
+    std::vector<I2> groups;     ///< contiguous body ranges (first, count), in Morton order
+};
+
+/// Morton keys in the bounding cube of all bodies, sorted; ties broken by id, then caller's index,
+/// so the tree order does not depend on the input order when ids are unique. Fills order, keys,
+/// pos, mass.
+void sortBodies(const BodySpan& bodies, HostTree& tree);
+
+/// Splits cells with more than nLeaf bodies until kMaxTreeLevel, level by level (parallel per level).
+void buildCells(int nLeaf, HostTree& tree);
+
+/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, bottom-up.
+void computeMultipoles(HostTree& tree);
+
+/// The highest cells with at most nGroup bodies, in Morton order; a maximum-depth leaf with more
+/// bodies (coincident bodies) is cut into chunks of nGroup.
+void makeGroups(int nGroup, HostTree& tree);
+
+} // namespace octwalk
