@@ -94,7 +94,8 @@ po::variables_map parseOptions(int argc, const char* const* argv, const po::opti
 {
     po::variables_map vm;
     std::vector<std::string> args(argv + 2, argv + argc);
-    po::store(po::command_line_parser(args).options(all).style(po::command_line_style::default_style &
+    po::positional_options_description none;
+    po::store(po::command_line_parser(args).options(all).positional(none).style(po::command_line_style::default_style &
                                                                 ~po::command_line_style::allow_guessing)
                   .run(),
               vm);

@@ -1,0 +1,158 @@
+#pragma once
+/// @file device_buffer.cuh
+/// RAII owners of CUDA resources: grow-only device and pinned host buffers, a stream, an event.
+/// Include from .cu files only. Destructors release without throwing (errors there are ignored:
+/// nothing useful can be done with them during unwinding).
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+#include "device/cuda_check.cuh"
+
+namespace octwalk {
+
+namespace detail {
+
+/// The next capacity for a grow-only buffer: half again the old one, so lists that creep up from
+/// one evaluation to the next do not reallocate every time.
+inline size_t grownCapacity(size_t needed, size_t capacity) { return needed > capacity + capacity / 2 ? needed : capacity + capacity / 2; }
+
+[[noreturn]] inline void throwAllocationError(const char* what, const char* name, size_t bytes, cudaError_t err)
+{
+    cudaGetLastError();
+    throw BackendError(std::string(what) + " of " + std::to_string(bytes) + " bytes for " + name + " failed: " +
+                       cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+}
+
+/// Allocates the grown capacity, or exactly what is needed when the headroom does not fit.
+template<class Alloc>
+size_t allocateGrown(Alloc alloc, void** ptr, size_t needed, size_t capacity, size_t elementSize, const char* what,
+                     const char* name)
+{
+    size_t wanted = grownCapacity(needed, capacity);
+    if (alloc(ptr, wanted * elementSize) == cudaSuccess) return wanted;
+    cudaGetLastError();
+    cudaError_t err = alloc(ptr, needed * elementSize);
+    if (err != cudaSuccess)
+    {
+        *ptr = nullptr;
+        throwAllocationError(what, name, needed * elementSize, err);
+    }
+    return needed;
+}
+
+} // namespace detail
+
+/// Device array that only grows; its contents are not kept across a growth.
+template<class T>
+class DeviceBuffer
+{
+public:
+    explicit DeviceBuffer(const char* name) : name_(name) {}
+    ~DeviceBuffer() { release(); }
+    DeviceBuffer(const DeviceBuffer&)            = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    /// Ensures room for n elements; allocates only when n exceeds the capacity.
+    void reserve(size_t n)
+    {
+        if (n <= capacity_) return;
+        release();
+        void* ptr  = nullptr;
+        capacity_  = detail::allocateGrown([](void** p, size_t bytes) { return cudaMalloc(p, bytes); }, &ptr, n,
+                                           capacity_, sizeof(T), "cudaMalloc", name_);
+        data_      = static_cast<T*>(ptr);
+    }
+
+    T* data() const { return data_; }
+    size_t capacity() const { return capacity_; }
+
+private:
+    void release()
+    {
+        if (data_) cudaFree(data_);
+        data_     = nullptr;
+        capacity_ = 0;
+    }
+
+    const char* name_;
+    T* data_         = nullptr;
+    size_t capacity_ = 0;
+};
+
+/// Page-locked host array that only grows (asynchronous copies need it); contents not kept on growth.
+template<class T>
+class PinnedBuffer
+{
+public:
+    explicit PinnedBuffer(const char* name) : name_(name) {}
+    ~PinnedBuffer() { release(); }
+    PinnedBuffer(const PinnedBuffer&)            = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+    void reserve(size_t n)
+    {
+        if (n <= capacity_) return;
+        release();
+        void* ptr = nullptr;
+        capacity_ = detail::allocateGrown([](void** p, size_t bytes) { return cudaMallocHost(p, bytes); }, &ptr, n,
+                                          capacity_, sizeof(T), "cudaMallocHost", name_);
+        data_     = static_cast<T*>(ptr);
+    }
+
+    T* data() const { return data_; }
+
+private:
+    void release()
+    {
+        if (data_) cudaFreeHost(data_);
+        data_     = nullptr;
+        capacity_ = 0;
+    }
+
+    const char* name_;
+    T* data_         = nullptr;
+    size_t capacity_ = 0;
+};
+
+class Stream
+{
+public:
+    Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+    ~Stream() { cudaStreamDestroy(stream_); }
+    Stream(const Stream&)            = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    cudaStream_t get() const { return stream_; }
+    void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+private:
+    cudaStream_t stream_ = nullptr;
+};
+
+class Event
+{
+public:
+    Event() { CUDA_CHECK(cudaEventCreate(&event_)); }
+    ~Event() { cudaEventDestroy(event_); }
+    Event(const Event&)            = delete;
+    Event& operator=(const Event&) = delete;
+
+    void record(const Stream& stream) { CUDA_CHECK(cudaEventRecord(event_, stream.get())); }
+    cudaEvent_t get() const { return event_; }
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+/// Seconds from start to stop; both must have completed.
+inline double elapsedSeconds(const Event& start, const Event& stop)
+{
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    return 1e-3 * double(ms);
+}
+
+} // namespace octwalk
