@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+
 #include "common/multipole.h"
 #include "common/sfc.h"
 #include "host/errors.h"
@@ -21,57 +22,42 @@ std::string bodyMessage(int64_t i, const char* field, double value, const char* 
     return s.str();
 }
 
-/// Stable LSD radix sort of (key, index) pairs by key, 11 bits a pass over the 63 key bits,
-/// skipping passes where every key has the same digit.
-void radixSortByKey(std::vector<uint64_t>& keys, std::vector<int32_t>& index)
+/// Sorts body indices by (key, id, caller's index), a total order, so the result is the same for
+/// any thread count and any input order (with unique ids). One counting-sort pass scatters
+/// (key, index) pairs into buckets of the top key bits; each bucket is then comparison-sorted on
+/// its own, in parallel.
+void sortByKeyThenId(std::vector<uint64_t>& keys, const uint64_t* id, std::vector<int32_t>& index)
 {
-    constexpr int kBits = 11;
-    constexpr int kBuckets = 1 << kBits;
-    size_t n = keys.size();
-    std::vector<uint64_t> keyTmp(n);
-    std::vector<int32_t> idxTmp(n);
-    std::vector<size_t> histogram(kBuckets);
-    for (int shift = 0; shift < 63; shift += kBits)
+    struct KeyIndex
     {
-        std::fill(histogram.begin(), histogram.end(), 0);
-        for (size_t i = 0; i < n; ++i)
-        {
-            histogram[(keys[i] >> shift) & (kBuckets - 1)]++;
-        }
-        if (*std::max_element(histogram.begin(), histogram.end()) == n) continue;
-        size_t sum = 0;
-        for (auto& h : histogram)
-        {
-            size_t c = h;
-            h        = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; ++i)
-        {
-            size_t dst  = histogram[(keys[i] >> shift) & (kBuckets - 1)]++;
-            keyTmp[dst] = keys[i];
-            idxTmp[dst] = index[i];
-        }
-        keys.swap(keyTmp);
-        index.swap(idxTmp);
-    }
-}
+        uint64_t key;
+        int64_t index;
+    };
+    constexpr int kTopBits = 15;
+    constexpr int kBuckets = 1 << kTopBits;
+    constexpr int kShift   = 63 - kTopBits;
+    int64_t n = int64_t(keys.size());
+    std::vector<int64_t> start(kBuckets + 1, 0);
+    for (int64_t i = 0; i < n; ++i) start[(keys[i] >> kShift) + 1]++;
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    std::vector<int64_t> fill(start.begin(), start.end() - 1);
+    std::vector<KeyIndex> pairs(n);
+    for (int64_t i = 0; i < n; ++i) pairs[fill[keys[i] >> kShift]++] = {keys[i], i};
 
-/// Within runs of equal keys, order by id, then by caller's index.
-void breakKeyTies(const std::vector<uint64_t>& keys, const uint64_t* id, std::vector<int32_t>& index)
-{
-    size_t n = keys.size();
-    for (size_t i = 0; i < n;)
+    auto before = [id](const KeyIndex& a, const KeyIndex& b) {
+        if (a.key != b.key) return a.key < b.key;
+        return id[a.index] != id[b.index] ? id[a.index] < id[b.index] : a.index < b.index;
+    };
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int d = 0; d < kBuckets; ++d)
     {
-        size_t j = i + 1;
-        while (j < n && keys[j] == keys[i]) ++j;
-        if (j - i > 1)
-        {
-            std::sort(index.begin() + i, index.begin() + j, [id](int32_t a, int32_t b) {
-                return id[a] != id[b] ? id[a] < id[b] : a < b;
-            });
-        }
-        i = j;
+        if (start[d + 1] - start[d] > 1) std::sort(pairs.begin() + start[d], pairs.begin() + start[d + 1], before);
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        keys[i]  = pairs[i].key;
+        index[i] = int32_t(pairs[i].index);
     }
 }
 
@@ -196,8 +182,7 @@ void sortBodies(const BodySpan& b, HostTree& t)
                              gridCoordinate(b.pos[i].z, lo.z, cellsPerUnit));
         index[i] = int32_t(i);
     }
-    radixSortByKey(keys, index);
-    breakKeyTies(keys, b.id, index);
+    sortByKeyThenId(keys, b.id, index);
 
     t.keys  = std::move(keys);
     t.order = std::move(index);

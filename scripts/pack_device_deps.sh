@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Packs the Debian-built dependencies that the device machine lacks (it has CUDA, CMake and ninja
+# but no Boost, GoogleTest or Google Benchmark, and cannot download) into a CMake prefix, .deps/,
+# that the device tool carries. Boost travels as the closure of the headers program_options needs.
+# Usage: bash scripts/pack_device_deps.sh   (then carry .deps and export OCTWALK_DEPS=$PWD/.deps there)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+lib=/usr/lib/x86_64-linux-gnu
+out=.deps
+rm -rf "$out"
+mkdir -p "$out/lib/x86_64-linux-gnu/cmake" "$out/include"
+
+cp -a $lib/libbenchmark.so* $lib/libbenchmark_main.a $lib/libboost_program_options.* $lib/libgtest*.a \
+      $lib/libgmock*.a "$out/lib/x86_64-linux-gnu/" 2>/dev/null || true
+for d in benchmark GTest Boost-1.74.0 BoostDetectToolset-1.74.0.cmake boost_headers-1.74.0 boost_program_options-1.74.0; do
+  cp -a "$lib/cmake/$d" "$out/lib/x86_64-linux-gnu/cmake/"
+done
+cp -a /usr/include/benchmark /usr/include/gtest "$out/include/"
+[ -d /usr/include/gmock ] && cp -a /usr/include/gmock "$out/include/"
+
+# The Boost headers that program_options pulls in, found by the preprocessor.
+echo '#include <boost/program_options.hpp>' | g++ -std=c++17 -x c++ -M - \
+  | tr ' \\' '\n\n' | grep '^/usr/include/boost/' | sort -u | while read -r h; do
+    mkdir -p "$out/include/$(dirname "${h#/usr/include/}")"
+    cp "$h" "$out/include/${h#/usr/include/}"
+  done
+# boost/version.hpp and config headers the CMake package checks.
+cp /usr/include/boost/version.hpp "$out/include/boost/"
+du -sh "$out"

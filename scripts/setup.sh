@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages octwalk builds with (idempotent) and configures build/.
+# CUDA is used when nvcc is on the PATH (device code is then built for sm_90 unless
+# CMAKE_CUDA_ARCHITECTURES is given); otherwise the CPU-only build has the same program and tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages="cmake ninja-build g++ libboost-program-options-dev libgtest-dev libbenchmark-dev"
+missing=""
+for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+cmake -S . -B "${OCTWALK_BUILD_DIR:-build}" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
