@@ -33,6 +33,15 @@ HOST_DEVICE inline double invSqrt<double>(double x)
     return 1.0 / sqrt(x);
 }
 
+/// 1/sqrt(r2), and 0 for r2 == 0 (a coincident unsoftened pair contributes nothing instead of NaN).
+/// Written without a branch so the CPU loops over targets vectorise; exact for r2 > 0.
+template<class T>
+HOST_DEVICE inline T safeInvSqrt(T r2)
+{
+    T isZero = r2 > T(0) ? T(0) : T(1);
+    return invSqrt(r2 + isZero) * (T(1) - isZero);
+}
+
 /// Adds the pull of a body of mass m at offset d (source - target).
 /// A pair with r^2 + eps^2 == 0 (coincident, unsoftened) contributes nothing instead of NaN;
 /// excluding a body's interaction with itself is the caller's job (it knows the indices).
@@ -40,7 +49,7 @@ template<class T>
 HOST_DEVICE inline void bodyBody(Vec3<T> d, T m, T eps2, Vec3<T>& acc, T& pot)
 {
     T r2    = dot(d, d) + eps2;
-    T invR  = r2 > T(0) ? invSqrt(r2) : T(0);
+    T invR  = safeInvSqrt(r2);
     T mInvR = m * invR;
     T mInvR3 = mInvR * invR * invR;
     pot -= mInvR;
@@ -57,7 +66,7 @@ template<class T>
 HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps2, Vec3<T>& acc, T& pot)
 {
     T r2   = dot(d, d) + eps2;
-    T invR = r2 > T(0) ? invSqrt(r2) : T(0);
+    T invR = safeInvSqrt(r2);
     T invR2 = invR * invR;
     T invR3 = invR * invR2;
     T invR5 = invR3 * invR2;
