@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "host/errors.h"
+#include "host/galaxy.h"
 #include "host/random.h"
 
 namespace octwalk {
@@ -140,7 +141,9 @@ ParticleSet makeModel(const std::string& name, int64_t n, uint64_t seed)
     if (name == "plummer") return makePlummer(n, seed);
     if (name == "hernquist") return makeHernquist(n, seed);
     if (name == "uniform") return makeUniformSphere(n, seed);
-    throw ParameterError("model '" + name + "' is unknown: use plummer, hernquist or uniform");
+    if (name == "galaxy") return makeGalaxy(n, seed);
+    if (name == "merger") return makeMerger(n, seed);
+    throw ParameterError("model '" + name + "' is unknown: use plummer, hernquist, uniform, galaxy or merger");
 }
 
 } // namespace octwalk

@@ -20,7 +20,8 @@ ParticleSet makeHernquist(int64_t n, uint64_t seed);
 /// Uniform cold sphere of radius 1 (zero velocities), for cold-collapse runs.
 ParticleSet makeUniformSphere(int64_t n, uint64_t seed);
 
-/// Builds a model by name ("plummer", "hernquist", "uniform"); ParameterError for other names or n < 2.
+/// Builds a model by name ("plummer", "hernquist", "uniform", "galaxy", "merger" with default
+/// settings, see galaxy.h); ParameterError for other names or n < 2.
 ParticleSet makeModel(const std::string& name, int64_t n, uint64_t seed);
 
 } // namespace octwalk

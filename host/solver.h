@@ -60,6 +60,8 @@ class GravitySolver
 public:
     explicit GravitySolver(const Parameters& p = Parameters{});
     ~GravitySolver();
+    GravitySolver(GravitySolver&&) = default;
+    GravitySolver& operator=(GravitySolver&&) = default;
 
     /// Validates and stores; takes effect at the next evaluation.
     void setParameters(const Parameters& p);
