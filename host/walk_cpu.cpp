@@ -126,18 +126,24 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
     float* __restrict__ ay  = a.ay.data();
     float* __restrict__ az  = a.az.data();
     float* __restrict__ phi = a.pot.data();
+    const float sx = src.x, sy = src.y, sz = src.z, sm = src.w;
+    const SymTensor<float> qq = q;
+    // The target arrays never overlap; without this GCC needs too many run-time alias checks.
+#pragma GCC ivdep
     for (int32_t k = 0; k < n; ++k)
     {
-        Vec3f acc{ax[k], ay[k], az[k]};
-        float pot = phi[k];
-        Vec3f d{src.x - x[k], src.y - y[k], src.z - z[k]};
+        // The term is formed from zero and then added: bit-identical to accumulating in place
+        // (0 + t == t, p + (0 - t) == p - t), and it lets the compiler vectorise over targets.
+        Vec3f acc{0.0f, 0.0f, 0.0f};
+        float pot = 0.0f;
+        Vec3f d{sx - x[k], sy - y[k], sz - z[k]};
         // Skipping itself by a zero mass keeps the loop branch-free; the sum is unchanged.
-        if (Node) bodyNode(d, src.w, q, eps2, acc, pot);
-        else bodyBody(d, k == skip ? 0.0f : src.w, eps2, acc, pot);
-        ax[k]  = acc.x;
-        ay[k]  = acc.y;
-        az[k]  = acc.z;
-        phi[k] = pot;
+        if (Node) bodyNode(d, sm, qq, eps2, acc, pot);
+        else bodyBody(d, k == skip ? 0.0f : sm, eps2, acc, pot);
+        ax[k] += acc.x;
+        ay[k] += acc.y;
+        az[k] += acc.z;
+        phi[k] += pot;
     }
 }
 
