@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "host/accuracy.h"
+#include "host/cli_common.h"
 #include "host/direct.h"
 #include "host/errors.h"
 #include "host/models.h"
@@ -27,114 +28,7 @@ namespace octwalk {
 
 namespace {
 
-/// A mistake in the command line itself (exit code 2).
-class UsageError : public std::runtime_error
-{
-public:
-    using std::runtime_error::runtime_error;
-};
-
-constexpr const char* kUnits = "Units: N-body (Henon) units, G = 1 unless --G is given; length, mass and time are "
-                               "those of the model or snapshot.";
-
-struct SolverOptions
-{
-    double theta = 0.5, epsilon = 0.0, G = 1.0;
-    int nLeaf = 16, nGroup = 64;
-    std::string mac = "bonsai", backend = "auto";
-    bool monopole = false;
-};
-
-po::options_description solverOptions(SolverOptions& s)
-{
-    Parameters defaults;
-    po::options_description d("Force solver");
-    d.add_options()
-        ("opening-angle", po::value<double>(), "opening angle theta, (0, 1] (default 0.5)")
-        ("theta", po::value<double>(), "the same as --opening-angle")
-        ("epsilon", po::value(&s.epsilon)->default_value(0.0), "Plummer softening length [length], >= 0")
-        ("G", po::value(&s.G)->default_value(defaults.gravitational_constant), "gravitational constant, > 0")
-        ("n-leaf", po::value(&s.nLeaf)->default_value(defaults.n_leaf), "most bodies in a leaf, >= 1")
-        ("n-group", po::value(&s.nGroup)->default_value(defaults.n_group), "most bodies in a walk group, >= 1")
-        ("mac", po::value(&s.mac)->default_value(toString(defaults.mac)),
-         "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)")
-        ("backend", po::value(&s.backend)->default_value(toString(defaults.backend)),
-         "auto (GPU if present, else CPU), cpu or gpu")
-        ("monopole", po::bool_switch(&s.monopole), "monopole only (drop the quadrupole moments)");
-    return d;
-}
-
-Parameters toParameters(SolverOptions s, const po::variables_map& vm)
-{
-    if (vm.count("opening-angle") && vm.count("theta"))
-    {
-        throw UsageError("--opening-angle and --theta are the same option; give one");
-    }
-    if (vm.count("opening-angle")) s.theta = vm["opening-angle"].as<double>();
-    if (vm.count("theta")) s.theta = vm["theta"].as<double>();
-    if (!(s.epsilon >= 0) || !std::isfinite(s.epsilon))
-    {
-        throw ParameterError("option --epsilon = " + std::to_string(s.epsilon) + " is invalid: must be finite and >= 0");
-    }
-    Parameters p;
-    p.opening_angle          = s.theta;
-    p.epsilon_squared        = s.epsilon * s.epsilon;
-    p.gravitational_constant = s.G;
-    p.n_leaf                 = s.nLeaf;
-    p.n_group                = s.nGroup;
-    p.mac                    = parseMac(s.mac);
-    p.backend                = parseBackend(s.backend);
-    p.use_quadrupole         = !s.monopole;
-    validate(p);
-    return p;
-}
-
-/// Parses argv[first..] against the options; rejects unknown, repeated and positional arguments.
-po::variables_map parseOptions(int argc, const char* const* argv, const po::options_description& all)
-{
-    po::variables_map vm;
-    std::vector<std::string> args(argv + 2, argv + argc);
-    po::positional_options_description none;
-    po::store(po::command_line_parser(args).options(all).positional(none).style(po::command_line_style::default_style &
-                                                                ~po::command_line_style::allow_guessing)
-                  .run(),
-              vm);
-    po::notify(vm);
-    return vm;
-}
-
-/// Refuses to overwrite an existing output (the caller writes nothing until all checks pass).
-void checkNewOutput(const std::string& path)
-{
-    if (!path.empty() && std::filesystem::exists(path))
-    {
-        throw UsageError("output file '" + path + "' already exists; refusing to overwrite it");
-    }
-}
-
-/// Writes text to path through a temporary file renamed into place.
-void writeAtomically(const std::string& path, const std::string& text)
-{
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw FormatError("cannot open '" + tmp + "' for writing");
-        f << text;
-        if (!f) throw FormatError("writing '" + tmp + "' failed");
-    }
-    std::filesystem::rename(tmp, path);
-}
-
-std::string header()
-{
-    return std::string("octwalk ") + OCTWALK_VERSION + " (git " + OCTWALK_GIT_HASH + ")";
-}
-
-std::string backendLine(const GravitySolver& s)
-{
-    if (s.activeBackend() == Backend::Gpu) return "gpu: " + gpuDescription();
-    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-}
+using namespace cli;
 
 int forcesCommand(int argc, const char* const* argv, std::ostream& out)
 {
@@ -228,6 +122,10 @@ void printUsage(std::ostream& out)
     out << header() << ": a gravitational N-body tree-code (host-built octree, GPU group walk)\n\n"
         << "usage: octwalk <command> [options]      octwalk <command> --help\n\n"
         << "commands:\n"
+        << "  run       shared-timestep leapfrog simulation of a model or snapshot, with diagnostics,\n"
+        << "            snapshots, checkpoints and restart\n"
+        << "  ic        write initial conditions (plummer, hernquist, uniform, galaxy, merger) as a snapshot\n"
+        << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, hdf5)\n"
         << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n\n"
         << "options: --help, --version\n"
         << kUnits << "\n";
@@ -238,7 +136,10 @@ void printUsage(std::ostream& out)
 int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 {
     using Command = int (*)(int, const char* const*, std::ostream&);
-    const std::map<std::string, Command> commands{{"forces", forcesCommand}};
+    const std::map<std::string, Command> commands{{"forces", forcesCommand},
+                                                  {"run", cli::runCommand},
+                                                  {"ic", cli::icCommand},
+                                                  {"convert", cli::convertCommand}};
     if (argc < 2)
     {
         printUsage(err);
@@ -258,7 +159,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     auto it = commands.find(name);
     try
     {
-        if (it == commands.end()) throw UsageError("unknown command '" + name + "' (see octwalk --help)");
+        if (it == commands.end()) throw cli::UsageError("unknown command '" + name + "' (see octwalk --help)");
         return it->second(argc, argv, out);
     }
     catch (const po::error& e)
@@ -266,7 +167,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
         err << "octwalk " << name << ": " << e.what() << "\n";
         return 2;
     }
-    catch (const UsageError& e)
+    catch (const cli::UsageError& e)
     {
         err << "octwalk " << name << ": " << e.what() << "\n";
         return 2;

@@ -132,8 +132,8 @@ StepPlan planSteps(double t0, double tEnd, double timestep)
     return plan;
 }
 
-Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, bool direct)
-    : state_(std::move(initial)), params_(p), plan_(plan), direct_(direct), solver_(p)
+Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces)
+    : state_(std::move(initial)), params_(p), plan_(plan), forces_(forces), solver_(p)
 {
     if (int64_t(state_.vel.size()) != state_.size())
     {
@@ -156,9 +156,24 @@ void Simulation::computeForces()
 {
     Stopwatch clock;
     solver_.setBodies(state_.pos, state_.mass, state_.id);
-    if (direct_) solver_.computeDirect({}, acc_, pot_);
+    if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
     else solver_.computeForces(acc_, pot_);
+    if (forces_.zeroNetForce) removeNetForce();
     lastForceSeconds_ = clock.lap();
+}
+
+void Simulation::removeNetForce()
+{
+    double m = 0;
+    Vec3d force{0, 0, 0};
+    for (int64_t i = 0; i < state_.size(); ++i)
+    {
+        m += state_.mass[i];
+        force += state_.mass[i] * acc_[i];
+    }
+    if (!(m > 0)) return;
+    Vec3d mean = (1 / m) * force;
+    for (auto& a : acc_) a = a - mean;
 }
 
 void Simulation::step()
@@ -226,7 +241,7 @@ Diagnostics Simulation::diagnostics() const
     return d;
 }
 
-void Simulation::writeCheckpoint(const std::string& path) const
+void Simulation::writeCheckpoint(const std::string& path, const std::string& extra) const
 {
     std::string body;
     body.append(kCheckpointMagic, sizeof(kCheckpointMagic));
@@ -245,11 +260,14 @@ void Simulation::writeCheckpoint(const std::string& path) const
     put(body, int32_t(params_.mac));
     put(body, int32_t(params_.use_quadrupole));
     put(body, int32_t(params_.backend));
-    put(body, int32_t(direct_));
+    put(body, int32_t(forces_.direct));
+    put(body, int32_t(forces_.zeroNetForce));
     putArray(body, state_.pos);
     putArray(body, state_.vel);
     putArray(body, state_.mass);
     putArray(body, state_.id);
+    put(body, uint64_t(extra.size()));
+    body += extra;
     put(body, fnv1a(body));
 
     std::string tmp = path + ".tmp";
@@ -265,7 +283,7 @@ void Simulation::writeCheckpoint(const std::string& path) const
     std::filesystem::rename(tmp, path);
 }
 
-Simulation Simulation::fromCheckpoint(const std::string& path)
+Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extra)
 {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw FormatError("checkpoint '" + path + "' cannot be opened");
@@ -306,12 +324,23 @@ Simulation Simulation::fromCheckpoint(const std::string& path)
     p.mac                    = Mac(r.get<int32_t>("mac"));
     p.use_quadrupole         = r.get<int32_t>("use_quadrupole") != 0;
     p.backend                = Backend(r.get<int32_t>("backend"));
-    bool direct              = r.get<int32_t>("direct") != 0;
+    ForceOptions forces;
+    forces.direct       = r.get<int32_t>("direct") != 0;
+    forces.zeroNetForce = r.get<int32_t>("zero_net_force") != 0;
     ParticleSet s;
     r.getArray(s.pos, n, "positions");
     r.getArray(s.vel, n, "velocities");
     r.getArray(s.mass, n, "masses");
     r.getArray(s.id, n, "ids");
+    uint64_t extraSize = r.get<uint64_t>("settings length");
+    if (extraSize > bytes.size())
+    {
+        throw FormatError("checkpoint '" + path + "': settings length " + std::to_string(extraSize) +
+                          " at byte offset " + std::to_string(r.offset() - 8) + " exceeds the file size");
+    }
+    std::vector<char> settings;
+    r.getArray(settings, int64_t(extraSize), "settings");
+    if (extra) extra->assign(settings.begin(), settings.end());
     if (r.offset() + 8 != bytes.size())
     {
         throw FormatError("checkpoint '" + path + "': " + std::to_string(bytes.size() - r.offset() - 8) +
@@ -323,7 +352,7 @@ Simulation Simulation::fromCheckpoint(const std::string& path)
                           std::to_string(plan.numSteps) + " is inconsistent");
     }
     s.time = plan.t0 + double(step) * plan.h;
-    Simulation sim(std::move(s), p, plan, direct);
+    Simulation sim(std::move(s), p, plan, forces);
     sim.step_          = step;
     sim.initialEnergy_ = e0;
     return sim;

@@ -44,14 +44,26 @@ struct StepPlan
 /// timestep is not positive and finite.
 StepPlan planSteps(double t0, double tEnd, double timestep);
 
+/// How forces are obtained each step.
+struct ForceOptions
+{
+    /// Exact direct summation (double, O(N^2)) instead of the tree.
+    bool direct = false;
+    /// Subtract the mass-weighted mean acceleration after each force evaluation, so the total
+    /// momentum is conserved to round-off. Off by default: a tree's forces are not pairwise
+    /// symmetric, and the resulting centre-of-mass drift is an honest measure of its error.
+    bool zeroNetForce = false;
+};
+
 class Simulation
 {
 public:
     /// Validates the bodies and computes the initial forces.
-    Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, bool direct);
+    Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces = {});
 
     /// Restores a checkpoint; the forces are recomputed, bit-identical to the run that wrote it.
-    static Simulation fromCheckpoint(const std::string& path);
+    /// extra (optional) receives the caller's text stored with writeCheckpoint.
+    static Simulation fromCheckpoint(const std::string& path, std::string* extra = nullptr);
 
     /// One kick-drift-kick step.
     void step();
@@ -66,22 +78,25 @@ public:
 
     const ParticleSet& state() const { return state_; }
     const Parameters& parameters() const { return params_; }
-    bool direct() const { return direct_; }
+    bool direct() const { return forces_.direct; }
+    const ForceOptions& forceOptions() const { return forces_; }
     Diagnostics diagnostics() const;
     const GravitySolver& solver() const { return solver_; }
     /// Seconds spent in force evaluation during the last step.
     double lastForceSeconds() const { return lastForceSeconds_; }
 
     /// Writes to path + ".tmp", keeps an existing checkpoint as path + ".prev", renames into place.
-    void writeCheckpoint(const std::string& path) const;
+    /// extra: the caller's own settings (e.g. output cadences), stored verbatim.
+    void writeCheckpoint(const std::string& path, const std::string& extra = {}) const;
 
 private:
     void computeForces();
+    void removeNetForce();
 
     ParticleSet state_;
     Parameters params_;
     StepPlan plan_;
-    bool direct_ = false;
+    ForceOptions forces_;
     int64_t step_ = 0;
     double initialEnergy_ = 0;
     GravitySolver solver_;

@@ -4,7 +4,7 @@
 # CMAKE_CUDA_ARCHITECTURES is given); otherwise the CPU-only build has the same program and tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages="cmake ninja-build g++ libboost-program-options-dev libgtest-dev libbenchmark-dev"
+packages="cmake ninja-build g++ libboost-program-options-dev libgtest-dev libbenchmark-dev libhdf5-dev"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

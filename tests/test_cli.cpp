@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 #include <vector>
 
 #include "host/cli.h"
@@ -71,4 +72,77 @@ TEST(Cli, ForcesRunsAndRefusesToOverwrite)
     EXPECT_EQ(again.code, 2);
     EXPECT_NE(again.err.find("already exists"), std::string::npos);
     std::filesystem::remove(path);
+}
+
+namespace {
+
+std::string slurp(const std::filesystem::path& f)
+{
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+} // namespace
+
+TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
+{
+    namespace fs = std::filesystem;
+    fs::path base = fs::temp_directory_path() / ("octwalk_cli_run_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    std::string whole = (base / "whole").string(), split = (base / "split").string();
+    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.125", "--output-dir", whole.c_str(), "--quiet",
+                   "--backend", "cpu", "--format", "gadget2"}).code, 0);
+    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.0625", "--output-dir", split.c_str(), "--quiet",
+                   "--backend", "cpu", "--format", "gadget2"}).code, 0);
+    std::string ckpt = (base / "split" / "checkpoint.bin").string();
+    CliResult r = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(slurp(base / "whole" / "checkpoint.bin"), slurp(base / "split" / "checkpoint.bin"));
+    EXPECT_EQ(slurp(base / "whole" / "energy.csv"), slurp(base / "split" / "energy.csv"));
+    EXPECT_EQ(slurp(base / "whole" / "snap_000016.gadget"), slurp(base / "split" / "snap_000016.gadget"));
+    for (const char* f : {"run.json", "lagrange.csv", "snap_000000.gadget"}) EXPECT_TRUE(fs::exists(base / "whole" / f)) << f;
+
+    // The same directory again is refused before any work; restart options that the checkpoint fixes too.
+    CliResult again = run({"run", "--n", "2000", "--output-dir", whole.c_str()});
+    EXPECT_EQ(again.code, 2);
+    EXPECT_NE(again.err.find("not empty"), std::string::npos);
+    CliResult changed = run({"run", "--restart", ckpt.c_str(), "--theta", "0.7"});
+    EXPECT_EQ(changed.code, 2);
+    fs::remove_all(base);
+}
+
+TEST(Cli, RunRejectsBadOptionsBeforeWriting)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("octwalk_cli_bad_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    std::string d = dir.string();
+    for (auto args : std::vector<std::vector<const char*>>{{"run", "--dt", "0", "--output-dir", d.c_str()},
+                                                           {"run", "--dt", "0.1", "--timestep", "0.1", "--output-dir", d.c_str()},
+                                                           {"run", "--t-end", "-1", "--output-dir", d.c_str()},
+                                                           {"run", "--format", "fits", "--output-dir", d.c_str()},
+                                                           {"run", "--energy-every", "0", "--output-dir", d.c_str()},
+                                                           {"run", "--model", "galaxy", "--input", "x", "--output-dir", d.c_str()},
+                                                           {"run", "--n", "-5", "--output-dir", d.c_str()}})
+    {
+        CliResult r = run(args);
+        EXPECT_NE(r.code, 0) << args[1];
+        EXPECT_EQ(lines(r.err), 1) << r.err;
+        EXPECT_FALSE(fs::exists(dir)) << args[1];
+    }
+}
+
+TEST(Cli, IcWritesSnapshotAndSettings)
+{
+    namespace fs = std::filesystem;
+    fs::path f = fs::temp_directory_path() / ("octwalk_ic_" + std::to_string(::getpid()) + ".tipsy");
+    fs::remove(f);
+    fs::remove(f.string() + ".json");
+    CliResult r = run({"ic", "galaxy", "--n", "3000", "-o", f.string().c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(slurp(f.string() + ".json").find("\"model\": \"galaxy\""), std::string::npos);
+    EXPECT_EQ(run({"ic", "plummer", "-o", f.string().c_str()}).code, 2);
+    EXPECT_EQ(run({"convert", f.string().c_str(), f.string().c_str()}).code, 2);
+    fs::remove(f);
+    fs::remove(f.string() + ".json");
 }
