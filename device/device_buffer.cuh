@@ -17,7 +17,11 @@ namespace detail {
 
 /// The next capacity for a grow-only buffer: half again the old one, so lists that creep up from
 /// one evaluation to the next do not reallocate every time.
-inline size_t grownCapacity(size_t needed, size_t capacity) { return needed > capacity + capacity / 2 ? needed : capacity + capacity / 2; }
+inline size_t grownCapacity(size_t needed, size_t capacity)
+{
+    size_t grown = capacity + capacity / 2;
+    return needed > grown ? needed : grown;
+}
 
 [[noreturn]] inline void throwAllocationError(const char* what, const char* name, size_t bytes, cudaError_t err)
 {
@@ -60,10 +64,10 @@ public:
     {
         if (n <= capacity_) return;
         release();
-        void* ptr  = nullptr;
-        capacity_  = detail::allocateGrown([](void** p, size_t bytes) { return cudaMalloc(p, bytes); }, &ptr, n,
-                                           capacity_, sizeof(T), "cudaMalloc", name_);
-        data_      = static_cast<T*>(ptr);
+        void* ptr = nullptr;
+        capacity_ = detail::allocateGrown([](void** p, size_t bytes) { return cudaMalloc(p, bytes); }, &ptr, n,
+                                          capacity_, sizeof(T), "cudaMalloc", name_);
+        data_     = static_cast<T*>(ptr);
     }
 
     T* data() const { return data_; }
