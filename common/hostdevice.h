@@ -23,4 +23,24 @@ HOST_DEVICE inline float rsqrtApprox(float x)
 #endif
 }
 
+/// Multiply and add rounded separately, never fused into an FMA: the device would otherwise
+/// contract a*b + c, and a decision taken on the result (the MAC) could differ from the CPU twin's.
+HOST_DEVICE inline float mulNoFma(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+    return __fmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+HOST_DEVICE inline float addNoFma(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+    return __fadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
 } // namespace octwalk

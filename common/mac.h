@@ -34,7 +34,8 @@ HOST_DEVICE inline float boxPointDistance2(Vec3f c, Vec3f h, Vec3f p)
     float dx = fmaxf(fabsf(p.x - c.x) - h.x, 0.0f);
     float dy = fmaxf(fabsf(p.y - c.y) - h.y, 0.0f);
     float dz = fmaxf(fabsf(p.z - c.z) - h.z, 0.0f);
-    return dx * dx + dy * dy + dz * dz;
+    // Evaluated identically on host and device, so both walks take the same decisions.
+    return addNoFma(addNoFma(mulNoFma(dx, dx), mulNoFma(dy, dy)), mulNoFma(dz, dz));
 }
 
 /// The node (packed as com xyz + squared MAC radius) is far enough from the group's box

@@ -28,7 +28,7 @@ if has sanitize; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 build/tests/octwalk_tests_gpu \
       --gtest_filter='*Small*' >"$OUT/sanitizer_$tool.log" 2>&1
-    log "compute-sanitizer --tool $tool (small cases): exit $? — $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)"
+    log "compute-sanitizer --tool $tool (small cases): exit $? — $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)"
   done
 fi
 if has bench; then
