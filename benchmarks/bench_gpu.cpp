@@ -23,19 +23,22 @@ const ParticleSet& plummer(int64_t n)
     return it->second;
 }
 
-/// One force evaluation per iteration on the GPU backend; theta = range(1) / 100, epsilon = 0.01.
-void BM_GpuForces(benchmark::State& state)
+/// One force evaluation per iteration on the GPU backend, epsilon = 0.01.
+void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, int nGroup, bool merge = false)
 {
     if (!gpuAvailable())
     {
         state.SkipWithError("no GPU");
         return;
     }
-    const ParticleSet& b = plummer(state.range(0));
+    const ParticleSet& b = plummer(n);
     Parameters p;
-    p.opening_angle   = double(state.range(1)) / 100.0;
+    p.opening_angle   = theta;
     p.epsilon_squared = 1e-4;
     p.backend         = Backend::Gpu;
+    p.n_leaf          = nLeaf;
+    p.n_group         = nGroup;
+    p.merge_groups    = merge;
     GravitySolver solver(p);
     solver.setBodies(b.pos, b.mass, b.id);
     std::vector<Vec3d> acc;
@@ -88,6 +91,19 @@ void BM_GpuForces(benchmark::State& state)
     state.counters["median_error"] = errorStats(relativeErrors(treeAcc, ref)).median;
 }
 
+/// N = range(0), theta = range(1) / 100, default leaf and group sizes.
+void BM_GpuForces(benchmark::State& state)
+{
+    runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, Parameters{}.n_leaf, Parameters{}.n_group);
+}
+
+/// N = range(0), theta = range(1) / 100, n_leaf = range(2), n_group = range(3), merge_groups = range(4).
+void BM_GpuForcesTuning(benchmark::State& state)
+{
+    runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, int(state.range(2)), int(state.range(3)),
+                 state.range(4) != 0);
+}
+
 } // namespace
 
 BENCHMARK(BM_GpuForces)
@@ -98,5 +114,18 @@ BENCHMARK(BM_GpuForces)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(10);
+
+// Tuning: leaf and group sizes at 2^22, theta = 0.5.
+BENCHMARK(BM_GpuForcesTuning)
+    ->Args({1 << 22, 50, 8, 64, 0})
+    ->Args({1 << 22, 50, 16, 128, 0})
+    ->Args({1 << 22, 50, 32, 128, 0})
+    ->Args({1 << 22, 50, 16, 64, 1})
+    ->Args({1 << 22, 50, 32, 64, 1})
+    ->Args({1 << 22, 50, 16, 128, 1})
+    ->Args({1 << 22, 50, 8, 64, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
 
 BENCHMARK_MAIN();

@@ -27,6 +27,8 @@ po::options_description solverOptions(SolverOptions& s)
         ("G", po::value(&s.G)->default_value(defaults.gravitational_constant), "gravitational constant, > 0")
         ("n-leaf", po::value(&s.nLeaf)->default_value(defaults.n_leaf), "most bodies in a leaf, >= 1")
         ("n-group", po::value(&s.nGroup)->default_value(defaults.n_group), "most bodies in a walk group, >= 1")
+        ("merge-groups", po::bool_switch(&s.mergeGroups),
+         "join neighbouring groups up to n-group bodies (fewer, fuller groups)")
         ("mac", po::value(&s.mac)->default_value(toString(defaults.mac)),
          "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)")
         ("backend", po::value(&s.backend)->default_value(toString(defaults.backend)),
@@ -56,6 +58,7 @@ Parameters toParameters(SolverOptions s, const po::variables_map& vm)
     p.mac                    = parseMac(s.mac);
     p.backend                = parseBackend(s.backend);
     p.use_quadrupole         = !s.monopole;
+    p.merge_groups           = s.mergeGroups;
     validate(p);
     return p;
 }

@@ -28,7 +28,7 @@ struct SolverOptions
     double theta = 0.5, epsilon = 0.0, G = 1.0;
     int nLeaf = 16, nGroup = 64;
     std::string mac = "bonsai", backend = "auto";
-    bool monopole = false;
+    bool monopole = false, mergeGroups = false;
 };
 
 /// The force-solver options, shared by every command that computes forces.

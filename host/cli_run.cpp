@@ -365,7 +365,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     if (!restart.empty())
     {
         for (const char* fixed : {"input", "model", "n", "seed", "opening-angle", "theta", "epsilon", "G", "n-leaf",
-                                  "n-group", "mac", "monopole", "direct", "zero-net-force", "timestep", "dt", "energy-every",
+                                  "n-group", "merge-groups", "mac", "monopole", "direct", "zero-net-force", "timestep", "dt", "energy-every",
                                   "snapshot-every", "checkpoint-every", "format", "output-dir"})
         {
             if (vm.count(fixed) && !vm[fixed].defaulted())

@@ -278,7 +278,7 @@ void computeMultipoles(HostTree& t)
     }
 }
 
-void makeGroups(int nGroup, HostTree& t)
+void makeGroups(int nGroup, HostTree& t, bool merge)
 {
     const OctreeCells& c = t.cells;
     t.groups.clear();
@@ -306,6 +306,14 @@ void makeGroups(int nGroup, HostTree& t)
             }
         }
     }
+    if (!merge) return;
+    std::vector<I2> merged;
+    for (const I2& g : t.groups)
+    {
+        if (!merged.empty() && merged.back().y + g.y <= nGroup) merged.back().y += g.y;
+        else merged.push_back(g);
+    }
+    t.groups.swap(merged);
 }
 
 } // namespace octwalk

@@ -74,7 +74,8 @@ void buildCells(int nLeaf, HostTree& tree);
 void computeMultipoles(HostTree& tree);
 
 /// The highest cells with at most nGroup bodies, in Morton order; a maximum-depth leaf with more
-/// bodies (coincident bodies) is cut into chunks of nGroup.
-void makeGroups(int nGroup, HostTree& tree);
+/// bodies (coincident bodies) is cut into chunks of nGroup. With merge, consecutive groups are
+/// then joined while together they hold at most nGroup bodies.
+void makeGroups(int nGroup, HostTree& tree, bool merge = false);
 
 } // namespace octwalk

@@ -69,7 +69,8 @@ std::string toJson(const Parameters& p)
     s.precision(17);
     s << "{\"opening_angle\": " << p.opening_angle << ", \"epsilon_squared\": " << p.epsilon_squared
       << ", \"gravitational_constant\": " << p.gravitational_constant << ", \"n_leaf\": " << p.n_leaf
-      << ", \"n_group\": " << p.n_group << ", \"mac\": \"" << toString(p.mac)
+      << ", \"n_group\": " << p.n_group << ", \"merge_groups\": " << (p.merge_groups ? "true" : "false")
+      << ", \"mac\": \"" << toString(p.mac)
       << "\", \"use_quadrupole\": " << (p.use_quadrupole ? "true" : "false") << ", \"backend\": \""
       << toString(p.backend) << "\"}";
     return s.str();

@@ -259,6 +259,7 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     put(body, int32_t(params_.n_group));
     put(body, int32_t(params_.mac));
     put(body, int32_t(params_.use_quadrupole));
+    put(body, int32_t(params_.merge_groups));
     put(body, int32_t(params_.backend));
     put(body, int32_t(forces_.direct));
     put(body, int32_t(forces_.zeroNetForce));
@@ -323,6 +324,7 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     p.n_group                = r.get<int32_t>("n_group");
     p.mac                    = Mac(r.get<int32_t>("mac"));
     p.use_quadrupole         = r.get<int32_t>("use_quadrupole") != 0;
+    p.merge_groups           = r.get<int32_t>("merge_groups") != 0;
     p.backend                = Backend(r.get<int32_t>("backend"));
     ForceOptions forces;
     forces.direct       = r.get<int32_t>("direct") != 0;

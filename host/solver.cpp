@@ -129,7 +129,7 @@ void GravitySolver::buildTree()
     t.build = clock.lap();
     computeMultipoles(tree_);
     t.multipoles = clock.lap();
-    makeGroups(params_.n_group, tree_);
+    makeGroups(params_.n_group, tree_, params_.merge_groups);
     t.groups = clock.lap();
     packTree(tree_, params_, packed_);
     t.packing = clock.lap();

@@ -89,6 +89,23 @@ TEST(Tree, GroupsCoverEveryBodyOnceInOrder)
     EXPECT_EQ(next, 10000);
 }
 
+TEST(Tree, MergedGroupsAreFewerFullerAndStillContiguous)
+{
+    ParticleSet b = makePlummer(10000, 2);
+    HostTree cells = buildFor(b, 16, 64);
+    HostTree merged = cells;
+    makeGroups(64, merged, true);
+    EXPECT_LT(merged.groups.size(), cells.groups.size() / 2);
+    int32_t next = 0;
+    for (const I2& g : merged.groups)
+    {
+        EXPECT_EQ(g.x, next);
+        EXPECT_LE(g.y, 64);
+        next += g.y;
+    }
+    EXPECT_EQ(next, 10000);
+}
+
 TEST(Tree, CoincidentBodiesStopAtMaximumDepth)
 {
     ParticleSet b;

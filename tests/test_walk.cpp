@@ -13,6 +13,7 @@ struct WalkCase
     const char* model;
     Mac mac;
     double theta;
+    bool merge = false;
 };
 
 class WalkPasses : public ::testing::TestWithParam<WalkCase>
@@ -27,7 +28,8 @@ TEST_P(WalkPasses, CountsEqualWrittenLengthsAndListsCoverAllMass)
     ParticleSet b = makeModel(wc.model, 20000, 21);
     for (int64_t i = 0; i < b.size(); ++i) b.mass[i] *= 0.5 + double(i % 7) / 7.0; // unequal masses
     Parameters p = test::cpuParameters(wc.theta);
-    p.mac = wc.mac;
+    p.mac          = wc.mac;
+    p.merge_groups = wc.merge;
     GravitySolver s(p);
     s.setBodies(b.pos, b.mass, b.id);
     std::vector<Vec3d> acc;
@@ -74,7 +76,8 @@ INSTANTIATE_TEST_SUITE_P(BothMacs, WalkPasses,
                          ::testing::Values(WalkCase{"plummer", Mac::Bonsai, 0.5}, WalkCase{"plummer", Mac::Octgrav, 0.5},
                                            WalkCase{"hernquist", Mac::Bonsai, 0.75},
                                            WalkCase{"hernquist", Mac::Octgrav, 0.3},
-                                           WalkCase{"uniform", Mac::Bonsai, 1.0}));
+                                           WalkCase{"uniform", Mac::Bonsai, 1.0},
+                                           WalkCase{"plummer", Mac::Bonsai, 0.5, true}));
 
 TEST(Walk, SmallerThetaOpensMoreNodes)
 {
