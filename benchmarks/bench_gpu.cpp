@@ -117,13 +117,12 @@ BENCHMARK(BM_GpuForces)
 
 // Tuning: leaf and group sizes at 2^22, theta = 0.5.
 BENCHMARK(BM_GpuForcesTuning)
-    ->Args({1 << 22, 50, 8, 64, 0})
     ->Args({1 << 22, 50, 16, 128, 0})
     ->Args({1 << 22, 50, 32, 128, 0})
+    ->Args({1 << 22, 50, 8, 64, 1})
     ->Args({1 << 22, 50, 16, 64, 1})
     ->Args({1 << 22, 50, 32, 64, 1})
-    ->Args({1 << 22, 50, 16, 128, 1})
-    ->Args({1 << 22, 50, 8, 64, 1})
+    ->Args({1 << 22, 75, 16, 64, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5);

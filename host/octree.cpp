@@ -278,42 +278,45 @@ void computeMultipoles(HostTree& t)
     }
 }
 
+namespace {
+
+/// Emits the groups below a cell with more than nGroup bodies, in Morton order: children small
+/// enough become groups (with merge, a run of such siblings is joined while together they hold at
+/// most nGroup bodies, so a merged group stays inside its parent's box); bigger children recurse
+/// (depth <= kMaxTreeLevel). A maximum-depth leaf of coincident bodies is cut into chunks.
+void collectGroups(const OctreeCells& c, int32_t cell, int nGroup, bool merge, std::vector<I2>& groups)
+{
+    if (c.isLeaf[cell])
+    {
+        for (int32_t f = c.first[cell], end = f + c.count[cell]; f < end; f += nGroup)
+        {
+            groups.push_back({f, std::min(nGroup, end - f)});
+        }
+        return;
+    }
+    bool previousSiblingIsGroup = false;
+    for (int32_t k : c.child[cell])
+    {
+        if (k < 0) continue;
+        if (c.count[k] > nGroup)
+        {
+            collectGroups(c, k, nGroup, merge, groups);
+            previousSiblingIsGroup = false;
+            continue;
+        }
+        if (merge && previousSiblingIsGroup && groups.back().y + c.count[k] <= nGroup) groups.back().y += c.count[k];
+        else groups.push_back({c.first[k], c.count[k]});
+        previousSiblingIsGroup = true;
+    }
+}
+
+} // namespace
+
 void makeGroups(int nGroup, HostTree& t, bool merge)
 {
-    const OctreeCells& c = t.cells;
     t.groups.clear();
-    std::vector<int32_t> stack{0};
-    while (!stack.empty())
-    {
-        int32_t cell = stack.back();
-        stack.pop_back();
-        if (c.count[cell] <= nGroup)
-        {
-            t.groups.push_back({c.first[cell], c.count[cell]});
-        }
-        else if (c.isLeaf[cell])
-        {
-            for (int32_t f = c.first[cell], end = f + c.count[cell]; f < end; f += nGroup)
-            {
-                t.groups.push_back({f, std::min(nGroup, end - f)});
-            }
-        }
-        else
-        {
-            for (int o = 7; o >= 0; --o)
-            {
-                if (c.child[cell][o] >= 0) stack.push_back(c.child[cell][o]);
-            }
-        }
-    }
-    if (!merge) return;
-    std::vector<I2> merged;
-    for (const I2& g : t.groups)
-    {
-        if (!merged.empty() && merged.back().y + g.y <= nGroup) merged.back().y += g.y;
-        else merged.push_back(g);
-    }
-    t.groups.swap(merged);
+    if (t.cells.count[0] <= nGroup) t.groups.push_back({0, t.cells.count[0]});
+    else collectGroups(t.cells, 0, nGroup, merge, t.groups);
 }
 
 } // namespace octwalk
