@@ -126,7 +126,9 @@ void printUsage(std::ostream& out)
         << "            snapshots, checkpoints and restart\n"
         << "  ic        write initial conditions (plummer, hernquist, uniform, galaxy, merger) as a snapshot\n"
         << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, hdf5)\n"
-        << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n\n"
+        << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n"
+        << "  accuracy  error percentiles vs direct summation over a sweep of theta, MAC, n-leaf, n-group, multipole\n"
+        << "  profile   per-phase timings, GFLOP/s, walk bandwidth and speed-up over direct summation vs N and theta\n\n"
         << "options: --help, --version\n"
         << kUnits << "\n";
 }
@@ -139,7 +141,9 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     const std::map<std::string, Command> commands{{"forces", forcesCommand},
                                                   {"run", cli::runCommand},
                                                   {"ic", cli::icCommand},
-                                                  {"convert", cli::convertCommand}};
+                                                  {"convert", cli::convertCommand},
+                                                  {"accuracy", cli::accuracyCommand},
+                                                  {"profile", cli::profileCommand}};
     if (argc < 2)
     {
         printUsage(err);

@@ -65,4 +65,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out);
 int icCommand(int argc, const char* const* argv, std::ostream& out);
 int convertCommand(int argc, const char* const* argv, std::ostream& out);
 
+/// `octwalk accuracy` and `octwalk profile` (cli_study.cpp).
+int accuracyCommand(int argc, const char* const* argv, std::ostream& out);
+int profileCommand(int argc, const char* const* argv, std::ostream& out);
+
 } // namespace octwalk::cli
