@@ -22,39 +22,76 @@ std::string bodyMessage(int64_t i, const char* field, double value, const char* 
     return s.str();
 }
 
-/// Sorts body indices by (key, id, caller's index), a total order, so the result is the same for
-/// any thread count and any input order (with unique ids). One counting-sort pass scatters
-/// (key, index) pairs into buckets of the top key bits; each bucket is then comparison-sorted on
-/// its own, in parallel.
-void sortByKeyThenId(std::vector<uint64_t>& keys, const uint64_t* id, std::vector<int32_t>& index)
+struct KeyIndex
 {
-    struct KeyIndex
-    {
-        uint64_t key;
-        int64_t index;
-    };
-    constexpr int kTopBits = 15;
-    constexpr int kBuckets = 1 << kTopBits;
-    constexpr int kShift   = 63 - kTopBits;
-    int64_t n = int64_t(keys.size());
-    std::vector<int64_t> start(kBuckets + 1, 0);
-    for (int64_t i = 0; i < n; ++i) start[(keys[i] >> kShift) + 1]++;
-    std::partial_sum(start.begin(), start.end(), start.begin());
-    std::vector<int64_t> fill(start.begin(), start.end() - 1);
-    std::vector<KeyIndex> pairs(n);
-    for (int64_t i = 0; i < n; ++i) pairs[fill[keys[i] >> kShift]++] = {keys[i], i};
+    uint64_t key;
+    int64_t index;
+};
 
-    auto before = [id](const KeyIndex& a, const KeyIndex& b) {
+/// The total order of bodies: Morton key, then id, then caller's index.
+struct KeyIdOrder
+{
+    const uint64_t* id;
+    bool operator()(const KeyIndex& a, const KeyIndex& b) const
+    {
         if (a.key != b.key) return a.key < b.key;
         return id[a.index] != id[b.index] ? id[a.index] < id[b.index] : a.index < b.index;
-    };
-#pragma omp parallel for schedule(dynamic, 64)
-    for (int d = 0; d < kBuckets; ++d)
+    }
+};
+
+constexpr int kDigitBits = 11;
+
+/// Counting sort of a[0, n) into out by the digit of kDigitBits ending at bit `shift` (exclusive
+/// top); start receives the 2^kDigitBits + 1 bucket boundaries.
+void scatterByDigit(const KeyIndex* a, KeyIndex* out, size_t n, int shift, std::vector<size_t>& start)
+{
+    const int bits = std::min(kDigitBits, shift);
+    const uint64_t mask = (uint64_t(1) << bits) - 1;
+    start.assign((size_t(1) << bits) + 1, 0);
+    for (size_t i = 0; i < n; ++i) start[((a[i].key >> (shift - bits)) & mask) + 1]++;
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    std::vector<size_t> fill(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < n; ++i) out[fill[(a[i].key >> (shift - bits)) & mask]++] = a[i];
+}
+
+/// Most-significant-digit radix sort: buckets of the next key digit until they are small, then a
+/// comparison sort in the total order (which also settles equal keys).
+void msdSort(KeyIndex* a, KeyIndex* tmp, size_t n, int shift, const KeyIdOrder& order)
+{
+    if (n <= 64 || shift <= 0)
     {
-        if (start[d + 1] - start[d] > 1) std::sort(pairs.begin() + start[d], pairs.begin() + start[d + 1], before);
+        std::sort(a, a + n, order);
+        return;
+    }
+    std::vector<size_t> start;
+    scatterByDigit(a, tmp, n, shift, start);
+    std::copy(tmp, tmp + n, a);
+    int next = shift - std::min(kDigitBits, shift);
+    for (size_t d = 0; d + 1 < start.size(); ++d)
+    {
+        msdSort(a + start[d], tmp + start[d], start[d + 1] - start[d], next, order);
+    }
+}
+
+/// Sorts body indices by (key, id, caller's index), a total order, so the result is the same for
+/// any thread count and any input order (with unique ids). The first digit splits the bodies into
+/// buckets that threads then sort independently.
+void sortByKeyThenId(std::vector<uint64_t>& keys, const uint64_t* id, std::vector<int32_t>& index)
+{
+    size_t n = keys.size();
+    std::vector<KeyIndex> pairs(n), tmp(n);
+    for (size_t i = 0; i < n; ++i) tmp[i] = {keys[i], int64_t(i)};
+    std::vector<size_t> start;
+    scatterByDigit(tmp.data(), pairs.data(), n, 63, start);
+    KeyIdOrder order{id};
+    int next = 63 - kDigitBits;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t d = 0; d < int64_t(start.size()) - 1; ++d)
+    {
+        msdSort(pairs.data() + start[d], tmp.data() + start[d], start[d + 1] - start[d], next, order);
     }
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i)
+    for (int64_t i = 0; i < int64_t(n); ++i)
     {
         keys[i]  = pairs[i].key;
         index[i] = int32_t(pairs[i].index);
