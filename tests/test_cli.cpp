@@ -3,11 +3,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <chrono>
+#include <csignal>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
 #include "host/cli.h"
+#include "host/simulation.h"
 
 namespace {
 
@@ -145,4 +149,27 @@ TEST(Cli, IcWritesSnapshotAndSettings)
     EXPECT_EQ(run({"convert", f.string().c_str(), f.string().c_str()}).code, 2);
     fs::remove(f);
     fs::remove(f.string() + ".json");
+}
+
+TEST(Cli, SigintWritesACheckpointAndStops)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("octwalk_cli_sigint_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    std::string d = dir.string();
+    // The signal arrives while the run is stepping (a long run of a small model).
+    std::thread interrupter([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        std::raise(SIGINT);
+    });
+    CliResult r = run({"run", "--n", "1000", "--t-end", "1000", "--output-dir", d.c_str(), "--quiet", "--backend", "cpu"});
+    interrupter.join();
+    EXPECT_EQ(r.code, 128 + SIGINT) << r.err;
+    EXPECT_NE(r.out.find("checkpoint written"), std::string::npos);
+    ASSERT_TRUE(fs::exists(dir / "checkpoint.bin"));
+    // The checkpoint holds the interrupted state, part-way through the run.
+    octwalk::Simulation resumed = octwalk::Simulation::fromCheckpoint((dir / "checkpoint.bin").string());
+    EXPECT_GT(resumed.stepIndex(), 0);
+    EXPECT_LT(resumed.stepIndex(), resumed.plan().numSteps);
+    fs::remove_all(dir);
 }
