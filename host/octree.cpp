@@ -58,7 +58,7 @@ void scatterByDigit(const KeyIndex* a, KeyIndex* out, size_t n, int shift, std::
 /// comparison sort in the total order (which also settles equal keys).
 void msdSort(KeyIndex* a, KeyIndex* tmp, size_t n, int shift, const KeyIdOrder& order)
 {
-    if (n <= 64 || shift <= 0)
+    if (n <= 2048 || shift <= 0) // below this a comparison sort beats another 2^11-bucket pass
     {
         std::sort(a, a + n, order);
         return;
