@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <vector>
 
 #include "device/gravity_gpu.h"
@@ -69,6 +70,18 @@ po::variables_map parseOptions(int argc, const char* const* argv, const po::opti
 {
     po::variables_map vm;
     std::vector<std::string> args(argv + 2, argv + argc);
+    // Boost.Program_options (1.74) loops forever composing an error message about an argument that
+    // holds one of its message placeholders ('--x%canonical_option%', '--n %value%'): such an
+    // argument is refused before Boost sees it (found by tests/fuzz/fuzz_cli.cpp).
+    static const std::regex placeholder("%[a-z_]+%");
+    for (const std::string& a : args)
+    {
+        std::smatch m;
+        if (std::regex_search(a, m, placeholder))
+        {
+            throw UsageError("argument '" + a + "' contains '" + m.str() + "', which octwalk does not accept");
+        }
+    }
     po::store(po::command_line_parser(args).options(all).positional(positional).style(po::command_line_style::default_style &
                                                                 ~po::command_line_style::allow_guessing)
                   .run(),

@@ -22,7 +22,8 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
-/// A requested backend or device that is not available, or a device failure.
+/// A requested backend or device that is not available, a device failure, or memory (host or device)
+/// that could not be allocated (the message names what and how much).
 class BackendError : public std::runtime_error
 {
 public:

@@ -1,7 +1,10 @@
 #include "host/solver.h"
 
 #include <algorithm>
+#include <cmath>
+#include <new>
 #include <numeric>
+#include <sstream>
 
 #include "common/sfc.h"
 #include "host/direct.h"
@@ -62,6 +65,42 @@ void checkProbes(const std::vector<Vec3d>& points)
     }
 }
 
+/// Runs `step`; a std::bad_alloc becomes a BackendError naming the step, N and roughly how much memory
+/// it needs (bytesPerBody * N), instead of a bare std::bad_alloc that says nothing of either.
+template<class Step>
+void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
+{
+    try
+    {
+        run();
+    }
+    catch (const std::bad_alloc&)
+    {
+        std::ostringstream s;
+        s.precision(3);
+        s << "out of host memory while " << step << " for N = " << n << " (about " << bytesPerBody * double(n) / 1048576.0
+          << " MiB, " << bytesPerBody << " bytes each)";
+        throw BackendError(s.str());
+    }
+}
+
+/// InputError naming the first result that is not finite. The walk runs in float32, so an unsoftened pair
+/// closer than about 1e-19 (or any force beyond float32's range) would otherwise come back as inf or NaN.
+void checkFinite(const std::vector<Vec3d>& acc, const std::vector<double>& pot, const char* what,
+                 const std::vector<int64_t>* index = nullptr)
+{
+    for (size_t k = 0; k < acc.size(); ++k)
+    {
+        const Vec3d& a = acc[k];
+        if (std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot[k])) continue;
+        std::ostringstream s;
+        s << what << " " << (index ? (*index)[k] : int64_t(k)) << ": acceleration (" << a.x << ", " << a.y << ", " << a.z
+          << ") and potential " << pot[k]
+          << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
+        throw InputError(s.str());
+    }
+}
+
 } // namespace
 
 GravitySolver::GravitySolver(const Parameters& p) { setParameters(p); }
@@ -92,17 +131,31 @@ void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<d
         throw InputError("setBodies: " + std::to_string(pos.size()) + " positions but " + std::to_string(ids.size()) +
                          " ids");
     }
-    std::vector<uint64_t> id = ids;
-    if (id.empty())
-    {
-        id.resize(pos.size());
-        std::iota(id.begin(), id.end(), uint64_t(0));
-    }
-    validateBodies({pos.data(), mass.data(), id.data(), int64_t(pos.size())});
-    pos_       = pos;
-    mass_      = mass;
-    id_        = std::move(id);
+    // validateBodies reads no ids, and checks N before anything is copied.
+    validateBodies({pos.data(), mass.data(), ids.empty() ? nullptr : ids.data(), int64_t(pos.size())});
     treeValid_ = false;
+    namingMemory("copying the bodies", int64_t(pos.size()), 40, [&] {
+        try
+        {
+            std::vector<uint64_t> id = ids;
+            if (id.empty())
+            {
+                id.resize(pos.size());
+                std::iota(id.begin(), id.end(), uint64_t(0));
+            }
+            pos_  = pos;
+            mass_ = mass;
+            id_   = std::move(id);
+        }
+        catch (...)
+        {
+            // No half-replaced set: positions of one set with masses of another.
+            pos_.clear();
+            mass_.clear();
+            id_.clear();
+            throw;
+        }
+    });
 }
 
 Backend GravitySolver::activeBackend() const
@@ -198,11 +251,12 @@ void GravitySolver::evaluateTargets(const TargetView& targets, std::vector<F4>& 
 
 void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
-    buildTree();
+    const int64_t n = int64_t(pos_.size());
+    namingMemory("building the tree", n, 160, [&] { buildTree(); });
     currentGroups_ = packed_.groupView();
     std::vector<F4> out;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
-    evaluateTargets(targets, out);
+    namingMemory("walking the tree", n, 100, [&] { evaluateTargets(targets, out); });
 
     double G = params_.gravitational_constant;
     acc.resize(pos_.size());
@@ -213,12 +267,13 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
         acc[i] = {G * out[k].x, G * out[k].y, G * out[k].z};
         pot[i] = G * out[k].w;
     }
+    checkFinite(acc, pot, "body");
 }
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
     checkProbes(points);
-    if (!treeValid_) buildTree();
+    if (!treeValid_) namingMemory("building the tree", int64_t(pos_.size()), 160, [&] { buildTree(); });
     std::vector<int32_t> order;
     std::vector<F4> sorted;
     std::vector<I2> ranges;
@@ -227,7 +282,8 @@ void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec
     groupBoxes(sorted, ranges, center, half);
     currentGroups_ = {ranges.data(), center.data(), half.data(), int32_t(ranges.size())};
     std::vector<F4> out;
-    evaluateTargets({sorted.data(), int32_t(sorted.size()), false}, out);
+    namingMemory("walking the tree for probe points", int64_t(points.size()), 100,
+                 [&] { evaluateTargets({sorted.data(), int32_t(sorted.size()), false}, out); });
 
     double G = params_.gravitational_constant;
     acc.resize(points.size());
@@ -238,6 +294,7 @@ void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec
         pot[order[k]] = G * out[k].w;
     }
     currentGroups_ = packed_.groupView();
+    checkFinite(acc, pot, "probe point");
 }
 
 void GravitySolver::computeDirect(const std::vector<int64_t>& targets, std::vector<Vec3d>& acc, std::vector<double>& pot)
@@ -261,6 +318,7 @@ void GravitySolver::computeDirect(const std::vector<int64_t>& targets, std::vect
     }
     directSum(pos_.data(), mass_.data(), int64_t(pos_.size()), *list, params_.epsilon_squared,
               params_.gravitational_constant, acc, pot);
+    checkFinite(acc, pot, "body", list);
 }
 
 } // namespace octwalk

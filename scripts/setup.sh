@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages="cmake ninja-build g++ libboost-program-options-dev libgtest-dev libbenchmark-dev libhdf5-dev"
+# OCTWALK_FUZZ_PACKAGES=1 (scripts/test.sh sets it) adds what the fuzz stage needs: clang, its runtime
+# libraries (libFuzzer, ASan, UBSan: only "recommended" by clang, so named here) and LLVM's OpenMP.
+# (The AddressSanitizer build uses g++, whose libasan comes with it.)
+if [ "${OCTWALK_FUZZ_PACKAGES:-0}" = 1 ]; then
+  packages="$packages clang libclang-rt-dev libomp-dev"
+fi
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
