@@ -215,7 +215,8 @@ class Progress
 public:
     explicit Progress(bool enabled) : enabled_(enabled && isatty(STDOUT_FILENO)), start_(Clock::now()), last_(start_) {}
 
-    void update(const Simulation& sim, int64_t firstStep, double dE, int64_t n)
+    /// The energy error is an O(N) sum, so it is computed only when a line is printed.
+    void update(const Simulation& sim, int64_t firstStep, int64_t n)
     {
         if (!enabled_) return;
         auto now = Clock::now();
@@ -227,7 +228,7 @@ public:
         double eta = perStep * double(sim.plan().numSteps - sim.stepIndex());
         std::printf("\rstep %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g bodies/s  ETA %.0f s   ",
                     static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps), sim.time(),
-                    dE, perStep > 0 ? double(n) / perStep : 0.0, eta);
+                    sim.diagnostics().relativeEnergyError, perStep > 0 ? double(n) / perStep : 0.0, eta);
         std::fflush(stdout);
         if (sim.done()) std::printf("\n");
     }
@@ -301,7 +302,7 @@ int loop(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet
         {
             sim.writeCheckpoint(checkpoint.string(), rs.encode());
         }
-        progress.update(sim, firstStep, sim.diagnostics().relativeEnergyError, sim.state().size());
+        progress.update(sim, firstStep, sim.state().size());
         if (signals.received() && !sim.done())
         {
             sim.writeCheckpoint(checkpoint.string(), rs.encode());
