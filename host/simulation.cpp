@@ -8,7 +8,6 @@
 #include <fstream>
 
 #include "host/errors.h"
-#include "host/timer.h"
 
 namespace octwalk {
 
@@ -154,12 +153,10 @@ Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, 
 
 void Simulation::computeForces()
 {
-    Stopwatch clock;
     solver_.setBodies(state_.pos, state_.mass, state_.id);
     if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
     else solver_.computeForces(acc_, pot_);
     if (forces_.zeroNetForce) removeNetForce();
-    lastForceSeconds_ = clock.lap();
 }
 
 void Simulation::removeNetForce()

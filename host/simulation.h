@@ -82,8 +82,6 @@ public:
     const ForceOptions& forceOptions() const { return forces_; }
     Diagnostics diagnostics() const;
     const GravitySolver& solver() const { return solver_; }
-    /// Seconds spent in force evaluation during the last step.
-    double lastForceSeconds() const { return lastForceSeconds_; }
 
     /// Writes to path + ".tmp", keeps an existing checkpoint as path + ".prev", renames into place.
     /// extra: the caller's own settings (e.g. output cadences), stored verbatim.
@@ -102,7 +100,6 @@ private:
     GravitySolver solver_;
     std::vector<Vec3d> acc_;
     std::vector<double> pot_;
-    double lastForceSeconds_ = 0;
 };
 
 } // namespace octwalk
