@@ -17,7 +17,8 @@
 ///   nodeMac[n]    F4: centre of mass xyz, squared MAC radius (theta and MAC applied by the packer)
 ///   nodeCom[n]    F4: centre of mass xyz, mass
 ///   nodeQuad[2n], nodeQuad[2n+1]  F4: (Qxx, Qyy, Qzz, Qxy), (Qxz, Qyz, 0, 0), traceless, about the com
-///   nodeBox[n]    F4: tight bounding-box centre xyz, largest side l
+///   nodeBox[n]    F4: tight bounding-box centre xyz, largest side l (host only: the device view
+///                 leaves it null, since the MAC radius in nodeMac.w already holds what the walk needs)
 ///   leafRange[f]  I2: first body (tree order), body count
 ///
 /// Worked example: 20 bodies, n_leaf = 16. The root has bodies in octants 0, 3 and 6; octant 3

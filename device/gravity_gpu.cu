@@ -463,8 +463,7 @@ struct GpuSolver::Impl
     Event directStart, directStop;
 
     DeviceBuffer<U4> children{"tree children"};
-    DeviceBuffer<F4> nodeMac{"node MAC data"}, nodeCom{"node centres of mass"}, nodeQuad{"node quadrupoles"},
-        nodeBox{"node boxes"};
+    DeviceBuffer<F4> nodeMac{"node MAC data"}, nodeCom{"node centres of mass"}, nodeQuad{"node quadrupoles"};
     DeviceBuffer<I2> leafRange{"leaf ranges"};
     DeviceBuffer<I2> groupRange{"group ranges"};
     DeviceBuffer<F4> groupCenter{"group centres"}, groupHalf{"group half-sizes"};
@@ -500,9 +499,9 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
     transfers.push_back(toDevice(nodeMac, tree.nodeMac, numNodes));
     transfers.push_back(toDevice(nodeCom, tree.nodeCom, numNodes));
     transfers.push_back(toDevice(nodeQuad, tree.nodeQuad, 2 * numNodes));
-    transfers.push_back(toDevice(nodeBox, tree.nodeBox, numNodes));
     transfers.push_back(toDevice(leafRange, tree.leafRange, size_t(tree.numLeaves)));
-    return {children.data(), nodeMac.data(),   nodeCom.data(),  nodeQuad.data(), nodeBox.data(),
+    // nodeBox stays on the host: no kernel reads it (the MAC radius is already in nodeMac.w).
+    return {children.data(), nodeMac.data(),   nodeCom.data(),  nodeQuad.data(), nullptr,
             leafRange.data(), tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth};
 }
 
