@@ -3,25 +3,17 @@
 // Run on the device machine: build/benchmarks/octwalk_bench_gpu --benchmark_out=gpu.json
 #include <benchmark/benchmark.h>
 
-#include <map>
-
+#include "bench_common.h"
 #include "device/gravity_gpu.h"
-#include "host/accuracy.h"
-#include "host/direct.h"
-#include "host/models.h"
-#include "host/solver.h"
+#include "host/reference/error_stats.h"
+#include "host/reference/direct.h"
+#include "host/models/models.h"
+#include "host/solver/solver.h"
 
 using namespace octwalk;
+using octwalk::bench::plummer;
 
 namespace {
-
-const ParticleSet& plummer(int64_t n)
-{
-    static std::map<int64_t, ParticleSet> cache;
-    auto it = cache.find(n);
-    if (it == cache.end()) it = cache.emplace(n, makePlummer(n, 42)).first;
-    return it->second;
-}
 
 /// One force evaluation per iteration on the GPU backend, epsilon = 0.01.
 void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, int nGroup, bool merge = false)
@@ -44,43 +36,22 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
     std::vector<Vec3d> acc;
     std::vector<double> pot;
     solver.computeForces(acc, pot); // warm-up: buffers grow, module loads
-    DeviceTimes sum;
-    HostTimes hostSum;
+    std::vector<PhaseTimes> times;
     for (auto _ : state)
     {
         solver.computeForces(acc, pot);
-        const PhaseTimes& t = solver.timings();
-        state.SetIterationTime(t.walk.total());
-        sum.upload += t.walk.upload;
-        sum.walkCount += t.walk.walkCount;
-        sum.scan += t.walk.scan;
-        sum.walkWrite += t.walk.walkWrite;
-        sum.bodyNode += t.walk.bodyNode;
-        sum.bodyLeaf += t.walk.bodyLeaf;
-        sum.download += t.walk.download;
-        hostSum.sort += t.host.sort;
-        hostSum.build += t.host.build;
-        hostSum.multipoles += t.host.multipoles;
-        hostSum.groups += t.host.groups;
-        hostSum.packing += t.host.packing;
+        times.push_back(solver.timings());
+        state.SetIterationTime(solver.timings().walk());
     }
-    double it = double(state.iterations());
     const InteractionStats& s = solver.stats();
-    state.counters["bodies_per_second"] = benchmark::Counter(double(b.size()), benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["host_s"]        = hostSum.total() / it;
-    state.counters["device_s"]      = sum.total() / it;
-    state.counters["upload_s"]      = sum.upload / it;
-    state.counters["pass1_s"]       = sum.walkCount / it;
-    state.counters["scan_s"]        = sum.scan / it;
-    state.counters["pass2_s"]       = sum.walkWrite / it;
-    state.counters["body_node_s"]   = sum.bodyNode / it;
-    state.counters["body_leaf_s"]   = sum.bodyLeaf / it;
-    state.counters["download_s"]    = sum.download / it;
+    bench::setRate(state, b.size());
+    bench::setPhaseCounters(state, times);
+    PhaseTimes m = medianPhases(times);
     state.counters["node_per_body"] = s.nodesPerBody();
     state.counters["leaf_per_body"] = s.leavesPerBody();
-    state.counters["body_node_GFLOPs"] = kFlopsPerBodyNode * double(s.nodeInteractions) / (sum.bodyNode / it) / 1e9;
-    state.counters["body_leaf_GFLOPs"] = kFlopsPerBodyBody * double(s.leafInteractions) / (sum.bodyLeaf / it) / 1e9;
-    state.counters["device_bodies_per_second"] = double(b.size()) / (sum.total() / it);
+    state.counters["body_node_GFLOPs"] = kFlopsPerBodyNode * double(s.nodeInteractions) / m[Phase::BodyNode] / 1e9;
+    state.counters["body_leaf_GFLOPs"] = kFlopsPerBodyBody * double(s.leafInteractions) / m[Phase::BodyLeaf] / 1e9;
+    state.counters["device_bodies_per_second"] = double(b.size()) / m.walk();
 
     // Accuracy of this very evaluation on a sample of 2000 bodies against double direct summation.
     std::vector<int64_t> idx = sampleIndices(b.size(), 2000, 7);
@@ -88,7 +59,9 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
     std::vector<double> refPot;
     solver.computeDirect(idx, ref, refPot);
     for (int64_t i : idx) treeAcc.push_back(acc[i]);
-    state.counters["median_error"] = errorStats(relativeErrors(treeAcc, ref)).median;
+    ErrorStats e = errorStats(relativeErrors(treeAcc, ref));
+    state.counters["median_error"] = e.median;
+    state.counters["p99_error"]    = e.p99;
 }
 
 /// N = range(0), theta = range(1) / 100, default leaf and group sizes.

@@ -2,30 +2,17 @@
 // interactions per body. Run: build/benchmarks/octwalk_bench_host --benchmark_out=... 
 #include <benchmark/benchmark.h>
 
-#include <map>
-
-#include "host/models.h"
-#include "host/solver.h"
-#include "host/walk_cpu.h"
+#include "bench_common.h"
+#include "host/solver/solver.h"
+#include "host/cpu/walk_cpu.h"
 
 using namespace octwalk;
+using octwalk::bench::plummer;
+using octwalk::bench::setRate;
 
 namespace {
 
-const ParticleSet& plummer(int64_t n)
-{
-    static std::map<int64_t, ParticleSet> cache;
-    auto it = cache.find(n);
-    if (it == cache.end()) it = cache.emplace(n, makePlummer(n, 42)).first;
-    return it->second;
-}
-
 BodySpan span(const ParticleSet& b) { return {b.pos.data(), b.mass.data(), b.id.data(), b.size()}; }
-
-void setRate(benchmark::State& state, int64_t n)
-{
-    state.counters["bodies_per_second"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
-}
 
 void BM_Sort(benchmark::State& state)
 {
@@ -108,20 +95,19 @@ void BM_CpuTwin(benchmark::State& state)
     solver.setBodies(b.pos, b.mass, b.id);
     std::vector<Vec3d> acc;
     std::vector<double> pot;
-    double walk = 0, force = 0;
+    std::vector<PhaseTimes> times;
+    double force = 0;
     for (auto _ : state)
     {
         solver.computeForces(acc, pot);
-        const DeviceTimes& w = solver.timings().walk;
-        walk += w.walkCount + w.scan + w.walkWrite;
-        force += w.bodyNode + w.bodyLeaf;
+        times.push_back(solver.timings());
+        force += solver.timings().forces();
     }
+    bench::setPhaseCounters(state, times);
     setRate(state, b.size());
     const InteractionStats& s = solver.stats();
     state.counters["node_per_body"] = s.nodesPerBody();
     state.counters["leaf_per_body"] = s.leavesPerBody();
-    state.counters["walk_s"]        = walk / double(state.iterations());
-    state.counters["force_s"]       = force / double(state.iterations());
     state.counters["force_GFLOPs"] =
         (kFlopsPerBodyNode * double(s.nodeInteractions) + kFlopsPerBodyBody * double(s.leafInteractions)) /
         (force / double(state.iterations())) / 1e9;

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "host/errors.h"
+#include "common/errors.h"
 
 namespace octwalk::detail {
 

@@ -31,7 +31,7 @@
 #include "common/walk.h"
 #include "device/cuda_check.cuh"
 #include "device/device_buffer.cuh"
-#include "host/errors.h"
+#include "common/errors.h"
 
 namespace octwalk {
 
@@ -662,14 +662,15 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
         out.nodeInteractions += int64_t(out.nodeCounts[g]) * groups.range[g].y;
         out.leafInteractions += leafBodies[g] * groups.range[g].y;
     }
-    DeviceTimes& t = out.times;
-    t.upload    = elapsedSeconds(m.start, m.uploaded);
-    t.walkCount = elapsedSeconds(m.uploaded, m.counted);
-    t.scan      = elapsedSeconds(m.counted, m.scanned);
-    t.walkWrite = elapsedSeconds(m.scanned, m.written);
-    t.bodyNode  = elapsedSeconds(m.written, m.nodesDone);
-    t.bodyLeaf  = elapsedSeconds(m.nodesDone, m.leavesDone);
-    t.download  = elapsedSeconds(m.leavesDone, m.downloaded);
+    PhaseTimes& t = out.times;
+    t = PhaseTimes{};
+    t[Phase::Upload]    = elapsedSeconds(m.start, m.uploaded);
+    t[Phase::WalkCount] = elapsedSeconds(m.uploaded, m.counted);
+    t[Phase::Scan]      = elapsedSeconds(m.counted, m.scanned);
+    t[Phase::WalkWrite] = elapsedSeconds(m.scanned, m.written);
+    t[Phase::BodyNode]  = elapsedSeconds(m.written, m.nodesDone);
+    t[Phase::BodyLeaf]  = elapsedSeconds(m.nodesDone, m.leavesDone);
+    t[Phase::Download]  = elapsedSeconds(m.leavesDone, m.downloaded);
     m.listGroups = numGroups;
 }
 

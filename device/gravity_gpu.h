@@ -9,17 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "common/tree_view.h"
+#include "common/phases.h"
 #include "common/tree_view.h"
 
 namespace octwalk {
-
-/// Device phases of one evaluation, seconds, from CUDA events.
-struct DeviceTimes
-{
-    double upload = 0, walkCount = 0, scan = 0, walkWrite = 0, bodyNode = 0, bodyLeaf = 0, download = 0;
-    double total() const { return upload + walkCount + scan + walkWrite + bodyNode + bodyLeaf + download; }
-};
 
 /// What one device evaluation returns. acc is (acc xyz, potential) with G = 1, indexed like targets.
 struct GpuEvaluation
@@ -27,7 +20,7 @@ struct GpuEvaluation
     std::vector<F4> acc;
     std::vector<int32_t> nodeCounts, leafCounts; ///< per group, from pass 1
     int64_t nodeInteractions = 0, leafInteractions = 0;
-    DeviceTimes times;
+    PhaseTimes times; ///< the walk phases, from CUDA events (host phases 0)
 };
 
 /// True when this build has CUDA and a device is present. Never throws.

@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "host/models.h"
-#include "host/solver.h"
+#include "host/models/models.h"
+#include "host/solver/solver.h"
 
 namespace octwalk::test {
 

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "snapshot_harness.h"
-#include "host/cli.h"
-#include "host/models.h"
-#include "host/snapshot.h"
+#include "host/cli/cli.h"
+#include "host/models/models.h"
+#include "host/io/snapshot.h"
 
 namespace octwalk::fuzz {
 

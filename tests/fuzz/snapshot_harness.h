@@ -24,8 +24,8 @@
 
 #include <unistd.h>
 
-#include "host/errors.h"
-#include "host/snapshot.h"
+#include "common/errors.h"
+#include "host/io/snapshot.h"
 
 /// LeakSanitizer suppressions for a program that reads damaged HDF5 files: libhdf5 1.10 leaks a few
 /// hundred bytes of a damaged object header when H5Gopen2 or H5Dopen2 fails on it (the failed call

@@ -1,0 +1,100 @@
+#pragma once
+/// @file phases.h
+/// The one list of timed phases of a force evaluation, host and device, named as every output
+/// names them. It lives in common/ because both the host (steady clock) and the device (CUDA
+/// events) record into it, and device/ depends on common/ alone. Rendering (JSON, CSV, tables,
+/// medians) is in host/core/phases.h.
+///
+/// Adding a phase is one line in kPhases (and the code that times it).
+
+#include <array>
+#include <cstddef>
+
+namespace octwalk {
+
+/// Where a phase runs: the host's tree build, or the walk and forces (on the device with the GPU
+/// backend, in the CPU twin otherwise; upload and download are zero there).
+enum class PhaseGroup
+{
+    Host,
+    Walk,
+};
+
+struct PhaseInfo
+{
+    const char* name;  ///< key in JSON and CSV outputs and in benchmark counters (with "_s")
+    const char* label; ///< short label for text tables
+    PhaseGroup group;
+};
+
+/// In execution order.
+enum class Phase : int
+{
+    Sort,
+    Cells,
+    Multipoles,
+    Groups,
+    Packing,
+    Upload,
+    WalkCount,
+    Scan,
+    WalkWrite,
+    BodyNode,
+    BodyLeaf,
+    Download,
+};
+
+inline constexpr std::array<PhaseInfo, 12> kPhases{{
+    {"sort", "sort", PhaseGroup::Host},
+    {"cells", "cells", PhaseGroup::Host},
+    {"multipoles", "multipoles", PhaseGroup::Host},
+    {"groups", "groups", PhaseGroup::Host},
+    {"packing", "packing", PhaseGroup::Host},
+    {"upload", "upload", PhaseGroup::Walk},
+    {"walk_count", "walk-count", PhaseGroup::Walk},
+    {"scan", "scan", PhaseGroup::Walk},
+    {"walk_write", "walk-write", PhaseGroup::Walk},
+    {"body_node", "body-node", PhaseGroup::Walk},
+    {"body_leaf", "body-leaf", PhaseGroup::Walk},
+    {"download", "download", PhaseGroup::Walk},
+}};
+inline constexpr std::size_t kNumPhases = kPhases.size();
+static_assert(static_cast<std::size_t>(Phase::Download) + 1 == kNumPhases, "one entry of kPhases per Phase");
+
+inline constexpr const PhaseInfo& phaseInfo(Phase p) { return kPhases[static_cast<std::size_t>(p)]; }
+
+/// Seconds per phase of one evaluation (or a median over several).
+struct PhaseTimes
+{
+    std::array<double, kNumPhases> seconds{};
+
+    double& operator[](Phase p) { return seconds[static_cast<std::size_t>(p)]; }
+    double operator[](Phase p) const { return seconds[static_cast<std::size_t>(p)]; }
+
+    double sum(PhaseGroup g) const
+    {
+        double s = 0;
+        for (std::size_t k = 0; k < kNumPhases; ++k)
+        {
+            if (kPhases[k].group == g) s += seconds[k];
+        }
+        return s;
+    }
+    double host() const { return sum(PhaseGroup::Host); }
+    double walk() const { return sum(PhaseGroup::Walk); }
+    double total() const { return host() + walk(); }
+    /// Both passes of the walk.
+    double walkPasses() const { return (*this)[Phase::WalkCount] + (*this)[Phase::WalkWrite]; }
+    /// Both force kernels.
+    double forces() const { return (*this)[Phase::BodyNode] + (*this)[Phase::BodyLeaf]; }
+    /// Resets the phases of one group (a new evaluation of the walk keeps the host's build times).
+    void clear(PhaseGroup g)
+    {
+        for (std::size_t k = 0; k < kNumPhases; ++k)
+        {
+            if (kPhases[k].group == g) seconds[k] = 0;
+        }
+    }
+};
+
+} // namespace octwalk

@@ -1,0 +1,113 @@
+#include "host/core/phases.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace octwalk {
+
+namespace {
+
+std::string number(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.9g", v);
+    return buf;
+}
+
+std::string groupJson(const PhaseTimes& t, PhaseGroup g)
+{
+    std::string s = "{";
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group != g) continue;
+        s += "\"" + std::string(kPhases[k].name) + "\": " + number(t.seconds[k]) + ", ";
+    }
+    return s + "\"total\": " + number(t.sum(g)) + "}";
+}
+
+std::string groupText(const PhaseTimes& t, PhaseGroup g, long long numBodies)
+{
+    std::ostringstream s;
+    s.precision(4);
+    s << (g == PhaseGroup::Host ? "host   [s]:" : "walk   [s]:");
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group == g) s << " " << kPhases[k].label << " " << t.seconds[k] << " ";
+    }
+    double total = t.sum(g);
+    s << " total " << total << "  (" << (total > 0 ? double(numBodies) / total / 1e6 : 0.0) << " M bodies/s)\n";
+    return s.str();
+}
+
+} // namespace
+
+std::string phasesJson(const PhaseTimes& t)
+{
+    return "\"host_seconds\": " + groupJson(t, PhaseGroup::Host) + ", \"walk_seconds\": " + groupJson(t, PhaseGroup::Walk);
+}
+
+std::string phasesCsvHeader()
+{
+    std::string s;
+    for (const PhaseInfo& p : kPhases) s += std::string(p.name) + ",";
+    return s + "host_seconds,walk_seconds";
+}
+
+std::string phasesCsv(const PhaseTimes& t)
+{
+    std::string s;
+    for (double v : t.seconds) s += number(v) + ",";
+    return s + number(t.host()) + "," + number(t.walk());
+}
+
+std::string phasesText(const PhaseTimes& t, long long numBodies)
+{
+    return groupText(t, PhaseGroup::Host, numBodies) + groupText(t, PhaseGroup::Walk, numBodies);
+}
+
+std::string phasesTableHeader(int width)
+{
+    std::string s;
+    char buf[64];
+    for (const PhaseInfo& p : kPhases)
+    {
+        std::snprintf(buf, sizeof(buf), "%*.*s", width, width - 1, p.label);
+        s += buf;
+    }
+    return s;
+}
+
+std::string phasesTableRow(const PhaseTimes& t, int width)
+{
+    std::string s;
+    char buf[64];
+    for (double v : t.seconds)
+    {
+        std::snprintf(buf, sizeof(buf), "%*.3f", width, 1e3 * v);
+        s += buf;
+    }
+    return s;
+}
+
+double median(std::vector<double> values)
+{
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+PhaseTimes medianPhases(const std::vector<PhaseTimes>& times)
+{
+    PhaseTimes m;
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        std::vector<double> v;
+        for (const PhaseTimes& t : times) v.push_back(t.seconds[k]);
+        m.seconds[k] = median(std::move(v));
+    }
+    return m;
+}
+
+} // namespace octwalk

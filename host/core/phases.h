@@ -1,0 +1,37 @@
+#pragma once
+/// @file phases.h
+/// Rendering of the phase timings (common/phases.h) for every output: JSON objects, CSV columns,
+/// text tables and medians over repeated evaluations. Every command and benchmark uses these, so
+/// a phase added to kPhases appears everywhere with its one name.
+
+#include <string>
+#include <vector>
+
+#include "common/phases.h"
+
+namespace octwalk {
+
+/// `"host_seconds": {"sort": .., ..., "total": ..}, "walk_seconds": {..., "total": ..}` (no braces
+/// around the pair), 9 significant digits.
+std::string phasesJson(const PhaseTimes& t);
+
+/// CSV column names of phasesCsv: every phase, then host_seconds and walk_seconds.
+std::string phasesCsvHeader();
+/// The values under phasesCsvHeader(), comma-separated, 9 significant digits.
+std::string phasesCsv(const PhaseTimes& t);
+
+/// Two lines, "host [s]: sort .. total .. (.. M bodies/s)" and the same for the walk.
+std::string phasesText(const PhaseTimes& t, long long numBodies);
+
+/// Column titles for phasesTableRow, each `width` wide.
+std::string phasesTableHeader(int width);
+/// Every phase in milliseconds, each `width` wide.
+std::string phasesTableRow(const PhaseTimes& t, int width);
+
+/// Per phase, the median over the evaluations (the mean of the two middle ones for an even count).
+PhaseTimes medianPhases(const std::vector<PhaseTimes>& times);
+
+/// Median of a set of values (the mean of the two middle ones for an even count; 0 when empty).
+double median(std::vector<double> values);
+
+} // namespace octwalk

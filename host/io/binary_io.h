@@ -1,0 +1,321 @@
+#pragma once
+/// @file binary_io.h
+/// Internals shared by the snapshot readers and writers (host/snapshot_*.cpp): explicit byte order,
+/// a file reader that checks every read against the file size and names the field and byte offset
+/// of a failure, a buffered writer, the write-then-rename step, and the per-format entry points.
+/// Not part of the public API: include host/snapshot.h instead.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/errors.h"
+#include "host/io/snapshot.h"
+
+namespace octwalk::io {
+
+enum class ByteOrder
+{
+    Little,
+    Big,
+};
+
+inline ByteOrder hostByteOrder()
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    std::memcpy(&first, &one, 1);
+    return first == 1 ? ByteOrder::Little : ByteOrder::Big;
+}
+
+inline const char* toString(ByteOrder order) { return order == ByteOrder::Little ? "little-endian" : "big-endian"; }
+
+/// The value of type T whose bytes, in `order`, start at p.
+template<class T>
+T decode(const unsigned char* p, ByteOrder order)
+{
+    static_assert(std::is_trivially_copyable_v<T>, "decode needs a plain value type");
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, p, sizeof(T));
+    if (order != hostByteOrder()) std::reverse(bytes, bytes + sizeof(T));
+    T value;
+    std::memcpy(&value, bytes, sizeof(T));
+    return value;
+}
+
+/// Stores `value` at p with its bytes in `order`.
+template<class T>
+void encode(T value, ByteOrder order, unsigned char* p)
+{
+    static_assert(std::is_trivially_copyable_v<T>, "encode needs a plain value type");
+    std::memcpy(p, &value, sizeof(T));
+    if (order != hostByteOrder()) std::reverse(p, p + sizeof(T));
+}
+
+/// The one shape of a snapshot error: file, field, byte offset, what is wrong.
+[[noreturn]] inline void failAt(const std::string& path, const std::string& field, uint64_t offset,
+                                const std::string& problem)
+{
+    throw FormatError("snapshot '" + path + "': field '" + field + "' at byte offset " + std::to_string(offset) +
+                      ": " + problem);
+}
+
+/// Sequential reads from a file whose size is known up front, so a count can be checked against the
+/// bytes that are really there before anything is allocated.
+class FileReader
+{
+public:
+    /// FormatError when the path does not name a readable regular file.
+    explicit FileReader(const std::string& path) : path_(path)
+    {
+        std::error_code error;
+        if (!std::filesystem::is_regular_file(path, error))
+        {
+            const bool exists = std::filesystem::exists(path, error);
+            throw FormatError("snapshot '" + path + "': cannot read: " +
+                              (exists ? "not a regular file" : "no such file"));
+        }
+        size_ = std::filesystem::file_size(path, error);
+        in_.open(path, std::ios::binary);
+        if (error || !in_) throw FormatError("snapshot '" + path + "': cannot open for reading");
+    }
+
+    const std::string& path() const { return path_; }
+    uint64_t size() const { return size_; }
+    uint64_t offset() const { return offset_; }
+    uint64_t remaining() const { return size_ - offset_; }
+
+    void seek(uint64_t offset)
+    {
+        offset_ = std::min(offset, size_);
+        in_.clear();
+        in_.seekg(std::streamoff(offset_));
+    }
+
+    /// Reads n bytes; FormatError naming `field` when the file ends first.
+    void read(void* destination, uint64_t n, const std::string& field)
+    {
+        if (n > remaining())
+        {
+            fail(field, offset_,
+                 "needs " + std::to_string(n) + " bytes but the file ends after " + std::to_string(remaining()) +
+                     " (file size " + std::to_string(size_) + ")");
+        }
+        in_.read(static_cast<char*>(destination), std::streamsize(n));
+        if (!in_) fail(field, offset_, "read error");
+        offset_ += n;
+    }
+
+    template<class T>
+    T read(ByteOrder order, const std::string& field)
+    {
+        unsigned char bytes[sizeof(T)];
+        read(bytes, sizeof(T), field);
+        return decode<T>(bytes, order);
+    }
+
+    /// Reads `count` values of T, checking count * sizeof(T) against the bytes left first.
+    template<class T>
+    std::vector<T> readArray(uint64_t count, ByteOrder order, const std::string& field)
+    {
+        if (count > remaining() / sizeof(T))
+        {
+            fail(field, offset_,
+                 std::to_string(count) + " values of " + std::to_string(sizeof(T)) +
+                     " bytes run past the end of the file (" + std::to_string(remaining()) + " bytes left)");
+        }
+        std::vector<T> values(count);
+        read(values.data(), count * sizeof(T), field);
+        if (order != hostByteOrder())
+        {
+            for (T& v : values)
+            {
+                auto* bytes = reinterpret_cast<unsigned char*>(&v);
+                std::reverse(bytes, bytes + sizeof(T));
+            }
+        }
+        return values;
+    }
+
+    [[noreturn]] void fail(const std::string& field, uint64_t offset, const std::string& problem) const
+    {
+        failAt(path_, field, offset, problem);
+    }
+
+private:
+    std::string path_;
+    std::ifstream in_;
+    uint64_t size_   = 0;
+    uint64_t offset_ = 0;
+};
+
+/// Buffered writes with explicit byte order; close() reports a failed write as FormatError.
+class FileWriter
+{
+public:
+    explicit FileWriter(const std::string& path) : path_(path), out_(path, std::ios::binary | std::ios::trunc)
+    {
+        if (!out_) throw FormatError("snapshot '" + path + "': cannot open for writing");
+        buffer_.reserve(bufferBytes);
+    }
+
+    void write(const void* data, uint64_t n)
+    {
+        const auto* bytes = static_cast<const unsigned char*>(data);
+        buffer_.insert(buffer_.end(), bytes, bytes + n);
+        if (buffer_.size() >= bufferBytes) flush();
+    }
+
+    template<class T>
+    void put(T value, ByteOrder order)
+    {
+        unsigned char bytes[sizeof(T)];
+        encode(value, order, bytes);
+        write(bytes, sizeof(T));
+    }
+
+    /// Flushes and closes; FormatError if any write failed (disk full, I/O error).
+    void close()
+    {
+        flush();
+        out_.close();
+        if (!out_) throw FormatError("snapshot '" + path_ + "': write failed (disk full or I/O error)");
+    }
+
+private:
+    static constexpr size_t bufferBytes = size_t(1) << 20;
+
+    void flush()
+    {
+        out_.write(reinterpret_cast<const char*>(buffer_.data()), std::streamsize(buffer_.size()));
+        buffer_.clear();
+    }
+
+    std::string path_;
+    std::ofstream out_;
+    std::vector<unsigned char> buffer_;
+};
+
+/// A copy of `particles` sorted by id. InputError when the arrays differ in length, a position,
+/// velocity or mass is not finite, the time is not finite, or two particles share an id: a writer
+/// must not produce a file that its own reader rejects.
+inline ParticleSet sortedForWriting(const ParticleSet& particles)
+{
+    const size_t n = particles.pos.size();
+    if (particles.vel.size() != n || particles.mass.size() != n || particles.id.size() != n)
+    {
+        throw InputError("particle set has " + std::to_string(n) + " positions but " +
+                         std::to_string(particles.vel.size()) + " velocities, " +
+                         std::to_string(particles.mass.size()) + " masses and " + std::to_string(particles.id.size()) +
+                         " ids");
+    }
+    if (!std::isfinite(particles.time))
+    {
+        throw InputError("particle set time = " + std::to_string(particles.time) + " is not finite");
+    }
+    for (size_t i = 0; i < n; ++i)
+    {
+        const Vec3d& x = particles.pos[i];
+        const Vec3d& v = particles.vel[i];
+        const bool finite = std::isfinite(x.x) && std::isfinite(x.y) && std::isfinite(x.z) && std::isfinite(v.x) &&
+                            std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(particles.mass[i]);
+        if (!finite)
+        {
+            throw InputError("particle " + std::to_string(i) + " (id " + std::to_string(particles.id[i]) +
+                             ") has a non-finite position, velocity or mass");
+        }
+    }
+
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return particles.id[a] < particles.id[b]; });
+
+    ParticleSet sorted;
+    sorted.resize(int64_t(n));
+    sorted.time = particles.time;
+    for (size_t i = 0; i < n; ++i)
+    {
+        const size_t j  = order[i];
+        sorted.pos[i]  = particles.pos[j];
+        sorted.vel[i]  = particles.vel[j];
+        sorted.mass[i] = particles.mass[j];
+        sorted.id[i]   = particles.id[j];
+        if (i > 0 && sorted.id[i] == sorted.id[i - 1])
+        {
+            throw InputError("particle id " + std::to_string(sorted.id[i]) + " occurs twice");
+        }
+    }
+    return sorted;
+}
+
+/// FormatError when a position, velocity or mass of `sorted` overflows float32, which `formatName`
+/// stores (a finite double must not silently become an infinity in the file).
+inline void checkFitsFloat32(const ParticleSet& sorted, const std::string& path, const char* formatName)
+{
+    const double largest = std::numeric_limits<float>::max();
+    for (size_t i = 0; i < sorted.pos.size(); ++i)
+    {
+        const double values[7] = {sorted.pos[i].x, sorted.pos[i].y, sorted.pos[i].z, sorted.vel[i].x,
+                                  sorted.vel[i].y, sorted.vel[i].z, sorted.mass[i]};
+        for (double v : values)
+        {
+            if (std::abs(v) > largest)
+            {
+                throw FormatError("snapshot '" + path + "': particle id " + std::to_string(sorted.id[i]) +
+                                  " has a value " + std::to_string(v) + " beyond float32, which " + formatName +
+                                  " stores");
+            }
+        }
+    }
+}
+
+/// FormatError naming the first id that occurs twice in what was read from `path`.
+inline void checkUniqueIds(const ParticleSet& particles, const std::string& path)
+{
+    std::vector<uint64_t> ids = particles.id;
+    std::sort(ids.begin(), ids.end());
+    const auto twice = std::adjacent_find(ids.begin(), ids.end());
+    if (twice != ids.end())
+    {
+        throw FormatError("snapshot '" + path + "': field 'id': particle id " + std::to_string(*twice) +
+                          " occurs twice");
+    }
+}
+
+/// The 8-byte HDF5 signature at offset 0, 512, 1024, 2048, ... (where a user block may move it).
+inline bool hasHdf5Signature(FileReader& in)
+{
+    static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    for (uint64_t at = 0; at + 8 <= in.size(); at = (at == 0 ? 512 : 2 * at))
+    {
+        unsigned char bytes[8];
+        in.seek(at);
+        in.read(bytes, 8, "HDF5 signature");
+        if (std::memcmp(bytes, signature, 8) == 0) return true;
+    }
+    return false;
+}
+
+// Per-format entry points; `sorted` comes from sortedForWriting, `path` is the temporary file.
+void writeTipsy(const std::string& path, const ParticleSet& sorted, SnapshotFormat format);
+ParticleSet readTipsy(const std::string& path, SnapshotFormat format);
+/// The TIPSY variant of the file, or false when its header is not TIPSY in either byte order.
+bool detectTipsy(FileReader& in, SnapshotFormat& format);
+
+void writeGadget2(const std::string& path, const ParticleSet& sorted);
+ParticleSet readGadget2(const std::string& path);
+/// A first and a closing record marker of 256 (the HEAD block), in either byte order.
+bool looksLikeGadget2(FileReader& in);
+
+void writeHdf5(const std::string& path, const ParticleSet& sorted, const SnapshotMeta& meta);
+ParticleSet readHdf5(const std::string& path);
+
+} // namespace octwalk::io

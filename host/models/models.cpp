@@ -1,0 +1,149 @@
+#include "host/models/models.h"
+
+#include <cmath>
+
+#include "common/errors.h"
+#include "host/models/galaxy.h"
+#include "host/core/random.h"
+
+namespace octwalk {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+Vec3d isotropic(Random& rng, double r)
+{
+    double cosT = 2 * rng.uniform() - 1;
+    double sinT = std::sqrt(1 - cosT * cosT);
+    double phi  = 2 * kPi * rng.uniform();
+    return {r * sinT * std::cos(phi), r * sinT * std::sin(phi), r * cosT};
+}
+
+/// Isotropic Hernquist distribution function (Hernquist 1990, eq. 17) for G = M = a = 1 up to a
+/// constant factor, as a function of the binding energy e = -E in (0, 1).
+double hernquistDf(double e)
+{
+    double q  = std::sqrt(e);
+    double q2 = e;
+    double s  = std::sqrt(1 - q2);
+    return (3 * std::asin(q) + q * s * (1 - 2 * q2) * (8 * q2 * q2 - 8 * q2 - 3)) / std::pow(1 - q2, 2.5);
+}
+
+} // namespace
+
+void centreOnMass(ParticleSet& p)
+{
+    double m = 0;
+    Vec3d x{0, 0, 0}, v{0, 0, 0};
+    for (int64_t i = 0; i < p.size(); ++i)
+    {
+        m += p.mass[i];
+        x += p.mass[i] * p.pos[i];
+        v += p.mass[i] * p.vel[i];
+    }
+    if (!(m > 0)) return;
+    x = (1 / m) * x;
+    v = (1 / m) * v;
+    for (int64_t i = 0; i < p.size(); ++i)
+    {
+        p.pos[i] = p.pos[i] - x;
+        p.vel[i] = p.vel[i] - v;
+    }
+}
+
+ParticleSet makePlummer(int64_t n, uint64_t seed)
+{
+    ParticleSet p;
+    p.resize(n);
+    Random rng(seed);
+    const double lengthScale   = 3 * kPi / 16;
+    const double velocityScale = 1 / std::sqrt(lengthScale);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        double r;
+        do
+        {
+            double x = rng.uniform();
+            r = x > 0 ? 1 / std::sqrt(std::pow(x, -2.0 / 3.0) - 1) : 0;
+        } while (!(r < 44.7)); // (r^2/(1+r^2))^1.5 = 0.999 at r = 44.7
+        double q, g;
+        do
+        {
+            q = rng.uniform();
+            g = 0.1 * rng.uniform();
+        } while (g > q * q * std::pow(1 - q * q, 3.5));
+        double v = q * std::sqrt(2.0) * std::pow(1 + r * r, -0.25);
+        p.pos[i]  = lengthScale * isotropic(rng, r);
+        p.vel[i]  = velocityScale * isotropic(rng, v);
+        p.mass[i] = 1.0 / double(n);
+        p.id[i]   = uint64_t(i);
+    }
+    centreOnMass(p);
+    return p;
+}
+
+ParticleSet makeHernquist(int64_t n, uint64_t seed)
+{
+    ParticleSet p;
+    p.resize(n);
+    Random rng(seed);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        double r;
+        do
+        {
+            double s = std::sqrt(rng.uniform());
+            r = s / (1 - s);
+        } while (!(r < 198.0)); // M(<r) = r^2/(1+r^2)^2 reaches 0.99 at r = 198
+        double psi  = 1 / (1 + r);
+        double vEsc = std::sqrt(2 * psi);
+        // Density in v at fixed r is v^2 f(psi - v^2/2); its maximum is bounded by scanning v.
+        double peak = 0;
+        for (int k = 1; k < 64; ++k)
+        {
+            double v = vEsc * k / 64.0;
+            peak = std::max(peak, v * v * hernquistDf(psi - 0.5 * v * v));
+        }
+        double v;
+        do
+        {
+            v = vEsc * rng.uniform();
+        } while (rng.uniform() * 1.1 * peak > v * v * hernquistDf(std::max(psi - 0.5 * v * v, 1e-300)));
+        p.pos[i]  = isotropic(rng, r);
+        p.vel[i]  = isotropic(rng, v);
+        p.mass[i] = 1.0 / double(n);
+        p.id[i]   = uint64_t(i);
+    }
+    centreOnMass(p);
+    return p;
+}
+
+ParticleSet makeUniformSphere(int64_t n, uint64_t seed)
+{
+    ParticleSet p;
+    p.resize(n);
+    Random rng(seed);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        p.pos[i]  = isotropic(rng, std::cbrt(rng.uniform()));
+        p.vel[i]  = {0, 0, 0};
+        p.mass[i] = 1.0 / double(n);
+        p.id[i]   = uint64_t(i);
+    }
+    centreOnMass(p);
+    return p;
+}
+
+ParticleSet makeModel(const std::string& name, int64_t n, uint64_t seed)
+{
+    if (n < 2) throw ParameterError("model size n = " + std::to_string(n) + " is invalid: must be >= 2");
+    if (name == "plummer") return makePlummer(n, seed);
+    if (name == "hernquist") return makeHernquist(n, seed);
+    if (name == "uniform") return makeUniformSphere(n, seed);
+    if (name == "galaxy") return makeGalaxy(n, seed);
+    if (name == "merger") return makeMerger(n, seed);
+    throw ParameterError("model '" + name + "' is unknown: use plummer, hernquist, uniform, galaxy or merger");
+}
+
+} // namespace octwalk

@@ -1,0 +1,27 @@
+#pragma once
+/// @file models.h
+/// Built-in equilibrium models, deterministic by seed, total mass 1, G = 1.
+
+#include <cstdint>
+#include <string>
+
+#include "host/core/particles.h"
+
+namespace octwalk {
+
+/// Plummer sphere by the Aarseth, Henon & Wielen (1974) recipe in Henon (virial) units:
+/// M = 1, E = -1/4, scale length 3 pi / 16. Radii beyond the 99.9% mass radius are redrawn.
+ParticleSet makePlummer(int64_t n, uint64_t seed);
+
+/// Hernquist (1990) sphere, M = 1, scale length a = 1, isotropic velocities drawn from its
+/// distribution function by rejection; radii beyond the 99% mass radius (r ~ 198 a) are redrawn.
+ParticleSet makeHernquist(int64_t n, uint64_t seed);
+
+/// Uniform cold sphere of radius 1 (zero velocities), for cold-collapse runs.
+ParticleSet makeUniformSphere(int64_t n, uint64_t seed);
+
+/// Builds a model by name ("plummer", "hernquist", "uniform", "galaxy", "merger" with default
+/// settings, see galaxy.h); ParameterError for other names or n < 2.
+ParticleSet makeModel(const std::string& name, int64_t n, uint64_t seed);
+
+} // namespace octwalk

@@ -1,0 +1,106 @@
+#pragma once
+/// @file simulation.h
+/// Shared-timestep kick-drift-kick leapfrog on the host state (positions and velocities in
+/// double), forces from the tree (or exact direct summation), diagnostics and checkpoints.
+///
+/// The run ends exactly at t_end with equal sub-steps, as Octgrav does: the number of steps is
+/// ceil((t_end - t_0) / timestep) and the step is (t_end - t_0) / steps, so it never exceeds the
+/// requested timestep. The time of step k is t_0 + k h (no accumulated round-off).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/core/particles.h"
+#include "host/core/params.h"
+#include "host/solver/solver.h"
+
+namespace octwalk {
+
+/// Conserved quantities and structure at one time (G applied, N-body units).
+struct Diagnostics
+{
+    double time = 0, kinetic = 0, potential = 0, total = 0, relativeEnergyError = 0, virialRatio = 0;
+    Vec3d comPos{0, 0, 0}, comVel{0, 0, 0}, momentum{0, 0, 0}, angularMomentum{0, 0, 0};
+};
+
+/// Mass fractions of the Lagrangian radii written to lagrange.csv.
+inline const std::vector<double>& lagrangeFractions()
+{
+    static const std::vector<double> f{0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9};
+    return f;
+}
+
+/// Radii about the centre of mass enclosing each fraction of the total mass.
+std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<double>& fractions);
+
+struct StepPlan
+{
+    double t0 = 0, h = 0;
+    int64_t numSteps = 0;
+};
+
+/// Equal sub-steps from t0 to tEnd no longer than timestep; ParameterError when tEnd <= t0 or
+/// timestep is not positive and finite.
+StepPlan planSteps(double t0, double tEnd, double timestep);
+
+/// How forces are obtained each step.
+struct ForceOptions
+{
+    /// Exact direct summation (double, O(N^2)) instead of the tree.
+    bool direct = false;
+    /// Subtract the mass-weighted mean acceleration after each force evaluation, so the total
+    /// momentum is conserved to round-off. Off by default: a tree's forces are not pairwise
+    /// symmetric, and the resulting centre-of-mass drift is an honest measure of its error.
+    bool zeroNetForce = false;
+};
+
+class Simulation
+{
+public:
+    /// Validates the bodies and computes the initial forces.
+    Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces = {});
+
+    /// Restores a checkpoint; the forces are recomputed, bit-identical to the run that wrote it.
+    /// extra (optional) receives the caller's text stored with writeCheckpoint.
+    static Simulation fromCheckpoint(const std::string& path, std::string* extra = nullptr);
+
+    /// One kick-drift-kick step.
+    void step();
+
+    bool done() const { return step_ >= plan_.numSteps; }
+    int64_t stepIndex() const { return step_; }
+    double time() const { return plan_.t0 + double(step_) * plan_.h; }
+    const StepPlan& plan() const { return plan_; }
+    /// Moves the end of the run to tEnd with the same step; ParameterError unless tEnd - t0 is a
+    /// whole number of steps (so a restarted run stays bit-identical to an uninterrupted one).
+    void extendTo(double tEnd);
+
+    const ParticleSet& state() const { return state_; }
+    const Parameters& parameters() const { return params_; }
+    bool direct() const { return forces_.direct; }
+    const ForceOptions& forceOptions() const { return forces_; }
+    Diagnostics diagnostics() const;
+    const GravitySolver& solver() const { return solver_; }
+
+    /// Writes through an AtomicFile; an existing checkpoint becomes path + ".prev" once the new one
+    /// is complete and synced.
+    /// extra: the caller's own settings (e.g. output cadences), stored verbatim.
+    void writeCheckpoint(const std::string& path, const std::string& extra = {}) const;
+
+private:
+    void computeForces();
+    void removeNetForce();
+
+    ParticleSet state_;
+    Parameters params_;
+    StepPlan plan_;
+    ForceOptions forces_;
+    int64_t step_ = 0;
+    double initialEnergy_ = 0;
+    GravitySolver solver_;
+    std::vector<Vec3d> acc_;
+    std::vector<double> pot_;
+};
+
+} // namespace octwalk

@@ -1,0 +1,327 @@
+#include "host/solver/solver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <numeric>
+#include <sstream>
+
+#include "common/sfc.h"
+#include "host/reference/direct.h"
+#include "common/errors.h"
+#include "host/core/timer.h"
+
+namespace octwalk {
+
+namespace {
+
+/// Probe points sorted along a Morton curve of their own bounding cube and cut into groups of
+/// nGroup, so each group is compact and walks like a group of bodies.
+void groupProbes(const std::vector<Vec3d>& points, int nGroup, std::vector<int32_t>& order, std::vector<F4>& sorted,
+                 std::vector<I2>& ranges)
+{
+    int64_t n = int64_t(points.size());
+    Vec3d lo = points[0], hi = points[0];
+    for (const auto& p : points)
+    {
+        lo = {std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
+        hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
+    }
+    double size = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
+    double cellsPerUnit = double(kKeyGridSize) / (size > 0 ? size : 1.0);
+    std::vector<uint64_t> keys(n);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        keys[i] = mortonKey(gridCoordinate(points[i].x, lo.x, cellsPerUnit), gridCoordinate(points[i].y, lo.y, cellsPerUnit),
+                            gridCoordinate(points[i].z, lo.z, cellsPerUnit));
+    }
+    order.resize(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&keys](int32_t a, int32_t b) { return keys[a] < keys[b]; });
+    sorted.resize(n);
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const Vec3d& p = points[order[k]];
+        sorted[k] = {float(p.x), float(p.y), float(p.z), 0.0f};
+    }
+    ranges.clear();
+    for (int32_t f = 0; f < n; f += nGroup) ranges.push_back({f, int32_t(std::min<int64_t>(nGroup, n - f))});
+}
+
+void checkProbes(const std::vector<Vec3d>& points)
+{
+    if (points.empty()) throw InputError("evaluateAt needs at least one probe point, got none");
+    for (size_t i = 0; i < points.size(); ++i)
+    {
+        const Vec3d& p = points[i];
+        for (double c : {p.x, p.y, p.z})
+        {
+            if (!std::isfinite(c) || std::fabs(c) > kMaxCoordinate)
+            {
+                throw InputError("probe point " + std::to_string(i) + ": coordinate " + std::to_string(c) +
+                                 " is not finite or exceeds |x| <= 1e15");
+            }
+        }
+    }
+}
+
+/// Runs `step`; a std::bad_alloc becomes a BackendError naming the step, N and roughly how much memory
+/// it needs (bytesPerBody * N), instead of a bare std::bad_alloc that says nothing of either.
+template<class Step>
+void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
+{
+    try
+    {
+        run();
+    }
+    catch (const std::bad_alloc&)
+    {
+        std::ostringstream s;
+        s.precision(3);
+        s << "out of host memory while " << step << " for N = " << n << " (about " << bytesPerBody * double(n) / 1048576.0
+          << " MiB, " << bytesPerBody << " bytes each)";
+        throw BackendError(s.str());
+    }
+}
+
+/// InputError naming the first result that is not finite. The walk runs in float32, so an unsoftened pair
+/// closer than about 1e-19 (or any force beyond float32's range) would otherwise come back as inf or NaN.
+void checkFinite(const std::vector<Vec3d>& acc, const std::vector<double>& pot, const char* what,
+                 const std::vector<int64_t>* index = nullptr)
+{
+    for (size_t k = 0; k < acc.size(); ++k)
+    {
+        const Vec3d& a = acc[k];
+        if (std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot[k])) continue;
+        std::ostringstream s;
+        s << what << " " << (index ? (*index)[k] : int64_t(k)) << ": acceleration (" << a.x << ", " << a.y << ", " << a.z
+          << ") and potential " << pot[k]
+          << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
+        throw InputError(s.str());
+    }
+}
+
+} // namespace
+
+GravitySolver::GravitySolver(const Parameters& p) { setParameters(p); }
+
+GravitySolver::~GravitySolver() = default;
+
+void GravitySolver::setParameters(const Parameters& p)
+{
+    validate(p);
+    if (p.backend == Backend::Gpu && !gpuAvailable())
+    {
+        throw BackendError("backend gpu requested, but no CUDA device is available (" + gpuDescription() + ")");
+    }
+    params_    = p;
+    treeValid_ = false;
+}
+
+void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<double>& mass,
+                              const std::vector<uint64_t>& ids)
+{
+    if (mass.size() != pos.size())
+    {
+        throw InputError("setBodies: " + std::to_string(pos.size()) + " positions but " + std::to_string(mass.size()) +
+                         " masses");
+    }
+    if (!ids.empty() && ids.size() != pos.size())
+    {
+        throw InputError("setBodies: " + std::to_string(pos.size()) + " positions but " + std::to_string(ids.size()) +
+                         " ids");
+    }
+    // validateBodies reads no ids, and checks N before anything is copied.
+    validateBodies({pos.data(), mass.data(), ids.empty() ? nullptr : ids.data(), int64_t(pos.size())});
+    treeValid_ = false;
+    namingMemory("copying the bodies", int64_t(pos.size()), 40, [&] {
+        try
+        {
+            std::vector<uint64_t> id = ids;
+            if (id.empty())
+            {
+                id.resize(pos.size());
+                std::iota(id.begin(), id.end(), uint64_t(0));
+            }
+            pos_  = pos;
+            mass_ = mass;
+            id_   = std::move(id);
+        }
+        catch (...)
+        {
+            // No half-replaced set: positions of one set with masses of another.
+            pos_.clear();
+            mass_.clear();
+            id_.clear();
+            throw;
+        }
+    });
+}
+
+Backend GravitySolver::activeBackend() const
+{
+    if (params_.backend == Backend::Auto) return gpuAvailable() ? Backend::Gpu : Backend::Cpu;
+    return params_.backend;
+}
+
+GpuSolver& GravitySolver::gpu()
+{
+    if (!gpu_) gpu_ = std::make_unique<GpuSolver>();
+    return *gpu_;
+}
+
+void GravitySolver::buildTree()
+{
+    if (pos_.empty()) throw InputError("no bodies set: call setBodies before evaluating forces");
+    BodySpan bodies{pos_.data(), mass_.data(), id_.data(), int64_t(pos_.size())};
+    PhaseTimes& t = times_;
+    Stopwatch clock;
+    sortBodies(bodies, tree_);
+    t[Phase::Sort] = clock.lap();
+    buildCells(params_.n_leaf, tree_);
+    t[Phase::Cells] = clock.lap();
+    computeMultipoles(tree_);
+    t[Phase::Multipoles] = clock.lap();
+    makeGroups(params_.n_group, tree_, params_.merge_groups);
+    t[Phase::Groups] = clock.lap();
+    packTree(tree_, params_, packed_);
+    t[Phase::Packing] = clock.lap();
+    treeValid_ = true;
+
+    stats_.numGroups   = int64_t(packed_.groupRange.size());
+    stats_.numInternal = packed_.numInternal;
+    stats_.numLeaves   = packed_.numLeaves;
+    stats_.depth       = packed_.depth;
+}
+
+void GravitySolver::evaluateCpu(const TargetView& targets, std::vector<F4>& out)
+{
+    PhaseTimes& t = times_;
+    t.clear(PhaseGroup::Walk);
+    TreeView tree   = packed_.treeView();
+    GroupView groups = currentGroups_;
+    Stopwatch clock;
+    countInteractionsCpu(tree, groups, counts_);
+    t[Phase::WalkCount] = clock.lap();
+    scanCountsCpu(counts_, lists_);
+    t[Phase::Scan] = clock.lap();
+    writeInteractionsCpu(tree, groups, lists_);
+    t[Phase::WalkWrite] = clock.lap();
+
+    std::vector<F4> nodeAcc(targets.numTargets), leafAcc(targets.numTargets);
+    float eps2 = float(params_.epsilon_squared);
+    bodyNodeForcesCpu(tree, groups, lists_.view(), targets, eps2, nodeAcc.data());
+    t[Phase::BodyNode] = clock.lap();
+    bodyLeafForcesCpu(tree, groups, lists_.view(), packed_.bodyView(), targets, eps2, leafAcc.data());
+    t[Phase::BodyLeaf] = clock.lap();
+
+    out.resize(targets.numTargets);
+    for (int32_t i = 0; i < targets.numTargets; ++i)
+    {
+        out[i] = {nodeAcc[i].x + leafAcc[i].x, nodeAcc[i].y + leafAcc[i].y, nodeAcc[i].z + leafAcc[i].z,
+                  nodeAcc[i].w + leafAcc[i].w};
+    }
+    int64_t nodes = 0, leafBodies = 0;
+    for (int32_t g = 0; g < groups.numGroups; ++g)
+    {
+        nodes += int64_t(counts_.nodes[g]) * groups.range[g].y;
+        leafBodies += counts_.leafBodies[g] * groups.range[g].y;
+    }
+    stats_.nodeInteractions = nodes;
+    stats_.leafInteractions = leafBodies - (targets.areBodies ? targets.numTargets : 0);
+}
+
+void GravitySolver::evaluateGpu(const TargetView& targets, std::vector<F4>& out)
+{
+    GpuEvaluation result;
+    gpu().evaluate(packed_.treeView(), currentGroups_, packed_.bodyView(), targets, float(params_.epsilon_squared),
+                   result);
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group == PhaseGroup::Walk) times_.seconds[k] = result.times.seconds[k];
+    }
+    stats_.nodeInteractions = result.nodeInteractions;
+    stats_.leafInteractions = result.leafInteractions - (targets.areBodies ? targets.numTargets : 0);
+    out = std::move(result.acc);
+}
+
+void GravitySolver::evaluateTargets(const TargetView& targets, std::vector<F4>& out)
+{
+    stats_.numTargets = targets.numTargets;
+    if (activeBackend() == Backend::Gpu) evaluateGpu(targets, out);
+    else evaluateCpu(targets, out);
+}
+
+void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    const int64_t n = int64_t(pos_.size());
+    namingMemory("building the tree", n, 160, [&] { buildTree(); });
+    currentGroups_ = packed_.groupView();
+    std::vector<F4> out;
+    TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
+    namingMemory("walking the tree", n, 100, [&] { evaluateTargets(targets, out); });
+
+    double G = params_.gravitational_constant;
+    acc.resize(pos_.size());
+    pot.resize(pos_.size());
+    for (size_t k = 0; k < out.size(); ++k)
+    {
+        int32_t i = tree_.order[k];
+        acc[i] = {G * out[k].x, G * out[k].y, G * out[k].z};
+        pot[i] = G * out[k].w;
+    }
+    checkFinite(acc, pot, "body");
+}
+
+void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    checkProbes(points);
+    if (!treeValid_) namingMemory("building the tree", int64_t(pos_.size()), 160, [&] { buildTree(); });
+    std::vector<int32_t> order;
+    std::vector<F4> sorted;
+    std::vector<I2> ranges;
+    std::vector<F4> center, half;
+    groupProbes(points, params_.n_group, order, sorted, ranges);
+    groupBoxes(sorted, ranges, center, half);
+    currentGroups_ = {ranges.data(), center.data(), half.data(), int32_t(ranges.size())};
+    std::vector<F4> out;
+    namingMemory("walking the tree for probe points", int64_t(points.size()), 100,
+                 [&] { evaluateTargets({sorted.data(), int32_t(sorted.size()), false}, out); });
+
+    double G = params_.gravitational_constant;
+    acc.resize(points.size());
+    pot.resize(points.size());
+    for (size_t k = 0; k < out.size(); ++k)
+    {
+        acc[order[k]] = {G * out[k].x, G * out[k].y, G * out[k].z};
+        pot[order[k]] = G * out[k].w;
+    }
+    currentGroups_ = packed_.groupView();
+    checkFinite(acc, pot, "probe point");
+}
+
+void GravitySolver::computeDirect(const std::vector<int64_t>& targets, std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    if (pos_.empty()) throw InputError("no bodies set: call setBodies before computing direct sums");
+    std::vector<int64_t> all;
+    const std::vector<int64_t>* list = &targets;
+    if (targets.empty())
+    {
+        all.resize(pos_.size());
+        std::iota(all.begin(), all.end(), 0);
+        list = &all;
+    }
+    for (int64_t t : *list)
+    {
+        if (t < 0 || t >= int64_t(pos_.size()))
+        {
+            throw InputError("computeDirect: target index " + std::to_string(t) + " is out of range [0, " +
+                             std::to_string(pos_.size()) + ")");
+        }
+    }
+    directSum(pos_.data(), mass_.data(), int64_t(pos_.size()), *list, params_.epsilon_squared,
+              params_.gravitational_constant, acc, pot);
+    checkFinite(acc, pot, "body", list);
+}
+
+} // namespace octwalk

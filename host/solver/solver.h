@@ -1,0 +1,108 @@
+#pragma once
+/// @file solver.h
+/// The library API: set bodies and parameters, compute accelerations and potentials (tree or
+/// direct), evaluate gravity at massless probe points, and read per-phase timings and
+/// interaction counts. Results are in the caller's order; G = gravitational_constant.
+///
+///   octwalk::Parameters p;  p.opening_angle = 0.5;  p.epsilon_squared = 1e-4;
+///   octwalk::GravitySolver solver(p);
+///   solver.setBodies(pos, mass);              // ids default to 0..N-1
+///   solver.computeForces(acc, pot);
+///   solver.timings()[Phase::Cells];  solver.stats().nodesPerBody();
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/phases.h"
+#include "common/vec.h"
+#include "device/gravity_gpu.h"
+#include "host/tree/octree.h"
+#include "host/tree/packed_tree.h"
+#include "host/core/params.h"
+#include "host/cpu/walk_cpu.h"
+
+namespace octwalk {
+
+/// Interaction counts of the last evaluation.
+struct InteractionStats
+{
+    int64_t numTargets = 0, numGroups = 0, numInternal = 0, numLeaves = 0, depth = 0;
+    int64_t nodeInteractions = 0; ///< body-node (multipole) interactions
+    int64_t leafInteractions = 0; ///< body-body interactions (self excluded)
+
+    double nodesPerBody() const { return numTargets ? double(nodeInteractions) / double(numTargets) : 0; }
+    double leavesPerBody() const { return numTargets ? double(leafInteractions) / double(numTargets) : 0; }
+};
+
+/// Flops counted per interaction, as in the Octgrav paper (Gaburov et al. 2010).
+constexpr double kFlopsPerBodyBody  = 38;
+constexpr double kFlopsPerBodyNode  = 70;
+
+class GravitySolver
+{
+public:
+    explicit GravitySolver(const Parameters& p = Parameters{});
+    ~GravitySolver();
+    GravitySolver(GravitySolver&&) = default;
+    GravitySolver& operator=(GravitySolver&&) = default;
+
+    /// Validates and stores; takes effect at the next evaluation.
+    void setParameters(const Parameters& p);
+    const Parameters& parameters() const { return params_; }
+
+    /// Copies and validates the bodies (InputError names the first bad body). ids default to 0..N-1;
+    /// with unique ids the results do not depend on the input order.
+    void setBodies(const std::vector<Vec3d>& pos, const std::vector<double>& mass,
+                   const std::vector<uint64_t>& ids = {});
+
+    /// Tree accelerations and potentials of all bodies, caller's order.
+    void computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot);
+
+    /// Tree gravity at massless probe points (they feel the bodies, the bodies do not feel them).
+    void evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot);
+
+    /// Exact direct summation on the chosen backend (double on the CPU) for the listed bodies
+    /// (all when targets is empty); acc/pot indexed like targets.
+    void computeDirect(const std::vector<int64_t>& targets, std::vector<Vec3d>& acc, std::vector<double>& pot);
+
+    /// The backend the last or next evaluation uses (Auto resolved).
+    Backend activeBackend() const;
+
+    /// Phases of the last evaluation: the host build (steady clock), and the walk and forces
+    /// (CUDA events on the GPU backend; steady clock in the CPU twin, where upload and download are 0).
+    const PhaseTimes& timings() const { return times_; }
+    const InteractionStats& stats() const { return stats_; }
+
+    /// Internals of the last evaluation, for tests, studies and the twin comparison.
+    const HostTree& hostTree() const { return tree_; }
+    const PackedTree& packedTree() const { return packed_; }
+    const InteractionLists& cpuLists() const { return lists_; }
+    const WalkCounts& cpuCounts() const { return counts_; }
+
+private:
+    void buildTree();
+    void evaluateTargets(const TargetView& targets, std::vector<F4>& out);
+    void evaluateCpu(const TargetView& targets, std::vector<F4>& out);
+    void evaluateGpu(const TargetView& targets, std::vector<F4>& out);
+    GpuSolver& gpu();
+
+    Parameters params_;
+    std::vector<Vec3d> pos_;
+    std::vector<double> mass_;
+    std::vector<uint64_t> id_;
+    bool treeValid_ = false;
+
+    HostTree tree_;
+    PackedTree packed_;
+    WalkCounts counts_;
+    InteractionLists lists_;
+    GroupView currentGroups_{};
+    std::unique_ptr<GpuSolver> gpu_;
+
+    PhaseTimes times_;
+    InteractionStats stats_;
+};
+
+} // namespace octwalk

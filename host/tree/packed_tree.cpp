@@ -1,0 +1,140 @@
+#include "host/tree/packed_tree.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/mac.h"
+
+namespace octwalk {
+
+TreeView PackedTree::treeView() const
+{
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), nodeBox.data(), leafRange.data(),
+            numInternal,     numLeaves,      rootEntry,      depth};
+}
+
+GroupView PackedTree::groupView() const
+{
+    return {groupRange.data(), groupCenter.data(), groupHalf.data(), int32_t(groupRange.size())};
+}
+
+BodyView PackedTree::bodyView() const { return {bodies.data(), int32_t(bodies.size())}; }
+
+namespace {
+
+/// Packed index of every host cell: internal cells first, then leaves, both breadth-first.
+std::vector<int32_t> packedIndices(const OctreeCells& c, int32_t& numInternal)
+{
+    std::vector<int32_t> index(c.size());
+    numInternal = 0;
+    for (int32_t i = 0; i < c.size(); ++i)
+    {
+        if (!c.isLeaf[i]) index[i] = numInternal++;
+    }
+    int32_t leaf = numInternal;
+    for (int32_t i = 0; i < c.size(); ++i)
+    {
+        if (c.isLeaf[i]) index[i] = leaf++;
+    }
+    return index;
+}
+
+uint32_t childEntry(const OctreeCells& c, const std::vector<int32_t>& index, int32_t cell)
+{
+    if (cell < 0) return kEmptyChild;
+    return c.isLeaf[cell] ? (kLeafBit | uint32_t(index[cell])) : uint32_t(index[cell]);
+}
+
+F4 toF4(Vec3d v, double w) { return {float(v.x), float(v.y), float(v.z), float(w)}; }
+
+} // namespace
+
+void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
+{
+    const OctreeCells& c = t.cells;
+    const Multipoles& mp = t.poles;
+    int32_t numCells = c.size();
+    std::vector<int32_t> index = packedIndices(c, out.numInternal);
+    out.numLeaves = numCells - out.numInternal;
+    out.depth     = c.depth;
+    out.rootEntry = childEntry(c, index, 0);
+
+    out.children.resize(2 * size_t(out.numInternal));
+    out.nodeMac.resize(numCells);
+    out.nodeCom.resize(numCells);
+    out.nodeQuad.resize(2 * size_t(numCells));
+    out.nodeBox.resize(numCells);
+    out.leafRange.resize(out.numLeaves);
+
+    float invTheta = float(1.0 / p.opening_angle);
+    float quadScale = p.use_quadrupole ? 1.0f : 0.0f;
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < numCells; ++i)
+    {
+        int32_t n = index[i];
+        if (c.isLeaf[i])
+        {
+            out.leafRange[n - out.numInternal] = {c.first[i], c.count[i]};
+        }
+        else
+        {
+            const auto& ch = c.child[i];
+            out.children[2 * n]     = {childEntry(c, index, ch[0]), childEntry(c, index, ch[1]),
+                                       childEntry(c, index, ch[2]), childEntry(c, index, ch[3])};
+            out.children[2 * n + 1] = {childEntry(c, index, ch[4]), childEntry(c, index, ch[5]),
+                                       childEntry(c, index, ch[6]), childEntry(c, index, ch[7])};
+        }
+        Vec3d center = 0.5 * (mp.boxMin[i] + mp.boxMax[i]);
+        Vec3d extent = mp.boxMax[i] - mp.boxMin[i];
+        double side  = std::max({extent.x, extent.y, extent.z});
+        Vec3d offset = mp.com[i] - center;
+        float delta  = float(std::sqrt(dot(offset, offset)));
+
+        out.nodeBox[n] = toF4(center, side);
+        out.nodeCom[n]  = toF4(mp.com[i], mp.mass[i]);
+        out.nodeMac[n]  = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
+        const SymTensor<double>& q = mp.quad[i];
+        out.nodeQuad[2 * n]     = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
+                                   quadScale * float(q.xy)};
+        out.nodeQuad[2 * n + 1] = {quadScale * float(q.xz), quadScale * float(q.yz), 0.0f, 0.0f};
+    }
+
+    size_t n = t.pos.size();
+    out.bodies.resize(n);
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < int64_t(n); ++k)
+    {
+        out.bodies[k] = toF4(t.pos[k], t.mass[k]);
+    }
+    out.groupRange = t.groups;
+    groupBoxes(out.bodies, out.groupRange, out.groupCenter, out.groupHalf);
+}
+
+void groupBoxes(const std::vector<F4>& bodies, const std::vector<I2>& ranges, std::vector<F4>& center,
+                std::vector<F4>& half)
+{
+    size_t numGroups = ranges.size();
+    center.resize(numGroups);
+    half.resize(numGroups);
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < int64_t(numGroups); ++g)
+    {
+        int32_t first = ranges[g].x, last = first + ranges[g].y;
+        F4 lo = bodies[first], hi = bodies[first];
+        for (int32_t i = first + 1; i < last; ++i)
+        {
+            lo = {std::min(lo.x, bodies[i].x), std::min(lo.y, bodies[i].y), std::min(lo.z, bodies[i].z), 0};
+            hi = {std::max(hi.x, bodies[i].x), std::max(hi.y, bodies[i].y), std::max(hi.z, bodies[i].z), 0};
+        }
+        // Centre and half-size are rounded outward so the float box still contains every body.
+        Vec3f c{0.5f * (lo.x + hi.x), 0.5f * (lo.y + hi.y), 0.5f * (lo.z + hi.z)};
+        auto halfWidth = [](float cc, float a, float b) {
+            float h = std::max(cc - a, b - cc);
+            return std::nextafter(h, HUGE_VALF);
+        };
+        center[g] = {c.x, c.y, c.z, 0.0f};
+        half[g]   = {halfWidth(c.x, lo.x, hi.x), halfWidth(c.y, lo.y, hi.y), halfWidth(c.z, lo.z, hi.z), 0.0f};
+    }
+}
+
+} // namespace octwalk

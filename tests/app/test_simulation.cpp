@@ -1,0 +1,212 @@
+// The leapfrog, its diagnostics, checkpoints and restart.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "common/errors.h"
+#include "host/models/galaxy.h"
+#include "host/sim/simulation.h"
+#include "test_helpers.h"
+
+using namespace octwalk;
+namespace fs = std::filesystem;
+
+namespace {
+
+Parameters simParameters(double theta, double eps)
+{
+    Parameters p = test::cpuParameters(theta, eps * eps);
+    return p;
+}
+
+/// A two-body orbit of semi-major axis 1, eccentricity e, total mass 1, started at apocentre.
+ParticleSet kepler(double e)
+{
+    ParticleSet p;
+    p.resize(2);
+    double m1 = 0.75, m2 = 0.25, ra = 1 + e, va = std::sqrt((1 - e) / (1 + e));
+    p.mass = {m1, m2};
+    p.id   = {0, 1};
+    p.pos  = {{-m2 * ra, 0, 0}, {m1 * ra, 0, 0}};
+    p.vel  = {{0, -m2 * va, 0}, {0, m1 * va, 0}};
+    return p;
+}
+
+void orbitElements(const ParticleSet& p, double& a, double& e)
+{
+    Vec3d r = p.pos[1] - p.pos[0], v = p.vel[1] - p.vel[0];
+    double mu = p.mass[0] + p.mass[1], dist = std::sqrt(dot(r, r));
+    double energy = 0.5 * dot(v, v) - mu / dist;
+    a = -mu / (2 * energy);
+    Vec3d h{r.y * v.z - r.z * v.y, r.z * v.x - r.x * v.z, r.x * v.y - r.y * v.x};
+    e = std::sqrt(std::max(0.0, 1 - dot(h, h) / (mu * a)));
+}
+
+fs::path freshDir(const std::string& name)
+{
+    fs::path d = fs::temp_directory_path() / ("octwalk_sim_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    return d;
+}
+
+} // namespace
+
+TEST(Simulation, StepPlanEndsExactlyAtTEnd)
+{
+    StepPlan p = planSteps(0.0, 1.0, 0.3);
+    EXPECT_EQ(p.numSteps, 4);
+    EXPECT_DOUBLE_EQ(p.h * 4, 1.0);
+    EXPECT_EQ(planSteps(0.0, 1.0, 1.0 / 128).numSteps, 128);
+    EXPECT_THROW(planSteps(1.0, 0.5, 0.1), ParameterError);
+    EXPECT_THROW(planSteps(0.0, 1.0, 0.0), ParameterError);
+    EXPECT_THROW(planSteps(0.0, 1.0, NAN), ParameterError);
+}
+
+TEST(Simulation, KeplerOrbitKeepsItsElements)
+{
+    const double twoPi = 6.283185307179586;
+    Simulation sim(kepler(0.5), simParameters(0.5, 0.0), planSteps(0.0, 10 * twoPi, twoPi / 2000));
+    while (!sim.done()) sim.step();
+    double a, e;
+    orbitElements(sim.state(), a, e);
+    EXPECT_NEAR(a, 1.0, 1e-3);
+    EXPECT_NEAR(e, 0.5, 1e-2);
+    EXPECT_NEAR(sim.time(), 10 * twoPi, 1e-12);
+}
+
+TEST(Simulation, PlummerEnergyConservedWithoutDrift)
+{
+    Simulation sim(makePlummer(1 << 14, 3), simParameters(0.5, 0.01), planSteps(0.0, 10.0, 1.0 / 128));
+    Diagnostics start = sim.diagnostics();
+    double worst = 0, firstHalf = 0, secondHalf = 0;
+    int64_t half = sim.plan().numSteps / 2;
+    while (!sim.done())
+    {
+        sim.step();
+        Diagnostics d = sim.diagnostics();
+        worst = std::max(worst, std::fabs(d.relativeEnergyError));
+        (sim.stepIndex() <= half ? firstHalf : secondHalf) += d.relativeEnergyError / double(half);
+    }
+    Diagnostics end = sim.diagnostics();
+    std::printf("Plummer 2^14, 10 time units: max |dE/E0| %.3g, mean dE/E0 first half %.3g, second half %.3g\n", worst,
+                firstHalf, secondHalf);
+    EXPECT_LT(worst, 1e-3);
+    // No secular drift: the second half's mean error stays within the scale of the fluctuations.
+    EXPECT_LT(std::fabs(secondHalf - firstHalf), 3e-4);
+    // A tree's forces are not pairwise symmetric: the net force on this model at theta = 0.5 is
+    // about 3e-6 (direct summation: 1e-17), which moves the centre of mass by ~5e-5 in 10 time units.
+    Vec3d drift = end.comPos - start.comPos;
+    EXPECT_LT(std::sqrt(dot(drift, drift)), 1e-4);
+}
+
+TEST(Simulation, ZeroNetForceKeepsTheCentreOfMassInPlace)
+{
+    ForceOptions corrected;
+    corrected.zeroNetForce = true;
+    Simulation sim(makePlummer(1 << 13, 3), simParameters(0.5, 0.01), planSteps(0.0, 5.0, 1.0 / 64), corrected);
+    Diagnostics start = sim.diagnostics();
+    while (!sim.done()) sim.step();
+    Diagnostics end = sim.diagnostics();
+    Vec3d drift = end.comPos - start.comPos;
+    EXPECT_LT(std::sqrt(dot(drift, drift)), 1e-5);
+    EXPECT_LT(std::sqrt(dot(end.momentum, end.momentum)), 1e-12);
+    EXPECT_LT(std::fabs(end.relativeEnergyError), 1e-3);
+}
+
+TEST(Simulation, LeapfrogIsSecondOrder)
+{
+    ParticleSet b = makePlummer(4096, 8);
+    double err[2];
+    int i = 0;
+    for (double dt : {1.0 / 32, 1.0 / 64})
+    {
+        Simulation sim(b, simParameters(0.2, 0.05), planSteps(0.0, 1.0, dt));
+        double worst = 0;
+        while (!sim.done())
+        {
+            sim.step();
+            worst = std::max(worst, std::fabs(sim.diagnostics().relativeEnergyError));
+        }
+        err[i++] = worst;
+    }
+    std::printf("max |dE/E0| at dt 1/32: %.3g, 1/64: %.3g, ratio %.2f\n", err[0], err[1], err[0] / err[1]);
+    EXPECT_GT(err[0] / err[1], 3.0);
+    EXPECT_LT(err[0] / err[1], 5.5);
+}
+
+TEST(Simulation, RestartIsBitIdentical)
+{
+    fs::path dir = freshDir("restart");
+    fs::create_directories(dir);
+    ParticleSet b = makePlummer(3000, 5);
+    Parameters p = simParameters(0.6, 0.02);
+    Simulation whole(b, p, planSteps(0.0, 20.0 / 64, 1.0 / 64));
+    while (!whole.done()) whole.step();
+    whole.writeCheckpoint((dir / "whole.bin").string(), "settings");
+
+    Simulation first(b, p, planSteps(0.0, 10.0 / 64, 1.0 / 64));
+    while (!first.done()) first.step();
+    first.writeCheckpoint((dir / "half.bin").string(), "settings");
+    std::string extra;
+    Simulation resumed = Simulation::fromCheckpoint((dir / "half.bin").string(), &extra);
+    EXPECT_EQ(extra, "settings");
+    resumed.extendTo(20.0 / 64);
+    while (!resumed.done()) resumed.step();
+    resumed.writeCheckpoint((dir / "resumed.bin").string(), "settings");
+
+    auto slurp = [](const fs::path& f) {
+        std::ifstream in(f, std::ios::binary);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    EXPECT_TRUE(slurp(dir / "whole.bin") == slurp(dir / "resumed.bin"));
+    EXPECT_THROW(resumed.extendTo(0.3), ParameterError);
+    fs::remove_all(dir);
+}
+
+TEST(Simulation, DamagedCheckpointIsRefused)
+{
+    fs::path dir = freshDir("damaged");
+    fs::create_directories(dir);
+    Simulation sim(makePlummer(500, 1), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
+    std::string path = (dir / "c.bin").string();
+    sim.writeCheckpoint(path);
+    sim.writeCheckpoint(path);
+    EXPECT_TRUE(fs::exists(path + ".prev"));
+    fs::resize_file(path, fs::file_size(path) - 1);
+    EXPECT_THROW(Simulation::fromCheckpoint(path), FormatError);
+    {
+        std::ofstream f(path, std::ios::trunc);
+        f << "not a checkpoint at all";
+    }
+    EXPECT_THROW(Simulation::fromCheckpoint(path), FormatError);
+    EXPECT_THROW(Simulation::fromCheckpoint((dir / "missing.bin").string()), FormatError);
+    fs::remove_all(dir);
+}
+
+TEST(Simulation, LagrangianRadiiOfAUniformSphere)
+{
+    ParticleSet b = makeUniformSphere(20000, 2);
+    std::vector<double> r = lagrangianRadii(b, {0.125, 0.5});
+    EXPECT_NEAR(r[0], 0.5, 0.02);
+    EXPECT_NEAR(r[1], std::cbrt(0.5), 0.02);
+}
+
+TEST(Galaxy, ComponentsAndNearEquilibrium)
+{
+    ParticleSet g = makeGalaxy(12000, 4);
+    double m = 0, diskLz = 0;
+    for (int64_t i = 0; i < g.size(); ++i) m += g.mass[i];
+    EXPECT_NEAR(m, 1.0, 1e-12);
+    for (int64_t i = 2000; i < 4000; ++i) diskLz += g.pos[i].x * g.vel[i].y - g.pos[i].y * g.vel[i].x;
+    EXPECT_GT(diskLz / 2000, 0.1); // the disk rotates
+    Simulation sim(g, simParameters(0.5, 0.02), planSteps(0.0, 1.0, 1.0 / 64));
+    double q0 = sim.diagnostics().virialRatio;
+    while (!sim.done()) sim.step();
+    EXPECT_NEAR(q0, 1.0, 0.15);
+    EXPECT_NEAR(sim.diagnostics().virialRatio, 1.0, 0.15);
+    EXPECT_LT(std::fabs(sim.diagnostics().relativeEnergyError), 5e-3);
+}

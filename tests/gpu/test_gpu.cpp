@@ -1,0 +1,448 @@
+// The device backend against its CPU twin (test layer (c)): same interaction counts and lists,
+// forces within rounding, deterministic repeats. G != 1 and eps > 0 so a missing factor cannot hide.
+// Every test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure (GPU CI).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device/gravity_gpu.h"
+#include "host/reference/error_stats.h"
+#include "host/reference/direct.h"
+#include "common/errors.h"
+#include "host/models/models.h"
+#include "host/core/random.h"
+#include "host/solver/solver.h"
+#include "host/cpu/walk_cpu.h"
+
+namespace octwalk {
+namespace {
+
+constexpr double kG        = 2.5;
+constexpr double kEps2     = 1e-4;
+constexpr uint64_t kSeed   = 20240517;
+/// Twin tolerances: the device uses rsqrtf and fused multiply-adds, the host neither.
+constexpr double kTwinMedian = 1e-5;
+constexpr double kTwinMax    = 1e-4;
+
+void requireGpu()
+{
+    if (gpuAvailable()) return;
+    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
+    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
+    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
+}
+
+class GpuTest : public ::testing::Test
+{
+protected:
+    void SetUp() override { requireGpu(); }
+};
+
+template<class Param>
+class GpuTestWithParam : public ::testing::TestWithParam<Param>
+{
+protected:
+    void SetUp() override { requireGpu(); }
+};
+
+/// Models are deterministic by seed; cached because the 2^20 ones are reused across cases.
+const ParticleSet& model(const std::string& name, int log2n)
+{
+    static std::map<std::pair<std::string, int>, ParticleSet> cache;
+    auto key = std::make_pair(name, log2n);
+    auto it  = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, makeModel(name, int64_t(1) << log2n, kSeed)).first;
+    return it->second;
+}
+
+Parameters parameters(double theta, Mac mac, Backend backend)
+{
+    Parameters p;
+    p.opening_angle          = theta;
+    p.mac                    = mac;
+    p.epsilon_squared        = kEps2;
+    p.gravitational_constant = kG;
+    p.backend                = backend;
+    return p;
+}
+
+std::vector<double> relativePotentialErrors(const std::vector<double>& value, const std::vector<double>& ref)
+{
+    std::vector<double> err(value.size());
+    for (size_t i = 0; i < value.size(); ++i) err[i] = std::fabs(value[i] - ref[i]) / std::fabs(ref[i]);
+    return err;
+}
+
+void expectClose(const std::vector<Vec3d>& acc, const std::vector<double>& pot, const std::vector<Vec3d>& accRef,
+                 const std::vector<double>& potRef, double medianTol, double maxTol)
+{
+    ASSERT_EQ(acc.size(), accRef.size());
+    ASSERT_EQ(pot.size(), potRef.size());
+    ErrorStats a = errorStats(relativeErrors(acc, accRef));
+    ErrorStats p = errorStats(relativePotentialErrors(pot, potRef));
+    EXPECT_LE(a.median, medianTol) << "acceleration, max " << a.max;
+    EXPECT_LE(a.max, maxTol) << "acceleration, median " << a.median;
+    EXPECT_LE(p.median, medianTol) << "potential, max " << p.max;
+    EXPECT_LE(p.max, maxTol) << "potential, median " << p.median;
+}
+
+/// Exact equality that reports the first difference instead of printing both arrays.
+template<class T>
+void expectSame(const char* what, const std::vector<T>& value, const std::vector<T>& ref)
+{
+    ASSERT_EQ(value.size(), ref.size()) << what;
+    for (size_t k = 0; k < value.size(); ++k)
+    {
+        if (value[k] != ref[k])
+        {
+            ADD_FAILURE() << what << " differ first at " << k << ": " << value[k] << " != " << ref[k];
+            return;
+        }
+    }
+}
+
+TargetView bodyTargets(const PackedTree& packed)
+{
+    return {packed.bodies.data(), int32_t(packed.bodies.size()), true};
+}
+
+/// The device evaluation of a packed tree, with the bodies as targets.
+GpuEvaluation evaluateOnDevice(GpuSolver& device, const PackedTree& packed, TreeView tree)
+{
+    GpuEvaluation result;
+    device.evaluate(tree, packed.groupView(), packed.bodyView(), bodyTargets(packed), float(kEps2), result);
+    return result;
+}
+
+GpuEvaluation evaluateOnDevice(GpuSolver& device, const PackedTree& packed)
+{
+    return evaluateOnDevice(device, packed, packed.treeView());
+}
+
+/// A CPU solver that has evaluated the model once, for the twin comparisons below.
+struct CpuReference
+{
+    GravitySolver solver;
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+
+    CpuReference(const ParticleSet& bodies, const Parameters& p) : solver(p)
+    {
+        solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+        solver.computeForces(acc, pot);
+    }
+};
+
+/// Probe points inside and well outside a model, one of them on a body.
+std::vector<Vec3d> probePoints(const ParticleSet& bodies, int count)
+{
+    Random rng(kSeed);
+    std::vector<Vec3d> points(count);
+    for (Vec3d& x : points) x = {8 * rng.uniform() - 4, 8 * rng.uniform() - 4, 8 * rng.uniform() - 4};
+    points.push_back({50, -20, 10});
+    points.push_back(bodies.pos[17]);
+    return points;
+}
+
+void expectListsEqual(GpuSolver& device, const InteractionLists& ref)
+{
+    InteractionLists lists;
+    device.downloadLists(lists.nodeOffset, lists.leafOffset, lists.nodeList, lists.leafList);
+    expectSame("node offsets", lists.nodeOffset, ref.nodeOffset);
+    expectSame("leaf offsets", lists.leafOffset, ref.leafOffset);
+    expectSame("node lists", lists.nodeList, ref.nodeList);
+    expectSame("leaf lists", lists.leafList, ref.leafList);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct TwinCase
+{
+    const char* model;
+    int log2n;
+    double theta;
+    Mac mac;
+};
+
+void PrintTo(const TwinCase& c, std::ostream* os)
+{
+    *os << c.model << " 2^" << c.log2n << " theta " << c.theta << " " << toString(c.mac);
+}
+
+std::string caseName(const ::testing::TestParamInfo<TwinCase>& info)
+{
+    const TwinCase& c = info.param;
+    std::string theta = std::to_string(int(std::lround(c.theta * 100)));
+    return std::string(c.model) + "_2p" + std::to_string(c.log2n) + "_theta0p" + theta + "_" + toString(c.mac);
+}
+
+std::vector<TwinCase> twinCases()
+{
+    std::vector<TwinCase> cases;
+    for (const char* name : {"plummer", "hernquist"})
+    {
+        for (Mac mac : {Mac::Octgrav, Mac::Bonsai})
+        {
+            for (int log2n : {15, 20})
+            {
+                for (double theta : {0.3, 0.5, 0.75}) cases.push_back({name, log2n, theta, mac});
+            }
+        }
+    }
+    return cases;
+}
+
+using GpuTwin = GpuTestWithParam<TwinCase>;
+
+TEST_P(GpuTwin, CountsAndForcesMatchCpuTwin)
+{
+    const TwinCase& c = GetParam();
+    const ParticleSet& bodies = model(c.model, c.log2n);
+    CpuReference cpu(bodies, parameters(c.theta, c.mac, Backend::Cpu));
+    GravitySolver gpu(parameters(c.theta, c.mac, Backend::Gpu));
+    gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    gpu.computeForces(acc, pot);
+
+    // Pass 1 on the device over the very arrays the CPU twin walked (cpuCounts() is
+    // countInteractionsCpu on cpu.solver.packedTree()).
+    const PackedTree& packed = cpu.solver.packedTree();
+    GpuSolver device;
+    GpuEvaluation result = evaluateOnDevice(device, packed);
+    const WalkCounts& counts = cpu.solver.cpuCounts();
+    expectSame("node counts", result.nodeCounts, counts.nodes);
+    expectSame("leaf counts", result.leafCounts, counts.leaves);
+    EXPECT_EQ(result.nodeInteractions, cpu.solver.stats().nodeInteractions);
+    EXPECT_EQ(result.leafInteractions - int64_t(packed.bodies.size()), cpu.solver.stats().leafInteractions);
+    EXPECT_EQ(gpu.stats().nodeInteractions, cpu.solver.stats().nodeInteractions);
+    EXPECT_EQ(gpu.stats().leafInteractions, cpu.solver.stats().leafInteractions);
+
+    expectClose(acc, pot, cpu.acc, cpu.pot, kTwinMedian, kTwinMax);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GpuTwin, ::testing::ValuesIn(twinCases()), caseName);
+
+// ---------------------------------------------------------------------------------------------
+
+/// Small trees, quick enough for compute-sanitizer (scripts/device_run.sh runs "*Small*"). The
+/// group sizes give groups of one body and the force kernels' three cases: one target per lane
+/// (<= 32), two (33..64) and several passes over the lists (> 64).
+using GpuSmallTree = GpuTestWithParam<int>;
+
+TEST_P(GpuSmallTree, ListsForcesAndProbesMatchCpuTwin)
+{
+    const ParticleSet& bodies = model("plummer", 12);
+    Parameters p = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    p.n_group    = GetParam();
+    CpuReference cpu(bodies, p);
+    GpuSolver device;
+    evaluateOnDevice(device, cpu.solver.packedTree());
+    expectListsEqual(device, cpu.solver.cpuLists());
+
+    p.backend = Backend::Gpu;
+    GravitySolver gpu(p);
+    gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    gpu.computeForces(acc, pot);
+    EXPECT_EQ(gpu.stats().leafInteractions, cpu.solver.stats().leafInteractions);
+    expectClose(acc, pot, cpu.acc, cpu.pot, kTwinMedian, kTwinMax);
+
+    std::vector<Vec3d> points = probePoints(bodies, 500);
+    std::vector<Vec3d> probeAcc, probeAccRef;
+    std::vector<double> probePot, probePotRef;
+    gpu.evaluateAt(points, probeAcc, probePot);
+    cpu.solver.evaluateAt(points, probeAccRef, probePotRef);
+    expectClose(probeAcc, probePot, probeAccRef, probePotRef, kTwinMedian, kTwinMax);
+}
+
+std::string groupSizeName(const ::testing::TestParamInfo<int>& info) { return "nGroup" + std::to_string(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(Small, GpuSmallTree, ::testing::Values(1, 16, 64, 100, 300), groupSizeName);
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(GpuTest, ListsEqualCpuTwinExactly)
+{
+    CpuReference cpu(model("hernquist", 15), parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    GpuSolver device;
+    evaluateOnDevice(device, cpu.solver.packedTree());
+    expectListsEqual(device, cpu.solver.cpuLists());
+}
+
+TEST_F(GpuTest, DownloadListsBeforeEvaluationThrows)
+{
+    GpuSolver device;
+    std::vector<int32_t> a, b, c, d;
+    EXPECT_THROW(device.downloadLists(a, b, c, d), std::logic_error);
+}
+
+TEST_F(GpuTest, ProbesMatchCpuTwin)
+{
+    const ParticleSet& bodies = model("plummer", 15);
+    std::vector<Vec3d> points = probePoints(bodies, 5000);
+    std::vector<Vec3d> accCpu, accGpu;
+    std::vector<double> potCpu, potGpu;
+    GravitySolver cpu(parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    cpu.setBodies(bodies.pos, bodies.mass, bodies.id);
+    cpu.evaluateAt(points, accCpu, potCpu);
+    GravitySolver gpu(parameters(0.5, Mac::Bonsai, Backend::Gpu));
+    gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
+    gpu.evaluateAt(points, accGpu, potGpu);
+
+    EXPECT_EQ(gpu.stats().nodeInteractions, cpu.stats().nodeInteractions);
+    EXPECT_EQ(gpu.stats().leafInteractions, cpu.stats().leafInteractions);
+    expectClose(accGpu, potGpu, accCpu, potCpu, kTwinMedian, kTwinMax);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// GpuSolver::direct against host directSum (double). The reference gets the float-rounded bodies
+/// the device sees, so the comparison isolates the kernel's accumulation.
+class GpuDirect : public GpuTest
+{
+protected:
+    void SetUp() override
+    {
+        GpuTest::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
+        const ParticleSet& bodies = model("plummer", 14);
+        int64_t n = bodies.size();
+        std::vector<Vec3d> pos(n);
+        std::vector<double> mass(n);
+        bodies_.resize(n);
+        for (int64_t i = 0; i < n; ++i)
+        {
+            const Vec3d& x = bodies.pos[i];
+            bodies_[i] = {float(x.x), float(x.y), float(x.z), float(bodies.mass[i])};
+            pos[i]     = {bodies_[i].x, bodies_[i].y, bodies_[i].z};
+            mass[i]    = bodies_[i].w;
+        }
+        std::vector<int64_t> sample = sampleIndices(n, 1000, kSeed);
+        targets_.assign(sample.begin(), sample.end());
+        directSum(pos.data(), mass.data(), n, sample, double(float(kEps2)), 1.0, accRef_, potRef_);
+    }
+
+    void runDevice(bool doubleAccumulate, std::vector<Vec3d>& acc, std::vector<double>& pot)
+    {
+        GpuSolver device;
+        std::vector<F4> out;
+        double seconds = -1;
+        device.direct({bodies_.data(), int32_t(bodies_.size())}, targets_, float(kEps2), doubleAccumulate, out,
+                      seconds);
+        EXPECT_GE(seconds, 0.0);
+        ASSERT_EQ(out.size(), targets_.size());
+        acc.resize(out.size());
+        pot.resize(out.size());
+        for (size_t t = 0; t < out.size(); ++t)
+        {
+            acc[t] = {out[t].x, out[t].y, out[t].z};
+            pot[t] = out[t].w;
+        }
+    }
+
+    std::vector<F4> bodies_;
+    std::vector<int32_t> targets_;
+    std::vector<Vec3d> accRef_;
+    std::vector<double> potRef_;
+};
+
+TEST_F(GpuDirect, DoubleAccumulationMatchesDirectSum)
+{
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    runDevice(true, acc, pot);
+    expectClose(acc, pot, accRef_, potRef_, 1e-5, 1e-5);
+}
+
+TEST_F(GpuDirect, FloatAccumulationMatchesDirectSum)
+{
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    runDevice(false, acc, pot);
+    ErrorStats a = errorStats(relativeErrors(acc, accRef_));
+    ErrorStats p = errorStats(relativePotentialErrors(pot, potRef_));
+    EXPECT_LE(a.median, 1e-4) << "acceleration, max " << a.max;
+    EXPECT_LE(p.median, 1e-4) << "potential, max " << p.max;
+}
+
+TEST_F(GpuDirect, RejectsTargetOutOfRange)
+{
+    GpuSolver device;
+    std::vector<F4> out;
+    double seconds = 0;
+    std::vector<int32_t> bad{0, int32_t(bodies_.size())};
+    EXPECT_THROW(device.direct({bodies_.data(), int32_t(bodies_.size())}, bad, float(kEps2), true, out, seconds),
+                 InputError);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+bool bitIdentical(const std::vector<F4>& a, const std::vector<F4>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(F4)) == 0;
+}
+
+TEST_F(GpuTest, RepeatedEvaluationsAreBitIdentical)
+{
+    CpuReference cpu(model("plummer", 15), parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    const PackedTree& packed = cpu.solver.packedTree();
+    GpuSolver device, other;
+    GpuEvaluation first  = evaluateOnDevice(device, packed);
+    GpuEvaluation second = evaluateOnDevice(device, packed);
+    GpuEvaluation fresh  = evaluateOnDevice(other, packed);
+    EXPECT_TRUE(bitIdentical(first.acc, second.acc));
+    EXPECT_TRUE(bitIdentical(first.acc, fresh.acc));
+}
+
+TEST_F(GpuTest, StackOverflowThrowsAndSolverRecovers)
+{
+    CpuReference cpu(model("plummer", 15), parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    const PackedTree& packed = cpu.solver.packedTree();
+    GpuSolver device;
+    GpuEvaluation expected = evaluateOnDevice(device, packed);
+
+    // A recorded depth of 0 leaves room for 8 entries, too few for this tree.
+    TreeView shallow = packed.treeView();
+    shallow.depth    = 0;
+    EXPECT_THROW(evaluateOnDevice(device, packed, shallow), BackendError);
+    std::vector<int32_t> a, b, c, d;
+    EXPECT_THROW(device.downloadLists(a, b, c, d), std::logic_error);
+
+    GpuEvaluation again = evaluateOnDevice(device, packed);
+    EXPECT_TRUE(bitIdentical(again.acc, expected.acc));
+}
+
+TEST_F(GpuTest, DescribesTheDevice)
+{
+    std::string description = gpuDescription();
+    EXPECT_NE(description.find("sm_"), std::string::npos) << description;
+    EXPECT_NE(description.find("SMs"), std::string::npos) << description;
+}
+
+TEST_F(GpuTest, ReportsPhaseTimes)
+{
+    CpuReference cpu(model("plummer", 15), parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    GpuSolver device;
+    GpuEvaluation result = evaluateOnDevice(device, cpu.solver.packedTree());
+    const PhaseTimes& t = result.times;
+    for (Phase phase : {Phase::Upload, Phase::WalkCount, Phase::Scan, Phase::WalkWrite, Phase::BodyNode,
+                        Phase::BodyLeaf, Phase::Download})
+    {
+        EXPECT_GE(t[phase], 0.0) << phaseInfo(phase).name;
+    }
+    EXPECT_GT(t.total(), 0.0);
+}
+
+} // namespace
+} // namespace octwalk

@@ -1,0 +1,202 @@
+// The host tree and its packing: structural invariants the walk relies on.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "common/sfc.h"
+#include "host/reference/direct.h"
+#include "test_helpers.h"
+
+using namespace octwalk;
+
+namespace {
+
+HostTree buildFor(const ParticleSet& b, int nLeaf, int nGroup)
+{
+    HostTree t;
+    BodySpan s{b.pos.data(), b.mass.data(), b.id.data(), b.size()};
+    sortBodies(s, t);
+    buildCells(nLeaf, t);
+    computeMultipoles(t);
+    makeGroups(nGroup, t);
+    return t;
+}
+
+} // namespace
+
+TEST(Tree, CellsPartitionBodiesAndRespectLeafSize)
+{
+    ParticleSet b = makePlummer(20000, 11);
+    HostTree t = buildFor(b, 16, 64);
+    const OctreeCells& c = t.cells;
+    EXPECT_TRUE(std::is_sorted(t.keys.begin(), t.keys.end()));
+    int64_t leafBodies = 0;
+    for (int32_t i = 0; i < c.size(); ++i)
+    {
+        if (c.isLeaf[i])
+        {
+            leafBodies += c.count[i];
+            EXPECT_TRUE(c.count[i] <= 16 || c.level[i] == kMaxTreeLevel);
+            continue;
+        }
+        EXPECT_GT(c.count[i], 16);
+        int32_t expectedFirst = c.first[i], sum = 0;
+        for (int32_t k : c.child[i])
+        {
+            if (k < 0) continue;
+            EXPECT_EQ(c.first[k], expectedFirst); // children are contiguous, in octant order
+            EXPECT_EQ(c.level[k], c.level[i] + 1);
+            EXPECT_GT(k, i);                      // breadth-first
+            expectedFirst += c.count[k];
+            sum += c.count[k];
+        }
+        EXPECT_EQ(sum, c.count[i]);
+    }
+    EXPECT_EQ(leafBodies, b.size());
+}
+
+TEST(Tree, MultipolesMatchBodies)
+{
+    ParticleSet b = makeHernquist(5000, 5);
+    HostTree t = buildFor(b, 8, 32);
+    const Multipoles& mp = t.poles;
+    EXPECT_NEAR(mp.mass[0], 1.0, 1e-12);
+    EXPECT_NEAR(mp.com[0].x, 0.0, 1e-12);
+    for (int32_t i = 0; i < t.cells.size(); ++i)
+    {
+        const auto& q = mp.quad[i];
+        EXPECT_NEAR(q.xx + q.yy + q.zz, 0.0, 1e-10 * (std::fabs(q.xx) + std::fabs(q.yy) + std::fabs(q.zz) + 1e-30));
+        for (int32_t k = t.cells.first[i]; k < t.cells.first[i] + t.cells.count[i]; ++k)
+        {
+            EXPECT_GE(t.pos[k].x, mp.boxMin[i].x);
+            EXPECT_LE(t.pos[k].z, mp.boxMax[i].z);
+        }
+    }
+}
+
+TEST(Tree, GroupsCoverEveryBodyOnceInOrder)
+{
+    ParticleSet b = makePlummer(10000, 2);
+    HostTree t = buildFor(b, 16, 64);
+    int32_t next = 0;
+    for (const I2& g : t.groups)
+    {
+        EXPECT_EQ(g.x, next);
+        EXPECT_GE(g.y, 1);
+        EXPECT_LE(g.y, 64);
+        next += g.y;
+    }
+    EXPECT_EQ(next, 10000);
+}
+
+TEST(Tree, MergedGroupsAreFewerFullerAndStillContiguous)
+{
+    ParticleSet b = makePlummer(10000, 2);
+    HostTree cells = buildFor(b, 16, 64);
+    HostTree merged = cells;
+    makeGroups(64, merged, true);
+    EXPECT_LT(merged.groups.size(), cells.groups.size() / 2);
+    int32_t next = 0;
+    for (const I2& g : merged.groups)
+    {
+        EXPECT_EQ(g.x, next);
+        EXPECT_LE(g.y, 64);
+        next += g.y;
+    }
+    EXPECT_EQ(next, 10000);
+}
+
+TEST(Tree, CoincidentBodiesStopAtMaximumDepth)
+{
+    ParticleSet b;
+    b.resize(1000);
+    for (int i = 0; i < 1000; ++i)
+    {
+        b.pos[i]  = {0.25, 0.25, 0.25};
+        b.mass[i] = 1e-3;
+        b.id[i]   = i;
+    }
+    b.pos[0] = {0, 0, 0};
+    b.pos[1] = {1, 1, 1};
+    HostTree t = buildFor(b, 16, 64);
+    EXPECT_EQ(t.cells.depth, kMaxTreeLevel);
+    int64_t covered = 0;
+    for (const I2& g : t.groups)
+    {
+        EXPECT_LE(g.y, 64);
+        covered += g.y;
+    }
+    EXPECT_EQ(covered, 1000);
+}
+
+TEST(PackedTree, ChildEntriesDecodeToTheHostCells)
+{
+    ParticleSet b = makePlummer(3000, 9);
+    HostTree t = buildFor(b, 16, 64);
+    PackedTree pk;
+    packTree(t, test::cpuParameters(), pk);
+    TreeView v = pk.treeView();
+    EXPECT_EQ(v.numInternal + v.numLeaves, t.cells.size());
+    EXPECT_EQ(v.rootEntry, 0u);
+    // Every body is reached exactly once by descending the packed children from the root.
+    std::vector<int> seen(b.size(), 0);
+    std::vector<uint32_t> stack{v.rootEntry};
+    while (!stack.empty())
+    {
+        uint32_t e = stack.back();
+        stack.pop_back();
+        int32_t n = int32_t(e & ~kLeafBit);
+        if (e & kLeafBit)
+        {
+            ASSERT_GE(n, v.numInternal);
+            I2 r = v.leafRange[n - v.numInternal];
+            double m = 0;
+            for (int32_t k = r.x; k < r.x + r.y; ++k)
+            {
+                seen[k]++;
+                m += pk.bodies[k].w;
+            }
+            EXPECT_NEAR(v.nodeCom[n].w, m, 1e-6);
+            continue;
+        }
+        ASSERT_LT(n, v.numInternal);
+        const U4* w = &v.children[2 * n];
+        for (uint32_t c : {w[0].x, w[0].y, w[0].z, w[0].w, w[1].x, w[1].y, w[1].z, w[1].w})
+        {
+            if (c != kEmptyChild) stack.push_back(c);
+        }
+    }
+    for (int s : seen) ASSERT_EQ(s, 1);
+}
+
+TEST(PackedTree, SingleLeafTreeHasLeafRoot)
+{
+    ParticleSet b = makePlummer(10, 1);
+    HostTree t = buildFor(b, 16, 64);
+    PackedTree pk;
+    packTree(t, test::cpuParameters(), pk);
+    EXPECT_EQ(pk.numInternal, 0);
+    EXPECT_EQ(pk.rootEntry, kLeafBit);
+    auto f = test::treeForces(b, test::cpuParameters());
+    std::vector<Vec3d> ref;
+    std::vector<double> refPot;
+    directSumAll(b.pos.data(), b.mass.data(), b.size(), 0.0, 1.0, ref, refPot);
+    for (int i = 0; i < 10; ++i) EXPECT_NEAR(f.pot[i] / refPot[i], 1.0, 1e-6);
+}
+
+TEST(PackedTree, GroupBoxesContainTheirBodies)
+{
+    ParticleSet b = makePlummer(5000, 4);
+    HostTree t = buildFor(b, 16, 64);
+    PackedTree pk;
+    packTree(t, test::cpuParameters(), pk);
+    for (size_t g = 0; g < pk.groupRange.size(); ++g)
+    {
+        for (int32_t k = pk.groupRange[g].x; k < pk.groupRange[g].x + pk.groupRange[g].y; ++k)
+        {
+            EXPECT_LE(std::fabs(pk.bodies[k].x - pk.groupCenter[g].x), pk.groupHalf[g].x);
+            EXPECT_LE(std::fabs(pk.bodies[k].y - pk.groupCenter[g].y), pk.groupHalf[g].y);
+            EXPECT_LE(std::fabs(pk.bodies[k].z - pk.groupCenter[g].z), pk.groupHalf[g].z);
+        }
+    }
+}

@@ -1,0 +1,158 @@
+// Bad input: a clear typed exception that names the problem, or a finite correct result.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "host/reference/direct.h"
+#include "common/errors.h"
+#include "test_helpers.h"
+
+using namespace octwalk;
+
+namespace {
+
+/// Runs f, expects exception E whose message contains every fragment.
+template<class E, class F>
+void expectError(F f, std::initializer_list<const char*> fragments)
+{
+    try
+    {
+        f();
+        ADD_FAILURE() << "no exception";
+    }
+    catch (const E& e)
+    {
+        for (const char* s : fragments) EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
+    }
+}
+
+void setBodies(const ParticleSet& b, const Parameters& p = test::cpuParameters())
+{
+    GravitySolver s(p);
+    s.setBodies(b.pos, b.mass, b.id);
+}
+
+bool allFinite(const test::Forces& f)
+{
+    for (size_t i = 0; i < f.acc.size(); ++i)
+    {
+        if (!std::isfinite(f.acc[i].x) || !std::isfinite(f.acc[i].y) || !std::isfinite(f.acc[i].z) ||
+            !std::isfinite(f.pot[i]))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+TEST(Validation, TooFewBodies)
+{
+    ParticleSet none;
+    expectError<InputError>([&] { setBodies(none); }, {"N = 0"});
+    ParticleSet one = makePlummer(2, 1);
+    one.resize(1);
+    expectError<InputError>([&] { setBodies(one); }, {"N = 1"});
+}
+
+TEST(Validation, NonFiniteAndNegativeValuesNameTheBody)
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    ParticleSet b = makePlummer(100, 1);
+    b.pos[42].y = nan;
+    expectError<InputError>([&] { setBodies(b); }, {"body 42", "y"});
+    b = makePlummer(100, 1);
+    b.pos[7].z = -inf;
+    expectError<InputError>([&] { setBodies(b); }, {"body 7", "z"});
+    b = makePlummer(100, 1);
+    b.mass[99] = inf;
+    expectError<InputError>([&] { setBodies(b); }, {"body 99", "mass"});
+    b = makePlummer(100, 1);
+    b.mass[3] = -1e-3;
+    expectError<InputError>([&] { setBodies(b); }, {"body 3", "negative"});
+}
+
+TEST(Validation, ParametersOutOfRange)
+{
+    auto with = [](auto change) {
+        Parameters p = test::cpuParameters();
+        change(p);
+        GravitySolver s(p);
+    };
+    expectError<ParameterError>([&] { with([](Parameters& p) { p.opening_angle = 0; }); }, {"opening_angle", "0"});
+    expectError<ParameterError>([&] { with([](Parameters& p) { p.opening_angle = -0.5; }); }, {"opening_angle"});
+    expectError<ParameterError>([&] { with([](Parameters& p) { p.epsilon_squared = -1; }); }, {"epsilon_squared"});
+    expectError<ParameterError>([&] { with([](Parameters& p) { p.n_leaf = 0; }); }, {"n_leaf"});
+    expectError<ParameterError>([&] { with([](Parameters& p) { p.n_group = 0; }); }, {"n_group"});
+    expectError<ParameterError>([&] { with([](Parameters& p) { p.gravitational_constant = 0; }); },
+                                {"gravitational_constant"});
+    expectError<ParameterError>([] { parseMac("barnes"); }, {"barnes"});
+    expectError<ParameterError>([] { parseBackend("tpu"); }, {"tpu"});
+}
+
+TEST(Validation, MismatchedArrays)
+{
+    GravitySolver s(test::cpuParameters());
+    expectError<InputError>([&] { s.setBodies({{0, 0, 0}, {1, 0, 0}}, {1.0}); }, {"2 positions", "1 masses"});
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    expectError<InputError>([&] { s.computeForces(acc, pot); }, {"setBodies"});
+}
+
+TEST(Validation, ThousandCoincidentBodiesSoftened)
+{
+    ParticleSet b;
+    b.resize(1000);
+    for (int i = 0; i < 1000; ++i)
+    {
+        b.pos[i]  = {1.5, -2, 0.25};
+        b.mass[i] = 1e-3;
+        b.id[i]   = i;
+    }
+    auto f = test::treeForces(b, test::cpuParameters(0.5, 0.01));
+    ASSERT_TRUE(allFinite(f));
+    // Each body feels 999 others at zero separation: no force, potential -999 m / eps.
+    EXPECT_EQ(f.acc[500].x, 0.0);
+    EXPECT_NEAR(f.pot[500] / (-999 * 1e-3 / 0.1), 1.0, 1e-4);
+}
+
+TEST(Validation, CoincidentPairsUnsoftenedGiveNoNaN)
+{
+    ParticleSet b = makePlummer(200, 5);
+    for (int i = 0; i < 50; ++i) b.pos[i] = {0.1, 0.1, 0.1};
+    auto f = test::treeForces(b, test::cpuParameters(0.5, 0.0));
+    EXPECT_TRUE(allFinite(f));
+}
+
+TEST(Validation, FarOutlierIsRejectedByName)
+{
+    ParticleSet b = makePlummer(1000, 8);
+    b.pos[123] = {1e30, 0, 0};
+    expectError<InputError>([&] { setBodies(b); }, {"body 123", "1e15"});
+}
+
+TEST(Validation, DistantButRepresentableOutlierIsCorrect)
+{
+    ParticleSet b = makePlummer(1000, 8);
+    b.pos[123] = {1e9, 0, 0};
+    auto f = test::treeForces(b, test::cpuParameters(0.5));
+    ASSERT_TRUE(allFinite(f));
+    std::vector<Vec3d> ref;
+    std::vector<double> refPot;
+    directSum(b.pos.data(), b.mass.data(), b.size(), {0, 123, 500}, 0.0, 1.0, ref, refPot);
+    EXPECT_NEAR(f.acc[123].x / ref[1].x, 1.0, 1e-4);
+    EXPECT_NEAR(f.pot[0] / refPot[0], 1.0, 1e-3);
+    EXPECT_NEAR(f.pot[500] / refPot[2], 1.0, 1e-3);
+}
+
+TEST(Validation, ZeroMassesGiveZeroForces)
+{
+    ParticleSet b = makePlummer(300, 2);
+    for (auto& m : b.mass) m = 0;
+    auto f = test::treeForces(b, test::cpuParameters());
+    ASSERT_TRUE(allFinite(f));
+    EXPECT_EQ(f.pot[10], 0.0);
+}
