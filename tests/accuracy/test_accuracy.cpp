@@ -1,7 +1,10 @@
 // Layer (b): the CPU tree against double-precision direct summation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
@@ -43,6 +46,43 @@ class TreeVsDirect : public ::testing::TestWithParam<std::string>
 {
 };
 
+/// One row of a reference error table in data/reference/ (written by `octwalk accuracy --csv`).
+struct ReferenceRow
+{
+    double theta = 0;
+    std::string mac;
+    double median = 0, p99 = 0;
+};
+
+std::vector<ReferenceRow> referenceTable(const std::string& model)
+{
+    std::string path = std::string(OCTWALK_DATA_DIR) + "/reference/tree_errors_" + model + "_32768.csv";
+    std::ifstream in(path);
+    EXPECT_TRUE(in) << "cannot open " << path;
+    std::vector<std::string> columns;
+    std::vector<ReferenceRow> rows;
+    std::string line;
+    while (std::getline(in, line))
+    {
+        if (line.empty() || line[0] == '#') continue;
+        std::vector<std::string> fields;
+        std::stringstream s(line);
+        for (std::string f; std::getline(s, f, ',');) fields.push_back(f);
+        if (columns.empty())
+        {
+            columns = fields;
+            continue;
+        }
+        auto field = [&](const char* name) {
+            auto it = std::find(columns.begin(), columns.end(), name);
+            EXPECT_NE(it, columns.end()) << path << " has no column " << name;
+            return fields.at(size_t(it - columns.begin()));
+        };
+        rows.push_back({std::stod(field("theta")), field("mac"), std::stod(field("median")), std::stod(field("p99"))});
+    }
+    return rows;
+}
+
 } // namespace
 
 TEST_P(TreeVsDirect, ErrorBoundsMonotoneInThetaBothMacsAndEnergy)
@@ -71,6 +111,16 @@ TEST_P(TreeVsDirect, ErrorBoundsMonotoneInThetaBothMacsAndEnergy)
         wRef += 0.5 * r.bodies.mass[i] * r.pot[i];
     }
     EXPECT_NEAR(w / wRef, 1.0, 1e-4);
+    // The recorded table (data/reference/, same model, N, seed and backend): the tree's error may not
+    // grow. The same build reproduces it exactly; 2% leaves room for another compiler's rounding.
+    std::vector<ReferenceRow> table = referenceTable(model);
+    EXPECT_EQ(table.size(), 8u);
+    for (const ReferenceRow& row : table)
+    {
+        ErrorStats e = treeError(model, row.theta, parseMac(row.mac));
+        EXPECT_LT(e.median, 1.02 * row.median) << model << " theta " << row.theta << " " << row.mac;
+        EXPECT_LT(e.p99, 1.02 * row.p99) << model << " theta " << row.theta << " " << row.mac;
+    }
     std::printf("%s: median error theta 0.2 %.3g, 0.3 %.3g, 0.5 %.3g (p99 %.3g), 0.75 %.3g\n", model.c_str(),
                 e02.median, e03.median, e05.median, e05.p99, e075.median);
 }
