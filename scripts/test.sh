@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds everything that can be built here (device code too when nvcc is present) and runs
-# every test. GPU tests (label gpu) skip without a GPU; OCTWALK_REQUIRE_GPU=1 makes them fail instead.
+# Sets up, checks the sources' format (.clang-format), builds everything that can be built here
+# (device code too when nvcc is present) and runs every test. GPU tests (label gpu) skip without a GPU; OCTWALK_REQUIRE_GPU=1 makes them fail instead.
 # Then the two hardening stages (README: Reliability), each skippable:
 #   - every libFuzzer target for OCTWALK_FUZZ_SECONDS seconds (default 30; scripts/fuzz.sh, build-fuzz,
 #     clang); OCTWALK_FUZZ_SECONDS=0 skips it;
@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds=${OCTWALK_FUZZ_SECONDS:-30}
 OCTWALK_FUZZ_PACKAGES=$([ "$fuzz_seconds" = 0 ] && echo 0 || echo 1) bash scripts/setup.sh
+bash scripts/check_format.sh
 cmake --build build -j "$(nproc)"
 ctest --test-dir build -j "$(nproc)" --output-on-failure
 
