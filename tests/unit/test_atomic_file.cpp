@@ -1,0 +1,145 @@
+// The one way octwalk writes a file (host/io/atomic_file.h): exclusive temporary, checked writes,
+// fsync, atomic rename; nothing left behind and nothing outside the target touched on failure.
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "host/io/atomic_file.h"
+
+using namespace octwalk;
+namespace fs = std::filesystem;
+
+namespace {
+
+class AtomicFileTest : public ::testing::Test
+{
+protected:
+    void SetUp() override
+    {
+        dir_ = fs::temp_directory_path() / ("octwalk_atomic_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+    static std::string slurp(const std::string& p)
+    {
+        std::ifstream f(p, std::ios::binary);
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+    }
+
+    /// Names in the directory, so a test sees any temporary left behind.
+    std::vector<std::string> entries() const
+    {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+    fs::path dir_;
+};
+
+} // namespace
+
+TEST_F(AtomicFileTest, WritesTheBytesAndLeavesNoTemporary)
+{
+    writeFileAtomically(path("out.txt"), "hello\n");
+    EXPECT_EQ(slurp(path("out.txt")), "hello\n");
+    EXPECT_EQ(entries(), std::vector<std::string>{"out.txt"});
+}
+
+TEST_F(AtomicFileTest, RefusesAnExistingFileAndKeepsIt)
+{
+    writeFileAtomically(path("out.txt"), "first");
+    EXPECT_THROW(writeFileAtomically(path("out.txt"), "second"), FormatError);
+    EXPECT_EQ(slurp(path("out.txt")), "first");
+    EXPECT_EQ(entries(), std::vector<std::string>{"out.txt"});
+}
+
+TEST_F(AtomicFileTest, ReplacesOrKeepsThePreviousFileWhenAsked)
+{
+    writeFileAtomically(path("ck"), "one");
+    writeFileAtomically(path("ck"), "two", Existing::Replace);
+    EXPECT_EQ(slurp(path("ck")), "two");
+    writeFileAtomically(path("ck"), "three", Existing::KeepAsPrev);
+    EXPECT_EQ(slurp(path("ck")), "three");
+    EXPECT_EQ(slurp(path("ck.prev")), "two");
+}
+
+TEST_F(AtomicFileTest, APlantedTemporaryNameIsNeverFollowed)
+{
+    std::ofstream(path("victim.txt")) << "keep";
+    fs::create_symlink(path("victim.txt"), path("out.tmp"));
+    fs::create_directory(path("out.json.tmp"));
+    writeFileAtomically(path("out"), "data");
+    writeFileAtomically(path("out.json"), "{}");
+    EXPECT_EQ(slurp(path("victim.txt")), "keep");
+    EXPECT_TRUE(fs::is_symlink(path("out.tmp")));
+    EXPECT_TRUE(fs::is_directory(path("out.json.tmp")));
+    EXPECT_EQ(slurp(path("out")), "data");
+}
+
+TEST_F(AtomicFileTest, ASymlinkAtTheTargetCountsAsExisting)
+{
+    std::ofstream(path("victim.txt")) << "keep";
+    fs::create_symlink(path("victim.txt"), path("out"));
+    EXPECT_THROW(writeFileAtomically(path("out"), "data"), FormatError);
+    EXPECT_EQ(slurp(path("victim.txt")), "keep");
+}
+
+TEST_F(AtomicFileTest, AMissingDirectoryIsAFormatErrorNamingThePath)
+{
+    try
+    {
+        writeFileAtomically(path("no/such/dir/out.txt"), "x");
+        FAIL() << "no exception";
+    }
+    catch (const FormatError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("no/such/dir/out.txt"), std::string::npos) << e.what();
+    }
+}
+
+// A write that fails part-way (the file-size limit stands in for a full disk) names the path and
+// leaves neither the final file nor a temporary. In a child process, so the limit stays there.
+TEST_F(AtomicFileTest, AFailedWriteLeavesNothingBehind)
+{
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0)
+    {
+        std::signal(SIGXFSZ, SIG_IGN);
+        rlimit limit{4096, 4096};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        try
+        {
+            writeFileAtomically(path("big.bin"), std::string(1 << 20, 'x'));
+            ::_exit(1);
+        }
+        catch (const FormatError& e)
+        {
+            ::_exit(std::string(e.what()).find("big.bin") != std::string::npos ? 0 : 2);
+        }
+        ::_exit(3);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error, 2: message without the path, 3: another exception";
+    EXPECT_TRUE(entries().empty());
+}
