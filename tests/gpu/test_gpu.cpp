@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
 #include "common/errors.h"
@@ -283,7 +283,8 @@ TEST_F(GpuTest, ListsEqualCpuTwinExactly)
 TEST_F(GpuTest, DownloadListsBeforeEvaluationThrows)
 {
     GpuSolver device;
-    std::vector<int32_t> a, b, c, d;
+    std::vector<int64_t> a, b;
+    std::vector<int32_t> c, d;
     EXPECT_THROW(device.downloadLists(a, b, c, d), std::logic_error);
 }
 
@@ -416,7 +417,8 @@ TEST_F(GpuTest, StackOverflowThrowsAndSolverRecovers)
     TreeView shallow = packed.treeView();
     shallow.depth    = 0;
     EXPECT_THROW(evaluateOnDevice(device, packed, shallow), BackendError);
-    std::vector<int32_t> a, b, c, d;
+    std::vector<int64_t> a, b;
+    std::vector<int32_t> c, d;
     EXPECT_THROW(device.downloadLists(a, b, c, d), std::logic_error);
 
     GpuEvaluation again = evaluateOnDevice(device, packed);
