@@ -4,7 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_common.h"
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
 #include "host/models/models.h"

@@ -17,8 +17,6 @@
 ///   nodeMac[n]    F4: centre of mass xyz, squared MAC radius (theta and MAC applied by the packer)
 ///   nodeCom[n]    F4: centre of mass xyz, mass
 ///   nodeQuad[2n], nodeQuad[2n+1]  F4: (Qxx, Qyy, Qzz, Qxy), (Qxz, Qyz, 0, 0), traceless, about the com
-///   nodeBox[n]    F4: tight bounding-box centre xyz, largest side l (host only: the device view
-///                 leaves it null, since the MAC radius in nodeMac.w already holds what the walk needs)
 ///   leafRange[f]  I2: first body (tree order), body count
 ///
 /// Worked example: 20 bodies, n_leaf = 16. The root has bodies in octants 0, 3 and 6; octant 3
@@ -28,6 +26,12 @@
 ///   children[2] = {0, kLeafBit|4, 0, 0}   children[3] = {0, kLeafBit|5, 0, 0}
 ///   leafRange[0] = {0, 2} (node 2), leafRange[1] = {19, 1} (node 3), leafRange[2] = {2, 9}, leafRange[3] = {11, 8}
 /// (leaf bodies are contiguous in Morton order, so node 3 at octant 6 holds the last body).
+///   nodeMac, nodeCom: 6 entries (nodes 0..5); nodeQuad: 12. There is no per-node box: the MAC radius
+///   in nodeMac.w is all the walk needs of a node's extent.
+/// A group of the 9 bodies of node 4 that accepts nodes 2 and 3 and opens leaves 4 and 5 (the walk
+/// pops the root, accepts 2, pushes 1, accepts 3, then pops 1 and opens 4 and 5) counts
+/// nodes = 2, leaves = 2, leafBodies = 9 + 8 = 17 and writes nodeList {2, 3}, leafList {4, 5} at its
+/// offsets: 18 body-node and 153 body-body interactions (9 of them self, skipped by index).
 
 #include <cstdint>
 
@@ -44,7 +48,6 @@ struct TreeView
     const F4* nodeMac;
     const F4* nodeCom;
     const F4* nodeQuad;
-    const F4* nodeBox;
     const I2* leafRange;
     int32_t numInternal;
     int32_t numLeaves;
@@ -70,16 +73,49 @@ struct BodyView
     int32_t numBodies;
 };
 
-/// Interaction lists of all groups: group g's nodes are nodeList[nodeOffset[g] .. nodeOffset[g+1]),
-/// its leaves leafList[leafOffset[g] .. leafOffset[g+1]); entries are node indices.
-struct ListView
+/// Pass-1 output, one entry per group: list lengths and the bodies of the opened leaves (so the
+/// group's body-body interactions are leafBodies[g] * group size). Written by pass 1, read by the scan.
+/// The device launchers also need one more entry in nodes and leaves, which pass 1 zeroes
+/// (device/walk_gpu.h).
+struct CountsView
 {
-    const int32_t* nodeOffset;
-    const int32_t* leafOffset;
-    const int32_t* nodeList;
-    const int32_t* leafList;
+    int32_t* nodes;
+    int32_t* leaves;
+    int64_t* leafBodies;
     int32_t numGroups;
 };
+
+/// Interaction lists of all groups: group g's nodes are nodeList[nodeOffset[g] .. nodeOffset[g+1]),
+/// its leaves leafList[leafOffset[g] .. leafOffset[g+1]); entries are node indices. The offsets
+/// (numGroups + 1 each) are 64-bit: the lists of a large tree can exceed 2^31 entries even though no
+/// group's count does. The scan writes the offsets, pass 2 the lists, and the force kernels read both.
+struct ListView
+{
+    int64_t* nodeOffset;
+    int64_t* leafOffset;
+    int32_t* nodeList;
+    int32_t* leafList;
+    int32_t numGroups;
+};
+
+/// Interactions of one evaluation: sum over groups of count * group size.
+struct InteractionTotals
+{
+    int64_t nodes      = 0; ///< body-node interactions
+    int64_t leafBodies = 0; ///< body-body interactions, self included (targets that are bodies meet themselves)
+};
+
+/// The totals of pass 1's counts, on host memory (both backends: the device's counts are downloaded).
+inline InteractionTotals interactionTotals(const GroupView& groups, const CountsView& counts)
+{
+    InteractionTotals t;
+    for (int32_t g = 0; g < groups.numGroups; ++g)
+    {
+        t.nodes += int64_t(counts.nodes[g]) * groups.range[g].y;
+        t.leafBodies += counts.leafBodies[g] * groups.range[g].y;
+    }
+    return t;
+}
 
 /// Targets of a force evaluation: the bodies themselves (self-interaction skipped by index) or
 /// massless probe points.

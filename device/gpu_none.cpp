@@ -1,9 +1,18 @@
-// The device backend of a build without CUDA: no GPU is ever available.
-#include "device/gravity_gpu.h"
-
+// The device backend of a build without CUDA: no GPU is ever available, GpuSolver and every launcher
+// throw BackendError.
 #include "common/errors.h"
+#include "device/direct_gpu.h"
+#include "device/forces_gpu.h"
+#include "device/gpu_solver.h"
+#include "device/walk_gpu.h"
 
 namespace octwalk {
+
+namespace {
+
+[[noreturn]] void noCuda() { throw BackendError("backend gpu requested, but octwalk was built without CUDA"); }
+
+} // namespace
 
 struct GpuSolver::Impl
 {
@@ -13,24 +22,45 @@ bool gpuAvailable() { return false; }
 
 std::string gpuDescription() { return "none (built without CUDA)"; }
 
-GpuSolver::GpuSolver() { throw BackendError("backend gpu requested, but octwalk was built without CUDA"); }
+GpuSolver::GpuSolver() { noCuda(); }
 
 GpuSolver::~GpuSolver() = default;
 
 void GpuSolver::evaluate(const TreeView&, const GroupView&, const BodyView&, const TargetView&, float, GpuEvaluation&)
 {
-    throw BackendError("backend gpu requested, but octwalk was built without CUDA");
+    noCuda();
 }
 
 void GpuSolver::direct(const BodyView&, const std::vector<int32_t>&, float, bool, std::vector<F4>&, double&)
 {
-    throw BackendError("backend gpu requested, but octwalk was built without CUDA");
+    noCuda();
 }
 
-void GpuSolver::downloadLists(std::vector<int32_t>&, std::vector<int32_t>&, std::vector<int32_t>&,
+void GpuSolver::downloadLists(std::vector<int64_t>&, std::vector<int64_t>&, std::vector<int32_t>&,
                               std::vector<int32_t>&)
 {
-    throw BackendError("backend gpu requested, but octwalk was built without CUDA");
+    noCuda();
 }
+
+void countInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, int32_t*, GpuStream) { noCuda(); }
+
+size_t scanCountsGpuScratchBytes(int32_t) { noCuda(); }
+
+void scanCountsGpu(const CountsView&, const ListView&, GpuScratch, GpuStream) { noCuda(); }
+
+void writeInteractionsGpu(const TreeView&, const GroupView&, const ListView&, int32_t*, GpuStream) { noCuda(); }
+
+void bodyNodeForcesGpu(const TreeView&, const GroupView&, const ListView&, const TargetView&, float, F4*, GpuStream)
+{
+    noCuda();
+}
+
+void bodyLeafForcesGpu(const TreeView&, const GroupView&, const ListView&, const BodyView&, const TargetView&, float,
+                       const F4*, F4*, GpuStream)
+{
+    noCuda();
+}
+
+void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, GpuStream) { noCuda(); }
 
 } // namespace octwalk

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 #include "host/cli/options.h"
 #include "host/io/atomic_file.h"
 #include "host/core/phases.h"

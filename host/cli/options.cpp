@@ -8,7 +8,7 @@
 #include <regex>
 #include <vector>
 
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 #include "common/errors.h"
 #include "octwalk_version.h"
 

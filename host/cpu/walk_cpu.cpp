@@ -1,36 +1,47 @@
 #include "host/cpu/walk_cpu.h"
 
-#include <numeric>
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
-#include "common/gravity.h"
 #include "common/walk.h"
 
 namespace octwalk {
 
-ListView InteractionLists::view() const
+void WalkCounts::resize(int32_t numGroups)
+{
+    nodes.resize(size_t(numGroups));
+    leaves.resize(size_t(numGroups));
+    leafBodies.resize(size_t(numGroups));
+}
+
+CountsView WalkCounts::view() { return {nodes.data(), leaves.data(), leafBodies.data(), int32_t(nodes.size())}; }
+
+void InteractionLists::resizeOffsets(int32_t numGroups)
+{
+    nodeOffset.assign(size_t(numGroups) + 1, 0);
+    leafOffset.assign(size_t(numGroups) + 1, 0);
+    nodeList.clear();
+    leafList.clear();
+}
+
+void InteractionLists::resizeLists()
+{
+    nodeList.resize(size_t(nodeOffset.back()));
+    leafList.resize(size_t(leafOffset.back()));
+}
+
+ListView InteractionLists::view()
 {
     return {nodeOffset.data(), leafOffset.data(), nodeList.data(), leafList.data(), int32_t(nodeOffset.size()) - 1};
 }
 
-namespace {
-
-void throwOverflow(int32_t group)
-{
-    throw std::logic_error("walk stack overflow in group " + std::to_string(group));
-}
-
-} // namespace
-
-void countInteractionsCpu(const TreeView& tree, const GroupView& groups, WalkCounts& counts)
+void countInteractionsCpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
+                          int32_t* overflowGroup)
 {
     int32_t numGroups = groups.numGroups;
-    counts.nodes.assign(numGroups, 0);
-    counts.leaves.assign(numGroups, 0);
-    counts.leafBodies.assign(numGroups, 0);
-    int32_t capacity = walkStackCapacity(tree.depth);
-    int32_t overflowGroup = -1;
+    int32_t capacity  = walkStackCapacity(tree.depth);
+    int32_t overflow  = 0;
 #pragma omp parallel
     {
         std::vector<uint32_t> stack(capacity);
@@ -41,161 +52,58 @@ void countInteractionsCpu(const TreeView& tree, const GroupView& groups, WalkCou
             if (walkGroup(tree, groups.center[g], groups.half[g], stack.data(), capacity, sink) != WalkStatus::Ok)
             {
 #pragma omp critical
-                overflowGroup = g;
+                overflow = std::max(overflow, g + 1);
             }
             counts.nodes[g]      = sink.nodes;
             counts.leaves[g]     = sink.leaves;
             counts.leafBodies[g] = sink.leafBodies;
         }
     }
-    if (overflowGroup >= 0) throwOverflow(overflowGroup);
+    *overflowGroup = overflow;
 }
 
-void scanCountsCpu(const WalkCounts& counts, InteractionLists& lists)
+void scanCountsCpu(const CountsView& counts, const ListView& lists)
 {
-    size_t numGroups = counts.nodes.size();
-    lists.nodeOffset.assign(numGroups + 1, 0);
-    lists.leafOffset.assign(numGroups + 1, 0);
-    std::inclusive_scan(counts.nodes.begin(), counts.nodes.end(), lists.nodeOffset.begin() + 1);
-    std::inclusive_scan(counts.leaves.begin(), counts.leaves.end(), lists.leafOffset.begin() + 1);
-    lists.nodeList.resize(lists.nodeOffset.back());
-    lists.leafList.resize(lists.leafOffset.back());
+    int64_t nodes = 0, leaves = 0;
+    lists.nodeOffset[0] = 0;
+    lists.leafOffset[0] = 0;
+    for (int32_t g = 0; g < counts.numGroups; ++g)
+    {
+        nodes += counts.nodes[g];
+        leaves += counts.leaves[g];
+        lists.nodeOffset[g + 1] = nodes;
+        lists.leafOffset[g + 1] = leaves;
+    }
 }
 
-void writeInteractionsCpu(const TreeView& tree, const GroupView& groups, InteractionLists& lists,
-                          std::vector<I2>* written)
+void writeInteractionsCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
+                          int32_t* overflowGroup)
 {
     int32_t numGroups = groups.numGroups;
-    if (written) written->assign(numGroups, I2{0, 0});
-    int32_t capacity = walkStackCapacity(tree.depth);
-    int32_t overflowGroup = -1;
+    int32_t capacity  = walkStackCapacity(tree.depth);
+    int32_t overflow  = 0;
 #pragma omp parallel
     {
         std::vector<uint32_t> stack(capacity);
 #pragma omp for schedule(dynamic, 16)
         for (int32_t g = 0; g < numGroups; ++g)
         {
-            int32_t* nodeBegin = lists.nodeList.data() + lists.nodeOffset[g];
-            int32_t* leafBegin = lists.leafList.data() + lists.leafOffset[g];
-            WriteSink sink{nodeBegin, leafBegin};
+            WriteSink sink{lists.nodeList + lists.nodeOffset[g], lists.leafList + lists.leafOffset[g]};
             if (walkGroup(tree, groups.center[g], groups.half[g], stack.data(), capacity, sink) != WalkStatus::Ok)
             {
 #pragma omp critical
-                overflowGroup = g;
+                overflow = std::max(overflow, g + 1);
             }
-            if (written) (*written)[g] = {int32_t(sink.nodeOut - nodeBegin), int32_t(sink.leafOut - leafBegin)};
         }
     }
-    if (overflowGroup >= 0) throwOverflow(overflowGroup);
+    *overflowGroup = std::max(*overflowGroup, overflow);
 }
 
-namespace {
-
-/// One group's targets as structure-of-arrays, so the force loops run over targets in the inner
-/// loop (vectorisable) while every target still sums its list in list order, as the GPU does.
-struct GroupAccumulator
+void checkWalkOverflow(const char* pass, int32_t overflowGroup)
 {
-    std::vector<float> x, y, z, ax, ay, az, pot;
-
-    void load(const TargetView& targets, I2 range)
-    {
-        for (auto* v : {&x, &y, &z, &ax, &ay, &az, &pot}) v->assign(range.y, 0.0f);
-        for (int32_t k = 0; k < range.y; ++k)
-        {
-            F4 t = targets.pos[range.x + k];
-            x[k] = t.x;
-            y[k] = t.y;
-            z[k] = t.z;
-        }
-    }
-
-    void store(I2 range, F4* out) const
-    {
-        for (int32_t k = 0; k < range.y; ++k) out[range.x + k] = {ax[k], ay[k], az[k], pot[k]};
-    }
-};
-
-/// Adds one source (a node when Node, else a body) to every target of the group.
-template<bool Node>
-inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2, int32_t skip)
-{
-    const float* __restrict__ x = a.x.data();
-    const float* __restrict__ y = a.y.data();
-    const float* __restrict__ z = a.z.data();
-    float* __restrict__ ax  = a.ax.data();
-    float* __restrict__ ay  = a.ay.data();
-    float* __restrict__ az  = a.az.data();
-    float* __restrict__ phi = a.pot.data();
-    const float sx = src.x, sy = src.y, sz = src.z, sm = src.w;
-    const SymTensor<float> qq = q;
-    // The target arrays never overlap; without this GCC needs too many run-time alias checks.
-#pragma GCC ivdep
-    for (int32_t k = 0; k < n; ++k)
-    {
-        // The term is formed from zero and then added: bit-identical to accumulating in place
-        // (0 + t == t, p + (0 - t) == p - t), and it lets the compiler vectorise over targets.
-        Vec3f acc{0.0f, 0.0f, 0.0f};
-        float pot = 0.0f;
-        Vec3f d{sx - x[k], sy - y[k], sz - z[k]};
-        // Skipping itself by a zero mass keeps the loop branch-free; the sum is unchanged.
-        if (Node) bodyNode(d, sm, qq, eps2, acc, pot);
-        else bodyBody(d, k == skip ? 0.0f : sm, eps2, acc, pot);
-        ax[k] += acc.x;
-        ay[k] += acc.y;
-        az[k] += acc.z;
-        phi[k] += pot;
-    }
-}
-
-} // namespace
-
-void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, TargetView targets,
-                       float eps2, F4* out)
-{
-#pragma omp parallel
-    {
-        GroupAccumulator a;
-#pragma omp for schedule(dynamic, 4)
-        for (int32_t g = 0; g < groups.numGroups; ++g)
-        {
-            I2 range = groups.range[g];
-            a.load(targets, range);
-            for (int32_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
-            {
-                int32_t n = lists.nodeList[k];
-                addSource<true>(a, range.y, tree.nodeCom[n],
-                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1);
-            }
-            a.store(range, out);
-        }
-    }
-}
-
-void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
-                       TargetView targets, float eps2, F4* out)
-{
-    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
-#pragma omp parallel
-    {
-        GroupAccumulator a;
-#pragma omp for schedule(dynamic, 4)
-        for (int32_t g = 0; g < groups.numGroups; ++g)
-        {
-            I2 range = groups.range[g];
-            a.load(targets, range);
-            for (int32_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
-            {
-                I2 r = tree.leafRange[lists.leafList[k] - tree.numInternal];
-                for (int32_t j = r.x; j < r.x + r.y; ++j)
-                {
-                    // A body skips itself by index; probes skip nothing.
-                    int32_t skip = targets.areBodies ? j - range.x : -1;
-                    addSource<false>(a, range.y, bodies.posMass[j], none, eps2, skip);
-                }
-            }
-            a.store(range, out);
-        }
-    }
+    if (overflowGroup == 0) return;
+    throw std::logic_error(std::string("walk stack overflow in ") + pass + " (group " +
+                           std::to_string(overflowGroup - 1) + "): the tree is deeper than its recorded depth allows");
 }
 
 } // namespace octwalk

@@ -10,6 +10,7 @@
 #include "host/reference/direct.h"
 #include "common/errors.h"
 #include "host/core/timer.h"
+#include "host/cpu/forces_cpu.h"
 
 namespace octwalk {
 
@@ -194,44 +195,38 @@ void GravitySolver::buildTree()
     stats_.depth       = packed_.depth;
 }
 
-void GravitySolver::evaluateCpu(const TargetView& targets, std::vector<F4>& out)
+InteractionTotals GravitySolver::evaluateCpu(const TargetView& targets, std::vector<F4>& out)
 {
     PhaseTimes& t = times_;
     t.clear(PhaseGroup::Walk);
-    TreeView tree   = packed_.treeView();
+    TreeView tree    = packed_.treeView();
     GroupView groups = currentGroups_;
+    int32_t overflowGroup = 0;
     Stopwatch clock;
-    countInteractionsCpu(tree, groups, counts_);
+    counts_.resize(groups.numGroups);
+    countInteractionsCpu(tree, groups, counts_.view(), &overflowGroup);
+    checkWalkOverflow("pass 1", overflowGroup);
     t[Phase::WalkCount] = clock.lap();
-    scanCountsCpu(counts_, lists_);
+    lists_.resizeOffsets(groups.numGroups);
+    scanCountsCpu(counts_.view(), lists_.view());
+    lists_.resizeLists();
     t[Phase::Scan] = clock.lap();
-    writeInteractionsCpu(tree, groups, lists_);
+    ListView lists = lists_.view();
+    writeInteractionsCpu(tree, groups, lists, &overflowGroup);
+    checkWalkOverflow("pass 2", overflowGroup);
     t[Phase::WalkWrite] = clock.lap();
 
-    std::vector<F4> nodeAcc(targets.numTargets), leafAcc(targets.numTargets);
-    float eps2 = float(params_.epsilon_squared);
-    bodyNodeForcesCpu(tree, groups, lists_.view(), targets, eps2, nodeAcc.data());
-    t[Phase::BodyNode] = clock.lap();
-    bodyLeafForcesCpu(tree, groups, lists_.view(), packed_.bodyView(), targets, eps2, leafAcc.data());
-    t[Phase::BodyLeaf] = clock.lap();
-
+    std::vector<F4> nodeAcc(targets.numTargets);
     out.resize(targets.numTargets);
-    for (int32_t i = 0; i < targets.numTargets; ++i)
-    {
-        out[i] = {nodeAcc[i].x + leafAcc[i].x, nodeAcc[i].y + leafAcc[i].y, nodeAcc[i].z + leafAcc[i].z,
-                  nodeAcc[i].w + leafAcc[i].w};
-    }
-    int64_t nodes = 0, leafBodies = 0;
-    for (int32_t g = 0; g < groups.numGroups; ++g)
-    {
-        nodes += int64_t(counts_.nodes[g]) * groups.range[g].y;
-        leafBodies += counts_.leafBodies[g] * groups.range[g].y;
-    }
-    stats_.nodeInteractions = nodes;
-    stats_.leafInteractions = leafBodies - (targets.areBodies ? targets.numTargets : 0);
+    float eps2 = float(params_.epsilon_squared);
+    bodyNodeForcesCpu(tree, groups, lists, targets, eps2, nodeAcc.data());
+    t[Phase::BodyNode] = clock.lap();
+    bodyLeafForcesCpu(tree, groups, lists, packed_.bodyView(), targets, eps2, nodeAcc.data(), out.data());
+    t[Phase::BodyLeaf] = clock.lap();
+    return interactionTotals(groups, counts_.view());
 }
 
-void GravitySolver::evaluateGpu(const TargetView& targets, std::vector<F4>& out)
+InteractionTotals GravitySolver::evaluateGpu(const TargetView& targets, std::vector<F4>& out)
 {
     GpuEvaluation result;
     gpu().evaluate(packed_.treeView(), currentGroups_, packed_.bodyView(), targets, float(params_.epsilon_squared),
@@ -240,16 +235,16 @@ void GravitySolver::evaluateGpu(const TargetView& targets, std::vector<F4>& out)
     {
         if (kPhases[k].group == PhaseGroup::Walk) times_.seconds[k] = result.times.seconds[k];
     }
-    stats_.nodeInteractions = result.nodeInteractions;
-    stats_.leafInteractions = result.leafInteractions - (targets.areBodies ? targets.numTargets : 0);
     out = std::move(result.acc);
+    return {result.nodeInteractions, result.leafInteractions};
 }
 
 void GravitySolver::evaluateTargets(const TargetView& targets, std::vector<F4>& out)
 {
     stats_.numTargets = targets.numTargets;
-    if (activeBackend() == Backend::Gpu) evaluateGpu(targets, out);
-    else evaluateCpu(targets, out);
+    InteractionTotals totals = activeBackend() == Backend::Gpu ? evaluateGpu(targets, out) : evaluateCpu(targets, out);
+    stats_.nodeInteractions = totals.nodes;
+    stats_.leafInteractions = totals.leafBodies - (targets.areBodies ? targets.numTargets : 0);
 }
 
 void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)

@@ -17,7 +17,7 @@
 
 #include "common/phases.h"
 #include "common/vec.h"
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 #include "host/tree/octree.h"
 #include "host/tree/packed_tree.h"
 #include "host/core/params.h"
@@ -84,8 +84,10 @@ public:
 private:
     void buildTree();
     void evaluateTargets(const TargetView& targets, std::vector<F4>& out);
-    void evaluateCpu(const TargetView& targets, std::vector<F4>& out);
-    void evaluateGpu(const TargetView& targets, std::vector<F4>& out);
+    /// The walk and forces on one backend: out (indexed like targets, G = 1), the walk phases of
+    /// times_, and the interaction totals (self included) that stats_ is made from.
+    InteractionTotals evaluateCpu(const TargetView& targets, std::vector<F4>& out);
+    InteractionTotals evaluateGpu(const TargetView& targets, std::vector<F4>& out);
     GpuSolver& gpu();
 
     Parameters params_;

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "common/walk.h"
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 #include "host/reference/direct.h"
 #include "common/errors.h"
 #include "host/core/timer.h"

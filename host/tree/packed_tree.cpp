@@ -9,7 +9,7 @@ namespace octwalk {
 
 TreeView PackedTree::treeView() const
 {
-    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), nodeBox.data(), leafRange.data(),
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
             numInternal,     numLeaves,      rootEntry,      depth};
 }
 
@@ -63,7 +63,6 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
     out.nodeMac.resize(numCells);
     out.nodeCom.resize(numCells);
     out.nodeQuad.resize(2 * size_t(numCells));
-    out.nodeBox.resize(numCells);
     out.leafRange.resize(out.numLeaves);
 
     float invTheta = float(1.0 / p.opening_angle);
@@ -90,9 +89,8 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
         Vec3d offset = mp.com[i] - center;
         float delta  = float(std::sqrt(dot(offset, offset)));
 
-        out.nodeBox[n] = toF4(center, side);
-        out.nodeCom[n]  = toF4(mp.com[i], mp.mass[i]);
-        out.nodeMac[n]  = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
+        out.nodeCom[n] = toF4(mp.com[i], mp.mass[i]);
+        out.nodeMac[n] = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
         const SymTensor<double>& q = mp.quad[i];
         out.nodeQuad[2 * n]     = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
                                    quadScale * float(q.xy)};

@@ -13,7 +13,7 @@ namespace octwalk {
 struct PackedTree
 {
     std::vector<U4> children;
-    std::vector<F4> nodeMac, nodeCom, nodeQuad, nodeBox;
+    std::vector<F4> nodeMac, nodeCom, nodeQuad;
     std::vector<I2> leafRange;
     int32_t numInternal = 0, numLeaves = 0, depth = 0;
     uint32_t rootEntry = 0;

@@ -14,13 +14,14 @@
 #include <utility>
 #include <vector>
 
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
 #include "common/errors.h"
 #include "host/models/models.h"
 #include "host/core/random.h"
 #include "host/solver/solver.h"
+#include "host/cpu/direct_cpu.h"
 #include "host/cpu/walk_cpu.h"
 
 namespace octwalk {
@@ -283,7 +284,8 @@ TEST_F(GpuTest, ListsEqualCpuTwinExactly)
 TEST_F(GpuTest, DownloadListsBeforeEvaluationThrows)
 {
     GpuSolver device;
-    std::vector<int32_t> a, b, c, d;
+    std::vector<int64_t> a, b;
+    std::vector<int32_t> c, d;
     EXPECT_THROW(device.downloadLists(a, b, c, d), std::logic_error);
 }
 
@@ -376,6 +378,30 @@ TEST_F(GpuDirect, FloatAccumulationMatchesDirectSum)
     EXPECT_LE(p.median, 1e-4) << "potential, max " << p.max;
 }
 
+/// directGpu (through GpuSolver::direct) against its CPU twin directCpu: the same float32 bodies, the
+/// same bodyBody and summation order; they differ by the device's rsqrtf and fused multiply-adds.
+TEST_F(GpuDirect, MatchesCpuTwin)
+{
+    for (bool doubleAccumulate : {true, false})
+    {
+        SCOPED_TRACE(doubleAccumulate ? "double accumulation" : "float accumulation");
+        std::vector<Vec3d> acc, accCpu;
+        std::vector<double> pot, potCpu;
+        runDevice(doubleAccumulate, acc, pot);
+        std::vector<F4> out(targets_.size());
+        directCpu({bodies_.data(), int32_t(bodies_.size())}, targets_.data(), int32_t(targets_.size()), float(kEps2),
+                  doubleAccumulate, out.data());
+        for (const F4& f : out)
+        {
+            accCpu.push_back({f.x, f.y, f.z});
+            potCpu.push_back(f.w);
+        }
+        // In double both round the same sums to float; in float they differ by rsqrtf and FMA.
+        if (doubleAccumulate) expectClose(acc, pot, accCpu, potCpu, 1e-6, 1e-6);
+        else expectClose(acc, pot, accCpu, potCpu, kTwinMedian, kTwinMax);
+    }
+}
+
 TEST_F(GpuDirect, RejectsTargetOutOfRange)
 {
     GpuSolver device;
@@ -416,7 +442,8 @@ TEST_F(GpuTest, StackOverflowThrowsAndSolverRecovers)
     TreeView shallow = packed.treeView();
     shallow.depth    = 0;
     EXPECT_THROW(evaluateOnDevice(device, packed, shallow), BackendError);
-    std::vector<int32_t> a, b, c, d;
+    std::vector<int64_t> a, b;
+    std::vector<int32_t> c, d;
     EXPECT_THROW(device.downloadLists(a, b, c, d), std::logic_error);
 
     GpuEvaluation again = evaluateOnDevice(device, packed);

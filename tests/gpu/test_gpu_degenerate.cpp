@@ -11,7 +11,7 @@
 #include <string>
 
 #include "unit/degenerate_cases.h"
-#include "device/gravity_gpu.h"
+#include "device/gpu_solver.h"
 
 namespace octwalk {
 namespace {

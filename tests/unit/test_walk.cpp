@@ -1,6 +1,11 @@
 // The CPU twin's two passes: counts, lists and their coverage of the whole mass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common/walk.h"
 #include "host/cpu/walk_cpu.h"
 #include "test_helpers.h"
 
@@ -41,24 +46,46 @@ TEST_P(WalkPasses, CountsEqualWrittenLengthsAndListsCoverAllMass)
     GroupView groups = pk.groupView();
     WalkCounts counts;
     InteractionLists lists;
-    std::vector<I2> written;
-    countInteractionsCpu(tree, groups, counts);
-    scanCountsCpu(counts, lists);
-    writeInteractionsCpu(tree, groups, lists, &written);
+    int32_t overflowGroup = -1;
+    counts.resize(groups.numGroups);
+    countInteractionsCpu(tree, groups, counts.view(), &overflowGroup);
+    ASSERT_EQ(overflowGroup, 0);
+    lists.resizeOffsets(groups.numGroups);
+    scanCountsCpu(counts.view(), lists.view());
+    lists.resizeLists();
+    writeInteractionsCpu(tree, groups, lists.view(), &overflowGroup);
+    ASSERT_EQ(overflowGroup, 0);
 
+    // Pass 2 once more, serially, each group into a buffer that no walk can overrun (a node is
+    // reported at most once): what it writes is what pass 1 counted and what the lists hold.
+    int32_t numNodes = tree.numInternal + tree.numLeaves;
+    std::vector<int32_t> nodeOut(numNodes), leafOut(numNodes);
+    std::vector<uint32_t> stack(walkStackCapacity(tree.depth));
     double total = 0;
     for (const F4& body : pk.bodies) total += body.w;
     for (int32_t g = 0; g < groups.numGroups; ++g)
     {
-        ASSERT_EQ(counts.nodes[g], written[g].x) << "group " << g;
-        ASSERT_EQ(counts.leaves[g], written[g].y) << "group " << g;
+        WriteSink sink{nodeOut.data(), leafOut.data()};
+        ASSERT_EQ(walkGroup(tree, groups.center[g], groups.half[g], stack.data(), int32_t(stack.size()), sink),
+                  WalkStatus::Ok);
+        int64_t nodesWritten = sink.nodeOut - nodeOut.data(), leavesWritten = sink.leafOut - leafOut.data();
+        ASSERT_EQ(counts.nodes[g], nodesWritten) << "group " << g;
+        ASSERT_EQ(counts.leaves[g], leavesWritten) << "group " << g;
+        ASSERT_EQ(lists.nodeOffset[g + 1] - lists.nodeOffset[g], nodesWritten) << "group " << g;
+        ASSERT_EQ(lists.leafOffset[g + 1] - lists.leafOffset[g], leavesWritten) << "group " << g;
+        ASSERT_TRUE(std::equal(nodeOut.begin(), nodeOut.begin() + nodesWritten,
+                               lists.nodeList.begin() + lists.nodeOffset[g]))
+            << "group " << g;
+        ASSERT_TRUE(std::equal(leafOut.begin(), leafOut.begin() + leavesWritten,
+                               lists.leafList.begin() + lists.leafOffset[g]))
+            << "group " << g;
         double covered = 0;
-        for (int32_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
+        for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
         {
             ASSERT_GE(lists.nodeList[k], 0);
             covered += tree.nodeCom[lists.nodeList[k]].w;
         }
-        for (int32_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
+        for (int64_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
         {
             int32_t n = lists.leafList[k];
             ASSERT_GE(n, tree.numInternal);
@@ -67,7 +94,13 @@ TEST_P(WalkPasses, CountsEqualWrittenLengthsAndListsCoverAllMass)
         }
         ASSERT_NEAR(covered / total, 1.0, 1e-5) << "group " << g << " does not see the whole mass exactly once";
     }
+    // One function for the totals of both backends: sum over groups of count * group size.
+    InteractionTotals totals = interactionTotals(groups, counts.view());
+    EXPECT_EQ(totals.nodes, s.stats().nodeInteractions);
+    EXPECT_EQ(totals.leafBodies - int64_t(pk.bodies.size()), s.stats().leafInteractions);
     // The solver's own lists are the same as this independent run.
+    EXPECT_EQ(s.cpuLists().nodeOffset, lists.nodeOffset);
+    EXPECT_EQ(s.cpuLists().leafOffset, lists.leafOffset);
     EXPECT_EQ(s.cpuLists().nodeList, lists.nodeList);
     EXPECT_EQ(s.cpuLists().leafList, lists.leafList);
 }

@@ -1,8 +1,10 @@
 #pragma once
-/// @file gravity_gpu.h
-/// The device backend behind a plain C++ header (no CUDA types): host/ and tests/ include only this.
-/// Built from gravity_gpu.cu with CUDA, from gravity_gpu_none.cpp without (then gpuAvailable()
-/// is false and GpuSolver throws BackendError).
+/// @file gpu_solver.h
+/// The device backend behind a plain C++ header (no CUDA types). GpuSolver owns the device buffers,
+/// the pinned staging, the stream and the events of an evaluation, and calls the launchers of
+/// walk_gpu.h, forces_gpu.h and direct_gpu.h (the twins of host/cpu/) in the order of the CPU path.
+/// Built from gpu_solver.cu with CUDA, from gpu_none.cpp without (then gpuAvailable() is false and
+/// GpuSolver throws BackendError).
 
 #include <cstdint>
 #include <memory>
@@ -37,7 +39,8 @@ public:
     GpuSolver& operator=(const GpuSolver&) = delete;
 
     /// Uploads the packed tree, groups, bodies and targets, runs pass 1, the scan, pass 2, the
-    /// body-node and the body-leaf kernels, and downloads the result.
+    /// body-node and the body-leaf kernels, and downloads the result. Throws BackendError when a walk
+    /// overflows its stack (a tree deeper than its recorded depth) or on any CUDA failure.
     void evaluate(const TreeView& tree, const GroupView& groups, const BodyView& bodies, const TargetView& targets,
                   float eps2, GpuEvaluation& out);
 
@@ -46,8 +49,9 @@ public:
     void direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2, bool doubleAccumulate,
                 std::vector<F4>& acc, double& seconds);
 
-    /// The interaction lists of the last evaluation (downloaded on request, for twin comparisons).
-    void downloadLists(std::vector<int32_t>& nodeOffset, std::vector<int32_t>& leafOffset,
+    /// The interaction lists of the last evaluation (downloaded on request, for twin comparisons);
+    /// 64-bit offsets, as on the CPU twin. Throws std::logic_error when no evaluation has completed.
+    void downloadLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
                        std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList);
 
 private:

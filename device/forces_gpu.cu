@@ -1,0 +1,246 @@
+// Body-node and body-leaf force kernels (twin: host/cpu/forces_cpu.cpp).
+//
+// Read-only path: the kernels load the views' arrays explicitly with __ldg (loadReadOnly), since the
+// views' members cannot carry __restrict__ (checked in the PTX).
+//
+// Determinism: every result is written by exactly one thread and summed in list order; no atomics.
+#include "device/forces_gpu.h"
+
+#include <cuda_runtime.h>
+
+#include <cub/warp/warp_scan.cuh>
+
+#include "common/gravity.h"
+#include "device/cuda_check.cuh"
+#include "device/device_util.cuh"
+
+namespace octwalk {
+
+namespace {
+
+/// Force kernels run one warp per group (kForceWarps groups per block), each lane serving up to
+/// kTargetsPerLane targets; larger groups take several passes. Groups average ~18 bodies at
+/// n_group = 64 (Plummer, 2^20), so one block of n_group threads per group left most threads idle
+/// (measured 1.4x slower on an H200); a warp serves groups of <= 32 bodies with one target per
+/// lane and larger ones with two, which share each staged node.
+constexpr int kWarp           = 32;
+constexpr int kTargetsPerLane = 2;
+constexpr int kTargetsPerWarp = kWarp * kTargetsPerLane;
+constexpr int kForceWarps     = 4;
+constexpr int kForceBlock     = kWarp * kForceWarps;
+static_assert(kWarp == 32, "the tiles, __syncwarp and cub::WarpScan assume 32-lane warps");
+static_assert(kTargetsPerLane >= 1, "every lane serves at least one target per pass");
+static_assert(kForceWarps >= 1 && kForceBlock <= 1024, "a force block is whole warps, at most 1024 threads");
+
+/// The targets one lane serves in one pass of its warp over the group's lists: base + lane + 32 s
+/// for slot s. slots is warp-uniform; lanes without a target in a slot compute on a dummy target
+/// at the origin (the kernels guard r = 0) and discard the result, so the inner loops do not
+/// branch on which lanes have targets.
+struct LaneTargets
+{
+    Vec3f pos[kTargetsPerLane];
+    int32_t index[kTargetsPerLane];
+    Vec3f acc[kTargetsPerLane];
+    float pot[kTargetsPerLane];
+    int32_t end;
+    int slots;
+
+    __device__ LaneTargets(const F4* targets, int32_t base, int32_t groupEnd, int lane) : end(groupEnd)
+    {
+        slots = min(kTargetsPerLane, (groupEnd - base + kWarp - 1) / kWarp);
+#pragma unroll
+        for (int s = 0; s < kTargetsPerLane; ++s)
+        {
+            index[s] = base + lane + s * kWarp;
+            pos[s]   = index[s] < end ? xyz(loadReadOnly(targets + index[s])) : Vec3f{0, 0, 0};
+            acc[s]   = {0, 0, 0};
+            pot[s]   = 0;
+        }
+    }
+
+    __device__ bool active(int s) const { return index[s] < end; }
+};
+
+/// What the body-node kernel needs of one list entry: centre of mass and mass, and the quadrupole.
+struct NodeEntry
+{
+    F4 com;
+    F4 quadA;
+    float2 quadB;
+};
+
+__device__ inline NodeEntry loadNodeEntry(const TreeView& tree, int32_t n)
+{
+    F4 b = loadReadOnly(tree.nodeQuad + 2 * n + 1);
+    return {loadReadOnly(tree.nodeCom + n), loadReadOnly(tree.nodeQuad + 2 * n), make_float2(b.x, b.y)};
+}
+
+/// Body-node forces: one warp per group (see kTargetsPerLane for why). The group's node list is
+/// staged through the warp's shared tile 32 entries at a time, and every target sums the whole
+/// list in list order, like the CPU twin. Each lane fetches its entry of the next tile before the
+/// warp computes on the current one, so the scattered node loads overlap the arithmetic.
+__global__ void __launch_bounds__(kForceBlock)
+    bodyNodeKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                   const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
+                   F4* __restrict__ nodeAcc)
+{
+    __shared__ NodeEntry sNode[kForceWarps][kWarp];
+
+    const int lane  = int(threadIdx.x) % kWarp;
+    const int warp  = int(threadIdx.x) / kWarp;
+    const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
+    if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
+    const I2 range = loadReadOnly(groups.range + g);
+    const int64_t listBegin = nodeOffset[g], listEnd = nodeOffset[g + 1];
+    NodeEntry* tileNodes = sNode[warp];
+
+    for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
+    {
+        LaneTargets t(targets, base, range.x + range.y, lane);
+        NodeEntry next{};
+        if (listBegin + lane < listEnd) next = loadNodeEntry(tree, nodeList[listBegin + lane]);
+        for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
+        {
+            const int count = int(min(int64_t(kWarp), listEnd - tile));
+            __syncwarp();
+            tileNodes[lane] = next;
+            __syncwarp();
+            if (tile + kWarp + lane < listEnd) next = loadNodeEntry(tree, nodeList[tile + kWarp + lane]);
+#pragma unroll 4
+            for (int k = 0; k < count; ++k)
+            {
+                NodeEntry e = tileNodes[k];
+                SymTensor<float> q{e.quadA.x, e.quadA.y, e.quadA.z, e.quadA.w, e.quadB.x, e.quadB.y};
+#pragma unroll
+                for (int s = 0; s < kTargetsPerLane; ++s)
+                {
+                    if (s < t.slots) bodyNode(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
+                }
+            }
+        }
+#pragma unroll
+        for (int s = 0; s < kTargetsPerLane; ++s)
+        {
+            if (t.active(s)) nodeAcc[t.index[s]] = {t.acc[s].x, t.acc[s].y, t.acc[s].z, t.pot[s]};
+        }
+    }
+}
+
+/// Index of the leaf holding flattened body f: the last l with leafStart[l] <= f (empty leaves,
+/// which share their start with the next one, are skipped by taking the last).
+__device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t f)
+{
+    int lo = 0, hi = numLeaves - 1;
+    while (lo < hi)
+    {
+        int mid = (lo + hi + 1) / 2;
+        if (leafStart[mid] <= f) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/// Body-leaf forces, and the final sum: one warp per group. The leaf list is taken 32 leaves at a
+/// time; a warp scan of their body counts flattens them into one sequence of bodies (list order,
+/// then tree order within a leaf, like the CPU twin), staged through the warp's shared tile 32
+/// bodies at a time. out[i] = nodeAcc[i] + leaf sum, as the CPU twin's bodyLeafForcesCpu.
+__global__ void __launch_bounds__(kForceBlock)
+    bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
+                   const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
+                   bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out)
+{
+    using WarpScan = cub::WarpScan<int32_t>;
+    __shared__ typename WarpScan::TempStorage scanStorage[kForceWarps];
+    __shared__ int32_t sLeafFirst[kForceWarps][kWarp]; // first body (tree order) of each leaf of the chunk
+    __shared__ int32_t sLeafStart[kForceWarps][kWarp]; // its position in the chunk's flattened sequence
+    __shared__ F4 sBody[kForceWarps][kWarp];
+    __shared__ int32_t sBodyIndex[kForceWarps][kWarp];
+
+    const int lane  = int(threadIdx.x) % kWarp;
+    const int warp  = int(threadIdx.x) / kWarp;
+    const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
+    if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
+    const I2 range = loadReadOnly(groups.range + g);
+    const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
+    int32_t* leafFirst = sLeafFirst[warp];
+    int32_t* leafStart = sLeafStart[warp];
+    F4* body           = sBody[warp];
+    int32_t* bodyIndex = sBodyIndex[warp];
+
+    for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
+    {
+        LaneTargets t(targets, base, range.x + range.y, lane);
+        for (int64_t chunk = listBegin; chunk < listEnd; chunk += kWarp)
+        {
+            const int numLeaves = int(min(int64_t(kWarp), listEnd - chunk));
+            I2 leaf{0, 0};
+            if (lane < numLeaves) leaf = loadReadOnly(tree.leafRange + (leafList[chunk + lane] - tree.numInternal));
+            int32_t start = 0, chunkBodies = 0;
+            __syncwarp();
+            WarpScan(scanStorage[warp]).ExclusiveSum(leaf.y, start, chunkBodies);
+            leafFirst[lane] = leaf.x;
+            leafStart[lane] = start;
+            __syncwarp();
+            for (int32_t tile = 0; tile < chunkBodies; tile += kWarp)
+            {
+                const int count = min(kWarp, chunkBodies - tile);
+                if (lane < count)
+                {
+                    int32_t f       = tile + lane;
+                    int l           = findLeaf(leafStart, numLeaves, f);
+                    int32_t j       = leafFirst[l] + (f - leafStart[l]);
+                    body[lane]      = loadReadOnly(bodies + j);
+                    bodyIndex[lane] = j;
+                }
+                __syncwarp();
+                for (int k = 0; k < count; ++k)
+                {
+                    F4 b      = body[k];
+                    int32_t j = bodyIndex[k];
+#pragma unroll
+                    for (int s = 0; s < kTargetsPerLane; ++s)
+                    {
+                        if (s < t.slots && !(skipSelf && j == t.index[s]))
+                        {
+                            bodyBody(xyz(b) - t.pos[s], b.w, eps2, t.acc[s], t.pot[s]);
+                        }
+                    }
+                }
+                __syncwarp();
+            }
+        }
+#pragma unroll
+        for (int s = 0; s < kTargetsPerLane; ++s)
+        {
+            if (!t.active(s)) continue;
+            F4 node = loadReadOnly(nodeAcc + t.index[s]);
+            out[t.index[s]] = {node.x + t.acc[s].x, node.y + t.acc[s].y, node.z + t.acc[s].z, node.w + t.pot[s]};
+        }
+    }
+}
+
+static_assert(sizeof(NodeEntry) * kWarp * kForceWarps <= 48 * 1024,
+              "the body-node kernel's tiles fit in static shared memory");
+
+} // namespace
+
+void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
+                       float eps2, F4* nodeAcc, GpuStream stream)
+{
+    if (groups.numGroups == 0) return;
+    bodyNodeKernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+        tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
+    CUDA_CHECK_LAUNCH();
+}
+
+void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
+                       const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream)
+{
+    if (groups.numGroups == 0) return;
+    bodyLeafKernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+        tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2, nodeAcc,
+        acc);
+    CUDA_CHECK_LAUNCH();
+}
+
+} // namespace octwalk

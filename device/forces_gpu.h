@@ -1,0 +1,25 @@
+#pragma once
+/// @file forces_gpu.h
+/// Body-node and body-leaf forces on the device. Twin of host/cpu/forces_cpu.h: the same arguments
+/// (views pointing at device memory) plus a stream; every target sums its lists in list order, and no
+/// floating-point atomics. Launches are asynchronous on the stream; built from forces_gpu.cu with CUDA,
+/// from gpu_none.cpp without (then they throw BackendError).
+
+#include "common/tree_view.h"
+#include "device/gpu_stream.h"
+
+namespace octwalk {
+
+/// Body-node (quadrupole) forces from the node lists.
+/// @param[out] nodeAcc  (acc xyz, potential) with G = 1, indexed like targets (device memory)
+void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
+                       float eps2, F4* nodeAcc, GpuStream stream);
+
+/// Body-leaf (softened body-body) forces from the leaf lists, added to the body-node ones: the total.
+/// A target that is a body skips itself by index.
+/// @param[in]  nodeAcc  bodyNodeForcesGpu's output
+/// @param[out] acc      nodeAcc + the leaf sum, G = 1, indexed like targets (must not alias nodeAcc)
+void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
+                       const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream);
+
+} // namespace octwalk

@@ -1,0 +1,379 @@
+// The device backend's owner: buffers, pinned staging, the stream and the events of an evaluation.
+// The kernels are in walk_gpu.cu, forces_gpu.cu and direct_gpu.cu; this file calls their launchers
+// in the order of the CPU path (host/solver/solver.cpp evaluateCpu).
+//
+// Timing: each phase is the interval between two CUDA events on the one stream. Upload includes
+// the host's copy into pinned staging (overlapped with the transfers); scan includes the read-back
+// of the list totals and the growth of the list buffers, since pass 2 cannot start before them.
+#include "device/gpu_solver.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "common/errors.h"
+#include "device/cuda_check.cuh"
+#include "device/device_buffer.cuh"
+#include "device/direct_gpu.h"
+#include "device/forces_gpu.h"
+#include "device/walk_gpu.h"
+
+namespace octwalk {
+
+namespace {
+
+/// Alignment of each array inside the pinned staging buffers.
+constexpr size_t kStagingAlign = 256;
+static_assert((kStagingAlign & (kStagingAlign - 1)) == 0 && kStagingAlign >= alignof(F4),
+              "staged arrays start at a power-of-two alignment that suits every element type");
+
+size_t alignStaging(size_t bytes) { return (bytes + kStagingAlign - 1) / kStagingAlign * kStagingAlign; }
+
+/// One array moved between host and device through the pinned staging buffer.
+struct Transfer
+{
+    void* dst;
+    const void* src;
+    size_t bytes;
+};
+
+/// Copies each host array into pinned staging and queues its cudaMemcpyAsync at once, so the
+/// host copy of the next array overlaps the transfer of this one.
+void uploadStaged(const std::vector<Transfer>& transfers, PinnedBuffer<unsigned char>& staging, cudaStream_t stream)
+{
+    size_t total = 0;
+    for (const Transfer& t : transfers) total += alignStaging(t.bytes);
+    staging.reserve(total);
+    size_t offset = 0;
+    for (const Transfer& t : transfers)
+    {
+        if (t.bytes == 0) continue;
+        std::memcpy(staging.data() + offset, t.src, t.bytes);
+        CUDA_CHECK(cudaMemcpyAsync(t.dst, staging.data() + offset, t.bytes, cudaMemcpyHostToDevice, stream));
+        offset += alignStaging(t.bytes);
+    }
+}
+
+/// Queues the device-to-staging copies; finishDownload() moves them out once the stream is done.
+void enqueueDownload(const std::vector<Transfer>& transfers, PinnedBuffer<unsigned char>& staging, cudaStream_t stream)
+{
+    size_t total = 0;
+    for (const Transfer& t : transfers) total += alignStaging(t.bytes);
+    staging.reserve(total);
+    size_t offset = 0;
+    for (const Transfer& t : transfers)
+    {
+        if (t.bytes == 0) continue;
+        CUDA_CHECK(cudaMemcpyAsync(staging.data() + offset, t.src, t.bytes, cudaMemcpyDeviceToHost, stream));
+        offset += alignStaging(t.bytes);
+    }
+}
+
+void finishDownload(const std::vector<Transfer>& transfers, const PinnedBuffer<unsigned char>& staging)
+{
+    size_t offset = 0;
+    for (const Transfer& t : transfers)
+    {
+        if (t.bytes == 0) continue;
+        std::memcpy(t.dst, staging.data() + offset, t.bytes);
+        offset += alignStaging(t.bytes);
+    }
+}
+
+template<class T>
+Transfer toDevice(DeviceBuffer<T>& dst, const T* src, size_t count)
+{
+    dst.reserve(count);
+    return {dst.data(), src, count * sizeof(T)};
+}
+
+template<class T>
+Transfer toHost(std::vector<T>& dst, const T* src, size_t count)
+{
+    dst.resize(count);
+    return {dst.data(), src, count * sizeof(T)};
+}
+
+void throwOverflow(const char* pass, int32_t flag)
+{
+    throw BackendError(std::string("walk stack overflow in ") + pass + " (group " + std::to_string(flag - 1) +
+                       "): the tree is deeper than its recorded depth allows");
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+bool gpuAvailable()
+{
+    int count = 0;
+    bool found = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError();
+    return found;
+}
+
+std::string gpuDescription()
+{
+    if (!gpuAvailable()) return "none";
+    int device = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+    {
+        cudaGetLastError();
+        return "none";
+    }
+    return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+           std::to_string(prop.multiProcessorCount) + " SMs)";
+}
+
+/// The pass-1 totals and the overflow flag, read back in one synchronisation.
+struct Readback
+{
+    int64_t nodeTotal;
+    int64_t leafTotal;
+    int32_t overflowGroup;
+};
+
+struct GpuSolver::Impl
+{
+    Stream stream;
+    Event start, uploaded, counted, scanned, written, nodesDone, leavesDone, downloaded;
+    Event directStart, directStop;
+
+    DeviceBuffer<U4> children{"tree children"};
+    DeviceBuffer<F4> nodeMac{"node MAC data"}, nodeCom{"node centres of mass"}, nodeQuad{"node quadrupoles"};
+    DeviceBuffer<I2> leafRange{"leaf ranges"};
+    DeviceBuffer<I2> groupRange{"group ranges"};
+    DeviceBuffer<F4> groupCenter{"group centres"}, groupHalf{"group half-sizes"};
+    DeviceBuffer<F4> bodies{"bodies"}, targets{"targets"};
+
+    DeviceBuffer<int32_t> nodeCount{"per-group node counts"}, leafCount{"per-group leaf counts"};
+    DeviceBuffer<int64_t> leafBodies{"per-group leaf body counts"};
+    DeviceBuffer<int64_t> nodeOffset{"node list offsets"}, leafOffset{"leaf list offsets"};
+    DeviceBuffer<unsigned char> scanTemp{"scan temporary storage"};
+    DeviceBuffer<int32_t> nodeList{"node lists"}, leafList{"leaf lists"};
+    DeviceBuffer<int32_t> overflowGroup{"walk overflow flag"};
+    DeviceBuffer<F4> nodeAcc{"body-node accelerations"}, acc{"accelerations"};
+    DeviceBuffer<int32_t> targetIndex{"direct-sum target indices"};
+
+    PinnedBuffer<unsigned char> uploadStaging{"upload staging"}, downloadStaging{"download staging"};
+    PinnedBuffer<Readback> readback{"pass-1 totals"};
+
+    /// Sizes of the lists of the last completed evaluation (-1 groups: none yet).
+    int32_t listGroups = -1;
+    int64_t nodeTotal = 0, leafTotal = 0;
+
+    GpuStream gpuStream() const { return {stream.get()}; }
+    TreeView uploadTree(const TreeView& tree, std::vector<Transfer>& transfers);
+    GroupView uploadGroups(const GroupView& groups, std::vector<Transfer>& transfers);
+    /// Room for numGroups groups' counts (one more node and leaf count for the scan's total) and offsets.
+    CountsView countsView(int32_t numGroups);
+    ListView listView(int32_t numGroups);
+    /// Scans the counts, reads back the totals and the pass-1 overflow flag, and grows the lists.
+    void scanAndGrowLists(const CountsView& counts, int32_t numGroups);
+};
+
+TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>& transfers)
+{
+    size_t numInternal = size_t(tree.numInternal), numNodes = numInternal + size_t(tree.numLeaves);
+    transfers.push_back(toDevice(children, tree.children, 2 * numInternal));
+    transfers.push_back(toDevice(nodeMac, tree.nodeMac, numNodes));
+    transfers.push_back(toDevice(nodeCom, tree.nodeCom, numNodes));
+    transfers.push_back(toDevice(nodeQuad, tree.nodeQuad, 2 * numNodes));
+    transfers.push_back(toDevice(leafRange, tree.leafRange, size_t(tree.numLeaves)));
+    return {children.data(),  nodeMac.data(),   nodeCom.data(),   nodeQuad.data(),
+            leafRange.data(), tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth};
+}
+
+GroupView GpuSolver::Impl::uploadGroups(const GroupView& groups, std::vector<Transfer>& transfers)
+{
+    size_t numGroups = size_t(groups.numGroups);
+    transfers.push_back(toDevice(groupRange, groups.range, numGroups));
+    transfers.push_back(toDevice(groupCenter, groups.center, numGroups));
+    transfers.push_back(toDevice(groupHalf, groups.half, numGroups));
+    return {groupRange.data(), groupCenter.data(), groupHalf.data(), groups.numGroups};
+}
+
+CountsView GpuSolver::Impl::countsView(int32_t numGroups)
+{
+    nodeCount.reserve(size_t(numGroups) + 1);
+    leafCount.reserve(size_t(numGroups) + 1);
+    leafBodies.reserve(size_t(numGroups));
+    overflowGroup.reserve(1);
+    return {nodeCount.data(), leafCount.data(), leafBodies.data(), numGroups};
+}
+
+ListView GpuSolver::Impl::listView(int32_t numGroups)
+{
+    nodeOffset.reserve(size_t(numGroups) + 1);
+    leafOffset.reserve(size_t(numGroups) + 1);
+    return {nodeOffset.data(), leafOffset.data(), nodeList.data(), leafList.data(), numGroups};
+}
+
+void GpuSolver::Impl::scanAndGrowLists(const CountsView& counts, int32_t numGroups)
+{
+    size_t scratchBytes = scanCountsGpuScratchBytes(numGroups);
+    scanTemp.reserve(std::max<size_t>(scratchBytes, 1));
+    scanCountsGpu(counts, listView(numGroups), {scanTemp.data(), scratchBytes}, gpuStream());
+
+    cudaStream_t s = stream.get();
+    readback.reserve(1);
+    Readback* r = readback.data();
+    CUDA_CHECK(cudaMemcpyAsync(&r->nodeTotal, nodeOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost,
+                               s));
+    CUDA_CHECK(cudaMemcpyAsync(&r->leafTotal, leafOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost,
+                               s));
+    CUDA_CHECK(cudaMemcpyAsync(&r->overflowGroup, overflowGroup.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    stream.synchronize();
+    if (r->overflowGroup != 0) throwOverflow("pass 1", r->overflowGroup);
+    nodeTotal = r->nodeTotal;
+    leafTotal = r->leafTotal;
+    nodeList.reserve(size_t(nodeTotal));
+    leafList.reserve(size_t(leafTotal));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+GpuSolver::GpuSolver()
+{
+    if (!gpuAvailable()) throw BackendError("backend gpu requested, but no CUDA device is available");
+    impl_ = std::make_unique<Impl>();
+}
+
+GpuSolver::~GpuSolver() = default;
+
+void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const BodyView& bodies,
+                         const TargetView& targets, float eps2, GpuEvaluation& out)
+{
+    if (targets.areBodies && targets.numTargets != bodies.numBodies)
+    {
+        throw std::invalid_argument("GpuSolver::evaluate: targets are the bodies, but there are " +
+                                    std::to_string(targets.numTargets) + " targets and " +
+                                    std::to_string(bodies.numBodies) + " bodies");
+    }
+    Impl& m = *impl_;
+    cudaStream_t s = m.stream.get();
+    GpuStream gs   = m.gpuStream();
+    // A failed earlier call may have left copies in flight that read the staging buffers.
+    m.stream.synchronize();
+    m.listGroups = -1;
+    int32_t numGroups = groups.numGroups;
+
+    m.start.record(m.stream);
+    std::vector<Transfer> transfers;
+    TreeView dTree    = m.uploadTree(tree, transfers);
+    GroupView dGroups = m.uploadGroups(groups, transfers);
+    transfers.push_back(toDevice(m.bodies, bodies.posMass, size_t(bodies.numBodies)));
+    BodyView dBodies{m.bodies.data(), bodies.numBodies};
+    TargetView dTargets{m.bodies.data(), targets.numTargets, targets.areBodies};
+    if (!targets.areBodies)
+    {
+        transfers.push_back(toDevice(m.targets, targets.pos, size_t(targets.numTargets)));
+        dTargets.pos = m.targets.data();
+    }
+    uploadStaged(transfers, m.uploadStaging, s);
+    m.uploaded.record(m.stream);
+
+    CountsView dCounts = m.countsView(numGroups);
+    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs);
+    m.counted.record(m.stream);
+    m.scanAndGrowLists(dCounts, numGroups);
+    // Recorded on the idle stream after the host has read the totals and grown the lists, so the
+    // scan phase includes that read-back.
+    m.scanned.record(m.stream);
+    ListView dLists = m.listView(numGroups);
+    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs);
+    m.written.record(m.stream);
+
+    size_t numTargets = size_t(targets.numTargets);
+    m.nodeAcc.reserve(numTargets);
+    m.acc.reserve(numTargets);
+    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs);
+    m.nodesDone.record(m.stream);
+    bodyLeafForcesGpu(dTree, dGroups, dLists, dBodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs);
+    m.leavesDone.record(m.stream);
+
+    std::vector<int64_t> leafBodies;
+    int32_t overflowGroup = 0;
+    std::vector<Transfer> downloads{toHost(out.acc, m.acc.data(), numTargets),
+                                    toHost(out.nodeCounts, m.nodeCount.data(), size_t(numGroups)),
+                                    toHost(out.leafCounts, m.leafCount.data(), size_t(numGroups)),
+                                    toHost(leafBodies, m.leafBodies.data(), size_t(numGroups)),
+                                    {&overflowGroup, m.overflowGroup.data(), sizeof(int32_t)}};
+    enqueueDownload(downloads, m.downloadStaging, s);
+    m.downloaded.record(m.stream);
+    m.stream.synchronize();
+    finishDownload(downloads, m.downloadStaging);
+    if (overflowGroup != 0) throwOverflow("pass 2", overflowGroup);
+
+    InteractionTotals totals =
+        interactionTotals(groups, {out.nodeCounts.data(), out.leafCounts.data(), leafBodies.data(), numGroups});
+    out.nodeInteractions = totals.nodes;
+    out.leafInteractions = totals.leafBodies;
+    PhaseTimes& t = out.times;
+    t = PhaseTimes{};
+    t[Phase::Upload]    = elapsedSeconds(m.start, m.uploaded);
+    t[Phase::WalkCount] = elapsedSeconds(m.uploaded, m.counted);
+    t[Phase::Scan]      = elapsedSeconds(m.counted, m.scanned);
+    t[Phase::WalkWrite] = elapsedSeconds(m.scanned, m.written);
+    t[Phase::BodyNode]  = elapsedSeconds(m.written, m.nodesDone);
+    t[Phase::BodyLeaf]  = elapsedSeconds(m.nodesDone, m.leavesDone);
+    t[Phase::Download]  = elapsedSeconds(m.leavesDone, m.downloaded);
+    m.listGroups = numGroups;
+}
+
+void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2,
+                       bool doubleAccumulate, std::vector<F4>& acc, double& seconds)
+{
+    for (size_t t = 0; t < targetIndex.size(); ++t)
+    {
+        if (targetIndex[t] < 0 || targetIndex[t] >= bodies.numBodies)
+        {
+            throw InputError("GpuSolver::direct: target " + std::to_string(t) + " has body index " +
+                             std::to_string(targetIndex[t]) + ", outside [0, " + std::to_string(bodies.numBodies) +
+                             ")");
+        }
+    }
+    Impl& m = *impl_;
+    cudaStream_t s = m.stream.get();
+    m.stream.synchronize();
+    size_t numTargets = targetIndex.size();
+    std::vector<Transfer> transfers{toDevice(m.bodies, bodies.posMass, size_t(bodies.numBodies)),
+                                    toDevice(m.targetIndex, targetIndex.data(), numTargets)};
+    uploadStaged(transfers, m.uploadStaging, s);
+    m.acc.reserve(numTargets);
+
+    m.directStart.record(m.stream);
+    directGpu({m.bodies.data(), bodies.numBodies}, m.targetIndex.data(), int32_t(numTargets), eps2, doubleAccumulate,
+              m.acc.data(), m.gpuStream());
+    m.directStop.record(m.stream);
+
+    std::vector<Transfer> downloads{toHost(acc, m.acc.data(), numTargets)};
+    enqueueDownload(downloads, m.downloadStaging, s);
+    m.stream.synchronize();
+    finishDownload(downloads, m.downloadStaging);
+    seconds = elapsedSeconds(m.directStart, m.directStop);
+}
+
+void GpuSolver::downloadLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
+                              std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)
+{
+    Impl& m = *impl_;
+    if (m.listGroups < 0) throw std::logic_error("GpuSolver::downloadLists: no completed evaluation to download");
+    size_t numOffsets = size_t(m.listGroups) + 1;
+    // Straight into pageable memory: this is a checking path, and staging the lists would keep a
+    // pinned buffer of their size alive for the solver's lifetime.
+    for (const Transfer& t : {toHost(nodeOffset, m.nodeOffset.data(), numOffsets),
+                              toHost(leafOffset, m.leafOffset.data(), numOffsets),
+                              toHost(nodeList, m.nodeList.data(), size_t(m.nodeTotal)),
+                              toHost(leafList, m.leafList.data(), size_t(m.leafTotal))})
+    {
+        if (t.bytes > 0) CUDA_CHECK(cudaMemcpyAsync(t.dst, t.src, t.bytes, cudaMemcpyDeviceToHost, m.stream.get()));
+    }
+    m.stream.synchronize();
+}
+
+} // namespace octwalk

@@ -1,0 +1,127 @@
+// The group walk on the device (twin: host/cpu/walk_cpu.cpp).
+//
+// Read-only path: kernels take the views by value, whose members cannot carry __restrict__. The reads
+// happen inside common/walk.h, so every pointer these kernels write through is __restrict__, which
+// lets nvcc prove the views' arrays unchanged and load them with ld.global.nc (checked in the PTX).
+//
+// Determinism: every count and entry is written by exactly one thread; the only atomic is an integer
+// max on the overflow flag.
+#include "device/walk_gpu.h"
+
+#include <cuda_runtime.h>
+
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
+#include <algorithm>
+
+#include "common/sfc.h"
+#include "common/walk.h"
+#include "device/cuda_check.cuh"
+#include "device/device_util.cuh"
+
+namespace octwalk {
+
+namespace {
+
+/// Threads per block of the walk kernels (one thread per group). Small blocks spread the few
+/// thousand groups of a typical tree over all SMs; the walk diverges per thread anyway.
+constexpr int kWalkBlock = 32;
+static_assert(kWalkBlock % 32 == 0 && kWalkBlock <= 1024, "the walk block is whole warps, at most 1024 threads");
+/// The walk stack is a local array sized for the deepest tree the host can build.
+constexpr int32_t kWalkStackMax = walkStackCapacity(kMaxTreeLevel);
+static_assert(kWalkStackMax * sizeof(uint32_t) <= 1024, "the walk stack stays a small per-thread local array");
+
+/// Pass 1: one thread per group counts its list entries. overflowGroup receives 1 + the highest
+/// group whose walk overflowed its stack (0: none).
+__global__ void __launch_bounds__(kWalkBlock)
+    countInteractionsKernel(TreeView tree, GroupView groups, int32_t capacity, int32_t* __restrict__ nodeCount,
+                            int32_t* __restrict__ leafCount, int64_t* __restrict__ leafBodies,
+                            int32_t* __restrict__ overflowGroup)
+{
+    int32_t g = int32_t(blockIdx.x) * kWalkBlock + int32_t(threadIdx.x);
+    if (g >= groups.numGroups) return;
+    uint32_t stack[kWalkStackMax];
+    CountSink sink{tree.leafRange, tree.numInternal};
+    if (walkGroup(tree, groups.center[g], groups.half[g], stack, capacity, sink) != WalkStatus::Ok)
+    {
+        atomicMax(overflowGroup, g + 1);
+    }
+    nodeCount[g]  = sink.nodes;
+    leafCount[g]  = sink.leaves;
+    leafBodies[g] = sink.leafBodies;
+}
+
+/// Pass 2: the same walk writes each group's entries at its offsets.
+__global__ void __launch_bounds__(kWalkBlock)
+    writeInteractionsKernel(TreeView tree, GroupView groups, int32_t capacity, const int64_t* __restrict__ nodeOffset,
+                            const int64_t* __restrict__ leafOffset, int32_t* __restrict__ nodeList,
+                            int32_t* __restrict__ leafList, int32_t* __restrict__ overflowGroup)
+{
+    int32_t g = int32_t(blockIdx.x) * kWalkBlock + int32_t(threadIdx.x);
+    if (g >= groups.numGroups) return;
+    uint32_t stack[kWalkStackMax];
+    WriteSink sink{nodeList + nodeOffset[g], leafList + leafOffset[g]};
+    if (walkGroup(tree, groups.center[g], groups.half[g], stack, capacity, sink) != WalkStatus::Ok)
+    {
+        atomicMax(overflowGroup, g + 1);
+    }
+}
+
+/// The stack the kernels use for a tree of this depth: what the CPU twin uses, within the local array.
+int32_t stackCapacity(const TreeView& tree) { return std::min(walkStackCapacity(tree.depth), kWalkStackMax); }
+
+/// Both scans of one call: the query (temp == nullptr) and the run take the very same types.
+cudaError_t exclusiveScan(void* temp, size_t& tempBytes, int32_t* counts, int64_t* offsets, int32_t numItems,
+                          cudaStream_t s)
+{
+    return cub::DeviceScan::ExclusiveScan(temp, tempBytes, counts, offsets, cuda::std::plus<>{}, int64_t(0), numItems,
+                                          s);
+}
+
+} // namespace
+
+void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
+                          int32_t* overflowGroup, GpuStream stream)
+{
+    size_t numGroups = size_t(groups.numGroups);
+    cudaStream_t s   = cudaStreamOf(stream);
+    // One extra zero count per array makes the exclusive scan's last entry the total.
+    CUDA_CHECK(cudaMemsetAsync(counts.nodes + numGroups, 0, sizeof(int32_t), s));
+    CUDA_CHECK(cudaMemsetAsync(counts.leaves + numGroups, 0, sizeof(int32_t), s));
+    CUDA_CHECK(cudaMemsetAsync(overflowGroup, 0, sizeof(int32_t), s));
+    if (numGroups == 0) return;
+    countInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, s>>>(
+        tree, groups, stackCapacity(tree), counts.nodes, counts.leaves, counts.leafBodies, overflowGroup);
+    CUDA_CHECK_LAUNCH();
+}
+
+size_t scanCountsGpuScratchBytes(int32_t numGroups)
+{
+    size_t tempBytes = 0;
+    CUDA_CHECK(exclusiveScan(nullptr, tempBytes, nullptr, nullptr, numGroups + 1, nullptr));
+    return tempBytes;
+}
+
+void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch scratch, GpuStream stream)
+{
+    int32_t numItems = counts.numGroups + 1;
+    cudaStream_t s   = cudaStreamOf(stream);
+    // 64-bit offsets: the lists of a large tree can exceed 2^31 entries even though no count does.
+    size_t tempBytes = scratch.bytes;
+    CUDA_CHECK(exclusiveScan(scratch.data, tempBytes, counts.nodes, lists.nodeOffset, numItems, s));
+    tempBytes = scratch.bytes;
+    CUDA_CHECK(exclusiveScan(scratch.data, tempBytes, counts.leaves, lists.leafOffset, numItems, s));
+}
+
+void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
+                          int32_t* overflowGroup, GpuStream stream)
+{
+    if (groups.numGroups == 0) return;
+    writeInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, cudaStreamOf(stream)>>>(
+        tree, groups, stackCapacity(tree), lists.nodeOffset, lists.leafOffset, lists.nodeList, lists.leafList,
+        overflowGroup);
+    CUDA_CHECK_LAUNCH();
+}
+
+} // namespace octwalk

@@ -1,0 +1,44 @@
+#pragma once
+/// @file walk_gpu.h
+/// The group walk on the device: pass 1 (count), the scan, pass 2 (write). Twin of host/cpu/walk_cpu.h:
+/// the same arguments (views pointing at device memory) plus a stream, and the same common/walk.h walk,
+/// so the lists are bit-identical to the CPU twin's. Launches are asynchronous on the stream; built from
+/// walk_gpu.cu with CUDA, from gpu_none.cpp without (then they throw BackendError).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/tree_view.h"
+#include "device/gpu_stream.h"
+
+namespace octwalk {
+
+/// Device memory the scan may use as temporary storage.
+struct GpuScratch
+{
+    void* data   = nullptr;
+    size_t bytes = 0;
+};
+
+/// Pass 1: one thread per group counts its list entries.
+/// @param[out] counts         device arrays; nodes and leaves need numGroups + 1 entries, the last of
+///                            which the launcher zeroes so that the scan's last offset is the total
+/// @param[out] overflowGroup  one device int32: 1 + the highest group whose walk overflowed its stack,
+///                            0 when none did (never with the tree's true depth)
+void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
+                          int32_t* overflowGroup, GpuStream stream);
+
+/// Bytes of scratch scanCountsGpu needs for numGroups groups (no device work).
+size_t scanCountsGpuScratchBytes(int32_t numGroups);
+
+/// Exclusive scan of the counts into lists.nodeOffset and lists.leafOffset (numGroups + 1 entries, the
+/// last the total), in 64 bits; the list pointers are not read.
+/// @param[in] scratch  at least scanCountsGpuScratchBytes(counts.numGroups) bytes of device memory
+void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch scratch, GpuStream stream);
+
+/// Pass 2: the same walk writes each group's entries at its offsets.
+/// @param[in,out] overflowGroup  raised as in countInteractionsGpu
+void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
+                          int32_t* overflowGroup, GpuStream stream);
+
+} // namespace octwalk

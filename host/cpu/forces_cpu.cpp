@@ -1,0 +1,128 @@
+#include "host/cpu/forces_cpu.h"
+
+#include <vector>
+
+#include "common/gravity.h"
+
+namespace octwalk {
+
+namespace {
+
+/// One group's targets as structure-of-arrays, so the force loops run over targets in the inner
+/// loop (vectorisable) while every target still sums its list in list order, as the GPU does.
+struct GroupAccumulator
+{
+    std::vector<float> x, y, z, ax, ay, az, pot;
+
+    void load(const TargetView& targets, I2 range)
+    {
+        for (auto* v : {&x, &y, &z, &ax, &ay, &az, &pot}) v->assign(range.y, 0.0f);
+        for (int32_t k = 0; k < range.y; ++k)
+        {
+            F4 t = targets.pos[range.x + k];
+            x[k] = t.x;
+            y[k] = t.y;
+            z[k] = t.z;
+        }
+    }
+
+    void store(I2 range, F4* out) const
+    {
+        for (int32_t k = 0; k < range.y; ++k) out[range.x + k] = {ax[k], ay[k], az[k], pot[k]};
+    }
+
+    /// out = base + this group's sums (the device's bodyLeafKernel ends the same way).
+    void storeSum(I2 range, const F4* base, F4* out) const
+    {
+        for (int32_t k = 0; k < range.y; ++k)
+        {
+            F4 b = base[range.x + k];
+            out[range.x + k] = {b.x + ax[k], b.y + ay[k], b.z + az[k], b.w + pot[k]};
+        }
+    }
+};
+
+/// Adds one source (a node when Node, else a body) to every target of the group.
+template<bool Node>
+inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2, int32_t skip)
+{
+    const float* __restrict__ x = a.x.data();
+    const float* __restrict__ y = a.y.data();
+    const float* __restrict__ z = a.z.data();
+    float* __restrict__ ax  = a.ax.data();
+    float* __restrict__ ay  = a.ay.data();
+    float* __restrict__ az  = a.az.data();
+    float* __restrict__ phi = a.pot.data();
+    const float sx = src.x, sy = src.y, sz = src.z, sm = src.w;
+    const SymTensor<float> qq = q;
+    // The target arrays never overlap; without this GCC needs too many run-time alias checks.
+#pragma GCC ivdep
+    for (int32_t k = 0; k < n; ++k)
+    {
+        // The term is formed from zero and then added: bit-identical to accumulating in place
+        // (0 + t == t, p + (0 - t) == p - t), and it lets the compiler vectorise over targets.
+        Vec3f acc{0.0f, 0.0f, 0.0f};
+        float pot = 0.0f;
+        Vec3f d{sx - x[k], sy - y[k], sz - z[k]};
+        // Skipping itself by a zero mass keeps the loop branch-free; the sum is unchanged.
+        if (Node) bodyNode(d, sm, qq, eps2, acc, pot);
+        else bodyBody(d, k == skip ? 0.0f : sm, eps2, acc, pot);
+        ax[k] += acc.x;
+        ay[k] += acc.y;
+        az[k] += acc.z;
+        phi[k] += pot;
+    }
+}
+
+} // namespace
+
+void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
+                       float eps2, F4* nodeAcc)
+{
+#pragma omp parallel
+    {
+        GroupAccumulator a;
+#pragma omp for schedule(dynamic, 4)
+        for (int32_t g = 0; g < groups.numGroups; ++g)
+        {
+            I2 range = groups.range[g];
+            a.load(targets, range);
+            for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
+            {
+                int32_t n = lists.nodeList[k];
+                addSource<true>(a, range.y, tree.nodeCom[n],
+                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1);
+            }
+            a.store(range, nodeAcc);
+        }
+    }
+}
+
+void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
+                       const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc)
+{
+    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
+#pragma omp parallel
+    {
+        GroupAccumulator a;
+#pragma omp for schedule(dynamic, 4)
+        for (int32_t g = 0; g < groups.numGroups; ++g)
+        {
+            I2 range = groups.range[g];
+            a.load(targets, range);
+            for (int64_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
+            {
+                I2 r = tree.leafRange[lists.leafList[k] - tree.numInternal];
+                for (int32_t j = r.x; j < r.x + r.y; ++j)
+                {
+                    // A body skips itself by index; probes skip nothing.
+                    int32_t skip = targets.areBodies ? j - range.x : -1;
+                    addSource<false>(a, range.y, bodies.posMass[j], none, eps2, skip);
+                }
+            }
+            a.storeSum(range, nodeAcc, acc);
+        }
+    }
+}
+
+} // namespace octwalk

@@ -1,0 +1,22 @@
+#pragma once
+/// @file forces_cpu.h
+/// The CPU twin of device/forces_gpu.h: body-node and body-leaf forces from the interaction lists,
+/// OpenMP over groups, every target summing its lists in list order as the device does.
+
+#include "common/tree_view.h"
+
+namespace octwalk {
+
+/// Body-node (quadrupole) forces from the node lists.
+/// @param[out] nodeAcc  (acc xyz, potential) with G = 1, indexed like targets
+void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
+                       float eps2, F4* nodeAcc);
+
+/// Body-leaf (softened body-body) forces from the leaf lists, added to the body-node ones: the total.
+/// A target that is a body skips itself by index.
+/// @param[in]  nodeAcc  bodyNodeForcesCpu's output
+/// @param[out] acc      nodeAcc + the leaf sum, G = 1, indexed like targets (must not alias nodeAcc)
+void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
+                       const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc);
+
+} // namespace octwalk
