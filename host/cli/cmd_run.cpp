@@ -1,4 +1,4 @@
-// octwalk run, ic and convert.
+// octwalk run.
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "host/cli/commands.h"
 #include "host/cli/options.h"
 #include "host/io/atomic_file.h"
 #include "common/errors.h"
@@ -52,54 +53,6 @@ private:
     void (*oldInt_)(int);
     void (*oldTerm_)(int);
 };
-
-struct ModelOptions
-{
-    std::string model = "plummer";
-    int64_t n = 65536;
-    uint64_t seed = 1;
-    MergerOrbit orbit;
-};
-
-po::options_description modelOptions(ModelOptions& m, int64_t defaultN)
-{
-    m.n = defaultN;
-    po::options_description d("Initial conditions (G = 1, total mass 1 per galaxy; galaxy lengths in disk scale "
-                              "lengths)");
-    d.add_options()
-        ("model", po::value(&m.model)->default_value(m.model), "plummer, hernquist, uniform, galaxy or merger")
-        ("n", po::value(&m.n)->default_value(m.n), "number of bodies, >= 2")
-        ("seed", po::value(&m.seed)->default_value(m.seed), "random seed (the same seed gives the same bodies)")
-        ("mass-ratio", po::value(&m.orbit.massRatio)->default_value(m.orbit.massRatio),
-         "merger: mass of the second galaxy over the first, (0, 1]")
-        ("pericentre", po::value(&m.orbit.pericentre)->default_value(m.orbit.pericentre),
-         "merger: pericentre of the parabolic orbit [R_d]")
-        ("separation", po::value(&m.orbit.separation)->default_value(m.orbit.separation),
-         "merger: initial separation of the centres [R_d]")
-        ("inclination", po::value(&m.orbit.inclination)->default_value(m.orbit.inclination),
-         "merger: tilt of the second disk [degrees]");
-    return d;
-}
-
-ParticleSet buildModel(const ModelOptions& m)
-{
-    if (m.n < 2) throw ParameterError("option --n = " + std::to_string(m.n) + " is invalid: must be >= 2");
-    if (m.model == "merger") return makeMerger(m.n, m.seed, m.orbit);
-    return makeModel(m.model, m.n, m.seed);
-}
-
-std::string modelJson(const ModelOptions& m)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << "{\"model\": " << jsonString(m.model) << ", \"n\": " << m.n << ", \"seed\": " << m.seed;
-    if (m.model == "merger")
-    {
-        s << ", \"mass_ratio\": " << m.orbit.massRatio << ", \"pericentre\": " << m.orbit.pericentre
-          << ", \"separation\": " << m.orbit.separation << ", \"inclination\": " << m.orbit.inclination;
-    }
-    return s.str() + "}";
-}
 
 std::string snapshotExtension(SnapshotFormat f)
 {
@@ -322,8 +275,8 @@ int loop(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet
 
 int runCommand(int argc, const char* const* argv, std::ostream& out)
 {
-    SolverOptions so;
-    so.epsilon = 0.01; // a collisionless run needs softening; forces and studies default to none
+    Parameters defaults;
+    defaults.epsilon_squared = 0.01 * 0.01; // a collisionless run needs softening; forces and studies default to none
     ModelOptions mo;
     RunSettings rs;
     std::string input, inputFormat = "auto", outputDir = "run", restart;
@@ -333,9 +286,6 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                                 "lagrange.csv, snapshots, run.json and checkpoint.bin into --output-dir.\n"
                                 "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
     cmd.add_options()("help,h", "this help")
-        ("input", po::value(&input), "start from this snapshot instead of a built-in model")
-        ("input-format", po::value(&inputFormat)->default_value(inputFormat),
-         "auto, tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5")
         ("timestep", po::value<double>(), "largest timestep [time] (default 1/128); the run uses equal sub-steps "
                                           "that end exactly at --t-end")
         ("dt", po::value<double>(), "the same as --timestep")
@@ -347,15 +297,18 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
          "steps between snapshots (0: first and last only), >= 0")
         ("checkpoint-every", po::value(&rs.checkpointEvery)->default_value(rs.checkpointEvery),
          "steps between checkpoints (one is always written at the end), >= 0")
-        ("format", po::value(&rs.format)->default_value(rs.format),
-         "snapshot format: tipsy (big-endian), tipsy-native, tipsy-bonsai, gadget2, hdf5")
         ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
         ("zero-net-force", po::bool_switch(&zeroNetForce),
          "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
         ("restart", po::value(&restart), "continue from this checkpoint (its directory receives the outputs)")
         ("quiet", po::bool_switch(&quiet), "no progress line");
     po::options_description all;
-    all.add(cmd).add(modelOptions(mo, 65536)).add(solverOptions(so));
+    all.add(cmd)
+        .add(inputOption(input, "start from this snapshot instead of a built-in model"))
+        .add(inputFormatOption(inputFormat))
+        .add(formatOption(rs.format))
+        .add(modelOptions(mo, 65536, true))
+        .add(solverOptions(defaults));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -366,13 +319,15 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
 
     if (!restart.empty())
     {
-        for (const char* fixed : {"input", "model", "n", "seed", "opening-angle", "theta", "epsilon", "G", "n-leaf",
-                                  "n-group", "merge-groups", "mac", "monopole", "direct", "zero-net-force", "timestep", "dt", "energy-every",
-                                  "snapshot-every", "checkpoint-every", "format", "output-dir"})
+        std::vector<std::string> fixed = fixedOnRestartOptions();
+        fixed.insert(fixed.end(), {"input", "model", "n", "seed", "mass-ratio", "pericentre", "separation", "inclination",
+                                   "direct", "zero-net-force", "timestep", "dt", "energy-every", "snapshot-every",
+                                   "checkpoint-every", "format", "output-dir"});
+        for (const std::string& option : fixed)
         {
-            if (vm.count(fixed) && !vm[fixed].defaulted())
+            if (vm.count(option) && !vm[option].defaulted())
             {
-                throw UsageError(std::string("--") + fixed + " cannot be changed on --restart (the checkpoint holds it)");
+                throw UsageError("--" + option + " cannot be changed on --restart (the checkpoint holds it)");
             }
         }
         std::string extra;
@@ -388,7 +343,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         return loop(sim, dir, saved, quiet, true, out);
     }
 
-    Parameters p = toParameters(so, vm);
+    Parameters p = toParameters(vm, defaults);
+    checkModel(mo);
     if (rs.energyEvery < 1) throw ParameterError("option --energy-every = " + std::to_string(rs.energyEvery) + " must be >= 1");
     if (rs.snapshotEvery < 0) throw ParameterError("option --snapshot-every must be >= 0");
     if (rs.checkpointEvery < 0) throw ParameterError("option --checkpoint-every must be >= 0");
@@ -421,69 +377,6 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     out << header() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h << " to t = "
         << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
     return loop(sim, dir, rs, quiet, false, out);
-}
-
-int icCommand(int argc, const char* const* argv, std::ostream& out)
-{
-    ModelOptions mo;
-    std::string output, format = "tipsy";
-    po::options_description cmd("octwalk ic: write initial conditions as a snapshot (and FILE.json with the settings)"
-                                "\nOutput");
-    cmd.add_options()("help,h", "this help")
-        ("output,o", po::value(&output), "new snapshot file (required)")
-        ("format", po::value(&format)->default_value(format), "tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5");
-    po::options_description all;
-    all.add(cmd).add(modelOptions(mo, 65536));
-    po::positional_options_description positional;
-    positional.add("model", 1);
-    po::variables_map vm = parseOptions(argc, argv, all, positional);
-    if (vm.count("help"))
-    {
-        out << all << "\n" << kUnits << "\n";
-        return 0;
-    }
-    if (output.empty()) throw UsageError("--output is required");
-    SnapshotFormat f = parseSnapshotFormat(format);
-    checkNewOutput(output);
-    checkNewOutput(output + ".json");
-    ParticleSet bodies = buildModel(mo);
-    std::string settings = modelJson(mo);
-    writeSnapshot(output, f, bodies, SnapshotMeta{settings, std::string(OCTWALK_VERSION) + " " + OCTWALK_GIT_HASH, 1.0});
-    writeFileAtomically(output + ".json", "{\"octwalk\": " + jsonString(OCTWALK_VERSION) + ", \"git\": " +
-                                          jsonString(OCTWALK_GIT_HASH) + ", \"units\": \"N-body, G = 1\", \"format\": " +
-                                          jsonString(format) + ", \"initial_conditions\": " + settings + "}\n");
-    out << "wrote " << bodies.size() << " bodies (" << mo.model << ") to " << output << " [" << format << "]\n";
-    return 0;
-}
-
-int convertCommand(int argc, const char* const* argv, std::ostream& out)
-{
-    std::string input, output, inputFormat = "auto", format = "tipsy";
-    po::options_description cmd("octwalk convert INPUT OUTPUT: rewrite a snapshot in another format (id order)");
-    cmd.add_options()("help,h", "this help")
-        ("input", po::value(&input), "snapshot to read")
-        ("output", po::value(&output), "new snapshot to write")
-        ("input-format", po::value(&inputFormat)->default_value(inputFormat), "auto or a format name")
-        ("format", po::value(&format)->default_value(format), "tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5");
-    po::positional_options_description positional;
-    positional.add("input", 1).add("output", 1);
-    po::variables_map vm = parseOptions(argc, argv, cmd, positional);
-    if (vm.count("help"))
-    {
-        out << cmd << "\n";
-        return 0;
-    }
-    if (input.empty() || output.empty()) throw UsageError("give INPUT and OUTPUT");
-    if (fs::exists(input) && fs::exists(output) && fs::equivalent(input, output))
-    {
-        throw UsageError("OUTPUT '" + output + "' is the INPUT file");
-    }
-    SnapshotFormat f = parseSnapshotFormat(format);
-    checkNewOutput(output);
-    ParticleSet p = inputFormat == "auto" ? readSnapshot(input) : readSnapshot(input, parseSnapshotFormat(inputFormat));
-    writeSnapshot(output, f, p);
-    out << "wrote " << p.size() << " bodies to " << output << " [" << format << "]\n";
-    return 0;
 }
 
 } // namespace octwalk::cli
