@@ -72,7 +72,7 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
     const InteractionStats& st = solver.stats();
     std::ostringstream r;
     r << std::setprecision(4);
-    r << header() << "\n";
+    r << versionHeader() << "\n";
     r << "model " << model << ", N = " << n << ", seed " << seed << "; backend " << backendLine(solver) << "\n";
     r << "parameters " << toJson(p) << "\n";
     r << "tree: " << st.numInternal << " internal cells, " << st.numLeaves << " leaves, depth " << st.depth << ", "
@@ -110,7 +110,7 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
 
 void printUsage(std::ostream& out)
 {
-    out << header() << ": a gravitational N-body tree-code (host-built octree, GPU group walk)\n\n"
+    out << versionHeader() << ": a gravitational N-body tree-code (host-built octree, GPU group walk)\n\n"
         << "usage: octwalk <command> [options]      octwalk <command> --help\n\n"
         << "commands:\n"
         << "  run       shared-timestep leapfrog simulation of a model or snapshot, with diagnostics,\n"
@@ -148,7 +148,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     }
     if (name == "--version")
     {
-        out << header() << "\n";
+        out << versionHeader() << "\n";
         return 0;
     }
     auto it = commands.find(name);

@@ -462,7 +462,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     ParticleSet bodies  = loadBodies(o.source);
     DirectReference ref = directReference(bodies, o.sample, o.source.seed + 1, base.epsilon_squared,
                                           base.gravitational_constant, refBackend);
-    out << header() << ": accuracy of " << o.source.name() << ", N = " << bodies.size() << ", " << settings.size()
+    out << versionHeader() << ": accuracy of " << o.source.name() << ", N = " << bodies.size() << ", " << settings.size()
         << " settings, tree on " << toString(base.backend) << "\n";
     out << "reference: " << ref.description << ", " << ref.index.size() << (ref.sampled() ? " sampled" : " (all)")
         << " bodies, " << num(ref.seconds) << " s\n";
@@ -548,7 +548,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     checkNewOutput(o.csv);
     checkNewOutput(o.json);
 
-    out << header() << ": profile of " << o.source.model << " on " << toString(backend)
+    out << versionHeader() << ": profile of " << o.source.model << " on " << toString(backend)
         << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", " << o.repeat - 1
         << " counted evaluations per row (medians); speed-up = direct summation time extrapolated from "
         << directSample << " targets to N, over the tree's total per evaluation\n";
