@@ -20,7 +20,7 @@ using namespace cli;
 
 void printUsage(std::ostream& out)
 {
-    out << header() << ": a gravitational N-body tree-code (host-built octree, GPU group walk)\n\n"
+    out << versionHeader() << ": a gravitational N-body tree-code (host-built octree, GPU group walk)\n\n"
         << "usage: octwalk <command> [options]      octwalk <command> --help\n\n"
         << "commands:\n"
         << "  run       shared-timestep leapfrog simulation of a model or snapshot, with diagnostics,\n"
@@ -58,7 +58,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     }
     if (name == "--version")
     {
-        out << header() << "\n";
+        out << versionHeader() << "\n";
         return 0;
     }
     auto it = commands.find(name);

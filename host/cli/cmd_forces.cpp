@@ -54,7 +54,7 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
     const InteractionStats& st = solver.stats();
     std::ostringstream r;
     r << std::setprecision(4);
-    r << header() << "\n";
+    r << versionHeader() << "\n";
     r << "model " << mo.model << ", N = " << n << ", seed " << mo.seed << "; backend " << backendLine(solver) << "\n";
     r << "parameters " << toJson(p) << "\n";
     r << "tree: " << st.numInternal << " internal cells, " << st.numLeaves << " leaves, depth " << st.depth << ", "

@@ -36,7 +36,7 @@ int icCommand(int argc, const char* const* argv, std::ostream& out)
     checkNewOutput(output + ".json");
     ParticleSet bodies = buildModel(mo);
     std::string settings = modelJson(mo);
-    writeSnapshot(output, f, bodies, SnapshotMeta{settings, std::string(OCTWALK_VERSION) + " " + OCTWALK_GIT_HASH, 1.0});
+    writeSnapshot(output, f, bodies, SnapshotMeta{settings, versionAndHash(), 1.0});
     writeFileAtomically(output + ".json", "{\"octwalk\": " + jsonString(OCTWALK_VERSION) + ", \"git\": " +
                                           jsonString(OCTWALK_GIT_HASH) + ", \"units\": \"N-body, G = 1\", \"format\": " +
                                           jsonString(format) + ", \"initial_conditions\": " + settings + "}\n");

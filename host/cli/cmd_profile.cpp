@@ -173,7 +173,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     int64_t directSample             = directSampleSize(o.directSample, backend);
     resolveReports(o.output, o.csv, o.json);
 
-    out << header() << ": profile of " << o.source.model << " on " << toString(backend)
+    out << versionHeader() << ": profile of " << o.source.model << " on " << toString(backend)
         << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", " << o.repeat - 1
         << " counted evaluations per row (medians); speed-up = direct summation time extrapolated from "
         << directSample << " targets to N, over the tree's total per evaluation\n";

@@ -12,7 +12,6 @@
 #include "common/errors.h"
 #include "device/gravity_gpu.h"
 #include "host/models/models.h"
-#include "octwalk_version.h"
 
 namespace octwalk::cli {
 
@@ -329,31 +328,10 @@ void checkNewOutput(const std::string& path)
     }
 }
 
-std::string header()
-{
-    return std::string("octwalk ") + OCTWALK_VERSION + " (git " + OCTWALK_GIT_HASH + ")";
-}
-
 std::string backendLine(const GravitySolver& s)
 {
     if (s.activeBackend() == Backend::Gpu) return "gpu: " + gpuDescription();
     return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-}
-
-std::string jsonString(const std::string& s)
-{
-    std::string out = "\"";
-    for (char c : s)
-    {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n')
-        {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
 }
 
 } // namespace octwalk::cli

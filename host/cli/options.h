@@ -15,6 +15,8 @@
 #include "host/core/params.h"
 #include "host/core/particles.h"
 #include "host/models/galaxy.h"
+#include "host/core/version.h"
+#include "host/io/json.h"
 #include "host/solver/solver.h"
 
 namespace octwalk::cli {
@@ -106,13 +108,7 @@ po::variables_map parseOptions(int argc, const char* const* argv, const po::opti
 /// Refuses to overwrite an existing output (the caller writes nothing until all checks pass).
 void checkNewOutput(const std::string& path);
 
-/// "octwalk VERSION (git HASH)".
-std::string header();
-
 /// "gpu: NAME" or "cpu (N OpenMP threads)".
 std::string backendLine(const GravitySolver& s);
-
-/// JSON string literal with the characters JSON requires escaped.
-std::string jsonString(const std::string& s);
 
 } // namespace octwalk::cli

@@ -83,8 +83,8 @@ public:
     Diagnostics diagnostics() const;
     const GravitySolver& solver() const { return solver_; }
 
-    /// Writes through an AtomicFile; an existing checkpoint becomes path + ".prev" once the new one
-    /// is complete and synced.
+    /// Writes a checkpoint (host/io/checkpoint.h) through an AtomicFile; an existing checkpoint
+    /// becomes path + ".prev" once the new one is complete and synced.
     /// extra: the caller's own settings (e.g. output cadences), stored verbatim.
     void writeCheckpoint(const std::string& path, const std::string& extra = {}) const;
 
