@@ -1,5 +1,6 @@
 #include "host/core/params.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -267,6 +268,54 @@ std::string toJson(const Parameters& p)
         s += quoted ? "\"" + parameterText(row, p) + "\"" : parameterText(row, p);
     }
     return s + "}";
+}
+
+std::string toText(const Parameters& p)
+{
+    std::string s;
+    for (const ParameterInfo& row : parameterTable()) s += std::string(row.name) + "=" + parameterText(row, p) + "\n";
+    return s;
+}
+
+Parameters parametersFromText(const std::string& text)
+{
+    Parameters p;
+    std::vector<std::string> seen, unknown, repeated;
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line))
+    {
+        size_t eq = line.find('=');
+        if (eq == std::string::npos) throw ParameterError("parameter line '" + line + "' is not name=value");
+        std::string name = line.substr(0, eq);
+        const ParameterInfo* row = findParameter(name);
+        if (!row)
+        {
+            unknown.push_back(name);
+            continue;
+        }
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) repeated.push_back(name);
+        seen.push_back(name);
+        parameterFromText(*row, p, line.substr(eq + 1));
+    }
+    std::vector<std::string> missing;
+    for (const ParameterInfo& row : parameterTable())
+    {
+        if (std::find(seen.begin(), seen.end(), row.name) == seen.end()) missing.push_back(row.name);
+    }
+    auto list = [](const char* what, const std::vector<std::string>& names) {
+        std::string s;
+        for (const std::string& n : names) s += (s.empty() ? std::string(what) + " " : ", ") + n;
+        return s;
+    };
+    std::string problems;
+    for (const std::string& part : {list("unknown parameters:", unknown), list("repeated parameters:", repeated),
+                                    list("missing parameters:", missing)})
+    {
+        if (!part.empty()) problems += (problems.empty() ? "" : "; ") + part;
+    }
+    if (!problems.empty()) throw ParameterError(problems);
+    return p;
 }
 
 } // namespace octwalk

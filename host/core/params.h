@@ -112,4 +112,12 @@ Backend parseBackend(const std::string& name);
 /// The parameters as one JSON object (for run.json, benchmark and study outputs), in table order.
 std::string toJson(const Parameters& p);
 
+/// The parameters as "name=value" lines, one per row in table order (the checkpoint stores these),
+/// exact: parametersFromText(toText(p)) == p.
+std::string toText(const Parameters& p);
+
+/// Reads toText's lines back. ParameterError naming every unknown, repeated or missing name, or a
+/// line or value that cannot be read. Does not check the ranges (validate does).
+Parameters parametersFromText(const std::string& text);
+
 } // namespace octwalk

@@ -12,7 +12,8 @@ namespace octwalk {
 
 namespace {
 
-constexpr char kMagic[16] = "OCTWALK-CKPT-v1";
+constexpr char kMagic[16]   = "OCTWALK-CKPT-v2";
+constexpr char kMagicV1[16] = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
 /// Bytes of one body: position, velocity, mass, id.
@@ -78,6 +79,57 @@ uint64_t hashPrefix(io::FileReader& in, uint64_t n)
     return h;
 }
 
+/// Version 2: the "name=value" lines of the parameter table, read back through the table.
+void readParameters(io::FileReader& in, Parameters& p)
+{
+    const uint64_t at     = in.offset();
+    const uint64_t length = in.read<uint64_t>(io::hostByteOrder(), "parameters length");
+    if (length > in.remaining())
+    {
+        in.fail("parameters length", at, std::to_string(length) + " bytes exceed the file (" +
+                                             std::to_string(in.remaining()) + " bytes left)");
+    }
+    std::vector<char> text = in.readArray<char>(length, io::hostByteOrder(), "parameters");
+    try
+    {
+        p = parametersFromText(std::string(text.begin(), text.end()));
+    }
+    catch (const ParameterError& e)
+    {
+        in.fail("parameters", at + sizeof(uint64_t), e.what());
+    }
+}
+
+/// Version 1: the parameters in fixed binary fields, then the force options.
+void readParametersV1(io::FileReader& in, CheckpointImage& c)
+{
+    const io::ByteOrder order = io::hostByteOrder();
+    Parameters& p             = c.parameters;
+    p.opening_angle           = in.read<double>(order, "opening_angle");
+    p.epsilon_squared         = in.read<double>(order, "epsilon_squared");
+    p.gravitational_constant  = in.read<double>(order, "gravitational_constant");
+    p.n_leaf                  = in.read<int32_t>(order, "n_leaf");
+    p.n_group                 = in.read<int32_t>(order, "n_group");
+    const uint64_t macAt      = in.offset();
+    const int32_t mac         = in.read<int32_t>(order, "mac");
+    if (mac != int32_t(Mac::Bonsai) && mac != int32_t(Mac::Octgrav))
+    {
+        in.fail("mac", macAt, std::to_string(mac) + " is not a MAC");
+    }
+    p.mac                     = Mac(mac);
+    p.use_quadrupole          = in.read<int32_t>(order, "use_quadrupole") != 0;
+    p.merge_groups            = in.read<int32_t>(order, "merge_groups") != 0;
+    const uint64_t backendAt  = in.offset();
+    const int32_t backend     = in.read<int32_t>(order, "backend");
+    if (backend < int32_t(Backend::Auto) || backend > int32_t(Backend::Gpu))
+    {
+        in.fail("backend", backendAt, std::to_string(backend) + " is not a backend");
+    }
+    p.backend                 = Backend(backend);
+    c.direct                  = in.read<int32_t>(order, "direct") != 0;
+    c.zeroNetForce            = in.read<int32_t>(order, "zero_net_force") != 0;
+}
+
 } // namespace
 
 void writeCheckpoint(const std::string& path, const CheckpointImage& c)
@@ -100,17 +152,11 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
     out.put(c.t0);
     out.put(c.h);
     out.put(c.initialEnergy);
-    out.put(p.opening_angle);
-    out.put(p.epsilon_squared);
-    out.put(p.gravitational_constant);
-    out.put(int32_t(p.n_leaf));
-    out.put(int32_t(p.n_group));
-    out.put(int32_t(p.mac));
-    out.put(int32_t(p.use_quadrupole));
-    out.put(int32_t(p.merge_groups));
-    out.put(int32_t(p.backend));
     out.put(int32_t(c.direct));
     out.put(int32_t(c.zeroNetForce));
+    const std::string parameters = toText(p);
+    out.put(uint64_t(parameters.size()));
+    out.write(parameters.data(), parameters.size());
     out.putArray(s.pos);
     out.putArray(s.vel);
     out.putArray(s.mass);
@@ -132,7 +178,8 @@ CheckpointImage readCheckpoint(const std::string& path)
         in.fail("magic", 0, "the file has " + std::to_string(in.size()) + " bytes: not an octwalk checkpoint");
     }
     in.read(magic, sizeof(magic), "magic");
-    if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) in.fail("magic", 0, "not an octwalk checkpoint");
+    const bool v1 = std::memcmp(magic, kMagicV1, sizeof(kMagicV1)) == 0;
+    if (!v1 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) in.fail("magic", 0, "not an octwalk checkpoint");
 
     // The checksum first, so that a damaged file is reported as such rather than by its first odd field.
     const uint64_t payload = in.size() - sizeof(uint64_t);
@@ -154,18 +201,16 @@ CheckpointImage readCheckpoint(const std::string& path)
     c.t0            = in.read<double>(order, "t0");
     c.h             = in.read<double>(order, "h");
     c.initialEnergy = in.read<double>(order, "E0");
-    Parameters& p            = c.parameters;
-    p.opening_angle          = in.read<double>(order, "opening_angle");
-    p.epsilon_squared        = in.read<double>(order, "epsilon_squared");
-    p.gravitational_constant = in.read<double>(order, "gravitational_constant");
-    p.n_leaf                 = in.read<int32_t>(order, "n_leaf");
-    p.n_group                = in.read<int32_t>(order, "n_group");
-    p.mac                    = Mac(in.read<int32_t>(order, "mac"));
-    p.use_quadrupole         = in.read<int32_t>(order, "use_quadrupole") != 0;
-    p.merge_groups           = in.read<int32_t>(order, "merge_groups") != 0;
-    p.backend                = Backend(in.read<int32_t>(order, "backend"));
-    c.direct                 = in.read<int32_t>(order, "direct") != 0;
-    c.zeroNetForce           = in.read<int32_t>(order, "zero_net_force") != 0;
+    if (v1)
+    {
+        readParametersV1(in, c);
+    }
+    else
+    {
+        c.direct       = in.read<int32_t>(order, "direct") != 0;
+        c.zeroNetForce = in.read<int32_t>(order, "zero_net_force") != 0;
+        readParameters(in, c.parameters);
+    }
     c.state.pos              = in.readArray<Vec3d>(uint64_t(n), order, "positions");
     c.state.vel              = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
     c.state.mass             = in.readArray<double>(uint64_t(n), order, "masses");

@@ -183,6 +183,8 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
 Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extra)
 {
     CheckpointImage c = readCheckpoint(path);
+    // The stored parameters pass the same checks as a fresh run's (ParameterError naming the parameter).
+    validate(c.parameters);
     StepPlan plan;
     plan.t0          = c.t0;
     plan.h           = c.h;

@@ -61,7 +61,8 @@ public:
     /// Validates the bodies and computes the initial forces.
     Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces = {});
 
-    /// Restores a checkpoint; the forces are recomputed, bit-identical to the run that wrote it.
+    /// Restores a checkpoint (either version, host/io/checkpoint.h); the parameters are validated as
+    /// for a fresh run (ParameterError); the forces are recomputed, bit-identical to the run that wrote it.
     /// extra (optional) receives the caller's text stored with writeCheckpoint.
     static Simulation fromCheckpoint(const std::string& path, std::string* extra = nullptr);
 
