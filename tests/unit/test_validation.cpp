@@ -162,9 +162,13 @@ TEST(ParameterTable, JsonKeysFollowTheTableAndDefaultsRoundTrip)
 {
     const Parameters defaults;
     std::string json = toJson(defaults);
-    EXPECT_EQ(json, "{\"opening_angle\": 0.5, \"epsilon_squared\": 0, \"gravitational_constant\": 1, \"n_leaf\": 16, "
-                    "\"n_group\": 64, \"merge_groups\": false, \"mac\": \"bonsai\", \"use_quadrupole\": true, "
-                    "\"backend\": \"auto\"}");
+    // Today's keys, order and spelling (a new parameter's row appends its own).
+    EXPECT_EQ(json.rfind("{\"opening_angle\": 0.5, \"epsilon_squared\": 0, \"gravitational_constant\": 1, "
+                         "\"n_leaf\": 16, \"n_group\": 64, \"merge_groups\": false, \"mac\": \"bonsai\", "
+                         "\"use_quadrupole\": true, \"backend\": \"auto\"",
+                         0),
+              0u)
+        << json;
     size_t at = 0;
     for (const ParameterInfo& row : parameterTable())
     {
