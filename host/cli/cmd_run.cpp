@@ -1,25 +1,23 @@
-// octwalk run, ic and convert.
+// octwalk run.
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
-#include <map>
 #include <sstream>
 
-#include "host/cli/options.h"
-#include "host/io/atomic_file.h"
 #include "common/errors.h"
+#include "host/cli/commands.h"
+#include "host/cli/options.h"
+#include "host/core/version.h"
+#include "host/io/atomic_file.h"
+#include "host/io/json.h"
+#include "host/io/snapshot.h"
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
-#include "host/sim/simulation.h"
-#include "host/io/snapshot.h"
-#include "octwalk_version.h"
+#include "host/sim/run.h"
 
 namespace fs = std::filesystem;
 
@@ -53,64 +51,6 @@ private:
     void (*oldTerm_)(int);
 };
 
-struct ModelOptions
-{
-    std::string model = "plummer";
-    int64_t n = 65536;
-    uint64_t seed = 1;
-    MergerOrbit orbit;
-};
-
-po::options_description modelOptions(ModelOptions& m, int64_t defaultN)
-{
-    m.n = defaultN;
-    po::options_description d("Initial conditions (G = 1, total mass 1 per galaxy; galaxy lengths in disk scale "
-                              "lengths)");
-    d.add_options()
-        ("model", po::value(&m.model)->default_value(m.model), "plummer, hernquist, uniform, galaxy or merger")
-        ("n", po::value(&m.n)->default_value(m.n), "number of bodies, >= 2")
-        ("seed", po::value(&m.seed)->default_value(m.seed), "random seed (the same seed gives the same bodies)")
-        ("mass-ratio", po::value(&m.orbit.massRatio)->default_value(m.orbit.massRatio),
-         "merger: mass of the second galaxy over the first, (0, 1]")
-        ("pericentre", po::value(&m.orbit.pericentre)->default_value(m.orbit.pericentre),
-         "merger: pericentre of the parabolic orbit [R_d]")
-        ("separation", po::value(&m.orbit.separation)->default_value(m.orbit.separation),
-         "merger: initial separation of the centres [R_d]")
-        ("inclination", po::value(&m.orbit.inclination)->default_value(m.orbit.inclination),
-         "merger: tilt of the second disk [degrees]");
-    return d;
-}
-
-ParticleSet buildModel(const ModelOptions& m)
-{
-    if (m.n < 2) throw ParameterError("option --n = " + std::to_string(m.n) + " is invalid: must be >= 2");
-    if (m.model == "merger") return makeMerger(m.n, m.seed, m.orbit);
-    return makeModel(m.model, m.n, m.seed);
-}
-
-std::string modelJson(const ModelOptions& m)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << "{\"model\": " << jsonString(m.model) << ", \"n\": " << m.n << ", \"seed\": " << m.seed;
-    if (m.model == "merger")
-    {
-        s << ", \"mass_ratio\": " << m.orbit.massRatio << ", \"pericentre\": " << m.orbit.pericentre
-          << ", \"separation\": " << m.orbit.separation << ", \"inclination\": " << m.orbit.inclination;
-    }
-    return s.str() + "}";
-}
-
-std::string snapshotExtension(SnapshotFormat f)
-{
-    switch (f)
-    {
-        case SnapshotFormat::Gadget2: return ".gadget";
-        case SnapshotFormat::Hdf5: return ".hdf5";
-        default: return ".tipsy";
-    }
-}
-
 /// The same option given under two names (--dt and --timestep) resolved into one value.
 template<class T>
 T aliased(const po::variables_map& vm, const char* a, const char* b, T fallback)
@@ -120,95 +60,6 @@ T aliased(const po::variables_map& vm, const char* a, const char* b, T fallback)
     if (vm.count(b)) return vm[b].as<T>();
     return fallback;
 }
-
-/// Settings of a run that a restart must reuse; stored in the checkpoint.
-struct RunSettings
-{
-    int64_t energyEvery = 1, snapshotEvery = 0, checkpointEvery = 100;
-    std::string format = "tipsy";
-
-    std::string encode() const
-    {
-        std::ostringstream s;
-        s << energyEvery << ' ' << snapshotEvery << ' ' << checkpointEvery << ' ' << format;
-        return s.str();
-    }
-
-    static RunSettings decode(const std::string& text)
-    {
-        RunSettings r;
-        std::istringstream s(text);
-        if (!(s >> r.energyEvery >> r.snapshotEvery >> r.checkpointEvery >> r.format))
-        {
-            throw FormatError("checkpoint: the run settings stored in it cannot be read ('" + text + "')");
-        }
-        return r;
-    }
-};
-
-/// energy.csv and lagrange.csv, kept consistent with the checkpoint on restart.
-class DiagnosticsFiles
-{
-public:
-    DiagnosticsFiles(const fs::path& dir, const std::string& headerComment, bool resume, int64_t resumeStep)
-        : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv")
-    {
-        if (resume)
-        {
-            truncateAfter(energyPath_, resumeStep);
-            truncateAfter(lagrangePath_, resumeStep);
-        }
-        energy_.open(energyPath_, std::ios::app);
-        lagrange_.open(lagrangePath_, std::ios::app);
-        if (!energy_ || !lagrange_) throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
-        if (!resume)
-        {
-            energy_ << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
-                    << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
-            lagrange_ << headerComment << "step,time";
-            for (double f : lagrangeFractions()) lagrange_ << ",r_" << f;
-            lagrange_ << "\n";
-        }
-        energy_ << std::setprecision(15);
-        lagrange_ << std::setprecision(9);
-    }
-
-    void write(const Simulation& sim)
-    {
-        Diagnostics d = sim.diagnostics();
-        energy_ << sim.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
-                << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.comPos.x << ',' << d.comPos.y << ','
-                << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x
-                << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
-                << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
-        lagrange_ << sim.stepIndex() << ',' << d.time;
-        for (double r : lagrangianRadii(sim.state(), lagrangeFractions())) lagrange_ << ',' << r;
-        lagrange_ << '\n';
-        energy_.flush();
-        lagrange_.flush();
-    }
-
-private:
-    /// Drops rows written after the checkpoint's step (a run killed between checkpoints).
-    static void truncateAfter(const fs::path& path, int64_t step)
-    {
-        std::ifstream in(path);
-        if (!in) return;
-        std::string line, kept;
-        while (std::getline(in, line))
-        {
-            bool isRow = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
-            if (isRow && std::stoll(line.substr(0, line.find(','))) > step) break;
-            kept += line + "\n";
-        }
-        in.close();
-        std::ofstream out(path, std::ios::trunc);
-        out << kept;
-    }
-
-    fs::path energyPath_, lagrangePath_;
-    std::ofstream energy_, lagrange_;
-};
 
 /// One progress line on a terminal, rewritten in place; nothing when output is not a terminal.
 class Progress
@@ -240,36 +91,6 @@ private:
     Clock::time_point start_, last_;
 };
 
-void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings& rs, const std::string& source,
-                  int64_t restartedFromStep)
-{
-    std::ostringstream j;
-    j.precision(17);
-    j << "{\n  \"octwalk\": " << jsonString(OCTWALK_VERSION) << ",\n  \"git\": " << jsonString(OCTWALK_GIT_HASH)
-      << ",\n  \"units\": \"N-body, G = " << sim.parameters().gravitational_constant << "\""
-      << ",\n  \"initial_conditions\": " << source << ",\n  \"parameters\": " << toJson(sim.parameters())
-      << ",\n  \"forces\": " << jsonString(sim.direct() ? "direct" : "tree")
-      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false")
-      << ",\n  \"integrator\": \"kick-drift-kick leapfrog, shared equal sub-steps ending exactly at t_end\""
-      << ",\n  \"t_start\": " << sim.plan().t0 << ",\n  \"t_end\": " << sim.plan().t0 + double(sim.plan().numSteps) * sim.plan().h
-      << ",\n  \"timestep\": " << sim.plan().h << ",\n  \"steps\": " << sim.plan().numSteps
-      << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
-      << ",\n  \"checkpoint_every\": " << rs.checkpointEvery << ",\n  \"snapshot_format\": " << jsonString(rs.format)
-      << ",\n  \"n\": " << sim.state().size() << ",\n  \"restarted_from_step\": " << restartedFromStep << "\n}\n";
-    writeFileAtomically((dir / "run.json").string(), j.str(), Existing::Replace);
-}
-
-void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettings& rs)
-{
-    SnapshotFormat f = parseSnapshotFormat(rs.format);
-    char name[64];
-    std::snprintf(name, sizeof(name), "snap_%06lld", static_cast<long long>(sim.stepIndex()));
-    SnapshotMeta meta{toJson(sim.parameters()), std::string(OCTWALK_VERSION) + " " + OCTWALK_GIT_HASH,
-                      sim.parameters().gravitational_constant};
-    // A restarted run may rewrite the snapshot of the step it resumes from; it is the same state.
-    writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, sim.state(), meta, true);
-}
-
 void checkOutputDirectory(const fs::path& dir)
 {
     if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
@@ -279,38 +100,22 @@ void checkOutputDirectory(const fs::path& dir)
     }
 }
 
-int loop(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume, std::ostream& out)
+/// Runs sim with a progress line and SIGINT/SIGTERM handling; the exit code (128 + signal when stopped).
+int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
+                    std::ostream& out)
 {
-    std::string comment = "# " + header() + "; units N-body, G = " + std::to_string(sim.parameters().gravitational_constant) +
-                          "; parameters " + toJson(sim.parameters()) + "\n";
-    DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex());
-    fs::path checkpoint = dir / "checkpoint.bin";
-    if (!resume)
-    {
-        diag.write(sim);
-        writeSnapshotAt(dir, sim, rs);
-    }
     Progress progress(!quiet);
     StopSignals signals;
-    int64_t firstStep = sim.stepIndex();
-    while (!sim.done())
+    const int64_t firstStep = sim.stepIndex();
+    RunControl control;
+    control.afterStep     = [&](const Simulation& s) { progress.update(s, firstStep, s.state().size()); };
+    control.stopRequested = [&] { return signals.received(); };
+    RunOutcome r = runSimulation(sim, dir, rs, resume, control);
+    if (r.stoppedBy != 0)
     {
-        sim.step();
-        int64_t k = sim.stepIndex();
-        if (k % rs.energyEvery == 0 || sim.done()) diag.write(sim);
-        if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || sim.done()) writeSnapshotAt(dir, sim, rs);
-        if ((rs.checkpointEvery > 0 && k % rs.checkpointEvery == 0) || sim.done())
-        {
-            sim.writeCheckpoint(checkpoint.string(), rs.encode());
-        }
-        progress.update(sim, firstStep, sim.state().size());
-        if (signals.received() && !sim.done())
-        {
-            sim.writeCheckpoint(checkpoint.string(), rs.encode());
-            out << "\nstopped by signal " << signals.received() << " at step " << k << ", t = " << sim.time()
-                << "; checkpoint written; resume with: octwalk run --restart " << checkpoint.string() << "\n";
-            return 128 + signals.received();
-        }
+        out << "\nstopped by signal " << r.stoppedBy << " at step " << sim.stepIndex() << ", t = " << sim.time()
+            << "; checkpoint written; resume with: octwalk run --restart " << r.checkpoint.string() << "\n";
+        return 128 + r.stoppedBy;
     }
     Diagnostics d = sim.diagnostics();
     out << "done: " << sim.plan().numSteps << " steps to t = " << sim.time() << ", dE/E0 = " << d.relativeEnergyError
@@ -322,8 +127,8 @@ int loop(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet
 
 int runCommand(int argc, const char* const* argv, std::ostream& out)
 {
-    SolverOptions so;
-    so.epsilon = 0.01; // a collisionless run needs softening; forces and studies default to none
+    Parameters defaults;
+    defaults.epsilon_squared = 0.01 * 0.01; // a collisionless run needs softening; forces and studies default to none
     ModelOptions mo;
     RunSettings rs;
     std::string input, inputFormat = "auto", outputDir = "run", restart;
@@ -333,9 +138,6 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                                 "lagrange.csv, snapshots, run.json and checkpoint.bin into --output-dir.\n"
                                 "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
     cmd.add_options()("help,h", "this help")
-        ("input", po::value(&input), "start from this snapshot instead of a built-in model")
-        ("input-format", po::value(&inputFormat)->default_value(inputFormat),
-         "auto, tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5")
         ("timestep", po::value<double>(), "largest timestep [time] (default 1/128); the run uses equal sub-steps "
                                           "that end exactly at --t-end")
         ("dt", po::value<double>(), "the same as --timestep")
@@ -347,15 +149,18 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
          "steps between snapshots (0: first and last only), >= 0")
         ("checkpoint-every", po::value(&rs.checkpointEvery)->default_value(rs.checkpointEvery),
          "steps between checkpoints (one is always written at the end), >= 0")
-        ("format", po::value(&rs.format)->default_value(rs.format),
-         "snapshot format: tipsy (big-endian), tipsy-native, tipsy-bonsai, gadget2, hdf5")
         ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
         ("zero-net-force", po::bool_switch(&zeroNetForce),
          "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
         ("restart", po::value(&restart), "continue from this checkpoint (its directory receives the outputs)")
         ("quiet", po::bool_switch(&quiet), "no progress line");
     po::options_description all;
-    all.add(cmd).add(modelOptions(mo, 65536)).add(solverOptions(so));
+    all.add(cmd)
+        .add(inputOption(input, "start from this snapshot instead of a built-in model"))
+        .add(inputFormatOption(inputFormat))
+        .add(formatOption(rs.format))
+        .add(modelOptions(mo, 65536, true))
+        .add(solverOptions(defaults));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -366,13 +171,15 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
 
     if (!restart.empty())
     {
-        for (const char* fixed : {"input", "model", "n", "seed", "opening-angle", "theta", "epsilon", "G", "n-leaf",
-                                  "n-group", "merge-groups", "mac", "monopole", "direct", "zero-net-force", "timestep", "dt", "energy-every",
-                                  "snapshot-every", "checkpoint-every", "format", "output-dir"})
+        std::vector<std::string> fixed = fixedOnRestartOptions();
+        fixed.insert(fixed.end(), {"input", "model", "n", "seed", "mass-ratio", "pericentre", "separation", "inclination",
+                                   "direct", "zero-net-force", "timestep", "dt", "energy-every", "snapshot-every",
+                                   "checkpoint-every", "format", "output-dir"});
+        for (const std::string& option : fixed)
         {
-            if (vm.count(fixed) && !vm[fixed].defaulted())
+            if (vm.count(option) && !vm[option].defaulted())
             {
-                throw UsageError(std::string("--") + fixed + " cannot be changed on --restart (the checkpoint holds it)");
+                throw UsageError("--" + option + " cannot be changed on --restart (the checkpoint holds it)");
             }
         }
         std::string extra;
@@ -383,12 +190,13 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         if (dir.empty()) dir = ".";
         int64_t from = sim.stepIndex();
         writeRunJson(dir, sim, saved, "{\"restart\": " + jsonString(restart) + "}", from);
-        out << header() << ": restarting at step " << from << " of " << sim.plan().numSteps << ", t = " << sim.time()
+        out << versionHeader() << ": restarting at step " << from << " of " << sim.plan().numSteps << ", t = " << sim.time()
             << "\n";
-        return loop(sim, dir, saved, quiet, true, out);
+        return runWithProgress(sim, dir, saved, quiet, true, out);
     }
 
-    Parameters p = toParameters(so, vm);
+    Parameters p = toParameters(vm, defaults);
+    checkModel(mo);
     if (rs.energyEvery < 1) throw ParameterError("option --energy-every = " + std::to_string(rs.energyEvery) + " must be >= 1");
     if (rs.snapshotEvery < 0) throw ParameterError("option --snapshot-every must be >= 0");
     if (rs.checkpointEvery < 0) throw ParameterError("option --checkpoint-every must be >= 0");
@@ -418,72 +226,9 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     Simulation sim(std::move(bodies), p, plan, ForceOptions{direct, zeroNetForce});
     fs::create_directories(dir);
     writeRunJson(dir, sim, rs, source, -1);
-    out << header() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h << " to t = "
+    out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h << " to t = "
         << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
-    return loop(sim, dir, rs, quiet, false, out);
-}
-
-int icCommand(int argc, const char* const* argv, std::ostream& out)
-{
-    ModelOptions mo;
-    std::string output, format = "tipsy";
-    po::options_description cmd("octwalk ic: write initial conditions as a snapshot (and FILE.json with the settings)"
-                                "\nOutput");
-    cmd.add_options()("help,h", "this help")
-        ("output,o", po::value(&output), "new snapshot file (required)")
-        ("format", po::value(&format)->default_value(format), "tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5");
-    po::options_description all;
-    all.add(cmd).add(modelOptions(mo, 65536));
-    po::positional_options_description positional;
-    positional.add("model", 1);
-    po::variables_map vm = parseOptions(argc, argv, all, positional);
-    if (vm.count("help"))
-    {
-        out << all << "\n" << kUnits << "\n";
-        return 0;
-    }
-    if (output.empty()) throw UsageError("--output is required");
-    SnapshotFormat f = parseSnapshotFormat(format);
-    checkNewOutput(output);
-    checkNewOutput(output + ".json");
-    ParticleSet bodies = buildModel(mo);
-    std::string settings = modelJson(mo);
-    writeSnapshot(output, f, bodies, SnapshotMeta{settings, std::string(OCTWALK_VERSION) + " " + OCTWALK_GIT_HASH, 1.0});
-    writeFileAtomically(output + ".json", "{\"octwalk\": " + jsonString(OCTWALK_VERSION) + ", \"git\": " +
-                                          jsonString(OCTWALK_GIT_HASH) + ", \"units\": \"N-body, G = 1\", \"format\": " +
-                                          jsonString(format) + ", \"initial_conditions\": " + settings + "}\n");
-    out << "wrote " << bodies.size() << " bodies (" << mo.model << ") to " << output << " [" << format << "]\n";
-    return 0;
-}
-
-int convertCommand(int argc, const char* const* argv, std::ostream& out)
-{
-    std::string input, output, inputFormat = "auto", format = "tipsy";
-    po::options_description cmd("octwalk convert INPUT OUTPUT: rewrite a snapshot in another format (id order)");
-    cmd.add_options()("help,h", "this help")
-        ("input", po::value(&input), "snapshot to read")
-        ("output", po::value(&output), "new snapshot to write")
-        ("input-format", po::value(&inputFormat)->default_value(inputFormat), "auto or a format name")
-        ("format", po::value(&format)->default_value(format), "tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5");
-    po::positional_options_description positional;
-    positional.add("input", 1).add("output", 1);
-    po::variables_map vm = parseOptions(argc, argv, cmd, positional);
-    if (vm.count("help"))
-    {
-        out << cmd << "\n";
-        return 0;
-    }
-    if (input.empty() || output.empty()) throw UsageError("give INPUT and OUTPUT");
-    if (fs::exists(input) && fs::exists(output) && fs::equivalent(input, output))
-    {
-        throw UsageError("OUTPUT '" + output + "' is the INPUT file");
-    }
-    SnapshotFormat f = parseSnapshotFormat(format);
-    checkNewOutput(output);
-    ParticleSet p = inputFormat == "auto" ? readSnapshot(input) : readSnapshot(input, parseSnapshotFormat(inputFormat));
-    writeSnapshot(output, f, p);
-    out << "wrote " << p.size() << " bodies to " << output << " [" << format << "]\n";
-    return 0;
+    return runWithProgress(sim, dir, rs, quiet, false, out);
 }
 
 } // namespace octwalk::cli

@@ -2,67 +2,296 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <vector>
+#include <sstream>
+#include <type_traits>
 
-#include "device/gpu_solver.h"
 #include "common/errors.h"
-#include "octwalk_version.h"
+#include "device/gpu_solver.h"
+#include "host/models/models.h"
 
 namespace octwalk::cli {
 
 const char* const kUnits = "Units: N-body (Henon) units, G = 1 unless --G is given; length, mass and time are "
-                               "those of the model or snapshot.";
+                           "those of the model or snapshot.";
 
-po::options_description solverOptions(SolverOptions& s)
+namespace {
+
+std::string shortNumber(double v)
 {
-    Parameters defaults;
+    std::ostringstream s;
+    s.precision(12);
+    s << v;
+    return s.str();
+}
+
+const ParameterInfo& row(const char* name)
+{
+    const ParameterInfo* r = findParameter(name);
+    if (!r) throw std::logic_error(std::string("no parameter '") + name + "' in the table");
+    return *r;
+}
+
+/// "(0, 1]", ">= 0" (or "in (0, 1]" with keepIn): the range of a numeric row without "must be", for the help.
+std::string shortRange(const ParameterInfo& r, bool keepIn = false)
+{
+    std::string text = rangeText(r);
+    for (const char* cut : {"must be ", keepIn ? "" : "in ", "finite and "})
+    {
+        if (text.rfind(cut, 0) == 0) text = text.substr(std::string(cut).size());
+    }
+    return text;
+}
+
+bool isNumeric(const ParameterInfo& r)
+{
+    return std::holds_alternative<double Parameters::*>(r.member) || std::holds_alternative<int Parameters::*>(r.member);
+}
+
+std::string rowHelp(const ParameterInfo& r)
+{
+    std::string help = r.help;
+    if (*r.unit) help += std::string(" [") + r.unit + "]";
+    if (isNumeric(r)) help += ", " + shortRange(r);
+    return help;
+}
+
+bool given(const po::variables_map& vm, const char* option)
+{
+    return option && vm.count(option) && !vm[option].defaulted();
+}
+
+const std::vector<std::string>& modelNames()
+{
+    static const std::vector<std::string> names{"plummer", "hernquist", "uniform", "galaxy", "merger"};
+    return names;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Solver options
+
+std::string defaultText(const char* name, const Parameters& defaults)
+{
+    const ParameterInfo& r = row(name);
+    if (r.form == CliForm::Length) return shortNumber(std::sqrt(defaults.*std::get<double Parameters::*>(r.member)));
+    if (std::holds_alternative<double Parameters::*>(r.member))
+    {
+        return shortNumber(defaults.*std::get<double Parameters::*>(r.member));
+    }
+    return parameterText(r, defaults);
+}
+
+po::options_description solverOptions(const Parameters& defaults, const std::vector<std::string>& except)
+{
     po::options_description d("Force solver");
-    d.add_options()
-        ("opening-angle", po::value<double>(), "opening angle theta, (0, 1] (default 0.5)")
-        ("theta", po::value<double>(), "the same as --opening-angle")
-        ("epsilon", po::value(&s.epsilon)->default_value(s.epsilon), "Plummer softening length [length], >= 0")
-        ("G", po::value(&s.G)->default_value(defaults.gravitational_constant), "gravitational constant, > 0")
-        ("n-leaf", po::value(&s.nLeaf)->default_value(defaults.n_leaf), "most bodies in a leaf, >= 1")
-        ("n-group", po::value(&s.nGroup)->default_value(defaults.n_group), "most bodies in a walk group, >= 1")
-        ("merge-groups", po::bool_switch(&s.mergeGroups),
-         "join neighbouring groups up to n-group bodies (fewer, fuller groups)")
-        ("mac", po::value(&s.mac)->default_value(toString(defaults.mac)),
-         "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)")
-        ("backend", po::value(&s.backend)->default_value(toString(defaults.backend)),
-         "auto (GPU if present, else CPU), cpu or gpu")
-        ("monopole", po::bool_switch(&s.monopole), "monopole only (drop the quadrupole moments)");
+    for (const ParameterInfo& r : parameterTable())
+    {
+        if (std::find(except.begin(), except.end(), r.name) != except.end()) continue;
+        const std::string def = defaultText(r.name, defaults);
+        // An option with two spellings has no po default (both would count as given); its help says it.
+        const std::string help = rowHelp(r) + (r.alias ? " (default " + def + ")" : "");
+        std::visit(
+            [&](auto member) {
+                using T = std::decay_t<decltype(defaults.*member)>;
+                if constexpr (std::is_same_v<T, bool>)
+                {
+                    d.add_options()(r.option, po::bool_switch(), help.c_str());
+                }
+                else
+                {
+                    using Value = std::conditional_t<std::is_enum_v<T>, std::string, T>;
+                    po::typed_value<Value>* v = po::value<Value>();
+                    if (!r.alias)
+                    {
+                        std::istringstream in(def);
+                        Value shown{};
+                        in >> shown;
+                        v->default_value(shown, def);
+                    }
+                    d.add_options()(r.option, v, help.c_str());
+                    if (r.alias)
+                    {
+                        d.add_options()(r.alias, po::value<Value>(), (std::string("the same as --") + r.option).c_str());
+                    }
+                }
+            },
+            r.member);
+    }
     return d;
 }
 
-Parameters toParameters(SolverOptions s, const po::variables_map& vm)
+Parameters toParameters(const po::variables_map& vm, const Parameters& defaults, const std::vector<std::string>& except)
 {
-    if (vm.count("opening-angle") && vm.count("theta"))
+    Parameters p = defaults;
+    for (const ParameterInfo& r : parameterTable())
     {
-        throw UsageError("--opening-angle and --theta are the same option; give one");
+        if (std::find(except.begin(), except.end(), r.name) != except.end()) continue;
+        if (given(vm, r.option) && given(vm, r.alias))
+        {
+            throw UsageError(std::string("--") + r.option + " and --" + r.alias + " are the same option; give one");
+        }
+        const char* option = given(vm, r.option) ? r.option : given(vm, r.alias) ? r.alias : nullptr;
+        if (!option) continue;
+        const po::variable_value& v = vm[option];
+        std::visit(
+            [&](auto member) {
+                using T = std::decay_t<decltype(p.*member)>;
+                if constexpr (std::is_same_v<T, bool>)
+                {
+                    if (v.as<bool>()) p.*member = r.form != CliForm::Negated;
+                }
+                else if constexpr (std::is_enum_v<T>)
+                {
+                    parameterFromText(r, p, v.as<std::string>());
+                }
+                else if constexpr (std::is_same_v<T, double>)
+                {
+                    double x = v.as<double>();
+                    if (r.form == CliForm::Length)
+                    {
+                        if (!(x >= 0) || !std::isfinite(x))
+                        {
+                            std::ostringstream s;
+                            s << "option --" << option << " = " << x << " is invalid: " << rangeText(r);
+                            throw ParameterError(s.str());
+                        }
+                        x = x * x;
+                    }
+                    p.*member = x;
+                }
+                else
+                {
+                    p.*member = v.as<T>();
+                }
+            },
+            r.member);
     }
-    if (vm.count("opening-angle")) s.theta = vm["opening-angle"].as<double>();
-    if (vm.count("theta")) s.theta = vm["theta"].as<double>();
-    if (!(s.epsilon >= 0) || !std::isfinite(s.epsilon))
-    {
-        throw ParameterError("option --epsilon = " + std::to_string(s.epsilon) + " is invalid: must be finite and >= 0");
-    }
-    Parameters p;
-    p.opening_angle          = s.theta;
-    p.epsilon_squared        = s.epsilon * s.epsilon;
-    p.gravitational_constant = s.G;
-    p.n_leaf                 = s.nLeaf;
-    p.n_group                = s.nGroup;
-    p.mac                    = parseMac(s.mac);
-    p.backend                = parseBackend(s.backend);
-    p.use_quadrupole         = !s.monopole;
-    p.merge_groups           = s.mergeGroups;
     validate(p);
     return p;
 }
+
+std::vector<std::string> fixedOnRestartOptions()
+{
+    std::vector<std::string> options;
+    for (const ParameterInfo& r : parameterTable())
+    {
+        if (!r.fixedOnRestart) continue;
+        options.push_back(r.option);
+        if (r.alias) options.push_back(r.alias);
+    }
+    return options;
+}
+
+std::string listHelp(const char* name, const std::string& plural)
+{
+    const ParameterInfo& r = row(name);
+    std::string noun = plural.empty() ? std::string(r.help) : plural;
+    std::string each = isNumeric(r) ? ", each " + shortRange(r, true) : "";
+    return noun + each;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model options
+
+po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool withOrbit)
+{
+    po::options_description d(withOrbit ? "Initial conditions (G = 1, total mass 1 per galaxy; galaxy lengths in disk "
+                                          "scale lengths)"
+                                        : "Bodies (G = 1, total mass 1)");
+    d.add_options()("model", po::value(&m.model)->default_value(m.model), "plummer, hernquist, uniform, galaxy or merger");
+    if (defaultN > 0)
+    {
+        m.n = defaultN;
+        d.add_options()("n", po::value(&m.n)->default_value(m.n), "number of bodies, >= 2");
+    }
+    d.add_options()("seed", po::value(&m.seed)->default_value(m.seed),
+                    "random seed (the same seed gives the same bodies; a sample for direct summation uses seed + 1)");
+    if (withOrbit)
+    {
+        d.add_options()
+            ("mass-ratio", po::value(&m.orbit.massRatio)->default_value(m.orbit.massRatio),
+             "merger: mass of the second galaxy over the first, (0, 1]")
+            ("pericentre", po::value(&m.orbit.pericentre)->default_value(m.orbit.pericentre),
+             "merger: pericentre of the parabolic orbit [R_d]")
+            ("separation", po::value(&m.orbit.separation)->default_value(m.orbit.separation),
+             "merger: initial separation of the centres [R_d]")
+            ("inclination", po::value(&m.orbit.inclination)->default_value(m.orbit.inclination),
+             "merger: tilt of the second disk [degrees]");
+    }
+    return d;
+}
+
+void checkModel(const ModelOptions& m)
+{
+    const std::vector<std::string>& names = modelNames();
+    if (std::find(names.begin(), names.end(), m.model) == names.end())
+    {
+        throw ParameterError("option --model = '" + m.model + "' is invalid: use plummer, hernquist, uniform, galaxy "
+                             "or merger");
+    }
+    if (m.n < 2) throw ParameterError("option --n = " + std::to_string(m.n) + " is invalid: must be >= 2");
+}
+
+ParticleSet buildModel(const ModelOptions& m)
+{
+    checkModel(m);
+    if (m.model == "merger") return makeMerger(m.n, m.seed, m.orbit);
+    return makeModel(m.model, m.n, m.seed);
+}
+
+std::string modelJson(const ModelOptions& m)
+{
+    std::ostringstream s;
+    s.precision(17);
+    s << "{\"model\": " << jsonString(m.model) << ", \"n\": " << m.n << ", \"seed\": " << m.seed;
+    if (m.model == "merger")
+    {
+        s << ", \"mass_ratio\": " << m.orbit.massRatio << ", \"pericentre\": " << m.orbit.pericentre
+          << ", \"separation\": " << m.orbit.separation << ", \"inclination\": " << m.orbit.inclination;
+    }
+    return s.str() + "}";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot and output options
+
+po::options_description inputOption(std::string& input, const char* what)
+{
+    po::options_description d("Input");
+    d.add_options()("input", po::value(&input), what);
+    return d;
+}
+
+po::options_description inputFormatOption(std::string& format)
+{
+    po::options_description d("Input");
+    d.add_options()("input-format", po::value(&format)->default_value(format),
+                    "auto (from the content), tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5");
+    return d;
+}
+
+po::options_description formatOption(std::string& format)
+{
+    po::options_description d("Snapshots");
+    d.add_options()("format", po::value(&format)->default_value(format),
+                    "snapshot format: tipsy (big-endian), tipsy-native, tipsy-bonsai, gadget2 or hdf5");
+    return d;
+}
+
+po::options_description outputOption(std::string& output, const char* what)
+{
+    po::options_description d("Output");
+    d.add_options()("output,o", po::value(&output), what);
+    return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
 
 /// Parses argv[first..] against the options; rejects unknown, repeated and positional arguments.
 po::variables_map parseOptions(int argc, const char* const* argv, const po::options_description& all,
@@ -99,31 +328,10 @@ void checkNewOutput(const std::string& path)
     }
 }
 
-std::string header()
-{
-    return std::string("octwalk ") + OCTWALK_VERSION + " (git " + OCTWALK_GIT_HASH + ")";
-}
-
 std::string backendLine(const GravitySolver& s)
 {
     if (s.activeBackend() == Backend::Gpu) return "gpu: " + gpuDescription();
     return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-}
-
-std::string jsonString(const std::string& s)
-{
-    std::string out = "\"";
-    for (char c : s)
-    {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n')
-        {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
 }
 
 } // namespace octwalk::cli

@@ -1,13 +1,22 @@
 #pragma once
-/// @file cli_common.h
-/// Pieces shared by the octwalk subcommands (internal to the CLI).
+/// @file options.h
+/// Every option of the octwalk subcommands declared once (internal to the CLI): the solver options
+/// from the parameter table (host/core/params.h), the model options, the snapshot input/format
+/// options and the output option (-o/--output in every command that writes one file), plus the
+/// helpers every command shares.
 
 #include <boost/program_options.hpp>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "host/core/params.h"
+#include "host/core/particles.h"
+#include "host/models/galaxy.h"
+#include "host/core/version.h"
+#include "host/io/json.h"
 #include "host/solver/solver.h"
 
 namespace octwalk::cli {
@@ -23,19 +32,74 @@ public:
 
 extern const char* const kUnits;
 
-struct SolverOptions
+// ---------------------------------------------------------------------------------------------
+// Solver options (one per row of parameterTable())
+
+/// The solver options: --opening-angle/--theta, --epsilon, --G, --n-leaf, --n-group, --merge-groups,
+/// --mac, --monopole, --backend (whatever the table holds), with the defaults of `defaults` shown.
+/// @param[in] defaults  the command's defaults (Parameters{} but where a command overrides one:
+///                      run's epsilon)
+/// @param[in] except    names of parameters (table names) the command declares otherwise, e.g. a
+///                      study's lists of opening angles
+po::options_description solverOptions(const Parameters& defaults = Parameters{},
+                                      const std::vector<std::string>& except = {});
+
+/// `defaults` with every solver option given on the command line applied; validated
+/// (ParameterError naming the option or parameter, UsageError for an option given under both names).
+/// except: as given to solverOptions (those parameters keep their defaults).
+Parameters toParameters(const po::variables_map& vm, const Parameters& defaults = Parameters{},
+                        const std::vector<std::string>& except = {});
+
+/// The options (every spelling) that a restart refuses because the checkpoint holds them.
+std::vector<std::string> fixedOnRestartOptions();
+
+/// "most bodies in a leaf, each >= 1 (default 16)": a row's help for a command's list of its values.
+std::string listHelp(const char* name, const std::string& plural);
+
+/// A row's default as the command line spells it ("16", "bonsai", "0.5").
+std::string defaultText(const char* name, const Parameters& defaults = Parameters{});
+
+// ---------------------------------------------------------------------------------------------
+// Model options
+
+struct ModelOptions
 {
-    double theta = 0.5, epsilon = 0.0, G = 1.0;
-    int nLeaf = 16, nGroup = 64;
-    std::string mac = "bonsai", backend = "auto";
-    bool monopole = false, mergeGroups = false;
+    std::string model = "plummer";
+    int64_t n = 65536;
+    uint64_t seed = 1;
+    MergerOrbit orbit;
 };
 
-/// The force-solver options, shared by every command that computes forces.
-po::options_description solverOptions(SolverOptions& s);
+/// --model, --seed, and --n unless defaultN is 0 (a command that takes --n as a list); withOrbit adds
+/// the merger's orbit options (--mass-ratio, --pericentre, --separation, --inclination).
+po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool withOrbit);
 
-/// Resolves and validates the solver options (ParameterError / UsageError).
-Parameters toParameters(SolverOptions s, const po::variables_map& vm);
+/// Checks the model name and n before any work (ParameterError naming the option).
+void checkModel(const ModelOptions& m);
+
+/// The bodies of the model (the merger with its orbit).
+ParticleSet buildModel(const ModelOptions& m);
+
+/// The model options as one JSON object, for the settings an output records.
+std::string modelJson(const ModelOptions& m);
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot and output options
+
+/// --input FILE: a snapshot to start from or read (what for: the help text).
+po::options_description inputOption(std::string& input, const char* what);
+
+/// --input-format NAME (auto: detected from the content).
+po::options_description inputFormatOption(std::string& format);
+
+/// --format NAME: the snapshot format written.
+po::options_description formatOption(std::string& format);
+
+/// -o/--output FILE: the one new file a command writes (what: the help text).
+po::options_description outputOption(std::string& output, const char* what);
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
 
 /// Parses argv[2..] against the options; rejects unknown, repeated and positional arguments.
 po::variables_map parseOptions(int argc, const char* const* argv, const po::options_description& all,
@@ -44,26 +108,7 @@ po::variables_map parseOptions(int argc, const char* const* argv, const po::opti
 /// Refuses to overwrite an existing output (the caller writes nothing until all checks pass).
 void checkNewOutput(const std::string& path);
 
-/// "octwalk VERSION (git HASH)".
-std::string header();
-
 /// "gpu: NAME" or "cpu (N OpenMP threads)".
 std::string backendLine(const GravitySolver& s);
-
-/// JSON string literal with the characters JSON requires escaped.
-std::string jsonString(const std::string& s);
-
-} // namespace octwalk::cli
-
-namespace octwalk::cli {
-
-/// `octwalk run`, `octwalk ic` and `octwalk convert` (cli_run.cpp).
-int runCommand(int argc, const char* const* argv, std::ostream& out);
-int icCommand(int argc, const char* const* argv, std::ostream& out);
-int convertCommand(int argc, const char* const* argv, std::ostream& out);
-
-/// `octwalk accuracy` and `octwalk profile` (cli_study.cpp).
-int accuracyCommand(int argc, const char* const* argv, std::ostream& out);
-int profileCommand(int argc, const char* const* argv, std::ostream& out);
 
 } // namespace octwalk::cli

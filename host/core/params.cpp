@@ -1,7 +1,14 @@
 #include "host/core/params.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -9,71 +16,306 @@ namespace octwalk {
 
 namespace {
 
-std::string describe(const char* name, double value, const char* rule)
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+} // namespace
+
+// The table. A row: name, option, alias, command-line form, member, unit, range, help, fixed on restart.
+// The default is the member's initialiser in params.h.
+const std::vector<ParameterInfo>& parameterTable()
+{
+    static const std::vector<ParameterInfo> table{
+        {"opening_angle", "opening-angle", "theta", CliForm::Plain, &Parameters::opening_angle, "", {0, 1, true, false},
+         "opening angle theta", true},
+        {"epsilon_squared", "epsilon", nullptr, CliForm::Length, &Parameters::epsilon_squared, "length",
+         {0, kInf, false, true}, "Plummer softening length", true},
+        {"gravitational_constant", "G", nullptr, CliForm::Plain, &Parameters::gravitational_constant, "",
+         {0, kInf, true, true}, "gravitational constant", true},
+        {"n_leaf", "n-leaf", nullptr, CliForm::Plain, &Parameters::n_leaf, "", {1, kInf, false, true},
+         "most bodies in a leaf", true},
+        {"n_group", "n-group", nullptr, CliForm::Plain, &Parameters::n_group, "", {1, kInf, false, true},
+         "most bodies in a walk group", true},
+        {"merge_groups", "merge-groups", nullptr, CliForm::Plain, &Parameters::merge_groups, "", {},
+         "join neighbouring groups up to n-group bodies (fewer, fuller groups)", true},
+        {"mac", "mac", nullptr, CliForm::Plain, &Parameters::mac, "", {},
+         "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)", true},
+        {"use_quadrupole", "monopole", nullptr, CliForm::Negated, &Parameters::use_quadrupole, "", {},
+         "monopole only (drop the quadrupole moments)", true},
+        // Where the forces run, not what they are: a restart keeps the checkpoint's (as before the table).
+        {"backend", "backend", nullptr, CliForm::Plain, &Parameters::backend, "", {},
+         "auto (GPU if present, else CPU), cpu or gpu", false},
+    };
+    return table;
+}
+
+namespace {
+
+const std::vector<std::pair<Mac, std::string>>& namesOf(Mac)
+{
+    static const std::vector<std::pair<Mac, std::string>> names{{Mac::Bonsai, "bonsai"}, {Mac::Octgrav, "octgrav"}};
+    return names;
+}
+
+const std::vector<std::pair<Backend, std::string>>& namesOf(Backend)
+{
+    static const std::vector<std::pair<Backend, std::string>> names{
+        {Backend::Auto, "auto"}, {Backend::Cpu, "cpu"}, {Backend::Gpu, "gpu"}};
+    return names;
+}
+
+template<class T>
+constexpr bool isChoice = std::is_enum_v<T>;
+
+/// "'bonsai' or 'octgrav'", "'auto', 'cpu' or 'gpu'".
+template<class E>
+std::string choicesText()
+{
+    const auto& names = namesOf(E{});
+    std::string s;
+    for (size_t i = 0; i < names.size(); ++i)
+    {
+        s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("'" + names[i].second + "'");
+    }
+    return s;
+}
+
+template<class E>
+std::string nameOf(E value)
+{
+    for (const auto& [v, name] : namesOf(E{}))
+    {
+        if (v == value) return name;
+    }
+    return namesOf(E{}).front().second;
+}
+
+template<class E>
+E parseChoice(const std::string& parameter, const std::string& name)
+{
+    for (const auto& [v, n] : namesOf(E{}))
+    {
+        if (n == name) return v;
+    }
+    throw ParameterError("parameter " + parameter + " = '" + name + "' is invalid: must be " + choicesText<E>());
+}
+
+std::string number(double v, int precision)
 {
     std::ostringstream s;
-    s << "parameter " << name << " = " << value << " is invalid: " << rule;
+    s.precision(precision);
+    s << v;
     return s.str();
+}
+
+[[noreturn]] void unreadable(const ParameterInfo& row, const std::string& text, const char* what)
+{
+    throw ParameterError(std::string("parameter ") + row.name + " = '" + text + "' is invalid: " + what);
+}
+
+bool inRange(const Range& r, double v)
+{
+    bool above = r.minOpen ? v > r.min : v >= r.min;
+    bool below = r.maxOpen ? v < r.max : v <= r.max;
+    return above && below;
 }
 
 } // namespace
 
+const ParameterInfo* findParameter(const std::string& name)
+{
+    for (const ParameterInfo& row : parameterTable())
+    {
+        if (name == row.name) return &row;
+    }
+    return nullptr;
+}
+
+std::string rangeText(const ParameterInfo& row)
+{
+    return std::visit(
+        [&row](auto member) -> std::string {
+            using T = std::decay_t<decltype(Parameters{}.*member)>;
+            const Range& r = row.range;
+            if constexpr (isChoice<T>)
+            {
+                return "must be " + choicesText<T>();
+            }
+            else if constexpr (std::is_same_v<T, bool>)
+            {
+                return "must be true or false";
+            }
+            else
+            {
+                if (std::isfinite(r.min) && std::isfinite(r.max))
+                {
+                    return std::string("must be in ") + (r.minOpen ? "(" : "[") + number(r.min, 6) + ", " +
+                           number(r.max, 6) + (r.maxOpen ? ")" : "]");
+                }
+                std::string finite = std::is_floating_point_v<T> ? "finite and " : "";
+                return "must be " + finite + (r.minOpen ? "> " : ">= ") + number(r.min, 6);
+            }
+        },
+        row.member);
+}
+
 void validate(const Parameters& p)
 {
-    if (!(p.opening_angle > 0.0 && p.opening_angle <= 1.0))
+    for (const ParameterInfo& row : parameterTable())
     {
-        throw ParameterError(describe("opening_angle", p.opening_angle, "must be in (0, 1]"));
+        std::visit(
+            [&](auto member) {
+                using T = std::decay_t<decltype(p.*member)>;
+                if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
+                {
+                    double v = double(p.*member);
+                    if (!(inRange(row.range, v) && std::isfinite(v)))
+                    {
+                        std::ostringstream s;
+                        s << "parameter " << row.name << " = " << p.*member << " is invalid: " << rangeText(row);
+                        throw ParameterError(s.str());
+                    }
+                }
+            },
+            row.member);
     }
-    if (!(p.epsilon_squared >= 0.0 && std::isfinite(p.epsilon_squared)))
-    {
-        throw ParameterError(describe("epsilon_squared", p.epsilon_squared, "must be finite and >= 0"));
-    }
-    if (!(p.gravitational_constant > 0.0 && std::isfinite(p.gravitational_constant)))
-    {
-        throw ParameterError(describe("gravitational_constant", p.gravitational_constant, "must be finite and > 0"));
-    }
-    if (p.n_leaf < 1) throw ParameterError(describe("n_leaf", p.n_leaf, "must be >= 1"));
-    if (p.n_group < 1) throw ParameterError(describe("n_group", p.n_group, "must be >= 1"));
 }
 
-std::string toString(Mac mac) { return mac == Mac::Bonsai ? "bonsai" : "octgrav"; }
-
-std::string toString(Backend backend)
+std::string parameterText(const ParameterInfo& row, const Parameters& p)
 {
-    switch (backend)
-    {
-        case Backend::Cpu: return "cpu";
-        case Backend::Gpu: return "gpu";
-        default: return "auto";
-    }
+    return std::visit(
+        [&p](auto member) -> std::string {
+            using T = std::decay_t<decltype(p.*member)>;
+            if constexpr (isChoice<T>) return nameOf(p.*member);
+            else if constexpr (std::is_same_v<T, bool>) return p.*member ? "true" : "false";
+            else if constexpr (std::is_same_v<T, int>) return std::to_string(p.*member);
+            else return number(p.*member, 17);
+        },
+        row.member);
 }
 
-Mac parseMac(const std::string& name)
+void parameterFromText(const ParameterInfo& row, Parameters& p, const std::string& text)
 {
-    if (name == "bonsai") return Mac::Bonsai;
-    if (name == "octgrav") return Mac::Octgrav;
-    throw ParameterError("parameter mac = '" + name + "' is invalid: must be 'bonsai' or 'octgrav'");
+    std::visit(
+        [&](auto member) {
+            using T = std::decay_t<decltype(p.*member)>;
+            if constexpr (isChoice<T>)
+            {
+                p.*member = parseChoice<T>(row.name, text);
+            }
+            else if constexpr (std::is_same_v<T, bool>)
+            {
+                if (text != "true" && text != "false") unreadable(row, text, "must be true or false");
+                p.*member = text == "true";
+            }
+            else if constexpr (std::is_same_v<T, int>)
+            {
+                bool digits = !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
+                char* end   = nullptr;
+                errno       = 0;
+                long long v = digits ? std::strtoll(text.c_str(), &end, 10) : 0;
+                if (!digits || end != text.c_str() + text.size() || errno == ERANGE || v < INT_MIN || v > INT_MAX)
+                {
+                    unreadable(row, text, "not an integer");
+                }
+                p.*member = int(v);
+            }
+            else
+            {
+                bool plain = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+                char* end  = nullptr;
+                errno      = 0;
+                double v   = plain ? std::strtod(text.c_str(), &end) : 0.0;
+                if (!plain || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+                {
+                    unreadable(row, text, "not a finite number");
+                }
+                p.*member = v;
+            }
+        },
+        row.member);
 }
 
-Backend parseBackend(const std::string& name)
+std::vector<std::string> choiceNames(const ParameterInfo& row)
 {
-    if (name == "auto") return Backend::Auto;
-    if (name == "cpu") return Backend::Cpu;
-    if (name == "gpu") return Backend::Gpu;
-    throw ParameterError("parameter backend = '" + name + "' is invalid: must be 'auto', 'cpu' or 'gpu'");
+    return std::visit(
+        [](auto member) {
+            using T = std::decay_t<decltype(Parameters{}.*member)>;
+            std::vector<std::string> names;
+            if constexpr (isChoice<T>)
+            {
+                for (const auto& entry : namesOf(T{})) names.push_back(entry.second);
+            }
+            return names;
+        },
+        row.member);
 }
+
+std::string toString(Mac mac) { return nameOf(mac); }
+
+std::string toString(Backend backend) { return nameOf(backend); }
+
+Mac parseMac(const std::string& name) { return parseChoice<Mac>("mac", name); }
+
+Backend parseBackend(const std::string& name) { return parseChoice<Backend>("backend", name); }
 
 std::string toJson(const Parameters& p)
 {
-    std::ostringstream s;
-    s.precision(17);
-    s << "{\"opening_angle\": " << p.opening_angle << ", \"epsilon_squared\": " << p.epsilon_squared
-      << ", \"gravitational_constant\": " << p.gravitational_constant << ", \"n_leaf\": " << p.n_leaf
-      << ", \"n_group\": " << p.n_group << ", \"merge_groups\": " << (p.merge_groups ? "true" : "false")
-      << ", \"mac\": \"" << toString(p.mac)
-      << "\", \"use_quadrupole\": " << (p.use_quadrupole ? "true" : "false") << ", \"backend\": \""
-      << toString(p.backend) << "\"}";
-    return s.str();
+    std::string s = "{";
+    for (const ParameterInfo& row : parameterTable())
+    {
+        bool quoted = !choiceNames(row).empty();
+        s += (s.size() > 1 ? ", \"" : "\"") + std::string(row.name) + "\": ";
+        s += quoted ? "\"" + parameterText(row, p) + "\"" : parameterText(row, p);
+    }
+    return s + "}";
+}
+
+std::string toText(const Parameters& p)
+{
+    std::string s;
+    for (const ParameterInfo& row : parameterTable()) s += std::string(row.name) + "=" + parameterText(row, p) + "\n";
+    return s;
+}
+
+Parameters parametersFromText(const std::string& text)
+{
+    Parameters p;
+    std::vector<std::string> seen, unknown, repeated;
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line))
+    {
+        size_t eq = line.find('=');
+        if (eq == std::string::npos) throw ParameterError("parameter line '" + line + "' is not name=value");
+        std::string name = line.substr(0, eq);
+        const ParameterInfo* row = findParameter(name);
+        if (!row)
+        {
+            unknown.push_back(name);
+            continue;
+        }
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) repeated.push_back(name);
+        seen.push_back(name);
+        parameterFromText(*row, p, line.substr(eq + 1));
+    }
+    std::vector<std::string> missing;
+    for (const ParameterInfo& row : parameterTable())
+    {
+        if (std::find(seen.begin(), seen.end(), row.name) == seen.end()) missing.push_back(row.name);
+    }
+    auto list = [](const char* what, const std::vector<std::string>& names) {
+        std::string s;
+        for (const std::string& n : names) s += (s.empty() ? std::string(what) + " " : ", ") + n;
+        return s;
+    };
+    std::string problems;
+    for (const std::string& part : {list("unknown parameters:", unknown), list("repeated parameters:", repeated),
+                                    list("missing parameters:", missing)})
+    {
+        if (!part.empty()) problems += (problems.empty() ? "" : "; ") + part;
+    }
+    if (!problems.empty()) throw ParameterError(problems);
+    return p;
 }
 
 } // namespace octwalk

@@ -1,9 +1,15 @@
 #pragma once
 /// @file params.h
-/// The one home of the force-solver parameters, with their defaults and units (N-body units, G = 1
-/// unless gravitational_constant says otherwise). Names follow AMUSE where it has one.
+/// The one home of the force-solver parameters: the struct (defaults and units where declared; N-body
+/// units, G = 1 unless gravitational_constant says otherwise) and one table, parameterTable(), that
+/// drives validation, JSON, the command line (options, help, restart), the study commands and the
+/// checkpoint. Names follow AMUSE/GADGET where they have one.
+///
+/// Adding a parameter: the member below, one row in parameterTable() (params.cpp), and its test.
 
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "common/mac.h"
 
@@ -40,8 +46,62 @@ struct Parameters
     Backend backend = Backend::Auto;
 };
 
+/// The valid values of a numeric parameter: [min, max] with either end open or infinite.
+/// Real values must also be finite.
+struct Range
+{
+    double min, max;
+    bool minOpen, maxOpen;
+};
+
+/// How the command line spells a parameter.
+enum class CliForm
+{
+    Plain,   ///< --option VALUE sets the member (a bool member: --option is a switch that sets it)
+    Length,  ///< --option LENGTH sets the member to LENGTH^2 (epsilon -> epsilon_squared)
+    Negated, ///< a bool member: --option is a switch that clears it (--monopole -> use_quadrupole)
+};
+
+/// One row of the parameter table.
+struct ParameterInfo
+{
+    /// The member, which also gives the type and (through Parameters{}) the default.
+    using Member = std::variant<double Parameters::*, int Parameters::*, bool Parameters::*, Mac Parameters::*,
+                                Backend Parameters::*>;
+
+    const char* name;    ///< snake_case key of toJson, run.json and checkpoints
+    const char* option;  ///< command-line option, without "--"
+    const char* alias;   ///< a second spelling of the option, or nullptr
+    CliForm form;
+    Member member;
+    const char* unit;    ///< "" when dimensionless (of the command-line value)
+    Range range;         ///< numeric members only
+    const char* help;    ///< for --help, without the range or default
+    bool fixedOnRestart; ///< a restart refuses the option (the checkpoint holds it)
+};
+
+/// Every solver parameter, in the order of toJson and the checkpoint.
+const std::vector<ParameterInfo>& parameterTable();
+
+/// The row of a parameter by name; nullptr when there is none.
+const ParameterInfo* findParameter(const std::string& name);
+
 /// Throws ParameterError naming the first parameter out of range and its value.
 void validate(const Parameters& p);
+
+/// "must be in (0, 1]", "must be finite and >= 0", "must be 'bonsai' or 'octgrav'", ...
+std::string rangeText(const ParameterInfo& row);
+
+/// The value of one parameter as text that parameterFromText reads back exactly (17 digits for reals,
+/// true/false, the name of a choice).
+std::string parameterText(const ParameterInfo& row, const Parameters& p);
+
+/// Sets one parameter from its text (strict: the whole text, finite reals); ParameterError naming the
+/// parameter and the text on anything else. Does not check the range (validate does).
+void parameterFromText(const ParameterInfo& row, Parameters& p, const std::string& text);
+
+/// Names of a choice parameter's values ("bonsai", "octgrav"); empty for the other types.
+std::vector<std::string> choiceNames(const ParameterInfo& row);
 
 std::string toString(Mac mac);
 std::string toString(Backend backend);
@@ -49,7 +109,15 @@ std::string toString(Backend backend);
 Mac parseMac(const std::string& name);
 Backend parseBackend(const std::string& name);
 
-/// The parameters as one JSON object (for run.json, benchmark and study outputs).
+/// The parameters as one JSON object (for run.json, benchmark and study outputs), in table order.
 std::string toJson(const Parameters& p);
+
+/// The parameters as "name=value" lines, one per row in table order (the checkpoint stores these),
+/// exact: parametersFromText(toText(p)) == p.
+std::string toText(const Parameters& p);
+
+/// Reads toText's lines back. ParameterError naming every unknown, repeated or missing name, or a
+/// line or value that cannot be read. Does not check the ranges (validate does).
+Parameters parametersFromText(const std::string& text);
 
 } // namespace octwalk

@@ -1,9 +1,10 @@
 #pragma once
 /// @file binary_io.h
-/// Internals shared by the snapshot readers and writers (host/snapshot_*.cpp): explicit byte order,
-/// a file reader that checks every read against the file size and names the field and byte offset
-/// of a failure, a buffered writer, the write-then-rename step, and the per-format entry points.
-/// Not part of the public API: include host/snapshot.h instead.
+/// Internals shared by the snapshot readers and writers (host/io/snapshot_*.cpp) and the checkpoint
+/// (host/io/checkpoint.cpp): explicit byte order, the one file reader that checks every read against
+/// the file size and names the field and byte offset of a failure, a buffered writer, and the
+/// per-format entry points. Not part of the public API: include host/io/snapshot.h or
+/// host/io/checkpoint.h instead.
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/errors.h"
@@ -60,12 +62,20 @@ void encode(T value, ByteOrder order, unsigned char* p)
     if (order != hostByteOrder()) std::reverse(p, p + sizeof(T));
 }
 
-/// The one shape of a snapshot error: file, field, byte offset, what is wrong.
+/// The one shape of a file-format error: what kind of file ("snapshot", "checkpoint"), file, field,
+/// byte offset, what is wrong.
+[[noreturn]] inline void failAt(const std::string& kind, const std::string& path, const std::string& field,
+                                uint64_t offset, const std::string& problem)
+{
+    throw FormatError(kind + " '" + path + "': field '" + field + "' at byte offset " + std::to_string(offset) +
+                      ": " + problem);
+}
+
+/// A snapshot error (see above).
 [[noreturn]] inline void failAt(const std::string& path, const std::string& field, uint64_t offset,
                                 const std::string& problem)
 {
-    throw FormatError("snapshot '" + path + "': field '" + field + "' at byte offset " + std::to_string(offset) +
-                      ": " + problem);
+    failAt("snapshot", path, field, offset, problem);
 }
 
 /// Sequential reads from a file whose size is known up front, so a count can be checked against the
@@ -74,18 +84,19 @@ class FileReader
 {
 public:
     /// FormatError when the path does not name a readable regular file.
-    explicit FileReader(const std::string& path) : path_(path)
+    /// @param[in] path  the file
+    /// @param[in] kind  what the file is, as every error names it ("snapshot", "checkpoint")
+    explicit FileReader(const std::string& path, std::string kind = "snapshot") : path_(path), kind_(std::move(kind))
     {
         std::error_code error;
         if (!std::filesystem::is_regular_file(path, error))
         {
             const bool exists = std::filesystem::exists(path, error);
-            throw FormatError("snapshot '" + path + "': cannot read: " +
-                              (exists ? "not a regular file" : "no such file"));
+            throw FormatError(kind_ + " '" + path + "': cannot read: " + (exists ? "not a regular file" : "no such file"));
         }
         size_ = std::filesystem::file_size(path, error);
         in_.open(path, std::ios::binary);
-        if (error || !in_) throw FormatError("snapshot '" + path + "': cannot open for reading");
+        if (error || !in_) throw FormatError(kind_ + " '" + path + "': cannot open for reading");
     }
 
     const std::string& path() const { return path_; }
@@ -147,11 +158,11 @@ public:
 
     [[noreturn]] void fail(const std::string& field, uint64_t offset, const std::string& problem) const
     {
-        failAt(path_, field, offset, problem);
+        failAt(kind_, path_, field, offset, problem);
     }
 
 private:
-    std::string path_;
+    std::string path_, kind_;
     std::ifstream in_;
     uint64_t size_   = 0;
     uint64_t offset_ = 0;

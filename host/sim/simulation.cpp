@@ -2,87 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <array>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <utility>
 
 #include "common/errors.h"
-#include "host/io/atomic_file.h"
+#include "host/io/checkpoint.h"
 
 namespace octwalk {
-
-namespace {
-
-constexpr char kCheckpointMagic[16] = "OCTWALK-CKPT-v1";
-
-/// FNV-1a over the payload, so a damaged checkpoint is refused instead of silently resumed.
-uint64_t fnv1a(const std::string& bytes)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : bytes)
-    {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-template<class T>
-void put(std::string& out, const T& v)
-{
-    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-
-template<class T>
-void putArray(std::string& out, const std::vector<T>& v)
-{
-    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
-
-/// Reads fields from a checkpoint image, naming the field and offset on any shortfall.
-class Reader
-{
-public:
-    Reader(const std::string& path, const std::string& bytes) : path_(path), bytes_(bytes) {}
-
-    template<class T>
-    T get(const char* field)
-    {
-        need(sizeof(T), field);
-        T v;
-        std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
-        pos_ += sizeof(T);
-        return v;
-    }
-
-    template<class T>
-    void getArray(std::vector<T>& v, int64_t n, const char* field)
-    {
-        need(size_t(n) * sizeof(T), field);
-        v.resize(n);
-        std::memcpy(v.data(), bytes_.data() + pos_, size_t(n) * sizeof(T));
-        pos_ += size_t(n) * sizeof(T);
-    }
-
-    size_t offset() const { return pos_; }
-
-private:
-    void need(size_t n, const char* field)
-    {
-        if (bytes_.size() - pos_ < n)
-        {
-            throw FormatError("checkpoint '" + path_ + "': file ends inside field " + field + " at byte offset " +
-                              std::to_string(pos_));
-        }
-    }
-
-    const std::string& path_;
-    const std::string& bytes_;
-    size_t pos_ = 0;
-};
-
-} // namespace
 
 std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<double>& fractions)
 {
@@ -241,110 +166,34 @@ Diagnostics Simulation::diagnostics() const
 
 void Simulation::writeCheckpoint(const std::string& path, const std::string& extra) const
 {
-    std::string body;
-    body.append(kCheckpointMagic, sizeof(kCheckpointMagic));
-    int64_t n = state_.size();
-    put(body, n);
-    put(body, step_);
-    put(body, plan_.numSteps);
-    put(body, plan_.t0);
-    put(body, plan_.h);
-    put(body, initialEnergy_);
-    put(body, params_.opening_angle);
-    put(body, params_.epsilon_squared);
-    put(body, params_.gravitational_constant);
-    put(body, int32_t(params_.n_leaf));
-    put(body, int32_t(params_.n_group));
-    put(body, int32_t(params_.mac));
-    put(body, int32_t(params_.use_quadrupole));
-    put(body, int32_t(params_.merge_groups));
-    put(body, int32_t(params_.backend));
-    put(body, int32_t(forces_.direct));
-    put(body, int32_t(forces_.zeroNetForce));
-    putArray(body, state_.pos);
-    putArray(body, state_.vel);
-    putArray(body, state_.mass);
-    putArray(body, state_.id);
-    put(body, uint64_t(extra.size()));
-    body += extra;
-    put(body, fnv1a(body));
-
-    writeFileAtomically(path, body, Existing::KeepAsPrev);
+    CheckpointImage c;
+    c.state         = state_;
+    c.step          = step_;
+    c.numSteps      = plan_.numSteps;
+    c.t0            = plan_.t0;
+    c.h             = plan_.h;
+    c.initialEnergy = initialEnergy_;
+    c.parameters    = params_;
+    c.direct        = forces_.direct;
+    c.zeroNetForce  = forces_.zeroNetForce;
+    c.extra         = extra;
+    octwalk::writeCheckpoint(path, c);
 }
 
 Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extra)
 {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw FormatError("checkpoint '" + path + "' cannot be opened");
-    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (bytes.size() < sizeof(kCheckpointMagic) + 8 ||
-        std::memcmp(bytes.data(), kCheckpointMagic, sizeof(kCheckpointMagic)) != 0)
-    {
-        throw FormatError("checkpoint '" + path + "': bad magic at byte offset 0 (not an octwalk checkpoint)");
-    }
-    uint64_t stored;
-    std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
-    if (stored != fnv1a(bytes.substr(0, bytes.size() - 8)))
-    {
-        throw FormatError("checkpoint '" + path + "': checksum at byte offset " + std::to_string(bytes.size() - 8) +
-                          " does not match the contents (damaged or truncated file)");
-    }
-    Reader r(path, bytes);
-    r.get<std::array<char, 16>>("magic");
-    int64_t n = r.get<int64_t>("N");
-    size_t perBody = 3 * 8 + 3 * 8 + 8 + 8;
-    if (n < 2 || size_t(n) > bytes.size() / perBody)
-    {
-        throw FormatError("checkpoint '" + path + "': field N = " + std::to_string(n) +
-                          " at byte offset 16 does not match the file size " + std::to_string(bytes.size()));
-    }
-    int64_t step = r.get<int64_t>("step");
+    CheckpointImage c = readCheckpoint(path);
+    // The stored parameters pass the same checks as a fresh run's (ParameterError naming the parameter).
+    validate(c.parameters);
     StepPlan plan;
-    plan.numSteps = r.get<int64_t>("numSteps");
-    plan.t0       = r.get<double>("t0");
-    plan.h        = r.get<double>("h");
-    double e0     = r.get<double>("E0");
-    Parameters p;
-    p.opening_angle          = r.get<double>("opening_angle");
-    p.epsilon_squared        = r.get<double>("epsilon_squared");
-    p.gravitational_constant = r.get<double>("gravitational_constant");
-    p.n_leaf                 = r.get<int32_t>("n_leaf");
-    p.n_group                = r.get<int32_t>("n_group");
-    p.mac                    = Mac(r.get<int32_t>("mac"));
-    p.use_quadrupole         = r.get<int32_t>("use_quadrupole") != 0;
-    p.merge_groups           = r.get<int32_t>("merge_groups") != 0;
-    p.backend                = Backend(r.get<int32_t>("backend"));
-    ForceOptions forces;
-    forces.direct       = r.get<int32_t>("direct") != 0;
-    forces.zeroNetForce = r.get<int32_t>("zero_net_force") != 0;
-    ParticleSet s;
-    r.getArray(s.pos, n, "positions");
-    r.getArray(s.vel, n, "velocities");
-    r.getArray(s.mass, n, "masses");
-    r.getArray(s.id, n, "ids");
-    uint64_t extraSize = r.get<uint64_t>("settings length");
-    if (extraSize > bytes.size())
-    {
-        throw FormatError("checkpoint '" + path + "': settings length " + std::to_string(extraSize) +
-                          " at byte offset " + std::to_string(r.offset() - 8) + " exceeds the file size");
-    }
-    std::vector<char> settings;
-    r.getArray(settings, int64_t(extraSize), "settings");
-    if (extra) extra->assign(settings.begin(), settings.end());
-    if (r.offset() + 8 != bytes.size())
-    {
-        throw FormatError("checkpoint '" + path + "': " + std::to_string(bytes.size() - r.offset() - 8) +
-                          " unexpected bytes at byte offset " + std::to_string(r.offset()));
-    }
-    if (step < 0 || step > plan.numSteps || !(plan.h > 0))
-    {
-        throw FormatError("checkpoint '" + path + "': step " + std::to_string(step) + " of " +
-                          std::to_string(plan.numSteps) + " is inconsistent");
-    }
-    s.time = plan.t0 + double(step) * plan.h;
-    Simulation sim(std::move(s), p, plan, forces);
-    sim.step_          = step;
-    sim.initialEnergy_ = e0;
+    plan.t0          = c.t0;
+    plan.h           = c.h;
+    plan.numSteps    = c.numSteps;
+    c.state.time     = plan.t0 + double(c.step) * plan.h;
+    Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce});
+    sim.step_          = c.step;
+    sim.initialEnergy_ = c.initialEnergy;
+    if (extra) *extra = std::move(c.extra);
     return sim;
 }
 

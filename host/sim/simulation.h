@@ -61,7 +61,8 @@ public:
     /// Validates the bodies and computes the initial forces.
     Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces = {});
 
-    /// Restores a checkpoint; the forces are recomputed, bit-identical to the run that wrote it.
+    /// Restores a checkpoint (either version, host/io/checkpoint.h); the parameters are validated as
+    /// for a fresh run (ParameterError); the forces are recomputed, bit-identical to the run that wrote it.
     /// extra (optional) receives the caller's text stored with writeCheckpoint.
     static Simulation fromCheckpoint(const std::string& path, std::string* extra = nullptr);
 
@@ -83,8 +84,8 @@ public:
     Diagnostics diagnostics() const;
     const GravitySolver& solver() const { return solver_; }
 
-    /// Writes through an AtomicFile; an existing checkpoint becomes path + ".prev" once the new one
-    /// is complete and synced.
+    /// Writes a checkpoint (host/io/checkpoint.h) through an AtomicFile; an existing checkpoint
+    /// becomes path + ".prev" once the new one is complete and synced.
     /// extra: the caller's own settings (e.g. output cadences), stored verbatim.
     void writeCheckpoint(const std::string& path, const std::string& extra = {}) const;
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "host/cli/cli.h"
+#include "host/cli/options.h"
+#include "host/core/params.h"
 #include "host/sim/simulation.h"
 
 namespace {
@@ -112,6 +114,17 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
     EXPECT_NE(again.err.find("not empty"), std::string::npos);
     CliResult changed = run({"run", "--restart", ckpt.c_str(), "--theta", "0.7"});
     EXPECT_EQ(changed.code, 2);
+    // Every solver option the table fixes on restart is refused, whatever its spelling.
+    for (const std::string& option : octwalk::cli::fixedOnRestartOptions())
+    {
+        std::string flag = "--" + option;
+        bool isSwitch = option == "merge-groups" || option == "monopole";
+        std::vector<const char*> args{"run", "--restart", ckpt.c_str(), flag.c_str()};
+        if (!isSwitch) args.push_back("1");
+        CliResult fixed = run(args);
+        EXPECT_EQ(fixed.code, 2) << option;
+        EXPECT_NE(fixed.err.find("--" + option + " cannot be changed on --restart"), std::string::npos) << fixed.err;
+    }
     fs::remove_all(base);
 }
 
@@ -171,5 +184,84 @@ TEST(Cli, SigintWritesACheckpointAndStops)
     octwalk::Simulation resumed = octwalk::Simulation::fromCheckpoint((dir / "checkpoint.bin").string());
     EXPECT_GT(resumed.stepIndex(), 0);
     EXPECT_LT(resumed.stepIndex(), resumed.plan().numSteps);
+    fs::remove_all(dir);
+}
+
+TEST(Cli, SolverOptionsAndDefaultsComeFromTheTable)
+{
+    for (const char* command : {"forces", "run", "profile", "accuracy"})
+    {
+        CliResult r = run({command, "--help"});
+        ASSERT_EQ(r.code, 0) << command;
+        for (const char* option : {"--epsilon", "--G", "--backend", "--merge-groups"})
+        {
+            EXPECT_NE(r.out.find(option), std::string::npos) << command << " " << option;
+        }
+        EXPECT_NE(r.out.find("--n-leaf arg (=16)"), std::string::npos) << command;
+        EXPECT_NE(r.out.find("--n-group arg (=64)"), std::string::npos) << command;
+    }
+    CliResult forces = run({"forces", "--help"});
+    for (const octwalk::ParameterInfo& row : octwalk::parameterTable())
+    {
+        EXPECT_NE(forces.out.find(std::string("--") + row.option), std::string::npos) << row.option;
+    }
+    EXPECT_NE(forces.out.find("--epsilon arg (=0) "), std::string::npos);
+    EXPECT_NE(run({"run", "--help"}).out.find("--epsilon arg (=0.01)"), std::string::npos);
+    EXPECT_NE(run({"profile", "--help"}).out.find("--theta arg (=0.5)"), std::string::npos);
+    // A run's parameters: the table's defaults, run's softening, and the options given.
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("octwalk_cli_params_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    ASSERT_EQ(run({"run", "--n", "100", "--t-end", "0.0078125", "--output-dir", dir.string().c_str(), "--quiet",
+                   "--backend", "cpu", "--theta", "0.75", "--monopole", "--mac", "octgrav"}).code, 0);
+    octwalk::Parameters expected;
+    expected.opening_angle   = 0.75;
+    expected.epsilon_squared = 0.01 * 0.01;
+    expected.use_quadrupole  = false;
+    expected.mac             = octwalk::Mac::Octgrav;
+    expected.backend         = octwalk::Backend::Cpu;
+    EXPECT_NE(slurp(dir / "run.json").find("\"parameters\": " + octwalk::toJson(expected)), std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST(Cli, OutputIsDashOEverywhere)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("octwalk_cli_output_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::string snap = (dir / "a.tipsy").string(), converted = (dir / "b.gadget").string();
+    ASSERT_EQ(run({"ic", "plummer", "--n", "300", "-o", snap.c_str()}).code, 0);
+    CliResult c = run({"convert", snap.c_str(), "-o", converted.c_str(), "--format", "gadget2"});
+    ASSERT_EQ(c.code, 0) << c.err;
+    EXPECT_TRUE(fs::exists(converted));
+    CliResult twice = run({"convert", snap.c_str(), converted.c_str(), "-o", converted.c_str()});
+    EXPECT_EQ(twice.code, 2);
+    EXPECT_NE(twice.err.find("output"), std::string::npos) << twice.err;
+
+    std::string json = (dir / "acc.json").string(), csv = (dir / "prof.csv").string();
+    CliResult a = run({"accuracy", "--n", "500", "--sample", "50", "--theta", "0.5", "--mac", "bonsai", "--backend",
+                       "cpu", "--reference", "cpu", "-o", json.c_str()});
+    ASSERT_EQ(a.code, 0) << a.err;
+    EXPECT_NE(slurp(json).find("\"settings\""), std::string::npos);
+    CliResult p = run({"profile", "--n", "1000", "--repeat", "2", "--direct-sample", "0", "--backend", "cpu", "-o",
+                       csv.c_str()});
+    ASSERT_EQ(p.code, 0) << p.err;
+    EXPECT_EQ(slurp(csv).rfind("# {", 0), 0u);
+    std::string other = (dir / "x.json").string(), txt = (dir / "x.txt").string();
+    for (auto args : std::vector<std::vector<const char*>>{
+             {"accuracy", "-o", json.c_str()},                        // exists
+             {"profile", "-o", txt.c_str()},                          // neither .json nor .csv
+             {"accuracy", "-o", other.c_str(), "--json", other.c_str()}, // the JSON report twice
+             {"forces", "-o", json.c_str()}})                          // exists
+    {
+        CliResult r = run(args);
+        EXPECT_EQ(r.code, 2) << args[0] << " " << args[2];
+        EXPECT_EQ(lines(r.err), 1) << r.err;
+        EXPECT_TRUE(r.err.find("-o/--output") != std::string::npos || r.err.find("already exists") != std::string::npos)
+            << r.err;
+    }
+    EXPECT_FALSE(fs::exists(other));
+    EXPECT_FALSE(fs::exists(txt));
     fs::remove_all(dir);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/errors.h"
+#include "host/io/checkpoint.h"
 #include "host/models/galaxy.h"
 #include "host/sim/simulation.h"
 #include "test_helpers.h"
@@ -209,4 +210,166 @@ TEST(Galaxy, ComponentsAndNearEquilibrium)
     EXPECT_NEAR(q0, 1.0, 0.15);
     EXPECT_NEAR(sim.diagnostics().virialRatio, 1.0, 0.15);
     EXPECT_LT(std::fabs(sim.diagnostics().relativeEnergyError), 5e-3);
+}
+
+namespace {
+
+std::string slurpFile(const fs::path& f)
+{
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void writeFile(const fs::path& f, const std::string& bytes)
+{
+    std::ofstream out(f, std::ios::binary | std::ios::trunc);
+    out << bytes;
+}
+
+uint64_t fnv1a(const std::string& bytes)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : bytes)
+    {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+template<class T>
+void put(std::string& out, const T& v)
+{
+    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+template<class T>
+void putArray(std::string& out, const std::vector<T>& v)
+{
+    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+/// The checkpoint image as octwalk wrote it before the parameter table (OCTWALK-CKPT-v1, df0634a).
+std::string checkpointV1(const CheckpointImage& c)
+{
+    const Parameters& p = c.parameters;
+    std::string body;
+    const char magic[16] = "OCTWALK-CKPT-v1";
+    body.append(magic, sizeof(magic));
+    put(body, int64_t(c.state.size()));
+    put(body, c.step);
+    put(body, c.numSteps);
+    put(body, c.t0);
+    put(body, c.h);
+    put(body, c.initialEnergy);
+    put(body, p.opening_angle);
+    put(body, p.epsilon_squared);
+    put(body, p.gravitational_constant);
+    put(body, int32_t(p.n_leaf));
+    put(body, int32_t(p.n_group));
+    put(body, int32_t(p.mac));
+    put(body, int32_t(p.use_quadrupole));
+    put(body, int32_t(p.merge_groups));
+    put(body, int32_t(p.backend));
+    put(body, int32_t(c.direct));
+    put(body, int32_t(c.zeroNetForce));
+    putArray(body, c.state.pos);
+    putArray(body, c.state.vel);
+    putArray(body, c.state.mass);
+    putArray(body, c.state.id);
+    put(body, uint64_t(c.extra.size()));
+    body += c.extra;
+    put(body, fnv1a(body));
+    return body;
+}
+
+/// A checkpoint with `from` replaced by `to` (same length) and the checksum made good again.
+std::string edited(std::string bytes, const std::string& from, const std::string& to)
+{
+    size_t at = bytes.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    EXPECT_EQ(from.size(), to.size());
+    bytes.replace(at, from.size(), to);
+    std::string body = bytes.substr(0, bytes.size() - 8);
+    put(body, fnv1a(body));
+    return body;
+}
+
+template<class E>
+std::string errorOf(const std::string& path)
+{
+    try
+    {
+        Simulation::fromCheckpoint(path);
+    }
+    catch (const E& e)
+    {
+        return e.what();
+    }
+    ADD_FAILURE() << "no exception for " << path;
+    return {};
+}
+
+} // namespace
+
+TEST(Checkpoint, ParametersAreTableTextAndV1StillRestartsBitIdentically)
+{
+    fs::path dir = freshDir("ckpt_v1");
+    fs::create_directories(dir);
+    ParticleSet b = makePlummer(2000, 6);
+    Parameters p  = simParameters(0.6, 0.02);
+    p.mac         = Mac::Octgrav;
+    p.n_leaf      = 8;
+    Simulation whole(b, p, planSteps(0.0, 12.0 / 64, 1.0 / 64), ForceOptions{false, true});
+    while (!whole.done()) whole.step();
+    whole.writeCheckpoint((dir / "whole.bin").string(), "settings");
+    std::string wholeBytes = slurpFile(dir / "whole.bin");
+    EXPECT_EQ(wholeBytes.rfind("OCTWALK-CKPT-v2", 0), 0u);
+    EXPECT_NE(wholeBytes.find(toText(p)), std::string::npos) << "the parameters as the table's name=value lines";
+
+    Simulation first(b, p, planSteps(0.0, 6.0 / 64, 1.0 / 64), ForceOptions{false, true});
+    while (!first.done()) first.step();
+    first.writeCheckpoint((dir / "half.bin").string(), "settings");
+    CheckpointImage half = readCheckpoint((dir / "half.bin").string());
+    EXPECT_EQ(toJson(half.parameters), toJson(p));
+    writeFile(dir / "half_v1.bin", checkpointV1(half));
+
+    std::string extra;
+    Simulation resumed = Simulation::fromCheckpoint((dir / "half_v1.bin").string(), &extra);
+    EXPECT_EQ(extra, "settings");
+    EXPECT_EQ(toJson(resumed.parameters()), toJson(p));
+    EXPECT_TRUE(resumed.forceOptions().zeroNetForce);
+    resumed.extendTo(12.0 / 64);
+    while (!resumed.done()) resumed.step();
+    resumed.writeCheckpoint((dir / "resumed.bin").string(), "settings");
+    EXPECT_TRUE(slurpFile(dir / "resumed.bin") == wholeBytes);
+    fs::remove_all(dir);
+}
+
+TEST(Checkpoint, ParameterNamesAndValuesAreCheckedThroughTheTable)
+{
+    fs::path dir = freshDir("ckpt_names");
+    fs::create_directories(dir);
+    Simulation sim(makePlummer(300, 2), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
+    sim.writeCheckpoint((dir / "c.bin").string());
+    const std::string good = slurpFile(dir / "c.bin");
+    std::string path = (dir / "bad.bin").string();
+
+    writeFile(path, edited(good, "n_leaf=16\n", "n_lief=16\n"));
+    std::string renamed = errorOf<FormatError>(path);
+    EXPECT_NE(renamed.find("unknown parameters: n_lief"), std::string::npos) << renamed;
+    EXPECT_NE(renamed.find("missing parameters: n_leaf"), std::string::npos) << renamed;
+    EXPECT_NE(renamed.find("'parameters'"), std::string::npos) << renamed;
+
+    writeFile(path, edited(good, "mac=bonsai\n", "mac=barnes\n"));
+    EXPECT_NE(errorOf<FormatError>(path).find("barnes"), std::string::npos);
+
+    // Out of range: refused as a fresh run would refuse it.
+    writeFile(path, edited(good, "n_leaf=16\n", "n_leaf=-1\n"));
+    EXPECT_NE(errorOf<ParameterError>(path).find("parameter n_leaf = -1"), std::string::npos);
+    CheckpointImage v1 = readCheckpoint((dir / "c.bin").string());
+    v1.parameters.opening_angle = 1.5;
+    writeFile(path, checkpointV1(v1));
+    EXPECT_NE(errorOf<ParameterError>(path).find("opening_angle = 1.5"), std::string::npos);
+    fs::remove_all(dir);
 }

@@ -12,12 +12,17 @@
 #include <vector>
 
 #include "host/cli/cli.h"
+#include "host/cli/lists.h"
 #include "common/errors.h"
 #include "host/study/study.h"
 #include "test_helpers.h"
 
 namespace fs = std::filesystem;
 using namespace octwalk;
+using octwalk::cli::parseCountList;
+using octwalk::cli::parseIntList;
+using octwalk::cli::parseNameList;
+using octwalk::cli::parseThetaList;
 
 namespace {
 

@@ -156,3 +156,72 @@ TEST(Validation, ZeroMassesGiveZeroForces)
     ASSERT_TRUE(allFinite(f));
     EXPECT_EQ(f.pot[10], 0.0);
 }
+
+// The parameter table (host/core/params.h) drives validation, JSON, the command line and checkpoints.
+TEST(ParameterTable, JsonKeysFollowTheTableAndDefaultsRoundTrip)
+{
+    const Parameters defaults;
+    std::string json = toJson(defaults);
+    // Today's keys, order and spelling (a new parameter's row appends its own).
+    EXPECT_EQ(json.rfind("{\"opening_angle\": 0.5, \"epsilon_squared\": 0, \"gravitational_constant\": 1, "
+                         "\"n_leaf\": 16, \"n_group\": 64, \"merge_groups\": false, \"mac\": \"bonsai\", "
+                         "\"use_quadrupole\": true, \"backend\": \"auto\"",
+                         0),
+              0u)
+        << json;
+    size_t at = 0;
+    for (const ParameterInfo& row : parameterTable())
+    {
+        size_t next = json.find(std::string("\"") + row.name + "\"", at);
+        EXPECT_NE(next, std::string::npos) << row.name << " missing or out of order";
+        at = next;
+        EXPECT_EQ(findParameter(row.name), &row);
+        Parameters p;
+        parameterFromText(row, p, parameterText(row, defaults));
+        EXPECT_EQ(toJson(p), json) << row.name;
+    }
+    EXPECT_EQ(findParameter("theta"), nullptr);
+}
+
+TEST(ParameterTable, TextRoundTripsExactlyAndIsStrict)
+{
+    Parameters p;
+    p.opening_angle          = 0.1 + 0.2; // 0.30000000000000004: needs 17 digits
+    p.epsilon_squared        = 0.01 * 0.01;
+    p.gravitational_constant = 4.30091e-6;
+    p.n_leaf                 = 7;
+    p.merge_groups           = true;
+    p.mac                    = Mac::Octgrav;
+    p.use_quadrupole         = false;
+    p.backend                = Backend::Cpu;
+    Parameters q;
+    for (const ParameterInfo& row : parameterTable()) parameterFromText(row, q, parameterText(row, p));
+    EXPECT_EQ(q.opening_angle, p.opening_angle);
+    EXPECT_EQ(q.epsilon_squared, p.epsilon_squared);
+    EXPECT_EQ(toJson(q), toJson(p));
+    expectError<ParameterError>([&] { parameterFromText(*findParameter("opening_angle"), q, "0.5x"); },
+                                {"opening_angle", "0.5x"});
+    expectError<ParameterError>([&] { parameterFromText(*findParameter("n_leaf"), q, "16.5"); }, {"n_leaf", "16.5"});
+    expectError<ParameterError>([&] { parameterFromText(*findParameter("n_leaf"), q, "99999999999"); }, {"n_leaf"});
+    expectError<ParameterError>([&] { parameterFromText(*findParameter("merge_groups"), q, "1"); }, {"merge_groups"});
+    expectError<ParameterError>([&] { parameterFromText(*findParameter("mac"), q, "barnes"); },
+                                {"mac", "barnes", "'bonsai' or 'octgrav'"});
+    expectError<ParameterError>([&] { parameterFromText(*findParameter("epsilon_squared"), q, "nan"); },
+                                {"epsilon_squared"});
+}
+
+TEST(ParameterTable, ValidateNamesTheParameterAndTheRule)
+{
+    Parameters p;
+    p.opening_angle = 1.5;
+    expectError<ParameterError>([&] { validate(p); }, {"parameter opening_angle = 1.5", "must be in (0, 1]"});
+    p = Parameters{};
+    p.gravitational_constant = std::numeric_limits<double>::infinity();
+    expectError<ParameterError>([&] { validate(p); }, {"gravitational_constant", "must be finite and > 0"});
+    p = Parameters{};
+    p.n_group = -3;
+    expectError<ParameterError>([&] { validate(p); }, {"parameter n_group = -3", "must be >= 1"});
+    EXPECT_EQ(rangeText(*findParameter("epsilon_squared")), "must be finite and >= 0");
+    EXPECT_EQ(rangeText(*findParameter("backend")), "must be 'auto', 'cpu' or 'gpu'");
+    EXPECT_NO_THROW(validate(Parameters{}));
+}

@@ -1,0 +1,242 @@
+#include "host/io/checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/errors.h"
+#include "host/io/atomic_file.h"
+#include "host/io/binary_io.h"
+
+namespace octwalk {
+
+namespace {
+
+constexpr char kMagic[16]   = "OCTWALK-CKPT-v2";
+constexpr char kMagicV1[16] = "OCTWALK-CKPT-v1";
+constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
+constexpr uint64_t kFnvPrime       = 1099511628211ull;
+/// Bytes of one body: position, velocity, mass, id.
+constexpr uint64_t kBytesPerBody = 3 * 8 + 3 * 8 + 8 + 8;
+
+/// FNV-1a of n more bytes, continuing from hash h.
+uint64_t fnv1a(const void* data, size_t n, uint64_t h)
+{
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i)
+    {
+        h ^= bytes[i];
+        h *= kFnvPrime;
+    }
+    return h;
+}
+
+/// Writes through an AtomicFile in the host's byte order, hashing every byte written.
+class HashedWriter
+{
+public:
+    explicit HashedWriter(AtomicFile& file) : file_(file) {}
+
+    void write(const void* data, size_t n)
+    {
+        hash_ = fnv1a(data, n, hash_);
+        file_.write(data, n);
+    }
+
+    template<class T>
+    void put(const T& value)
+    {
+        static_assert(std::is_trivially_copyable_v<T>, "put needs a plain value type");
+        write(&value, sizeof(T));
+    }
+
+    template<class T>
+    void putArray(const std::vector<T>& values)
+    {
+        write(values.data(), values.size() * sizeof(T));
+    }
+
+    uint64_t hash() const { return hash_; }
+
+private:
+    AtomicFile& file_;
+    uint64_t hash_ = kFnvOffsetBasis;
+};
+
+/// FNV-1a of the first n bytes of the file, read in pieces.
+uint64_t hashPrefix(io::FileReader& in, uint64_t n)
+{
+    std::vector<unsigned char> piece(size_t(std::min<uint64_t>(n, uint64_t(1) << 20)));
+    uint64_t h = kFnvOffsetBasis;
+    in.seek(0);
+    for (uint64_t done = 0; done < n;)
+    {
+        const uint64_t bytes = std::min<uint64_t>(piece.size(), n - done);
+        in.read(piece.data(), bytes, "contents");
+        h = fnv1a(piece.data(), size_t(bytes), h);
+        done += bytes;
+    }
+    return h;
+}
+
+/// Version 2: the "name=value" lines of the parameter table, read back through the table.
+void readParameters(io::FileReader& in, Parameters& p)
+{
+    const uint64_t at     = in.offset();
+    const uint64_t length = in.read<uint64_t>(io::hostByteOrder(), "parameters length");
+    if (length > in.remaining())
+    {
+        in.fail("parameters length", at, std::to_string(length) + " bytes exceed the file (" +
+                                             std::to_string(in.remaining()) + " bytes left)");
+    }
+    std::vector<char> text = in.readArray<char>(length, io::hostByteOrder(), "parameters");
+    try
+    {
+        p = parametersFromText(std::string(text.begin(), text.end()));
+    }
+    catch (const ParameterError& e)
+    {
+        in.fail("parameters", at + sizeof(uint64_t), e.what());
+    }
+}
+
+/// Version 1: the parameters in fixed binary fields, then the force options.
+void readParametersV1(io::FileReader& in, CheckpointImage& c)
+{
+    const io::ByteOrder order = io::hostByteOrder();
+    Parameters& p             = c.parameters;
+    p.opening_angle           = in.read<double>(order, "opening_angle");
+    p.epsilon_squared         = in.read<double>(order, "epsilon_squared");
+    p.gravitational_constant  = in.read<double>(order, "gravitational_constant");
+    p.n_leaf                  = in.read<int32_t>(order, "n_leaf");
+    p.n_group                 = in.read<int32_t>(order, "n_group");
+    const uint64_t macAt      = in.offset();
+    const int32_t mac         = in.read<int32_t>(order, "mac");
+    if (mac != int32_t(Mac::Bonsai) && mac != int32_t(Mac::Octgrav))
+    {
+        in.fail("mac", macAt, std::to_string(mac) + " is not a MAC");
+    }
+    p.mac                     = Mac(mac);
+    p.use_quadrupole          = in.read<int32_t>(order, "use_quadrupole") != 0;
+    p.merge_groups            = in.read<int32_t>(order, "merge_groups") != 0;
+    const uint64_t backendAt  = in.offset();
+    const int32_t backend     = in.read<int32_t>(order, "backend");
+    if (backend < int32_t(Backend::Auto) || backend > int32_t(Backend::Gpu))
+    {
+        in.fail("backend", backendAt, std::to_string(backend) + " is not a backend");
+    }
+    p.backend                 = Backend(backend);
+    c.direct                  = in.read<int32_t>(order, "direct") != 0;
+    c.zeroNetForce            = in.read<int32_t>(order, "zero_net_force") != 0;
+}
+
+} // namespace
+
+void writeCheckpoint(const std::string& path, const CheckpointImage& c)
+{
+    const ParticleSet& s = c.state;
+    const int64_t n      = s.size();
+    if (s.vel.size() != size_t(n) || s.mass.size() != size_t(n) || s.id.size() != size_t(n))
+    {
+        throw InputError("checkpoint '" + path + "': " + std::to_string(n) + " positions but " +
+                         std::to_string(s.vel.size()) + " velocities, " + std::to_string(s.mass.size()) +
+                         " masses and " + std::to_string(s.id.size()) + " ids");
+    }
+    const Parameters& p = c.parameters;
+    AtomicFile file(path, Existing::KeepAsPrev);
+    HashedWriter out(file);
+    out.write(kMagic, sizeof(kMagic));
+    out.put(n);
+    out.put(c.step);
+    out.put(c.numSteps);
+    out.put(c.t0);
+    out.put(c.h);
+    out.put(c.initialEnergy);
+    out.put(int32_t(c.direct));
+    out.put(int32_t(c.zeroNetForce));
+    const std::string parameters = toText(p);
+    out.put(uint64_t(parameters.size()));
+    out.write(parameters.data(), parameters.size());
+    out.putArray(s.pos);
+    out.putArray(s.vel);
+    out.putArray(s.mass);
+    out.putArray(s.id);
+    out.put(uint64_t(c.extra.size()));
+    out.write(c.extra.data(), c.extra.size());
+    const uint64_t checksum = out.hash();
+    file.write(&checksum, sizeof(checksum));
+    file.commit();
+}
+
+CheckpointImage readCheckpoint(const std::string& path)
+{
+    io::FileReader in(path, "checkpoint");
+    const io::ByteOrder order = io::hostByteOrder();
+    char magic[sizeof(kMagic)];
+    if (in.size() < sizeof(kMagic) + sizeof(uint64_t))
+    {
+        in.fail("magic", 0, "the file has " + std::to_string(in.size()) + " bytes: not an octwalk checkpoint");
+    }
+    in.read(magic, sizeof(magic), "magic");
+    const bool v1 = std::memcmp(magic, kMagicV1, sizeof(kMagicV1)) == 0;
+    if (!v1 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) in.fail("magic", 0, "not an octwalk checkpoint");
+
+    // The checksum first, so that a damaged file is reported as such rather than by its first odd field.
+    const uint64_t payload = in.size() - sizeof(uint64_t);
+    const uint64_t actual  = hashPrefix(in, payload);
+    if (in.read<uint64_t>(order, "checksum") != actual)
+    {
+        in.fail("checksum", payload, "does not match the contents (damaged or truncated file)");
+    }
+
+    in.seek(sizeof(kMagic));
+    CheckpointImage c;
+    const int64_t n = in.read<int64_t>(order, "N");
+    if (n < 2 || uint64_t(n) > in.size() / kBytesPerBody)
+    {
+        in.fail("N", sizeof(kMagic), std::to_string(n) + " bodies do not match the file size " + std::to_string(in.size()));
+    }
+    c.step          = in.read<int64_t>(order, "step");
+    c.numSteps      = in.read<int64_t>(order, "numSteps");
+    c.t0            = in.read<double>(order, "t0");
+    c.h             = in.read<double>(order, "h");
+    c.initialEnergy = in.read<double>(order, "E0");
+    if (v1)
+    {
+        readParametersV1(in, c);
+    }
+    else
+    {
+        c.direct       = in.read<int32_t>(order, "direct") != 0;
+        c.zeroNetForce = in.read<int32_t>(order, "zero_net_force") != 0;
+        readParameters(in, c.parameters);
+    }
+    c.state.pos              = in.readArray<Vec3d>(uint64_t(n), order, "positions");
+    c.state.vel              = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
+    c.state.mass             = in.readArray<double>(uint64_t(n), order, "masses");
+    c.state.id               = in.readArray<uint64_t>(uint64_t(n), order, "ids");
+    const uint64_t settingsAt = in.offset();
+    const uint64_t settings   = in.read<uint64_t>(order, "settings length");
+    if (settings > in.remaining() - std::min<uint64_t>(in.remaining(), sizeof(uint64_t)))
+    {
+        in.fail("settings length", settingsAt,
+                std::to_string(settings) + " bytes run into the checksum (" + std::to_string(in.remaining()) +
+                    " bytes left)");
+    }
+    std::vector<char> text = in.readArray<char>(settings, order, "settings");
+    c.extra.assign(text.begin(), text.end());
+    if (in.remaining() != sizeof(uint64_t))
+    {
+        in.fail("checksum", in.offset(),
+                std::to_string(in.remaining() - sizeof(uint64_t)) + " unexpected bytes before the checksum");
+    }
+    if (c.step < 0 || c.step > c.numSteps || !(c.h > 0))
+    {
+        in.fail("step", sizeof(kMagic) + 8,
+                "step " + std::to_string(c.step) + " of " + std::to_string(c.numSteps) + " with h = " +
+                    std::to_string(c.h) + " is inconsistent");
+    }
+    return c;
+}
+
+} // namespace octwalk

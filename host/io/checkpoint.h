@@ -1,0 +1,60 @@
+#pragma once
+/// @file checkpoint.h
+/// The checkpoint file: everything a run needs to continue bit-identically, in the host's byte
+/// order, closed by an FNV-1a checksum of all preceding bytes so that a damaged file is refused
+/// instead of silently resumed. Layout of version 2 (written), in order:
+///
+///     char[16] magic "OCTWALK-CKPT-v2\0"
+///     int64 N, step, numSteps; double t0, h, E0
+///     int32 direct, zero_net_force
+///     uint64 parameters length; char parameters[length]: "name=value\n" per row of parameterTable()
+///                                (toText in host/core/params.h; reals with 17 digits, exact)
+///     Vec3d pos[N], vel[N]; double mass[N]; uint64 id[N]
+///     uint64 settings length; char settings[length]
+///     uint64 FNV-1a of everything above
+///
+/// Version 1 ("OCTWALK-CKPT-v1\0", read only) stored the parameters as fixed binary fields instead of
+/// the direct, zero_net_force and parameters fields above:
+///
+///     double opening_angle, epsilon_squared, gravitational_constant
+///     int32 n_leaf, n_group, mac, use_quadrupole, merge_groups, backend, direct, zero_net_force
+///
+/// The file knows nothing of how a run uses these numbers (host/sim/simulation.h does).
+
+#include <cstdint>
+#include <string>
+
+#include "host/core/params.h"
+#include "host/core/particles.h"
+
+namespace octwalk {
+
+/// What a checkpoint holds.
+struct CheckpointImage
+{
+    /// Positions, velocities, masses and ids (state.time is not stored: it is t0 + step h).
+    ParticleSet state;
+    /// Steps done, of numSteps equal steps of h from t0.
+    int64_t step = 0, numSteps = 0;
+    double t0 = 0, h = 0;
+    /// The total energy at the start of the run, for the energy error.
+    double initialEnergy = 0;
+    Parameters parameters;
+    /// The force options of the run (see ForceOptions in host/sim/simulation.h).
+    bool direct = false, zeroNetForce = false;
+    /// The caller's own settings (e.g. output cadences), stored verbatim.
+    std::string extra;
+};
+
+/// Writes `image` to `path` through an AtomicFile; an existing file becomes path + ".prev" once the
+/// new one is complete and synced. FormatError when the file cannot be written.
+void writeCheckpoint(const std::string& path, const CheckpointImage& image);
+
+/// Reads a checkpoint of either version. FormatError naming the field and byte offset when the file
+/// cannot be read, is not a checkpoint, fails its checksum, is truncated or has trailing bytes, holds
+/// an inconsistent step count (step outside [0, numSteps], h not positive, N < 2), unknown, repeated
+/// or missing parameter names or an unreadable parameter value. The parameters' ranges are not
+/// checked here (a restart validates them as a fresh run does).
+CheckpointImage readCheckpoint(const std::string& path);
+
+} // namespace octwalk

@@ -1,0 +1,72 @@
+#include "host/sim/diagnostics_files.h"
+
+#include <cctype>
+#include <iomanip>
+
+#include "common/errors.h"
+
+namespace octwalk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Drops rows written after the checkpoint's step (a run killed between checkpoints).
+void truncateAfter(const fs::path& path, int64_t step)
+{
+    std::ifstream in(path);
+    if (!in) return;
+    std::string line, kept;
+    while (std::getline(in, line))
+    {
+        bool isRow = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
+        if (isRow && std::stoll(line.substr(0, line.find(','))) > step) break;
+        kept += line + "\n";
+    }
+    in.close();
+    std::ofstream out(path, std::ios::trunc);
+    out << kept;
+}
+
+} // namespace
+
+DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& headerComment, bool resume,
+                                   int64_t resumeStep)
+    : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv")
+{
+    if (resume)
+    {
+        truncateAfter(energyPath_, resumeStep);
+        truncateAfter(lagrangePath_, resumeStep);
+    }
+    energy_.open(energyPath_, std::ios::app);
+    lagrange_.open(lagrangePath_, std::ios::app);
+    if (!energy_ || !lagrange_) throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
+    if (!resume)
+    {
+        energy_ << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
+                << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
+        lagrange_ << headerComment << "step,time";
+        for (double f : lagrangeFractions()) lagrange_ << ",r_" << f;
+        lagrange_ << "\n";
+    }
+    energy_ << std::setprecision(15);
+    lagrange_ << std::setprecision(9);
+}
+
+void DiagnosticsFiles::write(const Simulation& sim)
+{
+    Diagnostics d = sim.diagnostics();
+    energy_ << sim.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
+            << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.comPos.x << ',' << d.comPos.y << ','
+            << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x
+            << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
+            << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
+    lagrange_ << sim.stepIndex() << ',' << d.time;
+    for (double r : lagrangianRadii(sim.state(), lagrangeFractions())) lagrange_ << ',' << r;
+    lagrange_ << '\n';
+    energy_.flush();
+    lagrange_.flush();
+}
+
+} // namespace octwalk

@@ -1,0 +1,35 @@
+#pragma once
+/// @file diagnostics_files.h
+/// energy.csv and lagrange.csv of a run: one row per diagnostics step, kept consistent with the
+/// checkpoint on restart.
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "host/sim/simulation.h"
+
+namespace octwalk {
+
+class DiagnosticsFiles
+{
+public:
+    /// Opens (appends to) dir/energy.csv and dir/lagrange.csv. FormatError when they cannot be opened.
+    /// @param[in] dir            the run's output directory
+    /// @param[in] headerComment  "# ..." line(s) written before the column names of a new file
+    /// @param[in] resume         continue files of a restarted run: rows after resumeStep are dropped
+    ///                           (a run killed between checkpoints) and no header is written
+    /// @param[in] resumeStep     the step of the checkpoint the run resumes from
+    DiagnosticsFiles(const std::filesystem::path& dir, const std::string& headerComment, bool resume,
+                     int64_t resumeStep);
+
+    /// One row of each file for the current step of sim, flushed.
+    void write(const Simulation& sim);
+
+private:
+    std::filesystem::path energyPath_, lagrangePath_;
+    std::ofstream energy_, lagrange_;
+};
+
+} // namespace octwalk

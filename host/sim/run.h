@@ -1,0 +1,74 @@
+#pragma once
+/// @file run.h
+/// A run on disk: the step loop with its outputs in one directory (energy.csv, lagrange.csv,
+/// snapshots, run.json, checkpoint.bin), and the settings a restart must reuse. What a person sees
+/// (a progress line, signal handling, messages) is the caller's (host/cli/cmd_run.cpp).
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "host/sim/simulation.h"
+
+namespace octwalk {
+
+/// Settings of a run that a restart must reuse; stored in the checkpoint.
+struct RunSettings
+{
+    /// Steps between rows of energy.csv and lagrange.csv. >= 1
+    int64_t energyEvery = 1;
+    /// Steps between snapshots (0: the first and last only). >= 0
+    int64_t snapshotEvery = 0;
+    /// Steps between checkpoints (one is always written at the end). >= 0
+    int64_t checkpointEvery = 100;
+    /// Snapshot format name (see parseSnapshotFormat).
+    std::string format = "tipsy";
+
+    /// The text stored in the checkpoint.
+    std::string encode() const;
+    /// Parses encode()'s text; FormatError when it cannot be read.
+    static RunSettings decode(const std::string& text);
+};
+
+/// ParameterError naming the first setting out of range and its value, or for an unknown format.
+void validate(const RunSettings& rs);
+
+/// Writes dir/run.json: version, units, initial conditions, parameters, forces, integrator, times
+/// and output cadences, replacing an earlier one.
+/// @param[in] source             the initial conditions as a JSON value
+/// @param[in] restartedFromStep  the checkpoint's step of a restart, -1 for a new run
+void writeRunJson(const std::filesystem::path& dir, const Simulation& sim, const RunSettings& rs,
+                  const std::string& source, int64_t restartedFromStep);
+
+/// Writes the snapshot of the current step, dir/snap_NNNNNN.EXT in rs.format (replacing one of the
+/// same step, which a restarted run rewrites with the same state).
+void writeSnapshotAt(const std::filesystem::path& dir, const Simulation& sim, const RunSettings& rs);
+
+/// What the caller sees of a running loop.
+struct RunControl
+{
+    /// Called after every step (e.g. a progress line); may be empty.
+    std::function<void(const Simulation&)> afterStep;
+    /// Polled after every step; a non-zero value (e.g. a signal number) writes a checkpoint and
+    /// stops the run. May be empty.
+    std::function<int()> stopRequested;
+};
+
+struct RunOutcome
+{
+    /// 0 when the run reached its end, else the value of RunControl::stopRequested that stopped it.
+    int stoppedBy = 0;
+    /// The checkpoint written at the end or on the stop.
+    std::filesystem::path checkpoint;
+};
+
+/// Steps sim to its end, writing the diagnostics every rs.energyEvery steps, snapshots every
+/// rs.snapshotEvery steps, and a checkpoint (with rs) every rs.checkpointEvery steps, each also at
+/// the end. A new run (resume false) first writes the diagnostics and the snapshot of its first step;
+/// a resumed one continues the files of dir, dropping diagnostics rows after its step.
+/// ParameterError (validate) before anything is written when rs is out of range.
+RunOutcome runSimulation(Simulation& sim, const std::filesystem::path& dir, const RunSettings& rs, bool resume,
+                         const RunControl& control = {});
+
+} // namespace octwalk
