@@ -170,9 +170,16 @@ TEST(Cli, SigintWritesACheckpointAndStops)
     fs::path dir = fs::temp_directory_path() / ("octwalk_cli_sigint_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     std::string d = dir.string();
-    // The signal arrives while the run is stepping (a long run of a small model).
-    std::thread interrupter([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    // The signal arrives while the run is stepping (a long run of a small model): once energy.csv has
+    // a row after the initial one, the handlers are installed, however slow the machine.
+    std::thread interrupter([dir] {
+        auto stepped = [&dir] {
+            std::ifstream f(dir / "energy.csv");
+            int lines = 0;
+            for (std::string line; std::getline(f, line);) ++lines;
+            return lines >= 4; // comment, header, step 0, step 1
+        };
+        for (int k = 0; k < 6000 && !stepped(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         std::raise(SIGINT);
     });
     CliResult r = run({"run", "--n", "1000", "--t-end", "1000", "--output-dir", d.c_str(), "--quiet", "--backend", "cpu"});
