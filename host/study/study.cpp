@@ -153,8 +153,6 @@ std::vector<F4> packedInCallerOrder(const ParticleSet& bodies)
 
 std::vector<int32_t> toInt32(const std::vector<int64_t>& index) { return std::vector<int32_t>(index.begin(), index.end()); }
 
-Backend resolve(Backend b) { return b == Backend::Auto ? (gpuAvailable() ? Backend::Gpu : Backend::Cpu) : b; }
-
 // ---------------------------------------------------------------------------------------------
 // Walk traffic
 
@@ -315,7 +313,7 @@ DirectReference directReference(const ParticleSet& bodies, int64_t sample, uint6
     DirectReference ref;
     ref.numBodies = bodies.size();
     ref.index     = sampleIndices(bodies.size(), sample, seed);
-    ref.backend   = resolve(backend);
+    ref.backend   = resolveBackend(backend);
     if (ref.backend == Backend::Gpu)
     {
         std::vector<F4> packed = packedInCallerOrder(bodies);
@@ -454,7 +452,7 @@ DirectTiming timeDirect(const ParticleSet& bodies, int64_t sample, uint64_t seed
     DirectTiming d;
     std::vector<int64_t> index = sampleIndices(bodies.size(), sample, seed);
     d.sample = int64_t(index.size());
-    if (resolve(backend) == Backend::Gpu)
+    if (resolveBackend(backend) == Backend::Gpu)
     {
         std::vector<F4> packed = packedInCallerOrder(bodies);
         BodyView view{packed.data(), int32_t(packed.size())};
