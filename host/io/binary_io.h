@@ -92,7 +92,8 @@ public:
         if (!std::filesystem::is_regular_file(path, error))
         {
             const bool exists = std::filesystem::exists(path, error);
-            throw FormatError(kind_ + " '" + path + "': cannot read: " + (exists ? "not a regular file" : "no such file"));
+            throw FormatError(kind_ + " '" + path + "': cannot read: " +
+                              (exists ? "not a regular file" : "no such file"));
         }
         size_ = std::filesystem::file_size(path, error);
         in_.open(path, std::ios::binary);

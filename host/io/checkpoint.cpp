@@ -194,7 +194,8 @@ CheckpointImage readCheckpoint(const std::string& path)
     const int64_t n = in.read<int64_t>(order, "N");
     if (n < 2 || uint64_t(n) > in.size() / kBytesPerBody)
     {
-        in.fail("N", sizeof(kMagic), std::to_string(n) + " bodies do not match the file size " + std::to_string(in.size()));
+        in.fail("N", sizeof(kMagic),
+                std::to_string(n) + " bodies do not match the file size " + std::to_string(in.size()));
     }
     c.step          = in.read<int64_t>(order, "step");
     c.numSteps      = in.read<int64_t>(order, "numSteps");

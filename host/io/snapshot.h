@@ -5,10 +5,11 @@
 /// N-body units (G = SnapshotMeta::gravitationalConstant, 1 by default), so positions, velocities,
 /// masses and time are written without conversion, and read back the same way.
 ///
-/// Every writer writes the particles in id order (never tree order) as dark matter, into
-/// `path + ".tmp"`, and renames that into place, so a crash never leaves a half-written snapshot
-/// under the final name. Every reader checks each count against the file size before it allocates
-/// and throws FormatError naming the file, the field and the byte offset of the first mismatch.
+/// Every writer writes the particles in id order (never tree order) as dark matter, through an
+/// AtomicFile (host/io/atomic_file.h: a unique temporary beside path, renamed into place), so a
+/// crash never leaves a half-written snapshot under the final name. Every reader checks each count
+/// against the file size before it allocates and throws FormatError naming the file, the field and
+/// the byte offset of the first mismatch.
 
 #include <string>
 
@@ -37,6 +38,9 @@ enum class SnapshotFormat
 SnapshotFormat parseSnapshotFormat(const std::string& name);
 /// The name parseSnapshotFormat accepts.
 std::string toString(SnapshotFormat format);
+/// The file name extension a run gives snapshots of this format: ".tipsy" (all three TIPSY
+/// variants), ".gadget" or ".hdf5".
+std::string snapshotExtension(SnapshotFormat format);
 
 /// The format of an existing file, by content: the HDF5 signature, a GADGET-2 first record marker
 /// of 256 (either byte order), or a TIPSY header whose ndim is 1..3 (either byte order; a
@@ -57,7 +61,7 @@ struct SnapshotMeta
     double gravitationalConstant = 1.0;
 };
 
-/// Writes `particles` to `path` in `format`, sorted by id, through `path + ".tmp"`.
+/// Writes `particles` to `path` in `format`, sorted by id, through an AtomicFile.
 /// @param[in] path       destination; FormatError if it exists and overwrite is false
 /// @param[in] format     layout to write
 /// @param[in] particles  positions, velocities, masses (all finite, ids unique: InputError otherwise)

@@ -5,14 +5,12 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "host/core/random.h"
+#include "host/models/sampling.h"
 #include "host/solver/solver.h"
 
 namespace octwalk {
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 /// Hernquist mass inside r for total mass m and scale a.
 double hernquistMass(double r, double m, double a) { return m * r * r / ((r + a) * (r + a)); }
@@ -77,12 +75,6 @@ double gaussian(Random& rng)
     return std::sqrt(-2 * std::log(u)) * std::cos(2 * kPi * rng.uniform());
 }
 
-Vec3d isotropicDirection(Random& rng, double r)
-{
-    double c = 2 * rng.uniform() - 1, s = std::sqrt(1 - c * c), phi = 2 * kPi * rng.uniform();
-    return {r * s * std::cos(phi), r * s * std::sin(phi), r * c};
-}
-
 /// Radius from a truncated Hernquist profile.
 double sampleHernquistRadius(Random& rng, double a, double rMax)
 {
@@ -119,7 +111,7 @@ void sphericalComponent(Random& rng, ParticleSet& p, int64_t first, int64_t coun
         {
             v = {sigma * gaussian(rng), sigma * gaussian(rng), sigma * gaussian(rng)};
         } while (dot(v, v) > 0.95 * vEsc * vEsc);
-        p.pos[i] = isotropicDirection(rng, r);
+        p.pos[i] = isotropic(rng, r);
         p.vel[i] = v;
     }
 }

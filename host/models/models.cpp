@@ -3,22 +3,13 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "host/core/mass_weighted.h"
 #include "host/models/galaxy.h"
-#include "host/core/random.h"
+#include "host/models/sampling.h"
 
 namespace octwalk {
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-
-Vec3d isotropic(Random& rng, double r)
-{
-    double cosT = 2 * rng.uniform() - 1;
-    double sinT = std::sqrt(1 - cosT * cosT);
-    double phi  = 2 * kPi * rng.uniform();
-    return {r * sinT * std::cos(phi), r * sinT * std::sin(phi), r * cosT};
-}
 
 /// Isotropic Hernquist distribution function (Hernquist 1990, eq. 17) for G = M = a = 1 up to a
 /// constant factor, as a function of the binding energy e = -E in (0, 1).
@@ -30,21 +21,32 @@ double hernquistDf(double e)
     return (3 * std::asin(q) + q * s * (1 - 2 * q2) * (8 * q2 * q2 - 8 * q2 - 3)) / std::pow(1 - q2, 2.5);
 }
 
+/// n bodies of mass 1/n with ids 0..n-1, body by body from sample(rng, position, velocity),
+/// centred on the mass.
+template<class Sample>
+ParticleSet equalMassSet(int64_t n, uint64_t seed, Sample sample)
+{
+    ParticleSet p;
+    p.resize(n);
+    Random rng(seed);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        sample(rng, p.pos[i], p.vel[i]);
+        p.mass[i] = 1.0 / double(n);
+        p.id[i]   = uint64_t(i);
+    }
+    centreOnMass(p);
+    return p;
+}
+
 } // namespace
 
 void centreOnMass(ParticleSet& p)
 {
-    double m = 0;
-    Vec3d x{0, 0, 0}, v{0, 0, 0};
-    for (int64_t i = 0; i < p.size(); ++i)
-    {
-        m += p.mass[i];
-        x += p.mass[i] * p.pos[i];
-        v += p.mass[i] * p.vel[i];
-    }
-    if (!(m > 0)) return;
-    x = (1 / m) * x;
-    v = (1 / m) * v;
+    const MassWeighted position = massWeighted(p.mass, p.pos);
+    if (!(position.mass > 0)) return;
+    const Vec3d x = position.mean();
+    const Vec3d v = massWeighted(p.mass, p.vel).mean();
     for (int64_t i = 0; i < p.size(); ++i)
     {
         p.pos[i] = p.pos[i] - x;
@@ -54,13 +56,9 @@ void centreOnMass(ParticleSet& p)
 
 ParticleSet makePlummer(int64_t n, uint64_t seed)
 {
-    ParticleSet p;
-    p.resize(n);
-    Random rng(seed);
     const double lengthScale   = 3 * kPi / 16;
     const double velocityScale = 1 / std::sqrt(lengthScale);
-    for (int64_t i = 0; i < n; ++i)
-    {
+    return equalMassSet(n, seed, [&](Random& rng, Vec3d& pos, Vec3d& vel) {
         double r;
         do
         {
@@ -74,22 +72,14 @@ ParticleSet makePlummer(int64_t n, uint64_t seed)
             g = 0.1 * rng.uniform();
         } while (g > q * q * std::pow(1 - q * q, 3.5));
         double v = q * std::sqrt(2.0) * std::pow(1 + r * r, -0.25);
-        p.pos[i]  = lengthScale * isotropic(rng, r);
-        p.vel[i]  = velocityScale * isotropic(rng, v);
-        p.mass[i] = 1.0 / double(n);
-        p.id[i]   = uint64_t(i);
-    }
-    centreOnMass(p);
-    return p;
+        pos = lengthScale * isotropic(rng, r);
+        vel = velocityScale * isotropic(rng, v);
+    });
 }
 
 ParticleSet makeHernquist(int64_t n, uint64_t seed)
 {
-    ParticleSet p;
-    p.resize(n);
-    Random rng(seed);
-    for (int64_t i = 0; i < n; ++i)
-    {
+    return equalMassSet(n, seed, [](Random& rng, Vec3d& pos, Vec3d& vel) {
         double r;
         do
         {
@@ -110,29 +100,17 @@ ParticleSet makeHernquist(int64_t n, uint64_t seed)
         {
             v = vEsc * rng.uniform();
         } while (rng.uniform() * 1.1 * peak > v * v * hernquistDf(std::max(psi - 0.5 * v * v, 1e-300)));
-        p.pos[i]  = isotropic(rng, r);
-        p.vel[i]  = isotropic(rng, v);
-        p.mass[i] = 1.0 / double(n);
-        p.id[i]   = uint64_t(i);
-    }
-    centreOnMass(p);
-    return p;
+        pos = isotropic(rng, r);
+        vel = isotropic(rng, v);
+    });
 }
 
 ParticleSet makeUniformSphere(int64_t n, uint64_t seed)
 {
-    ParticleSet p;
-    p.resize(n);
-    Random rng(seed);
-    for (int64_t i = 0; i < n; ++i)
-    {
-        p.pos[i]  = isotropic(rng, std::cbrt(rng.uniform()));
-        p.vel[i]  = {0, 0, 0};
-        p.mass[i] = 1.0 / double(n);
-        p.id[i]   = uint64_t(i);
-    }
-    centreOnMass(p);
-    return p;
+    return equalMassSet(n, seed, [](Random& rng, Vec3d& pos, Vec3d& vel) {
+        pos = isotropic(rng, std::cbrt(rng.uniform()));
+        vel = {0, 0, 0};
+    });
 }
 
 ParticleSet makeModel(const std::string& name, int64_t n, uint64_t seed)

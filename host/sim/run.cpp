@@ -14,20 +14,6 @@ namespace octwalk {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string snapshotExtension(SnapshotFormat f)
-{
-    switch (f)
-    {
-        case SnapshotFormat::Gadget2: return ".gadget";
-        case SnapshotFormat::Hdf5: return ".hdf5";
-        default: return ".tipsy";
-    }
-}
-
-} // namespace
-
 std::string RunSettings::encode() const
 {
     std::ostringstream s;
@@ -72,7 +58,8 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
       << ",\n  \"forces\": " << jsonString(sim.direct() ? "direct" : "tree")
       << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false")
       << ",\n  \"integrator\": \"kick-drift-kick leapfrog, shared equal sub-steps ending exactly at t_end\""
-      << ",\n  \"t_start\": " << sim.plan().t0 << ",\n  \"t_end\": " << sim.plan().t0 + double(sim.plan().numSteps) * sim.plan().h
+      << ",\n  \"t_start\": " << sim.plan().t0
+      << ",\n  \"t_end\": " << sim.plan().t0 + double(sim.plan().numSteps) * sim.plan().h
       << ",\n  \"timestep\": " << sim.plan().h << ",\n  \"steps\": " << sim.plan().numSteps
       << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
       << ",\n  \"checkpoint_every\": " << rs.checkpointEvery << ",\n  \"snapshot_format\": " << jsonString(rs.format)

@@ -5,20 +5,16 @@
 #include <utility>
 
 #include "common/errors.h"
+#include "host/core/mass_weighted.h"
 #include "host/io/checkpoint.h"
 
 namespace octwalk {
 
 std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<double>& fractions)
 {
-    double m = 0;
-    Vec3d c{0, 0, 0};
-    for (int64_t i = 0; i < p.size(); ++i)
-    {
-        m += p.mass[i];
-        c += p.mass[i] * p.pos[i];
-    }
-    if (m > 0) c = (1 / m) * c;
+    const MassWeighted centre = massWeighted(p.mass, p.pos);
+    const double m            = centre.mass;
+    const Vec3d c             = centre.mean();
     std::vector<std::pair<double, double>> rm(p.size());
     for (int64_t i = 0; i < p.size(); ++i)
     {
@@ -87,15 +83,9 @@ void Simulation::computeForces()
 
 void Simulation::removeNetForce()
 {
-    double m = 0;
-    Vec3d force{0, 0, 0};
-    for (int64_t i = 0; i < state_.size(); ++i)
-    {
-        m += state_.mass[i];
-        force += state_.mass[i] * acc_[i];
-    }
-    if (!(m > 0)) return;
-    Vec3d mean = (1 / m) * force;
+    const MassWeighted force = massWeighted(state_.mass, acc_);
+    if (!(force.mass > 0)) return;
+    Vec3d mean = force.mean();
     for (auto& a : acc_) a = a - mean;
 }
 

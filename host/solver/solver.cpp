@@ -6,7 +6,6 @@
 #include <numeric>
 #include <sstream>
 
-#include "common/sfc.h"
 #include "host/reference/direct.h"
 #include "common/errors.h"
 #include "host/core/timer.h"
@@ -22,20 +21,7 @@ void groupProbes(const std::vector<Vec3d>& points, int nGroup, std::vector<int32
                  std::vector<I2>& ranges)
 {
     int64_t n = int64_t(points.size());
-    Vec3d lo = points[0], hi = points[0];
-    for (const auto& p : points)
-    {
-        lo = {std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
-        hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
-    }
-    double size = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
-    double cellsPerUnit = double(kKeyGridSize) / (size > 0 ? size : 1.0);
-    std::vector<uint64_t> keys(n);
-    for (int64_t i = 0; i < n; ++i)
-    {
-        keys[i] = mortonKey(gridCoordinate(points[i].x, lo.x, cellsPerUnit), gridCoordinate(points[i].y, lo.y, cellsPerUnit),
-                            gridCoordinate(points[i].z, lo.z, cellsPerUnit));
-    }
+    std::vector<uint64_t> keys = mortonKeysInBoundingCube(points.data(), n);
     order.resize(n);
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&keys](int32_t a, int32_t b) { return keys[a] < keys[b]; });
@@ -159,11 +145,13 @@ void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<d
     });
 }
 
-Backend GravitySolver::activeBackend() const
+Backend resolveBackend(Backend requested)
 {
-    if (params_.backend == Backend::Auto) return gpuAvailable() ? Backend::Gpu : Backend::Cpu;
-    return params_.backend;
+    if (requested == Backend::Auto) return gpuAvailable() ? Backend::Gpu : Backend::Cpu;
+    return requested;
 }
+
+Backend GravitySolver::activeBackend() const { return resolveBackend(params_.backend); }
 
 GpuSolver& GravitySolver::gpu()
 {

@@ -40,6 +40,10 @@ struct InteractionStats
 constexpr double kFlopsPerBodyBody  = 38;
 constexpr double kFlopsPerBodyNode  = 70;
 
+/// The backend an evaluation requested as `requested` runs on: Auto is the GPU when one is present,
+/// else the CPU; Cpu and Gpu are themselves.
+Backend resolveBackend(Backend requested);
+
 class GravitySolver
 {
 public:

@@ -32,8 +32,6 @@ std::vector<F4> packedInCallerOrder(const ParticleSet& bodies)
 
 std::vector<int32_t> toInt32(const std::vector<int64_t>& index) { return std::vector<int32_t>(index.begin(), index.end()); }
 
-Backend resolve(Backend b) { return b == Backend::Auto ? (gpuAvailable() ? Backend::Gpu : Backend::Cpu) : b; }
-
 // ---------------------------------------------------------------------------------------------
 // Walk traffic
 
@@ -118,7 +116,7 @@ DirectReference directReference(const ParticleSet& bodies, int64_t sample, uint6
     DirectReference ref;
     ref.numBodies = bodies.size();
     ref.index     = sampleIndices(bodies.size(), sample, seed);
-    ref.backend   = resolve(backend);
+    ref.backend   = resolveBackend(backend);
     if (ref.backend == Backend::Gpu)
     {
         std::vector<F4> packed = packedInCallerOrder(bodies);
@@ -257,7 +255,7 @@ DirectTiming timeDirect(const ParticleSet& bodies, int64_t sample, uint64_t seed
     DirectTiming d;
     std::vector<int64_t> index = sampleIndices(bodies.size(), sample, seed);
     d.sample = int64_t(index.size());
-    if (resolve(backend) == Backend::Gpu)
+    if (resolveBackend(backend) == Backend::Gpu)
     {
         std::vector<F4> packed = packedInCallerOrder(bodies);
         BodyView view{packed.data(), int32_t(packed.size())};

@@ -5,10 +5,10 @@
 #include <numeric>
 #include <sstream>
 
-
+#include "common/errors.h"
 #include "common/multipole.h"
 #include "common/sfc.h"
-#include "common/errors.h"
+#include "host/tree/bounds.h"
 
 namespace octwalk {
 
@@ -116,56 +116,58 @@ std::array<int32_t, 9> octantBounds(const uint64_t* keys, int32_t first, int32_t
     return bounds;
 }
 
+/// The centre of mass, or the centre of the box for a cell of massless bodies.
+Vec3d centreOf(double m, const Vec3d& weighted, const Box<Vec3d>& box)
+{
+    return m > 0 ? (1.0 / m) * weighted : 0.5 * (box.lo + box.hi);
+}
+
+void storeMultipole(Multipoles& mp, int32_t c, double m, const Vec3d& com, const SymTensor<double>& q,
+                    const Box<Vec3d>& box)
+{
+    mp.mass[c]   = m;
+    mp.com[c]    = com;
+    mp.quad[c]   = q;
+    mp.boxMin[c] = box.lo;
+    mp.boxMax[c] = box.hi;
+}
+
 void leafMultipole(const HostTree& t, int32_t c, Multipoles& mp)
 {
     int32_t first = t.cells.first[c], last = first + t.cells.count[c];
     double m = 0;
     Vec3d weighted{0, 0, 0};
-    Vec3d lo = t.pos[first], hi = t.pos[first];
     for (int32_t i = first; i < last; ++i)
     {
         m += t.mass[i];
         weighted += t.mass[i] * t.pos[i];
-        lo = {std::min(lo.x, t.pos[i].x), std::min(lo.y, t.pos[i].y), std::min(lo.z, t.pos[i].z)};
-        hi = {std::max(hi.x, t.pos[i].x), std::max(hi.y, t.pos[i].y), std::max(hi.z, t.pos[i].z)};
     }
-    Vec3d com = m > 0 ? (1.0 / m) * weighted : 0.5 * (lo + hi);
+    Box<Vec3d> box = boundingBox(t.pos.data() + first, last - first);
+    Vec3d com = centreOf(m, weighted, box);
     SymTensor<double> q{0, 0, 0, 0, 0, 0};
-    for (int32_t i = first; i < last; ++i)
-    {
-        addPointQuadrupole(t.pos[i] - com, t.mass[i], q);
-    }
-    mp.mass[c]   = m;
-    mp.com[c]    = com;
-    mp.quad[c]   = q;
-    mp.boxMin[c] = lo;
-    mp.boxMax[c] = hi;
+    for (int32_t i = first; i < last; ++i) addPointQuadrupole(t.pos[i] - com, t.mass[i], q);
+    storeMultipole(mp, c, m, com, q, box);
 }
 
 void internalMultipole(const HostTree& t, int32_t c, Multipoles& mp)
 {
     double m = 0;
     Vec3d weighted{0, 0, 0};
-    Vec3d lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    Box<Vec3d> box{{HUGE_VAL, HUGE_VAL, HUGE_VAL}, {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}};
     for (int32_t k : t.cells.child[c])
     {
         if (k < 0) continue;
         m += mp.mass[k];
         weighted += mp.mass[k] * mp.com[k];
-        lo = {std::min(lo.x, mp.boxMin[k].x), std::min(lo.y, mp.boxMin[k].y), std::min(lo.z, mp.boxMin[k].z)};
-        hi = {std::max(hi.x, mp.boxMax[k].x), std::max(hi.y, mp.boxMax[k].y), std::max(hi.z, mp.boxMax[k].z)};
+        includeBox(box, {mp.boxMin[k], mp.boxMax[k]});
     }
-    Vec3d com = m > 0 ? (1.0 / m) * weighted : 0.5 * (lo + hi);
+    Vec3d com = centreOf(m, weighted, box);
     SymTensor<double> q{0, 0, 0, 0, 0, 0};
     for (int32_t k : t.cells.child[c])
     {
         if (k >= 0) shiftQuadrupole(mp.quad[k], mp.com[k], mp.mass[k], com, q);
     }
-    mp.mass[c]   = m;
-    mp.com[c]    = com;
-    mp.quad[c]   = q;
-    mp.boxMin[c] = lo;
-    mp.boxMax[c] = hi;
+    storeMultipole(mp, c, m, com, q, box);
 }
 
 } // namespace
@@ -197,28 +199,28 @@ void validateBodies(const BodySpan& b)
     }
 }
 
-void sortBodies(const BodySpan& b, HostTree& t)
+std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
 {
-    Vec3d lo = b.pos[0], hi = b.pos[0];
-    for (int64_t i = 1; i < b.n; ++i)
-    {
-        lo = {std::min(lo.x, b.pos[i].x), std::min(lo.y, b.pos[i].y), std::min(lo.z, b.pos[i].z)};
-        hi = {std::max(hi.x, b.pos[i].x), std::max(hi.y, b.pos[i].y), std::max(hi.z, b.pos[i].z)};
-    }
-    double size = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
+    Box<Vec3d> box = boundingBox(points, n);
+    double size = largestExtent(box);
     if (!(size > 0)) size = 1.0;
     double cellsPerUnit = double(kKeyGridSize) / size;
-
-    size_t n = size_t(b.n);
-    std::vector<uint64_t> keys(n);
-    std::vector<int32_t> index(n);
+    std::vector<uint64_t> keys(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < b.n; ++i)
+    for (int64_t i = 0; i < n; ++i)
     {
-        keys[i]  = mortonKey(gridCoordinate(b.pos[i].x, lo.x, cellsPerUnit), gridCoordinate(b.pos[i].y, lo.y, cellsPerUnit),
-                             gridCoordinate(b.pos[i].z, lo.z, cellsPerUnit));
-        index[i] = int32_t(i);
+        keys[i] = mortonKey(gridCoordinate(points[i].x, box.lo.x, cellsPerUnit),
+                            gridCoordinate(points[i].y, box.lo.y, cellsPerUnit),
+                            gridCoordinate(points[i].z, box.lo.z, cellsPerUnit));
     }
+    return keys;
+}
+
+void sortBodies(const BodySpan& b, HostTree& t)
+{
+    size_t n = size_t(b.n);
+    std::vector<uint64_t> keys = mortonKeysInBoundingCube(b.pos, b.n);
+    std::vector<int32_t> index(n);
     sortByKeyThenId(keys, b.id, index);
 
     t.keys  = std::move(keys);

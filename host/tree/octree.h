@@ -62,9 +62,14 @@ struct HostTree
     std::vector<I2> groups;     ///< contiguous body ranges (first, count), in Morton order
 };
 
-/// Morton keys in the bounding cube of all bodies, sorted; ties broken by id, then caller's index,
-/// so the tree order does not depend on the input order when ids are unique. Fills order, keys,
-/// pos, mass.
+/// Morton keys (common/sfc.h) of points[0, n), n >= 1, in the cube whose low corner is that of
+/// their bounding box and whose edge is the box's largest extent (1 when all points coincide), in
+/// the points' order.
+std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n);
+
+/// Morton keys in the bounding cube of all bodies (mortonKeysInBoundingCube), sorted; ties broken
+/// by id, then caller's index, so the tree order does not depend on the input order when ids are
+/// unique. Fills order, keys, pos, mass.
 void sortBodies(const BodySpan& bodies, HostTree& tree);
 
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel, level by level (parallel per level).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/mac.h"
+#include "host/tree/bounds.h"
 
 namespace octwalk {
 
@@ -117,13 +118,9 @@ void groupBoxes(const std::vector<F4>& bodies, const std::vector<I2>& ranges, st
 #pragma omp parallel for schedule(static)
     for (int64_t g = 0; g < int64_t(numGroups); ++g)
     {
-        int32_t first = ranges[g].x, last = first + ranges[g].y;
-        F4 lo = bodies[first], hi = bodies[first];
-        for (int32_t i = first + 1; i < last; ++i)
-        {
-            lo = {std::min(lo.x, bodies[i].x), std::min(lo.y, bodies[i].y), std::min(lo.z, bodies[i].z), 0};
-            hi = {std::max(hi.x, bodies[i].x), std::max(hi.y, bodies[i].y), std::max(hi.z, bodies[i].z), 0};
-        }
+        const Box<F4> box = boundingBox(bodies.data() + ranges[g].x, ranges[g].y);
+        const F4& lo = box.lo;
+        const F4& hi = box.hi;
         // Centre and half-size are rounded outward so the float box still contains every body.
         Vec3f c{0.5f * (lo.x + hi.x), 0.5f * (lo.y + hi.y), 0.5f * (lo.z + hi.z)};
         auto halfWidth = [](float cc, float a, float b) {

@@ -1,0 +1,99 @@
+/// @file snapshot.cpp
+/// The format-neutral entry points of snapshot.h: names, detection and dispatch to the one file of
+/// each format (snapshot_tipsy.cpp, snapshot_gadget.cpp, snapshot_hdf5.cpp or snapshot_hdf5_none.cpp).
+
+#include <cmath>
+#include <string>
+
+#include "common/errors.h"
+#include "host/io/atomic_file.h"
+#include "host/io/binary_io.h"
+#include "host/io/snapshot.h"
+
+namespace octwalk {
+
+SnapshotFormat parseSnapshotFormat(const std::string& name)
+{
+    for (SnapshotFormat f : {SnapshotFormat::TipsyStandard, SnapshotFormat::TipsyNative, SnapshotFormat::TipsyBonsai,
+                             SnapshotFormat::Gadget2, SnapshotFormat::Hdf5})
+    {
+        if (name == toString(f)) return f;
+    }
+    throw ParameterError("snapshot format '" + name +
+                         "' is invalid: must be 'tipsy', 'tipsy-native', 'tipsy-bonsai', 'gadget2' or 'hdf5'");
+}
+
+std::string snapshotExtension(SnapshotFormat format)
+{
+    switch (format)
+    {
+        case SnapshotFormat::Gadget2: return ".gadget";
+        case SnapshotFormat::Hdf5: return ".hdf5";
+        default: return ".tipsy";
+    }
+}
+
+std::string toString(SnapshotFormat format)
+{
+    switch (format)
+    {
+        case SnapshotFormat::TipsyStandard: return "tipsy";
+        case SnapshotFormat::TipsyNative: return "tipsy-native";
+        case SnapshotFormat::TipsyBonsai: return "tipsy-bonsai";
+        case SnapshotFormat::Gadget2: return "gadget2";
+        case SnapshotFormat::Hdf5: return "hdf5";
+    }
+    return "unknown";
+}
+
+SnapshotFormat detectFormat(const std::string& path)
+{
+    io::FileReader in(path);
+    if (io::hasHdf5Signature(in)) return SnapshotFormat::Hdf5;
+    if (io::looksLikeGadget2(in)) return SnapshotFormat::Gadget2;
+    SnapshotFormat tipsy;
+    if (io::detectTipsy(in, tipsy)) return tipsy;
+    io::failAt(path, "header", 0,
+               "not HDF5 (no signature), GADGET-2 (first record marker is not 256) or TIPSY (ndim is not 1..3); "
+               "file size " + std::to_string(in.size()));
+}
+
+void writeSnapshot(const std::string& path, SnapshotFormat format, const ParticleSet& particles,
+                   const SnapshotMeta& meta, bool overwrite)
+{
+    if (!(meta.gravitationalConstant > 0.0 && std::isfinite(meta.gravitationalConstant)))
+    {
+        throw ParameterError("snapshot gravitationalConstant = " + std::to_string(meta.gravitationalConstant) +
+                             " is invalid: must be finite and > 0");
+    }
+    const ParticleSet sorted = io::sortedForWriting(particles);
+    writeFileAtomically(path, overwrite ? Existing::Replace : Existing::Refuse, [&](const std::string& temporary) {
+        switch (format)
+        {
+            case SnapshotFormat::TipsyStandard:
+            case SnapshotFormat::TipsyNative:
+            case SnapshotFormat::TipsyBonsai: io::writeTipsy(temporary, sorted, format); break;
+            case SnapshotFormat::Gadget2: io::writeGadget2(temporary, sorted); break;
+            case SnapshotFormat::Hdf5: io::writeHdf5(temporary, sorted, meta); break;
+        }
+    });
+}
+
+ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
+{
+    ParticleSet p;
+    switch (format)
+    {
+        case SnapshotFormat::TipsyStandard:
+        case SnapshotFormat::TipsyNative:
+        case SnapshotFormat::TipsyBonsai: p = io::readTipsy(path, format); break;
+        case SnapshotFormat::Gadget2: p = io::readGadget2(path); break;
+        case SnapshotFormat::Hdf5: p = io::readHdf5(path); break;
+    }
+    io::checkUniqueIds(p, path);
+    return p;
+}
+
+ParticleSet readSnapshot(const std::string& path) { return readSnapshot(path, detectFormat(path)); }
+
+} // namespace octwalk
