@@ -4,7 +4,8 @@
 # benchmark and a 2^22 `octwalk forces` of each build, interleaved old/new twice, on the same GPU.
 # Results (at most 8 files) go to $OUT. Usage, with the old tree exported into .old/ and .deps from
 # scripts/pack_device_deps.sh both carried:
-#   git archive REV | tar -x -C .old;  bash scripts/device_compare.sh
+#   git archive REV | tar -x -C .old; git rev-parse --short=12 HEAD >.device-githash; echo REV >.old/.device-githash
+#   then, on the device (carry .deps, .old, .device-githash): bash scripts/device_compare.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OCTWALK_DEPS=$PWD/.deps
