@@ -46,9 +46,9 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
     const InteractionStats& s = solver.stats();
     bench::setRate(state, b.size());
     bench::setPhaseCounters(state, times);
-    PhaseTimes m = medianPhases(times);
-    state.counters["node_per_body"] = s.nodesPerBody();
-    state.counters["leaf_per_body"] = s.leavesPerBody();
+    PhaseTimes m                       = medianPhases(times);
+    state.counters["node_per_body"]    = s.nodesPerBody();
+    state.counters["leaf_per_body"]    = s.leavesPerBody();
     state.counters["body_node_GFLOPs"] = kFlopsPerBodyNode * double(s.nodeInteractions) / m[Phase::BodyNode] / 1e9;
     state.counters["body_leaf_GFLOPs"] = kFlopsPerBodyBody * double(s.leafInteractions) / m[Phase::BodyLeaf] / 1e9;
     state.counters["device_bodies_per_second"] = double(b.size()) / m.walk();
@@ -59,7 +59,7 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
     std::vector<double> refPot;
     solver.computeDirect(idx, ref, refPot);
     for (int64_t i : idx) treeAcc.push_back(acc[i]);
-    ErrorStats e = errorStats(relativeErrors(treeAcc, ref));
+    ErrorStats e                   = errorStats(relativeErrors(treeAcc, ref));
     state.counters["median_error"] = e.median;
     state.counters["p99_error"]    = e.p99;
 }

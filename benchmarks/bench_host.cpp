@@ -1,5 +1,5 @@
 // Host phases and the CPU twin, on Plummer spheres. Counters: bodies per second and
-// interactions per body. Run: build/benchmarks/octwalk_bench_host --benchmark_out=... 
+// interactions per body. Run: build/benchmarks/octwalk_bench_host --benchmark_out=...
 #include <benchmark/benchmark.h>
 
 #include "bench_common.h"
@@ -105,7 +105,7 @@ void BM_CpuTwin(benchmark::State& state)
     }
     bench::setPhaseCounters(state, times);
     setRate(state, b.size());
-    const InteractionStats& s = solver.stats();
+    const InteractionStats& s       = solver.stats();
     state.counters["node_per_body"] = s.nodesPerBody();
     state.counters["leaf_per_body"] = s.leavesPerBody();
     state.counters["force_GFLOPs"] =

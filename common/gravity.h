@@ -48,9 +48,9 @@ HOST_DEVICE inline T safeInvSqrt(T r2)
 template<class T>
 HOST_DEVICE inline void bodyBody(Vec3<T> d, T m, T eps2, Vec3<T>& acc, T& pot)
 {
-    T r2    = dot(d, d) + eps2;
-    T invR  = safeInvSqrt(r2);
-    T mInvR = m * invR;
+    T r2     = dot(d, d) + eps2;
+    T invR   = safeInvSqrt(r2);
+    T mInvR  = m * invR;
     T mInvR3 = mInvR * invR * invR;
     pot -= mInvR;
     acc.x += mInvR3 * d.x;
@@ -65,14 +65,13 @@ HOST_DEVICE inline void bodyBody(Vec3<T> d, T m, T eps2, Vec3<T>& acc, T& pot)
 template<class T>
 HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps2, Vec3<T>& acc, T& pot)
 {
-    T r2   = dot(d, d) + eps2;
-    T invR = safeInvSqrt(r2);
+    T r2    = dot(d, d) + eps2;
+    T invR  = safeInvSqrt(r2);
     T invR2 = invR * invR;
     T invR3 = invR * invR2;
     T invR5 = invR3 * invR2;
 
-    Vec3<T> qd{q.xx * d.x + q.xy * d.y + q.xz * d.z,
-               q.xy * d.x + q.yy * d.y + q.yz * d.z,
+    Vec3<T> qd{q.xx * d.x + q.xy * d.y + q.xz * d.z, q.xy * d.x + q.yy * d.y + q.yz * d.z,
                q.xz * d.x + q.yz * d.y + q.zz * d.z};
     T dqd = dot(d, qd);
 
@@ -84,9 +83,6 @@ HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps
 }
 
 /// Unpacks the two F4 words of a packed quadrupole: (xx, yy, zz, xy), (xz, yz, -, -).
-HOST_DEVICE inline SymTensor<float> unpackQuadrupole(F4 a, F4 b)
-{
-    return {a.x, a.y, a.z, a.w, b.x, b.y};
-}
+HOST_DEVICE inline SymTensor<float> unpackQuadrupole(F4 a, F4 b) { return {a.x, a.y, a.z, a.w, b.x, b.y}; }
 
 } // namespace octwalk

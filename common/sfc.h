@@ -10,18 +10,18 @@
 
 namespace octwalk {
 
-constexpr int kMaxTreeLevel = 21;
+constexpr int kMaxTreeLevel     = 21;
 constexpr uint32_t kKeyGridSize = 1u << kMaxTreeLevel;
 
 /// Spreads the low 21 bits of v so that bit i moves to bit 3i.
 HOST_DEVICE inline uint64_t spreadBits21(uint32_t v)
 {
     uint64_t x = v & 0x1fffffu;
-    x = (x | x << 32) & 0x1f00000000ffffull;
-    x = (x | x << 16) & 0x1f0000ff0000ffull;
-    x = (x | x << 8) & 0x100f00f00f00f00full;
-    x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-    x = (x | x << 2) & 0x1249249249249249ull;
+    x          = (x | x << 32) & 0x1f00000000ffffull;
+    x          = (x | x << 16) & 0x1f0000ff0000ffull;
+    x          = (x | x << 8) & 0x100f00f00f00f00full;
+    x          = (x | x << 4) & 0x10c30c30c30c30c3ull;
+    x          = (x | x << 2) & 0x1249249249249249ull;
     return x;
 }
 

@@ -22,8 +22,8 @@ enum class WalkStatus : int32_t
 /// Applies the MAC to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);
 /// opened internal node -> pushed. Returns false when the stack is full.
 template<class Sink>
-HOST_DEVICE inline bool visitEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf,
-                                   uint32_t* stack, int32_t& top, int32_t capacity, Sink& sink)
+HOST_DEVICE inline bool visitEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf, uint32_t* stack,
+                                   int32_t& top, int32_t capacity, Sink& sink)
 {
     int32_t node = int32_t(entry & ~kLeafBit);
     if (acceptNode(tree.nodeMac[node], groupCenter, groupHalf))
@@ -56,7 +56,7 @@ HOST_DEVICE inline WalkStatus walkGroup(const TreeView& tree, F4 groupCenter, F4
         uint32_t cell = stack[--top];
         for (int word = 0; word < 2; ++word)
         {
-            U4 kids = tree.children[2 * cell + word];
+            U4 kids             = tree.children[2 * cell + word];
             uint32_t entries[4] = {kids.x, kids.y, kids.z, kids.w};
             for (int k = 0; k < 4; ++k)
             {
@@ -76,8 +76,8 @@ struct CountSink
 {
     const I2* leafRange;
     int32_t numInternal;
-    int32_t nodes  = 0;
-    int32_t leaves = 0;
+    int32_t nodes      = 0;
+    int32_t leaves     = 0;
     int64_t leafBodies = 0;
 
     HOST_DEVICE void node(int32_t) { ++nodes; }

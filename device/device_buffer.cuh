@@ -26,8 +26,8 @@ inline size_t grownCapacity(size_t needed, size_t capacity)
 [[noreturn]] inline void throwAllocationError(const char* what, const char* name, size_t bytes, cudaError_t err)
 {
     cudaGetLastError();
-    throw BackendError(std::string(what) + " of " + std::to_string(bytes) + " bytes for " + name + " failed: " +
-                       cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+    throw BackendError(std::string(what) + " of " + std::to_string(bytes) + " bytes for " + name +
+                       " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
 /// Allocates the grown capacity, or exactly what is needed when the headroom does not fit.

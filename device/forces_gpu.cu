@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kForceBlock)
     const int warp  = int(threadIdx.x) / kWarp;
     const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
-    const I2 range = loadReadOnly(groups.range + g);
+    const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = nodeOffset[g], listEnd = nodeOffset[g + 1];
     NodeEntry* tileNodes = sNode[warp];
 
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kForceBlock)
     const int warp  = int(threadIdx.x) / kWarp;
     const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
-    const I2 range = loadReadOnly(groups.range + g);
+    const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
     int32_t* leafFirst = sLeafFirst[warp];
     int32_t* leafStart = sLeafStart[warp];
@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(kForceBlock)
         for (int s = 0; s < kTargetsPerLane; ++s)
         {
             if (!t.active(s)) continue;
-            F4 node = loadReadOnly(nodeAcc + t.index[s]);
+            F4 node         = loadReadOnly(nodeAcc + t.index[s]);
             out[t.index[s]] = {node.x + t.acc[s].x, node.y + t.acc[s].y, node.z + t.acc[s].z, node.w + t.pot[s]};
         }
     }

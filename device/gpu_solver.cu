@@ -109,7 +109,7 @@ void throwOverflow(const char* pass, int32_t flag)
 
 bool gpuAvailable()
 {
-    int count = 0;
+    int count  = 0;
     bool found = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     cudaGetLastError();
     return found;
@@ -184,8 +184,8 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
     transfers.push_back(toDevice(nodeCom, tree.nodeCom, numNodes));
     transfers.push_back(toDevice(nodeQuad, tree.nodeQuad, 2 * numNodes));
     transfers.push_back(toDevice(leafRange, tree.leafRange, size_t(tree.numLeaves)));
-    return {children.data(),  nodeMac.data(),   nodeCom.data(),   nodeQuad.data(),
-            leafRange.data(), tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth};
+    return {children.data(),  nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
+            tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth};
 }
 
 GroupView GpuSolver::Impl::uploadGroups(const GroupView& groups, std::vector<Transfer>& transfers)
@@ -222,10 +222,10 @@ void GpuSolver::Impl::scanAndGrowLists(const CountsView& counts, int32_t numGrou
     cudaStream_t s = stream.get();
     readback.reserve(1);
     Readback* r = readback.data();
-    CUDA_CHECK(cudaMemcpyAsync(&r->nodeTotal, nodeOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost,
-                               s));
-    CUDA_CHECK(cudaMemcpyAsync(&r->leafTotal, leafOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost,
-                               s));
+    CUDA_CHECK(
+        cudaMemcpyAsync(&r->nodeTotal, nodeOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(
+        cudaMemcpyAsync(&r->leafTotal, leafOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaMemcpyAsync(&r->overflowGroup, overflowGroup.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
     stream.synchronize();
     if (r->overflowGroup != 0) throwOverflow("pass 1", r->overflowGroup);
@@ -254,12 +254,12 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
                                     std::to_string(targets.numTargets) + " targets and " +
                                     std::to_string(bodies.numBodies) + " bodies");
     }
-    Impl& m = *impl_;
+    Impl& m        = *impl_;
     cudaStream_t s = m.stream.get();
     GpuStream gs   = m.gpuStream();
     // A failed earlier call may have left copies in flight that read the staging buffers.
     m.stream.synchronize();
-    m.listGroups = -1;
+    m.listGroups      = -1;
     int32_t numGroups = groups.numGroups;
 
     m.start.record(m.stream);
@@ -313,16 +313,16 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
         interactionTotals(groups, {out.nodeCounts.data(), out.leafCounts.data(), leafBodies.data(), numGroups});
     out.nodeInteractions = totals.nodes;
     out.leafInteractions = totals.leafBodies;
-    PhaseTimes& t = out.times;
-    t = PhaseTimes{};
-    t[Phase::Upload]    = elapsedSeconds(m.start, m.uploaded);
-    t[Phase::WalkCount] = elapsedSeconds(m.uploaded, m.counted);
-    t[Phase::Scan]      = elapsedSeconds(m.counted, m.scanned);
-    t[Phase::WalkWrite] = elapsedSeconds(m.scanned, m.written);
-    t[Phase::BodyNode]  = elapsedSeconds(m.written, m.nodesDone);
-    t[Phase::BodyLeaf]  = elapsedSeconds(m.nodesDone, m.leavesDone);
-    t[Phase::Download]  = elapsedSeconds(m.leavesDone, m.downloaded);
-    m.listGroups = numGroups;
+    PhaseTimes& t        = out.times;
+    t                    = PhaseTimes{};
+    t[Phase::Upload]     = elapsedSeconds(m.start, m.uploaded);
+    t[Phase::WalkCount]  = elapsedSeconds(m.uploaded, m.counted);
+    t[Phase::Scan]       = elapsedSeconds(m.counted, m.scanned);
+    t[Phase::WalkWrite]  = elapsedSeconds(m.scanned, m.written);
+    t[Phase::BodyNode]   = elapsedSeconds(m.written, m.nodesDone);
+    t[Phase::BodyLeaf]   = elapsedSeconds(m.nodesDone, m.leavesDone);
+    t[Phase::Download]   = elapsedSeconds(m.leavesDone, m.downloaded);
+    m.listGroups         = numGroups;
 }
 
 void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2,
@@ -337,7 +337,7 @@ void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targe
                              ")");
         }
     }
-    Impl& m = *impl_;
+    Impl& m        = *impl_;
     cudaStream_t s = m.stream.get();
     m.stream.synchronize();
     size_t numTargets = targetIndex.size();
@@ -366,10 +366,10 @@ void GpuSolver::downloadLists(std::vector<int64_t>& nodeOffset, std::vector<int6
     size_t numOffsets = size_t(m.listGroups) + 1;
     // Straight into pageable memory: this is a checking path, and staging the lists would keep a
     // pinned buffer of their size alive for the solver's lifetime.
-    for (const Transfer& t : {toHost(nodeOffset, m.nodeOffset.data(), numOffsets),
-                              toHost(leafOffset, m.leafOffset.data(), numOffsets),
-                              toHost(nodeList, m.nodeList.data(), size_t(m.nodeTotal)),
-                              toHost(leafList, m.leafList.data(), size_t(m.leafTotal))})
+    for (const Transfer& t :
+         {toHost(nodeOffset, m.nodeOffset.data(), numOffsets), toHost(leafOffset, m.leafOffset.data(), numOffsets),
+          toHost(nodeList, m.nodeList.data(), size_t(m.nodeTotal)),
+          toHost(leafList, m.leafList.data(), size_t(m.leafTotal))})
     {
         if (t.bytes > 0) CUDA_CHECK(cudaMemcpyAsync(t.dst, t.src, t.bytes, cudaMemcpyDeviceToHost, m.stream.get()));
     }

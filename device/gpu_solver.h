@@ -35,7 +35,7 @@ class GpuSolver
 public:
     GpuSolver();
     ~GpuSolver();
-    GpuSolver(const GpuSolver&) = delete;
+    GpuSolver(const GpuSolver&)            = delete;
     GpuSolver& operator=(const GpuSolver&) = delete;
 
     /// Uploads the packed tree, groups, bodies and targets, runs pass 1, the scan, pass 2, the

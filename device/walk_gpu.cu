@@ -114,8 +114,8 @@ void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch s
     CUDA_CHECK(exclusiveScan(scratch.data, tempBytes, counts.leaves, lists.leafOffset, numItems, s));
 }
 
-void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
-                          int32_t* overflowGroup, GpuStream stream)
+void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,
+                          GpuStream stream)
 {
     if (groups.numGroups == 0) return;
     writeInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, cudaStreamOf(stream)>>>(

@@ -38,7 +38,7 @@ void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch s
 
 /// Pass 2: the same walk writes each group's entries at its offsets.
 /// @param[in,out] overflowGroup  raised as in countInteractionsGpu
-void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
-                          int32_t* overflowGroup, GpuStream stream);
+void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,
+                          GpuStream stream);
 
 } // namespace octwalk

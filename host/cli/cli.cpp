@@ -29,7 +29,8 @@ void printUsage(std::ostream& out)
         << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, hdf5)\n"
         << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n"
         << "  accuracy  error percentiles vs direct summation over a sweep of theta, MAC, n-leaf, n-group, multipole\n"
-        << "  profile   per-phase timings, GFLOP/s, walk bandwidth and speed-up over direct summation vs N and theta\n\n"
+        << "  profile   per-phase timings, GFLOP/s, walk bandwidth and speed-up over direct summation vs N and "
+           "theta\n\n"
         << "options: --help, --version\n"
         << kUnits << "\n";
 }
@@ -39,12 +40,9 @@ void printUsage(std::ostream& out)
 int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 {
     using Command = int (*)(int, const char* const*, std::ostream&);
-    const std::map<std::string, Command> commands{{"forces", cli::forcesCommand},
-                                                  {"run", cli::runCommand},
-                                                  {"ic", cli::icCommand},
-                                                  {"convert", cli::convertCommand},
-                                                  {"accuracy", cli::accuracyCommand},
-                                                  {"profile", cli::profileCommand}};
+    const std::map<std::string, Command> commands{
+        {"forces", cli::forcesCommand},   {"run", cli::runCommand},           {"ic", cli::icCommand},
+        {"convert", cli::convertCommand}, {"accuracy", cli::accuracyCommand}, {"profile", cli::profileCommand}};
     if (argc < 2)
     {
         printUsage(err);

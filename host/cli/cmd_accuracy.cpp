@@ -53,7 +53,7 @@ struct AccuracyOptions
 {
     Source source;
     int64_t sample = 10000;
-    int repeat = 1;
+    int repeat     = 1;
     // The sweep's lists; a list of one value defaults to the table's default.
     std::string theta = "0.2:0.8:0.1", mac = "bonsai,octgrav", nLeaf = defaultText("n_leaf"),
                 nGroup = defaultText("n_group"), multipole = multipoleName(Parameters{});
@@ -71,13 +71,14 @@ std::string accuracyHeaderJson(const AccuracyOptions& o, const Parameters& base,
                                const DirectReference& ref)
 {
     std::ostringstream j;
-    j << "{" << provenanceJson(base.gravitational_constant) << ", \"command\": \"accuracy\", \"source\": "
-      << o.source.json(bodies.size()) << ", \"n\": " << bodies.size() << ", \"sample\": " << ref.index.size()
-      << ", \"sampled\": " << (ref.sampled() ? "true" : "false") << ", \"sample_seed\": " << o.source.model.seed + 1
-      << ", \"reference\": {\"backend\": " << jsonString(toString(ref.backend)) << ", \"description\": "
-      << jsonString(ref.description) << ", \"seconds\": " << num(ref.seconds) << "}, \"repeat\": " << o.repeat
-      << ", \"epsilon\": " << num(std::sqrt(base.epsilon_squared)) << ", \"G\": " << num(base.gravitational_constant)
-      << ", \"backend\": " << jsonString(toString(base.backend))
+    j << "{" << provenanceJson(base.gravitational_constant)
+      << ", \"command\": \"accuracy\", \"source\": " << o.source.json(bodies.size()) << ", \"n\": " << bodies.size()
+      << ", \"sample\": " << ref.index.size() << ", \"sampled\": " << (ref.sampled() ? "true" : "false")
+      << ", \"sample_seed\": " << o.source.model.seed + 1
+      << ", \"reference\": {\"backend\": " << jsonString(toString(ref.backend))
+      << ", \"description\": " << jsonString(ref.description) << ", \"seconds\": " << num(ref.seconds)
+      << "}, \"repeat\": " << o.repeat << ", \"epsilon\": " << num(std::sqrt(base.epsilon_squared))
+      << ", \"G\": " << num(base.gravitational_constant) << ", \"backend\": " << jsonString(toString(base.backend))
       << ", \"merge_groups\": " << (base.merge_groups ? "true" : "false")
       << ", \"error\": \"|a_tree - a_direct| / |a_direct| over the reference bodies; percentiles by nearest rank\""
       << ", \"potential_energy_error\": \"(W_tree - W_direct) / |W_direct|, W = 1/2 sum m phi over the reference "
@@ -93,10 +94,10 @@ std::string accuracyCsvRow(size_t k, const AccuracyResult& r, const Source& s, i
 {
     const Parameters& p = r.params;
     std::ostringstream c;
-    c << k << ',' << num(p.opening_angle, false) << ',' << toString(p.mac) << ',' << p.n_leaf << ',' << p.n_group
-      << ',' << multipoleName(p) << ',' << num(std::sqrt(p.epsilon_squared), false) << ','
-      << num(p.gravitational_constant, false) << ',' << toString(r.backend) << ',' << csvField(s.name()) << ',' << n << ','
-      << ref.index.size() << ',' << toString(ref.backend) << ',' << num(r.error.median, false) << ','
+    c << k << ',' << num(p.opening_angle, false) << ',' << toString(p.mac) << ',' << p.n_leaf << ',' << p.n_group << ','
+      << multipoleName(p) << ',' << num(std::sqrt(p.epsilon_squared), false) << ','
+      << num(p.gravitational_constant, false) << ',' << toString(r.backend) << ',' << csvField(s.name()) << ',' << n
+      << ',' << ref.index.size() << ',' << toString(ref.backend) << ',' << num(r.error.median, false) << ','
       << num(r.error.p90, false) << ',' << num(r.error.p99, false) << ',' << num(r.error.p999, false) << ','
       << num(r.error.max, false) << ',' << num(r.potentialError(), false) << ',' << num(r.nodesPerBody, false) << ','
       << num(r.leavesPerBody, false) << ',' << num(r.hostSeconds, false) << ',' << num(r.walkSeconds, false) << '\n';
@@ -108,10 +109,11 @@ std::string accuracyJsonRow(size_t k, const AccuracyResult& r)
     std::ostringstream j;
     j << "    {\"setting\": " << k << ", " << settingJson(r.params) << ", \"parameters\": " << toJson(r.params)
       << ", \"backend\": " << jsonString(toString(r.backend)) << ",\n     \"error\": {\"count\": " << r.error.count
-      << ", \"median\": " << num(r.error.median) << ", \"p90\": " << num(r.error.p90) << ", \"p99\": "
-      << num(r.error.p99) << ", \"p999\": " << num(r.error.p999) << ", \"max\": " << num(r.error.max)
-      << "},\n     \"potential_energy\": " << num(r.potentialEnergy) << ", \"reference_potential_energy\": "
-      << num(r.referencePotentialEnergy) << ", \"potential_energy_error\": " << num(r.potentialError())
+      << ", \"median\": " << num(r.error.median) << ", \"p90\": " << num(r.error.p90)
+      << ", \"p99\": " << num(r.error.p99) << ", \"p999\": " << num(r.error.p999) << ", \"max\": " << num(r.error.max)
+      << "},\n     \"potential_energy\": " << num(r.potentialEnergy)
+      << ", \"reference_potential_energy\": " << num(r.referencePotentialEnergy)
+      << ", \"potential_energy_error\": " << num(r.potentialError())
       << ",\n     \"node_per_body\": " << num(r.nodesPerBody) << ", \"leaf_per_body\": " << num(r.leavesPerBody)
       << ", \"host_seconds\": " << num(r.hostSeconds) << ", \"walk_seconds\": " << num(r.walkSeconds) << "}";
     return j.str();
@@ -122,7 +124,8 @@ std::string accuracyTableHeader()
     char lead[64];
     std::snprintf(lead, sizeof(lead), "%7s  %-8s %4s %5s %-10s", "theta", "mac", "leaf", "group", "multipole");
     std::string s = lead;
-    for (const char* t : {"median", "p90", "p99", "p99.9", "max", "dW/W", "node/body", "leaf/body", "host[s]", "walk[s]"})
+    for (const char* t :
+         {"median", "p90", "p99", "p99.9", "max", "dW/W", "node/body", "leaf/body", "host[s]", "walk[s]"})
     {
         s += title(10, t);
     }
@@ -186,7 +189,8 @@ StudyGrid accuracyGrid(const AccuracyOptions& o)
     StudyGrid g;
     g.theta = parseThetaList("theta", o.theta);
     g.mac.clear();
-    for (const std::string& m : parseNameList("mac", o.mac, choiceNames(*findParameter("mac")))) g.mac.push_back(parseMac(m));
+    for (const std::string& m : parseNameList("mac", o.mac, choiceNames(*findParameter("mac"))))
+        g.mac.push_back(parseMac(m));
     g.nLeaf  = parseIntList("n-leaf", o.nLeaf, 1);
     g.nGroup = parseIntList("n-group", o.nGroup, 1);
     g.quadrupole.clear();
@@ -206,21 +210,23 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
         "octwalk accuracy: tree forces against exact direct summation over a sweep of settings (every combination "
         "of the lists), with error percentiles, the potential-energy error, interactions and time per setting.\n"
         "Lists are comma-separated; --theta also takes start:stop:step (inclusive), e.g. 0.2:0.8:0.1.\nSweep");
-    cmd.add_options()("help,h", "this help")
-        ("theta", po::value(&o.theta)->default_value(o.theta), listHelp("opening_angle", "opening angles").c_str())
-        ("mac", po::value(&o.mac)->default_value(o.mac),
-         ("acceptance criteria: " + joined(choiceNames(*findParameter("mac")))).c_str())
-        ("n-leaf", po::value(&o.nLeaf)->default_value(o.nLeaf), listHelp("n_leaf", "").c_str())
-        ("n-group", po::value(&o.nGroup)->default_value(o.nGroup), listHelp("n_group", "").c_str())
-        ("multipole", po::value(&o.multipole)->default_value(o.multipole), "quadrupole, monopole")
-        ("sample", po::value(&o.sample)->default_value(o.sample),
-         "reference bodies: all when N <= sample, else this many drawn at random, >= 1")
-        ("reference", po::value(&o.reference)->default_value(o.reference),
-         "direct-summation backend: auto (GPU with float64 accumulation if present, else CPU float64), cpu, gpu")
-        ("repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting (times are medians), >= 1")
-        ("csv", po::value(&o.csv), "write one row per setting to this new CSV file")
-        ("json", po::value(&o.json), "write the study to this new JSON file")
-        ("errors-dir", po::value(&o.errorsDir), "write the per-body errors of every setting into this new directory");
+    // clang-format off: one option per line, as Boost.Program_options chains read best
+    cmd.add_options()("help,h", "this help")("theta", po::value(&o.theta)->default_value(o.theta),
+                                             listHelp("opening_angle", "opening angles").c_str())(
+        "mac", po::value(&o.mac)->default_value(o.mac),
+        ("acceptance criteria: " + joined(choiceNames(*findParameter("mac")))).c_str())(
+        "n-leaf", po::value(&o.nLeaf)->default_value(o.nLeaf), listHelp("n_leaf", "").c_str())(
+        "n-group", po::value(&o.nGroup)->default_value(o.nGroup), listHelp("n_group", "").c_str())(
+        "multipole", po::value(&o.multipole)->default_value(o.multipole),
+        "quadrupole, monopole")("sample", po::value(&o.sample)->default_value(o.sample),
+                                "reference bodies: all when N <= sample, else this many drawn at random, >= 1")(
+        "reference", po::value(&o.reference)->default_value(o.reference),
+        "direct-summation backend: auto (GPU with float64 accumulation if present, else CPU float64), cpu, gpu")(
+        "repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting (times are medians), >= 1")(
+        "csv", po::value(&o.csv), "write one row per setting to this new CSV file")(
+        "json", po::value(&o.json), "write the study to this new JSON file")(
+        "errors-dir", po::value(&o.errorsDir), "write the per-body errors of every setting into this new directory");
+    // clang-format on
     po::options_description all;
     all.add(cmd)
         .add(modelOptions(o.source.model, 131072, false))
@@ -234,8 +240,10 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
         return 0;
     }
     checkSource(o.source, vm);
-    if (o.sample < 1) throw ParameterError("option --sample = " + std::to_string(o.sample) + " is invalid: must be >= 1");
-    if (o.repeat < 1) throw ParameterError("option --repeat = " + std::to_string(o.repeat) + " is invalid: must be >= 1");
+    if (o.sample < 1)
+        throw ParameterError("option --sample = " + std::to_string(o.sample) + " is invalid: must be >= 1");
+    if (o.repeat < 1)
+        throw ParameterError("option --repeat = " + std::to_string(o.repeat) + " is invalid: must be >= 1");
     Backend refBackend = parseBackend(o.reference);
     if (refBackend == Backend::Gpu && !gpuAvailable())
     {
@@ -249,13 +257,13 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     ParticleSet bodies  = loadBodies(o.source);
     DirectReference ref = directReference(bodies, o.sample, o.source.model.seed + 1, base.epsilon_squared,
                                           base.gravitational_constant, refBackend);
-    out << versionHeader() << ": accuracy of " << o.source.name() << ", N = " << bodies.size() << ", " << settings.size()
-        << " settings, tree on " << toString(base.backend) << "\n";
+    out << versionHeader() << ": accuracy of " << o.source.name() << ", N = " << bodies.size() << ", "
+        << settings.size() << " settings, tree on " << toString(base.backend) << "\n";
     out << "reference: " << ref.description << ", " << ref.index.size() << (ref.sampled() ? " sampled" : " (all)")
         << " bodies, " << num(ref.seconds) << " s\n";
     out << accuracyTableHeader();
-    std::vector<AccuracyResult> results =
-        accuracySweep(bodies, settings, ref, o.repeat, [&out](const AccuracyResult& r) { out << accuracyTableRow(r) << std::flush; });
+    std::vector<AccuracyResult> results = accuracySweep(
+        bodies, settings, ref, o.repeat, [&out](const AccuracyResult& r) { out << accuracyTableRow(r) << std::flush; });
 
     std::string headerJson = accuracyHeaderJson(o, base, bodies, ref);
     if (!o.csv.empty())

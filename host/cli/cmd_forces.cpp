@@ -23,9 +23,11 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description cmd("octwalk forces: tree accelerations and potentials of a built-in model, with "
                                 "per-phase timings, interactions per body and the error against direct summation\n"
                                 "Forces");
-    cmd.add_options()("help,h", "this help")
-        ("sample", po::value(&sample)->default_value(sample),
-         "bodies checked against exact double-precision direct summation (0: none, >= N: all)");
+    // clang-format off: one option per line, as Boost.Program_options chains read best
+    cmd.add_options()("help,h", "this help")(
+        "sample", po::value(&sample)->default_value(sample),
+        "bodies checked against exact double-precision direct summation (0: none, >= N: all)");
+    // clang-format on
     po::options_description all;
     all.add(cmd)
         .add(modelOptions(mo, 1 << 20, false))
@@ -50,7 +52,7 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
     std::vector<double> pot;
     solver.computeForces(acc, pot);
 
-    const PhaseTimes& t = solver.timings();
+    const PhaseTimes& t        = solver.timings();
     const InteractionStats& st = solver.stats();
     std::ostringstream r;
     r << std::setprecision(4);
@@ -71,8 +73,8 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
         solver.computeDirect(idx, ref, refPot);
         for (int64_t i : idx) treeAcc.push_back(acc[i]);
         e = errorStats(relativeErrors(treeAcc, ref));
-        r << "|a_tree - a_direct| / |a_direct| over " << e.count << " bodies: median " << e.median << ", 90% "
-          << e.p90 << ", 99% " << e.p99 << ", max " << e.max << "\n";
+        r << "|a_tree - a_direct| / |a_direct| over " << e.count << " bodies: median " << e.median << ", 90% " << e.p90
+          << ", 99% " << e.p99 << ", max " << e.max << "\n";
     }
     out << r.str();
     if (!output.empty())
@@ -81,10 +83,10 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
         j << std::setprecision(9) << "{\n  \"octwalk\": \"" << OCTWALK_VERSION << "\", \"git\": \"" << OCTWALK_GIT_HASH
           << "\",\n  \"units\": \"N-body, G = " << p.gravitational_constant << "\",\n  \"model\": \"" << mo.model
           << "\", \"n\": " << n << ", \"seed\": " << mo.seed << ",\n  \"parameters\": " << toJson(p)
-          << ",\n  \"backend\": \"" << toString(solver.activeBackend()) << "\",\n  " << phasesJson(t) << ",\n  \"node_per_body\": "
-          << st.nodesPerBody() << ", \"leaf_per_body\": " << st.leavesPerBody() << ",\n  \"error\": {\"count\": "
-          << e.count << ", \"median\": " << e.median << ", \"p90\": " << e.p90 << ", \"p99\": " << e.p99
-          << ", \"max\": " << e.max << "}\n}\n";
+          << ",\n  \"backend\": \"" << toString(solver.activeBackend()) << "\",\n  " << phasesJson(t)
+          << ",\n  \"node_per_body\": " << st.nodesPerBody() << ", \"leaf_per_body\": " << st.leavesPerBody()
+          << ",\n  \"error\": {\"count\": " << e.count << ", \"median\": " << e.median << ", \"p90\": " << e.p90
+          << ", \"p99\": " << e.p99 << ", \"max\": " << e.max << "}\n}\n";
         writeFileAtomically(output, j.str());
     }
     return 0;

@@ -34,12 +34,13 @@ int icCommand(int argc, const char* const* argv, std::ostream& out)
     checkModel(mo);
     checkNewOutput(output);
     checkNewOutput(output + ".json");
-    ParticleSet bodies = buildModel(mo);
+    ParticleSet bodies   = buildModel(mo);
     std::string settings = modelJson(mo);
     writeSnapshot(output, f, bodies, SnapshotMeta{settings, versionAndHash(), 1.0});
-    writeFileAtomically(output + ".json", "{\"octwalk\": " + jsonString(OCTWALK_VERSION) + ", \"git\": " +
-                                          jsonString(OCTWALK_GIT_HASH) + ", \"units\": \"N-body, G = 1\", \"format\": " +
-                                          jsonString(format) + ", \"initial_conditions\": " + settings + "}\n");
+    writeFileAtomically(output + ".json", "{\"octwalk\": " + jsonString(OCTWALK_VERSION) +
+                                              ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
+                                              ", \"units\": \"N-body, G = 1\", \"format\": " + jsonString(format) +
+                                              ", \"initial_conditions\": " + settings + "}\n");
     out << "wrote " << bodies.size() << " bodies (" << mo.model << ") to " << output << " [" << format << "]\n";
     return 0;
 }

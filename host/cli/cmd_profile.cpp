@@ -52,9 +52,8 @@ std::string profileCsvRow(const ProfileResult& r)
     std::ostringstream c;
     c << r.n << ',' << num(p.opening_angle, false) << ',' << toString(p.mac) << ',' << p.n_leaf << ',' << p.n_group
       << ',' << multipoleName(p) << ',' << toString(r.backend) << ',' << r.counted << ',' << phasesCsv(t);
-    for (double v : {r.total, r.wall, r.deviceFraction,
-                     r.stats.nodesPerBody(), r.stats.leavesPerBody(), r.nodeGflops(), r.leafGflops(),
-                     r.traffic.bytes(), r.walkBytesPerSecond(), r.bodiesPerSecond()})
+    for (double v : {r.total, r.wall, r.deviceFraction, r.stats.nodesPerBody(), r.stats.leavesPerBody(), r.nodeGflops(),
+                     r.leafGflops(), r.traffic.bytes(), r.walkBytesPerSecond(), r.bodiesPerSecond()})
     {
         c << ',' << num(v, false);
     }
@@ -66,23 +65,24 @@ std::string profileJsonRow(const ProfileResult& r)
 {
     const PhaseTimes& t = r.median;
     std::ostringstream j;
-    j << "    {\"n\": " << r.n << ", \"theta\": " << num(r.params.opening_angle) << ", \"parameters\": "
-      << toJson(r.params) << ", \"backend\": " << jsonString(toString(r.backend)) << ", \"evaluations\": " << r.counted
-      << ",\n     " << phasesJson(t)
+    j << "    {\"n\": " << r.n << ", \"theta\": " << num(r.params.opening_angle)
+      << ", \"parameters\": " << toJson(r.params) << ", \"backend\": " << jsonString(toString(r.backend))
+      << ", \"evaluations\": " << r.counted << ",\n     " << phasesJson(t)
       << ",\n     \"total_seconds\": " << num(r.total) << ", \"wall_seconds\": " << num(r.wall)
       << ", \"device_fraction\": " << num(r.deviceFraction) << ", \"bodies_per_second\": " << num(r.bodiesPerSecond())
-      << ",\n     \"node_interactions\": " << r.stats.nodeInteractions << ", \"leaf_interactions\": "
-      << r.stats.leafInteractions << ", \"node_per_body\": " << num(r.stats.nodesPerBody())
+      << ",\n     \"node_interactions\": " << r.stats.nodeInteractions
+      << ", \"leaf_interactions\": " << r.stats.leafInteractions
+      << ", \"node_per_body\": " << num(r.stats.nodesPerBody())
       << ", \"leaf_per_body\": " << num(r.stats.leavesPerBody()) << ", \"node_gflops\": " << num(r.nodeGflops())
-      << ", \"leaf_gflops\": " << num(r.leafGflops())
-      << ",\n     \"walk\": {\"groups\": " << r.traffic.numGroups << ", \"opened_cells\": " << r.traffic.openedCells
-      << ", \"node_entries\": " << r.traffic.nodeEntries << ", \"leaf_entries\": " << r.traffic.leafEntries
-      << ", \"visited_entries\": " << r.traffic.visitedEntries() << ", \"pass1_bytes\": "
-      << num(r.traffic.pass1Bytes()) << ", \"pass2_bytes\": " << num(r.traffic.pass2Bytes())
+      << ", \"leaf_gflops\": " << num(r.leafGflops()) << ",\n     \"walk\": {\"groups\": " << r.traffic.numGroups
+      << ", \"opened_cells\": " << r.traffic.openedCells << ", \"node_entries\": " << r.traffic.nodeEntries
+      << ", \"leaf_entries\": " << r.traffic.leafEntries << ", \"visited_entries\": " << r.traffic.visitedEntries()
+      << ", \"pass1_bytes\": " << num(r.traffic.pass1Bytes()) << ", \"pass2_bytes\": " << num(r.traffic.pass2Bytes())
       << ", \"bytes_per_second\": " << num(r.walkBytesPerSecond()) << "}"
-      << ",\n     \"direct\": {\"sample\": " << r.direct.sample << ", \"sample_seconds\": "
-      << num(r.direct.sampleSeconds) << ", \"extrapolated_seconds\": " << num(r.direct.seconds)
-      << ", \"kernel\": " << jsonString(r.direct.kernel) << "}, \"speedup\": " << num(r.speedup()) << "}";
+      << ",\n     \"direct\": {\"sample\": " << r.direct.sample
+      << ", \"sample_seconds\": " << num(r.direct.sampleSeconds)
+      << ", \"extrapolated_seconds\": " << num(r.direct.seconds) << ", \"kernel\": " << jsonString(r.direct.kernel)
+      << "}, \"speedup\": " << num(r.speedup()) << "}";
     return j.str();
 }
 
@@ -99,10 +99,10 @@ std::string profileTableRow(const ProfileResult& r)
 {
     char lead[32];
     std::snprintf(lead, sizeof(lead), "%10lld %6.3g", static_cast<long long>(r.n), r.params.opening_angle);
-    return std::string(lead) + cell("%10.3f", 1e3 * r.median.host()) +
-           cell("%10.3f", 1e3 * r.median.walk()) + cell("%10.3f", 1e3 * r.total) +
-           cell("%6.1f%%", 100 * r.deviceFraction) + cell("%11.1f", r.stats.nodesPerBody()) +
-           cell("%10.1f", r.stats.leavesPerBody()) + cell("%11.1f", r.nodeGflops()) + cell("%10.1f", r.leafGflops()) +
+    return std::string(lead) + cell("%10.3f", 1e3 * r.median.host()) + cell("%10.3f", 1e3 * r.median.walk()) +
+           cell("%10.3f", 1e3 * r.total) + cell("%6.1f%%", 100 * r.deviceFraction) +
+           cell("%11.1f", r.stats.nodesPerBody()) + cell("%10.1f", r.stats.leavesPerBody()) +
+           cell("%11.1f", r.nodeGflops()) + cell("%10.1f", r.leafGflops()) +
            cell("%10.2f", r.walkBytesPerSecond() / 1e9) + cell("%9.2f", r.bodiesPerSecond() / 1e6) +
            (r.direct.sample > 0 ? cell("%10.1f", r.speedup()) : std::string("         -")) + "\n";
 }
@@ -131,17 +131,18 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         "octwalk profile: medians per phase over repeated force evaluations (the first is a warm-up), interactions, "
         "kernel GFLOP/s, walk bandwidth, bodies per second and the speed-up over direct summation, for every N x "
         "theta.\nSweep");
-    cmd.add_options()("help,h", "this help")
-        ("n", po::value(&o.n)->default_value(o.n),
-         "body counts: a list (1000,2^12) or every power of two in a range (2^15:2^24), each >= 2")
-        ("theta", po::value(&o.theta)->default_value(o.theta),
-         listHelp("opening_angle", "opening angles: a list or start:stop:step (inclusive)").c_str())
-        ("repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting, >= 2 (first not counted)")
-        ("direct-sample", po::value(&o.directSample)->default_value(o.directSample),
-         "targets of the timed direct summation, extrapolated to N (auto: 32768 on the GPU, 1000 on the CPU; "
-         "0: skip)")
-        ("csv", po::value(&o.csv), "write one row per N x theta to this new CSV file")
-        ("json", po::value(&o.json), "write the profile to this new JSON file");
+    // clang-format off: one option per line, as Boost.Program_options chains read best
+    cmd.add_options()("help,h", "this help")(
+        "n", po::value(&o.n)->default_value(o.n),
+        "body counts: a list (1000,2^12) or every power of two in a range (2^15:2^24), each >= 2")(
+        "theta", po::value(&o.theta)->default_value(o.theta),
+        listHelp("opening_angle", "opening angles: a list or start:stop:step (inclusive)").c_str())(
+        "repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting, >= 2 (first not counted)")(
+        "direct-sample", po::value(&o.directSample)->default_value(o.directSample),
+        "targets of the timed direct summation, extrapolated to N (auto: 32768 on the GPU, 1000 on the CPU; "
+        "0: skip)")("csv", po::value(&o.csv), "write one row per N x theta to this new CSV file")(
+        "json", po::value(&o.json), "write the profile to this new JSON file");
+    // clang-format on
     po::options_description all;
     all.add(cmd)
         .add(modelOptions(o.source, 0, false))
@@ -158,16 +159,17 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     std::vector<double> thetas  = parseThetaList("theta", o.theta);
     if (o.repeat < 2)
     {
-        throw ParameterError("option --repeat = " + std::to_string(o.repeat) + " is invalid: must be >= 2 (the first "
+        throw ParameterError("option --repeat = " + std::to_string(o.repeat) +
+                             " is invalid: must be >= 2 (the first "
                              "evaluation is a warm-up)");
     }
     Parameters base = studyParameters(vm, kSweptParameters);
     StudyGrid grid;
-    grid.theta      = thetas;
-    grid.mac        = {base.mac};
-    grid.nLeaf      = {base.n_leaf};
-    grid.nGroup     = {base.n_group};
-    grid.quadrupole = {base.use_quadrupole};
+    grid.theta                       = thetas;
+    grid.mac                         = {base.mac};
+    grid.nLeaf                       = {base.n_leaf};
+    grid.nGroup                      = {base.n_group};
+    grid.quadrupole                  = {base.use_quadrupole};
     std::vector<Parameters> settings = expandGrid(base, grid);
     Backend backend                  = GravitySolver(settings.front()).activeBackend();
     int64_t directSample             = directSampleSize(o.directSample, backend);
@@ -175,8 +177,8 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
 
     out << versionHeader() << ": profile of " << o.source.model << " on " << toString(backend)
         << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", " << o.repeat - 1
-        << " counted evaluations per row (medians); speed-up = direct summation time extrapolated from "
-        << directSample << " targets to N, over the tree's total per evaluation\n";
+        << " counted evaluations per row (medians); speed-up = direct summation time extrapolated from " << directSample
+        << " targets to N, over the tree's total per evaluation\n";
     out << profileTableHeader();
     std::vector<ProfileResult> results;
     for (int64_t n : counts)
@@ -193,13 +195,14 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
 
     const Parameters& first = settings.front();
     std::ostringstream head;
-    head << "{" << provenanceJson(first.gravitational_constant) << ", \"command\": \"profile\", \"model\": "
-         << jsonString(o.source.model) << ", \"seed\": " << o.source.seed << ", \"backend\": "
-         << jsonString(toString(backend)) << ", \"device\": "
-         << jsonString(backend == Backend::Gpu ? gpuDescription() : "cpu") << ", \"repeat\": " << o.repeat
+    head << "{" << provenanceJson(first.gravitational_constant)
+         << ", \"command\": \"profile\", \"model\": " << jsonString(o.source.model) << ", \"seed\": " << o.source.seed
+         << ", \"backend\": " << jsonString(toString(backend))
+         << ", \"device\": " << jsonString(backend == Backend::Gpu ? gpuDescription() : "cpu")
+         << ", \"repeat\": " << o.repeat
          << ", \"warmup\": 1, \"statistic\": \"median over the counted evaluations, per phase\""
-         << ", \"flops_per_interaction\": {\"body_node\": " << kFlopsPerBodyNode << ", \"body_body\": "
-         << kFlopsPerBodyBody << "}, \"walk_bytes\": " << jsonString(kWalkTrafficFormula)
+         << ", \"flops_per_interaction\": {\"body_node\": " << kFlopsPerBodyNode
+         << ", \"body_body\": " << kFlopsPerBodyBody << "}, \"walk_bytes\": " << jsonString(kWalkTrafficFormula)
          << ", \"device_fraction\": \"walk phases (upload, pass 1, scan, pass 2, body-node, body-leaf, download) over "
             "host + walk, median per evaluation\", \"direct\": \"one direct-summation evaluation timed on "
          << directSample << " sampled targets and extrapolated linearly to N targets (not measured at N)\"}";

@@ -36,8 +36,8 @@ public:
     StopSignals()
     {
         gStopSignal = 0;
-        oldInt_  = std::signal(SIGINT, onStopSignal);
-        oldTerm_ = std::signal(SIGTERM, onStopSignal);
+        oldInt_     = std::signal(SIGINT, onStopSignal);
+        oldTerm_    = std::signal(SIGTERM, onStopSignal);
     }
     ~StopSignals()
     {
@@ -55,7 +55,8 @@ private:
 template<class T>
 T aliased(const po::variables_map& vm, const char* a, const char* b, T fallback)
 {
-    if (vm.count(a) && vm.count(b)) throw UsageError(std::string("--") + a + " and --" + b + " are the same option; give one");
+    if (vm.count(a) && vm.count(b))
+        throw UsageError(std::string("--") + a + " and --" + b + " are the same option; give one");
     if (vm.count(a)) return vm[a].as<T>();
     if (vm.count(b)) return vm[b].as<T>();
     return fallback;
@@ -73,11 +74,11 @@ public:
         if (!enabled_) return;
         auto now = Clock::now();
         if (std::chrono::duration<double>(now - last_).count() < 0.5 && !sim.done()) return;
-        last_ = now;
+        last_          = now;
         double elapsed = std::chrono::duration<double>(now - start_).count();
-        int64_t done = sim.stepIndex() - firstStep;
+        int64_t done   = sim.stepIndex() - firstStep;
         double perStep = done > 0 ? elapsed / double(done) : 0;
-        double eta = perStep * double(sim.plan().numSteps - sim.stepIndex());
+        double eta     = perStep * double(sim.plan().numSteps - sim.stepIndex());
         std::printf("\rstep %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g bodies/s  ETA %.0f s   ",
                     static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps), sim.time(),
                     sim.diagnostics().relativeEnergyError, perStep > 0 ? double(n) / perStep : 0.0, eta);
@@ -95,7 +96,8 @@ void checkOutputDirectory(const fs::path& dir)
 {
     if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
     {
-        throw UsageError("output directory '" + dir.string() + "' exists and is not empty; refusing to overwrite it "
+        throw UsageError("output directory '" + dir.string() +
+                         "' exists and is not empty; refusing to overwrite it "
                          "(use --restart to continue a run)");
     }
 }
@@ -110,7 +112,7 @@ int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs,
     RunControl control;
     control.afterStep     = [&](const Simulation& s) { progress.update(s, firstStep, s.state().size()); };
     control.stopRequested = [&] { return signals.received(); };
-    RunOutcome r = runSimulation(sim, dir, rs, resume, control);
+    RunOutcome r          = runSimulation(sim, dir, rs, resume, control);
     if (r.stoppedBy != 0)
     {
         out << "\nstopped by signal " << r.stoppedBy << " at step " << sim.stepIndex() << ", t = " << sim.time()
@@ -137,23 +139,25 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description cmd("octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
                                 "lagrange.csv, snapshots, run.json and checkpoint.bin into --output-dir.\n"
                                 "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
-    cmd.add_options()("help,h", "this help")
-        ("timestep", po::value<double>(), "largest timestep [time] (default 1/128); the run uses equal sub-steps "
-                                          "that end exactly at --t-end")
-        ("dt", po::value<double>(), "the same as --timestep")
-        ("t-end", po::value(&tEnd)->default_value(tEnd), "end time [time]")
-        ("output-dir", po::value(&outputDir)->default_value(outputDir), "new or empty directory for all outputs")
-        ("energy-every", po::value(&rs.energyEvery)->default_value(rs.energyEvery),
-         "steps between rows of energy.csv and lagrange.csv, >= 1")
-        ("snapshot-every", po::value(&rs.snapshotEvery)->default_value(rs.snapshotEvery),
-         "steps between snapshots (0: first and last only), >= 0")
-        ("checkpoint-every", po::value(&rs.checkpointEvery)->default_value(rs.checkpointEvery),
-         "steps between checkpoints (one is always written at the end), >= 0")
-        ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
-        ("zero-net-force", po::bool_switch(&zeroNetForce),
-         "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
-        ("restart", po::value(&restart), "continue from this checkpoint (its directory receives the outputs)")
-        ("quiet", po::bool_switch(&quiet), "no progress line");
+    // clang-format off: one option per line, as Boost.Program_options chains read best
+    cmd.add_options()("help,h", "this help")("timestep", po::value<double>(),
+                                             "largest timestep [time] (default 1/128); the run uses equal sub-steps "
+                                             "that end exactly at --t-end")(
+        "dt", po::value<double>(), "the same as --timestep")("t-end", po::value(&tEnd)->default_value(tEnd),
+                                                             "end time [time]")(
+        "output-dir", po::value(&outputDir)->default_value(outputDir), "new or empty directory for all outputs")(
+        "energy-every", po::value(&rs.energyEvery)->default_value(rs.energyEvery),
+        "steps between rows of energy.csv and lagrange.csv, >= 1")(
+        "snapshot-every", po::value(&rs.snapshotEvery)->default_value(rs.snapshotEvery),
+        "steps between snapshots (0: first and last only), >= 0")(
+        "checkpoint-every", po::value(&rs.checkpointEvery)->default_value(rs.checkpointEvery),
+        "steps between checkpoints (one is always written at the end), >= 0")(
+        "direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")(
+        "zero-net-force", po::bool_switch(&zeroNetForce),
+        "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")(
+        "restart", po::value(&restart), "continue from this checkpoint (its directory receives the outputs)")(
+        "quiet", po::bool_switch(&quiet), "no progress line");
+    // clang-format on
     po::options_description all;
     all.add(cmd)
         .add(inputOption(input, "start from this snapshot instead of a built-in model"))
@@ -172,9 +176,9 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     if (!restart.empty())
     {
         std::vector<std::string> fixed = fixedOnRestartOptions();
-        fixed.insert(fixed.end(), {"input", "model", "n", "seed", "mass-ratio", "pericentre", "separation", "inclination",
-                                   "direct", "zero-net-force", "timestep", "dt", "energy-every", "snapshot-every",
-                                   "checkpoint-every", "format", "output-dir"});
+        fixed.insert(fixed.end(), {"input", "model", "n", "seed", "mass-ratio", "pericentre", "separation",
+                                   "inclination", "direct", "zero-net-force", "timestep", "dt", "energy-every",
+                                   "snapshot-every", "checkpoint-every", "format", "output-dir"});
         for (const std::string& option : fixed)
         {
             if (vm.count(option) && !vm[option].defaulted())
@@ -183,27 +187,29 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
             }
         }
         std::string extra;
-        Simulation sim = Simulation::fromCheckpoint(restart, &extra);
+        Simulation sim    = Simulation::fromCheckpoint(restart, &extra);
         RunSettings saved = RunSettings::decode(extra);
         if (!vm["t-end"].defaulted()) sim.extendTo(tEnd);
         fs::path dir = fs::path(restart).parent_path();
         if (dir.empty()) dir = ".";
         int64_t from = sim.stepIndex();
         writeRunJson(dir, sim, saved, "{\"restart\": " + jsonString(restart) + "}", from);
-        out << versionHeader() << ": restarting at step " << from << " of " << sim.plan().numSteps << ", t = " << sim.time()
-            << "\n";
+        out << versionHeader() << ": restarting at step " << from << " of " << sim.plan().numSteps
+            << ", t = " << sim.time() << "\n";
         return runWithProgress(sim, dir, saved, quiet, true, out);
     }
 
     Parameters p = toParameters(vm, defaults);
     checkModel(mo);
-    if (rs.energyEvery < 1) throw ParameterError("option --energy-every = " + std::to_string(rs.energyEvery) + " must be >= 1");
+    if (rs.energyEvery < 1)
+        throw ParameterError("option --energy-every = " + std::to_string(rs.energyEvery) + " must be >= 1");
     if (rs.snapshotEvery < 0) throw ParameterError("option --snapshot-every must be >= 0");
     if (rs.checkpointEvery < 0) throw ParameterError("option --checkpoint-every must be >= 0");
     parseSnapshotFormat(rs.format);
     if (!input.empty() && !vm["model"].defaulted()) throw UsageError("give --input or --model, not both");
     fs::path dir(outputDir);
-    if (!input.empty() && fs::exists(input) && fs::exists(dir) && fs::equivalent(fs::path(input).parent_path().empty() ? "." : fs::path(input).parent_path(), dir))
+    if (!input.empty() && fs::exists(input) && fs::exists(dir) &&
+        fs::equivalent(fs::path(input).parent_path().empty() ? "." : fs::path(input).parent_path(), dir))
     {
         throw UsageError("--input '" + input + "' lies in --output-dir '" + outputDir + "'; choose another directory");
     }
@@ -226,8 +232,9 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     Simulation sim(std::move(bodies), p, plan, ForceOptions{direct, zeroNetForce});
     fs::create_directories(dir);
     writeRunJson(dir, sim, rs, source, -1);
-    out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h << " to t = "
-        << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
+    out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h
+        << " to t = " << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver())
+        << "\n";
     return runWithProgress(sim, dir, rs, quiet, false, out);
 }
 

@@ -28,7 +28,7 @@ std::vector<std::string> splitList(const std::string& option, const std::string&
     size_t start = 0;
     while (true)
     {
-        size_t comma = text.find(',', start);
+        size_t comma     = text.find(',', start);
         std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         if (item.empty()) badItem(option, text, "it has an empty item");
         items.push_back(item);

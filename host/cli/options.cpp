@@ -48,7 +48,8 @@ std::string shortRange(const ParameterInfo& r, bool keepIn = false)
 
 bool isNumeric(const ParameterInfo& r)
 {
-    return std::holds_alternative<double Parameters::*>(r.member) || std::holds_alternative<int Parameters::*>(r.member);
+    return std::holds_alternative<double Parameters::*>(r.member) ||
+           std::holds_alternative<int Parameters::*>(r.member);
 }
 
 std::string rowHelp(const ParameterInfo& r)
@@ -104,7 +105,7 @@ po::options_description solverOptions(const Parameters& defaults, const std::vec
                 }
                 else
                 {
-                    using Value = std::conditional_t<std::is_enum_v<T>, std::string, T>;
+                    using Value               = std::conditional_t<std::is_enum_v<T>, std::string, T>;
                     po::typed_value<Value>* v = po::value<Value>();
                     if (!r.alias)
                     {
@@ -116,7 +117,8 @@ po::options_description solverOptions(const Parameters& defaults, const std::vec
                     d.add_options()(r.option, v, help.c_str());
                     if (r.alias)
                     {
-                        d.add_options()(r.alias, po::value<Value>(), (std::string("the same as --") + r.option).c_str());
+                        d.add_options()(r.alias, po::value<Value>(),
+                                        (std::string("the same as --") + r.option).c_str());
                     }
                 }
             },
@@ -190,8 +192,8 @@ std::vector<std::string> fixedOnRestartOptions()
 std::string listHelp(const char* name, const std::string& plural)
 {
     const ParameterInfo& r = row(name);
-    std::string noun = plural.empty() ? std::string(r.help) : plural;
-    std::string each = isNumeric(r) ? ", each " + shortRange(r, true) : "";
+    std::string noun       = plural.empty() ? std::string(r.help) : plural;
+    std::string each       = isNumeric(r) ? ", each " + shortRange(r, true) : "";
     return noun + each;
 }
 
@@ -203,7 +205,8 @@ po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool wit
     po::options_description d(withOrbit ? "Initial conditions (G = 1, total mass 1 per galaxy; galaxy lengths in disk "
                                           "scale lengths)"
                                         : "Bodies (G = 1, total mass 1)");
-    d.add_options()("model", po::value(&m.model)->default_value(m.model), "plummer, hernquist, uniform, galaxy or merger");
+    d.add_options()("model", po::value(&m.model)->default_value(m.model),
+                    "plummer, hernquist, uniform, galaxy or merger");
     if (defaultN > 0)
     {
         m.n = defaultN;
@@ -213,15 +216,16 @@ po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool wit
                     "random seed (the same seed gives the same bodies; a sample for direct summation uses seed + 1)");
     if (withOrbit)
     {
-        d.add_options()
-            ("mass-ratio", po::value(&m.orbit.massRatio)->default_value(m.orbit.massRatio),
-             "merger: mass of the second galaxy over the first, (0, 1]")
-            ("pericentre", po::value(&m.orbit.pericentre)->default_value(m.orbit.pericentre),
-             "merger: pericentre of the parabolic orbit [R_d]")
-            ("separation", po::value(&m.orbit.separation)->default_value(m.orbit.separation),
-             "merger: initial separation of the centres [R_d]")
-            ("inclination", po::value(&m.orbit.inclination)->default_value(m.orbit.inclination),
-             "merger: tilt of the second disk [degrees]");
+        // clang-format off: one option per line, as Boost.Program_options chains read best
+        d.add_options()("mass-ratio", po::value(&m.orbit.massRatio)->default_value(m.orbit.massRatio),
+                        "merger: mass of the second galaxy over the first, (0, 1]")(
+            "pericentre", po::value(&m.orbit.pericentre)->default_value(m.orbit.pericentre),
+            "merger: pericentre of the parabolic orbit [R_d]")(
+            "separation", po::value(&m.orbit.separation)->default_value(m.orbit.separation),
+            "merger: initial separation of the centres [R_d]")(
+            "inclination", po::value(&m.orbit.inclination)->default_value(m.orbit.inclination),
+            "merger: tilt of the second disk [degrees]");
+        // clang-format on
     }
     return d;
 }
@@ -231,7 +235,8 @@ void checkModel(const ModelOptions& m)
     const std::vector<std::string>& names = modelNames();
     if (std::find(names.begin(), names.end(), m.model) == names.end())
     {
-        throw ParameterError("option --model = '" + m.model + "' is invalid: use plummer, hernquist, uniform, galaxy "
+        throw ParameterError("option --model = '" + m.model +
+                             "' is invalid: use plummer, hernquist, uniform, galaxy "
                              "or merger");
     }
     if (m.n < 2) throw ParameterError("option --n = " + std::to_string(m.n) + " is invalid: must be >= 2");
@@ -311,8 +316,10 @@ po::variables_map parseOptions(int argc, const char* const* argv, const po::opti
             throw UsageError("argument '" + a + "' contains '" + m.str() + "', which octwalk does not accept");
         }
     }
-    po::store(po::command_line_parser(args).options(all).positional(positional).style(po::command_line_style::default_style &
-                                                                ~po::command_line_style::allow_guessing)
+    po::store(po::command_line_parser(args)
+                  .options(all)
+                  .positional(positional)
+                  .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
                   .run(),
               vm);
     po::notify(vm);

@@ -41,7 +41,7 @@ extern const char* const kUnits;
 ///                      run's epsilon)
 /// @param[in] except    names of parameters (table names) the command declares otherwise, e.g. a
 ///                      study's lists of opening angles
-po::options_description solverOptions(const Parameters& defaults = Parameters{},
+po::options_description solverOptions(const Parameters& defaults             = Parameters{},
                                       const std::vector<std::string>& except = {});
 
 /// `defaults` with every solver option given on the command line applied; validated
@@ -65,8 +65,8 @@ std::string defaultText(const char* name, const Parameters& defaults = Parameter
 struct ModelOptions
 {
     std::string model = "plummer";
-    int64_t n = 65536;
-    uint64_t seed = 1;
+    int64_t n         = 65536;
+    uint64_t seed     = 1;
     MergerOrbit orbit;
 };
 

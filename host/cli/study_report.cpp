@@ -63,7 +63,8 @@ void resolveReports(const std::string& output, std::string& csv, std::string& js
         std::string* target = endsWith(".json") ? &json : endsWith(".csv") ? &csv : nullptr;
         if (!target)
         {
-            throw UsageError("option -o/--output = '" + output + "' is invalid: the name must end in .json or .csv "
+            throw UsageError("option -o/--output = '" + output +
+                             "' is invalid: the name must end in .json or .csv "
                              "(the report's format)");
         }
         if (!target->empty())

@@ -11,7 +11,7 @@ namespace octwalk {
 
 struct MassWeighted
 {
-    double mass = 0;   ///< sum of m_i
+    double mass = 0;    ///< sum of m_i
     Vec3d sum{0, 0, 0}; ///< sum of m_i v_i, in body order
 
     /// sum / mass; (0, 0, 0) when the total mass is not positive.

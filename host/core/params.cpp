@@ -25,25 +25,88 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::vector<ParameterInfo>& parameterTable()
 {
     static const std::vector<ParameterInfo> table{
-        {"opening_angle", "opening-angle", "theta", CliForm::Plain, &Parameters::opening_angle, "", {0, 1, true, false},
-         "opening angle theta", true},
-        {"epsilon_squared", "epsilon", nullptr, CliForm::Length, &Parameters::epsilon_squared, "length",
-         {0, kInf, false, true}, "Plummer softening length", true},
-        {"gravitational_constant", "G", nullptr, CliForm::Plain, &Parameters::gravitational_constant, "",
-         {0, kInf, true, true}, "gravitational constant", true},
-        {"n_leaf", "n-leaf", nullptr, CliForm::Plain, &Parameters::n_leaf, "", {1, kInf, false, true},
-         "most bodies in a leaf", true},
-        {"n_group", "n-group", nullptr, CliForm::Plain, &Parameters::n_group, "", {1, kInf, false, true},
-         "most bodies in a walk group", true},
-        {"merge_groups", "merge-groups", nullptr, CliForm::Plain, &Parameters::merge_groups, "", {},
-         "join neighbouring groups up to n-group bodies (fewer, fuller groups)", true},
-        {"mac", "mac", nullptr, CliForm::Plain, &Parameters::mac, "", {},
-         "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)", true},
-        {"use_quadrupole", "monopole", nullptr, CliForm::Negated, &Parameters::use_quadrupole, "", {},
-         "monopole only (drop the quadrupole moments)", true},
+        {"opening_angle",
+         "opening-angle",
+         "theta",
+         CliForm::Plain,
+         &Parameters::opening_angle,
+         "",
+         {0, 1, true, false},
+         "opening angle theta",
+         true},
+        {"epsilon_squared",
+         "epsilon",
+         nullptr,
+         CliForm::Length,
+         &Parameters::epsilon_squared,
+         "length",
+         {0, kInf, false, true},
+         "Plummer softening length",
+         true},
+        {"gravitational_constant",
+         "G",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::gravitational_constant,
+         "",
+         {0, kInf, true, true},
+         "gravitational constant",
+         true},
+        {"n_leaf",
+         "n-leaf",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::n_leaf,
+         "",
+         {1, kInf, false, true},
+         "most bodies in a leaf",
+         true},
+        {"n_group",
+         "n-group",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::n_group,
+         "",
+         {1, kInf, false, true},
+         "most bodies in a walk group",
+         true},
+        {"merge_groups",
+         "merge-groups",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::merge_groups,
+         "",
+         {},
+         "join neighbouring groups up to n-group bodies (fewer, fuller groups)",
+         true},
+        {"mac",
+         "mac",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::mac,
+         "",
+         {},
+         "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)",
+         true},
+        {"use_quadrupole",
+         "monopole",
+         nullptr,
+         CliForm::Negated,
+         &Parameters::use_quadrupole,
+         "",
+         {},
+         "monopole only (drop the quadrupole moments)",
+         true},
         // Where the forces run, not what they are: a restart keeps the checkpoint's (as before the table).
-        {"backend", "backend", nullptr, CliForm::Plain, &Parameters::backend, "", {},
-         "auto (GPU if present, else CPU), cpu or gpu", false},
+        {"backend",
+         "backend",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::backend,
+         "",
+         {},
+         "auto (GPU if present, else CPU), cpu or gpu",
+         false},
     };
     return table;
 }
@@ -134,7 +197,7 @@ std::string rangeText(const ParameterInfo& row)
 {
     return std::visit(
         [&row](auto member) -> std::string {
-            using T = std::decay_t<decltype(Parameters{}.*member)>;
+            using T        = std::decay_t<decltype(Parameters{}.*member)>;
             const Range& r = row.range;
             if constexpr (isChoice<T>)
             {
@@ -287,7 +350,7 @@ Parameters parametersFromText(const std::string& text)
     {
         size_t eq = line.find('=');
         if (eq == std::string::npos) throw ParameterError("parameter line '" + line + "' is not name=value");
-        std::string name = line.substr(0, eq);
+        std::string name         = line.substr(0, eq);
         const ParameterInfo* row = findParameter(name);
         if (!row)
         {

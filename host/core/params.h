@@ -43,7 +43,7 @@ struct Parameters
     Mac mac = Mac::Bonsai;
     /// Use the quadrupole moments (false: monopole only, for accuracy studies).
     bool use_quadrupole = true;
-    Backend backend = Backend::Auto;
+    Backend backend     = Backend::Auto;
 };
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.
@@ -69,9 +69,9 @@ struct ParameterInfo
     using Member = std::variant<double Parameters::*, int Parameters::*, bool Parameters::*, Mac Parameters::*,
                                 Backend Parameters::*>;
 
-    const char* name;    ///< snake_case key of toJson, run.json and checkpoints
-    const char* option;  ///< command-line option, without "--"
-    const char* alias;   ///< a second spelling of the option, or nullptr
+    const char* name;   ///< snake_case key of toJson, run.json and checkpoints
+    const char* option; ///< command-line option, without "--"
+    const char* alias;  ///< a second spelling of the option, or nullptr
     CliForm form;
     Member member;
     const char* unit;    ///< "" when dimensionless (of the command-line value)

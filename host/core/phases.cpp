@@ -44,7 +44,8 @@ std::string groupText(const PhaseTimes& t, PhaseGroup g, long long numBodies)
 
 std::string phasesJson(const PhaseTimes& t)
 {
-    return "\"host_seconds\": " + groupJson(t, PhaseGroup::Host) + ", \"walk_seconds\": " + groupJson(t, PhaseGroup::Walk);
+    return "\"host_seconds\": " + groupJson(t, PhaseGroup::Host) +
+           ", \"walk_seconds\": " + groupJson(t, PhaseGroup::Walk);
 }
 
 std::string phasesCsvHeader()

@@ -16,16 +16,16 @@ public:
         {
             seed += 0x9e3779b97f4a7c15ull;
             uint64_t z = seed;
-            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-            z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-            s = z ^ (z >> 31);
+            z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+            z          = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+            s          = z ^ (z >> 31);
         }
     }
 
     uint64_t next()
     {
         uint64_t result = rotl(s_[1] * 5, 7) * 9;
-        uint64_t t = s_[1] << 17;
+        uint64_t t      = s_[1] << 17;
         s_[2] ^= s_[0];
         s_[3] ^= s_[1];
         s_[1] ^= s_[2];

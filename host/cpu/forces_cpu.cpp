@@ -36,7 +36,7 @@ struct GroupAccumulator
     {
         for (int32_t k = 0; k < range.y; ++k)
         {
-            F4 b = base[range.x + k];
+            F4 b             = base[range.x + k];
             out[range.x + k] = {b.x + ax[k], b.y + ay[k], b.z + az[k], b.w + pot[k]};
         }
     }
@@ -49,10 +49,10 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
     const float* __restrict__ x = a.x.data();
     const float* __restrict__ y = a.y.data();
     const float* __restrict__ z = a.z.data();
-    float* __restrict__ ax  = a.ax.data();
-    float* __restrict__ ay  = a.ay.data();
-    float* __restrict__ az  = a.az.data();
-    float* __restrict__ phi = a.pot.data();
+    float* __restrict__ ax      = a.ax.data();
+    float* __restrict__ ay      = a.ay.data();
+    float* __restrict__ az      = a.az.data();
+    float* __restrict__ phi     = a.pot.data();
     const float sx = src.x, sy = src.y, sz = src.z, sm = src.w;
     const SymTensor<float> qq = q;
     // The target arrays never overlap; without this GCC needs too many run-time alias checks.

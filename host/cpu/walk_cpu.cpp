@@ -76,8 +76,7 @@ void scanCountsCpu(const CountsView& counts, const ListView& lists)
     }
 }
 
-void writeInteractionsCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
-                          int32_t* overflowGroup)
+void writeInteractionsCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup)
 {
     int32_t numGroups = groups.numGroups;
     int32_t capacity  = walkStackCapacity(tree.depth);

@@ -47,8 +47,7 @@ void scanCountsCpu(const CountsView& counts, const ListView& lists);
 
 /// Pass 2: walks again and writes each group's entries at its offsets.
 /// @param[in,out] overflowGroup  raised as in countInteractionsCpu
-void writeInteractionsCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
-                          int32_t* overflowGroup);
+void writeInteractionsCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup);
 
 /// Throws std::logic_error naming the pass and the group when overflowGroup is not 0: the capacity
 /// bound walkStackCapacity(depth) was wrong, or the tree's recorded depth was.

@@ -60,7 +60,7 @@ AtomicFile::AtomicFile(std::string path, Existing existing) : path_(std::move(pa
     buffer.push_back('\0');
     fd_ = ::mkstemp(buffer.data());
     if (fd_ < 0) fail(path_, "cannot create a temporary file in '" + directoryOf(path_) + "'", errno);
-    temporary_ = buffer.data();
+    temporary_  = buffer.data();
     mode_t mask = ::umask(0);
     ::umask(mask);
     ::fchmod(fd_, 0666 & ~mask);

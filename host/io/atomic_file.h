@@ -14,9 +14,9 @@ namespace octwalk {
 /// What to do when the final path already exists.
 enum class Existing
 {
-    Refuse,      ///< FormatError (checked before anything is written, and again before the rename)
-    Replace,     ///< replace it atomically
-    KeepAsPrev,  ///< rename it to path + ".prev" once the new file is complete and synced
+    Refuse,     ///< FormatError (checked before anything is written, and again before the rename)
+    Replace,    ///< replace it atomically
+    KeepAsPrev, ///< rename it to path + ".prev" once the new file is complete and synced
 };
 
 class AtomicFile
@@ -27,7 +27,7 @@ public:
     AtomicFile(std::string path, Existing existing = Existing::Refuse);
     /// Removes the temporary unless commit() succeeded.
     ~AtomicFile();
-    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile(const AtomicFile&)            = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
 
     /// Appends bytes; FormatError (naming the path and errno's text) on a short or failed write.
@@ -46,7 +46,7 @@ public:
 private:
     std::string path_, temporary_;
     Existing existing_;
-    int fd_ = -1;
+    int fd_         = -1;
     bool committed_ = false;
 };
 

@@ -67,8 +67,8 @@ void encode(T value, ByteOrder order, unsigned char* p)
 [[noreturn]] inline void failAt(const std::string& kind, const std::string& path, const std::string& field,
                                 uint64_t offset, const std::string& problem)
 {
-    throw FormatError(kind + " '" + path + "': field '" + field + "' at byte offset " + std::to_string(offset) +
-                      ": " + problem);
+    throw FormatError(kind + " '" + path + "': field '" + field + "' at byte offset " + std::to_string(offset) + ": " +
+                      problem);
 }
 
 /// A snapshot error (see above).
@@ -92,8 +92,8 @@ public:
         if (!std::filesystem::is_regular_file(path, error))
         {
             const bool exists = std::filesystem::exists(path, error);
-            throw FormatError(kind_ + " '" + path + "': cannot read: " +
-                              (exists ? "not a regular file" : "no such file"));
+            throw FormatError(kind_ + " '" + path +
+                              "': cannot read: " + (exists ? "not a regular file" : "no such file"));
         }
         size_ = std::filesystem::file_size(path, error);
         in_.open(path, std::ios::binary);
@@ -235,8 +235,8 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
     }
     for (size_t i = 0; i < n; ++i)
     {
-        const Vec3d& x = particles.pos[i];
-        const Vec3d& v = particles.vel[i];
+        const Vec3d& x    = particles.pos[i];
+        const Vec3d& v    = particles.vel[i];
         const bool finite = std::isfinite(x.x) && std::isfinite(x.y) && std::isfinite(x.z) && std::isfinite(v.x) &&
                             std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(particles.mass[i]);
         if (!finite)
@@ -255,7 +255,7 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
     sorted.time = particles.time;
     for (size_t i = 0; i < n; ++i)
     {
-        const size_t j  = order[i];
+        const size_t j = order[i];
         sorted.pos[i]  = particles.pos[j];
         sorted.vel[i]  = particles.vel[j];
         sorted.mass[i] = particles.mass[j];

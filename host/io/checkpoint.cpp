@@ -12,8 +12,8 @@ namespace octwalk {
 
 namespace {
 
-constexpr char kMagic[16]   = "OCTWALK-CKPT-v2";
-constexpr char kMagicV1[16] = "OCTWALK-CKPT-v1";
+constexpr char kMagic[16]          = "OCTWALK-CKPT-v2";
+constexpr char kMagicV1[16]        = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
 /// Bytes of one body: position, velocity, mass, id.
@@ -86,8 +86,8 @@ void readParameters(io::FileReader& in, Parameters& p)
     const uint64_t length = in.read<uint64_t>(io::hostByteOrder(), "parameters length");
     if (length > in.remaining())
     {
-        in.fail("parameters length", at, std::to_string(length) + " bytes exceed the file (" +
-                                             std::to_string(in.remaining()) + " bytes left)");
+        in.fail("parameters length", at,
+                std::to_string(length) + " bytes exceed the file (" + std::to_string(in.remaining()) + " bytes left)");
     }
     std::vector<char> text = in.readArray<char>(length, io::hostByteOrder(), "parameters");
     try
@@ -116,18 +116,18 @@ void readParametersV1(io::FileReader& in, CheckpointImage& c)
     {
         in.fail("mac", macAt, std::to_string(mac) + " is not a MAC");
     }
-    p.mac                     = Mac(mac);
-    p.use_quadrupole          = in.read<int32_t>(order, "use_quadrupole") != 0;
-    p.merge_groups            = in.read<int32_t>(order, "merge_groups") != 0;
-    const uint64_t backendAt  = in.offset();
-    const int32_t backend     = in.read<int32_t>(order, "backend");
+    p.mac                    = Mac(mac);
+    p.use_quadrupole         = in.read<int32_t>(order, "use_quadrupole") != 0;
+    p.merge_groups           = in.read<int32_t>(order, "merge_groups") != 0;
+    const uint64_t backendAt = in.offset();
+    const int32_t backend    = in.read<int32_t>(order, "backend");
     if (backend < int32_t(Backend::Auto) || backend > int32_t(Backend::Gpu))
     {
         in.fail("backend", backendAt, std::to_string(backend) + " is not a backend");
     }
-    p.backend                 = Backend(backend);
-    c.direct                  = in.read<int32_t>(order, "direct") != 0;
-    c.zeroNetForce            = in.read<int32_t>(order, "zero_net_force") != 0;
+    p.backend      = Backend(backend);
+    c.direct       = in.read<int32_t>(order, "direct") != 0;
+    c.zeroNetForce = in.read<int32_t>(order, "zero_net_force") != 0;
 }
 
 } // namespace
@@ -212,10 +212,10 @@ CheckpointImage readCheckpoint(const std::string& path)
         c.zeroNetForce = in.read<int32_t>(order, "zero_net_force") != 0;
         readParameters(in, c.parameters);
     }
-    c.state.pos              = in.readArray<Vec3d>(uint64_t(n), order, "positions");
-    c.state.vel              = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
-    c.state.mass             = in.readArray<double>(uint64_t(n), order, "masses");
-    c.state.id               = in.readArray<uint64_t>(uint64_t(n), order, "ids");
+    c.state.pos               = in.readArray<Vec3d>(uint64_t(n), order, "positions");
+    c.state.vel               = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
+    c.state.mass              = in.readArray<double>(uint64_t(n), order, "masses");
+    c.state.id                = in.readArray<uint64_t>(uint64_t(n), order, "ids");
     const uint64_t settingsAt = in.offset();
     const uint64_t settings   = in.read<uint64_t>(order, "settings length");
     if (settings > in.remaining() - std::min<uint64_t>(in.remaining(), sizeof(uint64_t)))
@@ -234,8 +234,8 @@ CheckpointImage readCheckpoint(const std::string& path)
     if (c.step < 0 || c.step > c.numSteps || !(c.h > 0))
     {
         in.fail("step", sizeof(kMagic) + 8,
-                "step " + std::to_string(c.step) + " of " + std::to_string(c.numSteps) + " with h = " +
-                    std::to_string(c.h) + " is inconsistent");
+                "step " + std::to_string(c.step) + " of " + std::to_string(c.numSteps) +
+                    " with h = " + std::to_string(c.h) + " is inconsistent");
     }
     return c;
 }

@@ -27,9 +27,9 @@ std::string snapshotExtension(SnapshotFormat format)
 {
     switch (format)
     {
-        case SnapshotFormat::Gadget2: return ".gadget";
-        case SnapshotFormat::Hdf5: return ".hdf5";
-        default: return ".tipsy";
+    case SnapshotFormat::Gadget2: return ".gadget";
+    case SnapshotFormat::Hdf5: return ".hdf5";
+    default: return ".tipsy";
     }
 }
 
@@ -37,11 +37,11 @@ std::string toString(SnapshotFormat format)
 {
     switch (format)
     {
-        case SnapshotFormat::TipsyStandard: return "tipsy";
-        case SnapshotFormat::TipsyNative: return "tipsy-native";
-        case SnapshotFormat::TipsyBonsai: return "tipsy-bonsai";
-        case SnapshotFormat::Gadget2: return "gadget2";
-        case SnapshotFormat::Hdf5: return "hdf5";
+    case SnapshotFormat::TipsyStandard: return "tipsy";
+    case SnapshotFormat::TipsyNative: return "tipsy-native";
+    case SnapshotFormat::TipsyBonsai: return "tipsy-bonsai";
+    case SnapshotFormat::Gadget2: return "gadget2";
+    case SnapshotFormat::Hdf5: return "hdf5";
     }
     return "unknown";
 }
@@ -55,7 +55,8 @@ SnapshotFormat detectFormat(const std::string& path)
     if (io::detectTipsy(in, tipsy)) return tipsy;
     io::failAt(path, "header", 0,
                "not HDF5 (no signature), GADGET-2 (first record marker is not 256) or TIPSY (ndim is not 1..3); "
-               "file size " + std::to_string(in.size()));
+               "file size " +
+                   std::to_string(in.size()));
 }
 
 void writeSnapshot(const std::string& path, SnapshotFormat format, const ParticleSet& particles,
@@ -70,11 +71,11 @@ void writeSnapshot(const std::string& path, SnapshotFormat format, const Particl
     writeFileAtomically(path, overwrite ? Existing::Replace : Existing::Refuse, [&](const std::string& temporary) {
         switch (format)
         {
-            case SnapshotFormat::TipsyStandard:
-            case SnapshotFormat::TipsyNative:
-            case SnapshotFormat::TipsyBonsai: io::writeTipsy(temporary, sorted, format); break;
-            case SnapshotFormat::Gadget2: io::writeGadget2(temporary, sorted); break;
-            case SnapshotFormat::Hdf5: io::writeHdf5(temporary, sorted, meta); break;
+        case SnapshotFormat::TipsyStandard:
+        case SnapshotFormat::TipsyNative:
+        case SnapshotFormat::TipsyBonsai: io::writeTipsy(temporary, sorted, format); break;
+        case SnapshotFormat::Gadget2: io::writeGadget2(temporary, sorted); break;
+        case SnapshotFormat::Hdf5: io::writeHdf5(temporary, sorted, meta); break;
         }
     });
 }
@@ -84,11 +85,11 @@ ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
     ParticleSet p;
     switch (format)
     {
-        case SnapshotFormat::TipsyStandard:
-        case SnapshotFormat::TipsyNative:
-        case SnapshotFormat::TipsyBonsai: p = io::readTipsy(path, format); break;
-        case SnapshotFormat::Gadget2: p = io::readGadget2(path); break;
-        case SnapshotFormat::Hdf5: p = io::readHdf5(path); break;
+    case SnapshotFormat::TipsyStandard:
+    case SnapshotFormat::TipsyNative:
+    case SnapshotFormat::TipsyBonsai: p = io::readTipsy(path, format); break;
+    case SnapshotFormat::Gadget2: p = io::readGadget2(path); break;
+    case SnapshotFormat::Hdf5: p = io::readHdf5(path); break;
     }
     io::checkUniqueIds(p, path);
     return p;

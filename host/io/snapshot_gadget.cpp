@@ -17,10 +17,10 @@ namespace octwalk::io {
 
 namespace {
 
-constexpr uint32_t headerBytes  = 256;
-constexpr int numTypes          = 6;
-constexpr int haloType          = 1;
-constexpr uint64_t markerBytes  = 4;
+constexpr uint32_t headerBytes   = 256;
+constexpr int numTypes           = 6;
+constexpr int haloType           = 1;
+constexpr uint64_t markerBytes   = 4;
 constexpr uint64_t maxBlockBytes = uint64_t(std::numeric_limits<int32_t>::max()); // the marker is a Fortran int32
 
 /// Byte offsets inside the 256-byte header payload (FORMATS.md).
@@ -103,8 +103,8 @@ uint32_t openRecord(FileReader& in, ByteOrder order, const std::string& name, ui
     const uint32_t marker = in.read<uint32_t>(order, name + " record marker");
     if (marker != size && marker != otherSize)
     {
-        const std::string expected = size == otherSize ? std::to_string(size)
-                                                       : std::to_string(size) + " or " + std::to_string(otherSize);
+        const std::string expected =
+            size == otherSize ? std::to_string(size) : std::to_string(size) + " or " + std::to_string(otherSize);
         in.fail(name + " record marker", at, "is " + std::to_string(marker) + ", expected " + expected);
     }
     if (uint64_t(marker) + markerBytes > in.remaining())
@@ -173,9 +173,9 @@ GadgetHeader readGadgetHeader(FileReader& in)
 /// ids) that could hold the header's particles.
 void checkCountsFitFile(const FileReader& in, const GadgetHeader& h)
 {
-    const uint64_t n    = h.total();
+    const uint64_t n     = h.total();
     const uint64_t massN = h.withMassBlock();
-    uint64_t need       = 2 * markerBytes + headerBytes;
+    uint64_t need        = 2 * markerBytes + headerBytes;
     if (n > 0) need += 3 * 2 * markerBytes + (12 + 12 + 4) * n;
     if (massN > 0) need += 2 * markerBytes + 4 * massN;
     if (need > in.size())
@@ -195,9 +195,9 @@ void checkCountsFitFile(const FileReader& in, const GadgetHeader& h)
 /// non-finite value is a FormatError naming the particle (value index / perParticle).
 std::vector<double> readReals(FileReader& in, ByteOrder order, const char* name, uint64_t count, uint64_t perParticle)
 {
-    const uint32_t bytes   = openRecord(in, order, name, 4 * count, 8 * count);
-    const uint64_t at      = in.offset();
-    const uint64_t width   = bytes / count;
+    const uint32_t bytes = openRecord(in, order, name, 4 * count, 8 * count);
+    const uint64_t at    = in.offset();
+    const uint64_t width = bytes / count;
     std::vector<double> values;
     if (width == 4)
     {
@@ -282,8 +282,8 @@ void encodeHeader(unsigned char* raw, const ParticleSet& sorted, double tableMas
     encode<double>(0.0, order, raw + offset::redshift);
     encode<uint32_t>(uint32_t(n), order, raw + offset::npartTotal + 4 * haloType);
     encode<int32_t>(1, order, raw + offset::numFiles);
-    encode<double>(0.0, order, raw + offset::boxSize);     // isolated: no periodic box
-    encode<double>(0.0, order, raw + offset::omega0);      // isolated: readers treat time as plain time
+    encode<double>(0.0, order, raw + offset::boxSize); // isolated: no periodic box
+    encode<double>(0.0, order, raw + offset::omega0);  // isolated: readers treat time as plain time
     encode<double>(0.0, order, raw + offset::omegaLambda);
     encode<double>(1.0, order, raw + offset::hubbleParam); // h = 1: readers that divide by h change nothing
     encode<uint32_t>(uint32_t(n >> 32), order, raw + offset::npartTotalHigh + 4 * haloType);

@@ -140,9 +140,9 @@ public:
                    const void* data, hsize_t count = 0) const
     {
         const std::string field = object + "/" + name;
-        const hid_t shape = count == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr);
-        Handle space      = created(shape, H5Sclose, field);
-        Handle attr  = created(H5Acreate2(location, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, field);
+        const hid_t shape       = count == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr);
+        Handle space            = created(shape, H5Sclose, field);
+        Handle attr = created(H5Acreate2(location, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, field);
         check(H5Awrite(attr, memType, data), field);
     }
 
@@ -158,15 +158,14 @@ public:
         attribute(location, object, name, type, type, padded.data());
     }
 
-    void dataset(hid_t group, const std::string& object, const char* name, hid_t fileType, hid_t memType,
-                 hsize_t rows, hsize_t columns, const void* data) const
+    void dataset(hid_t group, const std::string& object, const char* name, hid_t fileType, hid_t memType, hsize_t rows,
+                 hsize_t columns, const void* data) const
     {
         const std::string field = object + "/" + name;
         const hsize_t dims[2]   = {rows, columns};
-        Handle space = created(H5Screate_simple(columns == 1 ? 1 : 2, dims, nullptr), H5Sclose, field);
-        Handle dcpl  = untimed(H5P_DATASET_CREATE, field);
-        Handle set   = created(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
-                               field);
+        Handle space            = created(H5Screate_simple(columns == 1 ? 1 : 2, dims, nullptr), H5Sclose, field);
+        Handle dcpl             = untimed(H5P_DATASET_CREATE, field);
+        Handle set = created(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose, field);
         check(H5Dwrite(set, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), field);
     }
 
@@ -176,12 +175,12 @@ private:
 
 void writeHeader(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted)
 {
-    Handle header = w.group(file, "Header");
-    const uint64_t n = uint64_t(sorted.size());
+    Handle header               = w.group(file, "Header");
+    const uint64_t n            = uint64_t(sorted.size());
     uint32_t thisFile[numTypes] = {}, total[numTypes] = {}, highWord[numTypes] = {};
-    thisFile[haloType] = uint32_t(n);
-    total[haloType]    = uint32_t(n);
-    highWord[haloType] = uint32_t(n >> 32);
+    thisFile[haloType]               = uint32_t(n);
+    total[haloType]                  = uint32_t(n);
+    highWord[haloType]               = uint32_t(n >> 32);
     const double massTable[numTypes] = {}; // every mass is in a Masses dataset
     const double time = sorted.time, zero = 0.0, one = 1.0;
     const int32_t files = 1, entropy = 0;
@@ -193,7 +192,7 @@ void writeHeader(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted)
     w.attribute(header, h, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, massTable, numTypes);
     w.attribute(header, h, "Time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &time);
     w.attribute(header, h, "Redshift", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero);
-    w.attribute(header, h, "BoxSize", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero);     // isolated: no box
+    w.attribute(header, h, "BoxSize", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero); // isolated: no box
     w.attribute(header, h, "NumFilesPerSnapshot", H5T_STD_I32LE, H5T_NATIVE_INT32, &files);
     w.attribute(header, h, "Omega0", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero);      // isolated: yt then
     w.attribute(header, h, "OmegaLambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero); // reads Time as time
@@ -216,11 +215,11 @@ void writeParameters(const Hdf5Writer& w, hid_t file, const SnapshotMeta& meta)
 /// rescaling of these three numbers.
 void writeUnits(const Hdf5Writer& w, hid_t file, const SnapshotMeta& meta)
 {
-    constexpr double kpcInCm            = 3.0856775814913673e21;
-    constexpr double kmPerSInCmPerS     = 1.0e5;
-    constexpr double gravitationalCgs   = 6.67430e-8; // CODATA 2018, cm^3 g^-1 s^-2
+    constexpr double kpcInCm          = 3.0856775814913673e21;
+    constexpr double kmPerSInCmPerS   = 1.0e5;
+    constexpr double gravitationalCgs = 6.67430e-8; // CODATA 2018, cm^3 g^-1 s^-2
     const double massInG = meta.gravitationalConstant * kpcInCm * kmPerSInCmPerS * kmPerSInCmPerS / gravitationalCgs;
-    Handle units = w.group(file, "Units");
+    Handle units         = w.group(file, "Units");
     w.attribute(units, "/Units", "UnitLength_in_cm", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &kpcInCm);
     w.attribute(units, "/Units", "UnitMass_in_g", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &massInG);
     w.attribute(units, "/Units", "UnitVelocity_in_cm_per_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &kmPerSInCmPerS);
@@ -228,8 +227,8 @@ void writeUnits(const Hdf5Writer& w, hid_t file, const SnapshotMeta& meta)
 
 void writeHalo(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted)
 {
-    const hsize_t n = hsize_t(sorted.size());
-    Handle halo = w.group(file, "PartType1");
+    const hsize_t n     = hsize_t(sorted.size());
+    Handle halo         = w.group(file, "PartType1");
     const std::string g = "/PartType1";
     w.dataset(halo, g, "Coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 3, sorted.pos.data());
     w.dataset(halo, g, "Velocities", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 3, sorted.vel.data());
@@ -242,7 +241,7 @@ void writeHalo(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted)
 
 /// Deflate cannot expand data more than about 1032-fold, so a filtered dataset whose shape needs
 /// more than this per stored byte is damaged, and is refused before its buffer is allocated.
-constexpr uint64_t maxInflation = 1032;
+constexpr uint64_t maxInflation   = 1032;
 constexpr uint64_t inflationSlack = uint64_t(1) << 16;
 
 class Hdf5Reader
@@ -343,16 +342,16 @@ public:
         const std::string field = object + "/ParticleIDs";
         Located located;
         const bool isSigned = datasetIsSigned(group, field);
-        std::vector<uint64_t> values = dataset<uint64_t>(group, object, "ParticleIDs", rows, 1,
-                                                         isSigned ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64, H5T_INTEGER,
-                                                         located);
+        std::vector<uint64_t> values =
+            dataset<uint64_t>(group, object, "ParticleIDs", rows, 1, isSigned ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64,
+                              H5T_INTEGER, located);
         for (uint64_t i = 0; i < rows && isSigned; ++i)
         {
             const int64_t id = static_cast<int64_t>(values[i]);
             if (id < 0)
             {
-                fail(field, "entry " + std::to_string(i) + " is the negative id " + std::to_string(id) + " " +
-                                located.at(i));
+                fail(field,
+                     "entry " + std::to_string(i) + " is the negative id " + std::to_string(id) + " " + located.at(i));
             }
         }
         return values;
@@ -361,8 +360,8 @@ public:
 private:
     void checkShape(hid_t space, const std::string& field, uint64_t rows, hsize_t columns) const
     {
-        const int rank = H5Sget_simple_extent_ndims(space);
-        hsize_t dims[2] = {0, 0};
+        const int rank    = H5Sget_simple_extent_ndims(space);
+        hsize_t dims[2]   = {0, 0};
         const bool shaped = (columns == 1 && rank == 1) || (columns > 1 && rank == 2);
         if (shaped) H5Sget_simple_extent_dims(space, dims, nullptr);
         if (!shaped || dims[0] != rows || (columns > 1 && dims[1] != columns))
@@ -415,7 +414,7 @@ struct Hdf5Header
 
 Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
 {
-    Handle group = r.openGroup(file, "Header");
+    Handle group        = r.openGroup(file, "Header");
     const std::string h = "/Header";
     Hdf5Header header;
     header.numPart   = r.attribute<int64_t>(group, h, "NumPart_ThisFile", H5T_NATIVE_INT64, numTypes);
@@ -470,7 +469,7 @@ void readType(const Hdf5Reader& r, hid_t file, const Hdf5Header& header, int t, 
     const int64_t first    = out.size();
 
     Hdf5Reader::Located located;
-    const hid_t real = H5T_NATIVE_DOUBLE;
+    const hid_t real              = H5T_NATIVE_DOUBLE;
     const std::vector<double> pos = r.dataset<double>(group, g, "Coordinates", n, 3, real, H5T_FLOAT, located);
     checkFinite(r, g + "/Coordinates", pos, 3, first, located);
     const std::vector<double> vel = r.dataset<double>(group, g, "Velocities", n, 3, real, H5T_FLOAT, located);

@@ -36,9 +36,9 @@ constexpr RecordLayout starLayout{"star", 44, 36};
 
 struct TipsyHeader
 {
-    double time = 0;
+    double time     = 0;
     int32_t nbodies = 0, ndim = 0, nsph = 0, ndark = 0, nstar = 0;
-    int32_t pad = 0; ///< Bonsai's version; 0 for an old 28-byte header, which has none
+    int32_t pad     = 0; ///< Bonsai's version; 0 for an old 28-byte header, which has none
     ByteOrder order = ByteOrder::Big;
     uint64_t bytes  = tipsyHeaderBytes;
 
@@ -145,8 +145,8 @@ void readRecords(FileReader& in, const TipsyHeader& h, const RecordLayout& layou
     std::vector<unsigned char> buffer;
     for (int64_t first = 0; first < count; first += int64_t(recordsPerChunk))
     {
-        const uint64_t chunk     = std::min<uint64_t>(recordsPerChunk, uint64_t(count - first));
-        const uint64_t chunkAt   = in.offset();
+        const uint64_t chunk   = std::min<uint64_t>(recordsPerChunk, uint64_t(count - first));
+        const uint64_t chunkAt = in.offset();
         buffer.resize(chunk * layout.bytes);
         in.read(buffer.data(), buffer.size(), field);
         for (uint64_t r = 0; r < chunk; ++r)
@@ -227,8 +227,8 @@ ParticleSet readTipsy(const std::string& path, SnapshotFormat format)
     {
         in.fail("pad", 28,
                 "reading as tipsy-bonsai needs a little-endian 32-byte header with pad (version) = 2; this file is " +
-                    std::string(toString(h.order)) + " with a " + std::to_string(h.bytes) + "-byte header and pad = " +
-                    std::to_string(h.pad));
+                    std::string(toString(h.order)) + " with a " + std::to_string(h.bytes) +
+                    "-byte header and pad = " + std::to_string(h.pad));
     }
 
     ParticleSet p;

@@ -53,7 +53,8 @@ struct JeansTable
         };
         for (int i = n - 2; i >= 0; --i)
         {
-            integral[i] = integral[i + 1] + 0.5 * (logR[i + 1] - logR[i]) * (integrand(logR[i]) + integrand(logR[i + 1]));
+            integral[i] =
+                integral[i + 1] + 0.5 * (logR[i + 1] - logR[i]) * (integrand(logR[i]) + integrand(logR[i + 1]));
         }
         for (int i = 0; i < n; ++i) sigma2[i] = integral[i] / hernquistDensity(std::exp(logR[i]), m, a);
     }
@@ -61,9 +62,9 @@ struct JeansTable
     double at(double r) const
     {
         double lr = std::clamp(std::log(std::max(r, 1e-300)), logR.front(), logR.back());
-        auto it = std::upper_bound(logR.begin(), logR.end(), lr);
-        size_t i = std::min<size_t>(std::max<size_t>(size_t(it - logR.begin()), 1), logR.size() - 1);
-        double t = (lr - logR[i - 1]) / (logR[i] - logR[i - 1]);
+        auto it   = std::upper_bound(logR.begin(), logR.end(), lr);
+        size_t i  = std::min<size_t>(std::max<size_t>(size_t(it - logR.begin()), 1), logR.size() - 1);
+        double t  = (lr - logR[i - 1]) / (logR[i] - logR[i - 1]);
         return sigma2[i - 1] + t * (sigma2[i] - sigma2[i - 1]);
     }
 };
@@ -79,7 +80,7 @@ double gaussian(Random& rng)
 double sampleHernquistRadius(Random& rng, double a, double rMax)
 {
     double sMax = rMax / (rMax + a);
-    double s = std::sqrt(rng.uniform()) * sMax;
+    double s    = std::sqrt(rng.uniform()) * sMax;
     return a * s / (1 - s);
 }
 
@@ -91,7 +92,7 @@ double sampleDiskRadius(Random& rng, double cutoff)
     double lo = 0, hi = cutoff;
     for (int k = 0; k < 60; ++k)
     {
-        double mid = 0.5 * (lo + hi);
+        double mid                              = 0.5 * (lo + hi);
         (diskMass(mid, 1.0) < target ? lo : hi) = mid;
     }
     return 0.5 * (lo + hi);
@@ -103,9 +104,9 @@ void sphericalComponent(Random& rng, ParticleSet& p, int64_t first, int64_t coun
     JeansTable jeans(prof, m, a, g.haloCutoff);
     for (int64_t i = first; i < first + count; ++i)
     {
-        double r = sampleHernquistRadius(rng, a, g.haloCutoff);
+        double r     = sampleHernquistRadius(rng, a, g.haloCutoff);
         double sigma = std::sqrt(std::max(jeans.at(r), 0.0));
-        double vEsc = std::sqrt(2 * prof.enclosed(r) / std::max(r, 1e-6) + 2 * m / (r + a));
+        double vEsc  = std::sqrt(2 * prof.enclosed(r) / std::max(r, 1e-6) + 2 * m / (r + a));
         Vec3d v;
         do
         {
@@ -119,9 +120,9 @@ void sphericalComponent(Random& rng, ParticleSet& p, int64_t first, int64_t coun
 /// Epicyclic ratio kappa^2 / (4 Omega^2) of the spherically averaged profile at R.
 double epicyclicRatio(const MassProfile& prof, double R)
 {
-    double h = 1e-3 * R;
-    double v2 = prof.enclosed(R) / R;
-    double dv2 = (prof.enclosed(R + h) / (R + h) - prof.enclosed(R - h) / (R - h)) / (2 * h);
+    double h      = 1e-3 * R;
+    double v2     = prof.enclosed(R) / R;
+    double dv2    = (prof.enclosed(R + h) / (R + h) - prof.enclosed(R - h) / (R - h)) / (2 * h);
     double kappa2 = 2 * v2 / (R * R) + dv2 / R; // kappa^2 = R dOmega^2/dR + 4 Omega^2
     return kappa2 / (4 * v2 / (R * R));
 }
@@ -141,23 +142,23 @@ void diskVelocities(Random& rng, ParticleSet& p, int64_t first, int64_t count, d
     solver.computeForces(acc, pot);
 
     const double rRef = 2.43;
-    double sigmaSurf = md / (2 * kPi) * std::exp(-rRef);
-    double kappaRef  = std::sqrt(4 * prof.enclosed(rRef) / (rRef * rRef * rRef) * epicyclicRatio(prof, rRef));
-    double sigmaR0   = g.toomreQ * 3.36 * sigmaSurf / kappaRef / std::exp(-rRef / 2);
+    double sigmaSurf  = md / (2 * kPi) * std::exp(-rRef);
+    double kappaRef   = std::sqrt(4 * prof.enclosed(rRef) / (rRef * rRef * rRef) * epicyclicRatio(prof, rRef));
+    double sigmaR0    = g.toomreQ * 3.36 * sigmaSurf / kappaRef / std::exp(-rRef / 2);
     for (int64_t i = first; i < first + count; ++i)
     {
-        Vec3d x = p.pos[i];
+        Vec3d x  = p.pos[i];
         double R = std::sqrt(x.x * x.x + x.y * x.y);
         if (R < 1e-9) R = 1e-9;
         Vec3d eR{x.x / R, x.y / R, 0}, ePhi{-x.y / R, x.x / R, 0};
-        double vc2 = std::max(0.0, -R * dot(acc[i], eR));
+        double vc2        = std::max(0.0, -R * dot(acc[i], eR));
         double sigmaSurfR = md / (2 * kPi) * std::exp(-R);
-        double sigmaZ = std::sqrt(kPi * sigmaSurfR * g.diskHeight);
-        double sigmaRr = sigmaR0 * std::exp(-R / 2);
-        double ratio = std::clamp(epicyclicRatio(prof, R), 0.25, 1.0);
-        double sigmaPhi = sigmaRr * std::sqrt(ratio);
-        double vPhi2 = vc2 + sigmaRr * sigmaRr * (1 - ratio - 2 * R);
-        double vPhi = std::sqrt(std::max(vPhi2, 0.0));
+        double sigmaZ     = std::sqrt(kPi * sigmaSurfR * g.diskHeight);
+        double sigmaRr    = sigmaR0 * std::exp(-R / 2);
+        double ratio      = std::clamp(epicyclicRatio(prof, R), 0.25, 1.0);
+        double sigmaPhi   = sigmaRr * std::sqrt(ratio);
+        double vPhi2      = vc2 + sigmaRr * sigmaRr * (1 - ratio - 2 * R);
+        double vPhi       = std::sqrt(std::max(vPhi2, 0.0));
         double vr = sigmaRr * gaussian(rng), vt = vPhi + sigmaPhi * gaussian(rng), vz = sigmaZ * gaussian(rng);
         p.vel[i] = {vr * eR.x + vt * ePhi.x, vr * eR.y + vt * ePhi.y, vz};
     }
@@ -210,11 +211,11 @@ ParticleSet makeMerger(int64_t n, uint64_t seed, const MergerOrbit& o, const Gal
         throw ParameterError("merger pericentre = " + std::to_string(o.pericentre) + " and separation = " +
                              std::to_string(o.separation) + " are invalid: need 0 < pericentre < separation");
     }
-    double q = o.massRatio;
-    int64_t n2 = int64_t(std::llround(double(n) * q / (1 + q)));
-    int64_t n1 = n - n2;
-    ParticleSet a = makeGalaxy(n1, seed, g);
-    ParticleSet b = makeGalaxy(n2, seed + 1, g);
+    double q           = o.massRatio;
+    int64_t n2         = int64_t(std::llround(double(n) * q / (1 + q)));
+    int64_t n1         = n - n2;
+    ParticleSet a      = makeGalaxy(n1, seed, g);
+    ParticleSet b      = makeGalaxy(n2, seed + 1, g);
     double lengthScale = std::cbrt(q), velocityScale = std::sqrt(q / lengthScale);
     double inc = o.inclination * kPi / 180, c = std::cos(inc), s = std::sin(inc);
     auto tilt = [c, s](Vec3d v) { return Vec3d{v.x, c * v.y - s * v.z, s * v.y + c * v.z}; };

@@ -20,13 +20,13 @@ namespace octwalk {
 struct GalaxyModel
 {
     double bulgeFraction = 1.0 / 6.0, diskFraction = 1.0 / 6.0; ///< the halo has the rest (4/6)
-    double bulgeScale = 0.2;   ///< Hernquist a of the bulge [R_d]
-    double haloScale  = 4.0;   ///< Hernquist a of the halo [R_d]
-    double diskHeight = 0.1;   ///< sech^2 scale height z0 [R_d]
-    double diskCutoff = 10.0;  ///< disk radius cut-off [R_d]
-    double haloCutoff = 30.0;  ///< bulge and halo radius cut-off [R_d]
-    double toomreQ    = 1.5;   ///< at R = 2.43 R_d
-    double softening  = 0.02;  ///< used to measure the disk's circular speed [R_d]
+    double bulgeScale = 0.2;                                    ///< Hernquist a of the bulge [R_d]
+    double haloScale  = 4.0;                                    ///< Hernquist a of the halo [R_d]
+    double diskHeight = 0.1;                                    ///< sech^2 scale height z0 [R_d]
+    double diskCutoff = 10.0;                                   ///< disk radius cut-off [R_d]
+    double haloCutoff = 30.0;                                   ///< bulge and halo radius cut-off [R_d]
+    double toomreQ    = 1.5;                                    ///< at R = 2.43 R_d
+    double softening  = 0.02;                                   ///< used to measure the disk's circular speed [R_d]
 };
 
 /// Bodies are ordered bulge, disk, halo, each in proportion to its mass (equal-mass particles);
@@ -35,10 +35,10 @@ ParticleSet makeGalaxy(int64_t n, uint64_t seed, const GalaxyModel& model = Gala
 
 struct MergerOrbit
 {
-    double massRatio   = 1.0;   ///< mass of the second galaxy over the first, (0, 1]
-    double pericentre  = 2.0;   ///< of the parabolic Kepler orbit of the two centres [R_d]
-    double separation  = 30.0;  ///< initial distance of the centres [R_d]
-    double inclination = 60.0;  ///< tilt of the second disk about the x axis [degrees]
+    double massRatio   = 1.0;  ///< mass of the second galaxy over the first, (0, 1]
+    double pericentre  = 2.0;  ///< of the parabolic Kepler orbit of the two centres [R_d]
+    double separation  = 30.0; ///< initial distance of the centres [R_d]
+    double inclination = 60.0; ///< tilt of the second disk about the x axis [degrees]
 };
 
 /// Two galaxies on a parabolic orbit in the x-y plane, centre of mass at rest at the origin.

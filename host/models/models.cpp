@@ -63,7 +63,7 @@ ParticleSet makePlummer(int64_t n, uint64_t seed)
         do
         {
             double x = rng.uniform();
-            r = x > 0 ? 1 / std::sqrt(std::pow(x, -2.0 / 3.0) - 1) : 0;
+            r        = x > 0 ? 1 / std::sqrt(std::pow(x, -2.0 / 3.0) - 1) : 0;
         } while (!(r < 44.7)); // (r^2/(1+r^2))^1.5 = 0.999 at r = 44.7
         double q, g;
         do
@@ -72,8 +72,8 @@ ParticleSet makePlummer(int64_t n, uint64_t seed)
             g = 0.1 * rng.uniform();
         } while (g > q * q * std::pow(1 - q * q, 3.5));
         double v = q * std::sqrt(2.0) * std::pow(1 + r * r, -0.25);
-        pos = lengthScale * isotropic(rng, r);
-        vel = velocityScale * isotropic(rng, v);
+        pos      = lengthScale * isotropic(rng, r);
+        vel      = velocityScale * isotropic(rng, v);
     });
 }
 
@@ -84,7 +84,7 @@ ParticleSet makeHernquist(int64_t n, uint64_t seed)
         do
         {
             double s = std::sqrt(rng.uniform());
-            r = s / (1 - s);
+            r        = s / (1 - s);
         } while (!(r < 198.0)); // M(<r) = r^2/(1+r^2)^2 reaches 0.99 at r = 198
         double psi  = 1 / (1 + r);
         double vEsc = std::sqrt(2 * psi);
@@ -93,7 +93,7 @@ ParticleSet makeHernquist(int64_t n, uint64_t seed)
         for (int k = 1; k < 64; ++k)
         {
             double v = vEsc * k / 64.0;
-            peak = std::max(peak, v * v * hernquistDf(psi - 0.5 * v * v));
+            peak     = std::max(peak, v * v * hernquistDf(psi - 0.5 * v * v));
         }
         double v;
         do

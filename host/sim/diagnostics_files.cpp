@@ -59,9 +59,9 @@ void DiagnosticsFiles::write(const Simulation& sim)
     Diagnostics d = sim.diagnostics();
     energy_ << sim.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
             << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.comPos.x << ',' << d.comPos.y << ','
-            << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x
-            << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
-            << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
+            << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x << ','
+            << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ',' << d.angularMomentum.y << ','
+            << d.angularMomentum.z << '\n';
     lagrange_ << sim.stepIndex() << ',' << d.time;
     for (double r : lagrangianRadii(sim.state(), lagrangeFractions())) lagrange_ << ',' << r;
     lagrange_ << '\n';

@@ -81,9 +81,9 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
                          const RunControl& control)
 {
     validate(rs);
-    std::string comment = "# " + versionHeader() + "; units N-body, G = " +
-                          std::to_string(sim.parameters().gravitational_constant) + "; parameters " +
-                          toJson(sim.parameters()) + "\n";
+    std::string comment = "# " + versionHeader() +
+                          "; units N-body, G = " + std::to_string(sim.parameters().gravitational_constant) +
+                          "; parameters " + toJson(sim.parameters()) + "\n";
     DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex());
     RunOutcome outcome;
     outcome.checkpoint = dir / "checkpoint.bin";

@@ -19,12 +19,12 @@ std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<doub
     for (int64_t i = 0; i < p.size(); ++i)
     {
         Vec3d d = p.pos[i] - c;
-        rm[i] = {std::sqrt(dot(d, d)), p.mass[i]};
+        rm[i]   = {std::sqrt(dot(d, d)), p.mass[i]};
     }
     std::sort(rm.begin(), rm.end());
     std::vector<double> radii(fractions.size(), rm.empty() ? 0.0 : rm.back().first);
     double cumulative = 0;
-    size_t next = 0;
+    size_t next       = 0;
     for (const auto& [r, mi] : rm)
     {
         cumulative += mi;
@@ -37,12 +37,15 @@ StepPlan planSteps(double t0, double tEnd, double timestep)
 {
     if (!(timestep > 0) || !std::isfinite(timestep))
     {
-        throw ParameterError("parameter timestep = " + std::to_string(timestep) + " is invalid: must be finite and > 0");
+        throw ParameterError("parameter timestep = " + std::to_string(timestep) +
+                             " is invalid: must be finite and > 0");
     }
     if (!(tEnd > t0) || !std::isfinite(tEnd))
     {
-        throw ParameterError("parameter t_end = " + std::to_string(tEnd) + " is invalid: must be finite and after the "
-                             "start time " + std::to_string(t0));
+        throw ParameterError("parameter t_end = " + std::to_string(tEnd) +
+                             " is invalid: must be finite and after the "
+                             "start time " +
+                             std::to_string(t0));
     }
     double steps = std::ceil((tEnd - t0) / timestep * (1 - 1e-12));
     if (steps > 1e12) throw ParameterError("t_end / timestep needs more than 1e12 steps");
@@ -91,7 +94,7 @@ void Simulation::removeNetForce()
 
 void Simulation::step()
 {
-    double h = plan_.h;
+    double h  = plan_.h;
     int64_t n = state_.size();
     for (int64_t i = 0; i < n; ++i)
     {
@@ -129,11 +132,11 @@ void Simulation::extendTo(double tEnd)
 Diagnostics Simulation::diagnostics() const
 {
     Diagnostics d;
-    d.time = time();
+    d.time   = time();
     double m = 0;
     for (int64_t i = 0; i < state_.size(); ++i)
     {
-        double mi = state_.mass[i];
+        double mi      = state_.mass[i];
         const Vec3d& x = state_.pos[i];
         const Vec3d& v = state_.vel[i];
         m += mi;
@@ -148,9 +151,9 @@ Diagnostics Simulation::diagnostics() const
         d.comPos = (1 / m) * d.comPos;
         d.comVel = (1 / m) * d.momentum;
     }
-    d.total = d.kinetic + d.potential;
+    d.total               = d.kinetic + d.potential;
     d.relativeEnergyError = initialEnergy_ != 0 ? (d.total - initialEnergy_) / std::fabs(initialEnergy_) : 0.0;
-    d.virialRatio = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
+    d.virialRatio         = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
     return d;
 }
 
@@ -176,10 +179,10 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     // The stored parameters pass the same checks as a fresh run's (ParameterError naming the parameter).
     validate(c.parameters);
     StepPlan plan;
-    plan.t0          = c.t0;
-    plan.h           = c.h;
-    plan.numSteps    = c.numSteps;
-    c.state.time     = plan.t0 + double(c.step) * plan.h;
+    plan.t0       = c.t0;
+    plan.h        = c.h;
+    plan.numSteps = c.numSteps;
+    c.state.time  = plan.t0 + double(c.step) * plan.h;
     Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce});
     sim.step_          = c.step;
     sim.initialEnergy_ = c.initialEnergy;

@@ -97,7 +97,7 @@ private:
     Parameters params_;
     StepPlan plan_;
     ForceOptions forces_;
-    int64_t step_ = 0;
+    int64_t step_         = 0;
     double initialEnergy_ = 0;
     GravitySolver solver_;
     std::vector<Vec3d> acc_;

@@ -20,7 +20,7 @@ namespace {
 void groupProbes(const std::vector<Vec3d>& points, int nGroup, std::vector<int32_t>& order, std::vector<F4>& sorted,
                  std::vector<I2>& ranges)
 {
-    int64_t n = int64_t(points.size());
+    int64_t n                  = int64_t(points.size());
     std::vector<uint64_t> keys = mortonKeysInBoundingCube(points.data(), n);
     order.resize(n);
     std::iota(order.begin(), order.end(), 0);
@@ -29,7 +29,7 @@ void groupProbes(const std::vector<Vec3d>& points, int nGroup, std::vector<int32
     for (int64_t k = 0; k < n; ++k)
     {
         const Vec3d& p = points[order[k]];
-        sorted[k] = {float(p.x), float(p.y), float(p.z), 0.0f};
+        sorted[k]      = {float(p.x), float(p.y), float(p.z), 0.0f};
     }
     ranges.clear();
     for (int32_t f = 0; f < n; f += nGroup) ranges.push_back({f, int32_t(std::min<int64_t>(nGroup, n - f))});
@@ -65,8 +65,8 @@ void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
     {
         std::ostringstream s;
         s.precision(3);
-        s << "out of host memory while " << step << " for N = " << n << " (about " << bytesPerBody * double(n) / 1048576.0
-          << " MiB, " << bytesPerBody << " bytes each)";
+        s << "out of host memory while " << step << " for N = " << n << " (about "
+          << bytesPerBody * double(n) / 1048576.0 << " MiB, " << bytesPerBody << " bytes each)";
         throw BackendError(s.str());
     }
 }
@@ -81,8 +81,8 @@ void checkFinite(const std::vector<Vec3d>& acc, const std::vector<double>& pot, 
         const Vec3d& a = acc[k];
         if (std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot[k])) continue;
         std::ostringstream s;
-        s << what << " " << (index ? (*index)[k] : int64_t(k)) << ": acceleration (" << a.x << ", " << a.y << ", " << a.z
-          << ") and potential " << pot[k]
+        s << what << " " << (index ? (*index)[k] : int64_t(k)) << ": acceleration (" << a.x << ", " << a.y << ", "
+          << a.z << ") and potential " << pot[k]
           << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
         throw InputError(s.str());
     }
@@ -175,7 +175,7 @@ void GravitySolver::buildTree()
     t[Phase::Groups] = clock.lap();
     packTree(tree_, params_, packed_);
     t[Phase::Packing] = clock.lap();
-    treeValid_ = true;
+    treeValid_        = true;
 
     stats_.numGroups   = int64_t(packed_.groupRange.size());
     stats_.numInternal = packed_.numInternal;
@@ -187,8 +187,8 @@ InteractionTotals GravitySolver::evaluateCpu(const TargetView& targets, std::vec
 {
     PhaseTimes& t = times_;
     t.clear(PhaseGroup::Walk);
-    TreeView tree    = packed_.treeView();
-    GroupView groups = currentGroups_;
+    TreeView tree         = packed_.treeView();
+    GroupView groups      = currentGroups_;
     int32_t overflowGroup = 0;
     Stopwatch clock;
     counts_.resize(groups.numGroups);
@@ -229,10 +229,10 @@ InteractionTotals GravitySolver::evaluateGpu(const TargetView& targets, std::vec
 
 void GravitySolver::evaluateTargets(const TargetView& targets, std::vector<F4>& out)
 {
-    stats_.numTargets = targets.numTargets;
+    stats_.numTargets        = targets.numTargets;
     InteractionTotals totals = activeBackend() == Backend::Gpu ? evaluateGpu(targets, out) : evaluateCpu(targets, out);
-    stats_.nodeInteractions = totals.nodes;
-    stats_.leafInteractions = totals.leafBodies - (targets.areBodies ? targets.numTargets : 0);
+    stats_.nodeInteractions  = totals.nodes;
+    stats_.leafInteractions  = totals.leafBodies - (targets.areBodies ? targets.numTargets : 0);
 }
 
 void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
@@ -250,8 +250,8 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     for (size_t k = 0; k < out.size(); ++k)
     {
         int32_t i = tree_.order[k];
-        acc[i] = {G * out[k].x, G * out[k].y, G * out[k].z};
-        pot[i] = G * out[k].w;
+        acc[i]    = {G * out[k].x, G * out[k].y, G * out[k].z};
+        pot[i]    = G * out[k].w;
     }
     checkFinite(acc, pot, "body");
 }
@@ -268,8 +268,9 @@ void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec
     groupBoxes(sorted, ranges, center, half);
     currentGroups_ = {ranges.data(), center.data(), half.data(), int32_t(ranges.size())};
     std::vector<F4> out;
-    namingMemory("walking the tree for probe points", int64_t(points.size()), 100,
-                 [&] { evaluateTargets({sorted.data(), int32_t(sorted.size()), false}, out); });
+    namingMemory("walking the tree for probe points", int64_t(points.size()), 100, [&] {
+        evaluateTargets({sorted.data(), int32_t(sorted.size()), false}, out);
+    });
 
     double G = params_.gravitational_constant;
     acc.resize(points.size());
@@ -283,7 +284,8 @@ void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec
     checkFinite(acc, pot, "probe point");
 }
 
-void GravitySolver::computeDirect(const std::vector<int64_t>& targets, std::vector<Vec3d>& acc, std::vector<double>& pot)
+void GravitySolver::computeDirect(const std::vector<int64_t>& targets, std::vector<Vec3d>& acc,
+                                  std::vector<double>& pot)
 {
     if (pos_.empty()) throw InputError("no bodies set: call setBodies before computing direct sums");
     std::vector<int64_t> all;

@@ -37,8 +37,8 @@ struct InteractionStats
 };
 
 /// Flops counted per interaction, as in the Octgrav paper (Gaburov et al. 2010).
-constexpr double kFlopsPerBodyBody  = 38;
-constexpr double kFlopsPerBodyNode  = 70;
+constexpr double kFlopsPerBodyBody = 38;
+constexpr double kFlopsPerBodyNode = 70;
 
 /// The backend an evaluation requested as `requested` runs on: Auto is the GPU when one is present,
 /// else the CPU; Cpu and Gpu are themselves.
@@ -49,7 +49,7 @@ class GravitySolver
 public:
     explicit GravitySolver(const Parameters& p = Parameters{});
     ~GravitySolver();
-    GravitySolver(GravitySolver&&) = default;
+    GravitySolver(GravitySolver&&)            = default;
     GravitySolver& operator=(GravitySolver&&) = default;
 
     /// Validates and stores; takes effect at the next evaluation.

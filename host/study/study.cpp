@@ -25,12 +25,15 @@ std::vector<F4> packedInCallerOrder(const ParticleSet& bodies)
     for (int64_t i = 0; i < bodies.size(); ++i)
     {
         const Vec3d& p = bodies.pos[i];
-        out[i] = {float(p.x), float(p.y), float(p.z), float(bodies.mass[i])};
+        out[i]         = {float(p.x), float(p.y), float(p.z), float(bodies.mass[i])};
     }
     return out;
 }
 
-std::vector<int32_t> toInt32(const std::vector<int64_t>& index) { return std::vector<int32_t>(index.begin(), index.end()); }
+std::vector<int32_t> toInt32(const std::vector<int64_t>& index)
+{
+    return std::vector<int32_t>(index.begin(), index.end());
+}
 
 // ---------------------------------------------------------------------------------------------
 // Walk traffic
@@ -97,12 +100,12 @@ std::vector<Parameters> expandGrid(const Parameters& base, const StudyGrid& grid
                 for (int nGroup : grid.nGroup)
                     for (double theta : grid.theta)
                     {
-                        Parameters p      = base;
-                        p.mac             = mac;
-                        p.use_quadrupole  = quadrupole;
-                        p.n_leaf          = nLeaf;
-                        p.n_group         = nGroup;
-                        p.opening_angle   = theta;
+                        Parameters p     = base;
+                        p.mac            = mac;
+                        p.use_quadrupole = quadrupole;
+                        p.n_leaf         = nLeaf;
+                        p.n_group        = nGroup;
+                        p.opening_angle  = theta;
                         validate(p);
                         settings.push_back(p);
                     }
@@ -186,12 +189,12 @@ std::vector<AccuracyResult> accuracySweep(const ParticleSet& bodies, const std::
             res.potentialEnergy += 0.5 * bodies.mass[ref.index[k]] * pot[ref.index[k]];
         }
         res.referencePotentialEnergy = refW;
-        res.errors        = relativeErrors(sampleAcc, ref.acc);
-        res.error         = errorStats(res.errors);
-        res.nodesPerBody  = solver.stats().nodesPerBody();
-        res.leavesPerBody = solver.stats().leavesPerBody();
-        res.hostSeconds   = median(host);
-        res.walkSeconds   = median(walk);
+        res.errors                   = relativeErrors(sampleAcc, ref.acc);
+        res.error                    = errorStats(res.errors);
+        res.nodesPerBody             = solver.stats().nodesPerBody();
+        res.leavesPerBody            = solver.stats().leavesPerBody();
+        res.hostSeconds              = median(host);
+        res.walkSeconds              = median(walk);
         if (onResult) onResult(res);
         results.push_back(std::move(res));
     }
@@ -235,7 +238,7 @@ WalkTraffic walkTraffic(const TreeView& tree, const GroupView& groups)
         {
             TrafficSink sink{parent.data(), stamp.data(), g};
             WalkStatus s = walkGroup(tree, groups.center[g], groups.half[g], stack.data(), int32_t(stack.size()), sink);
-            overflow = overflow || s != WalkStatus::Ok;
+            overflow     = overflow || s != WalkStatus::Ok;
             nodes += sink.nodes;
             leaves += sink.leaves;
             opened += sink.opened;
@@ -254,7 +257,7 @@ DirectTiming timeDirect(const ParticleSet& bodies, int64_t sample, uint64_t seed
 {
     DirectTiming d;
     std::vector<int64_t> index = sampleIndices(bodies.size(), sample, seed);
-    d.sample = int64_t(index.size());
+    d.sample                   = int64_t(index.size());
     if (resolveBackend(backend) == Backend::Gpu)
     {
         std::vector<F4> packed = packedInCallerOrder(bodies);
@@ -306,7 +309,8 @@ ProfileResult profileForces(const ParticleSet& bodies, const Parameters& p, int 
 {
     if (repeat < 2)
     {
-        throw ParameterError("repeat = " + std::to_string(repeat) + " is invalid: must be >= 2 (the first is a warm-up)");
+        throw ParameterError("repeat = " + std::to_string(repeat) +
+                             " is invalid: must be >= 2 (the first is a warm-up)");
     }
     ProfileResult r;
     r.n      = bodies.size();
@@ -331,7 +335,7 @@ ProfileResult profileForces(const ParticleSet& bodies, const Parameters& p, int 
         walls.push_back(wall);
         fractions.push_back(t.total() > 0 ? t.walk() / t.total() : 0.0);
     }
-    r.counted = int(phases.size());
+    r.counted        = int(phases.size());
     r.median         = medianPhases(phases);
     r.total          = median(totals);
     r.wall           = median(walls);

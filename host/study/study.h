@@ -46,8 +46,8 @@ struct DirectReference
     std::vector<Vec3d> acc;     ///< G applied, indexed like index
     std::vector<double> pot;    ///< G applied, indexed like index
     Backend backend = Backend::Cpu;
-    std::string description;    ///< backend and precision, for the outputs
-    double seconds = 0;
+    std::string description; ///< backend and precision, for the outputs
+    double seconds    = 0;
     int64_t numBodies = 0;
 
     bool sampled() const { return int64_t(index.size()) < numBodies; }
@@ -65,9 +65,9 @@ DirectReference directReference(const ParticleSet& bodies, int64_t sample, uint6
 struct AccuracyResult
 {
     Parameters params;
-    Backend backend = Backend::Cpu;    ///< where the tree forces ran
-    ErrorStats error;                  ///< of |a_tree - a_direct| / |a_direct| over the reference bodies
-    std::vector<double> errors;        ///< per reference body, indexed like DirectReference::index
+    Backend backend = Backend::Cpu; ///< where the tree forces ran
+    ErrorStats error;               ///< of |a_tree - a_direct| / |a_direct| over the reference bodies
+    std::vector<double> errors;     ///< per reference body, indexed like DirectReference::index
     /// W = 1/2 sum m phi over the reference bodies (all bodies: the potential energy; a sample:
     /// its estimate up to a factor N / sample, which cancels in the relative error).
     double potentialEnergy = 0, referencePotentialEnergy = 0;
@@ -112,10 +112,10 @@ WalkTraffic walkTraffic(const TreeView& tree, const GroupView& groups);
 /// One direct-summation evaluation timed on a sample of targets, extrapolated to all N targets.
 struct DirectTiming
 {
-    int64_t sample = 0;
-    double sampleSeconds = 0;   ///< measured
-    double seconds = 0;         ///< sampleSeconds * N / sample (extrapolated, not measured)
-    std::string kernel;         ///< which kernel and precision
+    int64_t sample       = 0;
+    double sampleSeconds = 0; ///< measured
+    double seconds       = 0; ///< sampleSeconds * N / sample (extrapolated, not measured)
+    std::string kernel;       ///< which kernel and precision
 };
 
 /// Times direct summation of `sample` targets (sampleIndices with seed) from all bodies, on the
@@ -129,20 +129,20 @@ struct ProfileResult
     int64_t n = 0;
     Parameters params;
     Backend backend = Backend::Cpu;
-    int counted = 0;            ///< evaluations in the medians (the warm-up excluded)
-    PhaseTimes median;          ///< per phase, the median over the counted evaluations
-    double total = 0;           ///< median of (host + walk) per evaluation
-    double wall = 0;            ///< median wall time of computeForces (includes reordering to caller order)
-    double deviceFraction = 0;  ///< median of walk / (host + walk)
+    int counted     = 0;       ///< evaluations in the medians (the warm-up excluded)
+    PhaseTimes median;         ///< per phase, the median over the counted evaluations
+    double total          = 0; ///< median of (host + walk) per evaluation
+    double wall           = 0; ///< median wall time of computeForces (includes reordering to caller order)
+    double deviceFraction = 0; ///< median of walk / (host + walk)
     InteractionStats stats;
     WalkTraffic traffic;
-    DirectTiming direct;        ///< sample == 0 when not measured
+    DirectTiming direct; ///< sample == 0 when not measured
 
-    double nodeGflops() const;          ///< kFlopsPerBodyNode * node interactions / median body-node time
-    double leafGflops() const;          ///< kFlopsPerBodyBody * leaf interactions / median body-leaf time
-    double walkBytesPerSecond() const;  ///< traffic.bytes() / (median pass 1 + median pass 2)
-    double bodiesPerSecond() const;     ///< n / total
-    double speedup() const;             ///< direct.seconds / total (0 when not measured)
+    double nodeGflops() const;         ///< kFlopsPerBodyNode * node interactions / median body-node time
+    double leafGflops() const;         ///< kFlopsPerBodyBody * leaf interactions / median body-leaf time
+    double walkBytesPerSecond() const; ///< traffic.bytes() / (median pass 1 + median pass 2)
+    double bodiesPerSecond() const;    ///< n / total
+    double speedup() const;            ///< direct.seconds / total (0 when not measured)
 };
 
 /// Computes forces `repeat` times (>= 2; the first is a warm-up, not counted) and times direct

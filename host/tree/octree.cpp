@@ -45,7 +45,7 @@ constexpr int kDigitBits = 11;
 /// top); start receives the 2^kDigitBits + 1 bucket boundaries.
 void scatterByDigit(const KeyIndex* a, KeyIndex* out, size_t n, int shift, std::vector<size_t>& start)
 {
-    const int bits = std::min(kDigitBits, shift);
+    const int bits      = std::min(kDigitBits, shift);
     const uint64_t mask = (uint64_t(1) << bits) - 1;
     start.assign((size_t(1) << bits) + 1, 0);
     for (size_t i = 0; i < n; ++i) start[((a[i].key >> (shift - bits)) & mask) + 1]++;
@@ -102,15 +102,14 @@ void sortByKeyThenId(std::vector<uint64_t>& keys, const uint64_t* id, std::vecto
 std::array<int32_t, 9> octantBounds(const uint64_t* keys, int32_t first, int32_t count, int level)
 {
     std::array<int32_t, 9> bounds;
-    bounds[0] = first;
-    bounds[8] = first + count;
+    bounds[0]          = first;
+    bounds[8]          = first + count;
     const uint64_t* lo = keys + first;
     const uint64_t* hi = keys + first + count;
     for (int oct = 1; oct < 8; ++oct)
     {
-        const uint64_t* p = std::partition_point(lo, hi, [level, oct](uint64_t k) {
-            return octantAtLevel(k, level + 1) < oct;
-        });
+        const uint64_t* p =
+            std::partition_point(lo, hi, [level, oct](uint64_t k) { return octantAtLevel(k, level + 1) < oct; });
         bounds[oct] = int32_t(p - keys);
     }
     return bounds;
@@ -143,7 +142,7 @@ void leafMultipole(const HostTree& t, int32_t c, Multipoles& mp)
         weighted += t.mass[i] * t.pos[i];
     }
     Box<Vec3d> box = boundingBox(t.pos.data() + first, last - first);
-    Vec3d com = centreOf(m, weighted, box);
+    Vec3d com      = centreOf(m, weighted, box);
     SymTensor<double> q{0, 0, 0, 0, 0, 0};
     for (int32_t i = first; i < last; ++i) addPointQuadrupole(t.pos[i] - com, t.mass[i], q);
     storeMultipole(mp, c, m, com, q, box);
@@ -184,7 +183,7 @@ void validateBodies(const BodySpan& b)
     }
     for (int64_t i = 0; i < b.n; ++i)
     {
-        const double c[3] = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+        const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
         const char* names[3] = {"x", "y", "z"};
         for (int d = 0; d < 3; ++d)
         {
@@ -202,7 +201,7 @@ void validateBodies(const BodySpan& b)
 std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
 {
     Box<Vec3d> box = boundingBox(points, n);
-    double size = largestExtent(box);
+    double size    = largestExtent(box);
     if (!(size > 0)) size = 1.0;
     double cellsPerUnit = double(kKeyGridSize) / size;
     std::vector<uint64_t> keys(static_cast<size_t>(n));
@@ -218,7 +217,7 @@ std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
 
 void sortBodies(const BodySpan& b, HostTree& t)
 {
-    size_t n = size_t(b.n);
+    size_t n                   = size_t(b.n);
     std::vector<uint64_t> keys = mortonKeysInBoundingCube(b.pos, b.n);
     std::vector<int32_t> index(n);
     sortByKeyThenId(keys, b.id, index);
@@ -238,7 +237,7 @@ void sortBodies(const BodySpan& b, HostTree& t)
 void buildCells(int nLeaf, HostTree& t)
 {
     OctreeCells& c = t.cells;
-    c = OctreeCells{};
+    c              = OctreeCells{};
     c.first.push_back(0);
     c.count.push_back(int32_t(t.keys.size()));
     c.level.push_back(0);
@@ -259,7 +258,7 @@ void buildCells(int nLeaf, HostTree& t)
             for (int o = 0; o < 8; ++o) numChildren[j] += bounds[j][o + 1] > bounds[j][o];
         }
         std::exclusive_scan(numChildren.begin(), numChildren.end(), numChildren.begin(), 0);
-        int32_t next = levelEnd;
+        int32_t next  = levelEnd;
         int32_t total = numChildren[width];
         c.first.resize(next + total);
         c.count.resize(next + total);
@@ -294,8 +293,8 @@ void buildCells(int nLeaf, HostTree& t)
 void computeMultipoles(HostTree& t)
 {
     const OctreeCells& c = t.cells;
-    Multipoles& mp = t.poles;
-    int32_t n = c.size();
+    Multipoles& mp       = t.poles;
+    int32_t n            = c.size();
     mp.mass.resize(n);
     mp.com.resize(n);
     mp.quad.resize(n);

@@ -55,11 +55,11 @@ struct HostTree
     /// order[k] = caller's index of the k-th body in tree order.
     std::vector<int32_t> order;
     std::vector<uint64_t> keys;
-    std::vector<Vec3d> pos;     ///< tree order, double
-    std::vector<double> mass;   ///< tree order
+    std::vector<Vec3d> pos;   ///< tree order, double
+    std::vector<double> mass; ///< tree order
     OctreeCells cells;
     Multipoles poles;
-    std::vector<I2> groups;     ///< contiguous body ranges (first, count), in Morton order
+    std::vector<I2> groups; ///< contiguous body ranges (first, count), in Morton order
 };
 
 /// Morton keys (common/sfc.h) of points[0, n), n >= 1, in the cube whose low corner is that of

@@ -10,8 +10,8 @@ namespace octwalk {
 
 TreeView PackedTree::treeView() const
 {
-    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
-            numInternal,     numLeaves,      rootEntry,      depth};
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(), numInternal,
+            numLeaves,       rootEntry,      depth};
 }
 
 GroupView PackedTree::groupView() const
@@ -52,13 +52,13 @@ F4 toF4(Vec3d v, double w) { return {float(v.x), float(v.y), float(v.z), float(w
 
 void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
 {
-    const OctreeCells& c = t.cells;
-    const Multipoles& mp = t.poles;
-    int32_t numCells = c.size();
+    const OctreeCells& c       = t.cells;
+    const Multipoles& mp       = t.poles;
+    int32_t numCells           = c.size();
     std::vector<int32_t> index = packedIndices(c, out.numInternal);
-    out.numLeaves = numCells - out.numInternal;
-    out.depth     = c.depth;
-    out.rootEntry = childEntry(c, index, 0);
+    out.numLeaves              = numCells - out.numInternal;
+    out.depth                  = c.depth;
+    out.rootEntry              = childEntry(c, index, 0);
 
     out.children.resize(2 * size_t(out.numInternal));
     out.nodeMac.resize(numCells);
@@ -66,7 +66,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
     out.nodeQuad.resize(2 * size_t(numCells));
     out.leafRange.resize(out.numLeaves);
 
-    float invTheta = float(1.0 / p.opening_angle);
+    float invTheta  = float(1.0 / p.opening_angle);
     float quadScale = p.use_quadrupole ? 1.0f : 0.0f;
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < numCells; ++i)
@@ -78,7 +78,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
         }
         else
         {
-            const auto& ch = c.child[i];
+            const auto& ch          = c.child[i];
             out.children[2 * n]     = {childEntry(c, index, ch[0]), childEntry(c, index, ch[1]),
                                        childEntry(c, index, ch[2]), childEntry(c, index, ch[3])};
             out.children[2 * n + 1] = {childEntry(c, index, ch[4]), childEntry(c, index, ch[5]),
@@ -90,12 +90,12 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
         Vec3d offset = mp.com[i] - center;
         float delta  = float(std::sqrt(dot(offset, offset)));
 
-        out.nodeCom[n] = toF4(mp.com[i], mp.mass[i]);
-        out.nodeMac[n] = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
+        out.nodeCom[n]             = toF4(mp.com[i], mp.mass[i]);
+        out.nodeMac[n]             = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
         const SymTensor<double>& q = mp.quad[i];
-        out.nodeQuad[2 * n]     = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
-                                   quadScale * float(q.xy)};
-        out.nodeQuad[2 * n + 1] = {quadScale * float(q.xz), quadScale * float(q.yz), 0.0f, 0.0f};
+        out.nodeQuad[2 * n]        = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
+                                      quadScale * float(q.xy)};
+        out.nodeQuad[2 * n + 1]    = {quadScale * float(q.xz), quadScale * float(q.yz), 0.0f, 0.0f};
     }
 
     size_t n = t.pos.size();
@@ -119,8 +119,8 @@ void groupBoxes(const std::vector<F4>& bodies, const std::vector<I2>& ranges, st
     for (int64_t g = 0; g < int64_t(numGroups); ++g)
     {
         const Box<F4> box = boundingBox(bodies.data() + ranges[g].x, ranges[g].y);
-        const F4& lo = box.lo;
-        const F4& hi = box.hi;
+        const F4& lo      = box.lo;
+        const F4& hi      = box.hi;
         // Centre and half-size are rounded outward so the float box still contains every body.
         Vec3f c{0.5f * (lo.x + hi.x), 0.5f * (lo.y + hi.y), 0.5f * (lo.z + hi.z)};
         auto halfWidth = [](float cc, float a, float b) {

@@ -36,9 +36,9 @@ const Reference& reference(const std::string& model)
 ErrorStats treeError(const std::string& model, double theta, Mac mac = Mac::Bonsai)
 {
     const Reference& r = reference(model);
-    Parameters p = test::cpuParameters(theta);
-    p.mac = mac;
-    auto f = test::treeForces(r.bodies, p);
+    Parameters p       = test::cpuParameters(theta);
+    p.mac              = mac;
+    auto f             = test::treeForces(r.bodies, p);
     return errorStats(relativeErrors(f.acc, r.acc));
 }
 
@@ -88,10 +88,10 @@ std::vector<ReferenceRow> referenceTable(const std::string& model)
 TEST_P(TreeVsDirect, ErrorBoundsMonotoneInThetaBothMacsAndEnergy)
 {
     const std::string model = GetParam();
-    ErrorStats e02 = treeError(model, 0.2);
-    ErrorStats e03 = treeError(model, 0.3);
-    ErrorStats e05 = treeError(model, 0.5);
-    ErrorStats e075 = treeError(model, 0.75);
+    ErrorStats e02          = treeError(model, 0.2);
+    ErrorStats e03          = treeError(model, 0.3);
+    ErrorStats e05          = treeError(model, 0.5);
+    ErrorStats e075         = treeError(model, 0.75);
     RecordProperty("median_theta_0.5", std::to_string(e05.median));
     EXPECT_LT(e05.median, 3e-4);
     EXPECT_LT(e05.p99, 2e-3);
@@ -103,7 +103,7 @@ TEST_P(TreeVsDirect, ErrorBoundsMonotoneInThetaBothMacsAndEnergy)
     // In this one test (ctest runs each test in its own process, so the direct sum is made once).
     EXPECT_LT(treeError(model, 0.5, Mac::Octgrav).median, 3e-4);
     const Reference& r = reference(model);
-    auto f = test::treeForces(r.bodies, test::cpuParameters(0.5));
+    auto f             = test::treeForces(r.bodies, test::cpuParameters(0.5));
     double w = 0, wRef = 0;
     for (int64_t i = 0; i < r.bodies.size(); ++i)
     {
@@ -142,9 +142,9 @@ TEST(FarField, PlummerSeenFromAfar)
 
 TEST(Probes, MatchDirectSummationAtManyPoints)
 {
-    ParticleSet b = makePlummer(4000, 12);
-    ParticleSet probes = makeHernquist(300, 13);
-    Parameters p = test::cpuParameters(0.4, 1e-4);
+    ParticleSet b            = makePlummer(4000, 12);
+    ParticleSet probes       = makeHernquist(300, 13);
+    Parameters p             = test::cpuParameters(0.4, 1e-4);
     p.gravitational_constant = 2.0;
     GravitySolver s(p);
     s.setBodies(b.pos, b.mass, b.id);

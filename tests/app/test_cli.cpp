@@ -92,21 +92,26 @@ std::string slurp(const std::filesystem::path& f)
 
 TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
 {
-    namespace fs = std::filesystem;
+    namespace fs  = std::filesystem;
     fs::path base = fs::temp_directory_path() / ("octwalk_cli_run_" + std::to_string(::getpid()));
     fs::remove_all(base);
     std::string whole = (base / "whole").string(), split = (base / "split").string();
-    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.125", "--output-dir", whole.c_str(), "--quiet",
-                   "--backend", "cpu", "--format", "gadget2"}).code, 0);
-    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.0625", "--output-dir", split.c_str(), "--quiet",
-                   "--backend", "cpu", "--format", "gadget2"}).code, 0);
+    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.125", "--output-dir", whole.c_str(), "--quiet", "--backend",
+                   "cpu", "--format", "gadget2"})
+                  .code,
+              0);
+    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.0625", "--output-dir", split.c_str(), "--quiet", "--backend",
+                   "cpu", "--format", "gadget2"})
+                  .code,
+              0);
     std::string ckpt = (base / "split" / "checkpoint.bin").string();
-    CliResult r = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
+    CliResult r      = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(slurp(base / "whole" / "checkpoint.bin"), slurp(base / "split" / "checkpoint.bin"));
     EXPECT_EQ(slurp(base / "whole" / "energy.csv"), slurp(base / "split" / "energy.csv"));
     EXPECT_EQ(slurp(base / "whole" / "snap_000016.gadget"), slurp(base / "split" / "snap_000016.gadget"));
-    for (const char* f : {"run.json", "lagrange.csv", "snap_000000.gadget"}) EXPECT_TRUE(fs::exists(base / "whole" / f)) << f;
+    for (const char* f : {"run.json", "lagrange.csv", "snap_000000.gadget"})
+        EXPECT_TRUE(fs::exists(base / "whole" / f)) << f;
 
     // The same directory again is refused before any work; restart options that the checkpoint fixes too.
     CliResult again = run({"run", "--n", "2000", "--output-dir", whole.c_str()});
@@ -118,7 +123,7 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
     for (const std::string& option : octwalk::cli::fixedOnRestartOptions())
     {
         std::string flag = "--" + option;
-        bool isSwitch = option == "merge-groups" || option == "monopole";
+        bool isSwitch    = option == "merge-groups" || option == "monopole";
         std::vector<const char*> args{"run", "--restart", ckpt.c_str(), flag.c_str()};
         if (!isSwitch) args.push_back("1");
         CliResult fixed = run(args);
@@ -134,13 +139,14 @@ TEST(Cli, RunRejectsBadOptionsBeforeWriting)
     fs::path dir = fs::temp_directory_path() / ("octwalk_cli_bad_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     std::string d = dir.string();
-    for (auto args : std::vector<std::vector<const char*>>{{"run", "--dt", "0", "--output-dir", d.c_str()},
-                                                           {"run", "--dt", "0.1", "--timestep", "0.1", "--output-dir", d.c_str()},
-                                                           {"run", "--t-end", "-1", "--output-dir", d.c_str()},
-                                                           {"run", "--format", "fits", "--output-dir", d.c_str()},
-                                                           {"run", "--energy-every", "0", "--output-dir", d.c_str()},
-                                                           {"run", "--model", "galaxy", "--input", "x", "--output-dir", d.c_str()},
-                                                           {"run", "--n", "-5", "--output-dir", d.c_str()}})
+    for (auto args :
+         std::vector<std::vector<const char*>>{{"run", "--dt", "0", "--output-dir", d.c_str()},
+                                               {"run", "--dt", "0.1", "--timestep", "0.1", "--output-dir", d.c_str()},
+                                               {"run", "--t-end", "-1", "--output-dir", d.c_str()},
+                                               {"run", "--format", "fits", "--output-dir", d.c_str()},
+                                               {"run", "--energy-every", "0", "--output-dir", d.c_str()},
+                                               {"run", "--model", "galaxy", "--input", "x", "--output-dir", d.c_str()},
+                                               {"run", "--n", "-5", "--output-dir", d.c_str()}})
     {
         CliResult r = run(args);
         EXPECT_NE(r.code, 0) << args[1];
@@ -152,7 +158,7 @@ TEST(Cli, RunRejectsBadOptionsBeforeWriting)
 TEST(Cli, IcWritesSnapshotAndSettings)
 {
     namespace fs = std::filesystem;
-    fs::path f = fs::temp_directory_path() / ("octwalk_ic_" + std::to_string(::getpid()) + ".tipsy");
+    fs::path f   = fs::temp_directory_path() / ("octwalk_ic_" + std::to_string(::getpid()) + ".tipsy");
     fs::remove(f);
     fs::remove(f.string() + ".json");
     CliResult r = run({"ic", "galaxy", "--n", "3000", "-o", f.string().c_str()});
@@ -182,7 +188,8 @@ TEST(Cli, SigintWritesACheckpointAndStops)
         for (int k = 0; k < 6000 && !stepped(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         std::raise(SIGINT);
     });
-    CliResult r = run({"run", "--n", "1000", "--t-end", "1000", "--output-dir", d.c_str(), "--quiet", "--backend", "cpu"});
+    CliResult r =
+        run({"run", "--n", "1000", "--t-end", "1000", "--output-dir", d.c_str(), "--quiet", "--backend", "cpu"});
     interrupter.join();
     EXPECT_EQ(r.code, 128 + SIGINT) << r.err;
     EXPECT_NE(r.out.find("checkpoint written"), std::string::npos);
@@ -220,7 +227,9 @@ TEST(Cli, SolverOptionsAndDefaultsComeFromTheTable)
     fs::path dir = fs::temp_directory_path() / ("octwalk_cli_params_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     ASSERT_EQ(run({"run", "--n", "100", "--t-end", "0.0078125", "--output-dir", dir.string().c_str(), "--quiet",
-                   "--backend", "cpu", "--theta", "0.75", "--monopole", "--mac", "octgrav"}).code, 0);
+                   "--backend", "cpu", "--theta", "0.75", "--monopole", "--mac", "octgrav"})
+                  .code,
+              0);
     octwalk::Parameters expected;
     expected.opening_angle   = 0.75;
     expected.epsilon_squared = 0.01 * 0.01;
@@ -251,16 +260,16 @@ TEST(Cli, OutputIsDashOEverywhere)
                        "cpu", "--reference", "cpu", "-o", json.c_str()});
     ASSERT_EQ(a.code, 0) << a.err;
     EXPECT_NE(slurp(json).find("\"settings\""), std::string::npos);
-    CliResult p = run({"profile", "--n", "1000", "--repeat", "2", "--direct-sample", "0", "--backend", "cpu", "-o",
-                       csv.c_str()});
+    CliResult p =
+        run({"profile", "--n", "1000", "--repeat", "2", "--direct-sample", "0", "--backend", "cpu", "-o", csv.c_str()});
     ASSERT_EQ(p.code, 0) << p.err;
     EXPECT_EQ(slurp(csv).rfind("# {", 0), 0u);
     std::string other = (dir / "x.json").string(), txt = (dir / "x.txt").string();
     for (auto args : std::vector<std::vector<const char*>>{
-             {"accuracy", "-o", json.c_str()},                        // exists
-             {"profile", "-o", txt.c_str()},                          // neither .json nor .csv
+             {"accuracy", "-o", json.c_str()},                           // exists
+             {"profile", "-o", txt.c_str()},                             // neither .json nor .csv
              {"accuracy", "-o", other.c_str(), "--json", other.c_str()}, // the JSON report twice
-             {"forces", "-o", json.c_str()}})                          // exists
+             {"forces", "-o", json.c_str()}})                            // exists
     {
         CliResult r = run(args);
         EXPECT_EQ(r.code, 2) << args[0] << " " << args[2];

@@ -42,7 +42,7 @@ void orbitElements(const ParticleSet& p, double& a, double& e)
     Vec3d r = p.pos[1] - p.pos[0], v = p.vel[1] - p.vel[0];
     double mu = p.mass[0] + p.mass[1], dist = std::sqrt(dot(r, r));
     double energy = 0.5 * dot(v, v) - mu / dist;
-    a = -mu / (2 * energy);
+    a             = -mu / (2 * energy);
     Vec3d h{r.y * v.z - r.z * v.y, r.z * v.x - r.x * v.z, r.x * v.y - r.y * v.x};
     e = std::sqrt(std::max(0.0, 1 - dot(h, h) / (mu * a)));
 }
@@ -89,7 +89,7 @@ TEST(Simulation, PlummerEnergyConservedWithoutDrift)
     {
         sim.step();
         Diagnostics d = sim.diagnostics();
-        worst = std::max(worst, std::fabs(d.relativeEnergyError));
+        worst         = std::max(worst, std::fabs(d.relativeEnergyError));
         (sim.stepIndex() <= half ? firstHalf : secondHalf) += d.relativeEnergyError / double(half);
     }
     Diagnostics end = sim.diagnostics();
@@ -112,7 +112,7 @@ TEST(Simulation, ZeroNetForceKeepsTheCentreOfMassInPlace)
     Diagnostics start = sim.diagnostics();
     while (!sim.done()) sim.step();
     Diagnostics end = sim.diagnostics();
-    Vec3d drift = end.comPos - start.comPos;
+    Vec3d drift     = end.comPos - start.comPos;
     EXPECT_LT(std::sqrt(dot(drift, drift)), 1e-5);
     EXPECT_LT(std::sqrt(dot(end.momentum, end.momentum)), 1e-12);
     EXPECT_LT(std::fabs(end.relativeEnergyError), 1e-3);
@@ -144,7 +144,7 @@ TEST(Simulation, RestartIsBitIdentical)
     fs::path dir = freshDir("restart");
     fs::create_directories(dir);
     ParticleSet b = makePlummer(3000, 5);
-    Parameters p = simParameters(0.6, 0.02);
+    Parameters p  = simParameters(0.6, 0.02);
     Simulation whole(b, p, planSteps(0.0, 20.0 / 64, 1.0 / 64));
     while (!whole.done()) whole.step();
     whole.writeCheckpoint((dir / "whole.bin").string(), "settings");
@@ -190,7 +190,7 @@ TEST(Simulation, DamagedCheckpointIsRefused)
 
 TEST(Simulation, LagrangianRadiiOfAUniformSphere)
 {
-    ParticleSet b = makeUniformSphere(20000, 2);
+    ParticleSet b         = makeUniformSphere(20000, 2);
     std::vector<double> r = lagrangianRadii(b, {0.125, 0.5});
     EXPECT_NEAR(r[0], 0.5, 0.02);
     EXPECT_NEAR(r[1], std::cbrt(0.5), 0.02);
@@ -353,7 +353,7 @@ TEST(Checkpoint, ParameterNamesAndValuesAreCheckedThroughTheTable)
     Simulation sim(makePlummer(300, 2), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
     sim.writeCheckpoint((dir / "c.bin").string());
     const std::string good = slurpFile(dir / "c.bin");
-    std::string path = (dir / "bad.bin").string();
+    std::string path       = (dir / "bad.bin").string();
 
     writeFile(path, edited(good, "n_leaf=16\n", "n_lief=16\n"));
     std::string renamed = errorOf<FormatError>(path);
@@ -367,7 +367,7 @@ TEST(Checkpoint, ParameterNamesAndValuesAreCheckedThroughTheTable)
     // Out of range: refused as a fresh run would refuse it.
     writeFile(path, edited(good, "n_leaf=16\n", "n_leaf=-1\n"));
     EXPECT_NE(errorOf<ParameterError>(path).find("parameter n_leaf = -1"), std::string::npos);
-    CheckpointImage v1 = readCheckpoint((dir / "c.bin").string());
+    CheckpointImage v1          = readCheckpoint((dir / "c.bin").string());
     v1.parameters.opening_angle = 1.5;
     writeFile(path, checkpointV1(v1));
     EXPECT_NE(errorOf<ParameterError>(path).find("opening_angle = 1.5"), std::string::npos);

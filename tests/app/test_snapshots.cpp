@@ -178,7 +178,7 @@ void expectSameParticles(const ParticleSet& expected, const ParticleSet& got, bo
     ASSERT_EQ(got.size(), expected.size());
     EXPECT_EQ(got.time, expected.time);
     const double rel = float32 ? 6.0e-8 : 0.0;
-    auto near = [&](double a, double b) { return std::abs(a - b) <= rel * std::abs(b); };
+    auto near        = [&](double a, double b) { return std::abs(a - b) <= rel * std::abs(b); };
     for (int64_t i = 0; i < expected.size(); ++i)
     {
         const Vec3d x = got.pos[i], y = expected.pos[i], v = got.vel[i], w = expected.vel[i];
@@ -212,7 +212,7 @@ protected:
 
         static std::atomic<int> counter{0};
         const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
-        dir_ = fs::temp_directory_path() / ("octwalk_snapshots_" + std::to_string(::getpid()) + "_" +
+        dir_             = fs::temp_directory_path() / ("octwalk_snapshots_" + std::to_string(::getpid()) + "_" +
                                             std::to_string(counter++) + "_" + std::to_string(ticks));
         fs::create_directories(dir_);
     }
@@ -496,7 +496,7 @@ TEST_F(SnapshotTipsy, DamagedHeadersAreFormatErrors)
 {
     writeSnapshot(file("good"), SnapshotFormat::TipsyStandard, sample());
     const Bytes good = readBytes(file("good"));
-    auto damaged = [&](size_t at, int32_t value, size_t at2 = 0, int32_t value2 = 0) {
+    auto damaged     = [&](size_t at, int32_t value, size_t at2 = 0, int32_t value2 = 0) {
         Bytes b = good;
         setI32(b, at, value, true);
         if (at2 != 0) setI32(b, at2, value2, true);
@@ -695,11 +695,31 @@ TEST_F(SnapshotHdf5, WritesGadgetHeaderParametersAndUnits)
     meta.version        = "octwalk 9.9.9";
     writeSnapshot(file("h"), SnapshotFormat::Hdf5, sample(), meta);
     const Bytes b = readBytes(file("h"));
-    for (const char* name : {"Header", "NumPart_ThisFile", "NumPart_Total", "NumPart_Total_HighWord", "MassTable",
-                             "Time", "Redshift", "BoxSize", "NumFilesPerSnapshot", "Omega0", "OmegaLambda",
-                             "HubbleParam", "Flag_Entropy_ICs", "PartType1", "Coordinates", "Velocities", "Masses",
-                             "ParticleIDs", "Parameters", "ParametersJson", "{\"opening_angle\": 0.375}",
-                             "octwalk 9.9.9", "Units", "UnitLength_in_cm", "UnitMass_in_g",
+    for (const char* name : {"Header",
+                             "NumPart_ThisFile",
+                             "NumPart_Total",
+                             "NumPart_Total_HighWord",
+                             "MassTable",
+                             "Time",
+                             "Redshift",
+                             "BoxSize",
+                             "NumFilesPerSnapshot",
+                             "Omega0",
+                             "OmegaLambda",
+                             "HubbleParam",
+                             "Flag_Entropy_ICs",
+                             "PartType1",
+                             "Coordinates",
+                             "Velocities",
+                             "Masses",
+                             "ParticleIDs",
+                             "Parameters",
+                             "ParametersJson",
+                             "{\"opening_angle\": 0.375}",
+                             "octwalk 9.9.9",
+                             "Units",
+                             "UnitLength_in_cm",
+                             "UnitMass_in_g",
                              "UnitVelocity_in_cm_per_s"})
     {
         EXPECT_LT(find(b, Bytes(name, name + std::strlen(name))), b.size()) << name << " is not in the file";
@@ -728,17 +748,17 @@ TEST_F(SnapshotHdf5, DamagedFilesAreFormatErrors)
     writeBytes(file("bad"), counts);
     expectReadFails(file("bad"), SnapshotFormat::Hdf5, {"'/Header/NumPart_ThisFile'", "checksum"});
 
-    Bytes nan         = good;
-    const size_t y    = find(nan, littleEndianBytes(&p.pos[17].y, 8));
+    Bytes nan      = good;
+    const size_t y = find(nan, littleEndianBytes(&p.pos[17].y, 8));
     ASSERT_LT(y, nan.size());
-    const double bad  = std::numeric_limits<double>::quiet_NaN();
+    const double bad = std::numeric_limits<double>::quiet_NaN();
     std::memcpy(&nan[y], &bad, 8);
     writeBytes(file("bad"), nan);
     expectReadFails(file("bad"), SnapshotFormat::Hdf5,
                     {"'/PartType1/Coordinates'", "particle 17", "byte offset " + std::to_string(y)});
 
-    Bytes twice        = good;
-    const size_t idAt  = find(twice, littleEndianBytes(&p.id[9], 8));
+    Bytes twice       = good;
+    const size_t idAt = find(twice, littleEndianBytes(&p.id[9], 8));
     ASSERT_LT(idAt, twice.size());
     std::memcpy(&twice[idAt], &p.id[8], 8);
     writeBytes(file("bad"), twice);

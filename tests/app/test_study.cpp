@@ -87,8 +87,8 @@ TEST(StudyLists, ParsesListsAndRanges)
 
 TEST(StudyLists, RejectsBadTextNamingTheOption)
 {
-    for (const char* bad : {"0.2,,0.3", "abc", "", "0.2,", " 0.3", "0.5x", "0", "1.5", "-0.1", "nan", "inf",
-                            "0.2:0.8", "0.8:0.2:0.1", "0.2:0.8:0", "0.2:0.8:0.1:1"})
+    for (const char* bad : {"0.2,,0.3", "abc", "", "0.2,", " 0.3", "0.5x", "0", "1.5", "-0.1", "nan", "inf", "0.2:0.8",
+                            "0.8:0.2:0.1", "0.2:0.8:0", "0.2:0.8:0.1:1"})
     {
         try
         {
@@ -110,7 +110,7 @@ TEST(StudyLists, RejectsBadTextNamingTheOption)
 
 TEST(Study, SampledReferenceEqualsFullReferenceOnThoseBodies)
 {
-    const ParticleSet& b = plummer4000();
+    const ParticleSet& b   = plummer4000();
     DirectReference full   = directReference(b, 4000, 3, 1e-4, 2.0, Backend::Cpu);
     DirectReference sample = directReference(b, 500, 3, 1e-4, 2.0, Backend::Cpu);
     ASSERT_FALSE(full.sampled());
@@ -131,13 +131,13 @@ TEST(Study, SweepGivesOneRowPerSettingWithErrorGrowingWithTheta)
 {
     const ParticleSet& b = plummer4000();
     StudyGrid grid;
-    grid.theta      = {0.3, 0.5, 0.7, 0.9};
-    grid.mac        = {Mac::Bonsai, Mac::Octgrav};
-    grid.quadrupole = {true};
+    grid.theta                       = {0.3, 0.5, 0.7, 0.9};
+    grid.mac                         = {Mac::Bonsai, Mac::Octgrav};
+    grid.quadrupole                  = {true};
     std::vector<Parameters> settings = expandGrid(test::cpuParameters(), grid);
     ASSERT_EQ(settings.size(), 8u);
-    DirectReference ref = directReference(b, 500, 3, 0.0, 1.0, Backend::Cpu);
-    int seen = 0;
+    DirectReference ref              = directReference(b, 500, 3, 0.0, 1.0, Backend::Cpu);
+    int seen                         = 0;
     std::vector<AccuracyResult> rows = accuracySweep(b, settings, ref, 1, [&seen](const AccuracyResult&) { ++seen; });
     ASSERT_EQ(rows.size(), settings.size());
     EXPECT_EQ(seen, 8);
@@ -184,7 +184,7 @@ TEST(Study, WalkTrafficCountsTheListsTheWalkWrites)
 TEST(Study, ProfileCountsAllButTheWarmUp)
 {
     const ParticleSet& b = plummer4000();
-    ProfileResult r = profileForces(b, test::cpuParameters(), 3, 200, 5);
+    ProfileResult r      = profileForces(b, test::cpuParameters(), 3, 200, 5);
     EXPECT_EQ(r.counted, 2);
     EXPECT_EQ(r.n, 4000);
     EXPECT_GT(r.total, 0.0);

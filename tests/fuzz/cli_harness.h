@@ -68,7 +68,7 @@ inline bool cliTokens(const uint8_t* data, size_t size, std::vector<std::string>
     argv = {"octwalk"};
     if (tokens.empty()) return true;
     const std::string command = tokens[0];
-    const bool sweep = command == "accuracy" || command == "profile";
+    const bool sweep          = command == "accuracy" || command == "profile";
     if (command == "forces" || command == "run" || command == "ic" || sweep)
     {
         if (sweep)
@@ -83,8 +83,9 @@ inline bool cliTokens(const uint8_t* data, size_t size, std::vector<std::string>
         }
         int n     = kDefaultBodies;
         size_t at = 1;
-        if (tokens.size() > 1 && tokens[1].size() <= 2 &&
-            std::all_of(tokens[1].begin(), tokens[1].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        if (tokens.size() > 1 && tokens[1].size() <= 2 && std::all_of(tokens[1].begin(), tokens[1].end(), [](char c) {
+                return std::isdigit(static_cast<unsigned char>(c));
+            }))
         {
             n  = std::stoi(tokens[1]);
             at = 2;
@@ -166,10 +167,13 @@ public:
         if (code == 1 && at != std::string::npos)
         {
             const std::string what = message.substr(at + 9, message.size() - at - 10);
-            const std::set<std::string> bare{"stoi", "stol", "stoll", "stoul", "stoull", "stof", "stod", "stold",
-                                             "std::bad_alloc", "std::bad_array_new_length", "std::exception"};
-            const bool stray = bare.count(what) || what.rfind("vector::", 0) == 0 || what.rfind("basic_string", 0) == 0 ||
-                               what.rfind("cannot create std::vector", 0) == 0 || what.rfind("std::", 0) == 0;
+            const std::set<std::string> bare{
+                "stoi",          "stol", "stoll", "stoul",          "stoull",
+                "stof",          "stod", "stold", "std::bad_alloc", "std::bad_array_new_length",
+                "std::exception"};
+            const bool stray = bare.count(what) || what.rfind("vector::", 0) == 0 ||
+                               what.rfind("basic_string", 0) == 0 || what.rfind("cannot create std::vector", 0) == 0 ||
+                               what.rfind("std::", 0) == 0;
             require(!stray, "a standard-library exception escaped: " + message);
         }
     }

@@ -32,7 +32,7 @@
 /// returns no handle, so nothing of octwalk's can free it). A handle octwalk failed to close would not be
 /// hidden by this: HDF5 keeps open objects reachable from its id tables, which LeakSanitizer does not
 /// report. Define once per program: `OCTWALK_LSAN_SUPPRESS_LIBHDF5_LEAKS`.
-#define OCTWALK_LSAN_SUPPRESS_LIBHDF5_LEAKS                                                                   \
+#define OCTWALK_LSAN_SUPPRESS_LIBHDF5_LEAKS                                                                            \
     extern "C" const char* __lsan_default_suppressions() { return "leak:libhdf5\n"; }
 
 namespace octwalk::fuzz {
@@ -110,18 +110,18 @@ inline void checkAccepted(const ParticleSet& p)
 /// a and b hold the same ids with the same values (compared in float32 when `narrow`).
 inline void checkSame(const ParticleSet& a, const ParticleSet& b, bool narrow)
 {
-    require(a.size() == b.size(), "write-back changed N from " + std::to_string(a.size()) + " to " +
-                                      std::to_string(b.size()));
+    require(a.size() == b.size(),
+            "write-back changed N from " + std::to_string(a.size()) + " to " + std::to_string(b.size()));
     require(a.time == b.time, "write-back changed the time");
-    auto same = [narrow](double x, double y) { return narrow ? float(x) == float(y) : x == y; };
+    auto same                    = [narrow](double x, double y) { return narrow ? float(x) == float(y) : x == y; };
     const std::vector<size_t> oa = idOrder(a), ob = idOrder(b);
     for (size_t k = 0; k < oa.size(); ++k)
     {
         const size_t i = oa[k], j = ob[k];
         require(a.id[i] == b.id[j], "write-back changed the ids");
         const bool ok = same(a.pos[i].x, b.pos[j].x) && same(a.pos[i].y, b.pos[j].y) && same(a.pos[i].z, b.pos[j].z) &&
-                        same(a.vel[i].x, b.vel[j].x) && same(a.vel[i].y, b.vel[j].y) &&
-                        same(a.vel[i].z, b.vel[j].z) && same(a.mass[i], b.mass[j]);
+                        same(a.vel[i].x, b.vel[j].x) && same(a.vel[i].y, b.vel[j].y) && same(a.vel[i].z, b.vel[j].z) &&
+                        same(a.mass[i], b.mass[j]);
         require(ok, "write-back changed the values of id " + std::to_string(a.id[i]));
     }
 }
@@ -138,8 +138,7 @@ inline void snapshotInput(const uint8_t* data, size_t size, SnapshotFormat forma
         checkAccepted(readSnapshot(in));
     }
     catch (const FormatError&)
-    {
-    }
+    {}
 
     const bool tipsy = format != SnapshotFormat::Gadget2 && format != SnapshotFormat::Hdf5;
     if (tipsy)
@@ -149,8 +148,7 @@ inline void snapshotInput(const uint8_t* data, size_t size, SnapshotFormat forma
             checkAccepted(readSnapshot(in, SnapshotFormat::TipsyBonsai)); // refused unless the header says Bonsai
         }
         catch (const FormatError&)
-        {
-        }
+        {}
     }
 
     ParticleSet p;

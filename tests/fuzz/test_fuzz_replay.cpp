@@ -74,7 +74,8 @@ bool hdf5Built()
 void snapshotTarget(const std::string& target, octwalk::SnapshotFormat format)
 {
     const octwalk::fuzz::ScratchDirectory scratch(target);
-    replay(target, [&](const uint8_t* data, size_t size) { octwalk::fuzz::snapshotInput(data, size, format, scratch); });
+    replay(target,
+           [&](const uint8_t* data, size_t size) { octwalk::fuzz::snapshotInput(data, size, format, scratch); });
 }
 
 } // namespace

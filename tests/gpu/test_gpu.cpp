@@ -27,9 +27,9 @@
 namespace octwalk {
 namespace {
 
-constexpr double kG        = 2.5;
-constexpr double kEps2     = 1e-4;
-constexpr uint64_t kSeed   = 20240517;
+constexpr double kG      = 2.5;
+constexpr double kEps2   = 1e-4;
+constexpr uint64_t kSeed = 20240517;
 /// Twin tolerances: the device uses rsqrtf and fused multiply-adds, the host neither.
 constexpr double kTwinMedian = 1e-5;
 constexpr double kTwinMax    = 1e-4;
@@ -111,10 +111,7 @@ void expectSame(const char* what, const std::vector<T>& value, const std::vector
     }
 }
 
-TargetView bodyTargets(const PackedTree& packed)
-{
-    return {packed.bodies.data(), int32_t(packed.bodies.size()), true};
-}
+TargetView bodyTargets(const PackedTree& packed) { return {packed.bodies.data(), int32_t(packed.bodies.size()), true}; }
 
 /// The device evaluation of a packed tree, with the bodies as targets.
 GpuEvaluation evaluateOnDevice(GpuSolver& device, const PackedTree& packed, TreeView tree)
@@ -206,7 +203,7 @@ using GpuTwin = GpuTestWithParam<TwinCase>;
 
 TEST_P(GpuTwin, CountsAndForcesMatchCpuTwin)
 {
-    const TwinCase& c = GetParam();
+    const TwinCase& c         = GetParam();
     const ParticleSet& bodies = model(c.model, c.log2n);
     CpuReference cpu(bodies, parameters(c.theta, c.mac, Backend::Cpu));
     GravitySolver gpu(parameters(c.theta, c.mac, Backend::Gpu));
@@ -219,7 +216,7 @@ TEST_P(GpuTwin, CountsAndForcesMatchCpuTwin)
     // countInteractionsCpu on cpu.solver.packedTree()).
     const PackedTree& packed = cpu.solver.packedTree();
     GpuSolver device;
-    GpuEvaluation result = evaluateOnDevice(device, packed);
+    GpuEvaluation result     = evaluateOnDevice(device, packed);
     const WalkCounts& counts = cpu.solver.cpuCounts();
     expectSame("node counts", result.nodeCounts, counts.nodes);
     expectSame("leaf counts", result.leafCounts, counts.leaves);
@@ -243,8 +240,8 @@ using GpuSmallTree = GpuTestWithParam<int>;
 TEST_P(GpuSmallTree, ListsForcesAndProbesMatchCpuTwin)
 {
     const ParticleSet& bodies = model("plummer", 12);
-    Parameters p = parameters(0.5, Mac::Bonsai, Backend::Cpu);
-    p.n_group    = GetParam();
+    Parameters p              = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    p.n_group                 = GetParam();
     CpuReference cpu(bodies, p);
     GpuSolver device;
     evaluateOnDevice(device, cpu.solver.packedTree());
@@ -319,16 +316,16 @@ protected:
         GpuTest::SetUp();
         if (IsSkipped() || HasFatalFailure()) return;
         const ParticleSet& bodies = model("plummer", 14);
-        int64_t n = bodies.size();
+        int64_t n                 = bodies.size();
         std::vector<Vec3d> pos(n);
         std::vector<double> mass(n);
         bodies_.resize(n);
         for (int64_t i = 0; i < n; ++i)
         {
             const Vec3d& x = bodies.pos[i];
-            bodies_[i] = {float(x.x), float(x.y), float(x.z), float(bodies.mass[i])};
-            pos[i]     = {bodies_[i].x, bodies_[i].y, bodies_[i].z};
-            mass[i]    = bodies_[i].w;
+            bodies_[i]     = {float(x.x), float(x.y), float(x.z), float(bodies.mass[i])};
+            pos[i]         = {bodies_[i].x, bodies_[i].y, bodies_[i].z};
+            mass[i]        = bodies_[i].w;
         }
         std::vector<int64_t> sample = sampleIndices(n, 1000, kSeed);
         targets_.assign(sample.begin(), sample.end());
@@ -462,7 +459,7 @@ TEST_F(GpuTest, ReportsPhaseTimes)
     CpuReference cpu(model("plummer", 15), parameters(0.5, Mac::Bonsai, Backend::Cpu));
     GpuSolver device;
     GpuEvaluation result = evaluateOnDevice(device, cpu.solver.packedTree());
-    const PhaseTimes& t = result.times;
+    const PhaseTimes& t  = result.times;
     for (Phase phase : {Phase::Upload, Phase::WalkCount, Phase::Scan, Phase::WalkWrite, Phase::BodyNode,
                         Phase::BodyLeaf, Phase::Download})
     {

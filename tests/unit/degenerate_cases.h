@@ -27,10 +27,10 @@
 
 namespace octwalk::degenerate {
 
-constexpr double kG     = 2.5;
-constexpr double kSoft  = 1e-4; ///< epsilon^2 of the softened variants
-constexpr int kNLeaf    = Parameters{}.n_leaf;
-constexpr int kNGroup   = Parameters{}.n_group;
+constexpr double kG    = 2.5;
+constexpr double kSoft = 1e-4; ///< epsilon^2 of the softened variants
+constexpr int kNLeaf   = Parameters{}.n_leaf;
+constexpr int kNGroup  = Parameters{}.n_group;
 /// Tree against direct summation at theta = 0.5 with quadrupoles, per body: the force error relative
 /// to the sum of the magnitudes of the pulls, the potential error relative to the potential.
 constexpr double kForceTolerance     = 1e-2;
@@ -87,7 +87,7 @@ inline ParticleSet lattice(int nx, int ny, int nz)
     ParticleSet p;
     p.resize(int64_t(nx) * ny * nz);
     auto coordinate = [](int k, int n) { return n > 1 ? double(k) / double(n - 1) : 0.0; };
-    int64_t i = 0;
+    int64_t i       = 0;
     for (int a = 0; a < nx; ++a)
     {
         for (int b = 0; b < ny; ++b)
@@ -152,7 +152,9 @@ inline std::vector<Case> cases()
     auto computeRefused = [&](std::string name, ParticleSet b, std::vector<std::string> fragments) {
         other(Outcome::ForceInputError, std::move(name), std::move(b), std::move(fragments));
     };
-    auto finiteOnly = [&](std::string name, ParticleSet b) { other(Outcome::FiniteOnly, std::move(name), std::move(b), {}); };
+    auto finiteOnly = [&](std::string name, ParticleSet b) {
+        other(Outcome::FiniteOnly, std::move(name), std::move(b), {});
+    };
 
     // Sizes around the limits of the tree: too few bodies, n_leaf +- 1, a warp, n_group +- 1.
     refused("N0", plummer(0), {"N = 0"});
@@ -162,7 +164,7 @@ inline std::vector<Case> cases()
         forces("N" + std::to_string(n), plummer(n));
         forces("N" + std::to_string(n) + "_Softened", plummer(n), kSoft);
     }
-    Case* tiny = forces("N33_LeafAndGroupOfOne", plummer(33));
+    Case* tiny  = forces("N33_LeafAndGroupOfOne", plummer(33));
     tiny->nLeaf = tiny->nGroup = 1;
 
     // Bodies at one point: softened, a finite potential and no force; unsoftened, pairs at zero
@@ -256,9 +258,9 @@ inline std::vector<Case> cases()
     {
         for (auto [label, value] : {std::pair<const char*, double>{"NaN", nan}, {"Inf", inf}, {"MinusInf", -inf}})
         {
-            ParticleSet b = plummer(100);
-            field(b, 42, f) = value;
-            std::string name = std::string(label) + "In" + f;
+            ParticleSet b                       = plummer(100);
+            field(b, 42, f)                     = value;
+            std::string name                    = std::string(label) + "In" + f;
             name[std::string(label).size() + 2] = char(std::toupper(name[std::string(label).size() + 2]));
             refused(name, b, {"body 42", f + " =", "not finite"});
         }
@@ -356,11 +358,11 @@ inline void run(const Case& c, Backend backend)
             const double r2 = d.x * d.x + d.y * d.y + d.z * d.z + c.eps2;
             if (j != i && r2 > 0) scale += kG * b.mass[j] / r2;
         }
-        const bool ok = finite(acc[i]) && std::isfinite(pot[i]);
+        const bool ok         = finite(acc[i]) && std::isfinite(pot[i]);
         const double accError = norm(acc[i] - ref[i]) / scale;
         const double potError = std::fabs(pot[i] - refPot[i]) / std::fabs(refPot[i]);
-        const bool accOk = scale > 0 ? accError <= kForceTolerance : norm(acc[i]) == 0;
-        const bool potOk = refPot[i] != 0 ? potError <= kPotentialTolerance : pot[i] == 0;
+        const bool accOk      = scale > 0 ? accError <= kForceTolerance : norm(acc[i]) == 0;
+        const bool potOk      = refPot[i] != 0 ? potError <= kPotentialTolerance : pot[i] == 0;
         if (!ok || !accOk || !potOk)
         {
             ++reported;

@@ -38,9 +38,8 @@ class ScratchDirectory
 {
 public:
     ScratchDirectory()
-        : dir_(fs::temp_directory_path() /
-               ("octwalk_degenerate_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+        : dir_(fs::temp_directory_path() / ("octwalk_degenerate_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name()))
     {
         fs::remove_all(dir_);
         fs::create_directories(dir_);
@@ -206,7 +205,7 @@ TEST(DegenerateSnapshots, DuplicateIdsAreReaderErrors)
 
     // GADGET-2: the ID block follows HEAD, POS and VEL; give particle 5 the id of particle 4.
     writeSnapshot(dir.file("dup.gadget"), SnapshotFormat::Gadget2, p);
-    Bytes g = readBytes(dir.file("dup.gadget"));
+    Bytes g            = readBytes(dir.file("dup.gadget"));
     const size_t idsAt = (4 + 256 + 4) + 2 * (4 + 12 * 20 + 4) + 4;
     putLittle<uint32_t>(g, idsAt + 4 * 5, uint32_t(p.id[4]));
     writeBytes(dir.file("dup.gadget"), g);

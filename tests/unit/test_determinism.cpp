@@ -17,8 +17,7 @@ namespace {
 
 bool bitIdentical(const test::Forces& a, const test::Forces& b)
 {
-    return a.acc.size() == b.acc.size() &&
-           std::memcmp(a.acc.data(), b.acc.data(), a.acc.size() * sizeof(Vec3d)) == 0 &&
+    return a.acc.size() == b.acc.size() && std::memcmp(a.acc.data(), b.acc.data(), a.acc.size() * sizeof(Vec3d)) == 0 &&
            std::memcmp(a.pot.data(), b.pot.data(), a.pot.size() * sizeof(double)) == 0;
 }
 
@@ -27,7 +26,7 @@ bool bitIdentical(const test::Forces& a, const test::Forces& b)
 TEST(Determinism, RepeatedRunsAreBitIdentical)
 {
     ParticleSet b = makePlummer(30000, 4);
-    Parameters p = test::cpuParameters(0.6, 1e-4);
+    Parameters p  = test::cpuParameters(0.6, 1e-4);
     EXPECT_TRUE(bitIdentical(test::treeForces(b, p), test::treeForces(b, p)));
 }
 
@@ -35,8 +34,8 @@ TEST(Determinism, RepeatedRunsAreBitIdentical)
 TEST(Determinism, OneAndTwoThreadsAreBitIdentical)
 {
     ParticleSet b = makeHernquist(30000, 4);
-    Parameters p = test::cpuParameters(0.5, 1e-4);
-    int saved = omp_get_max_threads();
+    Parameters p  = test::cpuParameters(0.5, 1e-4);
+    int saved     = omp_get_max_threads();
     omp_set_num_threads(1);
     test::Forces one = test::treeForces(b, p);
     omp_set_num_threads(2);
@@ -48,8 +47,8 @@ TEST(Determinism, OneAndTwoThreadsAreBitIdentical)
 
 TEST(Determinism, ResultsPerIdDoNotDependOnInputOrder)
 {
-    ParticleSet b = makePlummer(20000, 6);
-    Parameters p = test::cpuParameters(0.5, 1e-4);
+    ParticleSet b         = makePlummer(20000, 6);
+    Parameters p          = test::cpuParameters(0.5, 1e-4);
     test::Forces original = test::treeForces(b, p);
 
     std::vector<int64_t> perm(b.size());
@@ -65,11 +64,11 @@ TEST(Determinism, ResultsPerIdDoNotDependOnInputOrder)
         shuffled.id[i]   = b.id[perm[i]];
     }
     test::Forces permuted = test::treeForces(shuffled, p);
-    double worst = 0;
+    double worst          = 0;
     for (int64_t i = 0; i < b.size(); ++i)
     {
         Vec3d d = permuted.acc[i] - original.acc[perm[i]];
-        worst = std::max(worst, std::sqrt(dot(d, d) / dot(original.acc[perm[i]], original.acc[perm[i]])));
+        worst   = std::max(worst, std::sqrt(dot(d, d) / dot(original.acc[perm[i]], original.acc[perm[i]])));
     }
     EXPECT_LE(worst, 1e-6);
 }

@@ -34,7 +34,7 @@ protected:
             mass[i]    = bodies_[i].w;
         }
         std::vector<int64_t> sample = sampleIndices(n, 500, 5);
-        sample.push_back(0);     // the first and the last body: the skip by index at both ends
+        sample.push_back(0); // the first and the last body: the skip by index at both ends
         sample.push_back(n - 1);
         targets_.assign(sample.begin(), sample.end());
         directSum(pos.data(), mass.data(), n, sample, double(float(kEps2)), 1.0, accRef_, potRef_);

@@ -16,12 +16,12 @@ TEST(Kernels, TwoBodiesNewton)
 {
     ParticleSet b;
     b.resize(2);
-    b.pos  = {{0, 0, 0}, {2, 0, 0}};
-    b.mass = {3, 5};
-    b.id   = {0, 1};
-    Parameters p = test::cpuParameters();
+    b.pos                    = {{0, 0, 0}, {2, 0, 0}};
+    b.mass                   = {3, 5};
+    b.id                     = {0, 1};
+    Parameters p             = test::cpuParameters();
     p.gravitational_constant = 1.5;
-    auto f = test::treeForces(b, p);
+    auto f                   = test::treeForces(b, p);
     EXPECT_NEAR(f.acc[0].x, 1.5 * 5 / 4.0, 1e-6);
     EXPECT_NEAR(f.acc[1].x, -1.5 * 3 / 4.0, 1e-6);
     EXPECT_NEAR(f.pot[0], -1.5 * 5 / 2.0, 1e-6);
@@ -53,7 +53,7 @@ TEST(Kernels, ThirtyTwoBodiesOnALine)
         b.mass[i] = 10;
         b.id[i]   = i;
     }
-    auto f = test::treeForces(b, test::cpuParameters(0.5, 0.01));
+    auto f          = test::treeForces(b, test::cpuParameters(0.5, 0.01));
     double expected = 0;
     for (int x = 0; x <= 30; ++x) expected -= 10 / std::sqrt((x + 1.0) * (x + 1.0) + 0.01);
     EXPECT_NEAR(f.pot[0] / expected, 1.0, 1e-5);
@@ -70,7 +70,7 @@ TEST(Kernels, ThirtyTwoBodiesOnALine)
 TEST(Kernels, QuadrupoleImprovesFarFieldToExpectedOrder)
 {
     // A compact lumpy cluster of radius 0.5 (uniform sphere, few bodies, so its quadrupole is large).
-    ParticleSet c = makeUniformSphere(40, 7);
+    ParticleSet c              = makeUniformSphere(40, 7);
     std::vector<Vec3d> shifted = c.pos;
     for (auto& x : shifted) x = Vec3d{x.x * 0.5 + 0.05, x.y * 0.5, x.z * 0.3};
     double m = 0;

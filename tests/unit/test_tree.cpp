@@ -26,8 +26,8 @@ HostTree buildFor(const ParticleSet& b, int nLeaf, int nGroup)
 
 TEST(Tree, CellsPartitionBodiesAndRespectLeafSize)
 {
-    ParticleSet b = makePlummer(20000, 11);
-    HostTree t = buildFor(b, 16, 64);
+    ParticleSet b        = makePlummer(20000, 11);
+    HostTree t           = buildFor(b, 16, 64);
     const OctreeCells& c = t.cells;
     EXPECT_TRUE(std::is_sorted(t.keys.begin(), t.keys.end()));
     int64_t leafBodies = 0;
@@ -46,7 +46,7 @@ TEST(Tree, CellsPartitionBodiesAndRespectLeafSize)
             if (k < 0) continue;
             EXPECT_EQ(c.first[k], expectedFirst); // children are contiguous, in octant order
             EXPECT_EQ(c.level[k], c.level[i] + 1);
-            EXPECT_GT(k, i);                      // breadth-first
+            EXPECT_GT(k, i); // breadth-first
             expectedFirst += c.count[k];
             sum += c.count[k];
         }
@@ -57,8 +57,8 @@ TEST(Tree, CellsPartitionBodiesAndRespectLeafSize)
 
 TEST(Tree, MultipolesMatchBodies)
 {
-    ParticleSet b = makeHernquist(5000, 5);
-    HostTree t = buildFor(b, 8, 32);
+    ParticleSet b        = makeHernquist(5000, 5);
+    HostTree t           = buildFor(b, 8, 32);
     const Multipoles& mp = t.poles;
     EXPECT_NEAR(mp.mass[0], 1.0, 1e-12);
     EXPECT_NEAR(mp.com[0].x, 0.0, 1e-12);
@@ -77,8 +77,8 @@ TEST(Tree, MultipolesMatchBodies)
 TEST(Tree, GroupsCoverEveryBodyOnceInOrder)
 {
     ParticleSet b = makePlummer(10000, 2);
-    HostTree t = buildFor(b, 16, 64);
-    int32_t next = 0;
+    HostTree t    = buildFor(b, 16, 64);
+    int32_t next  = 0;
     for (const I2& g : t.groups)
     {
         EXPECT_EQ(g.x, next);
@@ -91,8 +91,8 @@ TEST(Tree, GroupsCoverEveryBodyOnceInOrder)
 
 TEST(Tree, MergedGroupsAreFewerFullerAndStillContiguous)
 {
-    ParticleSet b = makePlummer(10000, 2);
-    HostTree cells = buildFor(b, 16, 64);
+    ParticleSet b   = makePlummer(10000, 2);
+    HostTree cells  = buildFor(b, 16, 64);
     HostTree merged = cells;
     makeGroups(64, merged, true);
     EXPECT_LT(merged.groups.size(), cells.groups.size() / 2);
@@ -116,8 +116,8 @@ TEST(Tree, CoincidentBodiesStopAtMaximumDepth)
         b.mass[i] = 1e-3;
         b.id[i]   = i;
     }
-    b.pos[0] = {0, 0, 0};
-    b.pos[1] = {1, 1, 1};
+    b.pos[0]   = {0, 0, 0};
+    b.pos[1]   = {1, 1, 1};
     HostTree t = buildFor(b, 16, 64);
     EXPECT_EQ(t.cells.depth, kMaxTreeLevel);
     int64_t covered = 0;
@@ -132,7 +132,7 @@ TEST(Tree, CoincidentBodiesStopAtMaximumDepth)
 TEST(PackedTree, ChildEntriesDecodeToTheHostCells)
 {
     ParticleSet b = makePlummer(3000, 9);
-    HostTree t = buildFor(b, 16, 64);
+    HostTree t    = buildFor(b, 16, 64);
     PackedTree pk;
     packTree(t, test::cpuParameters(), pk);
     TreeView v = pk.treeView();
@@ -149,7 +149,7 @@ TEST(PackedTree, ChildEntriesDecodeToTheHostCells)
         if (e & kLeafBit)
         {
             ASSERT_GE(n, v.numInternal);
-            I2 r = v.leafRange[n - v.numInternal];
+            I2 r     = v.leafRange[n - v.numInternal];
             double m = 0;
             for (int32_t k = r.x; k < r.x + r.y; ++k)
             {
@@ -172,7 +172,7 @@ TEST(PackedTree, ChildEntriesDecodeToTheHostCells)
 TEST(PackedTree, SingleLeafTreeHasLeafRoot)
 {
     ParticleSet b = makePlummer(10, 1);
-    HostTree t = buildFor(b, 16, 64);
+    HostTree t    = buildFor(b, 16, 64);
     PackedTree pk;
     packTree(t, test::cpuParameters(), pk);
     EXPECT_EQ(pk.numInternal, 0);
@@ -187,7 +187,7 @@ TEST(PackedTree, SingleLeafTreeHasLeafRoot)
 TEST(PackedTree, GroupBoxesContainTheirBodies)
 {
     ParticleSet b = makePlummer(5000, 4);
-    HostTree t = buildFor(b, 16, 64);
+    HostTree t    = buildFor(b, 16, 64);
     PackedTree pk;
     packTree(t, test::cpuParameters(), pk);
     for (size_t g = 0; g < pk.groupRange.size(); ++g)

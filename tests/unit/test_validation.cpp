@@ -61,16 +61,16 @@ TEST(Validation, NonFiniteAndNegativeValuesNameTheBody)
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
-    ParticleSet b = makePlummer(100, 1);
-    b.pos[42].y = nan;
+    ParticleSet b    = makePlummer(100, 1);
+    b.pos[42].y      = nan;
     expectError<InputError>([&] { setBodies(b); }, {"body 42", "y"});
-    b = makePlummer(100, 1);
+    b          = makePlummer(100, 1);
     b.pos[7].z = -inf;
     expectError<InputError>([&] { setBodies(b); }, {"body 7", "z"});
-    b = makePlummer(100, 1);
+    b          = makePlummer(100, 1);
     b.mass[99] = inf;
     expectError<InputError>([&] { setBodies(b); }, {"body 99", "mass"});
-    b = makePlummer(100, 1);
+    b         = makePlummer(100, 1);
     b.mass[3] = -1e-3;
     expectError<InputError>([&] { setBodies(b); }, {"body 3", "negative"});
 }
@@ -130,15 +130,15 @@ TEST(Validation, CoincidentPairsUnsoftenedGiveNoNaN)
 TEST(Validation, FarOutlierIsRejectedByName)
 {
     ParticleSet b = makePlummer(1000, 8);
-    b.pos[123] = {1e30, 0, 0};
+    b.pos[123]    = {1e30, 0, 0};
     expectError<InputError>([&] { setBodies(b); }, {"body 123", "1e15"});
 }
 
 TEST(Validation, DistantButRepresentableOutlierIsCorrect)
 {
     ParticleSet b = makePlummer(1000, 8);
-    b.pos[123] = {1e9, 0, 0};
-    auto f = test::treeForces(b, test::cpuParameters(0.5));
+    b.pos[123]    = {1e9, 0, 0};
+    auto f        = test::treeForces(b, test::cpuParameters(0.5));
     ASSERT_TRUE(allFinite(f));
     std::vector<Vec3d> ref;
     std::vector<double> refPot;
@@ -215,10 +215,10 @@ TEST(ParameterTable, ValidateNamesTheParameterAndTheRule)
     Parameters p;
     p.opening_angle = 1.5;
     expectError<ParameterError>([&] { validate(p); }, {"parameter opening_angle = 1.5", "must be in (0, 1]"});
-    p = Parameters{};
+    p                        = Parameters{};
     p.gravitational_constant = std::numeric_limits<double>::infinity();
     expectError<ParameterError>([&] { validate(p); }, {"gravitational_constant", "must be finite and > 0"});
-    p = Parameters{};
+    p         = Parameters{};
     p.n_group = -3;
     expectError<ParameterError>([&] { validate(p); }, {"parameter n_group = -3", "must be >= 1"});
     EXPECT_EQ(rangeText(*findParameter("epsilon_squared")), "must be finite and >= 0");

@@ -29,10 +29,10 @@ class WalkPasses : public ::testing::TestWithParam<WalkCase>
 
 TEST_P(WalkPasses, CountsEqualWrittenLengthsAndListsCoverAllMass)
 {
-    WalkCase wc = GetParam();
+    WalkCase wc   = GetParam();
     ParticleSet b = makeModel(wc.model, 20000, 21);
     for (int64_t i = 0; i < b.size(); ++i) b.mass[i] *= 0.5 + double(i % 7) / 7.0; // unequal masses
-    Parameters p = test::cpuParameters(wc.theta);
+    Parameters p   = test::cpuParameters(wc.theta);
     p.mac          = wc.mac;
     p.merge_groups = wc.merge;
     GravitySolver s(p);
@@ -42,8 +42,8 @@ TEST_P(WalkPasses, CountsEqualWrittenLengthsAndListsCoverAllMass)
     s.computeForces(acc, pot);
 
     const PackedTree& pk = s.packedTree();
-    TreeView tree = pk.treeView();
-    GroupView groups = pk.groupView();
+    TreeView tree        = pk.treeView();
+    GroupView groups     = pk.groupView();
     WalkCounts counts;
     InteractionLists lists;
     int32_t overflowGroup = -1;
@@ -73,11 +73,11 @@ TEST_P(WalkPasses, CountsEqualWrittenLengthsAndListsCoverAllMass)
         ASSERT_EQ(counts.leaves[g], leavesWritten) << "group " << g;
         ASSERT_EQ(lists.nodeOffset[g + 1] - lists.nodeOffset[g], nodesWritten) << "group " << g;
         ASSERT_EQ(lists.leafOffset[g + 1] - lists.leafOffset[g], leavesWritten) << "group " << g;
-        ASSERT_TRUE(std::equal(nodeOut.begin(), nodeOut.begin() + nodesWritten,
-                               lists.nodeList.begin() + lists.nodeOffset[g]))
+        ASSERT_TRUE(
+            std::equal(nodeOut.begin(), nodeOut.begin() + nodesWritten, lists.nodeList.begin() + lists.nodeOffset[g]))
             << "group " << g;
-        ASSERT_TRUE(std::equal(leafOut.begin(), leafOut.begin() + leavesWritten,
-                               lists.leafList.begin() + lists.leafOffset[g]))
+        ASSERT_TRUE(
+            std::equal(leafOut.begin(), leafOut.begin() + leavesWritten, lists.leafList.begin() + lists.leafOffset[g]))
             << "group " << g;
         double covered = 0;
         for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
@@ -105,16 +105,15 @@ TEST_P(WalkPasses, CountsEqualWrittenLengthsAndListsCoverAllMass)
     EXPECT_EQ(s.cpuLists().leafList, lists.leafList);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothMacs, WalkPasses,
-                         ::testing::Values(WalkCase{"plummer", Mac::Bonsai, 0.5}, WalkCase{"plummer", Mac::Octgrav, 0.5},
-                                           WalkCase{"hernquist", Mac::Bonsai, 0.75},
-                                           WalkCase{"hernquist", Mac::Octgrav, 0.3},
-                                           WalkCase{"uniform", Mac::Bonsai, 1.0},
-                                           WalkCase{"plummer", Mac::Bonsai, 0.5, true}));
+INSTANTIATE_TEST_SUITE_P(
+    BothMacs, WalkPasses,
+    ::testing::Values(WalkCase{"plummer", Mac::Bonsai, 0.5}, WalkCase{"plummer", Mac::Octgrav, 0.5},
+                      WalkCase{"hernquist", Mac::Bonsai, 0.75}, WalkCase{"hernquist", Mac::Octgrav, 0.3},
+                      WalkCase{"uniform", Mac::Bonsai, 1.0}, WalkCase{"plummer", Mac::Bonsai, 0.5, true}));
 
 TEST(Walk, SmallerThetaOpensMoreNodes)
 {
-    ParticleSet b = makePlummer(20000, 3);
+    ParticleSet b   = makePlummer(20000, 3);
     double previous = 1e300;
     for (double theta : {0.2, 0.4, 0.6, 0.8})
     {
