@@ -4,6 +4,7 @@
 #include <iomanip>
 
 #include "common/errors.h"
+#include "host/io/atomic_file.h"
 
 namespace octwalk {
 
@@ -24,8 +25,8 @@ void truncateAfter(const fs::path& path, int64_t step)
         kept += line + "\n";
     }
     in.close();
-    std::ofstream out(path, std::ios::trunc);
-    out << kept;
+    // Through the one writer, never in place: a kill part-way leaves the old file, not an empty one.
+    writeFileAtomically(path.string(), kept, Existing::Replace);
 }
 
 } // namespace
