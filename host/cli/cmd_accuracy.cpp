@@ -210,22 +210,23 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
         "octwalk accuracy: tree forces against exact direct summation over a sweep of settings (every combination "
         "of the lists), with error percentiles, the potential-energy error, interactions and time per setting.\n"
         "Lists are comma-separated; --theta also takes start:stop:step (inclusive), e.g. 0.2:0.8:0.1.\nSweep");
-    // clang-format off: one option per line, as Boost.Program_options chains read best
-    cmd.add_options()("help,h", "this help")("theta", po::value(&o.theta)->default_value(o.theta),
-                                             listHelp("opening_angle", "opening angles").c_str())(
-        "mac", po::value(&o.mac)->default_value(o.mac),
-        ("acceptance criteria: " + joined(choiceNames(*findParameter("mac")))).c_str())(
-        "n-leaf", po::value(&o.nLeaf)->default_value(o.nLeaf), listHelp("n_leaf", "").c_str())(
-        "n-group", po::value(&o.nGroup)->default_value(o.nGroup), listHelp("n_group", "").c_str())(
-        "multipole", po::value(&o.multipole)->default_value(o.multipole),
-        "quadrupole, monopole")("sample", po::value(&o.sample)->default_value(o.sample),
-                                "reference bodies: all when N <= sample, else this many drawn at random, >= 1")(
-        "reference", po::value(&o.reference)->default_value(o.reference),
-        "direct-summation backend: auto (GPU with float64 accumulation if present, else CPU float64), cpu, gpu")(
-        "repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting (times are medians), >= 1")(
-        "csv", po::value(&o.csv), "write one row per setting to this new CSV file")(
-        "json", po::value(&o.json), "write the study to this new JSON file")(
-        "errors-dir", po::value(&o.errorsDir), "write the per-body errors of every setting into this new directory");
+    // One option per line: Boost.Program_options chains read best that way.
+    // clang-format off
+    cmd.add_options()("help,h", "this help")
+        ("theta", po::value(&o.theta)->default_value(o.theta), listHelp("opening_angle", "opening angles").c_str())
+        ("mac", po::value(&o.mac)->default_value(o.mac),
+         ("acceptance criteria: " + joined(choiceNames(*findParameter("mac")))).c_str())
+        ("n-leaf", po::value(&o.nLeaf)->default_value(o.nLeaf), listHelp("n_leaf", "").c_str())
+        ("n-group", po::value(&o.nGroup)->default_value(o.nGroup), listHelp("n_group", "").c_str())
+        ("multipole", po::value(&o.multipole)->default_value(o.multipole), "quadrupole, monopole")
+        ("sample", po::value(&o.sample)->default_value(o.sample),
+         "reference bodies: all when N <= sample, else this many drawn at random, >= 1")
+        ("reference", po::value(&o.reference)->default_value(o.reference),
+         "direct-summation backend: auto (GPU with float64 accumulation if present, else CPU float64), cpu, gpu")
+        ("repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting (times are medians), >= 1")
+        ("csv", po::value(&o.csv), "write one row per setting to this new CSV file")
+        ("json", po::value(&o.json), "write the study to this new JSON file")
+        ("errors-dir", po::value(&o.errorsDir), "write the per-body errors of every setting into this new directory");
     // clang-format on
     po::options_description all;
     all.add(cmd)

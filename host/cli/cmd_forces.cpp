@@ -23,10 +23,11 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description cmd("octwalk forces: tree accelerations and potentials of a built-in model, with "
                                 "per-phase timings, interactions per body and the error against direct summation\n"
                                 "Forces");
-    // clang-format off: one option per line, as Boost.Program_options chains read best
-    cmd.add_options()("help,h", "this help")(
-        "sample", po::value(&sample)->default_value(sample),
-        "bodies checked against exact double-precision direct summation (0: none, >= N: all)");
+    // One option per line: Boost.Program_options chains read best that way.
+    // clang-format off
+    cmd.add_options()("help,h", "this help")
+        ("sample", po::value(&sample)->default_value(sample),
+         "bodies checked against exact double-precision direct summation (0: none, >= N: all)");
     // clang-format on
     po::options_description all;
     all.add(cmd)

@@ -131,17 +131,19 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         "octwalk profile: medians per phase over repeated force evaluations (the first is a warm-up), interactions, "
         "kernel GFLOP/s, walk bandwidth, bodies per second and the speed-up over direct summation, for every N x "
         "theta.\nSweep");
-    // clang-format off: one option per line, as Boost.Program_options chains read best
-    cmd.add_options()("help,h", "this help")(
-        "n", po::value(&o.n)->default_value(o.n),
-        "body counts: a list (1000,2^12) or every power of two in a range (2^15:2^24), each >= 2")(
-        "theta", po::value(&o.theta)->default_value(o.theta),
-        listHelp("opening_angle", "opening angles: a list or start:stop:step (inclusive)").c_str())(
-        "repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting, >= 2 (first not counted)")(
-        "direct-sample", po::value(&o.directSample)->default_value(o.directSample),
-        "targets of the timed direct summation, extrapolated to N (auto: 32768 on the GPU, 1000 on the CPU; "
-        "0: skip)")("csv", po::value(&o.csv), "write one row per N x theta to this new CSV file")(
-        "json", po::value(&o.json), "write the profile to this new JSON file");
+    // One option per line: Boost.Program_options chains read best that way.
+    // clang-format off
+    cmd.add_options()("help,h", "this help")
+        ("n", po::value(&o.n)->default_value(o.n),
+         "body counts: a list (1000,2^12) or every power of two in a range (2^15:2^24), each >= 2")
+        ("theta", po::value(&o.theta)->default_value(o.theta),
+         listHelp("opening_angle", "opening angles: a list or start:stop:step (inclusive)").c_str())
+        ("repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting, >= 2 (first not counted)")
+        ("direct-sample", po::value(&o.directSample)->default_value(o.directSample),
+         "targets of the timed direct summation, extrapolated to N (auto: 32768 on the GPU, 1000 on the CPU; "
+         "0: skip)")
+        ("csv", po::value(&o.csv), "write one row per N x theta to this new CSV file")
+        ("json", po::value(&o.json), "write the profile to this new JSON file");
     // clang-format on
     po::options_description all;
     all.add(cmd)

@@ -139,24 +139,25 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description cmd("octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
                                 "lagrange.csv, snapshots, run.json and checkpoint.bin into --output-dir.\n"
                                 "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
-    // clang-format off: one option per line, as Boost.Program_options chains read best
-    cmd.add_options()("help,h", "this help")("timestep", po::value<double>(),
-                                             "largest timestep [time] (default 1/128); the run uses equal sub-steps "
-                                             "that end exactly at --t-end")(
-        "dt", po::value<double>(), "the same as --timestep")("t-end", po::value(&tEnd)->default_value(tEnd),
-                                                             "end time [time]")(
-        "output-dir", po::value(&outputDir)->default_value(outputDir), "new or empty directory for all outputs")(
-        "energy-every", po::value(&rs.energyEvery)->default_value(rs.energyEvery),
-        "steps between rows of energy.csv and lagrange.csv, >= 1")(
-        "snapshot-every", po::value(&rs.snapshotEvery)->default_value(rs.snapshotEvery),
-        "steps between snapshots (0: first and last only), >= 0")(
-        "checkpoint-every", po::value(&rs.checkpointEvery)->default_value(rs.checkpointEvery),
-        "steps between checkpoints (one is always written at the end), >= 0")(
-        "direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")(
-        "zero-net-force", po::bool_switch(&zeroNetForce),
-        "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")(
-        "restart", po::value(&restart), "continue from this checkpoint (its directory receives the outputs)")(
-        "quiet", po::bool_switch(&quiet), "no progress line");
+    // One option per line: Boost.Program_options chains read best that way.
+    // clang-format off
+    cmd.add_options()("help,h", "this help")
+        ("timestep", po::value<double>(), "largest timestep [time] (default 1/128); the run uses equal sub-steps "
+                                          "that end exactly at --t-end")
+        ("dt", po::value<double>(), "the same as --timestep")
+        ("t-end", po::value(&tEnd)->default_value(tEnd), "end time [time]")
+        ("output-dir", po::value(&outputDir)->default_value(outputDir), "new or empty directory for all outputs")
+        ("energy-every", po::value(&rs.energyEvery)->default_value(rs.energyEvery),
+         "steps between rows of energy.csv and lagrange.csv, >= 1")
+        ("snapshot-every", po::value(&rs.snapshotEvery)->default_value(rs.snapshotEvery),
+         "steps between snapshots (0: first and last only), >= 0")
+        ("checkpoint-every", po::value(&rs.checkpointEvery)->default_value(rs.checkpointEvery),
+         "steps between checkpoints (one is always written at the end), >= 0")
+        ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
+        ("zero-net-force", po::bool_switch(&zeroNetForce),
+         "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
+        ("restart", po::value(&restart), "continue from this checkpoint (its directory receives the outputs)")
+        ("quiet", po::bool_switch(&quiet), "no progress line");
     // clang-format on
     po::options_description all;
     all.add(cmd)

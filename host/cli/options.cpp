@@ -216,15 +216,17 @@ po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool wit
                     "random seed (the same seed gives the same bodies; a sample for direct summation uses seed + 1)");
     if (withOrbit)
     {
-        // clang-format off: one option per line, as Boost.Program_options chains read best
-        d.add_options()("mass-ratio", po::value(&m.orbit.massRatio)->default_value(m.orbit.massRatio),
-                        "merger: mass of the second galaxy over the first, (0, 1]")(
-            "pericentre", po::value(&m.orbit.pericentre)->default_value(m.orbit.pericentre),
-            "merger: pericentre of the parabolic orbit [R_d]")(
-            "separation", po::value(&m.orbit.separation)->default_value(m.orbit.separation),
-            "merger: initial separation of the centres [R_d]")(
-            "inclination", po::value(&m.orbit.inclination)->default_value(m.orbit.inclination),
-            "merger: tilt of the second disk [degrees]");
+        // One option per line: Boost.Program_options chains read best that way.
+        // clang-format off
+        d.add_options()
+            ("mass-ratio", po::value(&m.orbit.massRatio)->default_value(m.orbit.massRatio),
+             "merger: mass of the second galaxy over the first, (0, 1]")
+            ("pericentre", po::value(&m.orbit.pericentre)->default_value(m.orbit.pericentre),
+             "merger: pericentre of the parabolic orbit [R_d]")
+            ("separation", po::value(&m.orbit.separation)->default_value(m.orbit.separation),
+             "merger: initial separation of the centres [R_d]")
+            ("inclination", po::value(&m.orbit.inclination)->default_value(m.orbit.inclination),
+             "merger: tilt of the second disk [degrees]");
         // clang-format on
     }
     return d;
