@@ -33,6 +33,27 @@ std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<doub
     return radii;
 }
 
+namespace {
+
+/// The same limits for a fresh run and a restart that extends one.
+void checkEndTime(double t0, double tEnd)
+{
+    if (!(tEnd > t0) || !std::isfinite(tEnd))
+    {
+        throw ParameterError("parameter t_end = " + std::to_string(tEnd) +
+                             " is invalid: must be finite and after the start time " + std::to_string(t0));
+    }
+}
+
+constexpr double kMaxSteps = 1e12;
+
+void checkStepCount(double steps)
+{
+    if (steps > kMaxSteps) throw ParameterError("t_end / timestep needs more than 1e12 steps");
+}
+
+} // namespace
+
 StepPlan planSteps(double t0, double tEnd, double timestep)
 {
     if (!(timestep > 0) || !std::isfinite(timestep))
@@ -40,15 +61,9 @@ StepPlan planSteps(double t0, double tEnd, double timestep)
         throw ParameterError("parameter timestep = " + std::to_string(timestep) +
                              " is invalid: must be finite and > 0");
     }
-    if (!(tEnd > t0) || !std::isfinite(tEnd))
-    {
-        throw ParameterError("parameter t_end = " + std::to_string(tEnd) +
-                             " is invalid: must be finite and after the "
-                             "start time " +
-                             std::to_string(t0));
-    }
+    checkEndTime(t0, tEnd);
     double steps = std::ceil((tEnd - t0) / timestep * (1 - 1e-12));
-    if (steps > 1e12) throw ParameterError("t_end / timestep needs more than 1e12 steps");
+    checkStepCount(steps);
     StepPlan plan;
     plan.t0       = t0;
     plan.numSteps = std::max<int64_t>(1, int64_t(steps));
@@ -119,8 +134,10 @@ void Simulation::step()
 
 void Simulation::extendTo(double tEnd)
 {
+    checkEndTime(plan_.t0, tEnd);
     double steps = (tEnd - plan_.t0) / plan_.h;
     double whole = std::round(steps);
+    checkStepCount(whole);
     if (!(whole >= double(step_)) || std::fabs(steps - whole) > 1e-9 * std::max(1.0, whole))
     {
         throw ParameterError("parameter t_end = " + std::to_string(tEnd) + " is invalid for this restart: it must be " +

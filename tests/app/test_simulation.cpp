@@ -168,6 +168,19 @@ TEST(Simulation, RestartIsBitIdentical)
     fs::remove_all(dir);
 }
 
+// A restart extends a run within the limits of a fresh one (issue: `--t-end inf` on restart ran
+// -9223372036854775808 steps and 1e13 started 1.4e15).
+TEST(Simulation, ExtendingARunHasTheLimitsOfAFreshOne)
+{
+    Simulation sim(makePlummer(200, 3), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
+    for (double tEnd : {double(INFINITY), -double(INFINITY), double(NAN), 1e20, 1e13})
+        EXPECT_THROW(sim.extendTo(tEnd), ParameterError) << tEnd;
+    EXPECT_THROW(planSteps(0.0, 1e13, 1.0 / 64), ParameterError);
+    EXPECT_EQ(sim.plan().numSteps, 1);
+    sim.extendTo(2.0 / 64);
+    EXPECT_EQ(sim.plan().numSteps, 2);
+}
+
 TEST(Simulation, DamagedCheckpointIsRefused)
 {
     fs::path dir = freshDir("damaged");
