@@ -1,0 +1,24 @@
+# Writes the version header (OUTPUT) from host/core/version.h.in at every build, so each output names
+# the commit the program was built from, not the one the build directory was configured at. The file
+# is rewritten only when its text changes, so an unchanged commit rebuilds nothing.
+#   cmake -DSOURCE_DIR=... -DOUTPUT=... -DPROJECT_VERSION=... -P cmake/version.cmake
+# A copy sent to the device machine carries the hash of the tree it was made from in .device-githash
+# (written by the caller, never committed): there `git rev-parse` would name whatever commit the copy's
+# .git happens to hold. Uncommitted changes to tracked files add "+dirty".
+if(EXISTS ${SOURCE_DIR}/.device-githash)
+  file(STRINGS ${SOURCE_DIR}/.device-githash OCTWALK_GIT_HASH LIMIT_COUNT 1)
+else()
+  execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SOURCE_DIR}
+                  OUTPUT_VARIABLE OCTWALK_GIT_HASH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(OCTWALK_GIT_HASH)
+    execute_process(COMMAND git diff --quiet HEAD -- WORKING_DIRECTORY ${SOURCE_DIR} RESULT_VARIABLE dirty
+                    OUTPUT_QUIET ERROR_QUIET)
+    if(NOT dirty EQUAL 0)
+      string(APPEND OCTWALK_GIT_HASH "+dirty")
+    endif()
+  endif()
+endif()
+if(NOT OCTWALK_GIT_HASH)
+  set(OCTWALK_GIT_HASH "unknown")
+endif()
+configure_file(${SOURCE_DIR}/host/core/version.h.in ${OUTPUT} @ONLY)
