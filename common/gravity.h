@@ -45,41 +45,48 @@ HOST_DEVICE inline T safeInvSqrt(T r2)
 /// Adds the pull of a body of mass m at offset d (source - target).
 /// A pair with r^2 + eps^2 == 0 (coincident, unsoftened) contributes nothing instead of NaN;
 /// excluding a body's interaction with itself is the caller's job (it knows the indices).
+///
+/// Range: the acceleration is formed as (m/r^2) (d/r), never through m/r^3, which leaves float32's
+/// range long before the acceleration does (it overflows for an unsoftened pair closer than ~1e-13 and
+/// falls below the normal range for a body ~1e13 from the mass). So a pair is computed whenever r^2
+/// and m/r^2 are representable (r from ~1e-19 to beyond the 1e15 coordinate limit).
 template<class T>
 HOST_DEVICE inline void bodyBody(Vec3<T> d, T m, T eps2, Vec3<T>& acc, T& pot)
 {
     T r2     = dot(d, d) + eps2;
     T invR   = safeInvSqrt(r2);
     T mInvR  = m * invR;
-    T mInvR3 = mInvR * invR * invR;
+    T mInvR2 = mInvR * invR;
     pot -= mInvR;
-    acc.x += mInvR3 * d.x;
-    acc.y += mInvR3 * d.y;
-    acc.z += mInvR3 * d.z;
+    acc.x += mInvR2 * (d.x * invR);
+    acc.y += mInvR2 * (d.y * invR);
+    acc.z += mInvR2 * (d.z * invR);
 }
 
 /// Adds the pull of a node (mass, traceless quadrupole q about its centre of mass) at offset
 /// d = com - target:
 ///   phi = -M/r - (d.Q.d)/(2 r^5)
 ///   a   =  M d/r^3 - Q.d/r^5 + (5/2)(d.Q.d) d/r^7
+/// evaluated, for the range of float32 as in bodyBody, with u = d/r (|u| <= 1):
+///   phi = -(M + (u.Q.u)/(2 r^2)) / r
+///   a   = (M u + (5/2 (u.Q.u) u - Q.u) / r^2) / r^2
 template<class T>
 HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps2, Vec3<T>& acc, T& pot)
 {
     T r2    = dot(d, d) + eps2;
     T invR  = safeInvSqrt(r2);
     T invR2 = invR * invR;
-    T invR3 = invR * invR2;
-    T invR5 = invR3 * invR2;
+    Vec3<T> u{d.x * invR, d.y * invR, d.z * invR};
 
-    Vec3<T> qd{q.xx * d.x + q.xy * d.y + q.xz * d.z, q.xy * d.x + q.yy * d.y + q.yz * d.z,
-               q.xz * d.x + q.yz * d.y + q.zz * d.z};
-    T dqd = dot(d, qd);
+    Vec3<T> qu{q.xx * u.x + q.xy * u.y + q.xz * u.z, q.xy * u.x + q.yy * u.y + q.yz * u.z,
+               q.xz * u.x + q.yz * u.y + q.zz * u.z};
+    T uqu = dot(u, qu);
 
-    T radial = mass * invR3 + T(2.5) * dqd * invR5 * invR2;
-    pot -= mass * invR + T(0.5) * dqd * invR5;
-    acc.x += radial * d.x - invR5 * qd.x;
-    acc.y += radial * d.y - invR5 * qd.y;
-    acc.z += radial * d.z - invR5 * qd.z;
+    T radial = mass + T(2.5) * uqu * invR2;
+    pot -= (mass + T(0.5) * uqu * invR2) * invR;
+    acc.x += (radial * u.x - invR2 * qu.x) * invR2;
+    acc.y += (radial * u.y - invR2 * qu.y) * invR2;
+    acc.z += (radial * u.z - invR2 * qu.z) * invR2;
 }
 
 /// Unpacks the two F4 words of a packed quadrupole: (xx, yy, zz, xy), (xz, yz, -, -).

@@ -245,7 +245,15 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
         throw ParameterError("option --sample = " + std::to_string(o.sample) + " is invalid: must be >= 1");
     if (o.repeat < 1)
         throw ParameterError("option --repeat = " + std::to_string(o.repeat) + " is invalid: must be >= 1");
-    Backend refBackend = parseBackend(o.reference);
+    Backend refBackend = Backend::Auto;
+    try
+    {
+        refBackend = parseBackend(o.reference);
+    }
+    catch (const ParameterError&)
+    {
+        throw ParameterError("option --reference = '" + o.reference + "' is invalid: use auto, cpu or gpu");
+    }
     if (refBackend == Backend::Gpu && !gpuAvailable())
     {
         throw BackendError("--reference gpu requested, but no CUDA device is available (" + gpuDescription() + ")");
@@ -253,7 +261,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     Parameters base                  = studyParameters(vm, kSweptParameters);
     std::vector<Parameters> settings = expandGrid(base, accuracyGrid(o));
     resolveReports(o.output, o.csv, o.json);
-    checkNewDirectory(o.errorsDir);
+    if (!o.errorsDir.empty()) checkNewDirectory("--errors-dir", o.errorsDir);
 
     ParticleSet bodies  = loadBodies(o.source);
     DirectReference ref = directReference(bodies, o.sample, o.source.model.seed + 1, base.epsilon_squared,

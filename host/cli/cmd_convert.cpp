@@ -37,7 +37,7 @@ int convertCommand(int argc, const char* const* argv, std::ostream& out)
         throw UsageError("OUTPUT '" + output + "' is the INPUT file");
     }
     SnapshotFormat f = parseSnapshotFormat(format);
-    checkNewOutput(output);
+    checkNewOutput("-o/--output", output);
     ParticleSet p = inputFormat == "auto" ? readSnapshot(input) : readSnapshot(input, parseSnapshotFormat(inputFormat));
     writeSnapshot(output, f, p);
     out << "wrote " << p.size() << " bodies to " << output << " [" << format << "]\n";

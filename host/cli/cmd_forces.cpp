@@ -43,7 +43,7 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
     Parameters p = toParameters(vm);
     checkModel(mo);
     if (sample < 0) throw ParameterError("option --sample = " + std::to_string(sample) + " is invalid: must be >= 0");
-    checkNewOutput(output);
+    checkNewOutput("-o/--output", output);
 
     const int64_t n    = mo.n;
     ParticleSet bodies = buildModel(mo);

@@ -32,8 +32,8 @@ int icCommand(int argc, const char* const* argv, std::ostream& out)
     if (output.empty()) throw UsageError("option -o/--output is required (the new snapshot file)");
     SnapshotFormat f = parseSnapshotFormat(format);
     checkModel(mo);
-    checkNewOutput(output);
-    checkNewOutput(output + ".json");
+    checkNewOutput("-o/--output", output);
+    checkNewOutput("-o/--output (its sidecar)", output + ".json");
     ParticleSet bodies   = buildModel(mo);
     std::string settings = modelJson(mo);
     writeSnapshot(output, f, bodies, SnapshotMeta{settings, versionAndHash(), 1.0});

@@ -135,7 +135,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     // clang-format off
     cmd.add_options()("help,h", "this help")
         ("n", po::value(&o.n)->default_value(o.n),
-         "body counts: a list (1000,2^12) or every power of two in a range (2^15:2^24), each >= 2")
+         "body counts: a list (1000,2^12) or every power of two in a range (2^15:2^24), each from 2 to 2^30 - 1")
         ("theta", po::value(&o.theta)->default_value(o.theta),
          listHelp("opening_angle", "opening angles: a list or start:stop:step (inclusive)").c_str())
         ("repeat", po::value(&o.repeat)->default_value(o.repeat), "evaluations per setting, >= 2 (first not counted)")
@@ -158,7 +158,13 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     }
     checkModel(o.source);
     std::vector<int64_t> counts = parseCountList("n", o.n, 2);
-    std::vector<double> thetas  = parseThetaList("theta", o.theta);
+    for (int64_t n : counts) // every N against the model's limits, before the first row is computed
+    {
+        ModelOptions m = o.source;
+        m.n            = n;
+        checkModel(m);
+    }
+    std::vector<double> thetas = parseThetaList("theta", o.theta);
     if (o.repeat < 2)
     {
         throw ParameterError("option --repeat = " + std::to_string(o.repeat) +
@@ -185,7 +191,9 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     std::vector<ProfileResult> results;
     for (int64_t n : counts)
     {
-        ParticleSet bodies = makeModel(o.source.model, n, o.source.seed);
+        ModelOptions m     = o.source;
+        m.n                = n;
+        ParticleSet bodies = buildModel(m);
         for (const Parameters& p : settings)
         {
             results.push_back(profileForces(bodies, p, o.repeat, directSample, o.source.seed + 1));

@@ -92,16 +92,6 @@ private:
     Clock::time_point start_, last_;
 };
 
-void checkOutputDirectory(const fs::path& dir)
-{
-    if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
-    {
-        throw UsageError("output directory '" + dir.string() +
-                         "' exists and is not empty; refusing to overwrite it "
-                         "(use --restart to continue a run)");
-    }
-}
-
 /// Runs sim with a progress line and SIGINT/SIGTERM handling; the exit code (128 + signal when stopped).
 int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
                     std::ostream& out)
@@ -156,7 +146,9 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
         ("zero-net-force", po::bool_switch(&zeroNetForce),
          "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
-        ("restart", po::value(&restart), "continue from this checkpoint (its directory receives the outputs)")
+        ("restart", po::value(&restart), "continue a run: its directory or checkpoint file (the newest valid one of "
+                                         "checkpoint.bin and checkpoint.bin.prev is used; the directory receives the "
+                                         "outputs)")
         ("quiet", po::bool_switch(&quiet), "no progress line");
     // clang-format on
     po::options_description all;
@@ -187,16 +179,21 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                 throw UsageError("--" + option + " cannot be changed on --restart (the checkpoint holds it)");
             }
         }
+        RestartPoint point = findRestartCheckpoint(restart);
         std::string extra;
-        Simulation sim    = Simulation::fromCheckpoint(restart, &extra);
+        Simulation sim    = Simulation::fromCheckpoint(point.checkpoint.string(), &extra);
         RunSettings saved = RunSettings::decode(extra);
         if (!vm["t-end"].defaulted()) sim.extendTo(tEnd);
-        fs::path dir = fs::path(restart).parent_path();
+        fs::path dir = point.checkpoint.parent_path();
         if (dir.empty()) dir = ".";
         int64_t from = sim.stepIndex();
-        writeRunJson(dir, sim, saved, "{\"restart\": " + jsonString(restart) + "}", from);
-        out << versionHeader() << ": restarting at step " << from << " of " << sim.plan().numSteps
-            << ", t = " << sim.time() << "\n";
+        writeRunJson(dir, sim, saved, "{\"restart\": " + jsonString(point.checkpoint.string()) + "}", from);
+        if (!point.skipped.empty())
+        {
+            out << "the newest checkpoint is not usable (" << point.skipped << "); using the previous one\n";
+        }
+        out << versionHeader() << ": restarting from " << point.checkpoint.string() << " at step " << from << " of "
+            << sim.plan().numSteps << ", t = " << sim.time() << "\n";
         return runWithProgress(sim, dir, saved, quiet, true, out);
     }
 
@@ -208,13 +205,14 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     if (rs.checkpointEvery < 0) throw ParameterError("option --checkpoint-every must be >= 0");
     parseSnapshotFormat(rs.format);
     if (!input.empty() && !vm["model"].defaulted()) throw UsageError("give --input or --model, not both");
+    if (outputDir.empty()) throw UsageError("option --output-dir is empty: name a directory");
     fs::path dir(outputDir);
     if (!input.empty() && fs::exists(input) && fs::exists(dir) &&
         fs::equivalent(fs::path(input).parent_path().empty() ? "." : fs::path(input).parent_path(), dir))
     {
         throw UsageError("--input '" + input + "' lies in --output-dir '" + outputDir + "'; choose another directory");
     }
-    checkOutputDirectory(dir);
+    checkNewDirectory("--output-dir", outputDir, " (use --restart to continue a run)");
     StepPlan plan = planSteps(0.0, tEnd, timestep);
 
     ParticleSet bodies;

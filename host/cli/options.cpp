@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <new>
 #include <regex>
 #include <sstream>
 #include <type_traits>
 
 #include "common/errors.h"
+#include "host/io/atomic_file.h"
 #include "device/gpu_solver.h"
 #include "host/models/models.h"
+#include "host/tree/octree.h"
 
 namespace octwalk::cli {
 
@@ -210,7 +213,8 @@ po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool wit
     if (defaultN > 0)
     {
         m.n = defaultN;
-        d.add_options()("n", po::value(&m.n)->default_value(m.n), "number of bodies, >= 2");
+        d.add_options()("n", po::value(&m.n)->default_value(m.n),
+                        "number of bodies, 2 to 2^30 - 1 (galaxy: >= 6; merger: >= 6 in each galaxy)");
     }
     d.add_options()("seed", po::value(&m.seed)->default_value(m.seed),
                     "random seed (the same seed gives the same bodies; a sample for direct summation uses seed + 1)");
@@ -232,6 +236,44 @@ po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool wit
     return d;
 }
 
+namespace {
+
+/// The smallest galaxy makeGalaxy builds (a bulge, a disk and a halo body at least, see galaxy.cpp).
+constexpr int64_t kMinGalaxyBodies = 6;
+
+/// The least --n of a model: 2, a galaxy 6, a merger enough for 6 bodies in its smaller galaxy.
+int64_t minimumBodies(const ModelOptions& m)
+{
+    if (m.model == "galaxy") return kMinGalaxyBodies;
+    if (m.model != "merger") return 2;
+    const double q = m.orbit.massRatio; // n2 = round(n q / (1 + q)) as in makeMerger
+    int64_t n      = std::max<int64_t>(2 * kMinGalaxyBodies, int64_t(std::floor(5.5 * (1 + q) / q)) - 1);
+    while (std::llround(double(n) * q / (1 + q)) < kMinGalaxyBodies ||
+           n - std::llround(double(n) * q / (1 + q)) < kMinGalaxyBodies)
+    {
+        ++n;
+    }
+    return n;
+}
+
+void checkOrbit(const MergerOrbit& o)
+{
+    auto bad = [](const char* option, double value, const std::string& rule) {
+        std::ostringstream s;
+        s << "option --" << option << " = " << value << " is invalid: " << rule;
+        throw ParameterError(s.str());
+    };
+    if (!(o.massRatio > 0 && o.massRatio <= 1)) bad("mass-ratio", o.massRatio, "must be in (0, 1]");
+    if (!(o.pericentre > 0) || !std::isfinite(o.pericentre)) bad("pericentre", o.pericentre, "must be finite and > 0");
+    if (!(o.separation > o.pericentre) || !std::isfinite(o.separation))
+    {
+        bad("separation", o.separation, "must be finite and larger than --pericentre");
+    }
+    if (!std::isfinite(o.inclination)) bad("inclination", o.inclination, "must be finite");
+}
+
+} // namespace
+
 void checkModel(const ModelOptions& m)
 {
     const std::vector<std::string>& names = modelNames();
@@ -241,14 +283,42 @@ void checkModel(const ModelOptions& m)
                              "' is invalid: use plummer, hernquist, uniform, galaxy "
                              "or merger");
     }
-    if (m.n < 2) throw ParameterError("option --n = " + std::to_string(m.n) + " is invalid: must be >= 2");
+    if (m.model == "merger") checkOrbit(m.orbit);
+    std::ostringstream why;
+    if (m.model == "galaxy") why << " for --model galaxy (a bulge, a disk and a halo)";
+    if (m.model == "merger")
+        why << " for --model merger at --mass-ratio " << m.orbit.massRatio << " (6 in each galaxy)";
+    checkBodyCount("n", m.n, minimumBodies(m), why.str());
+}
+
+void checkBodyCount(const std::string& option, int64_t n, int64_t least, const std::string& why)
+{
+    if (n < least)
+    {
+        throw ParameterError("option --" + option + " = " + std::to_string(n) +
+                             " is invalid: must be >= " + std::to_string(least) + why);
+    }
+    if (n > kMaxBodies)
+    {
+        throw ParameterError("option --" + option + " = " + std::to_string(n) +
+                             " is invalid: must be <= " + std::to_string(kMaxBodies) +
+                             " (2^30 - 1, the most bodies the tree's 32-bit indices hold)");
+    }
 }
 
 ParticleSet buildModel(const ModelOptions& m)
 {
     checkModel(m);
-    if (m.model == "merger") return makeMerger(m.n, m.seed, m.orbit);
-    return makeModel(m.model, m.n, m.seed);
+    try
+    {
+        if (m.model == "merger") return makeMerger(m.n, m.seed, m.orbit);
+        return makeModel(m.model, m.n, m.seed);
+    }
+    catch (const std::bad_alloc&)
+    {
+        throw BackendError("out of host memory while making the " + m.model + " model of N = " + std::to_string(m.n) +
+                           " bodies (about " + std::to_string(m.n * 88 / 1048576) + " MiB for the bodies alone)");
+    }
 }
 
 std::string modelJson(const ModelOptions& m)
@@ -318,6 +388,18 @@ po::variables_map parseOptions(int argc, const char* const* argv, const po::opti
             throw UsageError("argument '" + a + "' contains '" + m.str() + "', which octwalk does not accept");
         }
     }
+    // Boost reads "-1" into an unsigned option as 2^64 - 1: a negative --seed is refused by name.
+    for (size_t k = 0; k < args.size(); ++k)
+    {
+        const std::string& a = args[k];
+        std::string value    = a.rfind("--seed=", 0) == 0             ? a.substr(7)
+                               : a == "--seed" && k + 1 < args.size() ? args[k + 1]
+                                                                      : "";
+        if (!value.empty() && value[0] == '-')
+        {
+            throw ParameterError("option --seed = " + value + " is invalid: must be an integer >= 0");
+        }
+    }
     po::store(po::command_line_parser(args)
                   .options(all)
                   .positional(positional)
@@ -328,13 +410,68 @@ po::variables_map parseOptions(int argc, const char* const* argv, const po::opti
     return vm;
 }
 
-/// Refuses to overwrite an existing output (the caller writes nothing until all checks pass).
-void checkNewOutput(const std::string& path)
+namespace {
+
+namespace fs = std::filesystem;
+
+/// UsageError unless a new file can be created in dir: an AtomicFile temporary is created there and
+/// removed (so permissions, a read-only file system and a missing directory all show, for root too).
+void probeWritable(const std::string& option, const std::string& path, const fs::path& dir)
 {
-    if (!path.empty() && std::filesystem::exists(path))
+    try
     {
-        throw UsageError("output file '" + path + "' already exists; refusing to overwrite it");
+        AtomicFile probe((dir / ".octwalk-write-probe").string(), Existing::Replace);
     }
+    catch (const FormatError& e)
+    {
+        throw UsageError("option " + option + " = '" + path + "' cannot be written: " + e.what());
+    }
+}
+
+} // namespace
+
+void checkNewOutput(const std::string& option, const std::string& path)
+{
+    if (path.empty()) return;
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(path, ec)))
+    {
+        throw UsageError("option " + option + ": output file '" + path + "' already exists; refusing to overwrite it");
+    }
+    if (path.back() == '/') throw UsageError("option " + option + " = '" + path + "' names a directory, not a file");
+    fs::path parent = fs::path(path).parent_path();
+    probeWritable(option, path, parent.empty() ? fs::path(".") : parent);
+}
+
+void checkNewDirectory(const std::string& option, const std::string& dir, const std::string& hint)
+{
+    if (dir.empty()) throw UsageError("option " + option + " is empty: name a directory");
+    std::error_code ec;
+    const fs::file_status st = fs::status(dir, ec);
+    if (fs::exists(st))
+    {
+        if (!fs::is_directory(st))
+        {
+            throw UsageError("option " + option + " = '" + dir + "' is a file, not a directory");
+        }
+        if (!fs::is_empty(dir, ec) || ec)
+        {
+            throw UsageError("output directory '" + dir + "' (" + option + ") exists and is not empty; refusing " +
+                             "to overwrite it" + hint);
+        }
+        probeWritable(option, dir, dir);
+        return;
+    }
+    // It will be created: the nearest existing ancestor must be a directory that takes new entries.
+    fs::path ancestor = fs::path(dir).parent_path();
+    while (!ancestor.empty() && !fs::exists(fs::status(ancestor, ec))) ancestor = ancestor.parent_path();
+    if (ancestor.empty()) ancestor = ".";
+    if (!fs::is_directory(fs::status(ancestor, ec)))
+    {
+        throw UsageError("option " + option + " = '" + dir + "' cannot be created: '" + ancestor.string() +
+                         "' is not a directory");
+    }
+    probeWritable(option, dir, ancestor);
 }
 
 std::string backendLine(const GravitySolver& s)

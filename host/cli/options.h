@@ -74,10 +74,16 @@ struct ModelOptions
 /// the merger's orbit options (--mass-ratio, --pericentre, --separation, --inclination).
 po::options_description modelOptions(ModelOptions& m, int64_t defaultN, bool withOrbit);
 
-/// Checks the model name and n before any work (ParameterError naming the option).
+/// Checks the model name, n (from the model's minimum to kMaxBodies) and the merger's orbit options
+/// before any work (ParameterError naming the option, the value and the limit).
 void checkModel(const ModelOptions& m);
 
-/// The bodies of the model (the merger with its orbit).
+/// ParameterError naming --option unless least <= n <= kMaxBodies (host/tree/octree.h).
+/// why: said after the minimum (e.g. " for --model galaxy").
+void checkBodyCount(const std::string& option, int64_t n, int64_t least = 2, const std::string& why = "");
+
+/// The bodies of the model (the merger with its orbit); BackendError naming the model and N when
+/// the host runs out of memory making it.
 ParticleSet buildModel(const ModelOptions& m);
 
 /// The model options as one JSON object, for the settings an output records.
@@ -105,8 +111,15 @@ po::options_description outputOption(std::string& output, const char* what);
 po::variables_map parseOptions(int argc, const char* const* argv, const po::options_description& all,
                                const po::positional_options_description& positional = {});
 
-/// Refuses to overwrite an existing output (the caller writes nothing until all checks pass).
-void checkNewOutput(const std::string& path);
+/// Checks a new output file before any work (the caller writes nothing until all checks pass):
+/// UsageError naming the option and the path when it exists, or its directory is missing or does not
+/// take a new file (a temporary is created there and removed). Nothing for an empty path (not given).
+void checkNewOutput(const std::string& option, const std::string& path);
+
+/// Checks an output directory that will be created or filled before any work: UsageError naming the
+/// option and the path when it is empty, names a file, exists and is not empty (hint: appended to that
+/// message), or cannot be created or written (its nearest existing ancestor is probed).
+void checkNewDirectory(const std::string& option, const std::string& dir, const std::string& hint = "");
 
 /// "gpu: NAME" or "cpu (N OpenMP threads)".
 std::string backendLine(const GravitySolver& s);

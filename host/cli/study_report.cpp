@@ -75,17 +75,8 @@ void resolveReports(const std::string& output, std::string& csv, std::string& js
         *target = output;
     }
     if (!csv.empty() && csv == json) throw UsageError("--csv and --json name the same file '" + csv + "'");
-    checkNewOutput(csv);
-    checkNewOutput(json);
-}
-
-void checkNewDirectory(const std::string& dir)
-{
-    if (dir.empty() || !fs::exists(dir)) return;
-    if (!fs::is_directory(dir) || !fs::is_empty(dir))
-    {
-        throw UsageError("output directory '" + dir + "' exists and is not empty; refusing to overwrite it");
-    }
+    checkNewOutput(!output.empty() && output == csv ? "-o/--output" : "--csv", csv);
+    checkNewOutput(!output.empty() && output == json ? "-o/--output" : "--json", json);
 }
 
 Parameters studyParameters(const po::variables_map& vm, const std::vector<std::string>& swept)

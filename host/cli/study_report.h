@@ -32,10 +32,8 @@ std::string provenanceJson(double G);
 /// The report files of a study: -o FILE (JSON when it ends in .json, CSV when .csv) joins --csv or
 /// --json; UsageError naming the option for another ending, for -o and --csv/--json naming the same
 /// kind of report, for --csv and --json naming one file, and for an existing file.
+/// Each is checked with checkNewOutput (it must not exist, its directory must take a new file).
 void resolveReports(const std::string& output, std::string& csv, std::string& json);
-
-/// An output directory that will be created: it must not exist yet (an empty one is accepted).
-void checkNewDirectory(const std::string& dir);
 
 /// The study's single-valued solver options as Parameters (validated); BackendError for --backend
 /// gpu without a device.

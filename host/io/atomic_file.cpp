@@ -47,7 +47,37 @@ void refuseExisting(const std::string& path)
     if (exists(path)) throw FormatError("'" + path + "' already exists; refusing to overwrite it");
 }
 
+/// Makes path + ".prev" a second name of the current file without ever removing path: a hard link under
+/// a unique temporary name, renamed over the old ".prev", then the directory synced. A kill at any point
+/// leaves path whole (and ".prev" either the older or the current file), so the caller's rename of the
+/// new file over path is the only change to path. A file system without hard links is a FormatError.
+void keepAsPrev(const std::string& path) { linkAtomically(path, path + ".prev"); }
+
 } // namespace
+
+void linkAtomically(const std::string& existing, const std::string& target)
+{
+    std::string link;
+    for (int attempt = 0; link.empty(); ++attempt)
+    {
+        std::string name = target + ".tmp.XXXXXX";
+        std::vector<char> buffer(name.begin(), name.end());
+        buffer.push_back('\0');
+        int fd = ::mkstemp(buffer.data()); // reserves a unique name
+        if (fd < 0) fail(target, "cannot create a temporary name in '" + directoryOf(target) + "'", errno);
+        ::close(fd);
+        ::unlink(buffer.data());
+        if (::link(existing.c_str(), buffer.data()) == 0) link = buffer.data();
+        else if (errno != EEXIST || attempt > 100) fail(target, "cannot link '" + existing + "' to it", errno);
+    }
+    if (::rename(link.c_str(), target.c_str()) != 0)
+    {
+        int error = errno;
+        ::unlink(link.c_str());
+        fail(target, "cannot link '" + existing + "' to it", error);
+    }
+    syncDirectory(target);
+}
 
 AtomicFile::AtomicFile(std::string path, Existing existing) : path_(std::move(path)), existing_(existing)
 {
@@ -92,11 +122,7 @@ void AtomicFile::commit()
     fd_    = -1;
     if (::close(fd) != 0) fail(path_, "close failed", errno);
     if (existing_ == Existing::Refuse) refuseExisting(path_);
-    if (existing_ == Existing::KeepAsPrev && exists(path_))
-    {
-        std::string prev = path_ + ".prev";
-        if (::rename(path_.c_str(), prev.c_str()) != 0) fail(prev, "cannot keep the previous file", errno);
-    }
+    if (existing_ == Existing::KeepAsPrev && exists(path_)) keepAsPrev(path_);
     if (::rename(temporary_.c_str(), path_.c_str()) != 0) fail(path_, "cannot rename the temporary into place", errno);
     committed_ = true;
     syncDirectory(path_);

@@ -14,9 +14,11 @@ namespace octwalk {
 /// What to do when the final path already exists.
 enum class Existing
 {
-    Refuse,     ///< FormatError (checked before anything is written, and again before the rename)
-    Replace,    ///< replace it atomically
-    KeepAsPrev, ///< rename it to path + ".prev" once the new file is complete and synced
+    Refuse,  ///< FormatError (checked before anything is written, and again before the rename)
+    Replace, ///< replace it atomically
+    /// once the new file is complete and synced, make the old one path + ".prev" (a hard link renamed
+    /// into place) and rename the new one over path: path exists, whole, at every moment
+    KeepAsPrev,
 };
 
 class AtomicFile
@@ -49,6 +51,11 @@ private:
     int fd_         = -1;
     bool committed_ = false;
 };
+
+/// Makes `target` a second name (hard link) of the file `existing`, replacing what target held in one
+/// rename (a link under a unique temporary name, renamed over target), then syncs the directory; both
+/// in one directory. A kill leaves target either as it was or the new link. FormatError on failure.
+void linkAtomically(const std::string& existing, const std::string& target);
 
 /// Writes `bytes` to path through an AtomicFile.
 void writeFileAtomically(const std::string& path, const std::string& bytes, Existing existing = Existing::Refuse);

@@ -92,6 +92,15 @@ ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
     case SnapshotFormat::Hdf5: p = io::readHdf5(path); break;
     }
     io::checkUniqueIds(p, path);
+    // Every reader refuses what a run would refuse anyway, so that convert cannot pass it on.
+    for (int64_t i = 0; i < p.size(); ++i)
+    {
+        if (p.mass[i] < 0)
+        {
+            throw FormatError("'" + path + "': particle " + std::to_string(i) + " (id " + std::to_string(p.id[i]) +
+                              ") has mass = " + std::to_string(p.mass[i]) + ", negative");
+        }
+    }
     return p;
 }
 

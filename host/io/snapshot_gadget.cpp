@@ -166,6 +166,10 @@ GadgetHeader readGadgetHeader(FileReader& in)
                 "the snapshot is split over " + std::to_string(h.numFiles) +
                     " files; reading one of them would silently drop particles");
     }
+    if (h.numFiles < 1)
+    {
+        in.fail("num_files", at + offset::numFiles, "is " + std::to_string(h.numFiles) + ", must be 1");
+    }
     return h;
 }
 
@@ -189,6 +193,31 @@ void checkCountsFitFile(const FileReader& in, const GadgetHeader& h)
         in.fail("npart", markerBytes + offset::npart,
                 describeCounts(h) + " make a POS block larger than a format 1 record marker can describe");
     }
+}
+
+/// A single-file snapshot holds all its particles: npartTotal (with its high words) equals npart.
+/// Checked after the blocks are read, whose markers say more about a damaged npart; the read position
+/// is kept.
+void checkTotalsMatchCounts(FileReader& in, const GadgetHeader& h)
+{
+    const uint64_t resume = in.offset();
+    unsigned char raw[headerBytes];
+    in.seek(markerBytes);
+    in.read(raw, headerBytes, "HEAD block");
+    for (int t = 0; t < numTypes; ++t)
+    {
+        const uint64_t lowAt  = offset::npartTotal + 4 * t;
+        const uint64_t highAt = offset::npartTotalHigh + 4 * t;
+        const uint64_t total =
+            uint64_t(decode<uint32_t>(raw + lowAt, h.order)) | uint64_t(decode<uint32_t>(raw + highAt, h.order)) << 32;
+        if (total != uint64_t(h.npart[t]))
+        {
+            in.fail(indexed("npartTotal", t), markerBytes + lowAt,
+                    "is " + std::to_string(total) + " but npart[" + std::to_string(t) + "] is " +
+                        std::to_string(h.npart[t]) + " in a single-file snapshot");
+        }
+    }
+    in.seek(resume);
 }
 
 /// A block of `count` float32 or float64 values (the marker says which), widened to double; a
@@ -314,13 +343,42 @@ ParticleSet readGadget2(const std::string& path)
     const uint64_t n = h.total();
     ParticleSet p;
     p.time = h.time;
-    if (n == 0) return p; // GADGET-2 writes no block for an empty particle set
+    // npartTotal must match npart; after the blocks read here, only whole records may follow (the gas-only blocks U, RHO, HSML, which
+    // are skipped); anything else is trailing bytes of a damaged or foreign file.
+    auto refuseTrailingBytes = [&in, &h] {
+        checkTotalsMatchCounts(in, h);
+        while (in.remaining() != 0)
+        {
+            const uint64_t at = in.offset(), left = in.remaining();
+            bool whole = false;
+            if (left >= 2 * markerBytes)
+            {
+                const uint64_t marker = in.read<uint32_t>(h.order, "trailing record marker");
+                if (marker <= left - 2 * markerBytes)
+                {
+                    in.seek(at + markerBytes + marker);
+                    whole = in.read<uint32_t>(h.order, "trailing record end marker") == marker;
+                }
+            }
+            if (!whole)
+            {
+                in.fail("end of file", at,
+                        std::to_string(left) + " trailing bytes after the last block, not a whole record");
+            }
+        }
+    };
+    if (n == 0) // GADGET-2 writes no block for an empty particle set
+    {
+        refuseTrailingBytes();
+        return p;
+    }
 
     const std::vector<double> pos = readReals(in, h.order, "POS", 3 * n, 3);
     const std::vector<double> vel = readReals(in, h.order, "VEL", 3 * n, 3);
     std::vector<uint64_t> ids     = readIds(in, h.order, n);
     std::vector<double> massBlock;
     if (h.withMassBlock() > 0) massBlock = readReals(in, h.order, "MASS", h.withMassBlock(), 1);
+    refuseTrailingBytes();
 
     p.resize(int64_t(n));
     p.mass = assignMasses(h, massBlock);

@@ -62,23 +62,16 @@ private:
     Closer close_;
 };
 
-/// HDF5 prints its error stack to stderr by default; here every failure becomes a FormatError, so
-/// the printing is switched off while a snapshot is read or written and restored afterwards.
+/// HDF5 prints its error stack to stderr by default; here every failure becomes a FormatError with our
+/// own message, so the printing is switched off from the first snapshot read or written on, and stays
+/// off: HDF5 also prints when it closes, at exit, the objects that a failed open left behind (its stack
+/// and "infinite loop closing library"), long after a scoped switch would have been restored.
 class QuietErrors
 {
 public:
-    QuietErrors()
-    {
-        H5Eget_auto2(H5E_DEFAULT, &function_, &data_);
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    }
+    QuietErrors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
     QuietErrors(const QuietErrors&)            = delete;
     QuietErrors& operator=(const QuietErrors&) = delete;
-    ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, function_, data_); }
-
-private:
-    H5E_auto2_t function_ = nullptr;
-    void* data_           = nullptr;
 };
 
 /// The innermost message of the HDF5 error stack (e.g. "truncated file: eof = ..."), which says more

@@ -20,6 +20,7 @@ void truncateAfter(const fs::path& path, int64_t step)
     std::string line, kept;
     while (std::getline(in, line))
     {
+        if (in.eof()) break; // a last line without its newline: a row cut short by a kill
         bool isRow = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
         if (isRow && std::stoll(line.substr(0, line.find(','))) > step) break;
         kept += line + "\n";

@@ -1,11 +1,14 @@
 #include "host/sim/run.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "common/errors.h"
 #include "host/core/version.h"
 #include "host/io/atomic_file.h"
+#include "host/io/checkpoint.h"
 #include "host/io/json.h"
 #include "host/io/snapshot.h"
 #include "host/sim/diagnostics_files.h"
@@ -75,6 +78,46 @@ void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettin
     SnapshotMeta meta{toJson(sim.parameters()), versionAndHash(), sim.parameters().gravitational_constant};
     // A restarted run may rewrite the snapshot of the step it resumes from; it is the same state.
     writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, sim.state(), meta, true);
+}
+
+RestartPoint findRestartCheckpoint(const fs::path& where)
+{
+    std::error_code ec;
+    const fs::path current = fs::is_directory(where, ec) ? where / "checkpoint.bin" : where;
+    const fs::path prev    = current.string() + ".prev";
+    RestartPoint point;
+    point.checkpoint = current;
+    try
+    {
+        readCheckpoint(current.string());
+        return point;
+    }
+    catch (const FormatError& e)
+    {
+        point.skipped = e.what();
+    }
+    try
+    {
+        readCheckpoint(prev.string());
+    }
+    catch (const FormatError& e)
+    {
+        throw FormatError("no valid checkpoint to restart from: " + point.skipped + "; and " + e.what());
+    }
+    // Keep the damaged file for inspection, and give the valid one back its name (a kill in between leaves
+    // no current file, which the next restart passes over for .prev as here).
+    if (fs::exists(fs::symlink_status(current)))
+    {
+        const std::string damaged = current.string() + ".damaged";
+        if (::rename(current.c_str(), damaged.c_str()) != 0)
+        {
+            throw FormatError("'" + current.string() + "': cannot move the damaged checkpoint to '" + damaged +
+                              "': " + std::strerror(errno));
+        }
+    }
+    linkAtomically(prev.string(), current.string());
+    point.checkpoint = prev;
+    return point;
 }
 
 RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool resume,

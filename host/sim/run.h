@@ -45,6 +45,23 @@ void writeRunJson(const std::filesystem::path& dir, const Simulation& sim, const
 /// same step, which a restarted run rewrites with the same state).
 void writeSnapshotAt(const std::filesystem::path& dir, const Simulation& sim, const RunSettings& rs);
 
+/// The checkpoint a restart continues from.
+struct RestartPoint
+{
+    /// The checkpoint file used.
+    std::filesystem::path checkpoint;
+    /// Why the newer checkpoint was passed over (empty when it was used).
+    std::string skipped;
+};
+
+/// Finds the newest valid checkpoint of a run for a restart: `where` is the run directory (its
+/// checkpoint.bin) or a checkpoint file; that file, else file + ".prev" when the file is missing or
+/// damaged (it fails its checksum or cannot be read: FormatError). When .prev is used, the damaged file
+/// is kept as file + ".damaged" and file becomes a second name of .prev, so that the next checkpoint's
+/// rotation cannot replace the one valid checkpoint with the damaged one. FormatError naming both files
+/// when neither is valid. Restore it with Simulation::fromCheckpoint(point.checkpoint).
+RestartPoint findRestartCheckpoint(const std::filesystem::path& where);
+
 /// What the caller sees of a running loop.
 struct RunControl
 {

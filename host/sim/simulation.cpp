@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <utility>
 
 #include "common/errors.h"
@@ -85,6 +86,16 @@ Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, 
         if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z))
         {
             throw InputError("body " + std::to_string(i) + ": velocity is not finite");
+        }
+        for (double c : {v.x, v.y, v.z})
+        {
+            if (std::fabs(c) > kMaxVelocity)
+            {
+                std::ostringstream s;
+                s << "body " << i << ": velocity component " << c << " exceeds |v| <= " << kMaxVelocity
+                  << " (a step would carry it past the coordinate limit)";
+                throw InputError(s.str());
+            }
         }
     }
     computeForces();

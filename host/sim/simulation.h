@@ -55,10 +55,15 @@ struct ForceOptions
     bool zeroNetForce = false;
 };
 
+/// Largest velocity component accepted at setup (N-body units), as large as the coordinate limit
+/// (kMaxCoordinate): a faster body would leave it within a step of ordinary size.
+constexpr double kMaxVelocity = 1e15;
+
 class Simulation
 {
 public:
-    /// Validates the bodies and computes the initial forces.
+    /// Validates the bodies (InputError naming the body: a velocity not finite or beyond kMaxVelocity;
+    /// the solver checks positions and masses) and computes the initial forces.
     Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces = {});
 
     /// Restores a checkpoint (either version, host/io/checkpoint.h); the parameters are validated as

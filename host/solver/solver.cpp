@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <numeric>
 #include <sstream>
@@ -85,6 +86,34 @@ void checkFinite(const std::vector<Vec3d>& acc, const std::vector<double>& pot, 
           << a.z << ") and potential " << pot[k]
           << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
         throw InputError(s.str());
+    }
+}
+
+/// InputError when softening leaves every acceleration below float32's normal range (each ~ m d / eps^3),
+/// where it has lost its precision or underflowed to zero, although bodies with mass sit at distinct points.
+/// out: the walk's float32 results, before G.
+void checkNotAllUnderflowed(const std::vector<F4>& out, const std::vector<Vec3d>& pos, const std::vector<double>& mass,
+                            double eps2)
+{
+    if (!(eps2 > 0)) return;
+    const float normal = std::numeric_limits<float>::min();
+    for (const F4& a : out)
+    {
+        if (std::fabs(a.x) >= normal || std::fabs(a.y) >= normal || std::fabs(a.z) >= normal) return;
+    }
+    int64_t first = -1;
+    for (size_t i = 0; i < pos.size(); ++i)
+    {
+        if (!(mass[i] > 0)) continue;
+        if (first < 0) first = int64_t(i);
+        else if (pos[i].x != pos[first].x || pos[i].y != pos[first].y || pos[i].z != pos[first].z)
+        {
+            std::ostringstream s;
+            s << "every acceleration underflows float32 (below " << normal << "): parameter epsilon_squared = " << eps2
+              << " (epsilon = " << std::sqrt(eps2)
+              << ") is too large for bodies this close together (an acceleration is about m d / epsilon^3)";
+            throw InputError(s.str());
+        }
     }
 }
 
@@ -254,6 +283,7 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
         pot[i]    = G * out[k].w;
     }
     checkFinite(acc, pot, "body");
+    checkNotAllUnderflowed(out, pos_, mass_, params_.epsilon_squared);
 }
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)

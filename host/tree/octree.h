@@ -25,6 +25,10 @@ struct BodySpan
 /// stay finite and meaningful in float beyond any astrophysical set-up in N-body units.
 constexpr double kMaxCoordinate = 1e15;
 
+/// Most bodies accepted (2^30 - 1): the packed tree indexes bodies and cells with 32-bit integers.
+/// validateBodies applies it; the command line checks --n against it before any work.
+constexpr int64_t kMaxBodies = INT32_MAX / 2;
+
 /// Throws InputError naming the first bad body: non-finite or too large position, non-finite or
 /// negative mass; and for fewer than 2 bodies.
 void validateBodies(const BodySpan& bodies);

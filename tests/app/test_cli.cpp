@@ -13,6 +13,8 @@
 #include "host/cli/cli.h"
 #include "host/cli/options.h"
 #include "host/core/params.h"
+#include "host/io/snapshot.h"
+#include "host/models/models.h"
 #include "host/sim/simulation.h"
 
 namespace {
@@ -279,5 +281,136 @@ TEST(Cli, OutputIsDashOEverywhere)
     }
     EXPECT_FALSE(fs::exists(other));
     EXPECT_FALSE(fs::exists(txt));
+    fs::remove_all(dir);
+}
+
+// Issue 15, item 8: --n (every value of a list) is checked against the tree's limit (2^30 - 1, its 32-bit
+// indices) and the model's minimum before any work, naming the option; nothing is computed or written.
+TEST(Cli, BodyCountsAreCheckedAgainstTheRealLimitsFirst)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("octwalk_cli_n_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::string json = (dir / "p.json").string(), snap = (dir / "m.tipsy").string();
+    CliResult forces = run({"forces", "--n", "1099511627776", "--backend", "cpu"});
+    EXPECT_EQ(forces.code, 2);
+    EXPECT_NE(forces.err.find("--n = 1099511627776"), std::string::npos) << forces.err;
+    EXPECT_NE(forces.err.find("1073741823"), std::string::npos) << forces.err;
+    CliResult profile =
+        run({"profile", "--n", "1000,2^40", "--repeat", "2", "--backend", "cpu", "--json", json.c_str()});
+    EXPECT_EQ(profile.code, 2);
+    EXPECT_NE(profile.err.find("--n = 1099511627776"), std::string::npos) << profile.err;
+    EXPECT_EQ(profile.out, "") << "a row was computed before the check";
+    EXPECT_FALSE(fs::exists(json));
+    CliResult merger = run({"ic", "merger", "--n", "3", "-o", snap.c_str()});
+    EXPECT_EQ(merger.code, 2);
+    EXPECT_NE(merger.err.find("--n = 3 is invalid: must be >= 12"), std::string::npos) << merger.err;
+    EXPECT_NE(run({"ic", "merger", "--n", "12", "-o", snap.c_str()}).code, 2);
+    CliResult galaxy = run({"run", "--model", "galaxy", "--n", "5", "--output-dir", (dir / "g").string().c_str()});
+    EXPECT_NE(galaxy.err.find("--n = 5 is invalid: must be >= 6"), std::string::npos) << galaxy.err;
+    fs::remove_all(dir);
+}
+
+// Issue 15, item 9: an output that cannot be written is found before the computing, naming the option and
+// the path. A path under a regular file fails for root too; a read-only directory only for others.
+TEST(Cli, UnwritableOutputsAreRefusedBeforeAnyWork)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("octwalk_cli_unwritable_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir / "readonly");
+    std::ofstream(dir / "file") << "a regular file\n";
+    std::vector<fs::path> bad{dir / "file" / "x"};
+    if (::geteuid() != 0)
+    {
+        fs::permissions(dir / "readonly", fs::perms::owner_read | fs::perms::owner_exec);
+        bad.push_back(dir / "readonly" / "x");
+    }
+    for (const fs::path& base : bad)
+    {
+        std::string json = base.string() + ".json", csv = base.string() + ".csv", sub = base.string();
+        struct Case
+        {
+            std::vector<const char*> args;
+            const char* option;
+        };
+        for (const Case& c : std::vector<Case>{
+                 {{"forces", "--n", "1000", "--backend", "cpu", "-o", json.c_str()}, "-o/--output"},
+                 {{"accuracy", "--n", "500", "--theta", "0.5", "--backend", "cpu", "--csv", csv.c_str()}, "--csv"},
+                 {{"accuracy", "--n", "500", "--theta", "0.5", "--backend", "cpu", "--json", json.c_str()}, "--json"},
+                 {{"accuracy", "--n", "500", "--theta", "0.5", "--backend", "cpu", "--errors-dir", sub.c_str()},
+                  "--errors-dir"},
+                 {{"profile", "--n", "1000", "--repeat", "2", "--backend", "cpu", "--json", json.c_str()}, "--json"},
+                 {{"profile", "--n", "1000", "--repeat", "2", "--backend", "cpu", "-o", csv.c_str()}, "-o/--output"},
+                 {{"run", "--n", "100", "--t-end", "0.01", "--quiet", "--output-dir", sub.c_str()}, "--output-dir"},
+                 {{"ic", "plummer", "--n", "100", "-o", json.c_str()}, "-o/--output"}})
+        {
+            CliResult r = run(c.args);
+            EXPECT_EQ(r.code, 2) << c.args[0] << " " << c.option << ": " << r.err;
+            EXPECT_EQ(lines(r.err), 1) << r.err;
+            EXPECT_NE(r.err.find(c.option), std::string::npos) << r.err;
+            EXPECT_NE(r.err.find(base.string()), std::string::npos) << r.err;
+            EXPECT_EQ(r.out, "") << c.args[0] << " computed before refusing";
+        }
+    }
+    fs::permissions(dir / "readonly", fs::perms::owner_all);
+    // --output-dir naming a file, or nothing.
+    std::string file = (dir / "file").string();
+    CliResult onFile = run({"run", "--n", "100", "--output-dir", file.c_str()});
+    EXPECT_EQ(onFile.code, 2);
+    EXPECT_NE(onFile.err.find("is a file, not a directory"), std::string::npos) << onFile.err;
+    CliResult empty = run({"run", "--n", "100", "--output-dir", ""});
+    EXPECT_EQ(empty.code, 2);
+    EXPECT_NE(empty.err.find("--output-dir is empty"), std::string::npos) << empty.err;
+    fs::remove_all(dir);
+}
+
+// Issue 15, smaller items: options refused by name before any work.
+TEST(Cli, OptionsAreValidatedByName)
+{
+    for (auto [args, expected] : std::vector<std::pair<std::vector<const char*>, const char*>>{
+             {{"forces", "--seed", "-1"}, "option --seed = -1"},
+             {{"forces", "--seed=-3"}, "option --seed = -3"},
+             {{"accuracy", "--reference", "foo"}, "option --reference = 'foo'"},
+             {{"ic", "merger", "--inclination", "nan", "-o", "never.tipsy"}, "option --inclination = nan"},
+             {{"ic", "merger", "--mass-ratio", "2", "-o", "never.tipsy"}, "option --mass-ratio = 2"},
+             {{"ic", "merger", "--separation", "1", "-o", "never.tipsy"}, "option --separation = 1"}})
+    {
+        CliResult r = run(args);
+        EXPECT_EQ(r.code, 2) << args[0] << " " << args[1];
+        EXPECT_EQ(lines(r.err), 1) << r.err;
+        EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists("never.tipsy"));
+}
+
+// Issue 15, smaller items: a velocity a run cannot step is refused at setup, before the output directory
+// exists (once it failed at step 1, leaving a directory a rerun refused); a negative mass is refused by
+// every reader, so convert cannot pass on what run rejects.
+TEST(Cli, InputsARunWouldRejectAreRefusedBeforeAnyOutput)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("octwalk_cli_inputs_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    octwalk::ParticleSet b = octwalk::makePlummer(100, 1);
+    b.vel[42]              = {3e36, 0, 0};
+    std::string fast = (dir / "fast.tipsy").string(), out = (dir / "out").string();
+    octwalk::writeSnapshot(fast, octwalk::SnapshotFormat::TipsyStandard, b, {});
+    CliResult r = run({"run", "--input", fast.c_str(), "--output-dir", out.c_str(), "--quiet"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("body 42: velocity component"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+
+    b                    = octwalk::makePlummer(100, 1);
+    b.mass[17]           = -0.01;
+    std::string negative = (dir / "negative.tipsy").string(), converted = (dir / "c.gadget").string();
+    octwalk::writeSnapshot(negative, octwalk::SnapshotFormat::TipsyStandard, b, {});
+    CliResult c = run({"convert", negative.c_str(), "-o", converted.c_str(), "--format", "gadget2"});
+    EXPECT_EQ(c.code, 1);
+    EXPECT_NE(c.err.find("particle 17"), std::string::npos) << c.err;
+    EXPECT_NE(c.err.find("negative"), std::string::npos) << c.err;
+    EXPECT_FALSE(fs::exists(converted));
     fs::remove_all(dir);
 }

@@ -582,7 +582,13 @@ TEST_F(SnapshotGadget, ReadsBigEndianMixedTypesAndSkipsGasBlocks)
     record(256);
     for (int32_t c : {2, 3, 0, 0, 1, 0}) f.i32(c);
     for (double m : {0.0, 0.5, 0.0, 0.0, 0.0, 0.0}) f.f64(m);
-    f.f64(0.25); // time
+    f.f64(0.25);                                        // time
+    f.f64(0);                                           // redshift
+    f.i32(0);                                           // flag_sfr
+    f.i32(0);                                           // flag_feedback
+    for (uint32_t c : {2, 3, 0, 0, 1, 0}) f.uint(c, 4); // npartTotal
+    f.i32(0);                                           // flag_cooling
+    f.i32(1);                                           // num_files
     while (f.bytes.size() < 4 + 256) f.bytes.push_back(0);
     record(256);
     for (int block = 0; block < 2; ++block) // POS, VEL
@@ -623,6 +629,13 @@ TEST_F(SnapshotGadget, ReadsDoublePrecisionBlocks)
     f.uint(256, 4);
     for (int32_t c : {0, 2, 0, 0, 0, 0}) f.i32(c);
     for (double m : {0.0, 0.125, 0.0, 0.0, 0.0, 0.0}) f.f64(m);
+    f.f64(0);                                           // time
+    f.f64(0);                                           // redshift
+    f.i32(0);                                           // flag_sfr
+    f.i32(0);                                           // flag_feedback
+    for (uint32_t c : {0, 2, 0, 0, 0, 0}) f.uint(c, 4); // npartTotal
+    f.i32(0);                                           // flag_cooling
+    f.i32(1);                                           // num_files
     while (f.bytes.size() < 4 + 256) f.bytes.push_back(0);
     f.uint(256, 4);
     for (double base : {1.0, 2.0})
@@ -667,6 +680,15 @@ TEST_F(SnapshotGadget, DamagedFilesAreFormatErrors)
     expectReadFails(damaged(8, int32_t(n) - 1), SnapshotFormat::Gadget2,
                     {"'POS record marker' at byte offset 264", "expected 11988"});
     expectReadFails(damaged(4 + 124, 2), SnapshotFormat::Gadget2, {"'num_files' at byte offset 128"});
+    // Issue 15: num_files = 0, npartTotal disagreeing with npart, and bytes after the last record.
+    expectReadFails(damaged(4 + 124, 0), SnapshotFormat::Gadget2, {"'num_files' at byte offset 128", "is 0"});
+    expectReadFails(damaged(4 + 96 + 4, int32_t(n) + 1), SnapshotFormat::Gadget2,
+                    {"'npartTotal[1]' at byte offset 104", "1001", "npart[1] is 1000"});
+    Bytes trailing = good;
+    for (unsigned char c : {'j', 'u', 'n', 'k', '!'}) trailing.push_back(c);
+    writeBytes(file("bad"), trailing);
+    expectReadFails(file("bad"), SnapshotFormat::Gadget2,
+                    {"'end of file' at byte offset " + std::to_string(good.size()), "5 trailing bytes"});
 }
 
 TEST_F(SnapshotGadget, NonFiniteAndDuplicateValuesAreNamed)

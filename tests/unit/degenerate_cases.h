@@ -208,15 +208,23 @@ inline std::vector<Case> cases()
     }
 
     // Limits of float32, in which the walk runs. Softened, these agree with direct summation.
-    // Unsoftened: a pair that float32 resolves but whose force overflows it is an InputError naming the
-    // body (not inf or NaN); a pair that float32 cannot resolve (equal after rounding, or a squared
-    // distance below its range) counts as coincident and contributes nothing, so only finiteness is checked.
+    // Unsoftened: a pair is exact while r^2 and m/r^2 are normal floats (1e-13 apart: an acceleration of
+    // 2.5e23); closer than ~1e-19, r^2 is subnormal and loses precision (a device that flushes subnormals
+    // counts the pair as coincident), so only finiteness is checked; a pair whose acceleration overflows
+    // float32 is an InputError naming the body (not inf or NaN); a pair that float32 cannot resolve (equal
+    // after rounding) counts as coincident and contributes nothing, so only finiteness is checked.
     {
         ParticleSet b = plummer(200);
-        b.pos[3]      = {1e-20, 0, 0};
+        b.pos[3]      = {1e-13, 0, 0};
         b.pos[4]      = {0, 0, 0};
+        forces("PairAt1e-13_Unsoftened", b);
+        b.pos[3] = {1e-20, 0, 0};
         forces("PairAt1e-20_Softened", b, kSoft);
-        computeRefused("PairAt1e-20_Unsoftened", b, {"body 3", "not all finite", "epsilon_squared"});
+        finiteOnly("PairAt1e-20_Unsoftened", b);
+        b.pos[3]  = {1e-18, 0, 0};
+        b.mass[3] = b.mass[4] = 1e3; // 1e3 / 1e-36 overflows float32
+        computeRefused("HeavyPairAt1e-18_Unsoftened", b, {"body 3", "not all finite", "epsilon_squared"});
+        b        = plummer(200);
         b.pos[3] = {0.25, 0.25, 0.25};
         b.pos[4] = {0.25 + 1e-12, 0.25, 0.25}; // distinct in double, equal in float32
         finiteOnly("PairBelowFloatResolution_Unsoftened", b);
@@ -225,14 +233,14 @@ inline std::vector<Case> cases()
         forces("SystemOfSize1e-30_Softened", b, kSoft);
         finiteOnly("SystemOfSize1e-30_Unsoftened", b);
     }
-    // Far from the rest of the mass, an acceleration below float32's normal range (~1e-38) loses
-    // precision: 1e12 is still exact, at the coordinate limit 1e15 only finiteness holds.
+    // Far from the rest of the mass: the acceleration (~1e-30 at the coordinate limit 1e15) is formed
+    // without leaving float32's normal range, so it is as exact as near the mass.
     {
         ParticleSet b = plummer(200);
         b.pos[57]     = {1e12, 0, 0};
         forces("OneBodyAt1e12", b);
         b.pos[57] = {0, -1e15, 0};
-        finiteOnly("OneBodyAtCoordinateLimit1e15", b);
+        forces("OneBodyAtCoordinateLimit1e15", b);
     }
 
     // Masses: zero, tiny and huge bodies among ordinary ones, and zero total mass.

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/errors.h"
 #include "host/io/atomic_file.h"
@@ -79,6 +81,40 @@ TEST_F(AtomicFileTest, ReplacesOrKeepsThePreviousFileWhenAsked)
     writeFileAtomically(path("ck"), "three", Existing::KeepAsPrev);
     EXPECT_EQ(slurp(path("ck")), "three");
     EXPECT_EQ(slurp(path("ck.prev")), "two");
+}
+
+// Issue 15, items 6/7: rotating a checkpoint never leaves its name missing or partial. It once renamed
+// the current file to .prev and then the new one into place, so a kill between the two renames left no
+// checkpoint at all: a reader polling the name while it is rotated saw it missing.
+TEST_F(AtomicFileTest, KeepAsPrevNeverLeavesTheTargetMissing)
+{
+    const std::string target = path("checkpoint.bin");
+    auto version             = [](int k) { return "version " + std::to_string(k) + std::string(4000, '.'); };
+    writeFileAtomically(target, version(0));
+    std::atomic<bool> done{false};
+    std::atomic<int> missing{0}, partial{0}, reads{0};
+    std::thread reader([&] {
+        while (!done)
+        {
+            std::ifstream f(target, std::ios::binary);
+            if (!f)
+            {
+                ++missing;
+                continue;
+            }
+            std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            if (text.size() < 4000 || text.rfind("version ", 0) != 0) ++partial;
+            ++reads;
+        }
+    });
+    for (int k = 1; k <= 400; ++k) writeFileAtomically(target, version(k), Existing::KeepAsPrev);
+    done = true;
+    reader.join();
+    EXPECT_EQ(missing, 0) << "of " << reads << " reads";
+    EXPECT_EQ(partial, 0) << "of " << reads << " reads";
+    EXPECT_EQ(slurp(target), version(400));
+    EXPECT_EQ(slurp(target + ".prev"), version(399));
+    EXPECT_EQ(entries(), (std::vector<std::string>{"checkpoint.bin", "checkpoint.bin.prev"}));
 }
 
 TEST_F(AtomicFileTest, APlantedTemporaryNameIsNeverFollowed)

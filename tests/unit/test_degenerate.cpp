@@ -135,9 +135,11 @@ TEST(DegenerateProbes, ProbesOnBodiesAndFarAwayAreFiniteOrRefused)
     {
         EXPECT_TRUE(degenerate::finite(acc[i]) && std::isfinite(pot[i])) << "probe " << i;
     }
-    // A probe 1e-20 from an unsoftened body: float32 resolves the pair, the force overflows it.
+    // A probe 1e-20 from an unsoftened heavy body: float32 resolves the pair, the force (1e3 / 1e-40)
+    // overflows it.
     ParticleSet nearOrigin = b;
     nearOrigin.pos[7]      = {0, 0, 0};
+    nearOrigin.mass[7]     = 1e3;
     s.setBodies(nearOrigin.pos, nearOrigin.mass, nearOrigin.id);
     try
     {

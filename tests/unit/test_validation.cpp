@@ -148,6 +148,67 @@ TEST(Validation, DistantButRepresentableOutlierIsCorrect)
     EXPECT_NEAR(f.pot[500] / refPot[2], 1.0, 1e-3);
 }
 
+/// Relative error of body i's tree acceleration against double-precision direct summation.
+double relativeError(const ParticleSet& b, const test::Forces& f, int64_t i)
+{
+    std::vector<Vec3d> ref;
+    std::vector<double> refPot;
+    directSum(b.pos.data(), b.mass.data(), b.size(), {i}, 0.0, 1.0, ref, refPot);
+    Vec3d d = f.acc[i] - ref[0];
+    return std::sqrt(dot(d, d) / dot(ref[0], ref[0]));
+}
+
+// Issue 15, item 10: a body far from a unit Plummer cluster once lost its acceleration to float32's
+// denormals (36% error at 9.9e14, 1.5e-3 at 1e14), because m/r^3 was formed before multiplying by d.
+TEST(Validation, FarBodyAmongAClusterIsAsAccurateAsTheTree)
+{
+    for (double x : {1e12, 1e13, 1e14, 9.9e14, -1e15})
+    {
+        ParticleSet b = makePlummer(1000, 8);
+        b.pos[123]    = {x, 0.3 * x, 0};
+        auto f        = test::treeForces(b, test::cpuParameters(0.5));
+        ASSERT_TRUE(allFinite(f));
+        EXPECT_LT(relativeError(b, f, 123), 1e-5) << "body at x = " << x;
+        EXPECT_LT(relativeError(b, f, 500), 1e-2) << "a cluster body, with the far body at x = " << x;
+    }
+}
+
+// Issue 15, item 11: two bodies of mass 0.5 at 1e-13, unsoftened: the acceleration (5e25) fits float32,
+// only the intermediate m/r^3 (5e38) did not; it is computed now, down to where r^2 leaves float's normal
+// range (~1e-19). A pair whose acceleration m/r^2 itself overflows float32 is refused by name.
+TEST(Validation, CloseUnsoftenedPairIsComputedWhileFloatHoldsTheForce)
+{
+    for (double r : {1e-13, 1e-15, 1e-17})
+    {
+        ParticleSet b;
+        b.resize(2);
+        b.pos  = {{0, 0, 0}, {r, 0, 0}};
+        b.mass = {0.5, 0.5};
+        b.id   = {0, 1};
+        auto f = test::treeForces(b, test::cpuParameters(0.5));
+        ASSERT_TRUE(allFinite(f)) << "r = " << r;
+        EXPECT_NEAR(f.acc[0].x / (0.5 / (r * r)), 1.0, 1e-5) << "r = " << r;
+        EXPECT_NEAR(f.acc[1].x / (-0.5 / (r * r)), 1.0, 1e-5) << "r = " << r;
+    }
+    ParticleSet b = makePlummer(200, 3);
+    b.pos[3]      = {1e-18, 0, 0};
+    b.pos[4]      = {0, 0, 0};
+    b.mass[3] = b.mass[4] = 1e3; // 1e3 / 1e-36 = 1e39 > FLT_MAX
+    expectError<InputError>([&] { test::treeForces(b, test::cpuParameters(0.5)); }, {"body 3", "not all finite"});
+}
+
+// An epsilon so large that every acceleration (~ m d / eps^3) underflows float32 is refused by name,
+// instead of all-zero forces with success.
+TEST(Validation, EpsilonThatUnderflowsEveryForceIsRefused)
+{
+    ParticleSet b = makePlummer(300, 2);
+    expectError<InputError>([&] { test::treeForces(b, test::cpuParameters(0.5, 1e30)); }, {"epsilon", "underflow"});
+    // Softened bodies all at one point have zero forces, rightly: no error.
+    for (Vec3d& x : b.pos) x = {0.5, 0.5, 0.5};
+    auto f = test::treeForces(b, test::cpuParameters(0.5, 1e30));
+    EXPECT_EQ(f.acc[7].x, 0.0);
+}
+
 TEST(Validation, ZeroMassesGiveZeroForces)
 {
     ParticleSet b = makePlummer(300, 2);
