@@ -50,10 +50,7 @@ struct Chunk
     int64_t begin, end;
 };
 
-inline Chunk chunkOf(int64_t n, int part, int parts)
-{
-    return {n * part / parts, n * (part + 1) / parts};
-}
+inline Chunk chunkOf(int64_t n, int part, int parts) { return {n * part / parts, n * (part + 1) / parts}; }
 
 /// Bodies per block of a deterministic reduction: each block is summed in index order, then the
 /// block sums are added in block order, whatever the thread count.

@@ -216,6 +216,18 @@ void internalMultipole(const HostTree& t, int32_t c, Multipoles& mp)
 
 } // namespace
 
+namespace {
+
+bool badCoordinate(double x) { return !std::isfinite(x) || std::fabs(x) > kMaxCoordinate; }
+
+bool badBody(const BodySpan& b, int64_t i)
+{
+    return badCoordinate(b.pos[i].x) || badCoordinate(b.pos[i].y) || badCoordinate(b.pos[i].z) ||
+           !std::isfinite(b.mass[i]) || b.mass[i] < 0;
+}
+
+} // namespace
+
 void validateBodies(const BodySpan& b)
 {
     if (b.n < 2)
@@ -226,21 +238,21 @@ void validateBodies(const BodySpan& b)
     {
         throw InputError("N = " + std::to_string(b.n) + " exceeds the supported maximum of 2^30 bodies");
     }
-    for (int64_t i = 0; i < b.n; ++i)
+    // The first bad body, found in parallel; the message names its first bad field.
+    const int64_t i = firstIndexWhere(b.n, [&b](int64_t k) { return badBody(b, k); });
+    if (i == b.n) return;
+    const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+    const char* names[3] = {"x", "y", "z"};
+    for (int d = 0; d < 3; ++d)
     {
-        const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
-        const char* names[3] = {"x", "y", "z"};
-        for (int d = 0; d < 3; ++d)
+        if (!std::isfinite(c[d])) throw InputError(bodyMessage(i, names[d], c[d], "is not finite"));
+        if (std::fabs(c[d]) > kMaxCoordinate)
         {
-            if (!std::isfinite(c[d])) throw InputError(bodyMessage(i, names[d], c[d], "is not finite"));
-            if (std::fabs(c[d]) > kMaxCoordinate)
-            {
-                throw InputError(bodyMessage(i, names[d], c[d], "exceeds the coordinate limit |x| <= 1e15"));
-            }
+            throw InputError(bodyMessage(i, names[d], c[d], "exceeds the coordinate limit |x| <= 1e15"));
         }
-        if (!std::isfinite(b.mass[i])) throw InputError(bodyMessage(i, "mass", b.mass[i], "is not finite"));
-        if (b.mass[i] < 0) throw InputError(bodyMessage(i, "mass", b.mass[i], "is negative"));
     }
+    if (!std::isfinite(b.mass[i])) throw InputError(bodyMessage(i, "mass", b.mass[i], "is not finite"));
+    throw InputError(bodyMessage(i, "mass", b.mass[i], "is negative"));
 }
 
 void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64_t>& keys)
