@@ -44,8 +44,8 @@ std::vector<uint64_t> referenceKeys(const ParticleSet& b)
     for (int64_t i = 0; i < b.size(); ++i)
     {
         const Vec3d& p = b.pos[i];
-        keys[i]        = mortonKey(gridCoordinate(p.x, box.lo.x, cellsPerUnit), gridCoordinate(p.y, box.lo.y, cellsPerUnit),
-                                   gridCoordinate(p.z, box.lo.z, cellsPerUnit));
+        keys[i] = mortonKey(gridCoordinate(p.x, box.lo.x, cellsPerUnit), gridCoordinate(p.y, box.lo.y, cellsPerUnit),
+                            gridCoordinate(p.z, box.lo.z, cellsPerUnit));
     }
     return keys;
 }
@@ -106,7 +106,7 @@ void referenceMultipoles(HostTree& t)
 HostTree referenceTree(const ParticleSet& b, int nLeaf, int nGroup, bool merge)
 {
     HostTree t;
-    const int64_t n = b.size();
+    const int64_t n            = b.size();
     std::vector<uint64_t> keys = referenceKeys(b);
     t.order.resize(n);
     std::iota(t.order.begin(), t.order.end(), 0);
@@ -142,7 +142,7 @@ HostTree referenceTree(const ParticleSet& b, int nLeaf, int nGroup, bool merge)
             int32_t start = k;
             while (k < end && octantAtLevel(t.keys[k], c.level[cell] + 1) == oct) ++k;
             if (k == start) continue;
-            int32_t child       = addCell(start, k - start, c.level[cell] + 1);
+            int32_t child      = addCell(start, k - start, c.level[cell] + 1);
             c.child[cell][oct] = child;
             queue.push_back(child);
         }
@@ -193,15 +193,15 @@ PackedTree referencePacking(const HostTree& t, const Parameters& p)
         if (c.isLeaf[i]) out.leafRange[k - out.numInternal] = {c.first[i], c.count[i]};
         else
         {
-            const auto& ch      = c.child[i];
-            out.children[2 * k] = {entry(ch[0]), entry(ch[1]), entry(ch[2]), entry(ch[3])};
+            const auto& ch          = c.child[i];
+            out.children[2 * k]     = {entry(ch[0]), entry(ch[1]), entry(ch[2]), entry(ch[3])};
             out.children[2 * k + 1] = {entry(ch[4]), entry(ch[5]), entry(ch[6]), entry(ch[7])};
         }
-        Vec3d center = 0.5 * (mp.boxMin[i] + mp.boxMax[i]);
-        Vec3d extent = mp.boxMax[i] - mp.boxMin[i];
-        double side  = std::max({extent.x, extent.y, extent.z});
-        Vec3d offset = mp.com[i] - center;
-        float delta  = float(std::sqrt(dot(offset, offset)));
+        Vec3d center     = 0.5 * (mp.boxMin[i] + mp.boxMax[i]);
+        Vec3d extent     = mp.boxMax[i] - mp.boxMin[i];
+        double side      = std::max({extent.x, extent.y, extent.z});
+        Vec3d offset     = mp.com[i] - center;
+        float delta      = float(std::sqrt(dot(offset, offset)));
         const Vec3d& com = mp.com[i];
         out.nodeCom[k]   = {float(com.x), float(com.y), float(com.z), float(mp.mass[i])};
         out.nodeMac[k]   = {float(com.x), float(com.y), float(com.z), macRadius2(p.mac, float(side), delta, invTheta)};
@@ -260,8 +260,8 @@ void expectSamePacking(const PackedTree& a, const PackedTree& r)
 /// against the reference.
 void checkAgainstReference(const ParticleSet& b, const Parameters& p)
 {
-    HostTree ref        = referenceTree(b, p.n_leaf, p.n_group, p.merge_groups);
-    PackedTree refPack  = referencePacking(ref, p);
+    HostTree ref       = referenceTree(b, p.n_leaf, p.n_group, p.merge_groups);
+    PackedTree refPack = referencePacking(ref, p);
     HostTree t;
     PackedTree packed;
 #ifdef _OPENMP
@@ -364,8 +364,8 @@ TEST(TreeReference, MultipolesMatchDirectSumsOverEachCell)
         for (int32_t k = first; k < last; ++k) addPointQuadrupole(t.pos[k] - com, t.mass[k], q);
         Box<Vec3d> box = boundingBox(t.pos.data() + first, last - first);
         ASSERT_NEAR(t.poles.mass[i], m, 1e-11 * m) << "cell " << i;
-        Vec3d d = t.poles.com[i] - com;
-        Vec3d e = box.hi - box.lo;
+        Vec3d d  = t.poles.com[i] - com;
+        Vec3d e  = box.hi - box.lo;
         double l = std::max({e.x, e.y, e.z});
         ASSERT_LE(std::sqrt(dot(d, d)), 1e-11 * (l + std::sqrt(dot(com, com)))) << "cell " << i;
         double scale = m * l * l + 1e-300;
@@ -374,8 +374,8 @@ TEST(TreeReference, MultipolesMatchDirectSumsOverEachCell)
         {
             ASSERT_LE(std::fabs(diff), 1e-10 * scale) << "cell " << i;
         }
-        ASSERT_TRUE(sameBits(std::vector<Vec3d>{t.poles.boxMin[i], t.poles.boxMax[i]},
-                             std::vector<Vec3d>{box.lo, box.hi}))
+        ASSERT_TRUE(
+            sameBits(std::vector<Vec3d>{t.poles.boxMin[i], t.poles.boxMax[i]}, std::vector<Vec3d>{box.lo, box.hi}))
             << "cell " << i;
     }
 }
