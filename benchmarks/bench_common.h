@@ -8,7 +8,12 @@
 #include <string>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "host/core/phases.h"
+#include "host/models/galaxy.h"
 #include "host/models/models.h"
 
 namespace octwalk::bench {
@@ -20,6 +25,55 @@ inline const ParticleSet& plummer(int64_t n)
     auto it = cache.find(n);
     if (it == cache.end()) it = cache.emplace(n, makePlummer(n, 42)).first;
     return it->second;
+}
+
+/// The galaxy model (host/models/galaxy.h) by N, made once per process (seed 42).
+inline const ParticleSet& galaxy(int64_t n)
+{
+    static std::map<int64_t, ParticleSet> cache;
+    auto it = cache.find(n);
+    if (it == cache.end()) it = cache.emplace(n, makeGalaxy(n, 42)).first;
+    return it->second;
+}
+
+inline int maxThreads()
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+inline void setThreads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+/// The command line, kept so that benchmark lists can grow only when a filter asks for them.
+inline std::vector<std::string>& arguments()
+{
+    static std::vector<std::string> args;
+    return args;
+}
+
+inline void rememberArguments(int argc, char** argv)
+{
+    for (int i = 0; i < argc; ++i) arguments().emplace_back(argv[i]);
+}
+
+/// Whether a --benchmark_filter argument contains `text`.
+inline bool filterNames(const std::string& text)
+{
+    for (const std::string& a : arguments())
+    {
+        if (a.rfind("--benchmark_filter", 0) == 0 && a.find(text) != std::string::npos) return true;
+    }
+    return false;
 }
 
 inline void setRate(benchmark::State& state, int64_t n)
@@ -34,6 +88,17 @@ inline void setPhaseCounters(benchmark::State& state, const std::vector<PhaseTim
     for (size_t k = 0; k < kNumPhases; ++k) state.counters[std::string(kPhases[k].name) + "_s"] = m.seconds[k];
     state.counters["host_s"] = m.host();
     state.counters["walk_s"] = m.walk();
+}
+
+/// The median of every host phase over the iterations and their total, in seconds.
+inline void setHostPhaseCounters(benchmark::State& state, const std::vector<PhaseTimes>& times)
+{
+    PhaseTimes m = medianPhases(times);
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group == PhaseGroup::Host) state.counters[std::string(kPhases[k].name) + "_s"] = m.seconds[k];
+    }
+    state.counters["host_s"] = m.host();
 }
 
 } // namespace octwalk::bench

@@ -1,9 +1,11 @@
-// Host phases and the CPU twin, on Plummer spheres. Counters: bodies per second and
+// Host phases and the CPU twin, on Plummer spheres (BM_HostTotal also on the galaxy model, with a
+// thread count for the scaling table). Counters: bodies per second, per-phase medians and
 // interactions per body. Run: build/benchmarks/octwalk_bench_host --benchmark_out=...
 #include <benchmark/benchmark.h>
 
 #include "bench_common.h"
 #include "host/solver/solver.h"
+#include "host/core/timer.h"
 #include "host/cpu/walk_cpu.h"
 
 using namespace octwalk;
@@ -65,22 +67,62 @@ void BM_Packing(benchmark::State& state)
     setRate(state, b.size());
 }
 
-/// The whole host side of one evaluation: sort, cells, multipoles, groups, packing.
+/// The model a benchmark builds: range(1) = 0 Plummer, 1 galaxy (host/models/galaxy.h).
+const ParticleSet& model(int64_t n, int64_t which) { return which == 0 ? plummer(n) : bench::galaxy(n); }
+
+/// The whole host side of one evaluation (sort, cells, multipoles, groups, packing) on
+/// range(2) threads (0: the OpenMP default): range(0) bodies of model range(1). Counters: bodies per
+/// second, the median of every host phase ("sort_s", ...) and the threads used.
 void BM_HostTotal(benchmark::State& state)
 {
-    const ParticleSet& b = plummer(state.range(0));
+    const ParticleSet& b = model(state.range(0), state.range(1));
+    const int saved      = bench::maxThreads();
+    if (state.range(2) > 0) bench::setThreads(int(state.range(2)));
     HostTree t;
     PackedTree packed;
     Parameters p;
+    std::vector<PhaseTimes> times;
     for (auto _ : state)
     {
+        PhaseTimes pt;
+        Stopwatch clock;
         sortBodies(span(b), t);
+        pt[Phase::Sort] = clock.lap();
         buildCells(p.n_leaf, t);
+        pt[Phase::Cells] = clock.lap();
         computeMultipoles(t);
+        pt[Phase::Multipoles] = clock.lap();
         makeGroups(p.n_group, t);
+        pt[Phase::Groups] = clock.lap();
         packTree(t, p, packed);
+        pt[Phase::Packing] = clock.lap();
+        times.push_back(pt);
     }
+    state.counters["threads"] = bench::maxThreads();
+    bench::setThreads(saved);
+    bench::setHostPhaseCounters(state, times);
     setRate(state, b.size());
+    state.SetLabel(state.range(1) == 0 ? "plummer" : "galaxy");
+}
+
+/// N, model and threads: 2^20 and 2^22 for both models on the default threads and on 1, 2, 4, 8, 16
+/// threads; 2^24 only when a filter names it (BM_HostTotal/16777216, about 2 GB).
+void hostTotalArgs(benchmark::internal::Benchmark* b)
+{
+    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
+    {
+        for (int64_t which : {0, 1})
+        {
+            for (int64_t threads : {0, 1, 2, 4, 8, 16}) b->Args({n, which, threads});
+        }
+    }
+    if (bench::filterNames("16777216"))
+    {
+        for (int64_t which : {0, 1})
+        {
+            for (int64_t threads : {0, 1, 2, 4, 8, 16}) b->Args({int64_t(1) << 24, which, threads});
+        }
+    }
 }
 
 /// The CPU twin: both walk passes and both force kernels, theta = range(1) / 100.
@@ -115,12 +157,24 @@ void BM_CpuTwin(benchmark::State& state)
 
 } // namespace
 
-BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_BuildCells)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Multipoles)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Groups)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Packing)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_HostTotal)->Arg(1 << 16)->Arg(1 << 20)->Arg(1 << 22)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_BuildCells)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Multipoles)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Groups)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Packing)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_HostTotal)
+    ->Apply(hostTotalArgs)
+    ->ArgNames({"n", "model", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_CpuTwin)->Args({1 << 16, 50})->Args({1 << 16, 75})->Unit(benchmark::kMillisecond)->Iterations(2);
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv)
+{
+    bench::rememberArguments(argc, argv);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

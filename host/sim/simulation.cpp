@@ -7,6 +7,7 @@
 
 #include "common/errors.h"
 #include "host/core/mass_weighted.h"
+#include "host/core/parallel.h"
 #include "host/io/checkpoint.h"
 
 namespace octwalk {
@@ -122,24 +123,26 @@ void Simulation::step()
 {
     double h  = plan_.h;
     int64_t n = state_.size();
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
         state_.vel[i] += (0.5 * h) * acc_[i];
         state_.pos[i] += h * state_.vel[i];
     }
     computeForces();
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) state_.vel[i] += (0.5 * h) * acc_[i];
     ++step_;
-    state_.time = time();
-    for (int64_t i = 0; i < n; ++i)
+    state_.time     = time();
+    const int64_t i = firstIndexWhere(n, [this](int64_t k) {
+        const Vec3d& x = state_.pos[k];
+        return !std::isfinite(x.x + x.y + x.z + state_.vel[k].x + state_.vel[k].y + state_.vel[k].z);
+    });
+    if (i < n)
     {
-        const Vec3d& x = state_.pos[i];
-        if (!std::isfinite(x.x + x.y + x.z + state_.vel[i].x + state_.vel[i].y + state_.vel[i].z))
-        {
-            throw InputError("body " + std::to_string(i) + " (id " + std::to_string(state_.id[i]) +
-                             ") has a non-finite position or velocity after step " + std::to_string(step_) +
-                             ": the timestep is too large for the softening");
-        }
+        throw InputError("body " + std::to_string(i) + " (id " + std::to_string(state_.id[i]) +
+                         ") has a non-finite position or velocity after step " + std::to_string(step_) +
+                         ": the timestep is too large for the softening");
     }
 }
 
@@ -157,23 +160,52 @@ void Simulation::extendTo(double tEnd)
     plan_.numSteps = int64_t(whole);
 }
 
+namespace {
+
+/// The sums behind the diagnostics, added in fixed blocks (host/core/parallel.h) so they are the
+/// same for any thread count.
+struct DiagnosticSums
+{
+    double mass = 0, kinetic = 0, potential = 0;
+    Vec3d comPos{0, 0, 0}, momentum{0, 0, 0}, angularMomentum{0, 0, 0};
+
+    DiagnosticSums& operator+=(const DiagnosticSums& o)
+    {
+        mass += o.mass;
+        kinetic += o.kinetic;
+        potential += o.potential;
+        comPos += o.comPos;
+        momentum += o.momentum;
+        angularMomentum += o.angularMomentum;
+        return *this;
+    }
+};
+
+} // namespace
+
 Diagnostics Simulation::diagnostics() const
 {
     Diagnostics d;
-    d.time   = time();
-    double m = 0;
-    for (int64_t i = 0; i < state_.size(); ++i)
-    {
-        double mi      = state_.mass[i];
-        const Vec3d& x = state_.pos[i];
-        const Vec3d& v = state_.vel[i];
-        m += mi;
-        d.kinetic += 0.5 * mi * dot(v, v);
-        d.potential += 0.5 * mi * pot_[i];
-        d.comPos += mi * x;
-        d.momentum += mi * v;
-        d.angularMomentum += mi * Vec3d{x.y * v.z - x.z * v.y, x.z * v.x - x.x * v.z, x.x * v.y - x.y * v.x};
-    }
+    d.time                 = time();
+    const DiagnosticSums s = deterministicSum<DiagnosticSums>(state_.size(), [this](int64_t i) {
+        DiagnosticSums b;
+        double mi         = state_.mass[i];
+        const Vec3d& x    = state_.pos[i];
+        const Vec3d& v    = state_.vel[i];
+        b.mass            = mi;
+        b.kinetic         = 0.5 * mi * dot(v, v);
+        b.potential       = 0.5 * mi * pot_[i];
+        b.comPos          = mi * x;
+        b.momentum        = mi * v;
+        b.angularMomentum = mi * Vec3d{x.y * v.z - x.z * v.y, x.z * v.x - x.x * v.z, x.x * v.y - x.y * v.x};
+        return b;
+    });
+    const double m         = s.mass;
+    d.kinetic              = s.kinetic;
+    d.potential            = s.potential;
+    d.comPos               = s.comPos;
+    d.momentum             = s.momentum;
+    d.angularMomentum      = s.angularMomentum;
     if (m > 0)
     {
         d.comPos = (1 / m) * d.comPos;

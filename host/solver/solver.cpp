@@ -9,6 +9,7 @@
 
 #include "host/reference/direct.h"
 #include "common/errors.h"
+#include "host/core/parallel.h"
 #include "host/core/timer.h"
 #include "host/cpu/forces_cpu.h"
 
@@ -77,16 +78,27 @@ void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
 void checkFinite(const std::vector<Vec3d>& acc, const std::vector<double>& pot, const char* what,
                  const std::vector<int64_t>* index = nullptr)
 {
-    for (size_t k = 0; k < acc.size(); ++k)
-    {
-        const Vec3d& a = acc[k];
-        if (std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot[k])) continue;
-        std::ostringstream s;
-        s << what << " " << (index ? (*index)[k] : int64_t(k)) << ": acceleration (" << a.x << ", " << a.y << ", "
-          << a.z << ") and potential " << pot[k]
-          << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
-        throw InputError(s.str());
-    }
+    const int64_t k = firstIndexWhere(int64_t(acc.size()), [&](int64_t j) {
+        const Vec3d& a = acc[j];
+        return !(std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot[j]));
+    });
+    if (k == int64_t(acc.size())) return;
+    const Vec3d& a = acc[k];
+    std::ostringstream s;
+    s << what << " " << (index ? (*index)[k] : k) << ": acceleration (" << a.x << ", " << a.y << ", " << a.z
+      << ") and potential " << pot[k]
+      << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
+    throw InputError(s.str());
+}
+
+/// dst = src, element by element in parallel (first touch by the threads that later read it).
+template<class T>
+void parallelCopy(const std::vector<T>& src, std::vector<T>& dst)
+{
+    dst.resize(src.size());
+    const int64_t n = int64_t(src.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
 }
 
 /// InputError when softening leaves every acceleration below float32's normal range (each ~ m d / eps^3),
@@ -153,15 +165,16 @@ void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<d
     namingMemory("copying the bodies", int64_t(pos.size()), 40, [&] {
         try
         {
-            std::vector<uint64_t> id = ids;
-            if (id.empty())
+            const int64_t n = int64_t(pos.size());
+            if (ids.empty())
             {
-                id.resize(pos.size());
-                std::iota(id.begin(), id.end(), uint64_t(0));
+                id_.resize(pos.size());
+#pragma omp parallel for schedule(static)
+                for (int64_t i = 0; i < n; ++i) id_[i] = uint64_t(i);
             }
-            pos_  = pos;
-            mass_ = mass;
-            id_   = std::move(id);
+            else parallelCopy(ids, id_);
+            parallelCopy(pos, pos_);
+            parallelCopy(mass, mass_);
         }
         catch (...)
         {
@@ -276,7 +289,9 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     double G = params_.gravitational_constant;
     acc.resize(pos_.size());
     pot.resize(pos_.size());
-    for (size_t k = 0; k < out.size(); ++k)
+    const int64_t numOut = int64_t(out.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < numOut; ++k)
     {
         int32_t i = tree_.order[k];
         acc[i]    = {G * out[k].x, G * out[k].y, G * out[k].z};

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "common/multipole.h"
 #include "common/sfc.h"
+#include "host/core/parallel.h"
 #include "host/tree/bounds.h"
 
 namespace octwalk {
@@ -22,80 +23,124 @@ std::string bodyMessage(int64_t i, const char* field, double value, const char* 
     return s.str();
 }
 
-struct KeyIndex
-{
-    uint64_t key;
-    int64_t index;
-};
+constexpr int kRadixBits = 8;
+constexpr int kRadixSize = 1 << kRadixBits;
 
-/// The total order of bodies: Morton key, then id, then caller's index.
-struct KeyIdOrder
+/// Stable least-significant-digit radix sort of keys, 8-bit digits, carrying the caller's indices
+/// (order, identity at the start): equal keys keep ascending caller's indices. Digits on which all
+/// keys agree are skipped. Each thread histograms and scatters one static chunk; the offsets are
+/// taken bucket by bucket, chunk by chunk, so the result is the one stable order for any thread
+/// count. The scratch buffers are the ping-pong partners (swapped in when they hold the result).
+void radixSortWithIndex(std::vector<uint64_t>& keys, std::vector<int32_t>& order, BuildScratch& s)
 {
-    const uint64_t* id;
-    bool operator()(const KeyIndex& a, const KeyIndex& b) const
+    const int64_t n = int64_t(keys.size());
+    order.resize(n);
+    s.keys.resize(n);
+    s.order.resize(n);
+    const uint64_t first = keys[0];
+    uint64_t varying     = 0;
+#pragma omp parallel for schedule(static) reduction(| : varying)
+    for (int64_t i = 0; i < n; ++i) varying |= keys[i] ^ first;
+    int shifts[(64 + kRadixBits - 1) / kRadixBits], numPasses = 0;
+    for (int shift = 0; shift < 64; shift += kRadixBits)
     {
-        if (a.key != b.key) return a.key < b.key;
-        return id[a.index] != id[b.index] ? id[a.index] < id[b.index] : a.index < b.index;
+        if ((varying >> shift) & (kRadixSize - 1)) shifts[numPasses++] = shift;
     }
-};
-
-constexpr int kDigitBits = 11;
-
-/// Counting sort of a[0, n) into out by the digit of kDigitBits ending at bit `shift` (exclusive
-/// top); start receives the 2^kDigitBits + 1 bucket boundaries.
-void scatterByDigit(const KeyIndex* a, KeyIndex* out, size_t n, int shift, std::vector<size_t>& start)
-{
-    const int bits      = std::min(kDigitBits, shift);
-    const uint64_t mask = (uint64_t(1) << bits) - 1;
-    start.assign((size_t(1) << bits) + 1, 0);
-    for (size_t i = 0; i < n; ++i) start[((a[i].key >> (shift - bits)) & mask) + 1]++;
-    std::partial_sum(start.begin(), start.end(), start.begin());
-    std::vector<size_t> fill(start.begin(), start.end() - 1);
-    for (size_t i = 0; i < n; ++i) out[fill[(a[i].key >> (shift - bits)) & mask]++] = a[i];
-}
-
-/// Most-significant-digit radix sort: buckets of the next key digit until they are small, then a
-/// comparison sort in the total order (which also settles equal keys).
-void msdSort(KeyIndex* a, KeyIndex* tmp, size_t n, int shift, const KeyIdOrder& order)
-{
-    if (n <= 2048 || shift <= 0) // below this a comparison sort beats another 2^11-bucket pass
+    s.histograms.resize(size_t(maxThreads()) * kRadixSize);
+    int64_t* hist = s.histograms.data();
+#pragma omp parallel
     {
-        std::sort(a, a + n, order);
-        return;
+        const int t = threadIndex(), numThreads = threadCount();
+        const Chunk c = chunkOf(n, t, numThreads);
+        int64_t* h    = hist + size_t(t) * kRadixSize;
+        int64_t offset[kRadixSize];
+        uint64_t *srcKeys = keys.data(), *dstKeys = s.keys.data();
+        int32_t *srcOrder = nullptr, *dstOrder = s.order.data(); // no source order: the identity
+        for (int pass = 0; pass < numPasses; ++pass)
+        {
+            const int shift = shifts[pass];
+            std::fill(h, h + kRadixSize, int64_t(0));
+            for (int64_t i = c.begin; i < c.end; ++i) h[(srcKeys[i] >> shift) & (kRadixSize - 1)]++;
+#pragma omp barrier
+            // Every thread finds its own offsets from all histograms (no further barrier): the
+            // bodies with a smaller digit, then those with this digit in earlier chunks.
+            int64_t below = 0;
+            for (int d = 0; d < kRadixSize; ++d)
+            {
+                int64_t before = 0, all = 0;
+                for (int u = 0; u < numThreads; ++u)
+                {
+                    const int64_t count = hist[size_t(u) * kRadixSize + d];
+                    before += u < t ? count : 0;
+                    all += count;
+                }
+                offset[d] = below + before;
+                below += all;
+            }
+            for (int64_t i = c.begin; i < c.end; ++i)
+            {
+                const uint64_t k = srcKeys[i];
+                const int64_t at = offset[(k >> shift) & (kRadixSize - 1)]++;
+                dstKeys[at]      = k;
+                dstOrder[at]     = srcOrder ? srcOrder[i] : int32_t(i);
+            }
+#pragma omp barrier
+            std::swap(srcKeys, dstKeys);
+            srcOrder = dstOrder;
+            dstOrder = (dstOrder == order.data()) ? s.order.data() : order.data();
+        }
     }
-    std::vector<size_t> start;
-    scatterByDigit(a, tmp, n, shift, start);
-    std::copy(tmp, tmp + n, a);
-    int next = shift - std::min(kDigitBits, shift);
-    for (size_t d = 0; d + 1 < start.size(); ++d)
+    if (numPasses == 0)
     {
-        msdSort(a + start[d], tmp + start[d], start[d + 1] - start[d], next, order);
-    }
-}
-
-/// Sorts body indices by (key, id, caller's index), a total order, so the result is the same for
-/// any thread count and any input order (with unique ids). The first digit splits the bodies into
-/// buckets that threads then sort independently.
-void sortByKeyThenId(std::vector<uint64_t>& keys, const uint64_t* id, std::vector<int32_t>& index)
-{
-    size_t n = keys.size();
-    std::vector<KeyIndex> pairs(n), tmp(n);
-    for (size_t i = 0; i < n; ++i) tmp[i] = {keys[i], int64_t(i)};
-    std::vector<size_t> start;
-    scatterByDigit(tmp.data(), pairs.data(), n, 63, start);
-    KeyIdOrder order{id};
-    int next = 63 - kDigitBits;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t d = 0; d < int64_t(start.size()) - 1; ++d)
-    {
-        msdSort(pairs.data() + start[d], tmp.data() + start[d], start[d + 1] - start[d], next, order);
-    }
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < int64_t(n); ++i)
-    {
-        keys[i]  = pairs[i].key;
-        index[i] = int32_t(pairs[i].index);
+        for (int64_t i = 0; i < n; ++i) order[i] = int32_t(i);
     }
+    else if (numPasses % 2 == 1)
+    {
+        keys.swap(s.keys);
+        order.swap(s.order);
+    }
+}
+
+/// Within every run of equal keys, orders the caller's indices by (id, index): the radix sort left
+/// them by index, which is the same whenever ids do not decrease with the index.
+void breakTiesById(const std::vector<uint64_t>& keys, const uint64_t* id, std::vector<int32_t>& order)
+{
+    if (!id) return;
+    const int64_t n         = int64_t(keys.size());
+    constexpr int64_t block = 8192;
+    const int64_t numBlocks = (n + block - 1) / block;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t b = 0; b < numBlocks; ++b)
+    {
+        // Each run is handled by the block holding its first body.
+        for (int64_t i = b * block, end = std::min(n, i + block); i < end; ++i)
+        {
+            if (i > 0 && keys[i] == keys[i - 1]) continue;
+            int64_t j = i + 1;
+            while (j < n && keys[j] == keys[i]) ++j;
+            if (j - i > 1)
+            {
+                std::sort(order.begin() + i, order.begin() + j,
+                          [id](int32_t a, int32_t c) { return id[a] != id[c] ? id[a] < id[c] : a < c; });
+            }
+            i = j - 1;
+        }
+    }
+}
+
+/// The tight box of points[0, n), n >= 1, in parallel (min and max do not depend on the order).
+Box<Vec3d> parallelBoundingBox(const Vec3d* points, int64_t n)
+{
+    std::vector<Box<Vec3d>> part(size_t(maxThreads()), Box<Vec3d>{points[0], points[0]});
+#pragma omp parallel
+    {
+        const Chunk c = chunkOf(n, threadIndex(), threadCount());
+        if (c.end > c.begin) part[threadIndex()] = boundingBox(points + c.begin, c.end - c.begin);
+    }
+    Box<Vec3d> box = part[0];
+    for (const Box<Vec3d>& b : part) includeBox(box, b);
+    return box;
 }
 
 /// Splits the body range of a cell at `level` into its 8 octant ranges (binary search on keys).
@@ -171,6 +216,18 @@ void internalMultipole(const HostTree& t, int32_t c, Multipoles& mp)
 
 } // namespace
 
+namespace {
+
+bool badCoordinate(double x) { return !std::isfinite(x) || std::fabs(x) > kMaxCoordinate; }
+
+bool badBody(const BodySpan& b, int64_t i)
+{
+    return badCoordinate(b.pos[i].x) || badCoordinate(b.pos[i].y) || badCoordinate(b.pos[i].z) ||
+           !std::isfinite(b.mass[i]) || b.mass[i] < 0;
+}
+
+} // namespace
+
 void validateBodies(const BodySpan& b)
 {
     if (b.n < 2)
@@ -181,30 +238,30 @@ void validateBodies(const BodySpan& b)
     {
         throw InputError("N = " + std::to_string(b.n) + " exceeds the supported maximum of 2^30 bodies");
     }
-    for (int64_t i = 0; i < b.n; ++i)
+    // The first bad body, found in parallel; the message names its first bad field.
+    const int64_t i = firstIndexWhere(b.n, [&b](int64_t k) { return badBody(b, k); });
+    if (i == b.n) return;
+    const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+    const char* names[3] = {"x", "y", "z"};
+    for (int d = 0; d < 3; ++d)
     {
-        const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
-        const char* names[3] = {"x", "y", "z"};
-        for (int d = 0; d < 3; ++d)
+        if (!std::isfinite(c[d])) throw InputError(bodyMessage(i, names[d], c[d], "is not finite"));
+        if (std::fabs(c[d]) > kMaxCoordinate)
         {
-            if (!std::isfinite(c[d])) throw InputError(bodyMessage(i, names[d], c[d], "is not finite"));
-            if (std::fabs(c[d]) > kMaxCoordinate)
-            {
-                throw InputError(bodyMessage(i, names[d], c[d], "exceeds the coordinate limit |x| <= 1e15"));
-            }
+            throw InputError(bodyMessage(i, names[d], c[d], "exceeds the coordinate limit |x| <= 1e15"));
         }
-        if (!std::isfinite(b.mass[i])) throw InputError(bodyMessage(i, "mass", b.mass[i], "is not finite"));
-        if (b.mass[i] < 0) throw InputError(bodyMessage(i, "mass", b.mass[i], "is negative"));
     }
+    if (!std::isfinite(b.mass[i])) throw InputError(bodyMessage(i, "mass", b.mass[i], "is not finite"));
+    throw InputError(bodyMessage(i, "mass", b.mass[i], "is negative"));
 }
 
-std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
+void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64_t>& keys)
 {
-    Box<Vec3d> box = boundingBox(points, n);
+    Box<Vec3d> box = parallelBoundingBox(points, n);
     double size    = largestExtent(box);
     if (!(size > 0)) size = 1.0;
     double cellsPerUnit = double(kKeyGridSize) / size;
-    std::vector<uint64_t> keys(static_cast<size_t>(n));
+    keys.resize(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -212,23 +269,33 @@ std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
                             gridCoordinate(points[i].y, box.lo.y, cellsPerUnit),
                             gridCoordinate(points[i].z, box.lo.z, cellsPerUnit));
     }
+}
+
+std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
+{
+    std::vector<uint64_t> keys;
+    mortonKeysInBoundingCube(points, n, keys);
     return keys;
 }
 
+/// How far ahead the gather into tree order prefetches the caller's bodies.
+constexpr int64_t kGatherPrefetch = 16;
+
 void sortBodies(const BodySpan& b, HostTree& t)
 {
-    size_t n                   = size_t(b.n);
-    std::vector<uint64_t> keys = mortonKeysInBoundingCube(b.pos, b.n);
-    std::vector<int32_t> index(n);
-    sortByKeyThenId(keys, b.id, index);
-
-    t.keys  = std::move(keys);
-    t.order = std::move(index);
-    t.pos.resize(n);
-    t.mass.resize(n);
+    mortonKeysInBoundingCube(b.pos, b.n, t.keys);
+    radixSortWithIndex(t.keys, t.order, t.scratch);
+    breakTiesById(t.keys, b.id, t.order);
+    t.pos.resize(size_t(b.n));
+    t.mass.resize(size_t(b.n));
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < b.n; ++k)
     {
+        if (k + kGatherPrefetch < b.n)
+        {
+            __builtin_prefetch(&b.pos[t.order[k + kGatherPrefetch]]);
+            __builtin_prefetch(&b.mass[t.order[k + kGatherPrefetch]]);
+        }
         t.pos[k]  = b.pos[t.order[k]];
         t.mass[k] = b.mass[t.order[k]];
     }
@@ -236,19 +303,23 @@ void sortBodies(const BodySpan& b, HostTree& t)
 
 void buildCells(int nLeaf, HostTree& t)
 {
-    OctreeCells& c = t.cells;
-    c              = OctreeCells{};
-    c.first.push_back(0);
-    c.count.push_back(int32_t(t.keys.size()));
-    c.level.push_back(0);
-    c.child.push_back({-1, -1, -1, -1, -1, -1, -1, -1});
+    OctreeCells& c  = t.cells;
+    BuildScratch& s = t.scratch;
+    constexpr std::array<int32_t, 8> kNoChildren{-1, -1, -1, -1, -1, -1, -1, -1};
+    // clear() keeps the capacity of the last build.
+    c.first.assign(1, 0);
+    c.count.assign(1, int32_t(t.keys.size()));
+    c.level.assign(1, 0);
+    c.child.assign(1, kNoChildren);
 
     int32_t levelBegin = 0, levelEnd = 1;
     while (levelBegin < levelEnd)
     {
         int32_t width = levelEnd - levelBegin;
-        std::vector<std::array<int32_t, 9>> bounds(width);
-        std::vector<int32_t> numChildren(width + 1, 0);
+        s.bounds.resize(width);
+        s.numChildren.assign(width + 1, 0);
+        std::array<int32_t, 9>* bounds = s.bounds.data();
+        int32_t* numChildren           = s.numChildren.data();
 #pragma omp parallel for schedule(dynamic, 64)
         for (int32_t j = 0; j < width; ++j)
         {
@@ -257,13 +328,13 @@ void buildCells(int nLeaf, HostTree& t)
             bounds[j] = octantBounds(t.keys.data(), c.first[cell], c.count[cell], c.level[cell]);
             for (int o = 0; o < 8; ++o) numChildren[j] += bounds[j][o + 1] > bounds[j][o];
         }
-        std::exclusive_scan(numChildren.begin(), numChildren.end(), numChildren.begin(), 0);
+        std::exclusive_scan(numChildren, numChildren + width + 1, numChildren, 0);
         int32_t next  = levelEnd;
         int32_t total = numChildren[width];
         c.first.resize(next + total);
         c.count.resize(next + total);
         c.level.resize(next + total);
-        c.child.resize(next + total, {-1, -1, -1, -1, -1, -1, -1, -1});
+        c.child.resize(next + total, kNoChildren);
 #pragma omp parallel for schedule(dynamic, 64)
         for (int32_t j = 0; j < width; ++j)
         {
@@ -282,12 +353,11 @@ void buildCells(int nLeaf, HostTree& t)
         levelBegin = levelEnd;
         levelEnd   = next + total;
     }
-    c.isLeaf.resize(c.size());
-    for (int32_t i = 0; i < c.size(); ++i)
-    {
-        c.isLeaf[i] = c.child[i] == std::array<int32_t, 8>{-1, -1, -1, -1, -1, -1, -1, -1};
-        c.depth     = std::max(c.depth, c.level[i]);
-    }
+    const int32_t numCells = c.size();
+    c.isLeaf.resize(numCells);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < numCells; ++i) c.isLeaf[i] = c.child[i] == kNoChildren;
+    c.depth = c.level[numCells - 1]; // breadth-first: the last cell is one of the deepest
 }
 
 void computeMultipoles(HostTree& t)
@@ -301,18 +371,29 @@ void computeMultipoles(HostTree& t)
     mp.boxMin.resize(n);
     mp.boxMax.resize(n);
 
-    // Cells are breadth-first, so walking levels from the deepest up finds every child done.
-    std::vector<int32_t> levelStart(c.depth + 2, n);
-    for (int32_t i = n - 1; i >= 0; --i) levelStart[c.level[i]] = i;
-    for (int lvl = c.depth; lvl >= 0; --lvl)
-    {
-        int32_t begin = levelStart[lvl], end = levelStart[lvl + 1];
+    // Every leaf at once (they need only their bodies), then the internal cells from the deepest
+    // level up: cells are breadth-first, so each level's children are done before it. Each cell
+    // sums in the same order as ever, whatever the schedule.
 #pragma omp parallel for schedule(dynamic, 256)
-        for (int32_t i = begin; i < end; ++i)
-        {
-            if (c.isLeaf[i]) leafMultipole(t, i, mp);
-            else internalMultipole(t, i, mp);
-        }
+    for (int32_t i = 0; i < n; ++i)
+    {
+        if (c.isLeaf[i]) leafMultipole(t, i, mp);
+    }
+    std::vector<int32_t>& internal = t.scratch.internal;
+    internal.clear();
+    for (int32_t i = 0; i < n; ++i)
+    {
+        if (!c.isLeaf[i]) internal.push_back(i);
+    }
+    int64_t end = int64_t(internal.size());
+    while (end > 0)
+    {
+        const int32_t lvl = c.level[internal[end - 1]];
+        int64_t begin     = end;
+        while (begin > 0 && c.level[internal[begin - 1]] == lvl) --begin;
+#pragma omp parallel for schedule(dynamic, 64)
+        for (int64_t k = begin; k < end; ++k) internalMultipole(t, internal[k], mp);
+        end = begin;
     }
 }
 

@@ -53,6 +53,17 @@ struct Multipoles
     std::vector<Vec3d> boxMin, boxMax; ///< tight bounding box of the cell's bodies
 };
 
+/// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
+struct BuildScratch
+{
+    std::vector<uint64_t> keys;                 ///< radix sort ping-pong buffer
+    std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
+    std::vector<int64_t> histograms;            ///< per thread, per digit value
+    std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
+    std::vector<int32_t> numChildren;           ///< children per cell of one level, then their offsets
+    std::vector<int32_t> internal;              ///< internal cells, bottom-up by level
+};
+
 /// Everything the host builds for one set of bodies.
 struct HostTree
 {
@@ -64,12 +75,16 @@ struct HostTree
     OctreeCells cells;
     Multipoles poles;
     std::vector<I2> groups; ///< contiguous body ranges (first, count), in Morton order
+    BuildScratch scratch;
 };
 
 /// Morton keys (common/sfc.h) of points[0, n), n >= 1, in the cube whose low corner is that of
 /// their bounding box and whose edge is the box's largest extent (1 when all points coincide), in
 /// the points' order.
 std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n);
+
+/// The same, into keys (resized to n).
+void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64_t>& keys);
 
 /// Morton keys in the bounding cube of all bodies (mortonKeysInBoundingCube), sorted; ties broken
 /// by id, then caller's index, so the tree order does not depend on the input order when ids are

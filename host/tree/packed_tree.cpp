@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/mac.h"
+#include "host/core/parallel.h"
 #include "host/tree/bounds.h"
 
 namespace octwalk {
@@ -23,21 +24,32 @@ BodyView PackedTree::bodyView() const { return {bodies.data(), int32_t(bodies.si
 
 namespace {
 
-/// Packed index of every host cell: internal cells first, then leaves, both breadth-first.
-std::vector<int32_t> packedIndices(const OctreeCells& c, int32_t& numInternal)
+/// Packed index of every host cell: internal cells first, then leaves, both breadth-first. Counted
+/// per static chunk of cells in parallel, then offset chunk by chunk (integers: exact for any split).
+void packedIndices(const OctreeCells& c, std::vector<int32_t>& index, int32_t& numInternal)
 {
-    std::vector<int32_t> index(c.size());
-    numInternal = 0;
-    for (int32_t i = 0; i < c.size(); ++i)
+    const int32_t n = c.size();
+    index.resize(n);
+    std::vector<int32_t> internalBefore(size_t(maxThreads()) + 1, 0);
+    int numChunks = 1;
+#pragma omp parallel
     {
-        if (!c.isLeaf[i]) index[i] = numInternal++;
+        const int t = threadIndex();
+#pragma omp single
+        numChunks     = threadCount();
+        const Chunk r = chunkOf(n, t, numChunks);
+        int32_t count = 0;
+        for (int64_t i = r.begin; i < r.end; ++i) count += !c.isLeaf[i];
+        internalBefore[t + 1] = count;
+#pragma omp barrier
+#pragma omp single
+        for (int u = 0; u < numChunks; ++u) internalBefore[u + 1] += internalBefore[u];
+        const int32_t totalInternal = internalBefore[numChunks];
+        int32_t internal            = internalBefore[t];
+        int32_t leaf                = totalInternal + int32_t(r.begin) - internal;
+        for (int64_t i = r.begin; i < r.end; ++i) index[i] = c.isLeaf[i] ? leaf++ : internal++;
     }
-    int32_t leaf = numInternal;
-    for (int32_t i = 0; i < c.size(); ++i)
-    {
-        if (c.isLeaf[i]) index[i] = leaf++;
-    }
-    return index;
+    numInternal = internalBefore[numChunks];
 }
 
 uint32_t childEntry(const OctreeCells& c, const std::vector<int32_t>& index, int32_t cell)
@@ -52,13 +64,14 @@ F4 toF4(Vec3d v, double w) { return {float(v.x), float(v.y), float(v.z), float(w
 
 void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
 {
-    const OctreeCells& c       = t.cells;
-    const Multipoles& mp       = t.poles;
-    int32_t numCells           = c.size();
-    std::vector<int32_t> index = packedIndices(c, out.numInternal);
-    out.numLeaves              = numCells - out.numInternal;
-    out.depth                  = c.depth;
-    out.rootEntry              = childEntry(c, index, 0);
+    const OctreeCells& c        = t.cells;
+    const Multipoles& mp        = t.poles;
+    int32_t numCells            = c.size();
+    std::vector<int32_t>& index = out.cellIndex;
+    packedIndices(c, index, out.numInternal);
+    out.numLeaves = numCells - out.numInternal;
+    out.depth     = c.depth;
+    out.rootEntry = childEntry(c, index, 0);
 
     out.children.resize(2 * size_t(out.numInternal));
     out.nodeMac.resize(numCells);

@@ -23,6 +23,8 @@ struct PackedTree
 
     std::vector<F4> bodies; ///< tree order: position, mass (float)
 
+    std::vector<int32_t> cellIndex; ///< packed index of every host cell (working memory of packTree)
+
     TreeView treeView() const;
     GroupView groupView() const;
     BodyView bodyView() const;
