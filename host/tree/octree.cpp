@@ -234,9 +234,9 @@ void validateBodies(const BodySpan& b)
     {
         throw InputError("at least 2 bodies are needed for a force evaluation, got N = " + std::to_string(b.n));
     }
-    if (b.n > int64_t(INT32_MAX / 2))
+    if (b.n > kMaxBodies)
     {
-        throw InputError("N = " + std::to_string(b.n) + " exceeds the supported maximum of 2^30 bodies");
+        throw InputError("N = " + std::to_string(b.n) + " exceeds the supported maximum of 2^30 - 1 bodies");
     }
     // The first bad body, found in parallel; the message names its first bad field.
     const int64_t i = firstIndexWhere(b.n, [&b](int64_t k) { return badBody(b, k); });
