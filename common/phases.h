@@ -6,7 +6,9 @@
 /// medians) is in host/core/phases.h.
 ///
 /// Adding a phase is two lines: its Phase enumerator and its kPhases row at the same position (a
-/// static_assert checks the counts agree), plus the code that times it.
+/// static_assert checks the counts agree), plus the code that times it. The same holds for the phases
+/// of a whole simulation step (StepPhase, kStepPhases below), which `octwalk run` (timing.csv, run.json)
+/// and `octwalk profile --steps` report beside the force evaluation's.
 
 #include <array>
 #include <cstddef>
@@ -98,6 +100,45 @@ struct PhaseTimes
             if (kPhases[k].group == g) seconds[k] = 0;
         }
     }
+};
+
+/// The phases of one whole simulation step around its force evaluation (host only), in the order
+/// of the outputs' columns, after the force evaluation's own phases (kPhases).
+enum class StepPhase : int
+{
+    ForceWall,
+    Integration,
+    Diagnostics,
+    Io,
+    StepWall,
+    Count, ///< not a phase: the number of step phases
+};
+
+struct StepPhaseInfo
+{
+    const char* name;  ///< key in JSON and CSV outputs (never a kPhases name)
+    const char* label; ///< short label for text tables
+    const char* help;  ///< what it measures, for the outputs' descriptions
+};
+
+inline constexpr StepPhaseInfo kStepPhases[] = {
+    {"force_wall", "force-wall", "wall time of the step's force evaluation (its phases plus reordering)"},
+    {"integration", "integration", "kick + drift + kick + finiteness check"},
+    {"diagnostics", "diagnostics", "energy.csv and lagrange.csv rows (0 in steps that write none)"},
+    {"io", "io", "snapshots and checkpoints (0 in steps that write none)"},
+    {"step_wall", "step-wall", "wall time of the whole step"},
+};
+inline constexpr std::size_t kNumStepPhases = std::size(kStepPhases);
+static_assert(static_cast<std::size_t>(StepPhase::Count) == kNumStepPhases, "one entry of kStepPhases per StepPhase");
+
+/// Seconds of one simulation step: its force evaluation by phase and the step's own phases.
+struct StepTimes
+{
+    PhaseTimes forces;
+    std::array<double, kNumStepPhases> seconds{};
+
+    double& operator[](StepPhase p) { return seconds[static_cast<std::size_t>(p)]; }
+    double operator[](StepPhase p) const { return seconds[static_cast<std::size_t>(p)]; }
 };
 
 } // namespace octwalk

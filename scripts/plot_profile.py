@@ -8,9 +8,14 @@ One PNG (-o) with six panels:
   records), bodies per second against N, the body-node and body-leaf kernel GFLOP/s against theta
   and the walk bandwidth (bytes requested by the walk per second, formula in the JSON) against
   theta (one colour per N).
+With a JSON of `octwalk profile --steps K`, a seventh panel shows where a whole simulation step's time
+goes against N: stacked bars of each phase's share of the median step wall time (the force
+evaluation's phases, integration, diagnostics, I/O, and the rest of the step), one bar per N and theta.
 
   octwalk profile --n 2^15:2^24 --theta 0.3:0.9:0.1 --json profile.json
   /usr/bin/python3 scripts/plot_profile.py profile.json -o profile.png
+  octwalk profile --n 2^15:2^22 --steps 5 --json steps.json
+  /usr/bin/python3 scripts/plot_profile.py steps.json -o steps.png
 
 Needs numpy and matplotlib (Debian: apt-get install python3-matplotlib python3-numpy).
 """
@@ -50,6 +55,12 @@ def from_json(path, text):
                          "node_gflops": r["node_gflops"], "leaf_gflops": r["leaf_gflops"],
                          "walk_bytes_per_second": r["walk"]["bytes_per_second"],
                          "bodies_per_second": r["bodies_per_second"], "backend": r["backend"]})
+            if "step_seconds" in r:
+                # the force phases by name (host and walk), then the step's own phases
+                phases = {k: v for k, v in r["host_seconds"].items() if k != "total"}
+                phases.update({k: v for k, v in r["walk_seconds"].items() if k != "total"})
+                rows[-1]["step_phases"] = phases
+                rows[-1]["step_seconds"] = r["step_seconds"]
         return doc, rows
     except (json.JSONDecodeError, KeyError, TypeError) as e:
         raise InputError(f"'{path}' is not an octwalk profile JSON ({type(e).__name__}: {e})")
@@ -202,6 +213,44 @@ def plot_bandwidth(ax, rows, backends):
     ax.legend(fontsize=7)
 
 
+STEP_OWN = ("integration", "diagnostics", "io")
+
+
+def plot_steps(ax, rows, backends):
+    """Stacked shares of the median step wall time by phase, one bar per N and theta."""
+    rows = sorted(rows, key=lambda r: (r["backend"], r["theta"], r["n"]))
+    force_names = list(rows[0]["step_phases"].keys())
+    names = force_names + list(STEP_OWN) + ["rest of the step"]
+    shares = []
+    for r in rows:
+        wall = r["step_seconds"]["step_wall"]
+        parts = [r["step_phases"].get(k, 0.0) for k in force_names] + [r["step_seconds"].get(k, 0.0) for k in STEP_OWN]
+        rest = max(wall - sum(parts), 0.0)
+        shares.append([100 * v / wall if wall > 0 else 0.0 for v in parts + [rest]])
+    shares = np.array(shares)
+    x = np.arange(len(rows))
+    bottom = np.zeros(len(rows))
+    palette = list(plt.cm.tab20(np.linspace(0, 1, 20)))
+    for k, name in enumerate(names):
+        if not shares[:, k].any():
+            continue  # a phase that took no time anywhere (e.g. upload on the CPU) gets no legend entry
+        ax.bar(x, shares[:, k], bottom=bottom, color=palette[k % len(palette)], label=name, width=0.8)
+        bottom += shares[:, k]
+    labels = []
+    for r in rows:
+        power = np.log2(r["n"])
+        n = f"$2^{{{int(power)}}}$" if power == int(power) else f"{int(r['n'])}"
+        labels.append(f"{n}\nθ={r['theta']:g}" + (f"\n{r['backend']}" if len(backends) > 1 else "") +
+                      f"\n{1e3 * r['step_seconds']['step_wall']:.3g} ms")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("N, θ and the median step wall time")
+    ax.set_ylabel("share of the step wall time [%] (medians per phase)")
+    ax.set_title("where a simulation step's time goes")
+    ax.legend(fontsize=7, ncol=2, loc="center left", bbox_to_anchor=(1.0, 0.5))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+", metavar="FILE", help="octwalk profile --json or --csv outputs")
@@ -220,7 +269,14 @@ def main(argv=None):
         parser.exit(2, f"plot_profile.py: error: {e}\n")
     backends = sorted({r["backend"] for r in rows})
 
-    fig, axes = plt.subplots(2, 3, figsize=(17, 10))
+    stepped = [r for r in rows if "step_seconds" in r]
+    if stepped:
+        fig = plt.figure(figsize=(17, 15))
+        grid = fig.add_gridspec(3, 3)
+        axes = [[fig.add_subplot(grid[i, j]) for j in range(3)] for i in range(2)]
+        plot_steps(fig.add_subplot(grid[2, :2]), stepped, backends)
+    else:
+        fig, axes = plt.subplots(2, 3, figsize=(17, 10))
     plot_times(axes[0][0], rows, backends)
     plot_against_n(axes[0][1], rows, backends, "device_fraction", "walk/device phases over total [%]",
                    "device fraction (walk/device share of the total)", logy=False, scale=100)
@@ -240,8 +296,9 @@ def main(argv=None):
     plot_bandwidth(axes[1][2], rows, backends)
     first = docs[0]
     fig.suptitle(f"octwalk {first.get('octwalk', '?')} (git {first.get('git', '?')}) profile: "
-                 f"{first.get('model', '?')}, {', '.join(backends)}; medians of {first.get('repeat', 1) - 1} "
-                 "evaluations after a warm-up")
+                 f"{first.get('model', '?')}, {', '.join(backends)}; medians of "
+                 + (f"{first['steps']} simulation steps" if "steps" in first
+                    else f"{first.get('repeat', 1) - 1} evaluations") + " after a warm-up")
     fig.tight_layout()
     try:
         fig.savefig(args.output, dpi=args.dpi)

@@ -14,6 +14,7 @@
 #include "host/core/phases.h"
 #include "host/io/atomic_file.h"
 #include "host/models/models.h"
+#include "host/sim/run.h"
 #include "host/study/study.h"
 
 namespace octwalk::cli {
@@ -29,6 +30,9 @@ struct ProfileOptions
     // --n and --theta are lists here; mac, n-leaf, n-group and monopole are the table's options.
     std::string n = "2^20", theta = defaultText("opening_angle"), directSample = "auto", output, csv, json;
     int repeat = 5;
+    /// Whole simulation steps timed instead of force evaluations (0: force evaluations).
+    int steps            = 0;
+    bool stepDiagnostics = false;
 };
 
 /// "auto": enough targets to fill a large GPU (32768 = 128 blocks of 256) or a quick CPU run.
@@ -45,7 +49,10 @@ const std::string kProfileCsvColumns =
     ",total_seconds,wall_seconds,device_fraction,node_per_body,leaf_per_body,node_gflops,leaf_gflops,walk_bytes,"
     "walk_bytes_per_second,bodies_per_second,direct_sample,direct_seconds_extrapolated,speedup";
 
-std::string profileCsvRow(const ProfileResult& r)
+/// The columns of profile --steps, after kProfileCsvColumns.
+std::string stepCsvColumns() { return ",steps," + stepPhasesCsvHeader() + ",step_bodies_per_second"; }
+
+std::string profileCsvRow(const ProfileResult& r, bool withSteps)
 {
     const PhaseTimes& t = r.median;
     const Parameters& p = r.params;
@@ -57,7 +64,10 @@ std::string profileCsvRow(const ProfileResult& r)
     {
         c << ',' << num(v, false);
     }
-    c << ',' << r.direct.sample << ',' << num(r.direct.seconds, false) << ',' << num(r.speedup(), false) << '\n';
+    c << ',' << r.direct.sample << ',' << num(r.direct.seconds, false) << ',' << num(r.speedup(), false);
+    if (withSteps)
+        c << ',' << r.steps << ',' << stepPhasesCsv(r.stepMedian) << ',' << num(r.stepBodiesPerSecond(), false);
+    c << '\n';
     return c.str();
 }
 
@@ -82,7 +92,13 @@ std::string profileJsonRow(const ProfileResult& r)
       << ",\n     \"direct\": {\"sample\": " << r.direct.sample
       << ", \"sample_seconds\": " << num(r.direct.sampleSeconds)
       << ", \"extrapolated_seconds\": " << num(r.direct.seconds) << ", \"kernel\": " << jsonString(r.direct.kernel)
-      << "}, \"speedup\": " << num(r.speedup()) << "}";
+      << "}, \"speedup\": " << num(r.speedup());
+    if (r.steps > 0)
+    {
+        j << ",\n     \"steps\": " << r.steps << ", \"step_seconds\": " << stepPhasesJson(r.stepMedian)
+          << ", \"step_bodies_per_second\": " << num(r.stepBodiesPerSecond());
+    }
+    j << "}";
     return j.str();
 }
 
@@ -122,6 +138,23 @@ std::string phaseTable(const std::vector<ProfileResult>& results)
     return s;
 }
 
+/// The step phases of profile --steps, per row.
+std::string stepTable(const std::vector<ProfileResult>& results)
+{
+    char head[32];
+    std::snprintf(head, sizeof(head), "%10s %6s", "N", "theta");
+    std::string s = std::string("median per simulation step [ms] (force-wall: the evaluation above with its "
+                                "reordering)\n") +
+                    head + stepPhasesTableHeader(12) + title(10, "Mbody/s") + "\n";
+    for (const ProfileResult& r : results)
+    {
+        char lead[32];
+        std::snprintf(lead, sizeof(lead), "%10lld %6.3g", static_cast<long long>(r.n), r.params.opening_angle);
+        s += lead + stepPhasesTableRow(r.stepMedian, 12) + cell("%10.2f", r.stepBodiesPerSecond() / 1e6) + "\n";
+    }
+    return s;
+}
+
 } // namespace
 
 int profileCommand(int argc, const char* const* argv, std::ostream& out)
@@ -142,6 +175,13 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         ("direct-sample", po::value(&o.directSample)->default_value(o.directSample),
          "targets of the timed direct summation, extrapolated to N (auto: 32768 on the GPU, 1000 on the CPU; "
          "0: skip)")
+        ("steps", po::value(&o.steps)->default_value(o.steps),
+         "time this many whole simulation steps (kick-drift-kick leapfrog of the model, as octwalk run; the "
+         "initial force evaluation is the warm-up) instead of --repeat force evaluations; adds the step phases "
+         "(integration, step wall time) to every output. 0: force evaluations only. With --steps, --epsilon "
+         "defaults to run's 0.01")
+        ("step-diagnostics", po::bool_switch(&o.stepDiagnostics),
+         "with --steps: also time the diagnostics a run writes (energy sums, Lagrangian radii) in each step")
         ("csv", po::value(&o.csv), "write one row per N x theta to this new CSV file")
         ("json", po::value(&o.json), "write the profile to this new JSON file");
     // clang-format on
@@ -149,6 +189,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     all.add(cmd)
         .add(modelOptions(o.source, 0, false))
         .add(outputOption(o.output, kReportOutputHelp))
+        .add(timestepOptions(" of --steps"))
         .add(solverOptions(Parameters{}, kSweptParameters));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
@@ -171,7 +212,23 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
                              " is invalid: must be >= 2 (the first "
                              "evaluation is a warm-up)");
     }
+    if (o.steps < 0)
+    {
+        throw ParameterError("option --steps = " + std::to_string(o.steps) + " is invalid: must be >= 0");
+    }
+    const bool withSteps = o.steps > 0;
+    if (!withSteps && (vm.count("timestep") || vm.count("dt") || o.stepDiagnostics))
+    {
+        throw UsageError("--timestep, --dt and --step-diagnostics need --steps");
+    }
+    if (withSteps && !vm["repeat"].defaulted()) throw UsageError("give --steps or --repeat, not both");
+    const double dt = timestepOption(vm);
+    if (withSteps) planSteps(0.0, double(o.steps) * dt, dt); // ParameterError for a bad timestep, before any work
     Parameters base = studyParameters(vm, kSweptParameters);
+    if (withSteps && (!vm.count("epsilon") || vm["epsilon"].defaulted()))
+    {
+        base.epsilon_squared = kRunEpsilon * kRunEpsilon;
+    }
     StudyGrid grid;
     grid.theta                       = thetas;
     grid.mac                         = {base.mac};
@@ -184,8 +241,10 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     resolveReports(o.output, o.csv, o.json);
 
     out << versionHeader() << ": profile of " << o.source.model << " on " << toString(backend)
-        << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", " << o.repeat - 1
-        << " counted evaluations per row (medians); speed-up = direct summation time extrapolated from " << directSample
+        << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", "
+        << (withSteps ? std::to_string(o.steps) + " simulation steps of " + num(dt) + " per row (medians)"
+                      : std::to_string(o.repeat - 1) + " counted evaluations per row (medians)")
+        << "; speed-up = direct summation time extrapolated from " << directSample
         << " targets to N, over the tree's total per evaluation\n";
     out << profileTableHeader();
     std::vector<ProfileResult> results;
@@ -196,11 +255,21 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         ParticleSet bodies = buildModel(m);
         for (const Parameters& p : settings)
         {
-            results.push_back(profileForces(bodies, p, o.repeat, directSample, o.source.seed + 1));
+            if (withSteps)
+            {
+                Simulation sim(bodies, p, planSteps(0.0, double(o.steps) * dt, dt));
+                std::vector<StepTimes> times = timeSteps(sim, o.steps, o.stepDiagnostics);
+                results.push_back(profileOfSteps(bodies, sim.solver(), times, directSample, o.source.seed + 1));
+            }
+            else
+            {
+                results.push_back(profileForces(bodies, p, o.repeat, directSample, o.source.seed + 1));
+            }
             out << profileTableRow(results.back()) << std::flush;
         }
     }
     out << phaseTable(results);
+    if (withSteps) out << stepTable(results);
     out << "walk bytes: " << kWalkTrafficFormula << "\n";
 
     const Parameters& first = settings.front();
@@ -209,9 +278,21 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
          << ", \"command\": \"profile\", \"model\": " << jsonString(o.source.model) << ", \"seed\": " << o.source.seed
          << ", \"backend\": " << jsonString(toString(backend))
          << ", \"device\": " << jsonString(backend == Backend::Gpu ? gpuDescription() : "cpu")
-         << ", \"repeat\": " << o.repeat
-         << ", \"warmup\": 1, \"statistic\": \"median over the counted evaluations, per phase\""
-         << ", \"flops_per_interaction\": {\"body_node\": " << kFlopsPerBodyNode
+         << ", \"repeat\": " << (withSteps ? o.steps + 1 : o.repeat)
+         << ", \"warmup\": 1, \"statistic\": \"median over the counted evaluations, per phase\"";
+    if (withSteps)
+    {
+        head << ", \"steps\": " << o.steps << ", \"timestep\": " << num(dt)
+             << ", \"step_diagnostics\": " << (o.stepDiagnostics ? "true" : "false") << ", \"step_phases\": {";
+        for (size_t k = 0; k < kNumStepPhases; ++k)
+        {
+            head << (k ? ", " : "") << jsonString(kStepPhases[k].name) << ": " << jsonString(kStepPhases[k].help);
+        }
+        head << "}, \"step_statistic\": \"whole kick-drift-kick steps of the model (the initial force evaluation is "
+                "the warm-up); force phases are medians over the steps' evaluations; diagnostics "
+             << (o.stepDiagnostics ? "timed" : "not computed (0)") << "; no I/O (0)\"";
+    }
+    head << ", \"flops_per_interaction\": {\"body_node\": " << kFlopsPerBodyNode
          << ", \"body_body\": " << kFlopsPerBodyBody << "}, \"walk_bytes\": " << jsonString(kWalkTrafficFormula)
          << ", \"device_fraction\": \"walk phases (upload, pass 1, scan, pass 2, body-node, body-leaf, download) over "
             "host + walk, median per evaluation\", \"direct\": \"one direct-summation evaluation timed on "
@@ -219,8 +300,8 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     std::string headJson = head.str();
     if (!o.csv.empty())
     {
-        std::string text = "# " + headJson + "\n" + kProfileCsvColumns + "\n";
-        for (const ProfileResult& r : results) text += profileCsvRow(r);
+        std::string text = "# " + headJson + "\n" + kProfileCsvColumns + (withSteps ? stepCsvColumns() : "") + "\n";
+        for (const ProfileResult& r : results) text += profileCsvRow(r, withSteps);
         writeFileAtomically(o.csv, text);
     }
     if (!o.json.empty())

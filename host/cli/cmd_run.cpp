@@ -11,6 +11,7 @@
 #include "common/errors.h"
 #include "host/cli/commands.h"
 #include "host/cli/options.h"
+#include "host/core/phases.h"
 #include "host/core/version.h"
 #include "host/io/atomic_file.h"
 #include "host/io/json.h"
@@ -51,37 +52,30 @@ private:
     void (*oldTerm_)(int);
 };
 
-/// The same option given under two names (--dt and --timestep) resolved into one value.
-template<class T>
-T aliased(const po::variables_map& vm, const char* a, const char* b, T fallback)
-{
-    if (vm.count(a) && vm.count(b))
-        throw UsageError(std::string("--") + a + " and --" + b + " are the same option; give one");
-    if (vm.count(a)) return vm[a].as<T>();
-    if (vm.count(b)) return vm[b].as<T>();
-    return fallback;
-}
-
 /// One progress line on a terminal, rewritten in place; nothing when output is not a terminal.
 class Progress
 {
 public:
     explicit Progress(bool enabled) : enabled_(enabled && isatty(STDOUT_FILENO)), start_(Clock::now()), last_(start_) {}
 
+    /// Steps whose median wall time gives the bodies per second of the line.
+    static constexpr size_t kRecentSteps = 32;
+
     /// The energy error is an O(N) sum, so it is computed only when a line is printed.
-    void update(const Simulation& sim, int64_t firstStep, int64_t n)
+    void update(const Simulation& sim, const StepTiming& timing, int64_t n)
     {
         if (!enabled_) return;
         auto now = Clock::now();
         if (std::chrono::duration<double>(now - last_).count() < 0.5 && !sim.done()) return;
         last_          = now;
         double elapsed = std::chrono::duration<double>(now - start_).count();
-        int64_t done   = sim.stepIndex() - firstStep;
+        int64_t done   = timing.steps();
         double perStep = done > 0 ? elapsed / double(done) : 0;
         double eta     = perStep * double(sim.plan().numSteps - sim.stepIndex());
+        double recent  = timing.recentStepSeconds(kRecentSteps);
         std::printf("\rstep %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g bodies/s  ETA %.0f s   ",
                     static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps), sim.time(),
-                    sim.diagnostics().relativeEnergyError, perStep > 0 ? double(n) / perStep : 0.0, eta);
+                    sim.diagnostics().relativeEnergyError, recent > 0 ? double(n) / recent : 0.0, eta);
         std::fflush(stdout);
         if (sim.done()) std::printf("\n");
     }
@@ -92,17 +86,32 @@ private:
     Clock::time_point start_, last_;
 };
 
-/// Runs sim with a progress line and SIGINT/SIGTERM handling; the exit code (128 + signal when stopped).
+/// "median per step [ms] over K steps: sort .. step-wall ..; R bodies/s".
+std::string timingSummary(const StepTiming& timing, int64_t n)
+{
+    const StepTimes m = timing.median();
+    const double wall = m[StepPhase::StepWall];
+    std::ostringstream s;
+    s.precision(3);
+    s << "median per step over " << timing.steps() << " steps: " << stepTimesText(m) << "; "
+      << (wall > 0 ? double(n) / wall : 0.0) << " bodies/s\n";
+    return s.str();
+}
+
+/// Runs sim with a progress line and SIGINT/SIGTERM handling, then prints the median step times and
+/// rewrites run.json with them; the exit code (128 + signal when stopped).
+/// source, restartedFromStep: as written to run.json at the start (writeRunJson).
 int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
-                    std::ostream& out)
+                    const std::string& source, int64_t restartedFromStep, std::ostream& out)
 {
     Progress progress(!quiet);
     StopSignals signals;
-    const int64_t firstStep = sim.stepIndex();
     RunControl control;
-    control.afterStep     = [&](const Simulation& s) { progress.update(s, firstStep, s.state().size()); };
+    control.afterStep     = [&](const Simulation& s, const StepTiming& t) { progress.update(s, t, s.state().size()); };
     control.stopRequested = [&] { return signals.received(); };
     RunOutcome r          = runSimulation(sim, dir, rs, resume, control);
+    writeRunJson(dir, sim, rs, source, restartedFromStep, &r.timing);
+    if (r.timing.steps() > 0) out << timingSummary(r.timing, sim.state().size());
     if (r.stoppedBy != 0)
     {
         out << "\nstopped by signal " << r.stoppedBy << " at step " << sim.stepIndex() << ", t = " << sim.time()
@@ -120,21 +129,19 @@ int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs,
 int runCommand(int argc, const char* const* argv, std::ostream& out)
 {
     Parameters defaults;
-    defaults.epsilon_squared = 0.01 * 0.01; // a collisionless run needs softening; forces and studies default to none
+    defaults.epsilon_squared = kRunEpsilon * kRunEpsilon;
     ModelOptions mo;
     RunSettings rs;
     std::string input, inputFormat = "auto", outputDir = "run", restart;
     double tEnd = 1.0;
     bool direct = false, quiet = false, zeroNetForce = false;
     po::options_description cmd("octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
-                                "lagrange.csv, snapshots, run.json and checkpoint.bin into --output-dir.\n"
+                                "lagrange.csv, timing.csv (seconds per step by phase), snapshots, run.json and "
+                                "checkpoint.bin into --output-dir.\n"
                                 "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
     // One option per line: Boost.Program_options chains read best that way.
     // clang-format off
     cmd.add_options()("help,h", "this help")
-        ("timestep", po::value<double>(), "largest timestep [time] (default 1/128); the run uses equal sub-steps "
-                                          "that end exactly at --t-end")
-        ("dt", po::value<double>(), "the same as --timestep")
         ("t-end", po::value(&tEnd)->default_value(tEnd), "end time [time]")
         ("output-dir", po::value(&outputDir)->default_value(outputDir), "new or empty directory for all outputs")
         ("energy-every", po::value(&rs.energyEvery)->default_value(rs.energyEvery),
@@ -153,6 +160,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     // clang-format on
     po::options_description all;
     all.add(cmd)
+        .add(timestepOptions("; the run uses equal sub-steps that end exactly at --t-end"))
         .add(inputOption(input, "start from this snapshot instead of a built-in model"))
         .add(inputFormatOption(inputFormat))
         .add(formatOption(rs.format))
@@ -164,7 +172,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         out << all << "\n" << kUnits << "\n";
         return 0;
     }
-    double timestep = aliased(vm, "timestep", "dt", 1.0 / 128);
+    double timestep = timestepOption(vm);
 
     if (!restart.empty())
     {
@@ -186,15 +194,16 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         if (!vm["t-end"].defaulted()) sim.extendTo(tEnd);
         fs::path dir = point.checkpoint.parent_path();
         if (dir.empty()) dir = ".";
-        int64_t from = sim.stepIndex();
-        writeRunJson(dir, sim, saved, "{\"restart\": " + jsonString(point.checkpoint.string()) + "}", from);
+        int64_t from             = sim.stepIndex();
+        const std::string source = "{\"restart\": " + jsonString(point.checkpoint.string()) + "}";
+        writeRunJson(dir, sim, saved, source, from);
         if (!point.skipped.empty())
         {
             out << "the newest checkpoint is not usable (" << point.skipped << "); using the previous one\n";
         }
         out << versionHeader() << ": restarting from " << point.checkpoint.string() << " at step " << from << " of "
             << sim.plan().numSteps << ", t = " << sim.time() << "\n";
-        return runWithProgress(sim, dir, saved, quiet, true, out);
+        return runWithProgress(sim, dir, saved, quiet, true, source, from, out);
     }
 
     Parameters p = toParameters(vm, defaults);
@@ -234,7 +243,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h
         << " to t = " << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver())
         << "\n";
-    return runWithProgress(sim, dir, rs, quiet, false, out);
+    return runWithProgress(sim, dir, rs, quiet, false, source, -1, out);
 }
 
 } // namespace octwalk::cli

@@ -367,6 +367,25 @@ po::options_description outputOption(std::string& output, const char* what)
     return d;
 }
 
+po::options_description timestepOptions(const std::string& what)
+{
+    po::options_description d("Timestep");
+    const std::string help = "largest timestep [time] (default 1/128)" + what;
+    // clang-format off
+    d.add_options()("timestep", po::value<double>(), help.c_str())
+        ("dt", po::value<double>(), "the same as --timestep");
+    // clang-format on
+    return d;
+}
+
+double timestepOption(const po::variables_map& vm)
+{
+    if (vm.count("timestep") && vm.count("dt")) throw UsageError("--timestep and --dt are the same option; give one");
+    if (vm.count("timestep")) return vm["timestep"].as<double>();
+    if (vm.count("dt")) return vm["dt"].as<double>();
+    return kRunTimestep;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 

@@ -105,6 +105,22 @@ po::options_description formatOption(std::string& format);
 po::options_description outputOption(std::string& output, const char* what);
 
 // ---------------------------------------------------------------------------------------------
+// Simulation options (run, and profile --steps)
+
+/// The softening of `octwalk run` unless --epsilon is given: a collisionless run needs some (forces
+/// and studies default to none).
+inline constexpr double kRunEpsilon = 0.01;
+
+/// The largest timestep of `octwalk run` unless --timestep/--dt is given [time].
+inline constexpr double kRunTimestep = 1.0 / 128;
+
+/// --timestep and its alias --dt [time] (default kRunTimestep); what: said after the default.
+po::options_description timestepOptions(const std::string& what);
+
+/// The value of --timestep or --dt (UsageError when both are given), else kRunTimestep.
+double timestepOption(const po::variables_map& vm);
+
+// ---------------------------------------------------------------------------------------------
 // Shared helpers
 
 /// Parses argv[2..] against the options; rejects unknown, repeated and positional arguments.

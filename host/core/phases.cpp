@@ -91,6 +91,94 @@ std::string phasesTableRow(const PhaseTimes& t, int width)
     return s;
 }
 
+std::string stepPhasesCsvHeader()
+{
+    std::string s;
+    for (const StepPhaseInfo& p : kStepPhases) s += std::string(s.empty() ? "" : ",") + p.name;
+    return s;
+}
+
+std::string stepPhasesCsv(const StepTimes& t)
+{
+    std::string s;
+    for (double v : t.seconds) s += (s.empty() ? "" : ",") + number(v);
+    return s;
+}
+
+std::string stepPhasesJson(const StepTimes& t)
+{
+    std::string s = "{";
+    for (size_t k = 0; k < kNumStepPhases; ++k)
+    {
+        s += "\"" + std::string(kStepPhases[k].name) + "\": " + number(t.seconds[k]) +
+             (k + 1 < kNumStepPhases ? ", " : "}");
+    }
+    return s;
+}
+
+std::string stepTimesCsvHeader()
+{
+    std::string s;
+    for (const PhaseInfo& p : kPhases) s += std::string(p.name) + ",";
+    return s + stepPhasesCsvHeader();
+}
+
+std::string stepTimesCsv(const StepTimes& t)
+{
+    std::string s;
+    for (double v : t.forces.seconds) s += number(v) + ",";
+    return s + stepPhasesCsv(t);
+}
+
+std::string stepTimesJson(const StepTimes& t)
+{
+    std::string s = "{";
+    for (size_t k = 0; k < kNumPhases; ++k)
+        s += "\"" + std::string(kPhases[k].name) + "\": " + number(t.forces.seconds[k]) + ", ";
+    return s + stepPhasesJson(t).substr(1);
+}
+
+std::string stepTimesText(const StepTimes& t)
+{
+    std::string s;
+    char buf[96];
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        std::snprintf(buf, sizeof(buf), "%s %.3g ", kPhases[k].label, 1e3 * t.forces.seconds[k]);
+        s += buf;
+    }
+    for (size_t k = 0; k < kNumStepPhases; ++k)
+    {
+        std::snprintf(buf, sizeof(buf), "%s %.3g ", kStepPhases[k].label, 1e3 * t.seconds[k]);
+        s += buf;
+    }
+    return s + "ms";
+}
+
+std::string stepPhasesTableHeader(int width)
+{
+    std::string s;
+    char buf[64];
+    for (const StepPhaseInfo& p : kStepPhases)
+    {
+        std::snprintf(buf, sizeof(buf), "%*.*s", width, width - 1, p.label);
+        s += buf;
+    }
+    return s;
+}
+
+std::string stepPhasesTableRow(const StepTimes& t, int width)
+{
+    std::string s;
+    char buf[64];
+    for (double v : t.seconds)
+    {
+        std::snprintf(buf, sizeof(buf), "%*.3f", width, 1e3 * v);
+        s += buf;
+    }
+    return s;
+}
+
 double median(std::vector<double> values)
 {
     if (values.empty()) return 0;
@@ -106,6 +194,21 @@ PhaseTimes medianPhases(const std::vector<PhaseTimes>& times)
     {
         std::vector<double> v;
         for (const PhaseTimes& t : times) v.push_back(t.seconds[k]);
+        m.seconds[k] = median(std::move(v));
+    }
+    return m;
+}
+
+StepTimes medianStepTimes(const std::vector<StepTimes>& times)
+{
+    StepTimes m;
+    std::vector<PhaseTimes> forces;
+    for (const StepTimes& t : times) forces.push_back(t.forces);
+    m.forces = medianPhases(forces);
+    for (size_t k = 0; k < kNumStepPhases; ++k)
+    {
+        std::vector<double> v;
+        for (const StepTimes& t : times) v.push_back(t.seconds[k]);
         m.seconds[k] = median(std::move(v));
     }
     return m;

@@ -31,6 +31,28 @@ std::string phasesTableRow(const PhaseTimes& t, int width);
 /// Per phase, the median over the evaluations (the mean of the two middle ones for an even count).
 PhaseTimes medianPhases(const std::vector<PhaseTimes>& times);
 
+/// The phases of whole simulation steps (StepTimes): every kPhases name, then every kStepPhases name.
+
+/// CSV column names of stepTimesCsv (no step column: the caller adds its own).
+std::string stepTimesCsvHeader();
+/// The values under stepTimesCsvHeader(), comma-separated, 9 significant digits.
+std::string stepTimesCsv(const StepTimes& t);
+/// One flat JSON object, `{"sort": .., ..., "download": .., "force_wall": .., ..., "step_wall": ..}`.
+std::string stepTimesJson(const StepTimes& t);
+/// One line, "sort 0.12 cells ... step-wall 15.3 ms" (every phase in milliseconds).
+std::string stepTimesText(const StepTimes& t);
+/// The step phases alone (kStepPhases, no force phases): CSV column names, values, and a JSON object
+/// `{"force_wall": .., ..., "step_wall": ..}`.
+std::string stepPhasesCsvHeader();
+std::string stepPhasesCsv(const StepTimes& t);
+std::string stepPhasesJson(const StepTimes& t);
+/// Column titles of the step phases (kStepPhases only), each `width` wide.
+std::string stepPhasesTableHeader(int width);
+/// The step phases (kStepPhases only) in milliseconds, each `width` wide.
+std::string stepPhasesTableRow(const StepTimes& t, int width);
+/// Per phase (both lists), the median over the steps.
+StepTimes medianStepTimes(const std::vector<StepTimes>& times);
+
 /// Median of a set of values (the mean of the two middle ones for an even count; 0 when empty).
 double median(std::vector<double> values);
 

@@ -4,6 +4,7 @@
 #include <iomanip>
 
 #include "common/errors.h"
+#include "host/core/phases.h"
 #include "host/io/atomic_file.h"
 
 namespace octwalk {
@@ -34,16 +35,30 @@ void truncateAfter(const fs::path& path, int64_t step)
 
 DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& headerComment, bool resume,
                                    int64_t resumeStep)
-    : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv")
+    : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv"), timingPath_(dir / "timing.csv")
 {
     if (resume)
     {
         truncateAfter(energyPath_, resumeStep);
         truncateAfter(lagrangePath_, resumeStep);
+        truncateAfter(timingPath_, resumeStep);
     }
+    std::error_code ec;
+    const bool timingIsNew = !resume || fs::file_size(timingPath_, ec) == 0 || ec;
     energy_.open(energyPath_, std::ios::app);
     lagrange_.open(lagrangePath_, std::ios::app);
-    if (!energy_ || !lagrange_) throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
+    timing_.open(timingPath_, std::ios::app);
+    if (!energy_ || !lagrange_ || !timing_)
+        throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
+    if (timingIsNew)
+    {
+        timing_ << headerComment << "# seconds per step, measured: unlike every other output of a run, these "
+                << "differ from run to run and after a restart (whose rows continue from the checkpoint's step). "
+                << "Force evaluation phases as in common/phases.h, then the step's own:";
+        for (const StepPhaseInfo& p : kStepPhases) timing_ << " " << p.name << " = " << p.help << ";";
+        timing_ << "\nstep," << stepTimesCsvHeader() << "\n";
+        timing_.flush();
+    }
     if (!resume)
     {
         energy_ << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
@@ -69,6 +84,12 @@ void DiagnosticsFiles::write(const Simulation& sim)
     lagrange_ << '\n';
     energy_.flush();
     lagrange_.flush();
+}
+
+void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t)
+{
+    timing_ << step << ',' << stepTimesCsv(t) << '\n';
+    timing_.flush();
 }
 
 } // namespace octwalk

@@ -1,7 +1,7 @@
 #pragma once
 /// @file diagnostics_files.h
-/// energy.csv and lagrange.csv of a run: one row per diagnostics step, kept consistent with the
-/// checkpoint on restart.
+/// energy.csv and lagrange.csv of a run: one row per diagnostics step; timing.csv: one row per step
+/// (the measured phase times). All kept consistent with the checkpoint on restart.
 
 #include <cstdint>
 #include <filesystem>
@@ -15,7 +15,8 @@ namespace octwalk {
 class DiagnosticsFiles
 {
 public:
-    /// Opens (appends to) dir/energy.csv and dir/lagrange.csv. FormatError when they cannot be opened.
+    /// Opens (appends to) dir/energy.csv, dir/lagrange.csv and dir/timing.csv. FormatError when they
+    /// cannot be opened. timing.csv gets its header also on a restart of a run that has none.
     /// @param[in] dir            the run's output directory
     /// @param[in] headerComment  "# ..." line(s) written before the column names of a new file
     /// @param[in] resume         continue files of a restarted run: rows after resumeStep are dropped
@@ -27,9 +28,12 @@ public:
     /// One row of each file for the current step of sim, flushed.
     void write(const Simulation& sim);
 
+    /// One row of timing.csv (step, then stepTimesCsv), flushed.
+    void writeTiming(int64_t step, const StepTimes& t);
+
 private:
-    std::filesystem::path energyPath_, lagrangePath_;
-    std::ofstream energy_, lagrange_;
+    std::filesystem::path energyPath_, lagrangePath_, timingPath_;
+    std::ofstream energy_, lagrange_, timing_;
 };
 
 } // namespace octwalk

@@ -1,11 +1,14 @@
 #include "host/sim/run.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 
 #include "common/errors.h"
+#include "host/core/phases.h"
+#include "host/core/timer.h"
 #include "host/core/version.h"
 #include "host/io/atomic_file.h"
 #include "host/io/checkpoint.h"
@@ -50,8 +53,46 @@ void validate(const RunSettings& rs)
     parseSnapshotFormat(rs.format);
 }
 
+void StepTiming::add(const StepTimes& t)
+{
+    ++steps_;
+    if (window_.size() < kWindow)
+    {
+        window_.push_back(t);
+        return;
+    }
+    window_[next_] = t;
+    next_          = (next_ + 1) % kWindow;
+}
+
+StepTimes StepTiming::median() const { return medianStepTimes(window_); }
+
+double StepTiming::recentStepSeconds(size_t recent) const
+{
+    std::vector<double> v;
+    const size_t n = std::min(recent, window_.size());
+    for (size_t k = 0; k < n; ++k)
+    {
+        // the newest entry is just before next_ (a full ring) or at the back (still filling)
+        size_t newest = window_.size() < kWindow ? window_.size() - 1 : (next_ + kWindow - 1) % kWindow;
+        v.push_back(window_[(newest + window_.size() - k) % window_.size()][StepPhase::StepWall]);
+    }
+    return octwalk::median(std::move(v));
+}
+
+std::string StepTiming::json(int64_t numBodies) const
+{
+    const StepTimes m = median();
+    const double wall = m[StepPhase::StepWall];
+    char rate[32];
+    std::snprintf(rate, sizeof(rate), "%.9g", wall > 0 ? double(numBodies) / wall : 0.0);
+    return "{\"steps\": " + std::to_string(steps_) + ", \"steps_in_median\": " + std::to_string(window_.size()) +
+           ", \"statistic\": \"median per phase over the steps of this process (a restart counts its own)\"" +
+           ", \"median_seconds\": " + stepTimesJson(m) + ", \"bodies_per_second\": " + rate + "}";
+}
+
 void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings& rs, const std::string& source,
-                  int64_t restartedFromStep)
+                  int64_t restartedFromStep, const StepTiming* timing)
 {
     std::ostringstream j;
     j.precision(17);
@@ -66,7 +107,9 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
       << ",\n  \"timestep\": " << sim.plan().h << ",\n  \"steps\": " << sim.plan().numSteps
       << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
       << ",\n  \"checkpoint_every\": " << rs.checkpointEvery << ",\n  \"snapshot_format\": " << jsonString(rs.format)
-      << ",\n  \"n\": " << sim.state().size() << ",\n  \"restarted_from_step\": " << restartedFromStep << "\n}\n";
+      << ",\n  \"n\": " << sim.state().size() << ",\n  \"restarted_from_step\": " << restartedFromStep;
+    if (timing) j << ",\n  \"step_timing\": " << timing->json(sim.state().size());
+    j << "\n}\n";
     writeFileAtomically((dir / "run.json").string(), j.str(), Existing::Replace);
 }
 
@@ -78,6 +121,28 @@ void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettin
     SnapshotMeta meta{toJson(sim.parameters()), versionAndHash(), sim.parameters().gravitational_constant};
     // A restarted run may rewrite the snapshot of the step it resumes from; it is the same state.
     writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, sim.state(), meta, true);
+}
+
+std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagnostics)
+{
+    std::vector<StepTimes> times;
+    for (int64_t k = 0; k < steps && !sim.done(); ++k)
+    {
+        Stopwatch stepClock;
+        sim.step();
+        StepTimes t = sim.lastStepTimes();
+        if (withDiagnostics)
+        {
+            Stopwatch clock;
+            Diagnostics d             = sim.diagnostics();
+            std::vector<double> radii = lagrangianRadii(sim.state(), lagrangeFractions());
+            t[StepPhase::Diagnostics] = clock.lap();
+            (void)d;
+        }
+        t[StepPhase::StepWall] = stepClock.lap();
+        times.push_back(t);
+    }
+    return times;
 }
 
 RestartPoint findRestartCheckpoint(const fs::path& where)
@@ -137,15 +202,23 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
     }
     while (!sim.done())
     {
+        Stopwatch stepClock;
         sim.step();
+        StepTimes t = sim.lastStepTimes();
+        Stopwatch clock;
         int64_t k = sim.stepIndex();
         if (k % rs.energyEvery == 0 || sim.done()) diag.write(sim);
+        t[StepPhase::Diagnostics] = clock.lap();
         if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || sim.done()) writeSnapshotAt(dir, sim, rs);
         if ((rs.checkpointEvery > 0 && k % rs.checkpointEvery == 0) || sim.done())
         {
             sim.writeCheckpoint(outcome.checkpoint.string(), rs.encode());
         }
-        if (control.afterStep) control.afterStep(sim);
+        t[StepPhase::Io]       = clock.lap();
+        t[StepPhase::StepWall] = stepClock.lap();
+        diag.writeTiming(k, t);
+        outcome.timing.add(t);
+        if (control.afterStep) control.afterStep(sim, outcome.timing);
         int stop = control.stopRequested ? control.stopRequested() : 0;
         if (stop != 0 && !sim.done())
         {

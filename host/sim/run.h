@@ -1,13 +1,14 @@
 #pragma once
 /// @file run.h
 /// A run on disk: the step loop with its outputs in one directory (energy.csv, lagrange.csv,
-/// snapshots, run.json, checkpoint.bin), and the settings a restart must reuse. What a person sees
+/// timing.csv, snapshots, run.json, checkpoint.bin), and the settings a restart must reuse. What a person sees
 /// (a progress line, signal handling, messages) is the caller's (host/cli/cmd_run.cpp).
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "host/sim/simulation.h"
 
@@ -34,12 +35,37 @@ struct RunSettings
 /// ParameterError naming the first setting out of range and its value, or for an unknown format.
 void validate(const RunSettings& rs);
 
+/// Medians per phase over the steps of a run (in this process: a restart counts its own steps).
+class StepTiming
+{
+public:
+    /// The most recent steps kept for the medians (a bounded window, so long runs stay small).
+    static constexpr size_t kWindow = size_t(1) << 16;
+
+    void add(const StepTimes& t);
+    /// Steps added (all of them, also those that have left the window).
+    int64_t steps() const { return steps_; }
+    /// Per phase, the median over the window (zeros before the first step).
+    StepTimes median() const;
+    /// Median of StepPhase::StepWall over the last `recent` steps.
+    double recentStepSeconds(size_t recent) const;
+    /// `{"steps": .., "steps_in_median": .., "median_seconds": {every phase}, "bodies_per_second": ..}`,
+    /// bodies per second from the median step wall time.
+    std::string json(int64_t numBodies) const;
+
+private:
+    std::vector<StepTimes> window_; ///< a ring once full; next_ is the oldest entry then
+    size_t next_   = 0;
+    int64_t steps_ = 0;
+};
+
 /// Writes dir/run.json: version, units, initial conditions, parameters, forces, integrator, times
-/// and output cadences, replacing an earlier one.
+/// and output cadences, replacing an earlier one (through the atomic writer).
 /// @param[in] source             the initial conditions as a JSON value
 /// @param[in] restartedFromStep  the checkpoint's step of a restart, -1 for a new run
+/// @param[in] timing             the steps' timing at the end of a run ("step_timing"); none at its start
 void writeRunJson(const std::filesystem::path& dir, const Simulation& sim, const RunSettings& rs,
-                  const std::string& source, int64_t restartedFromStep);
+                  const std::string& source, int64_t restartedFromStep, const StepTiming* timing = nullptr);
 
 /// Writes the snapshot of the current step, dir/snap_NNNNNN.EXT in rs.format (replacing one of the
 /// same step, which a restarted run rewrites with the same state).
@@ -54,6 +80,11 @@ struct RestartPoint
     std::string skipped;
 };
 
+/// Takes `steps` steps of sim (fewer when it reaches its end) writing nothing, and returns their times:
+/// the force evaluation's phases, integration and the step's wall time, and the diagnostics (energy
+/// sums and Lagrangian radii, as a run's rows need) only when withDiagnostics. For `octwalk profile --steps`.
+std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagnostics);
+
 /// Finds the newest valid checkpoint of a run for a restart: `where` is the run directory (its
 /// checkpoint.bin) or a checkpoint file; that file, else file + ".prev" when the file is missing or
 /// damaged (it fails its checksum or cannot be read: FormatError). When .prev is used, the damaged file
@@ -65,8 +96,8 @@ RestartPoint findRestartCheckpoint(const std::filesystem::path& where);
 /// What the caller sees of a running loop.
 struct RunControl
 {
-    /// Called after every step (e.g. a progress line); may be empty.
-    std::function<void(const Simulation&)> afterStep;
+    /// Called after every step with the run's timing so far (e.g. a progress line); may be empty.
+    std::function<void(const Simulation&, const StepTiming&)> afterStep;
     /// Polled after every step; a non-zero value (e.g. a signal number) writes a checkpoint and
     /// stops the run. May be empty.
     std::function<int()> stopRequested;
@@ -78,11 +109,14 @@ struct RunOutcome
     int stoppedBy = 0;
     /// The checkpoint written at the end or on the stop.
     std::filesystem::path checkpoint;
+    /// The timing of the steps taken (each also a row of timing.csv).
+    StepTiming timing;
 };
 
 /// Steps sim to its end, writing the diagnostics every rs.energyEvery steps, snapshots every
 /// rs.snapshotEvery steps, and a checkpoint (with rs) every rs.checkpointEvery steps, each also at
-/// the end. A new run (resume false) first writes the diagnostics and the snapshot of its first step;
+/// the end, and a row of timing.csv (StepTimes: the force evaluation's phases, integration,
+/// diagnostics, I/O and the step's wall time) every step. A new run (resume false) first writes the diagnostics and the snapshot of its first step;
 /// a resumed one continues the files of dir, dropping diagnostics rows after its step.
 /// ParameterError (validate) before anything is written when rs is out of range.
 RunOutcome runSimulation(Simulation& sim, const std::filesystem::path& dir, const RunSettings& rs, bool resume,

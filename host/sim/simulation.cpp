@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "host/core/mass_weighted.h"
 #include "host/core/parallel.h"
+#include "host/core/timer.h"
 #include "host/io/checkpoint.h"
 
 namespace octwalk {
@@ -121,15 +122,20 @@ void Simulation::removeNetForce()
 
 void Simulation::step()
 {
-    double h  = plan_.h;
-    int64_t n = state_.size();
+    double h       = plan_.h;
+    int64_t n      = state_.size();
+    lastStepTimes_ = StepTimes{};
+    Stopwatch clock;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
         state_.vel[i] += (0.5 * h) * acc_[i];
         state_.pos[i] += h * state_.vel[i];
     }
+    double integration = clock.lap();
     computeForces();
+    lastStepTimes_.forces                = solver_.timings();
+    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) state_.vel[i] += (0.5 * h) * acc_[i];
     ++step_;
@@ -144,6 +150,7 @@ void Simulation::step()
                          ") has a non-finite position or velocity after step " + std::to_string(step_) +
                          ": the timestep is too large for the softening");
     }
+    lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
 }
 
 void Simulation::extendTo(double tEnd)

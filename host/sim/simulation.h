@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/phases.h"
 #include "host/core/particles.h"
 #include "host/core/params.h"
 #include "host/solver/solver.h"
@@ -73,6 +74,9 @@ public:
 
     /// One kick-drift-kick step.
     void step();
+    /// Times of the last step(): its force evaluation by phase, StepPhase::ForceWall and
+    /// StepPhase::Integration (the other step phases are the caller's, e.g. runSimulation's; zero here).
+    const StepTimes& lastStepTimes() const { return lastStepTimes_; }
 
     bool done() const { return step_ >= plan_.numSteps; }
     int64_t stepIndex() const { return step_; }
@@ -107,6 +111,7 @@ private:
     GravitySolver solver_;
     std::vector<Vec3d> acc_;
     std::vector<double> pot_;
+    StepTimes lastStepTimes_;
 };
 
 } // namespace octwalk

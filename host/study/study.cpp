@@ -304,37 +304,28 @@ double ProfileResult::bodiesPerSecond() const { return total > 0 ? double(n) / t
 
 double ProfileResult::speedup() const { return direct.sample > 0 && total > 0 ? direct.seconds / total : 0.0; }
 
-ProfileResult profileForces(const ParticleSet& bodies, const Parameters& p, int repeat, int64_t directSample,
-                            uint64_t seed)
+double ProfileResult::stepBodiesPerSecond() const
 {
-    if (repeat < 2)
-    {
-        throw ParameterError("repeat = " + std::to_string(repeat) +
-                             " is invalid: must be >= 2 (the first is a warm-up)");
-    }
-    ProfileResult r;
-    r.n      = bodies.size();
-    r.params = p;
-    GravitySolver solver(p);
-    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-    r.backend = solver.activeBackend();
+    double wall = stepMedian[StepPhase::StepWall];
+    return steps > 0 && wall > 0 ? double(n) / wall : 0.0;
+}
 
-    std::vector<PhaseTimes> phases;
-    std::vector<double> totals, walls, fractions;
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    for (int k = 0; k < repeat; ++k)
+namespace {
+
+/// The medians, counts, traffic and direct timing of a profile from the counted evaluations.
+void summarize(ProfileResult& r, const ParticleSet& bodies, const GravitySolver& solver,
+               const std::vector<PhaseTimes>& phases, const std::vector<double>& walls, int64_t directSample,
+               uint64_t seed)
+{
+    std::vector<double> totals, fractions;
+    for (const PhaseTimes& t : phases)
     {
-        Stopwatch clock;
-        solver.computeForces(acc, pot);
-        double wall = clock.lap();
-        if (k == 0) continue; // warm-up: first allocations, page faults, CUDA context and modules
-        const PhaseTimes& t = solver.timings();
-        phases.push_back(t);
         totals.push_back(t.total());
-        walls.push_back(wall);
         fractions.push_back(t.total() > 0 ? t.walk() / t.total() : 0.0);
     }
+    r.n              = bodies.size();
+    r.params         = solver.parameters();
+    r.backend        = solver.activeBackend();
     r.counted        = int(phases.size());
     r.median         = medianPhases(phases);
     r.total          = median(totals);
@@ -344,8 +335,56 @@ ProfileResult profileForces(const ParticleSet& bodies, const Parameters& p, int 
     r.traffic        = walkTraffic(solver.packedTree().treeView(), solver.packedTree().groupView());
     if (directSample > 0)
     {
-        r.direct = timeDirect(bodies, std::min(directSample, r.n), seed, p.epsilon_squared, r.backend);
+        r.direct = timeDirect(bodies, std::min(directSample, r.n), seed, r.params.epsilon_squared, r.backend);
     }
+}
+
+} // namespace
+
+ProfileResult profileForces(const ParticleSet& bodies, const Parameters& p, int repeat, int64_t directSample,
+                            uint64_t seed)
+{
+    if (repeat < 2)
+    {
+        throw ParameterError("repeat = " + std::to_string(repeat) +
+                             " is invalid: must be >= 2 (the first is a warm-up)");
+    }
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+
+    std::vector<PhaseTimes> phases;
+    std::vector<double> walls;
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    for (int k = 0; k < repeat; ++k)
+    {
+        Stopwatch clock;
+        solver.computeForces(acc, pot);
+        double wall = clock.lap();
+        if (k == 0) continue; // warm-up: first allocations, page faults, CUDA context and modules
+        phases.push_back(solver.timings());
+        walls.push_back(wall);
+    }
+    ProfileResult r;
+    summarize(r, bodies, solver, phases, walls, directSample, seed);
+    return r;
+}
+
+ProfileResult profileOfSteps(const ParticleSet& bodies, const GravitySolver& solver,
+                             const std::vector<StepTimes>& steps, int64_t directSample, uint64_t seed)
+{
+    if (steps.empty()) throw InputError("profileOfSteps: no steps were timed");
+    std::vector<PhaseTimes> phases;
+    std::vector<double> walls;
+    for (const StepTimes& t : steps)
+    {
+        phases.push_back(t.forces);
+        walls.push_back(t[StepPhase::ForceWall]);
+    }
+    ProfileResult r;
+    summarize(r, bodies, solver, phases, walls, directSample, seed);
+    r.steps      = int(steps.size());
+    r.stepMedian = medianStepTimes(steps);
     return r;
 }
 

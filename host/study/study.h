@@ -7,6 +7,8 @@
 ///   for (const AccuracyResult& r : accuracySweep(bodies, expandGrid(p, grid), ref, 1)) r.error.median;
 ///
 ///   ProfileResult r = profileForces(bodies, p, 5, 32768, 2);   r.median[Phase::BodyNode];  r.speedup();
+///   ProfileResult s = profileOfSteps(bodies, sim.solver(), timeSteps(sim, 5, false), 0, 2);
+///   s.stepMedian[StepPhase::Integration];
 
 #include <cstdint>
 #include <functional>
@@ -137,17 +139,29 @@ struct ProfileResult
     InteractionStats stats;
     WalkTraffic traffic;
     DirectTiming direct; ///< sample == 0 when not measured
+    /// Whole simulation steps timed (profileSteps); 0 for force evaluations (profileForces).
+    int steps = 0;
+    /// Per phase (force evaluation and step phases), the median over the steps; zeros without steps.
+    StepTimes stepMedian;
 
-    double nodeGflops() const;         ///< kFlopsPerBodyNode * node interactions / median body-node time
-    double leafGflops() const;         ///< kFlopsPerBodyBody * leaf interactions / median body-leaf time
-    double walkBytesPerSecond() const; ///< traffic.bytes() / (median pass 1 + median pass 2)
-    double bodiesPerSecond() const;    ///< n / total
-    double speedup() const;            ///< direct.seconds / total (0 when not measured)
+    double nodeGflops() const;          ///< kFlopsPerBodyNode * node interactions / median body-node time
+    double leafGflops() const;          ///< kFlopsPerBodyBody * leaf interactions / median body-leaf time
+    double walkBytesPerSecond() const;  ///< traffic.bytes() / (median pass 1 + median pass 2)
+    double bodiesPerSecond() const;     ///< n / total
+    double speedup() const;             ///< direct.seconds / total (0 when not measured)
+    double stepBodiesPerSecond() const; ///< n / median step wall time (0 without steps)
 };
 
 /// Computes forces `repeat` times (>= 2; the first is a warm-up, not counted) and times direct
 /// summation on directSample targets (0: skip).
 ProfileResult profileForces(const ParticleSet& bodies, const Parameters& p, int repeat, int64_t directSample,
                             uint64_t seed);
+
+/// The profile of whole simulation steps (host/sim/run.h timeSteps) with the solver that took them:
+/// the force medians over the steps' evaluations (wall: the median force_wall), the step phases'
+/// medians, interactions and walk traffic of the last step, and direct summation timed on
+/// directSample targets (0: skip). InputError when steps is empty.
+ProfileResult profileOfSteps(const ParticleSet& bodies, const GravitySolver& solver,
+                             const std::vector<StepTimes>& steps, int64_t directSample, uint64_t seed);
 
 } // namespace octwalk

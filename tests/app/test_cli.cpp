@@ -12,6 +12,7 @@
 
 #include "host/cli/cli.h"
 #include "host/cli/options.h"
+#include "common/phases.h"
 #include "host/core/params.h"
 #include "host/io/snapshot.h"
 #include "host/models/models.h"
@@ -132,6 +133,90 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
         EXPECT_EQ(fixed.code, 2) << option;
         EXPECT_NE(fixed.err.find("--" + option + " cannot be changed on --restart"), std::string::npos) << fixed.err;
     }
+    fs::remove_all(base);
+}
+
+namespace {
+
+/// The rows of timing.csv (lines that start with a digit), each split at its commas.
+std::vector<std::vector<std::string>> timingRows(const std::string& text, std::string* header = nullptr)
+{
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+    {
+        if (line.rfind("step,", 0) == 0 && header) *header = line;
+        if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0]))) continue;
+        std::vector<std::string> fields;
+        std::istringstream f(line);
+        std::string v;
+        while (std::getline(f, v, ',')) fields.push_back(v);
+        rows.push_back(fields);
+    }
+    return rows;
+}
+
+} // namespace
+
+TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
+{
+    namespace fs  = std::filesystem;
+    fs::path base = fs::temp_directory_path() / ("octwalk_cli_timing_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    const std::string dir = (base / "run").string();
+    CliResult r           = run({"run", "--n", "1000", "--t-end", "0.0625", "--checkpoint-every", "4", "--output-dir",
+                                 dir.c_str(), "--quiet", "--backend", "cpu"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("median per step over 8 steps: sort "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("step-wall"), std::string::npos) << r.out;
+
+    std::string header;
+    std::string text = slurp(base / "run" / "timing.csv");
+    EXPECT_EQ(text.rfind("# ", 0), 0u) << "the header comment first";
+    EXPECT_NE(text.find("differ from run to run"), std::string::npos);
+    auto rows = timingRows(text, &header);
+    ASSERT_EQ(rows.size(), 8u);
+    std::vector<std::string> names{"step"};
+    for (const octwalk::PhaseInfo& p : octwalk::kPhases) names.push_back(p.name);
+    for (const octwalk::StepPhaseInfo& p : octwalk::kStepPhases) names.push_back(p.name);
+    std::string expected;
+    for (const std::string& n : names) expected += (expected.empty() ? "" : ",") + n;
+    EXPECT_EQ(header, expected);
+    for (size_t k = 0; k < rows.size(); ++k)
+    {
+        ASSERT_EQ(rows[k].size(), names.size()) << "row " << k;
+        EXPECT_EQ(rows[k][0], std::to_string(k + 1));
+        for (size_t c = 1; c < rows[k].size(); ++c) EXPECT_GE(std::stod(rows[k][c]), 0.0) << names[c];
+        EXPECT_GT(std::stod(rows[k].back()), 0.0) << "the step's wall time";
+    }
+
+    std::string json = slurp(base / "run" / "run.json");
+    EXPECT_NE(json.find("\"step_timing\": {\"steps\": 8,"), std::string::npos) << json;
+    for (const char* key :
+         {"\"median_seconds\"", "\"body_node\"", "\"integration\"", "\"step_wall\"", "\"bodies_per_second\""})
+    {
+        EXPECT_NE(json.find(key), std::string::npos) << key;
+    }
+
+    // A run killed after step 9 but before its checkpoint: the rows after the checkpoint's step 8 are
+    // dropped on restart and written again, once each.
+    {
+        std::ofstream more(base / "run" / "timing.csv", std::ios::app);
+        more << "9,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1\n10,1,1";
+    }
+    std::string ckpt = (base / "run" / "checkpoint.bin").string();
+    r                = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    rows = timingRows(slurp(base / "run" / "timing.csv"));
+    ASSERT_EQ(rows.size(), 16u);
+    for (size_t k = 0; k < rows.size(); ++k)
+    {
+        EXPECT_EQ(rows[k][0], std::to_string(k + 1));
+        EXPECT_NE(rows[k][1], "1") << "a dropped row survived";
+    }
+    EXPECT_NE(slurp(base / "run" / "run.json").find("\"step_timing\": {\"steps\": 8,"), std::string::npos)
+        << "the restart's own steps";
     fs::remove_all(base);
 }
 

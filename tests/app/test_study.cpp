@@ -14,6 +14,7 @@
 #include "host/cli/cli.h"
 #include "host/cli/lists.h"
 #include "common/errors.h"
+#include "host/sim/run.h"
 #include "host/study/study.h"
 #include "test_helpers.h"
 
@@ -198,6 +199,25 @@ TEST(Study, ProfileCountsAllButTheWarmUp)
     EXPECT_THROW(profileForces(b, test::cpuParameters(), 1, 0, 5), ParameterError);
 }
 
+TEST(Study, ProfileOfStepsHasTheStepPhases)
+{
+    ParticleSet b = plummer4000();
+    Simulation sim(b, test::cpuParameters(), planSteps(0.0, 0.03, 0.01));
+    std::vector<StepTimes> times = timeSteps(sim, 5, true);
+    ASSERT_EQ(times.size(), 3u) << "stops at the end of the run";
+    ProfileResult r = profileOfSteps(b, sim.solver(), times, 0, 5);
+    EXPECT_EQ(r.steps, 3);
+    EXPECT_EQ(r.counted, 3);
+    EXPECT_GT(r.median[Phase::BodyLeaf], 0.0);
+    EXPECT_GT(r.stepMedian[StepPhase::Integration], 0.0);
+    EXPECT_GT(r.stepMedian[StepPhase::Diagnostics], 0.0);
+    EXPECT_EQ(r.stepMedian[StepPhase::Io], 0.0);
+    EXPECT_GE(r.stepMedian[StepPhase::StepWall], r.stepMedian[StepPhase::ForceWall]);
+    EXPECT_GE(r.stepMedian[StepPhase::ForceWall], r.total * 0.5);
+    EXPECT_GT(r.stepBodiesPerSecond(), 0.0);
+    EXPECT_THROW(profileOfSteps(b, sim.solver(), {}, 0, 5), InputError);
+}
+
 TEST(StudyCli, AccuracyWritesCsvJsonAndErrorsAndRefusesToOverwrite)
 {
     TempDir dir("octwalk_study_accuracy");
@@ -266,6 +286,35 @@ TEST(StudyCli, RejectsBadListsInOneLineBeforeWriting)
         EXPECT_TRUE(r.out.empty()) << r.out;
         EXPECT_FALSE(fs::exists(csv));
     }
+}
+
+TEST(StudyCli, ProfileStepsTimesWholeStepsInEveryOutput)
+{
+    TempDir dir("octwalk_study_profile_steps");
+    std::string csv = dir / "steps.csv", json = dir / "steps.json";
+    CliResult r = runCli({"profile", "--n", "2^11", "--steps", "2", "--dt", "0.01", "--direct-sample", "0", "--backend",
+                          "cpu", "--csv", csv.c_str(), "--json", json.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("2 simulation steps"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("median per simulation step [ms]"), std::string::npos) << r.out;
+    for (const StepPhaseInfo& p : kStepPhases) EXPECT_NE(r.out.find(p.label), std::string::npos) << p.label;
+    std::string c = slurp(csv);
+    EXPECT_EQ(countLines(c), 2 + 1);
+    for (const StepPhaseInfo& p : kStepPhases)
+        EXPECT_NE(c.find(std::string(",") + p.name), std::string::npos) << p.name;
+    EXPECT_NE(c.find(",steps,"), std::string::npos);
+    EXPECT_NE(c.find("step_bodies_per_second"), std::string::npos);
+    std::string j = slurp(json);
+    for (const char* key :
+         {"\"steps\": 2", "\"step_seconds\": {\"force_wall\": ", "\"step_wall\"", "\"step_bodies_per_second\"",
+          "\"step_phases\"", "\"timestep\": 0.01", "\"epsilon_squared\": 0.0001", "\"body_leaf\""})
+    {
+        EXPECT_NE(j.find(key), std::string::npos) << key;
+    }
+    // --steps times steps, not evaluations; step options without it are a mistake.
+    EXPECT_EQ(runCli({"profile", "--n", "2^11", "--steps", "2", "--repeat", "3", "--backend", "cpu"}).code, 2);
+    EXPECT_EQ(runCli({"profile", "--n", "2^11", "--dt", "0.01", "--backend", "cpu"}).code, 2);
+    EXPECT_EQ(runCli({"profile", "--n", "2^11", "--steps", "-1", "--backend", "cpu"}).code, 2);
 }
 
 TEST(StudyCli, ProfileSweepsNAndThetaAndWritesOutputs)

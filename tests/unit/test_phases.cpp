@@ -61,3 +61,37 @@ TEST(Phases, MedianIsTakenPerPhase)
     EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
     EXPECT_EQ(median({}), 0.0);
 }
+
+TEST(Phases, StepOutputsNameEveryPhaseOfBothLists)
+{
+    StepTimes t;
+    t.forces = ramp(1e-3);
+    for (size_t k = 0; k < kNumStepPhases; ++k) t.seconds[k] = 1e-2 * double(k + 1);
+    std::string header = stepTimesCsvHeader(), json = stepTimesJson(t), text = stepTimesText(t);
+    for (const PhaseInfo& p : kPhases)
+    {
+        EXPECT_NE(header.find(p.name), std::string::npos) << p.name;
+        EXPECT_NE(json.find(std::string("\"") + p.name + "\": "), std::string::npos) << p.name;
+        EXPECT_NE(text.find(p.label), std::string::npos) << p.label;
+    }
+    for (const StepPhaseInfo& p : kStepPhases)
+    {
+        EXPECT_NE(header.find(p.name), std::string::npos) << p.name;
+        EXPECT_NE(json.find(std::string("\"") + p.name + "\": "), std::string::npos) << p.name;
+        EXPECT_NE(stepPhasesJson(t).find(std::string("\"") + p.name + "\": "), std::string::npos) << p.name;
+        EXPECT_NE(stepPhasesTableHeader(13).find(p.label), std::string::npos) << p.label;
+        for (const PhaseInfo& f : kPhases) EXPECT_STRNE(p.name, f.name) << "one name, one column";
+    }
+    EXPECT_EQ(count(header, ','), kNumPhases + kNumStepPhases - 1);
+    EXPECT_EQ(count(stepTimesCsv(t), ','), count(header, ','));
+    EXPECT_EQ(count(stepPhasesCsv(t), ','), count(stepPhasesCsvHeader(), ','));
+    EXPECT_EQ(stepPhasesTableRow(t, 13).size(), 13 * kNumStepPhases);
+
+    StepTimes a = t, b = t, c = t;
+    a[StepPhase::StepWall] = 3;
+    b[StepPhase::StepWall] = 1;
+    c[StepPhase::StepWall] = 2;
+    StepTimes m            = medianStepTimes({a, b, c});
+    EXPECT_EQ(m[StepPhase::StepWall], 2.0);
+    EXPECT_EQ(m.forces.seconds, t.forces.seconds);
+}
