@@ -457,10 +457,12 @@ void buildCells(int nLeaf, HostTree& t)
     c.count.assign(1, int32_t(t.keys.size()));
     c.level.assign(1, 0);
     c.child.assign(1, kNoChildren);
+    s.levelFirst.assign(1, 0);
 
     int32_t levelBegin = 0, levelEnd = 1;
     while (levelBegin < levelEnd)
     {
+        s.levelFirst.push_back(levelEnd);
         int32_t width = levelEnd - levelBegin;
         s.bounds.resize(width);
         s.numChildren.assign(width + 1, 0);
@@ -517,29 +519,19 @@ void computeMultipoles(HostTree& t)
     mp.boxMin.resize(n);
     mp.boxMax.resize(n);
 
-    // Every leaf at once (they need only their bodies), then the internal cells from the deepest
-    // level up: cells are breadth-first, so each level's children are done before it. Each cell
-    // sums in the same order as ever, whatever the schedule.
-#pragma omp parallel for schedule(dynamic, 256)
-    for (int32_t i = 0; i < n; ++i)
+    // Level by level from the deepest (cells are breadth-first, so each level's children are done
+    // before it): leaves from their bodies, internal cells from their children. Each cell sums in
+    // the same order as ever, whatever the schedule.
+    const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
+    for (size_t level = levelFirst.size() - 1; level-- > 0;)
     {
-        if (c.isLeaf[i]) leafMultipole(t, i, mp);
-    }
-    std::vector<int32_t>& internal = t.scratch.internal;
-    internal.clear();
-    for (int32_t i = 0; i < n; ++i)
-    {
-        if (!c.isLeaf[i]) internal.push_back(i);
-    }
-    int64_t end = int64_t(internal.size());
-    while (end > 0)
-    {
-        const int32_t lvl = c.level[internal[end - 1]];
-        int64_t begin     = end;
-        while (begin > 0 && c.level[internal[begin - 1]] == lvl) --begin;
+        const int32_t begin = levelFirst[level], end = levelFirst[level + 1];
 #pragma omp parallel for schedule(dynamic, 64)
-        for (int64_t k = begin; k < end; ++k) internalMultipole(t, internal[k], mp);
-        end = begin;
+        for (int32_t i = begin; i < end; ++i)
+        {
+            if (c.isLeaf[i]) leafMultipole(t, i, mp);
+            else internalMultipole(t, i, mp);
+        }
     }
 }
 

@@ -74,7 +74,7 @@ struct BuildScratch
     std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
     std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
     std::vector<int32_t> numChildren;           ///< children per cell of one level, then their offsets
-    std::vector<int32_t> internal;              ///< internal cells, bottom-up by level
+    std::vector<int32_t> levelFirst;            ///< first cell of every level, then the cell count
 };
 
 /// Everything the host builds for one set of bodies.
@@ -107,7 +107,8 @@ void sortBodies(const BodySpan& bodies, HostTree& tree);
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel, level by level (parallel per level).
 void buildCells(int nLeaf, HostTree& tree);
 
-/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, bottom-up.
+/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, bottom-up
+/// level by level (the levels as the last buildCells on this tree left them).
 void computeMultipoles(HostTree& tree);
 
 /// The highest cells with at most nGroup bodies, in Morton order; a maximum-depth leaf with more
