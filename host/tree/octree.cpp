@@ -26,113 +26,205 @@ std::string bodyMessage(int64_t i, const char* field, double value, const char* 
 constexpr int kRadixBits = 8;
 constexpr int kRadixSize = 1 << kRadixBits;
 
-/// Stable least-significant-digit radix sort of keys, 8-bit digits, carrying the caller's indices
-/// (order, identity at the start): equal keys keep ascending caller's indices. Digits on which all
-/// keys agree are skipped. Each thread histograms and scatters one static chunk; the offsets are
-/// taken bucket by bucket, chunk by chunk, so the result is the one stable order for any thread
-/// count. The scratch buffers are the ping-pong partners (swapped in when they hold the result).
-void radixSortWithIndex(std::vector<uint64_t>& keys, std::vector<int32_t>& order, BuildScratch& s)
+/// Runs at most this long are sorted by insertion.
+constexpr int64_t kInsertionSortMax = 32;
+
+/// Runs longer than this (and than N / (8 threads)) are split by all threads together; shorter ones
+/// are sorted by one thread each, mostly in cache.
+constexpr int64_t kLocalSortMin = int64_t(1) << 15;
+
+/// How many low bits keys between lo and hi may differ in: all keys of a run agree above them.
+int varyingBits(uint64_t lo, uint64_t hi) { return lo == hi ? 0 : 64 - __builtin_clzll(lo ^ hi); }
+
+/// Stable insertion sort of keys[0, n) carrying index.
+void insertionSort(uint64_t* keys, int32_t* index, int64_t n)
 {
-    const int64_t n = int64_t(keys.size());
-    order.resize(n);
-    s.keys.resize(n);
-    s.order.resize(n);
-    const uint64_t first = keys[0];
-    uint64_t varying     = 0;
-#pragma omp parallel for schedule(static) reduction(| : varying)
-    for (int64_t i = 0; i < n; ++i) varying |= keys[i] ^ first;
-    int shifts[(64 + kRadixBits - 1) / kRadixBits], numPasses = 0;
-    for (int shift = 0; shift < 64; shift += kRadixBits)
+    for (int64_t i = 1; i < n; ++i)
     {
-        if ((varying >> shift) & (kRadixSize - 1)) shifts[numPasses++] = shift;
+        const uint64_t k = keys[i];
+        const int32_t x  = index[i];
+        int64_t j        = i;
+        for (; j > 0 && keys[j - 1] > k; --j)
+        {
+            keys[j]  = keys[j - 1];
+            index[j] = index[j - 1];
+        }
+        keys[j]  = k;
+        index[j] = x;
     }
+}
+
+/// The two buffers of the sort: the result's (keys, order) and the scratch partners.
+struct SortBuffers
+{
+    uint64_t *keys, *scratchKeys;
+    int32_t *order, *scratchOrder;
+
+    uint64_t* keysOf(bool scratch) const { return scratch ? scratchKeys : keys; }
+    int32_t* orderOf(bool scratch) const { return scratch ? scratchOrder : order; }
+};
+
+/// Digit width for a run of n keys on this thread: wide for long runs, narrow for short ones, so the
+/// buckets' bookkeeping stays small against the run.
+int localDigitBits(int64_t n) { return n > 2048 ? kRadixBits : (n > 256 ? 6 : 4); }
+
+/// Sorts one run on this thread, stably, by most-significant-digit radix passes down to insertion
+/// sorts; the result lands in the result buffers. Keys of the run agree on all bits from r.bits up.
+void sortRun(const SortBuffers& buf, const SortRange& r)
+{
+    const int64_t n = r.end - r.begin;
+    uint64_t* src   = buf.keysOf(r.inScratch) + r.begin;
+    int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin;
+    int bits        = r.bits;
+    if (bits > 0 && n <= kInsertionSortMax) insertionSort(src, srcIdx, n);
+    if (bits == 0 || n <= kInsertionSortMax)
+    {
+        if (r.inScratch)
+        {
+            std::copy(src, src + n, buf.keys + r.begin);
+            std::copy(srcIdx, srcIdx + n, buf.order + r.begin);
+        }
+        return;
+    }
+    int64_t count[kRadixSize];
+    int shift = 0, numDigits = 0;
+    while (bits > 0) // digits on which the whole run agrees are skipped without moving it
+    {
+        const int width = std::min(bits, localDigitBits(n));
+        shift           = bits - width;
+        numDigits       = 1 << width;
+        std::fill(count, count + numDigits, int64_t(0));
+        for (int64_t i = 0; i < n; ++i) count[(src[i] >> shift) & uint64_t(numDigits - 1)]++;
+        bits = shift;
+        if (count[(src[0] >> shift) & uint64_t(numDigits - 1)] != n) break;
+        if (bits == 0)
+        {
+            sortRun(buf, {r.begin, r.end, 0, r.inScratch});
+            return;
+        }
+    }
+    int64_t offset[kRadixSize];
+    for (int d = 0, at = 0; d < numDigits; ++d)
+    {
+        offset[d] = at;
+        at += int(count[d]);
+    }
+    uint64_t* dst       = buf.keysOf(!r.inScratch) + r.begin;
+    int32_t* dstIdx     = buf.orderOf(!r.inScratch) + r.begin;
+    const uint64_t mask = uint64_t(numDigits - 1);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const uint64_t k = src[i];
+        const int64_t to = offset[(k >> shift) & mask]++;
+        dst[to]          = k;
+        dstIdx[to]       = srcIdx[i];
+    }
+    for (int d = 0, begin = 0; d < numDigits; begin += int(count[d]), ++d)
+    {
+        if (count[d] == 0) continue;
+        sortRun(buf, {r.begin + begin, r.begin + begin + count[d], shift, !r.inScratch});
+    }
+}
+
+/// One most-significant-digit pass over a long run by all threads: each thread histograms and
+/// scatters one static chunk (offsets bucket by bucket, chunk by chunk: stable); the digit's runs
+/// are appended to `large` or `small` by length.
+void splitRunInParallel(const SortBuffers& buf, const SortRange& r, int64_t largeMin, BuildScratch& s)
+{
+    const int shift = std::max(0, r.bits - kRadixBits);
     s.histograms.resize(size_t(maxThreads()) * kRadixSize);
-    int64_t* hist = s.histograms.data();
+    s.digitLo.resize(size_t(maxThreads()) * kRadixSize);
+    s.digitHi.resize(size_t(maxThreads()) * kRadixSize);
+    int64_t* hist  = s.histograms.data();
+    int numThreads = 1;
 #pragma omp parallel
     {
-        const int t = threadIndex(), numThreads = threadCount();
-        const Chunk c = chunkOf(n, t, numThreads);
-        int64_t* h    = hist + size_t(t) * kRadixSize;
+        const int t = threadIndex();
+#pragma omp single
+        numThreads            = threadCount();
+        const Chunk c         = chunkOf(r.end - r.begin, t, numThreads);
+        int64_t* h            = hist + size_t(t) * kRadixSize;
+        uint64_t* lo          = s.digitLo.data() + size_t(t) * kRadixSize;
+        uint64_t* hi          = s.digitHi.data() + size_t(t) * kRadixSize;
+        const uint64_t* src   = buf.keysOf(r.inScratch) + r.begin;
+        const int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin;
+        uint64_t* dst         = buf.keysOf(!r.inScratch) + r.begin;
+        int32_t* dstIdx       = buf.orderOf(!r.inScratch) + r.begin;
+        std::fill(h, h + kRadixSize, int64_t(0));
+        std::fill(lo, lo + kRadixSize, ~uint64_t(0));
+        std::fill(hi, hi + kRadixSize, uint64_t(0));
+        for (int64_t i = c.begin; i < c.end; ++i)
+        {
+            const uint64_t k = src[i];
+            const int d      = int((k >> shift) & (kRadixSize - 1));
+            h[d]++;
+            lo[d] = std::min(lo[d], k);
+            hi[d] = std::max(hi[d], k);
+        }
+#pragma omp barrier
         int64_t offset[kRadixSize];
-        uint64_t *srcKeys = keys.data(), *dstKeys = s.keys.data();
-        int32_t *srcOrder = nullptr, *dstOrder = s.order.data(); // no source order: the identity
-        for (int pass = 0; pass < numPasses; ++pass)
+        int64_t below = 0;
+        for (int d = 0; d < kRadixSize; ++d)
         {
-            const int shift = shifts[pass];
-            std::fill(h, h + kRadixSize, int64_t(0));
-            for (int64_t i = c.begin; i < c.end; ++i) h[(srcKeys[i] >> shift) & (kRadixSize - 1)]++;
-#pragma omp barrier
-            // Every thread finds its own offsets from all histograms (no further barrier): the
-            // bodies with a smaller digit, then those with this digit in earlier chunks.
-            int64_t below = 0;
-            for (int d = 0; d < kRadixSize; ++d)
+            int64_t before = 0, all = 0;
+            for (int u = 0; u < numThreads; ++u)
             {
-                int64_t before = 0, all = 0;
-                for (int u = 0; u < numThreads; ++u)
-                {
-                    const int64_t count = hist[size_t(u) * kRadixSize + d];
-                    before += u < t ? count : 0;
-                    all += count;
-                }
-                offset[d] = below + before;
-                below += all;
+                const int64_t count = hist[size_t(u) * kRadixSize + d];
+                before += u < t ? count : 0;
+                all += count;
             }
-            for (int64_t i = c.begin; i < c.end; ++i)
-            {
-                const uint64_t k = srcKeys[i];
-                const int64_t at = offset[(k >> shift) & (kRadixSize - 1)]++;
-                dstKeys[at]      = k;
-                dstOrder[at]     = srcOrder ? srcOrder[i] : int32_t(i);
-            }
-#pragma omp barrier
-            std::swap(srcKeys, dstKeys);
-            srcOrder = dstOrder;
-            dstOrder = (dstOrder == order.data()) ? s.order.data() : order.data();
+            offset[d] = below + before;
+            below += all;
+        }
+        for (int64_t i = c.begin; i < c.end; ++i)
+        {
+            const uint64_t k = src[i];
+            const int64_t to = offset[(k >> shift) & (kRadixSize - 1)]++;
+            dst[to]          = k;
+            dstIdx[to]       = srcIdx[i];
         }
     }
-    if (numPasses == 0)
+    int64_t begin = r.begin;
+    for (int d = 0; d < kRadixSize; ++d)
     {
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; ++i) order[i] = int32_t(i);
-    }
-    else if (numPasses % 2 == 1)
-    {
-        keys.swap(s.keys);
-        order.swap(s.order);
+        int64_t count = 0;
+        uint64_t lo = ~uint64_t(0), hi = 0;
+        for (int u = 0; u < numThreads; ++u)
+        {
+            const size_t at = size_t(u) * kRadixSize + d;
+            count += hist[at];
+            if (hist[at] == 0) continue;
+            lo = std::min(lo, s.digitLo[at]);
+            hi = std::max(hi, s.digitHi[at]);
+        }
+        if (count == 0) continue;
+        const SortRange sub{begin, begin + count, varyingBits(lo, hi), !r.inScratch};
+        (count > largeMin && sub.bits > 0 ? s.large : s.small).push_back(sub);
+        begin += count;
     }
 }
 
-/// Within every run of equal keys, orders the caller's indices by (id, index): the radix sort left
-/// them by index, which is the same whenever ids do not decrease with the index.
-void breakTiesById(const std::vector<uint64_t>& keys, const uint64_t* id, std::vector<int32_t>& order)
+/// Within a run of equal keys, orders the caller's indices by (id, index): the sort left them by index.
+void breakTiesById(const uint64_t* keys, const uint64_t* id, int32_t* order, int64_t begin, int64_t end)
 {
-    if (!id) return;
-    const int64_t n         = int64_t(keys.size());
-    constexpr int64_t block = 8192;
-    const int64_t numBlocks = (n + block - 1) / block;
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int64_t b = 0; b < numBlocks; ++b)
+    for (int64_t i = begin; i < end;)
     {
-        // Each run is handled by the block holding its first body.
-        for (int64_t i = b * block, end = std::min(n, i + block); i < end; ++i)
+        int64_t j = i + 1;
+        while (j < end && keys[j] == keys[i]) ++j;
+        if (j - i > 1)
         {
-            if (i > 0 && keys[i] == keys[i - 1]) continue;
-            int64_t j = i + 1;
-            while (j < n && keys[j] == keys[i]) ++j;
-            if (j - i > 1)
-            {
-                std::sort(order.begin() + i, order.begin() + j,
-                          [id](int32_t a, int32_t c) { return id[a] != id[c] ? id[a] < id[c] : a < c; });
-            }
-            i = j - 1;
+            std::sort(order + i, order + j,
+                      [id](int32_t a, int32_t c) { return id[a] != id[c] ? id[a] < id[c] : a < c; });
         }
+        i = j;
     }
 }
 
-/// The tight box of points[0, n), n >= 1, in parallel (min and max do not depend on the order).
-Box<Vec3d> parallelBoundingBox(const Vec3d* points, int64_t n)
+/// The tight box of points[0, n), n >= 1, in parallel (min and max do not depend on the order);
+/// part holds one box per thread.
+Box<Vec3d> parallelBoundingBox(const Vec3d* points, int64_t n, std::vector<Box<Vec3d>>& part)
 {
-    std::vector<Box<Vec3d>> part(size_t(maxThreads()), Box<Vec3d>{points[0], points[0]});
+    part.assign(size_t(maxThreads()), Box<Vec3d>{points[0], points[0]});
 #pragma omp parallel
     {
         const Chunk c = chunkOf(n, threadIndex(), threadCount());
@@ -141,6 +233,27 @@ Box<Vec3d> parallelBoundingBox(const Vec3d* points, int64_t n)
     Box<Vec3d> box = part[0];
     for (const Box<Vec3d>& b : part) includeBox(box, b);
     return box;
+}
+
+/// The key grid of the bounding cube of points (mortonKeysInBoundingCube).
+struct KeyGrid
+{
+    Vec3d lo;
+    double cellsPerUnit;
+
+    uint64_t key(const Vec3d& p) const
+    {
+        return mortonKey(gridCoordinate(p.x, lo.x, cellsPerUnit), gridCoordinate(p.y, lo.y, cellsPerUnit),
+                         gridCoordinate(p.z, lo.z, cellsPerUnit));
+    }
+};
+
+KeyGrid keyGrid(const Vec3d* points, int64_t n, std::vector<Box<Vec3d>>& part)
+{
+    Box<Vec3d> box = parallelBoundingBox(points, n, part);
+    double size    = largestExtent(box);
+    if (!(size > 0)) size = 1.0;
+    return {box.lo, double(kKeyGridSize) / size};
 }
 
 /// Splits the body range of a cell at `level` into its 8 octant ranges (binary search on keys).
@@ -257,18 +370,11 @@ void validateBodies(const BodySpan& b)
 
 void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64_t>& keys)
 {
-    Box<Vec3d> box = parallelBoundingBox(points, n);
-    double size    = largestExtent(box);
-    if (!(size > 0)) size = 1.0;
-    double cellsPerUnit = double(kKeyGridSize) / size;
+    std::vector<Box<Vec3d>> part;
+    const KeyGrid grid = keyGrid(points, n, part);
     keys.resize(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-    {
-        keys[i] = mortonKey(gridCoordinate(points[i].x, box.lo.x, cellsPerUnit),
-                            gridCoordinate(points[i].y, box.lo.y, cellsPerUnit),
-                            gridCoordinate(points[i].z, box.lo.z, cellsPerUnit));
-    }
+    for (int64_t i = 0; i < n; ++i) keys[i] = grid.key(points[i]);
 }
 
 std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
@@ -283,21 +389,61 @@ constexpr int64_t kGatherPrefetch = 16;
 
 void sortBodies(const BodySpan& b, HostTree& t)
 {
-    mortonKeysInBoundingCube(b.pos, b.n, t.keys);
-    radixSortWithIndex(t.keys, t.order, t.scratch);
-    breakTiesById(t.keys, b.id, t.order);
-    t.pos.resize(size_t(b.n));
-    t.mass.resize(size_t(b.n));
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < b.n; ++k)
+    const int64_t n    = b.n;
+    BuildScratch& s    = t.scratch;
+    const KeyGrid grid = keyGrid(b.pos, n, s.boxes);
+    t.keys.resize(size_t(n));
+    t.order.resize(size_t(n));
+    s.keys.resize(size_t(n));
+    s.order.resize(size_t(n));
+    uint64_t* keys = t.keys.data();
+    int32_t* order = t.order.data();
+    uint64_t lo = ~uint64_t(0), hi = 0;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
+    for (int64_t i = 0; i < n; ++i)
     {
-        if (k + kGatherPrefetch < b.n)
+        const uint64_t k = grid.key(b.pos[i]);
+        keys[i]          = k;
+        order[i]         = int32_t(i);
+        lo               = std::min(lo, k);
+        hi               = std::max(hi, k);
+    }
+
+    // Most-significant-digit radix passes by all threads split the keys into runs of at most
+    // largeMin; each run is then sorted, its ties broken and its bodies gathered by one thread.
+    // Every pass is stable, so the order is (key, caller's index) for any thread count.
+    const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
+    const int64_t largeMin = std::max(kLocalSortMin, n / (8 * int64_t(maxThreads())));
+    s.large.clear();
+    s.small.clear();
+    const SortRange all{0, n, varyingBits(lo, hi), false};
+    (n > largeMin && all.bits > 0 ? s.large : s.small).push_back(all);
+    while (!s.large.empty())
+    {
+        const SortRange r = s.large.back();
+        s.large.pop_back();
+        splitRunInParallel(buf, r, largeMin, s);
+    }
+
+    t.pos.resize(size_t(n));
+    t.mass.resize(size_t(n));
+    const int64_t numRuns = int64_t(s.small.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t j = 0; j < numRuns; ++j)
+    {
+        const SortRange& r = s.small[j];
+        sortRun(buf, r);
+        if (b.id) breakTiesById(keys, b.id, order, r.begin, r.end);
+        for (int64_t k = r.begin; k < r.end; ++k)
         {
-            __builtin_prefetch(&b.pos[t.order[k + kGatherPrefetch]]);
-            __builtin_prefetch(&b.mass[t.order[k + kGatherPrefetch]]);
+            if (k + kGatherPrefetch < r.end)
+            {
+                __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
+                __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
+            }
+            t.pos[k]  = b.pos[order[k]];
+            t.mass[k] = b.mass[order[k]];
         }
-        t.pos[k]  = b.pos[t.order[k]];
-        t.mass[k] = b.mass[t.order[k]];
     }
 }
 
@@ -311,10 +457,12 @@ void buildCells(int nLeaf, HostTree& t)
     c.count.assign(1, int32_t(t.keys.size()));
     c.level.assign(1, 0);
     c.child.assign(1, kNoChildren);
+    s.levelFirst.assign(1, 0);
 
     int32_t levelBegin = 0, levelEnd = 1;
     while (levelBegin < levelEnd)
     {
+        s.levelFirst.push_back(levelEnd);
         int32_t width = levelEnd - levelBegin;
         s.bounds.resize(width);
         s.numChildren.assign(width + 1, 0);
@@ -371,29 +519,19 @@ void computeMultipoles(HostTree& t)
     mp.boxMin.resize(n);
     mp.boxMax.resize(n);
 
-    // Every leaf at once (they need only their bodies), then the internal cells from the deepest
-    // level up: cells are breadth-first, so each level's children are done before it. Each cell
-    // sums in the same order as ever, whatever the schedule.
-#pragma omp parallel for schedule(dynamic, 256)
-    for (int32_t i = 0; i < n; ++i)
+    // Level by level from the deepest (cells are breadth-first, so each level's children are done
+    // before it): leaves from their bodies, internal cells from their children. Each cell sums in
+    // the same order as ever, whatever the schedule.
+    const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
+    for (size_t level = levelFirst.size() - 1; level-- > 0;)
     {
-        if (c.isLeaf[i]) leafMultipole(t, i, mp);
-    }
-    std::vector<int32_t>& internal = t.scratch.internal;
-    internal.clear();
-    for (int32_t i = 0; i < n; ++i)
-    {
-        if (!c.isLeaf[i]) internal.push_back(i);
-    }
-    int64_t end = int64_t(internal.size());
-    while (end > 0)
-    {
-        const int32_t lvl = c.level[internal[end - 1]];
-        int64_t begin     = end;
-        while (begin > 0 && c.level[internal[begin - 1]] == lvl) --begin;
+        const int32_t begin = levelFirst[level], end = levelFirst[level + 1];
 #pragma omp parallel for schedule(dynamic, 64)
-        for (int64_t k = begin; k < end; ++k) internalMultipole(t, internal[k], mp);
-        end = begin;
+        for (int32_t i = begin; i < end; ++i)
+        {
+            if (c.isLeaf[i]) leafMultipole(t, i, mp);
+            else internalMultipole(t, i, mp);
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/gravity.h"
 #include "common/vec.h"
+#include "host/tree/bounds.h"
 
 namespace octwalk {
 
@@ -53,15 +54,27 @@ struct Multipoles
     std::vector<Vec3d> boxMin, boxMax; ///< tight bounding box of the cell's bodies
 };
 
+/// A run of the keys being sorted, [begin, end): its keys agree on all bits from `bits` up; the
+/// buffer that holds it (the sort's working memory).
+struct SortRange
+{
+    int64_t begin, end;
+    int bits;
+    bool inScratch;
+};
+
 /// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
 struct BuildScratch
 {
     std::vector<uint64_t> keys;                 ///< radix sort ping-pong buffer
     std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
     std::vector<int64_t> histograms;            ///< per thread, per digit value
+    std::vector<uint64_t> digitLo, digitHi;     ///< per thread, per digit value: smallest, largest key
+    std::vector<SortRange> large, small;        ///< runs still to split in parallel; runs sorted by one thread
+    std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
     std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
     std::vector<int32_t> numChildren;           ///< children per cell of one level, then their offsets
-    std::vector<int32_t> internal;              ///< internal cells, bottom-up by level
+    std::vector<int32_t> levelFirst;            ///< first cell of every level, then the cell count
 };
 
 /// Everything the host builds for one set of bodies.
@@ -94,7 +107,8 @@ void sortBodies(const BodySpan& bodies, HostTree& tree);
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel, level by level (parallel per level).
 void buildCells(int nLeaf, HostTree& tree);
 
-/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, bottom-up.
+/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, bottom-up
+/// level by level (the levels as the last buildCells on this tree left them).
 void computeMultipoles(HostTree& tree);
 
 /// The highest cells with at most nGroup bodies, in Morton order; a maximum-depth leaf with more

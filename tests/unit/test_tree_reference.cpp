@@ -312,6 +312,14 @@ TEST(TreeReference, PlummerMatchesBitForBit)
     checkAgainstReference(makePlummer(30000, 21), p);
 }
 
+// Long enough that the sort splits runs with all threads before sorting them one per thread.
+TEST(TreeReference, LargePlummerAndClumpsMatchBitForBit)
+{
+    Parameters p = test::cpuParameters(0.5, 1e-4);
+    checkAgainstReference(makePlummer(300000, 4), p);
+    checkAgainstReference(clumpsWithShuffledIds(150000, 9), p);
+}
+
 TEST(TreeReference, GalaxyWithMergedGroupsMatchesBitForBit)
 {
     Parameters p   = test::cpuParameters(0.6, 1e-4);
