@@ -12,6 +12,7 @@
 #include <omp.h>
 #endif
 
+#include "host/core/parallel.h"
 #include "host/core/phases.h"
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
@@ -34,15 +35,6 @@ inline const ParticleSet& galaxy(int64_t n)
     auto it = cache.find(n);
     if (it == cache.end()) it = cache.emplace(n, makeGalaxy(n, 42)).first;
     return it->second;
-}
-
-inline int maxThreads()
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
 }
 
 inline void setThreads(int n)

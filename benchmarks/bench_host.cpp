@@ -77,7 +77,7 @@ const ParticleSet& model(int64_t n, int64_t which) { return which == 0 ? plummer
 void BM_HostTotal(benchmark::State& state)
 {
     const ParticleSet& b = model(state.range(0), state.range(1));
-    const int saved      = bench::maxThreads();
+    const int saved      = maxThreads();
     if (state.range(2) > 0) bench::setThreads(int(state.range(2)));
     HostTree t;
     PackedTree packed;
@@ -106,7 +106,7 @@ void BM_HostTotal(benchmark::State& state)
         pt[Phase::Packing] = clock.lap();
         times.push_back(pt);
     }
-    state.counters["threads"] = bench::maxThreads();
+    state.counters["threads"] = maxThreads();
     bench::setThreads(saved);
     bench::setHostPhaseCounters(state, times);
     setRate(state, b.size());

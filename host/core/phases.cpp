@@ -40,6 +40,34 @@ std::string groupText(const PhaseTimes& t, PhaseGroup g, long long numBodies)
     return s.str();
 }
 
+/// Each phase's label, right-aligned in `width` columns (cut to width - 1 characters).
+template<class Infos>
+std::string labelColumns(const Infos& infos, int width)
+{
+    std::string s;
+    char buf[64];
+    for (const auto& p : infos)
+    {
+        std::snprintf(buf, sizeof(buf), "%*.*s", width, width - 1, p.label);
+        s += buf;
+    }
+    return s;
+}
+
+/// Each value in milliseconds, `width` columns each.
+template<class Seconds>
+std::string millisecondColumns(const Seconds& seconds, int width)
+{
+    std::string s;
+    char buf[64];
+    for (double v : seconds)
+    {
+        std::snprintf(buf, sizeof(buf), "%*.3f", width, 1e3 * v);
+        s += buf;
+    }
+    return s;
+}
+
 } // namespace
 
 std::string phasesJson(const PhaseTimes& t)
@@ -67,29 +95,9 @@ std::string phasesText(const PhaseTimes& t, long long numBodies)
     return groupText(t, PhaseGroup::Host, numBodies) + groupText(t, PhaseGroup::Walk, numBodies);
 }
 
-std::string phasesTableHeader(int width)
-{
-    std::string s;
-    char buf[64];
-    for (const PhaseInfo& p : kPhases)
-    {
-        std::snprintf(buf, sizeof(buf), "%*.*s", width, width - 1, p.label);
-        s += buf;
-    }
-    return s;
-}
+std::string phasesTableHeader(int width) { return labelColumns(kPhases, width); }
 
-std::string phasesTableRow(const PhaseTimes& t, int width)
-{
-    std::string s;
-    char buf[64];
-    for (double v : t.seconds)
-    {
-        std::snprintf(buf, sizeof(buf), "%*.3f", width, 1e3 * v);
-        s += buf;
-    }
-    return s;
-}
+std::string phasesTableRow(const PhaseTimes& t, int width) { return millisecondColumns(t.seconds, width); }
 
 std::string stepPhasesCsvHeader()
 {
@@ -155,29 +163,9 @@ std::string stepTimesText(const StepTimes& t)
     return s + "ms";
 }
 
-std::string stepPhasesTableHeader(int width)
-{
-    std::string s;
-    char buf[64];
-    for (const StepPhaseInfo& p : kStepPhases)
-    {
-        std::snprintf(buf, sizeof(buf), "%*.*s", width, width - 1, p.label);
-        s += buf;
-    }
-    return s;
-}
+std::string stepPhasesTableHeader(int width) { return labelColumns(kStepPhases, width); }
 
-std::string stepPhasesTableRow(const StepTimes& t, int width)
-{
-    std::string s;
-    char buf[64];
-    for (double v : t.seconds)
-    {
-        std::snprintf(buf, sizeof(buf), "%*.3f", width, 1e3 * v);
-        s += buf;
-    }
-    return s;
-}
+std::string stepPhasesTableRow(const StepTimes& t, int width) { return millisecondColumns(t.seconds, width); }
 
 double median(std::vector<double> values)
 {
