@@ -252,7 +252,9 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
 
     ParticleSet sorted;
     sorted.resize(int64_t(n));
-    sorted.time = particles.time;
+    sorted.time      = particles.time;
+    sorted.boxSize   = particles.boxSize;
+    sorted.cosmology = particles.cosmology;
     for (size_t i = 0; i < n; ++i)
     {
         const size_t j = order[i];
@@ -260,6 +262,7 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
         sorted.vel[i]  = particles.vel[j];
         sorted.mass[i] = particles.mass[j];
         sorted.id[i]   = particles.id[j];
+        sorted.type[i] = j < particles.type.size() ? particles.type[j] : uint8_t(1);
         if (i > 0 && sorted.id[i] == sorted.id[i - 1])
         {
             throw InputError("particle id " + std::to_string(sorted.id[i]) + " occurs twice");

@@ -491,6 +491,7 @@ void readType(const Hdf5Reader& r, hid_t file, const Hdf5Header& header, int t, 
     }
     out.mass.insert(out.mass.end(), mass.begin(), mass.end());
     out.id.insert(out.id.end(), ids.begin(), ids.end());
+    out.type.insert(out.type.end(), size_t(n), uint8_t(t));
 }
 
 } // namespace
