@@ -1,9 +1,12 @@
 // The device backend of a build without CUDA: no GPU is ever available, GpuSolver and every launcher
 // throw BackendError.
+#include <cstdlib>
+
 #include "common/errors.h"
 #include "device/direct_gpu.h"
 #include "device/forces_gpu.h"
 #include "device/gpu_solver.h"
+#include "device/pinned_memory.h"
 #include "device/walk_gpu.h"
 
 namespace octwalk {
@@ -19,6 +22,17 @@ struct GpuSolver::Impl
 };
 
 bool gpuAvailable() { return false; }
+
+// No device to copy to: ordinary memory, 64-byte aligned as the CUDA build's.
+void* allocatePinnedHost(size_t bytes)
+{
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p        = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
+void freePinnedHost(void* p) noexcept { std::free(p); }
 
 std::string gpuDescription() { return "none (built without CUDA)"; }
 

@@ -32,7 +32,20 @@ static_assert((kStagingAlign & (kStagingAlign - 1)) == 0 && kStagingAlign >= ali
 
 size_t alignStaging(size_t bytes) { return (bytes + kStagingAlign - 1) / kStagingAlign * kStagingAlign; }
 
-/// One array moved between host and device through the pinned staging buffer.
+/// True for host memory the device can reach directly (page-locked: device/pinned_memory.h).
+bool isPageLocked(const void* p)
+{
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess)
+    {
+        cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+/// One array moved between host and device: directly when its host side is page-locked, else
+/// through the pinned staging buffer.
 struct Transfer
 {
     void* dst;
@@ -40,35 +53,54 @@ struct Transfer
     size_t bytes;
 };
 
-/// Copies each host array into pinned staging and queues its cudaMemcpyAsync at once, so the
-/// host copy of the next array overlaps the transfer of this one.
-void uploadStaged(const std::vector<Transfer>& transfers, PinnedBuffer<unsigned char>& staging, cudaStream_t stream)
+/// Bytes of staging the host sides that are not page-locked need (hostSide: the host pointer of a transfer).
+template<class HostSide>
+size_t stagingBytes(const std::vector<Transfer>& transfers, HostSide hostSide)
 {
     size_t total = 0;
-    for (const Transfer& t : transfers) total += alignStaging(t.bytes);
-    staging.reserve(total);
+    for (const Transfer& t : transfers)
+    {
+        if (t.bytes > 0 && !isPageLocked(hostSide(t))) total += alignStaging(t.bytes);
+    }
+    return total;
+}
+
+/// Queues each array's cudaMemcpyAsync; an array in ordinary memory is first copied into pinned
+/// staging, so the host copy of the next array overlaps the transfer of this one.
+void uploadStaged(const std::vector<Transfer>& transfers, PinnedBuffer<unsigned char>& staging, cudaStream_t stream)
+{
+    staging.reserve(stagingBytes(transfers, [](const Transfer& t) { return t.src; }));
     size_t offset = 0;
     for (const Transfer& t : transfers)
     {
         if (t.bytes == 0) continue;
-        std::memcpy(staging.data() + offset, t.src, t.bytes);
-        CUDA_CHECK(cudaMemcpyAsync(t.dst, staging.data() + offset, t.bytes, cudaMemcpyHostToDevice, stream));
-        offset += alignStaging(t.bytes);
+        const void* src = t.src;
+        if (!isPageLocked(src))
+        {
+            std::memcpy(staging.data() + offset, t.src, t.bytes);
+            src = staging.data() + offset;
+            offset += alignStaging(t.bytes);
+        }
+        CUDA_CHECK(cudaMemcpyAsync(t.dst, src, t.bytes, cudaMemcpyHostToDevice, stream));
     }
 }
 
-/// Queues the device-to-staging copies; finishDownload() moves them out once the stream is done.
+/// Queues the device-to-host copies (into staging for destinations in ordinary memory);
+/// finishDownload() moves those out once the stream is done.
 void enqueueDownload(const std::vector<Transfer>& transfers, PinnedBuffer<unsigned char>& staging, cudaStream_t stream)
 {
-    size_t total = 0;
-    for (const Transfer& t : transfers) total += alignStaging(t.bytes);
-    staging.reserve(total);
+    staging.reserve(stagingBytes(transfers, [](const Transfer& t) { return t.dst; }));
     size_t offset = 0;
     for (const Transfer& t : transfers)
     {
         if (t.bytes == 0) continue;
-        CUDA_CHECK(cudaMemcpyAsync(staging.data() + offset, t.src, t.bytes, cudaMemcpyDeviceToHost, stream));
-        offset += alignStaging(t.bytes);
+        void* dst = t.dst;
+        if (!isPageLocked(dst))
+        {
+            dst = staging.data() + offset;
+            offset += alignStaging(t.bytes);
+        }
+        CUDA_CHECK(cudaMemcpyAsync(dst, t.src, t.bytes, cudaMemcpyDeviceToHost, stream));
     }
 }
 
@@ -77,7 +109,7 @@ void finishDownload(const std::vector<Transfer>& transfers, const PinnedBuffer<u
     size_t offset = 0;
     for (const Transfer& t : transfers)
     {
-        if (t.bytes == 0) continue;
+        if (t.bytes == 0 || isPageLocked(t.dst)) continue;
         std::memcpy(t.dst, staging.data() + offset, t.bytes);
         offset += alignStaging(t.bytes);
     }
@@ -90,8 +122,8 @@ Transfer toDevice(DeviceBuffer<T>& dst, const T* src, size_t count)
     return {dst.data(), src, count * sizeof(T)};
 }
 
-template<class T>
-Transfer toHost(std::vector<T>& dst, const T* src, size_t count)
+template<class T, class A>
+Transfer toHost(std::vector<T, A>& dst, const T* src, size_t count)
 {
     dst.resize(count);
     return {dst.data(), src, count * sizeof(T)};

@@ -13,13 +13,16 @@
 
 #include "common/phases.h"
 #include "common/tree_view.h"
+#include "device/pinned_memory.h"
 
 namespace octwalk {
 
-/// What one device evaluation returns. acc is (acc xyz, potential) with G = 1, indexed like targets.
+/// What one device evaluation returns. acc is (acc xyz, potential) with G = 1, indexed like targets,
+/// in pinned memory so it is downloaded without a staging copy; reuse one GpuEvaluation across
+/// evaluations to keep its buffers.
 struct GpuEvaluation
 {
-    std::vector<F4> acc;
+    PinnedVector<F4> acc;
     std::vector<int32_t> nodeCounts, leafCounts; ///< per group, from pass 1
     int64_t nodeInteractions = 0, leafInteractions = 0;
     PhaseTimes times; ///< the walk phases, from CUDA events (host phases 0)

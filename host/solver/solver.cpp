@@ -104,13 +104,14 @@ void parallelCopy(const std::vector<T>& src, std::vector<T>& dst)
 /// InputError when softening leaves every acceleration below float32's normal range (each ~ m d / eps^3),
 /// where it has lost its precision or underflowed to zero, although bodies with mass sit at distinct points.
 /// out: the walk's float32 results, before G.
-void checkNotAllUnderflowed(const std::vector<F4>& out, const std::vector<Vec3d>& pos, const std::vector<double>& mass,
-                            double eps2)
+void checkNotAllUnderflowed(const F4* out, int64_t numOut, const std::vector<Vec3d>& pos,
+                            const std::vector<double>& mass, double eps2)
 {
     if (!(eps2 > 0)) return;
     const float normal = std::numeric_limits<float>::min();
-    for (const F4& a : out)
+    for (int64_t k = 0; k < numOut; ++k)
     {
+        const F4& a = out[k];
         if (std::fabs(a.x) >= normal || std::fabs(a.y) >= normal || std::fabs(a.z) >= normal) return;
     }
     int64_t first = -1;
@@ -225,7 +226,7 @@ void GravitySolver::buildTree()
     stats_.depth       = packed_.depth;
 }
 
-InteractionTotals GravitySolver::evaluateCpu(const TargetView& targets, std::vector<F4>& out)
+InteractionTotals GravitySolver::evaluateCpu(const TargetView& targets)
 {
     PhaseTimes& t = times_;
     t.clear(PhaseGroup::Walk);
@@ -246,35 +247,36 @@ InteractionTotals GravitySolver::evaluateCpu(const TargetView& targets, std::vec
     checkWalkOverflow("pass 2", overflowGroup);
     t[Phase::WalkWrite] = clock.lap();
 
-    std::vector<F4> nodeAcc(targets.numTargets);
-    out.resize(targets.numTargets);
+    cpuNodeAcc_.resize(targets.numTargets);
+    cpuOut_.resize(targets.numTargets);
     float eps2 = float(params_.epsilon_squared);
-    bodyNodeForcesCpu(tree, groups, lists, targets, eps2, nodeAcc.data());
+    bodyNodeForcesCpu(tree, groups, lists, targets, eps2, cpuNodeAcc_.data());
     t[Phase::BodyNode] = clock.lap();
-    bodyLeafForcesCpu(tree, groups, lists, packed_.bodyView(), targets, eps2, nodeAcc.data(), out.data());
+    bodyLeafForcesCpu(tree, groups, lists, packed_.bodyView(), targets, eps2, cpuNodeAcc_.data(), cpuOut_.data());
     t[Phase::BodyLeaf] = clock.lap();
     return interactionTotals(groups, counts_.view());
 }
 
-InteractionTotals GravitySolver::evaluateGpu(const TargetView& targets, std::vector<F4>& out)
+InteractionTotals GravitySolver::evaluateGpu(const TargetView& targets)
 {
-    GpuEvaluation result;
+    GpuEvaluation& result = gpuResult_;
     gpu().evaluate(packed_.treeView(), currentGroups_, packed_.bodyView(), targets, float(params_.epsilon_squared),
                    result);
     for (size_t k = 0; k < kNumPhases; ++k)
     {
         if (kPhases[k].group == PhaseGroup::Walk) times_.seconds[k] = result.times.seconds[k];
     }
-    out = std::move(result.acc);
     return {result.nodeInteractions, result.leafInteractions};
 }
 
-void GravitySolver::evaluateTargets(const TargetView& targets, std::vector<F4>& out)
+const F4* GravitySolver::evaluateTargets(const TargetView& targets)
 {
     stats_.numTargets        = targets.numTargets;
-    InteractionTotals totals = activeBackend() == Backend::Gpu ? evaluateGpu(targets, out) : evaluateCpu(targets, out);
+    const bool onGpu         = activeBackend() == Backend::Gpu;
+    InteractionTotals totals = onGpu ? evaluateGpu(targets) : evaluateCpu(targets);
     stats_.nodeInteractions  = totals.nodes;
     stats_.leafInteractions  = totals.leafBodies - (targets.areBodies ? targets.numTargets : 0);
+    return onGpu ? gpuResult_.acc.data() : cpuOut_.data();
 }
 
 void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
@@ -282,14 +284,14 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     const int64_t n = int64_t(pos_.size());
     namingMemory("building the tree", n, 160, [&] { buildTree(); });
     currentGroups_ = packed_.groupView();
-    std::vector<F4> out;
+    const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
-    namingMemory("walking the tree", n, 100, [&] { evaluateTargets(targets, out); });
+    namingMemory("walking the tree", n, 100, [&] { out = evaluateTargets(targets); });
 
     double G = params_.gravitational_constant;
     acc.resize(pos_.size());
     pot.resize(pos_.size());
-    const int64_t numOut = int64_t(out.size());
+    const int64_t numOut = int64_t(targets.numTargets);
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < numOut; ++k)
     {
@@ -298,7 +300,7 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
         pot[i]    = G * out[k].w;
     }
     checkFinite(acc, pot, "body");
-    checkNotAllUnderflowed(out, pos_, mass_, params_.epsilon_squared);
+    checkNotAllUnderflowed(out, numOut, pos_, mass_, params_.epsilon_squared);
 }
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)
@@ -310,17 +312,19 @@ void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec
     std::vector<I2> ranges;
     std::vector<F4> center, half;
     groupProbes(points, params_.n_group, order, sorted, ranges);
-    groupBoxes(sorted, ranges, center, half);
+    center.resize(ranges.size());
+    half.resize(ranges.size());
+    groupBoxes(sorted.data(), ranges.data(), int64_t(ranges.size()), center.data(), half.data());
     currentGroups_ = {ranges.data(), center.data(), half.data(), int32_t(ranges.size())};
-    std::vector<F4> out;
+    const F4* out  = nullptr;
     namingMemory("walking the tree for probe points", int64_t(points.size()), 100, [&] {
-        evaluateTargets({sorted.data(), int32_t(sorted.size()), false}, out);
+        out = evaluateTargets({sorted.data(), int32_t(sorted.size()), false});
     });
 
     double G = params_.gravitational_constant;
     acc.resize(points.size());
     pot.resize(points.size());
-    for (size_t k = 0; k < out.size(); ++k)
+    for (size_t k = 0; k < points.size(); ++k)
     {
         acc[order[k]] = {G * out[k].x, G * out[k].y, G * out[k].z};
         pot[order[k]] = G * out[k].w;

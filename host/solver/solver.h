@@ -87,11 +87,13 @@ public:
 
 private:
     void buildTree();
-    void evaluateTargets(const TargetView& targets, std::vector<F4>& out);
-    /// The walk and forces on one backend: out (indexed like targets, G = 1), the walk phases of
+    /// The walk and forces on the active backend; returns the results (indexed like targets, G = 1),
+    /// valid until the next evaluation.
+    const F4* evaluateTargets(const TargetView& targets);
+    /// The walk and forces on one backend: results in cpuOut_ or gpuResult_.acc, the walk phases of
     /// times_, and the interaction totals (self included) that stats_ is made from.
-    InteractionTotals evaluateCpu(const TargetView& targets, std::vector<F4>& out);
-    InteractionTotals evaluateGpu(const TargetView& targets, std::vector<F4>& out);
+    InteractionTotals evaluateCpu(const TargetView& targets);
+    InteractionTotals evaluateGpu(const TargetView& targets);
     GpuSolver& gpu();
 
     Parameters params_;
@@ -106,6 +108,9 @@ private:
     InteractionLists lists_;
     GroupView currentGroups_{};
     std::unique_ptr<GpuSolver> gpu_;
+    // Result buffers kept from step to step (no per-step allocation or first touch of N-sized arrays).
+    std::vector<F4> cpuOut_, cpuNodeAcc_;
+    GpuEvaluation gpuResult_;
 
     PhaseTimes times_;
     InteractionStats stats_;

@@ -118,20 +118,19 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
     {
         out.bodies[k] = toF4(t.pos[k], t.mass[k]);
     }
-    out.groupRange = t.groups;
-    groupBoxes(out.bodies, out.groupRange, out.groupCenter, out.groupHalf);
+    out.groupRange.assign(t.groups.begin(), t.groups.end());
+    out.groupCenter.resize(t.groups.size());
+    out.groupHalf.resize(t.groups.size());
+    groupBoxes(out.bodies.data(), out.groupRange.data(), int64_t(t.groups.size()), out.groupCenter.data(),
+               out.groupHalf.data());
 }
 
-void groupBoxes(const std::vector<F4>& bodies, const std::vector<I2>& ranges, std::vector<F4>& center,
-                std::vector<F4>& half)
+void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half)
 {
-    size_t numGroups = ranges.size();
-    center.resize(numGroups);
-    half.resize(numGroups);
 #pragma omp parallel for schedule(static)
-    for (int64_t g = 0; g < int64_t(numGroups); ++g)
+    for (int64_t g = 0; g < numGroups; ++g)
     {
-        const Box<F4> box = boundingBox(bodies.data() + ranges[g].x, ranges[g].y);
+        const Box<F4> box = boundingBox(bodies + ranges[g].x, ranges[g].y);
         const F4& lo      = box.lo;
         const F4& hi      = box.hi;
         // Centre and half-size are rounded outward so the float box still contains every body.

@@ -5,23 +5,26 @@
 #include <vector>
 
 #include "common/tree_view.h"
+#include "device/pinned_memory.h"
 #include "host/tree/octree.h"
 #include "host/core/params.h"
 
 namespace octwalk {
 
+/// Everything the walk reads, in pinned host memory (device/pinned_memory.h): packed once and
+/// copied to the device without a staging copy. Buffers keep their capacity from step to step.
 struct PackedTree
 {
-    std::vector<U4> children;
-    std::vector<F4> nodeMac, nodeCom, nodeQuad;
-    std::vector<I2> leafRange;
+    PinnedVector<U4> children;
+    PinnedVector<F4> nodeMac, nodeCom, nodeQuad;
+    PinnedVector<I2> leafRange;
     int32_t numInternal = 0, numLeaves = 0, depth = 0;
     uint32_t rootEntry = 0;
 
-    std::vector<I2> groupRange;
-    std::vector<F4> groupCenter, groupHalf;
+    PinnedVector<I2> groupRange;
+    PinnedVector<F4> groupCenter, groupHalf;
 
-    std::vector<F4> bodies; ///< tree order: position, mass (float)
+    PinnedVector<F4> bodies; ///< tree order: position, mass (float)
 
     std::vector<int32_t> cellIndex; ///< packed index of every host cell (working memory of packTree)
 
@@ -35,7 +38,10 @@ struct PackedTree
 void packTree(const HostTree& tree, const Parameters& p, PackedTree& packed);
 
 /// Tight float boxes (centre, half-size) of body ranges, so the box contains every float position.
-void groupBoxes(const std::vector<F4>& bodies, const std::vector<I2>& ranges, std::vector<F4>& center,
-                std::vector<F4>& half);
+/// @param[in]  bodies     positions (w ignored)
+/// @param[in]  ranges     first body and count of each of numGroups groups
+/// @param[out] center     numGroups centres
+/// @param[out] half       numGroups half-sizes
+void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half);
 
 } // namespace octwalk

@@ -411,7 +411,7 @@ TEST_F(GpuDirect, RejectsTargetOutOfRange)
 
 // ---------------------------------------------------------------------------------------------
 
-bool bitIdentical(const std::vector<F4>& a, const std::vector<F4>& b)
+bool bitIdentical(const PinnedVector<F4>& a, const PinnedVector<F4>& b)
 {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(F4)) == 0;
 }

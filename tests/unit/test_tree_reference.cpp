@@ -27,8 +27,8 @@ using namespace octwalk;
 
 namespace {
 
-template<class T>
-bool sameBits(const std::vector<T>& a, const std::vector<T>& b)
+template<class T, class A>
+bool sameBits(const std::vector<T, A>& a, const std::vector<T, A>& b)
 {
     return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
@@ -214,8 +214,11 @@ PackedTree referencePacking(const HostTree& t, const Parameters& p)
     {
         out.bodies.push_back({float(t.pos[k].x), float(t.pos[k].y), float(t.pos[k].z), float(t.mass[k])});
     }
-    out.groupRange = t.groups;
-    groupBoxes(out.bodies, out.groupRange, out.groupCenter, out.groupHalf);
+    out.groupRange.assign(t.groups.begin(), t.groups.end());
+    out.groupCenter.resize(t.groups.size());
+    out.groupHalf.resize(t.groups.size());
+    groupBoxes(out.bodies.data(), out.groupRange.data(), int64_t(t.groups.size()), out.groupCenter.data(),
+               out.groupHalf.data());
     return out;
 }
 
