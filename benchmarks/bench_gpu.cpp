@@ -5,6 +5,7 @@
 
 #include "bench_common.h"
 #include "device/gpu_solver.h"
+#include "device/pinned_memory.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
 #include "host/models/models.h"
@@ -77,6 +78,25 @@ void BM_GpuForcesTuning(benchmark::State& state)
                  state.range(4) != 0);
 }
 
+/// The machine's host-to-device bandwidth from pinned memory (range(0) MiB per copy), beside which
+/// the upload phase of BM_GpuForces is read.
+void BM_HostToDevice(benchmark::State& state)
+{
+    if (!gpuAvailable())
+    {
+        state.SkipWithError("no GPU");
+        return;
+    }
+    size_t bytes = size_t(state.range(0)) << 20;
+    double bw    = 0.0;
+    for (auto _ : state)
+    {
+        bw = hostToDeviceBandwidth(bytes, 5);
+        state.SetIterationTime(double(bytes) / bw);
+    }
+    state.counters["GB_per_s"] = bw / 1e9;
+}
+
 } // namespace
 
 BENCHMARK(BM_GpuForces)
@@ -99,5 +119,7 @@ BENCHMARK(BM_GpuForcesTuning)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5);
+
+BENCHMARK(BM_HostToDevice)->Arg(64)->Arg(128)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 
 BENCHMARK_MAIN();

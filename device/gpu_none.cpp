@@ -34,6 +34,8 @@ void* allocatePinnedHost(size_t bytes)
 
 void freePinnedHost(void* p) noexcept { std::free(p); }
 
+double hostToDeviceBandwidth(size_t, int) { return 0.0; }
+
 std::string gpuDescription() { return "none (built without CUDA)"; }
 
 GpuSolver::GpuSolver() { noCuda(); }

@@ -5,8 +5,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 
+#include "device/cuda_check.cuh"
+#include "device/device_buffer.cuh"
 #include "device/gpu_solver.h"
 
 namespace octwalk {
@@ -29,8 +32,8 @@ void* allocatePinnedHost(size_t bytes)
 {
     if (bytes == 0) bytes = 1;
     if (bytes > SIZE_MAX - kHeaderBytes) throw std::bad_alloc();
-    size_t total = kHeaderBytes + bytes;
-    void* block  = nullptr;
+    size_t total   = kHeaderBytes + bytes;
+    void* block    = nullptr;
     BlockKind kind = BlockKind::Pinned;
     if (!gpuAvailable() || cudaHostAlloc(&block, total, cudaHostAllocDefault) != cudaSuccess)
     {
@@ -51,6 +54,26 @@ void freePinnedHost(void* p) noexcept
     void* block = static_cast<unsigned char*>(p) - kHeaderBytes;
     if (*static_cast<BlockKind*>(block) == BlockKind::Pinned) cudaFreeHost(block);
     else std::free(block);
+}
+
+double hostToDeviceBandwidth(size_t bytes, int repeats)
+{
+    if (!gpuAvailable() || bytes == 0 || repeats < 1) return 0.0;
+    PinnedVector<unsigned char> host(bytes, 1);
+    DeviceBuffer<unsigned char> device{"bandwidth probe"};
+    device.reserve(bytes);
+    Stream stream;
+    Event start, stop;
+    double best = 0.0;
+    for (int r = 0; r < repeats; ++r)
+    {
+        start.record(stream);
+        CUDA_CHECK(cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream.get()));
+        stop.record(stream);
+        stream.synchronize();
+        best = std::max(best, double(bytes) / elapsedSeconds(start, stop));
+    }
+    return best;
 }
 
 } // namespace octwalk

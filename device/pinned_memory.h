@@ -16,6 +16,10 @@ void* allocatePinnedHost(size_t bytes);
 /// Frees what allocatePinnedHost returned (nullptr is ignored).
 void freePinnedHost(void* p) noexcept;
 
+/// Measured host-to-device bandwidth in bytes per second: `bytes` copied from pinned memory
+/// `repeats` times, timed with CUDA events (the best of the repeats). 0 without a device.
+double hostToDeviceBandwidth(size_t bytes, int repeats);
+
 /// A standard allocator over allocatePinnedHost, for std::vector.
 template<class T>
 struct PinnedAllocator
@@ -25,8 +29,7 @@ struct PinnedAllocator
     PinnedAllocator() = default;
     template<class U>
     PinnedAllocator(const PinnedAllocator<U>&) noexcept
-    {
-    }
+    {}
 
     T* allocate(size_t n) { return static_cast<T*>(allocatePinnedHost(n * sizeof(T))); }
     void deallocate(T* p, size_t) noexcept { freePinnedHost(p); }

@@ -18,8 +18,11 @@ GPU_FILTER=${GPU_FILTER:-BM_GpuForces/}
 HOST_FILTER_OLD=${HOST_FILTER_OLD:-}
 HOST_FILTER_NEW=${HOST_FILTER_NEW:-}
 # Stages, so one session can be split into calls under the device's 10-minute limit (a warm machine
-# keeps the builds): build tests gpu host forces.
+# keeps the builds): build tests gpu host forces run.
 STAGES=${STAGES:-build tests gpu host forces}
+# Stage run: whole `octwalk run` simulations of RUN_SIZES bodies (16 steps), old and new alternated
+# twice; each prints its median step phases (the last lines of its output).
+RUN_SIZES=${RUN_SIZES:-1048576 4194304}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 RES=$OUT/results
 mkdir -p "$RES"
@@ -65,6 +68,19 @@ for side in old new; do
   "$(side_dir $side)/octwalk" forces --n 4194304 --theta 0.5 --epsilon 0.01 --sample 2000 --backend gpu \
     >>"$RES/forces.txt" 2>&1
   log "forces 2^22 $side: exit $?"
+done
+for round in 1 2; do
+  for n in $RUN_SIZES; do
+    for side in old new; do
+      has run || continue
+      dir=$RES/run_${side}_${n}_$round
+      TIMEFORMAT=%R
+      wall=$( { time "$(side_dir $side)/octwalk" run --n "$n" --t-end 0.125 --dt 0.0078125 --checkpoint-every 0 \
+        --energy-every 16 --quiet --backend gpu --output-dir "$dir" >"$dir.log" 2>&1; } 2>&1)
+      log "run round $round $side n=$n: exit $? wall ${wall} s: $(tail -n 2 "$dir.log" | tr '\n' ' ')"
+      rm -f "$dir"/*.tipsy "$dir"/*.ckpt
+    done
+  done
 done
 pack
 cat "$OUT/summary.txt"
