@@ -106,7 +106,9 @@ Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, 
 
 void Simulation::computeForces()
 {
-    solver_.setBodies(state_.pos, state_.mass, state_.id);
+    // In place: the state is not touched until the forces are back, and copying it each step would
+    // cost as much as a tree phase.
+    solver_.attachBodies(state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size());
     if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
     else solver_.computeForces(acc_, pot_);
     if (forces_.zeroNetForce) removeNetForce();

@@ -104,8 +104,7 @@ void parallelCopy(const std::vector<T>& src, std::vector<T>& dst)
 /// InputError when softening leaves every acceleration below float32's normal range (each ~ m d / eps^3),
 /// where it has lost its precision or underflowed to zero, although bodies with mass sit at distinct points.
 /// out: the walk's float32 results, before G.
-void checkNotAllUnderflowed(const F4* out, int64_t numOut, const std::vector<Vec3d>& pos,
-                            const std::vector<double>& mass, double eps2)
+void checkNotAllUnderflowed(const F4* out, int64_t numOut, const BodySpan& bodies, double eps2)
 {
     if (!(eps2 > 0)) return;
     const float normal = std::numeric_limits<float>::min();
@@ -114,11 +113,12 @@ void checkNotAllUnderflowed(const F4* out, int64_t numOut, const std::vector<Vec
         const F4& a = out[k];
         if (std::fabs(a.x) >= normal || std::fabs(a.y) >= normal || std::fabs(a.z) >= normal) return;
     }
-    int64_t first = -1;
-    for (size_t i = 0; i < pos.size(); ++i)
+    const Vec3d* pos = bodies.pos;
+    int64_t first    = -1;
+    for (int64_t i = 0; i < bodies.n; ++i)
     {
-        if (!(mass[i] > 0)) continue;
-        if (first < 0) first = int64_t(i);
+        if (!(bodies.mass[i] > 0)) continue;
+        if (first < 0) first = i;
         else if (pos[i].x != pos[first].x || pos[i].y != pos[first].y || pos[i].z != pos[first].z)
         {
             std::ostringstream s;
@@ -163,6 +163,7 @@ void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<d
     // validateBodies reads no ids, and checks N before anything is copied.
     validateBodies({pos.data(), mass.data(), ids.empty() ? nullptr : ids.data(), int64_t(pos.size())});
     treeValid_ = false;
+    bodies_    = {nullptr, nullptr, nullptr, 0};
     namingMemory("copying the bodies", int64_t(pos.size()), 40, [&] {
         try
         {
@@ -176,6 +177,7 @@ void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<d
             else parallelCopy(ids, id_);
             parallelCopy(pos, pos_);
             parallelCopy(mass, mass_);
+            bodies_ = {pos_.data(), mass_.data(), id_.data(), n};
         }
         catch (...)
         {
@@ -186,6 +188,14 @@ void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<d
             throw;
         }
     });
+}
+
+void GravitySolver::attachBodies(const Vec3d* pos, const double* mass, const uint64_t* ids, int64_t n)
+{
+    if (!pos || !mass || !ids) throw InputError("attachBodies: positions, masses and ids are all required");
+    validateBodies({pos, mass, ids, n});
+    treeValid_ = false;
+    bodies_    = {pos, mass, ids, n};
 }
 
 Backend resolveBackend(Backend requested)
@@ -204,9 +214,9 @@ GpuSolver& GravitySolver::gpu()
 
 void GravitySolver::buildTree()
 {
-    if (pos_.empty()) throw InputError("no bodies set: call setBodies before evaluating forces");
-    BodySpan bodies{pos_.data(), mass_.data(), id_.data(), int64_t(pos_.size())};
-    PhaseTimes& t = times_;
+    if (bodies_.n == 0) throw InputError("no bodies set: call setBodies before evaluating forces");
+    const BodySpan& bodies = bodies_;
+    PhaseTimes& t          = times_;
     Stopwatch clock;
     sortBodies(bodies, tree_);
     t[Phase::Sort] = clock.lap();
@@ -281,7 +291,7 @@ const F4* GravitySolver::evaluateTargets(const TargetView& targets)
 
 void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
-    const int64_t n = int64_t(pos_.size());
+    const int64_t n = bodies_.n;
     namingMemory("building the tree", n, 160, [&] { buildTree(); });
     currentGroups_ = packed_.groupView();
     const F4* out  = nullptr;
@@ -289,8 +299,8 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     namingMemory("walking the tree", n, 100, [&] { out = evaluateTargets(targets); });
 
     double G = params_.gravitational_constant;
-    acc.resize(pos_.size());
-    pot.resize(pos_.size());
+    acc.resize(size_t(n));
+    pot.resize(size_t(n));
     const int64_t numOut = int64_t(targets.numTargets);
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < numOut; ++k)
@@ -300,13 +310,13 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
         pot[i]    = G * out[k].w;
     }
     checkFinite(acc, pot, "body");
-    checkNotAllUnderflowed(out, numOut, pos_, mass_, params_.epsilon_squared);
+    checkNotAllUnderflowed(out, numOut, bodies_, params_.epsilon_squared);
 }
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
     checkProbes(points);
-    if (!treeValid_) namingMemory("building the tree", int64_t(pos_.size()), 160, [&] { buildTree(); });
+    if (!treeValid_) namingMemory("building the tree", bodies_.n, 160, [&] { buildTree(); });
     std::vector<int32_t> order;
     std::vector<F4> sorted;
     std::vector<I2> ranges;
@@ -336,25 +346,25 @@ void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec
 void GravitySolver::computeDirect(const std::vector<int64_t>& targets, std::vector<Vec3d>& acc,
                                   std::vector<double>& pot)
 {
-    if (pos_.empty()) throw InputError("no bodies set: call setBodies before computing direct sums");
+    if (bodies_.n == 0) throw InputError("no bodies set: call setBodies before computing direct sums");
     std::vector<int64_t> all;
     const std::vector<int64_t>* list = &targets;
     if (targets.empty())
     {
-        all.resize(pos_.size());
+        all.resize(size_t(bodies_.n));
         std::iota(all.begin(), all.end(), 0);
         list = &all;
     }
     for (int64_t t : *list)
     {
-        if (t < 0 || t >= int64_t(pos_.size()))
+        if (t < 0 || t >= bodies_.n)
         {
             throw InputError("computeDirect: target index " + std::to_string(t) + " is out of range [0, " +
-                             std::to_string(pos_.size()) + ")");
+                             std::to_string(bodies_.n) + ")");
         }
     }
-    directSum(pos_.data(), mass_.data(), int64_t(pos_.size()), *list, params_.epsilon_squared,
-              params_.gravitational_constant, acc, pot);
+    directSum(bodies_.pos, bodies_.mass, bodies_.n, *list, params_.epsilon_squared, params_.gravitational_constant, acc,
+              pot);
     checkFinite(acc, pot, "body", list);
 }
 

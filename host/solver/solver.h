@@ -61,6 +61,10 @@ public:
     void setBodies(const std::vector<Vec3d>& pos, const std::vector<double>& mass,
                    const std::vector<uint64_t>& ids = {});
 
+    /// As setBodies, but the solver reads the caller's arrays in place, without a copy: they must stay
+    /// alive and unchanged until the next setBodies/attachBodies (an integrator that owns its state
+    /// attaches it once per step). ids are required here.
+    void attachBodies(const Vec3d* pos, const double* mass, const uint64_t* ids, int64_t n);
     /// Tree accelerations and potentials of all bodies, caller's order.
     void computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot);
 
@@ -97,6 +101,8 @@ private:
     GpuSolver& gpu();
 
     Parameters params_;
+    /// The bodies evaluated: the solver's own copies (setBodies) or the caller's arrays (attachBodies).
+    BodySpan bodies_{nullptr, nullptr, nullptr, 0};
     std::vector<Vec3d> pos_;
     std::vector<double> mass_;
     std::vector<uint64_t> id_;

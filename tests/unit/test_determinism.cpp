@@ -2,12 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "common/errors.h"
 #include "host/core/random.h"
 #include "test_helpers.h"
 
@@ -28,6 +30,21 @@ TEST(Determinism, RepeatedRunsAreBitIdentical)
     ParticleSet b = makePlummer(30000, 4);
     Parameters p  = test::cpuParameters(0.6, 1e-4);
     EXPECT_TRUE(bitIdentical(test::treeForces(b, p), test::treeForces(b, p)));
+}
+
+TEST(Determinism, AttachedBodiesGiveTheSameForcesAsCopiedOnes)
+{
+    ParticleSet b = makePlummer(20000, 9);
+    Parameters p  = test::cpuParameters(0.5, 1e-4);
+    GravitySolver solver(p);
+    solver.attachBodies(b.pos.data(), b.mass.data(), b.id.data(), b.size());
+    test::Forces attached;
+    solver.computeForces(attached.acc, attached.pot);
+    EXPECT_TRUE(bitIdentical(attached, test::treeForces(b, p)));
+
+    b.pos[123].y = std::nan("");
+    EXPECT_THROW(solver.attachBodies(b.pos.data(), b.mass.data(), b.id.data(), b.size()), InputError);
+    EXPECT_THROW(solver.attachBodies(b.pos.data(), b.mass.data(), nullptr, b.size()), InputError);
 }
 
 #ifdef _OPENMP
