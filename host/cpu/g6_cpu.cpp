@@ -63,8 +63,8 @@ void G6Cpu::startForces(const G6IBlock& block)
         {
             const G6JParticle& p = j_[size_t(a)];
             bool self            = p.index == iIndex_[size_t(i)];
-            double d2 = hermiteInteraction<double>(xi, vi, &xp_[3 * size_t(a)], &vp_[3 * size_t(a)], self ? 0.0 : p.mass,
-                                                   eps2_, s);
+            double d2            = hermiteInteraction<double>(xi, vi, &xp_[3 * size_t(a)], &vp_[3 * size_t(a)],
+                                                   self ? 0.0 : p.mass, eps2_, s);
             if (!self && (nearest < 0 || d2 < best))
             {
                 best    = d2;
