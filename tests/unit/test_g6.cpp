@@ -252,6 +252,23 @@ TEST_F(G6Test, LasthalfAloneComputesAndRepeatsBitIdentically)
     expectClose(r1, referenceForces(c, b, 1024, 1e-4), 1e-12, 1e-11, 1e-13);
 }
 
+TEST_F(G6Test, EmptyBlocksAndNoJParticles)
+{
+    Cluster6 c = makeCluster(false, 4, 19);
+    upload(c);
+    Block none;
+    EXPECT_EQ(calc(none, 4, 0).pot.size(), 0u);
+    Block one = makeBlock(c, 1, 1, 0.1);
+    Result r  = calc(one, 0, 0); // nj = 0: no force, no nearest neighbour
+    EXPECT_EQ(r.acc, std::vector<double>(3, 0.0));
+    EXPECT_EQ(r.pot, std::vector<double>(1, 0.0));
+    EXPECT_EQ(r.nearest, std::vector<int>(1, -1));
+    ASSERT_EQ(g6_read_neighbour_list(kId), 0);
+    int nblen = -1;
+    EXPECT_EQ(g6_get_neighbour_list(kId, 0, 0, &nblen, nullptr), 0);
+    EXPECT_EQ(nblen, 0);
+}
+
 TEST(G6Predictor, HornerFormEqualsTaylorSeriesToRoundOff)
 {
     Cluster6 c = makeCluster(false, 500, 14);
