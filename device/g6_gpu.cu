@@ -33,8 +33,6 @@ namespace {
 constexpr int kForceBlock = 128;
 /// Threads per block of the prediction, upload, reduction and neighbour kernels.
 constexpr int kSmallBlock = 128;
-/// Force blocks per SM aimed at when the j-range is split.
-constexpr int kBlocksPerSm = 8;
 /// The shortest j-slice worth a block of its own.
 constexpr int kMinSliceLength = 256;
 /// Neighbour list room per i-particle before the first calculation grows it.
@@ -477,19 +475,34 @@ void G6Gpu::Impl::predict()
     predictionStale = false;
 }
 
+/// The j-slices of a force launch: as many as fill every SM with resident blocks once (one wave,
+/// equal work per block, no half-empty second wave), none shorter than kMinSliceLength.
+int sliceCount(int blocksX, int residentBlocks, int nj)
+{
+    const int maxSlices = std::max(1, std::min((nj + kMinSliceLength - 1) / kMinSliceLength, 65535));
+    return std::clamp(residentBlocks / blocksX, 1, maxSlices);
+}
+
 /// One configuration per block size: many i-particles take 2 per thread and a lane each; a few
 /// hundred take 4 lanes per i-group, so a block covers 64 i-particles and the j-range splits finer.
+/// Returns the number of slices launched.
 template<class Mode, int NI, int JL>
-void launchForceKernel(const ForceArgs& args, int sms, cudaStream_t stream, int& slices)
+int launchForceKernel(ForceArgs args, int sms, DeviceBuffer<G6Partial>& partial, cudaStream_t stream)
 {
     constexpr int iPerBlock = kForceBlock / JL * NI;
-    const int blocksX       = (args.ni + iPerBlock - 1) / iPerBlock;
-    const int maxSlices     = std::max(1, (args.nj + kMinSliceLength - 1) / kMinSliceLength);
-    slices                  = std::clamp((kBlocksPerSm * sms + blocksX - 1) / blocksX, 1, std::min(maxSlices, 65535));
-    ForceArgs a             = args;
-    a.sliceLength           = std::max(1, (args.nj + slices - 1) / slices);
-    g6ForceKernel<Mode, NI, JL><<<dim3(unsigned(blocksX), unsigned(slices)), kForceBlock, 0, stream>>>(a);
+    static const int perSm  = [] {
+        int blocks = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, g6ForceKernel<Mode, NI, JL>, kForceBlock, 0));
+        return std::max(blocks, 1);
+    }();
+    const int blocksX = (args.ni + iPerBlock - 1) / iPerBlock;
+    const int slices  = sliceCount(blocksX, perSm * sms, args.nj);
+    partial.reserve(size_t(slices) * size_t(args.ni));
+    args.partial     = partial.data();
+    args.sliceLength = std::max(1, (args.nj + slices - 1) / slices);
+    g6ForceKernel<Mode, NI, JL><<<dim3(unsigned(blocksX), unsigned(slices)), kForceBlock, 0, stream>>>(args);
     CUDA_CHECK_LAUNCH();
+    return slices;
 }
 
 void G6Gpu::Impl::launchForces(double eps2)
@@ -507,25 +520,15 @@ void G6Gpu::Impl::launchForces(double eps2)
                    0,
                    eps2,
                    nullptr};
-    // The partial buffer is sized for the finest split any configuration takes.
-    const int maxSlices = std::max(1, std::min((nj + kMinSliceLength - 1) / kMinSliceLength, 65535));
-    const int slicesCap = std::min(maxSlices, kBlocksPerSm * sms);
-    dPartial.reserve(size_t(slicesCap) * size_t(ni));
-    args.partial   = dPartial.data();
-    int slices     = 1;
-    const bool few = ni <= 512;
-    if (precision == G6Precision::DoubleSingle)
-    {
-        if (few) launchForceKernel<DsMode, 2, 4>(args, sms, stream.get(), slices);
-        else launchForceKernel<DsMode, 2, 1>(args, sms, stream.get(), slices);
-    }
-    else
-    {
-        if (few) launchForceKernel<DoubleMode, 2, 4>(args, sms, stream.get(), slices);
-        else launchForceKernel<DoubleMode, 2, 1>(args, sms, stream.get(), slices);
-    }
-    g6ReduceKernel<<<(ni + kSmallBlock - 1) / kSmallBlock, kSmallBlock, 0, stream.get()>>>(
-        dPartial.data(), slices, ni, dPredVel.data(), dResult.data());
+    const bool few   = ni <= 512;
+    const bool ds    = precision == G6Precision::DoubleSingle;
+    cudaStream_t st  = stream.get();
+    const int slices = ds ? (few ? launchForceKernel<DsMode, 2, 4>(args, sms, dPartial, st)
+                                 : launchForceKernel<DsMode, 2, 1>(args, sms, dPartial, st))
+                          : (few ? launchForceKernel<DoubleMode, 2, 4>(args, sms, dPartial, st)
+                                 : launchForceKernel<DoubleMode, 2, 1>(args, sms, dPartial, st));
+    g6ReduceKernel<<<(ni + kSmallBlock - 1) / kSmallBlock, kSmallBlock, 0, st>>>(dPartial.data(), slices, ni,
+                                                                                 dPredVel.data(), dResult.data());
     CUDA_CHECK_LAUNCH();
 }
 

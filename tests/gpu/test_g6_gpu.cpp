@@ -198,9 +198,17 @@ TEST_P(G6GpuTwin, MatchesTheCpuTwin)
     EXPECT_EQ(again.pot, f.pot);
 }
 
+std::string twinName(const ::testing::TestParamInfo<TwinParam>& info)
+{
+    auto [precision, plummer, ni] = info.param;
+    return std::string(precision == G6Precision::DoubleSingle ? "ds" : "double") + (plummer ? "_plummer" : "_random") +
+           "_ni" + std::to_string(ni);
+}
+
 INSTANTIATE_TEST_SUITE_P(Blocks, G6GpuTwin,
                          ::testing::Combine(::testing::Values(G6Precision::DoubleSingle, G6Precision::Double),
-                                            ::testing::Bool(), ::testing::Values(1, 256, 1024)));
+                                            ::testing::Bool(), ::testing::Values(1, 256, 1024)),
+                         twinName);
 
 class G6GpuTest : public ::testing::Test
 {
