@@ -67,7 +67,10 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
         ("lpt", po::value(&p.lptOrder)->default_value(p.lptOrder), "Lagrangian perturbation order: 1 Zel'dovich, 2 2LPT");
     // clang-format on
     po::options_description all;
-    all.add(cmd).add(cosmoOptions(co)).add(outputOption(output, "new snapshot file (required)")).add(formatOption(format));
+    all.add(cmd)
+        .add(cosmoOptions(co))
+        .add(outputOption(output, "new snapshot file (required)"))
+        .add(formatOption(format));
     po::positional_options_description positional;
     positional.add("model", 1);
     po::variables_map vm = parseOptions(argc, argv, all, positional);
@@ -96,11 +99,10 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
              << ", \"cosmology\": " << cosmoJson(co) << "}";
     SnapshotMeta meta{settings.str(), versionAndHash(), p.units.gravitationalConstant};
     writeSnapshot(output, f, bodies, meta);
-    writeFileAtomically(output + ".json", "{\"octwalk\": " + jsonString(OCTWALK_VERSION) +
-                                              ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
-                                              ", \"units\": " + jsonString(p.units.name) +
-                                              ", \"format\": " + jsonString(format) +
-                                              ", \"initial_conditions\": " + settings.str() + "}\n");
+    writeFileAtomically(output + ".json",
+                        "{\"octwalk\": " + jsonString(OCTWALK_VERSION) + ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
+                            ", \"units\": " + jsonString(p.units.name) + ", \"format\": " + jsonString(format) +
+                            ", \"initial_conditions\": " + settings.str() + "}\n");
     out << "wrote " << bodies.size() << " particles (cosmo, " << p.nGrid << "^3 in a box of " << p.boxSize
         << ", a = " << bodies.time << ", " << power.description() << ") to " << output << " [" << format << "]\n";
     return 0;
@@ -126,7 +128,8 @@ int icCommand(int argc, const char* const* argv, std::ostream& out)
     po::variables_map vm = parseOptions(argc, argv, all, positional);
     if (vm.count("help"))
     {
-        out << all << "\n" << kUnits << "\n"
+        out << all << "\n"
+            << kUnits << "\n"
             << "Model cosmo (cosmological initial conditions): see octwalk ic cosmo --help\n";
         return 0;
     }

@@ -92,15 +92,16 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     po::variables_map vm = parseOptions(argc, argv, all, positional);
     if (vm.count("help"))
     {
-        out << all << "\nOutput: k [1/length], P [length^3] in the snapshot's units; shot noise is stated, not "
-                      "subtracted.\n"
+        out << all
+            << "\nOutput: k [1/length], P [length^3] in the snapshot's units; shot noise is stated, not "
+               "subtracted.\n"
             << kCosmoUnits << "\n";
         return 0;
     }
     if (input.empty()) throw UsageError("a snapshot is required: octwalk power SNAPSHOT");
     po_.assignment = parseMassAssignment(assignment);
     validatePowerOptions(po_);
-    const bool linear = vm["linear"].as<bool>();
+    const bool linear      = vm["linear"].as<bool>();
     const CosmoUnits units = cosmoUnits(co.units);
     checkNewOutput("-o/--output", output);
 
@@ -113,8 +114,8 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     }
     if (snap.particles.boxSize > 0 && std::abs(snap.particles.boxSize - boxSize) > 1e-9 * boxSize)
     {
-        throw ParameterError("box-size = " + number(boxSize) + " does not match the snapshot's BoxSize = " +
-                             number(snap.particles.boxSize));
+        throw ParameterError("box-size = " + number(boxSize) +
+                             " does not match the snapshot's BoxSize = " + number(snap.particles.boxSize));
     }
     const Cosmology cosmology = runCosmology(vm, co, snap.particles);
     const PowerSpectrum ps    = measurePowerSpectrum(snap.particles, boxSize, po_);
@@ -150,8 +151,8 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
         << ", h = " << number(cosmology.hubbleParam) << "\n";
     if (theory)
     {
-        csv << "# P_linear: " << theory->description() << ", times [D(a)/D(1)]^2 = "
-            << number(std::pow(growthFactor(cosmology, snap.a), 2)) << "\n";
+        csv << "# P_linear: " << theory->description()
+            << ", times [D(a)/D(1)]^2 = " << number(std::pow(growthFactor(cosmology, snap.a), 2)) << "\n";
     }
     if (!reference.empty())
     {
@@ -161,9 +162,8 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     if (theory) csv << ",P_linear";
     if (!reference.empty()) csv << ",P_reference,ratio,growth_ratio2";
     csv << "\n";
-    const double growth2 = !reference.empty() ? std::pow(growthFactor(cosmology, snap.a) /
-                                                             growthFactor(cosmology, ref.a), 2)
-                                              : 0.0;
+    const double growth2 =
+        !reference.empty() ? std::pow(growthFactor(cosmology, snap.a) / growthFactor(cosmology, ref.a), 2) : 0.0;
     const double lengthMpc = units.lengthInMpcOverH;
     for (size_t b = 0; b < ps.bins.size(); ++b)
     {

@@ -60,7 +60,8 @@ std::string cosmoJson(const CosmoOptions& o)
     if (o.powerSpectrumFile.empty())
     {
         s << ", \"transfer\": " << jsonString(o.transfer) << ", \"omega_baryon\": " << o.spectrum.omegaBaryon
-          << ", \"ns\": " << o.spectrum.ns << ", \"sigma8\": " << o.spectrum.sigma8 << ", \"tcmb\": " << o.spectrum.tcmb;
+          << ", \"ns\": " << o.spectrum.ns << ", \"sigma8\": " << o.spectrum.sigma8
+          << ", \"tcmb\": " << o.spectrum.tcmb;
     }
     else
     {

@@ -48,8 +48,8 @@ void fillSpectrum(FftGrid& grid, Value value)
             for (int l = 0; l < nz; ++l)
             {
                 const int kx = grid.wavenumber(i), ky = grid.wavenumber(j), kz = l;
-                const bool nyquist = 2 * i == n || 2 * j == n || 2 * l == n;
-                const bool mean    = kx == 0 && ky == 0 && kz == 0;
+                const bool nyquist                 = 2 * i == n || 2 * j == n || 2 * l == n;
+                const bool mean                    = kx == 0 && ky == 0 && kz == 0;
                 out[(int64_t(i) * n + j) * nz + l] = nyquist || mean ? Complex(0.0) : value(kx, ky, kz);
             }
         }
@@ -76,7 +76,7 @@ void transformInto(FftGrid& grid, Value value, std::vector<double>& out)
 /// (phi the first-order potential, nabla^2 phi = delta).
 std::vector<double> secondOrderSource(FftGrid& grid, const std::vector<Complex>& delta, double kFundamental)
 {
-    const int n = grid.n();
+    const int n     = grid.n();
     auto derivative = [&](int a, int b) {
         return [&, a, b](int kx, int ky, int kz) {
             const double k[3] = {kx * kFundamental, ky * kFundamental, kz * kFundamental};
@@ -144,6 +144,7 @@ void validateCosmoIcs(const CosmoIcParams& p)
 Complex whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz)
 {
     // One draw per pair {k, -k}: the half with kz > 0, or kz = 0 and ky > 0, or kz = ky = 0 and kx > 0.
+    if (kx == 0 && ky == 0 && kz == 0) return Complex(0.0);
     const bool upper = kz > 0 || (kz == 0 && (ky > 0 || (ky == 0 && kx > 0)));
     if (!upper)
     {
@@ -151,13 +152,13 @@ Complex whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz)
         ky = -ky;
         kz = -kz;
     }
-    uint64_t h = splitmix64(seed);
-    h          = splitmix64(h ^ uint64_t(kx));
-    h          = splitmix64(h ^ uint64_t(ky));
-    h          = splitmix64(h ^ uint64_t(kz));
-    const double u1 = (double(splitmix64(h + 1) >> 11) + 1.0) * 0x1.0p-53; // (0, 1]
-    const double u2 = double(splitmix64(h + 2) >> 11) * 0x1.0p-53;         // [0, 1)
-    const double r  = std::sqrt(-std::log(u1));
+    uint64_t h         = splitmix64(seed);
+    h                  = splitmix64(h ^ uint64_t(kx));
+    h                  = splitmix64(h ^ uint64_t(ky));
+    h                  = splitmix64(h ^ uint64_t(kz));
+    const double u1    = (double(splitmix64(h + 1) >> 11) + 1.0) * 0x1.0p-53; // (0, 1]
+    const double u2    = double(splitmix64(h + 2) >> 11) * 0x1.0p-53;         // [0, 1)
+    const double r     = std::sqrt(-std::log(u1));
     const double phase = 2.0 * M_PI * u2;
     const Complex g(r * std::cos(phase), r * std::sin(phase));
     return upper ? g : std::conj(g);
@@ -166,12 +167,12 @@ Complex whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz)
 ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power)
 {
     validateCosmoIcs(p);
-    const Cosmology& c = p.cosmology;
-    const int n        = int(p.nGrid);
-    const double box   = p.boxSize;
-    const double a     = 1.0 / (1.0 + p.zBegin);
-    const double d1    = growthFactor(c, a);
-    const double e     = hubbleRate(c, a);
+    const Cosmology& c  = p.cosmology;
+    const int n         = int(p.nGrid);
+    const double box    = p.boxSize;
+    const double a      = 1.0 / (1.0 + p.zBegin);
+    const double d1     = growthFactor(c, a);
+    const double e      = hubbleRate(c, a);
     const double omegaA = c.omega0 / (a * a * a * e * e);
     // Velocities v = a H f psi; 2LPT: psi2 = -(3/7) Omega(a)^(-1/143) grad phi2, growing with f2 = 2 Omega^(6/11).
     const double velocity1 = a * p.units.hubble0 * e * growthRate(c, a);

@@ -30,10 +30,10 @@ struct CosmoUnits
     /// "nbody": length Mpc/h, G = 1, H0 = 1 (time unit 1/H0 = 9.78 / h Gyr, velocity unit 100 km/s,
     /// critical density 3 / (8 pi)). "gadget-mpc": length Mpc/h, velocity km/s, mass 1e10 Msun/h,
     /// G = 43.0071, H0 = 100. "gadget-kpc": as GADGET-2's default, length kpc/h, G = 43007.1, H0 = 0.1.
-    std::string name = "nbody";
-    double lengthInMpcOverH = 1.0;
+    std::string name             = "nbody";
+    double lengthInMpcOverH      = 1.0;
     double gravitationalConstant = 1.0;
-    double hubble0 = 1.0;
+    double hubble0               = 1.0;
 };
 
 /// The units named "nbody", "gadget-mpc" or "gadget-kpc"; ParameterError naming the value otherwise.
@@ -60,7 +60,7 @@ void validateCosmoIcs(const CosmoIcParams& p);
 
 /// The Fourier amplitude of unit variance (<|g|^2> = 1, real and imaginary parts each of variance 1/2)
 /// of the mode with integer wavenumber (kx, ky, kz): the hash described above, conjugated for the
-/// mirror half so that g(-k) = conj(g(k)).
+/// mirror half so that g(-k) = conj(g(k)); 0 for k = 0.
 std::complex<double> whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz);
 
 /// The initial conditions described above.

@@ -43,14 +43,8 @@ FftGrid::~FftGrid()
     spectrum_                    = nullptr;
 }
 
-void FftGrid::forward()
-{
-    fftw_execute(static_cast<fftw_plan>(forwardPlan_));
-}
+void FftGrid::forward() { fftw_execute(static_cast<fftw_plan>(forwardPlan_)); }
 
-void FftGrid::backward()
-{
-    fftw_execute(static_cast<fftw_plan>(backwardPlan_));
-}
+void FftGrid::backward() { fftw_execute(static_cast<fftw_plan>(backwardPlan_)); }
 
 } // namespace octwalk

@@ -24,30 +24,30 @@ double cube(double x) { return x * x * x; }
 /// EH98 eqs. 2-24 (the fit with baryon oscillations), k in 1/Mpc. Variable names follow the paper.
 double transferWithWiggles(double omhh, double fBaryon, double theta, double k)
 {
-    const double obhh  = omhh * fBaryon;
+    const double obhh   = omhh * fBaryon;
     const double theta2 = theta * theta;
-    const double zEq   = 2.50e4 * omhh / (theta2 * theta2);                          // eq. 2 (1 + z_eq)
-    const double kEq   = 0.0746 * omhh / theta2;                                     // eq. 3
-    const double b1    = 0.313 * std::pow(omhh, -0.419) * (1 + 0.607 * std::pow(omhh, 0.674));
-    const double b2    = 0.238 * std::pow(omhh, 0.223);
-    const double zDrag = 1291 * std::pow(omhh, 0.251) / (1 + 0.659 * std::pow(omhh, 0.828)) *
-                         (1 + b1 * std::pow(obhh, b2));                              // eq. 4
-    const double rDrag = 31.5 * obhh / (theta2 * theta2) * (1000 / zDrag);          // eq. 5
+    const double zEq    = 2.50e4 * omhh / (theta2 * theta2); // eq. 2 (1 + z_eq)
+    const double kEq    = 0.0746 * omhh / theta2;            // eq. 3
+    const double b1     = 0.313 * std::pow(omhh, -0.419) * (1 + 0.607 * std::pow(omhh, 0.674));
+    const double b2     = 0.238 * std::pow(omhh, 0.223);
+    const double zDrag =
+        1291 * std::pow(omhh, 0.251) / (1 + 0.659 * std::pow(omhh, 0.828)) * (1 + b1 * std::pow(obhh, b2)); // eq. 4
+    const double rDrag = 31.5 * obhh / (theta2 * theta2) * (1000 / zDrag);                                  // eq. 5
     const double rEq   = 31.5 * obhh / (theta2 * theta2) * (1000 / zEq);
     const double s     = 2.0 / (3.0 * kEq) * std::sqrt(6.0 / rEq) *
                      std::log((std::sqrt(1 + rDrag) + std::sqrt(rDrag + rEq)) / (1 + std::sqrt(rEq))); // eq. 6
-    const double kSilk = 1.6 * std::pow(obhh, 0.52) * std::pow(omhh, 0.73) * (1 + std::pow(10.4 * omhh, -0.95));
-    const double a1    = std::pow(46.9 * omhh, 0.670) * (1 + std::pow(32.1 * omhh, -0.532)); // eq. 11
-    const double a2    = std::pow(12.0 * omhh, 0.424) * (1 + std::pow(45.0 * omhh, -0.582));
-    const double alphaC = std::pow(a1, -fBaryon) * std::pow(a2, -cube(fBaryon));
-    const double bb1    = 0.944 / (1 + std::pow(458 * omhh, -0.708)); // eq. 12
-    const double bb2    = std::pow(0.395 * omhh, -0.0266);
-    const double betaC  = 1.0 / (1 + bb1 * (std::pow(1 - fBaryon, bb2) - 1));
-    const double y      = zEq / (1 + zDrag); // eq. 15
-    const double sy     = std::sqrt(1 + y);
-    const double gy     = y * (-6 * sy + (2 + 3 * y) * std::log((sy + 1) / (sy - 1)));
-    const double alphaB = 2.07 * kEq * s * std::pow(1 + rDrag, -0.75) * gy;        // eq. 14
-    const double betaNode = 8.41 * std::pow(omhh, 0.435);                          // eq. 23
+    const double kSilk    = 1.6 * std::pow(obhh, 0.52) * std::pow(omhh, 0.73) * (1 + std::pow(10.4 * omhh, -0.95));
+    const double a1       = std::pow(46.9 * omhh, 0.670) * (1 + std::pow(32.1 * omhh, -0.532)); // eq. 11
+    const double a2       = std::pow(12.0 * omhh, 0.424) * (1 + std::pow(45.0 * omhh, -0.582));
+    const double alphaC   = std::pow(a1, -fBaryon) * std::pow(a2, -cube(fBaryon));
+    const double bb1      = 0.944 / (1 + std::pow(458 * omhh, -0.708)); // eq. 12
+    const double bb2      = std::pow(0.395 * omhh, -0.0266);
+    const double betaC    = 1.0 / (1 + bb1 * (std::pow(1 - fBaryon, bb2) - 1));
+    const double y        = zEq / (1 + zDrag); // eq. 15
+    const double sy       = std::sqrt(1 + y);
+    const double gy       = y * (-6 * sy + (2 + 3 * y) * std::log((sy + 1) / (sy - 1)));
+    const double alphaB   = 2.07 * kEq * s * std::pow(1 + rDrag, -0.75) * gy;                            // eq. 14
+    const double betaNode = 8.41 * std::pow(omhh, 0.435);                                                // eq. 23
     const double betaB    = 0.5 + fBaryon + (3 - 2 * fBaryon) * std::sqrt(std::pow(17.2 * omhh, 2) + 1); // eq. 24
 
     const double q  = k / (13.41 * kEq); // eq. 10
@@ -72,10 +72,10 @@ double transferWithWiggles(double omhh, double fBaryon, double theta, double k)
 /// EH98 eqs. 26-31 (no wiggles), k in 1/Mpc.
 double transferNoWiggle(double omhh, double fBaryon, double theta, double k)
 {
-    const double obhh   = omhh * fBaryon;
-    const double s      = 44.5 * std::log(9.83 / omhh) / std::sqrt(1 + 10 * std::pow(obhh, 0.75)); // eq. 26
-    const double alphaG = 1 - 0.328 * std::log(431 * omhh) * fBaryon +
-                          0.38 * std::log(22.3 * omhh) * fBaryon * fBaryon; // eq. 31
+    const double obhh = omhh * fBaryon;
+    const double s    = 44.5 * std::log(9.83 / omhh) / std::sqrt(1 + 10 * std::pow(obhh, 0.75)); // eq. 26
+    const double alphaG =
+        1 - 0.328 * std::log(431 * omhh) * fBaryon + 0.38 * std::log(22.3 * omhh) * fBaryon * fBaryon; // eq. 31
     const double gammaEff = omhh * (alphaG + (1 - alphaG) / (1 + std::pow(0.43 * k * s, 4))); // eq. 30 (times h)
     const double q        = k * theta * theta / gammaEff;                                     // eq. 28
     const double l0       = std::log(2 * M_E + 1.8 * q);                                      // eq. 29
@@ -87,10 +87,8 @@ double transferNoWiggle(double omhh, double fBaryon, double theta, double k)
 template<class F>
 double gaussLegendre8(F f, double a, double b)
 {
-    static constexpr double x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
-                                    0.9602898564975363};
-    static constexpr double w[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
-                                    0.1012285362903763};
+    static constexpr double x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363};
+    static constexpr double w[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763};
     double mid = 0.5 * (a + b), half = 0.5 * (b - a), sum = 0.0;
     for (int i = 0; i < 4; ++i) sum += w[i] * (f(mid - half * x[i]) + f(mid + half * x[i]));
     return sum * half;
@@ -117,10 +115,7 @@ TransferModel parseTransferModel(const std::string& name)
     throw ParameterError("transfer function '" + name + "' is unknown: use eh98 or eh98-nowiggle");
 }
 
-std::string toString(TransferModel model)
-{
-    return model == TransferModel::EisensteinHu ? "eh98" : "eh98-nowiggle";
-}
+std::string toString(TransferModel model) { return model == TransferModel::EisensteinHu ? "eh98" : "eh98-nowiggle"; }
 
 void validateSpectrum(const Cosmology& c, const SpectrumParams& s)
 {
@@ -134,8 +129,8 @@ void validateSpectrum(const Cosmology& c, const SpectrumParams& s)
     }
     if (!(s.omegaBaryon >= 0 && s.omegaBaryon < c.omega0))
     {
-        throw ParameterError("omega-baryon = " + describe(s.omegaBaryon) + " is invalid: must be in [0, Omega0 = " +
-                             describe(c.omega0) + ")");
+        throw ParameterError("omega-baryon = " + describe(s.omegaBaryon) +
+                             " is invalid: must be in [0, Omega0 = " + describe(c.omega0) + ")");
     }
     if (!std::isfinite(s.ns)) throw ParameterError("ns = " + describe(s.ns) + " is invalid: must be finite");
     if (!(std::isfinite(s.sigma8) && s.sigma8 > 0))
@@ -194,17 +189,17 @@ LinearPower LinearPower::eisensteinHu(const Cosmology& c, const SpectrumParams& 
 {
     validateSpectrum(c, s);
     LinearPower p;
-    p.cosmology_  = c;
-    p.spectrum_   = s;
-    p.amplitude_  = 1.0;
-    p.kMax_       = std::numeric_limits<double>::infinity();
-    double sigma  = sigmaTopHat([&](double k) { return p(k); }, 8.0);
-    p.amplitude_  = s.sigma8 * s.sigma8 / (sigma * sigma);
+    p.cosmology_ = c;
+    p.spectrum_  = s;
+    p.amplitude_ = 1.0;
+    p.kMax_      = std::numeric_limits<double>::infinity();
+    double sigma = sigmaTopHat([&](double k) { return p(k); }, 8.0);
+    p.amplitude_ = s.sigma8 * s.sigma8 / (sigma * sigma);
     std::ostringstream d;
     d.precision(8);
     d << "EH98 " << (s.transfer == TransferModel::EisensteinHu ? "(baryon wiggles)" : "(no wiggles)")
-      << ", Omega0 = " << c.omega0 << ", Omega_b = " << s.omegaBaryon << ", h = " << c.hubbleParam
-      << ", ns = " << s.ns << ", sigma8 = " << s.sigma8 << ", T_CMB = " << s.tcmb << " K";
+      << ", Omega0 = " << c.omega0 << ", Omega_b = " << s.omegaBaryon << ", h = " << c.hubbleParam << ", ns = " << s.ns
+      << ", sigma8 = " << s.sigma8 << ", T_CMB = " << s.tcmb << " K";
     p.description_ = d.str();
     return p;
 }
@@ -230,7 +225,8 @@ LinearPower LinearPower::fromTable(const std::string& path)
         }
         if (!(std::isfinite(power) && power > 0))
         {
-            tableError(path, line, "P = " + describe(power) + " must be finite and > 0 (it is interpolated in log-log)");
+            tableError(path, line,
+                       "P = " + describe(power) + " must be finite and > 0 (it is interpolated in log-log)");
         }
         p.lnK_.push_back(std::log(k));
         p.lnP_.push_back(std::log(power));

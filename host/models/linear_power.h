@@ -34,7 +34,7 @@ struct SpectrumParams
     /// rms linear density contrast in top-hat spheres of 8 Mpc/h at z = 0. > 0.
     double sigma8 = 0.81;
     /// CMB temperature today [K] (EH98's Theta_2.7 = tcmb / 2.7).
-    double tcmb = 2.7255;
+    double tcmb            = 2.7255;
     TransferModel transfer = TransferModel::EisensteinHu;
 };
 
@@ -88,7 +88,7 @@ private:
     // table
     std::vector<double> lnK_, lnP_;
     double kMin_ = 0.0, kMax_ = 0.0;
-    bool table_  = false;
+    bool table_ = false;
 };
 
 } // namespace octwalk

@@ -143,7 +143,7 @@ PowerSpectrum measurePowerSpectrum(const ParticleSet& particles, double boxSize,
                 {
                     const int64_t m    = (int64_t(i) * n + j) * (n / 2 + 1) + l;
                     const double phase = M_PI * (grid.wavenumber(i) + grid.wavenumber(j) + l) / n;
-                    delta[m] = 0.5 * (delta[m] + shifted[m] * Complex(std::cos(phase), std::sin(phase)));
+                    delta[m]           = 0.5 * (delta[m] + shifted[m] * Complex(std::cos(phase), std::sin(phase)));
                 }
             }
         }

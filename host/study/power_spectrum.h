@@ -30,9 +30,9 @@ std::string toString(MassAssignment a);
 struct PowerOptions
 {
     /// Grid cells per side, >= 4 and <= 2048.
-    int nMesh = 128;
+    int nMesh                 = 128;
     MassAssignment assignment = MassAssignment::Cic;
-    bool interlace = false;
+    bool interlace            = false;
     /// Number of bins from kF / 2 to k_Nyquist + kF / 2 (kF = 2 pi / L); 0: n_mesh / 2, one per kF.
     int nBins = 0;
     /// Bins equally spaced in ln k instead of k.
@@ -45,8 +45,8 @@ void validatePowerOptions(const PowerOptions& o);
 struct PowerBin
 {
     double kLow = 0, kHigh = 0; ///< bin edges [1 / length]
-    double kMean = 0;           ///< mean |k| of its modes (0 when empty)
-    double power = 0;           ///< mean V |delta_k|^2 of its modes [length^3] (0 when empty)
+    double kMean  = 0;          ///< mean |k| of its modes (0 when empty)
+    double power  = 0;          ///< mean V |delta_k|^2 of its modes [length^3] (0 when empty)
     int64_t modes = 0;          ///< modes counted (k and -k separately)
 };
 
