@@ -64,7 +64,7 @@ struct TempDir
 TEST(Power, PlaneWaveLandsInItsBinWithItsAmplitude)
 {
     const double box = 100, amplitude = 0.02;
-    const int m      = 3;
+    const int m = 3;
     // A lattice finer along x than the mesh keeps its own images far from the wave: the amplitude is
     // then right to 9e-4 (the error falls as 1 / nx^2: 1.4e-2 at nx = 64, measured).
     const int nx = 256;
@@ -73,9 +73,9 @@ TEST(Power, PlaneWaveLandsInItsBinWithItsAmplitude)
         for (bool interlace : {false, true})
         {
             PowerOptions o;
-            o.nMesh      = 16;
-            o.assignment = scheme;
-            o.interlace  = interlace;
+            o.nMesh          = 16;
+            o.assignment     = scheme;
+            o.interlace      = interlace;
             PowerSpectrum ps = measurePowerSpectrum(planeWave(nx, 16, box, m, amplitude), box, o);
             // delta = -A k cos(k x): the modes +-k each hold (A k / 2)^2, so the bin's sum is V (A k)^2 / 2.
             const double k = 2 * M_PI * m / box, expected = box * box * box * std::pow(amplitude * k, 2) / 2;

@@ -22,16 +22,14 @@ namespace {
 /// CCL's own EH98): k [h/Mpc], linear P(k, z = 0) [(Mpc/h)^3] of EH98 with wiggles for Omega_c = 0.25,
 /// Omega_b = 0.05, h = 0.7, sigma8 = 0.8, n_s = 0.96, T_CMB = 2.725 K.
 const double kCclEh[][2] = {
-    {0.001, 3895.01},     {0.00125893, 4820.41}, {0.00158489, 5944.14}, {0.00199526, 7293.37},
-    {0.00251189, 8888.94}, {0.00316228, 10738.6}, {0.00398107, 12828},   {0.00501187, 15110.6},
-    {0.00630957, 17496.7}, {0.00794328, 19844},   {0.01, 21948.4},       {0.0125893, 23536.4},
-    {0.0158489, 24261},    {0.0199526, 23736.2},  {0.0251189, 21710.2},  {0.0316228, 18450.2},
-    {0.0398107, 14916.5},  {0.0501187, 12106.2},  {0.0630957, 10236.8},  {0.0794328, 8235.55},
-    {0.1, 5448.59},        {0.125893, 4081.54},   {0.158489, 2678.47},   {0.199526, 1884.71},
-    {0.251189, 1208.38},   {0.316228, 766.369},   {0.398107, 475.555},   {0.501187, 293.38},
-    {0.630957, 178.049},   {0.794328, 106.733},   {1, 63.2412},          {1.25893, 37.0729},
-    {1.58489, 21.5199},    {1.99526, 12.3786},    {2.51189, 7.06106},    {3.16228, 3.99686},
-    {3.98107, 2.24641},    {5.01187, 1.25438},    {6.30957, 0.696262},   {7.94328, 0.384353},
+    {0.001, 3895.01},      {0.00125893, 4820.41}, {0.00158489, 5944.14}, {0.00199526, 7293.37}, {0.00251189, 8888.94},
+    {0.00316228, 10738.6}, {0.00398107, 12828},   {0.00501187, 15110.6}, {0.00630957, 17496.7}, {0.00794328, 19844},
+    {0.01, 21948.4},       {0.0125893, 23536.4},  {0.0158489, 24261},    {0.0199526, 23736.2},  {0.0251189, 21710.2},
+    {0.0316228, 18450.2},  {0.0398107, 14916.5},  {0.0501187, 12106.2},  {0.0630957, 10236.8},  {0.0794328, 8235.55},
+    {0.1, 5448.59},        {0.125893, 4081.54},   {0.158489, 2678.47},   {0.199526, 1884.71},   {0.251189, 1208.38},
+    {0.316228, 766.369},   {0.398107, 475.555},   {0.501187, 293.38},    {0.630957, 178.049},   {0.794328, 106.733},
+    {1, 63.2412},          {1.25893, 37.0729},    {1.58489, 21.5199},    {1.99526, 12.3786},    {2.51189, 7.06106},
+    {3.16228, 3.99686},    {3.98107, 2.24641},    {5.01187, 1.25438},    {6.30957, 0.696262},   {7.94328, 0.384353},
     {10, 0.211105}};
 
 Cosmology cclCosmology() { return Cosmology{0.3, 0.7, 0.7}; }
@@ -73,8 +71,8 @@ TEST(CosmoIcs, EisensteinHuMatchesPublishedTable)
 
 TEST(CosmoIcs, NoWiggleFitFollowsTheWiggleFitWithoutItsOscillations)
 {
-    SpectrumParams s = cclSpectrum();
-    s.transfer       = TransferModel::EisensteinHuNoWiggle;
+    SpectrumParams s  = cclSpectrum();
+    s.transfer        = TransferModel::EisensteinHuNoWiggle;
     const Cosmology c = cclCosmology();
     EXPECT_NEAR(eisensteinHuTransfer(c, s, 1e-5), 1.0, 1e-4);
     SpectrumParams w = cclSpectrum();
@@ -216,10 +214,10 @@ TEST(CosmoIcs, SetHasTheCosmologicalConventions)
 
 TEST(CosmoIcs, ZeldovichVelocitiesAreProportionalToDisplacements)
 {
-    CosmoIcParams p = smallBox(16, 1);
-    ParticleSet s   = makeCosmoIcs(p, LinearPower::eisensteinHu(p.cosmology, SpectrumParams{}));
-    const double a  = s.time;
-    const double factor = a * hubbleRate(p.cosmology, a) * growthRate(p.cosmology, a); // H0 = 1 in nbody units
+    CosmoIcParams p      = smallBox(16, 1);
+    ParticleSet s        = makeCosmoIcs(p, LinearPower::eisensteinHu(p.cosmology, SpectrumParams{}));
+    const double a       = s.time;
+    const double factor  = a * hubbleRate(p.cosmology, a) * growthRate(p.cosmology, a); // H0 = 1 in nbody units
     const double spacing = p.boxSize / 16;
     double largest       = 0;
     for (int64_t i = 0; i < s.size(); ++i)
@@ -236,9 +234,9 @@ TEST(CosmoIcs, ZeldovichVelocitiesAreProportionalToDisplacements)
 
 TEST(CosmoIcs, SameSeedIsBitIdenticalForAnyThreadCount)
 {
-    CosmoIcParams p     = smallBox(16, 2);
-    LinearPower power   = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
-    const int threads   = omp_get_max_threads();
+    CosmoIcParams p   = smallBox(16, 2);
+    LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
+    const int threads = omp_get_max_threads();
     omp_set_num_threads(1);
     ParticleSet one = makeCosmoIcs(p, power);
     omp_set_num_threads(std::max(2, threads));
@@ -269,11 +267,11 @@ TEST(CosmoIcs, MeasuredPowerMatchesInputWithinCosmicVariance)
         LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
         ParticleSet s     = makeCosmoIcs(p, power);
         PowerOptions o;
-        o.nMesh            = 128;
-        o.interlace        = true;
-        PowerSpectrum ps   = measurePowerSpectrum(s, p.boxSize, o);
-        const double d     = growthFactor(p.cosmology, s.time);
-        const double kNyq  = M_PI * 64 / p.boxSize;
+        o.nMesh           = 128;
+        o.interlace       = true;
+        PowerSpectrum ps  = measurePowerSpectrum(s, p.boxSize, o);
+        const double d    = growthFactor(p.cosmology, s.time);
+        const double kNyq = M_PI * 64 / p.boxSize;
         int within2 = 0, bins = 0;
         for (const PowerBin& b : ps.bins)
         {
