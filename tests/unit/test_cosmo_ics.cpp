@@ -2,7 +2,9 @@
 // normalisation, the Gaussian field's symmetry and statistics, and the measured P(k) of the ICs.
 #include <gtest/gtest.h>
 
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 #include <cmath>
 #include <cstring>
@@ -42,6 +44,18 @@ SpectrumParams cclSpectrum()
     s.sigma8      = 0.8;
     s.tcmb        = 2.725;
     return s;
+}
+
+/// Sets the OpenMP thread count (nothing in the serial suite) and returns the previous one.
+int setThreads(int n)
+{
+#ifdef _OPENMP
+    const int previous = omp_get_max_threads();
+    omp_set_num_threads(n);
+    return previous;
+#else
+    return n;
+#endif
 }
 
 CosmoIcParams smallBox(int64_t n, int lpt)
@@ -236,12 +250,11 @@ TEST(CosmoIcs, SameSeedIsBitIdenticalForAnyThreadCount)
 {
     CosmoIcParams p   = smallBox(16, 2);
     LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
-    const int threads = omp_get_max_threads();
-    omp_set_num_threads(1);
-    ParticleSet one = makeCosmoIcs(p, power);
-    omp_set_num_threads(std::max(2, threads));
+    const int threads = setThreads(1);
+    ParticleSet one   = makeCosmoIcs(p, power);
+    setThreads(std::max(2, threads));
     ParticleSet many = makeCosmoIcs(p, power);
-    omp_set_num_threads(threads);
+    setThreads(threads);
     ParticleSet again = makeCosmoIcs(p, power);
     for (int64_t i = 0; i < one.size(); ++i)
     {
