@@ -167,11 +167,26 @@ Complex whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz)
 ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power)
 {
     validateCosmoIcs(p);
+    const double a            = 1.0 / (1.0 + p.zBegin);
+    const double d1           = growthFactor(p.cosmology, a);
+    const double kFundamental = 2.0 * M_PI / p.boxSize; // internal units
+    const double boxMpc       = p.boxSize * p.units.lengthInMpcOverH;
+    const double kToHperMpc   = 1.0 / p.units.lengthInMpcOverH;
+    const double volumeMpc    = boxMpc * boxMpc * boxMpc;
+    // delta(k) at a_begin: <|delta_k|^2> = D^2 P(k) / V, with delta(x) = sum_k delta_k e^{ik.x}.
+    return makeLptIcs(p, [&](int kx, int ky, int kz) {
+        const double k = kFundamental * std::sqrt(double(kx) * kx + double(ky) * ky + double(kz) * kz);
+        return whiteNoiseMode(p.seed, kx, ky, kz) * (d1 * std::sqrt(power(k * kToHperMpc) / volumeMpc));
+    });
+}
+
+ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<Complex(int, int, int)>& delta0)
+{
+    validateCosmoIcs(p);
     const Cosmology& c  = p.cosmology;
     const int n         = int(p.nGrid);
     const double box    = p.boxSize;
     const double a      = 1.0 / (1.0 + p.zBegin);
-    const double d1     = growthFactor(c, a);
     const double e      = hubbleRate(c, a);
     const double omegaA = c.omega0 / (a * a * a * e * e);
     // Velocities v = a H f psi; 2LPT: psi2 = -(3/7) Omega(a)^(-1/143) grad phi2, growing with f2 = 2 Omega^(6/11).
@@ -180,19 +195,12 @@ ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power)
     const double d2Factor  = -3.0 / 7.0 * std::pow(omegaA, -1.0 / 143.0);
 
     const double kFundamental = 2.0 * M_PI / box; // internal units
-    const double boxMpc       = box * p.units.lengthInMpcOverH;
-    const double kToHperMpc   = 1.0 / p.units.lengthInMpcOverH;
-    const double volumeMpc    = boxMpc * boxMpc * boxMpc;
 
     ParticleSet out;
     try
     {
         FftGrid grid(n);
-        // delta(k) at a_begin: <|delta_k|^2> = D^2 P(k) / V, with delta(x) = sum_k delta_k e^{ik.x}.
-        fillSpectrum(grid, [&](int kx, int ky, int kz) {
-            const double k = kFundamental * std::sqrt(double(kx) * kx + double(ky) * ky + double(kz) * kz);
-            return whiteNoiseMode(p.seed, kx, ky, kz) * (d1 * std::sqrt(power(k * kToHperMpc) / volumeMpc));
-        });
+        fillSpectrum(grid, delta0);
         const std::vector<Complex> delta(grid.spectrum(), grid.spectrum() + grid.spectrumSize());
 
         const int64_t count = grid.realSize();

@@ -16,6 +16,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "host/core/particles.h"
@@ -67,5 +68,13 @@ std::complex<double> whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64
 /// @param[in] p      grid, box, redshift, seed, LPT order, cosmology and units (validated here)
 /// @param[in] power  the linear P(k) at z = 0 [(Mpc/h)^3, k in h/Mpc], scaled by D(a_begin)^2
 ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power);
+
+/// The lattice displaced by 1LPT or 2LPT from a given linear density field at a_begin: the engine of
+/// makeCosmoIcs, open for tests with fields whose displacements are known analytically.
+/// @param[in] p       as above (p.seed unused)
+/// @param[in] delta0  delta(k) at a_begin of the mode with integer wavenumber (kx, ky, kz), kz >= 0, in
+///                    the convention delta(x) = sum_k delta(k) e^{i k.x}; must be Hermitian on the
+///                    plane kz = 0; not called for k = 0 and the Nyquist planes (zero)
+ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<std::complex<double>(int, int, int)>& delta0);
 
 } // namespace octwalk
