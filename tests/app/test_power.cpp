@@ -209,3 +209,25 @@ TEST(Power, CliRejectsBadInputWithOneLineNamingTheValue)
         EXPECT_FALSE(std::filesystem::exists(out)) << text;
     }
 }
+
+TEST(Power, IcCosmoIsReachedByNameOrModelOptionAndDocumented)
+{
+    TempDir dir;
+    const std::string ic = dir / "ic.tipsy";
+    CliResult r          = run({"ic", "--model", "cosmo", "--n", "512", "--format", "tipsy", "-o", ic.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("512 particles (cosmo, 8^3"), std::string::npos) << r.out;
+    std::ifstream json(ic + ".json");
+    std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+    for (const char* key : {"\"units\": \"nbody\"", "\"a_begin\": 0.02", "\"box_size\": 100", "\"sigma8\""})
+    {
+        EXPECT_NE(text.find(key), std::string::npos) << key << " in " << text;
+    }
+    r = run({"ic", "cosmo", "--help"});
+    EXPECT_EQ(r.code, 0);
+    for (const char* option :
+         {"--n-grid", "--box-size", "--z-begin", "--sigma8", "--power-spectrum", "--units", "G = 1"})
+    {
+        EXPECT_NE(r.out.find(option), std::string::npos) << option;
+    }
+}
