@@ -10,6 +10,10 @@
 # It needs `octwalk run --comoving` (branch comoving) and periodic forces (branch periodic): the run line
 # below uses the option names issue 13 gives (--comoving, --output-list with scale factors, --output-dir);
 # check them against `octwalk run --help` once those branches are merged.
+# The comparison itself was checked with 2LPT standing in for the run (ic cosmo at z = 1 and z = 0,
+# the same seed): LPT alone does NOT pass (bins at k = 0.016, 0.028, 0.039 h/Mpc sit -0.5%, -2.7%, -5.7%
+# low at z = 1 and -1.1%, -5.0%, -10.9% at z = 0 at 32^3 in 500 Mpc/h), as LPT's density loses power
+# on these scales where gravity does not; the run must do better than its ICs' own approximation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N_GRID=${1:-32}
@@ -38,13 +42,14 @@ check() { # snapshot, a, tolerance, label
     --reference-a 0.02 $COSMO -o "$WORK/power_$4.csv"
   awk -F, -v kmax="$K_MAX" -v tol="$3" -v label="$4" '
     /^#/ || /^k_low/ { next }
-    $3 < kmax { n++; d = $9 / $10 - 1; if (d < 0) d = -d; if (d > worst) worst = d
-                printf "%s: k = %.4f  P/P_start = %.5g  [D/D_start]^2 = %.5g  (%+.2f%%)\n", label, $3, $9, $10, 100 * ($9 / $10 - 1) }
+    $3 < kmax { n++; d = $8 / $9 - 1; if (d < 0) d = -d; if (d > worst) worst = d
+                printf "%s: k = %.4f  P/P_start = %.5g  [D/D_start]^2 = %.5g  (%+.2f%%)\n", label, $3, $8, $9, 100 * ($8 / $9 - 1) }
     END { if (n == 0) { print label ": no bin below k = " kmax; exit 1 }
           printf "%s: %d bins, worst deviation %.2f%% (limit %.0f%%)\n", label, n, 100 * worst, 100 * tol
           exit worst > tol }' "$WORK/power_$4.csv" || status=1
 }
 check "${snaps[0]}" 0.5 0.02 z1
 check "${snaps[1]}" 1.0 0.03 z0
+
 [ "$status" = 0 ] && echo "growth_check: PASS" || echo "growth_check: FAIL"
 exit "$status"
