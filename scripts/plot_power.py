@@ -16,14 +16,17 @@ def die(message):
 
 def read_power(path):
     """(a, header lines, {column: [values]}) of one CSV written by octwalk power."""
-    a, header, rows, names = None, [], [], None
+    a, header, rows, names, nyquist = None, [], [], None, None
     try:
         with open(path) as f:
             for line in f:
                 if line.startswith("#"):
                     header.append(line[1:].strip())
                     if line.startswith("# a = "):
-                        a = float(line[6:].split(",")[0])
+                        fields = dict(f.strip().split(" = ", 1) for f in line[2:].split(",")[:3])
+                        a = float(fields["a"])
+                        # the particles' Nyquist wavenumber pi N^(1/3) / L: beyond it a lattice start shows
+                        nyquist = 3.141592653589793 * round(float(fields["N"]) ** (1 / 3)) / float(fields["box"])
                 elif names is None:
                     names = line.strip().split(",")
                 elif line.strip():
@@ -32,7 +35,7 @@ def read_power(path):
         die(f"{path}: {err}")
     if names is None or not rows:
         die(f"{path}: no P(k) rows (is it a CSV of octwalk power?)")
-    return a, header, {n: [r[i] for r in rows] for i, n in enumerate(names)}
+    return a, nyquist, {n: [r[i] for r in rows] for i, n in enumerate(names)}
 
 
 def main():
@@ -50,7 +53,7 @@ def main():
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.5, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]})
     for path in args.csv:
-        a, _, c = read_power(path)
+        a, nyquist, c = read_power(path)
         p = [x - (s if args.subtract_shot_noise else 0) for x, s in zip(c["P"], c["shot_noise"])]
         label = f"z = {1 / a - 1:.2f}" if a else path
         line, = top.loglog(c["k_mean"], p, ".-", label=label)
@@ -59,10 +62,15 @@ def main():
             bottom.semilogx(c["k_mean"], [x / y if y > 0 else float("nan") for x, y in zip(p, c["P_linear"])],
                             ".-", color=line.get_color())
         top.axhline(c["shot_noise"][0], color=line.get_color(), ls=":", lw=0.8)
+        if nyquist:
+            for axis in (top, bottom):
+                axis.axvline(nyquist, color="grey", ls="-.", lw=0.8)
     top.set_ylabel(r"$P(k)$ [length$^3$]")
-    top.set_title("measured (points), linear theory $\\times D(a)^2$ (dashed), shot noise (dotted)", fontsize=9)
+    top.set_title("measured (points), linear theory $\\times D(a)^2$ (dashed), shot noise (dotted),\n"
+                  "particle Nyquist wavenumber (dash-dot)", fontsize=9)
     top.legend()
     bottom.axhline(1.0, color="grey", lw=0.8)
+    bottom.set_ylim(0.5, 2.0)
     bottom.set_ylabel(r"$P / P_{\rm linear}$")
     bottom.set_xlabel(r"$k$ [1/length]")
     fig.tight_layout()

@@ -57,7 +57,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("snapshots", nargs="+")
     ap.add_argument("--extent", type=float, default=15.0, help="half-width of the maps [length]")
-    ap.add_argument("--bins", type=int, default=300)
+    ap.add_argument("--bins", type=int, default=None,
+                    help="map pixels per side (default 300; --periodic: the particles per side, N^(1/3))")
     ap.add_argument("--index-range", default=None,
                     help="A:B keeps bodies A..B-1 in file order (octwalk writes id order: for a galaxy of N "
                          "bodies the disk is ids N/6..N/3)")
@@ -70,7 +71,7 @@ def main():
     args = ap.parse_args()
     if args.periodic is not None and not args.periodic > 0:
         die("--periodic BOX must be > 0")
-    if args.extent <= 0 or args.bins < 2:
+    if args.extent <= 0 or (args.bins is not None and args.bins < 2):
         die("--extent must be > 0 and --bins >= 2")
 
     keep = slice(None)
@@ -96,8 +97,11 @@ def main():
         centre = args.slab_centre if args.slab_centre is not None else box / 2
         if not depth > 0:
             die("--slab-depth must be > 0")
-        plot_periodic_slabs(snaps, box, "xyz".index(args.axis), depth, centre, args.bins, args.output)
+        # Finer pixels than the mean particle spacing would draw the starting lattice, not the density.
+        bins = args.bins or max(2, round(len(snaps[0][2]) ** (1 / 3)))
+        plot_periodic_slabs(snaps, box, "xyz".index(args.axis), depth, centre, bins, args.output)
         return
+    args.bins = args.bins or 300
     n = len(snaps)
     fig, ax = plt.subplots(3, n, figsize=(4.2 * n, 11), squeeze=False)
     edges = np.linspace(-args.extent, args.extent, args.bins + 1)

@@ -8,6 +8,12 @@
 /// P(k) = V <|delta_k|^2> with delta the mass density contrast; shot noise is NOT subtracted, it is
 /// reported (V sum m^2 / (sum m)^2, V / N for equal masses), since for a lattice-like start
 /// (initial conditions, early times) the Poisson value does not apply.
+///
+/// The window deconvolution assumes a distribution without structure on the mesh scale. A perturbed
+/// lattice (initial conditions, early times) is over-corrected: the mode-weighted P / P_linear of a
+/// 64^3 box of 256 Mpc/h at z = 49 over 0.1 < k < 0.75 h/Mpc is 1.48 with n_mesh = 64 (the lattice),
+/// 1.020 with 128 and 1.006 with 256 (measured, CIC or TSC, interlaced): use n_mesh >= 2-4 times
+/// the particles per side for such sets.
 
 #include <cstdint>
 #include <string>
