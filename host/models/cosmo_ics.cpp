@@ -242,10 +242,10 @@ ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<Complex(int, 
             std::vector<double>().swap(source);
             grid.forward();
             // phi2(k) = -S(k) / k^2 (nabla^2 phi2 = S); psi2 = D2 grad phi2 = i k D2 phi2(k) = -i k D2 S(k) / k^2.
-            std::vector<Complex> phi2(grid.spectrum(), grid.spectrum() + grid.spectrumSize());
-            for (Complex& v : phi2) v *= d2Factor / double(count); // forward() has no 1/n^3
+            std::vector<Complex> scaledSource(grid.spectrum(), grid.spectrum() + grid.spectrumSize());
+            for (Complex& v : scaledSource) v *= d2Factor / double(count); // D2 S(k); forward() has no 1/n^3
             // Velocities of the second-order part grow with f2: v2 = a H f2 psi2.
-            displace(phi2, -1.0, velocity2);
+            displace(scaledSource, -1.0, velocity2);
         }
     }
     catch (const std::bad_alloc&)
