@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs the Debian-built dependencies that the device machine lacks (it has CUDA, CMake and ninja
-# but no Boost, GoogleTest or Google Benchmark, and cannot download) into a CMake prefix, .deps/,
+# but no Boost, GoogleTest, Google Benchmark or FFTW3, and cannot download) into a CMake prefix, .deps/,
 # that the device tool carries. Boost travels as the closure of the headers program_options needs.
 # Usage: bash scripts/pack_device_deps.sh   (then carry .deps and export OCTWALK_DEPS=$PWD/.deps there)
 set -euo pipefail
@@ -11,11 +11,11 @@ rm -rf "$out"
 mkdir -p "$out/lib/x86_64-linux-gnu/cmake" "$out/include"
 
 cp -a $lib/libbenchmark.so* $lib/libbenchmark_main.a $lib/libboost_program_options.* $lib/libgtest*.a \
-      $lib/libgmock*.a "$out/lib/x86_64-linux-gnu/" 2>/dev/null || true
+      $lib/libgmock*.a $lib/libfftw3.so* "$out/lib/x86_64-linux-gnu/" 2>/dev/null || true
 for d in benchmark GTest Boost-1.74.0 BoostDetectToolset-1.74.0.cmake boost_headers-1.74.0 boost_program_options-1.74.0; do
   cp -a "$lib/cmake/$d" "$out/lib/x86_64-linux-gnu/cmake/"
 done
-cp -a /usr/include/benchmark /usr/include/gtest "$out/include/"
+cp -a /usr/include/benchmark /usr/include/gtest /usr/include/fftw3.h "$out/include/"
 [ -d /usr/include/gmock ] && cp -a /usr/include/gmock "$out/include/"
 
 # The Boost headers that program_options pulls in, found by the preprocessor.

@@ -25,12 +25,15 @@ void printUsage(std::ostream& out)
         << "commands:\n"
         << "  run       shared-timestep leapfrog simulation of a model or snapshot, with diagnostics,\n"
         << "            snapshots, checkpoints and restart\n"
-        << "  ic        write initial conditions (plummer, hernquist, uniform, galaxy, merger) as a snapshot\n"
+        << "  ic        write initial conditions (plummer, hernquist, uniform, galaxy, merger; cosmo: a periodic\n"
+        << "            cosmological box by 2LPT from a linear P(k)) as a snapshot\n"
         << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, hdf5)\n"
         << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n"
         << "  accuracy  error percentiles vs direct summation over a sweep of theta, MAC, n-leaf, n-group, multipole\n"
         << "  profile   per-phase timings, GFLOP/s, walk bandwidth and speed-up over direct summation vs N and "
-           "theta\n\n"
+           "theta\n"
+        << "  power     the matter power spectrum of a periodic snapshot (CIC/TSC, interlacing) to a CSV, with\n"
+        << "            linear theory and the ratio to a starting snapshot\n\n"
         << "options: --help, --version\n"
         << kUnits << "\n";
 }
@@ -42,7 +45,8 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     using Command = int (*)(int, const char* const*, std::ostream&);
     const std::map<std::string, Command> commands{
         {"forces", cli::forcesCommand},   {"run", cli::runCommand},           {"ic", cli::icCommand},
-        {"convert", cli::convertCommand}, {"accuracy", cli::accuracyCommand}, {"profile", cli::profileCommand}};
+        {"convert", cli::convertCommand}, {"accuracy", cli::accuracyCommand}, {"profile", cli::profileCommand},
+        {"power", cli::powerCommand}};
     if (argc < 2)
     {
         printUsage(err);

@@ -1,16 +1,118 @@
 // octwalk ic: initial conditions as a snapshot, with the settings beside it.
+#include <cmath>
+#include <cstring>
+#include <sstream>
 #include <string>
 
+#include "common/errors.h"
 #include "host/cli/commands.h"
+#include "host/cli/cosmo_options.h"
 #include "host/cli/options.h"
 #include "host/io/atomic_file.h"
 #include "host/io/snapshot.h"
+#include "host/models/cosmo_ics.h"
 #include "octwalk_version.h"
 
 namespace octwalk::cli {
 
+namespace {
+
+/// `octwalk ic cosmo ...` or `octwalk ic --model cosmo ...`.
+bool isCosmoModel(int argc, const char* const* argv)
+{
+    for (int i = 2; i < argc; ++i)
+    {
+        const std::string arg = argv[i];
+        if (arg == "cosmo" && (i == 2 || std::strcmp(argv[i - 1], "--model") == 0)) return true;
+        if (arg == "--model=cosmo") return true;
+    }
+    return false;
+}
+
+/// N = n^3 from --n-grid, or from --n when it is a cube; UsageError for both or a non-cube.
+int64_t gridSide(const po::variables_map& vm)
+{
+    if (vm.count("n-grid") && vm.count("n")) throw UsageError("give --n-grid or --n, not both");
+    if (!vm.count("n")) return vm.count("n-grid") ? vm["n-grid"].as<int64_t>() : 64;
+    const int64_t n = vm["n"].as<int64_t>();
+    int64_t side    = std::llround(std::cbrt(double(n)));
+    if (n < 8 || side * side * side != n)
+    {
+        throw ParameterError("option --n = " + std::to_string(n) + " is invalid: cosmo needs a cube n-grid^3 >= 8");
+    }
+    return side;
+}
+
+int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
+{
+    CosmoIcParams p;
+    CosmoOptions co;
+    std::string output, format = "gadget2", model;
+    int64_t nGrid = p.nGrid;
+    po::options_description cmd("octwalk ic cosmo: cosmological initial conditions, a grid of n^3 particles in a "
+                                "periodic box displaced by 2LPT (or Zel'dovich) from a linear P(k), as a snapshot "
+                                "(and FILE.json with the settings)\nCommand");
+    // clang-format off
+    cmd.add_options()
+        ("help,h", "this help")
+        ("model", po::value(&model), "cosmo")
+        ("n-grid", po::value(&nGrid), "particles per side, N = n-grid^3 (default 64), >= 2")
+        ("n", po::value<int64_t>(), "number of particles, a cube (instead of --n-grid)")
+        ("box-size", po::value(&p.boxSize)->default_value(p.boxSize),
+         "side of the periodic box [length unit of --units: Mpc/h, or kpc/h for gadget-kpc], > 0")
+        ("z-begin", po::value(&p.zBegin)->default_value(p.zBegin), "starting redshift, >= 0")
+        ("seed", po::value(&p.seed)->default_value(p.seed),
+         "random seed of the phases (a mode's amplitude depends on the seed and its integer wavenumber only, so "
+         "the same seed gives the same large-scale modes whatever n-grid)")
+        ("lpt", po::value(&p.lptOrder)->default_value(p.lptOrder), "Lagrangian perturbation order: 1 Zel'dovich, 2 2LPT");
+    // clang-format on
+    po::options_description all;
+    all.add(cmd)
+        .add(cosmoOptions(co))
+        .add(outputOption(output, "new snapshot file (required)"))
+        .add(formatOption(format));
+    po::positional_options_description positional;
+    positional.add("model", 1);
+    po::variables_map vm = parseOptions(argc, argv, all, positional);
+    if (vm.count("help"))
+    {
+        out << all << "\n" << kCosmoUnits << "\n";
+        return 0;
+    }
+    if (output.empty()) throw UsageError("option -o/--output is required (the new snapshot file)");
+    SnapshotFormat f = parseSnapshotFormat(format);
+    p.nGrid          = gridSide(vm);
+    p.cosmology      = co.cosmology;
+    p.units          = cosmoUnits(co.units);
+    validateCosmoIcs(p);
+    LinearPower power = linearPower(co);
+    checkNewOutput("-o/--output", output);
+    checkNewOutput("-o/--output (its sidecar)", output + ".json");
+
+    ParticleSet bodies = makeCosmoIcs(p, power);
+    std::ostringstream settings;
+    settings.precision(17);
+    settings << "{\"model\": \"cosmo\", \"n_grid\": " << p.nGrid << ", \"box_size\": " << p.boxSize
+             << ", \"z_begin\": " << p.zBegin << ", \"a_begin\": " << bodies.time << ", \"seed\": " << p.seed
+             << ", \"lpt\": " << p.lptOrder << ", \"growth_factor\": " << growthFactor(p.cosmology, bodies.time)
+             << ", \"particle_mass\": " << bodies.mass[0] << ", \"linear_power\": " << jsonString(power.description())
+             << ", \"cosmology\": " << cosmoJson(co) << "}";
+    SnapshotMeta meta{settings.str(), versionAndHash(), p.units.gravitationalConstant};
+    writeSnapshot(output, f, bodies, meta);
+    writeFileAtomically(output + ".json",
+                        "{\"octwalk\": " + jsonString(OCTWALK_VERSION) + ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
+                            ", \"units\": " + jsonString(p.units.name) + ", \"format\": " + jsonString(format) +
+                            ", \"initial_conditions\": " + settings.str() + "}\n");
+    out << "wrote " << bodies.size() << " particles (cosmo, " << p.nGrid << "^3 in a box of " << p.boxSize
+        << ", a = " << bodies.time << ", " << power.description() << ") to " << output << " [" << format << "]\n";
+    return 0;
+}
+
+} // namespace
+
 int icCommand(int argc, const char* const* argv, std::ostream& out)
 {
+    if (isCosmoModel(argc, argv)) return cosmoIcCommand(argc, argv, out);
     ModelOptions mo;
     std::string output, format = "tipsy";
     po::options_description cmd("octwalk ic [MODEL]: write initial conditions as a snapshot (and FILE.json with the "
@@ -26,7 +128,9 @@ int icCommand(int argc, const char* const* argv, std::ostream& out)
     po::variables_map vm = parseOptions(argc, argv, all, positional);
     if (vm.count("help"))
     {
-        out << all << "\n" << kUnits << "\n";
+        out << all << "\n"
+            << kUnits << "\n"
+            << "Model cosmo (cosmological initial conditions): see octwalk ic cosmo --help\n";
         return 0;
     }
     if (output.empty()) throw UsageError("option -o/--output is required (the new snapshot file)");

@@ -1,0 +1,80 @@
+#pragma once
+/// @file cosmo_ics.h
+/// Cosmological initial conditions: a grid of n^3 equal-mass particles in a periodic box, displaced
+/// from a linear P(k) by the Zel'dovich approximation (1LPT) or second-order Lagrangian perturbation
+/// theory (2LPT; Scoccimarro 1998, Crocce, Pueblas & Scoccimarro 2006), as N-GenIC and 2LPTic do.
+///
+/// The Gaussian field: each Fourier mode with integer wavenumber (kx, ky, kz) gets its complex
+/// amplitude from a counter-based hash of (seed, kx, ky, kz) (splitmix64, Box-Muller), so the same
+/// seed gives the same phases and amplitudes of the common modes whatever n and whatever the thread
+/// count; a mode and its mirror -k are one draw (Hermitian symmetry exactly); the k = 0 mode and every
+/// mode on a Nyquist plane (|ki| = n/2 on any axis) are zero.
+///
+/// Output convention (ParticleSet): comoving positions in [0, L), `vel` the peculiar velocity a dx/dt,
+/// time = a_begin, cosmology and boxSize set, type 1, ids 0..n^3-1 in grid order (id = (i n + j) n + l
+/// for the particle starting at grid point (i, j, l) L / n).
+
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "host/core/particles.h"
+#include "host/models/linear_power.h"
+
+namespace octwalk {
+
+/// A unit system of a cosmological set: how long its length unit is, and G and H0 in it.
+/// Every system takes masses so that the mean matter density is Omega0 3 H0^2 / (8 pi G).
+struct CosmoUnits
+{
+    /// "nbody": length Mpc/h, G = 1, H0 = 1 (time unit 1/H0 = 9.78 / h Gyr, velocity unit 100 km/s,
+    /// critical density 3 / (8 pi)). "gadget-mpc": length Mpc/h, velocity km/s, mass 1e10 Msun/h,
+    /// G = 43.0071, H0 = 100. "gadget-kpc": as GADGET-2's default, length kpc/h, G = 43007.1, H0 = 0.1.
+    std::string name             = "nbody";
+    double lengthInMpcOverH      = 1.0;
+    double gravitationalConstant = 1.0;
+    double hubble0               = 1.0;
+};
+
+/// The units named "nbody", "gadget-mpc" or "gadget-kpc"; ParameterError naming the value otherwise.
+CosmoUnits cosmoUnits(const std::string& name);
+
+struct CosmoIcParams
+{
+    /// Particles per side (N = nGrid^3), >= 2, nGrid^3 <= 2^30 - 1.
+    int64_t nGrid = 64;
+    /// Side of the periodic box in the length unit of `units`. > 0.
+    double boxSize = 100.0;
+    /// Starting redshift, >= 0 (a_begin = 1 / (1 + z)).
+    double zBegin = 49.0;
+    uint64_t seed = 1;
+    /// 1: Zel'dovich; 2: 2LPT.
+    int lptOrder = 2;
+    Cosmology cosmology;
+    CosmoUnits units;
+};
+
+/// ParameterError naming the value (n-grid, box-size, z-begin, lpt) or the cosmology (validateCosmology
+/// from a_begin to 1) before any work.
+void validateCosmoIcs(const CosmoIcParams& p);
+
+/// The Fourier amplitude of unit variance (<|g|^2> = 1, real and imaginary parts each of variance 1/2)
+/// of the mode with integer wavenumber (kx, ky, kz): the hash described above, conjugated for the
+/// mirror half so that g(-k) = conj(g(k)); 0 for k = 0.
+std::complex<double> whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz);
+
+/// The initial conditions described above.
+/// @param[in] p      grid, box, redshift, seed, LPT order, cosmology and units (validated here)
+/// @param[in] power  the linear P(k) at z = 0 [(Mpc/h)^3, k in h/Mpc], scaled by D(a_begin)^2
+ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power);
+
+/// The lattice displaced by 1LPT or 2LPT from a given linear density field at a_begin: the engine of
+/// makeCosmoIcs, open for tests with fields whose displacements are known analytically.
+/// @param[in] p       as above (p.seed unused)
+/// @param[in] delta0  delta(k) at a_begin of the mode with integer wavenumber (kx, ky, kz), kz >= 0, in
+///                    the convention delta(x) = sum_k delta(k) e^{i k.x}; must be Hermitian on the
+///                    plane kz = 0; not called for k = 0 and the Nyquist planes (zero)
+ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<std::complex<double>(int, int, int)>& delta0);
+
+} // namespace octwalk
