@@ -26,7 +26,7 @@ void printUsage(std::ostream& out)
         << "  run       shared-timestep leapfrog simulation of a model or snapshot, with diagnostics,\n"
         << "            snapshots, checkpoints and restart\n"
         << "  ic        write initial conditions (plummer, hernquist, uniform, galaxy, merger) as a snapshot\n"
-        << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, hdf5)\n"
+        << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, gadget2-format2, hdf5)\n"
         << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n"
         << "  accuracy  error percentiles vs direct summation over a sweep of theta, MAC, n-leaf, n-group, multipole\n"
         << "  profile   per-phase timings, GFLOP/s, walk bandwidth and speed-up over direct summation vs N and "
