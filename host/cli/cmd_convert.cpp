@@ -25,7 +25,8 @@ std::vector<bool> parseTypes(const std::string& list)
     {
         if (item.size() != 1 || item[0] < '0' || item[0] > '5')
         {
-            throw UsageError("--type '" + list + "' is invalid: give GADGET types 0..5, comma-separated (e.g. 2 or 1,2)");
+            throw UsageError("--type '" + list +
+                             "' is invalid: give GADGET types 0..5, comma-separated (e.g. 2 or 1,2)");
         }
         keep[size_t(item[0] - '0')] = true;
         any                         = true;

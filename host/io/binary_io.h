@@ -378,7 +378,7 @@ void applyFrameHeader(const FrameHeader& h, CosmologyReading reading, ParticleSe
     {
         if (!std::isfinite(value)) fail(name, std::to_string(value) + " is not finite");
     }
-    p.boxSize                = h.boxSize;
+    p.boxSize               = h.boxSize;
     const bool cosmological = reading == CosmologyReading::Auto ? (h.boxSize > 0.0 && h.omega0 > 0.0)
                                                                 : reading == CosmologyReading::Cosmological;
     if (!cosmological) return;
@@ -422,8 +422,8 @@ inline void checkInsideBox(const ParticleSet& p, const std::string& path)
             {
                 std::ostringstream s;
                 s.precision(17);
-                s << "snapshot '" << path << "': particle " << i << " (id " << p.id[i] << ") has " << axes[k]
-                  << " = " << c[k] << " outside the periodic box [0, BoxSize = " << box << ")";
+                s << "snapshot '" << path << "': particle " << i << " (id " << p.id[i] << ") has " << axes[k] << " = "
+                  << c[k] << " outside the periodic box [0, BoxSize = " << box << ")";
                 throw FormatError(s.str());
             }
         }
@@ -439,10 +439,10 @@ inline void checkFitsFloat32(const ParticleSet& sorted, const std::string& path,
     const double largest = std::numeric_limits<float>::max();
     for (size_t i = 0; i < sorted.pos.size(); ++i)
     {
-        const Vec3d v            = sorted.vel[i];
-        const double f           = velocityFactor;
-        const double values[7]   = {sorted.pos[i].x, sorted.pos[i].y, sorted.pos[i].z, v.x * f,
-                                    v.y * f,         v.z * f,         sorted.mass[i]};
+        const Vec3d v          = sorted.vel[i];
+        const double f         = velocityFactor;
+        const double values[7] = {sorted.pos[i].x, sorted.pos[i].y, sorted.pos[i].z, v.x * f,
+                                  v.y * f,         v.z * f,         sorted.mass[i]};
         for (double v : values)
         {
             if (std::abs(v) > largest)

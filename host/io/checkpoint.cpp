@@ -140,8 +140,9 @@ void readTypes(io::FileReader& in, uint64_t n, std::vector<uint8_t>& types)
     {
         if (types[i] >= io::numParticleTypes)
         {
-            in.fail("types", at + i, "body " + std::to_string(i) + " has type " + std::to_string(int(types[i])) +
-                                         ", not a GADGET type 0..5");
+            in.fail("types", at + i,
+                    "body " + std::to_string(i) + " has type " + std::to_string(int(types[i])) +
+                        ", not a GADGET type 0..5");
         }
     }
 }
@@ -156,9 +157,8 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
         (s.type.size() != size_t(n) && !s.type.empty()))
     {
         throw InputError("checkpoint '" + path + "': " + std::to_string(n) + " positions but " +
-                         std::to_string(s.vel.size()) + " velocities, " + std::to_string(s.mass.size()) +
-                         " masses, " + std::to_string(s.id.size()) + " ids and " + std::to_string(s.type.size()) +
-                         " types");
+                         std::to_string(s.vel.size()) + " velocities, " + std::to_string(s.mass.size()) + " masses, " +
+                         std::to_string(s.id.size()) + " ids and " + std::to_string(s.type.size()) + " types");
     }
     const Parameters& p = c.parameters;
     AtomicFile file(path, Existing::KeepAsPrev);
@@ -235,10 +235,10 @@ CheckpointImage readCheckpoint(const std::string& path)
         c.zeroNetForce = in.read<int32_t>(order, "zero_net_force") != 0;
         readParameters(in, c.parameters);
     }
-    c.state.pos               = in.readArray<Vec3d>(uint64_t(n), order, "positions");
-    c.state.vel               = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
-    c.state.mass              = in.readArray<double>(uint64_t(n), order, "masses");
-    c.state.id                = in.readArray<uint64_t>(uint64_t(n), order, "ids");
+    c.state.pos  = in.readArray<Vec3d>(uint64_t(n), order, "positions");
+    c.state.vel  = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
+    c.state.mass = in.readArray<double>(uint64_t(n), order, "masses");
+    c.state.id   = in.readArray<uint64_t>(uint64_t(n), order, "ids");
     if (v1 || v2)
     {
         c.state.type.assign(size_t(n), uint8_t(1));

@@ -66,7 +66,8 @@ SnapshotFormat detectFormat(const std::string& path)
     SnapshotFormat tipsy;
     if (io::detectTipsy(in, tipsy)) return tipsy;
     io::failAt(path, "header", 0,
-               "not HDF5 (no signature), GADGET-2 (first record marker is not 256, nor an 8-byte \"HEAD\" label) or TIPSY (ndim is not 1..3); "
+               "not HDF5 (no signature), GADGET-2 (first record marker is not 256, nor an 8-byte \"HEAD\" label) or "
+               "TIPSY (ndim is not 1..3); "
                "file size " +
                    std::to_string(in.size()));
 }

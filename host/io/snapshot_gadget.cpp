@@ -65,9 +65,9 @@ struct GadgetHeader
     std::array<int32_t, numTypes> npart{};
     std::array<double, numTypes> mass{}; ///< MassTable: 0 means the masses are in the MASS block
     FrameHeader frame;
-    int32_t numFiles  = 1;
-    ByteOrder order   = ByteOrder::Little;
-    bool format2      = false;
+    int32_t numFiles   = 1;
+    ByteOrder order    = ByteOrder::Little;
+    bool format2       = false;
     uint64_t payloadAt = markerBytes; ///< file offset of the 256 header bytes
     std::array<unsigned char, headerBytes> raw{};
 
@@ -290,13 +290,13 @@ void checkTotalsMatchCounts(const FileReader& in, const GadgetHeader& h)
     {
         const uint64_t lowAt  = offset::npartTotal + 4 * t;
         const uint64_t highAt = offset::npartTotalHigh + 4 * t;
-        const uint64_t total  = joinCount(decode<uint32_t>(raw + lowAt, h.order), decode<uint32_t>(raw + highAt, h.order));
+        const uint64_t total =
+            joinCount(decode<uint32_t>(raw + lowAt, h.order), decode<uint32_t>(raw + highAt, h.order));
         if (total != uint64_t(h.npart[t]))
         {
             in.fail(indexed("npartTotal", t), h.payloadAt + lowAt,
-                    "is " + std::to_string(total) + " (with npartTotalHighWord[" + std::to_string(t) +
-                        "]) but npart[" + std::to_string(t) + "] is " + std::to_string(h.npart[t]) +
-                        " in a single-file snapshot");
+                    "is " + std::to_string(total) + " (with npartTotalHighWord[" + std::to_string(t) + "]) but npart[" +
+                        std::to_string(t) + "] is " + std::to_string(h.npart[t]) + " in a single-file snapshot");
         }
     }
 }
@@ -372,7 +372,8 @@ void refuseTrailingBytes(FileReader& in, const GadgetHeader& h)
         }
         if (!whole)
         {
-            in.fail("end of file", at, std::to_string(left) + " trailing bytes after the last block, not a whole record");
+            in.fail("end of file", at,
+                    std::to_string(left) + " trailing bytes after the last block, not a whole record");
         }
     }
 }

@@ -183,10 +183,10 @@ TypeGroups typeGroups(const ParticleSet& sorted)
     for (int t = 0; t < numTypes; ++t)
     {
         const std::vector<size_t>& m = g.members[t];
-        const bool shared = !m.empty() && std::all_of(m.begin(), m.end(), [&](size_t i) {
+        const bool shared            = !m.empty() && std::all_of(m.begin(), m.end(), [&](size_t i) {
             return sorted.mass[i] == sorted.mass[m.front()];
         });
-        g.mass[t] = shared ? sorted.mass[m.front()] : 0.0;
+        g.mass[t]                    = shared ? sorted.mass[m.front()] : 0.0;
     }
     return g;
 }
@@ -222,8 +222,8 @@ void writeHeader(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted, con
     w.attribute(header, h, "Omega0", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &omega0);
     w.attribute(header, h, "OmegaLambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &omegaLambda);
     w.attribute(header, h, "HubbleParam", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &hubble);
-    for (const char* flag : {"Flag_Sfr", "Flag_Cooling", "Flag_Feedback", "Flag_StellarAge", "Flag_Metals",
-                             "Flag_Entropy_ICs"})
+    for (const char* flag :
+         {"Flag_Sfr", "Flag_Cooling", "Flag_Feedback", "Flag_StellarAge", "Flag_Metals", "Flag_Entropy_ICs"})
     {
         w.attribute(header, h, flag, H5T_STD_I32LE, H5T_NATIVE_INT32, &off);
     }
@@ -509,8 +509,8 @@ Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
     Handle group        = r.openGroup(file, "Header");
     const std::string h = "/Header";
     Hdf5Header header;
-    header.numPart   = r.attribute<int64_t>(group, h, "NumPart_ThisFile", H5T_NATIVE_INT64, numTypes);
-    header.massTable = r.attribute<double>(group, h, "MassTable", H5T_NATIVE_DOUBLE, numTypes);
+    header.numPart    = r.attribute<int64_t>(group, h, "NumPart_ThisFile", H5T_NATIVE_INT64, numTypes);
+    header.massTable  = r.attribute<double>(group, h, "MassTable", H5T_NATIVE_DOUBLE, numTypes);
     header.frame.time = r.attribute<double>(group, h, "Time", H5T_NATIVE_DOUBLE, 1)[0];
     for (int t = 0; t < numTypes; ++t)
     {
@@ -615,7 +615,7 @@ void writeHdf5(const std::string& path, const ParticleSet& sorted, const Snapsho
     Handle fcpl = w.untimed(H5P_FILE_CREATE, "/");
     Handle fapl = w.created(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "/");
     w.check(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "/");
-    Handle file = w.created(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, "/");
+    Handle file             = w.created(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, "/");
     const TypeGroups groups = typeGroups(sorted);
     writeHeader(w, file, sorted, groups);
     writeParameters(w, file, meta);

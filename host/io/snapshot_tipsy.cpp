@@ -259,8 +259,8 @@ void writeTipsy(const std::string& path, const ParticleSet& sorted, SnapshotForm
                           " particles do not fit in TIPSY's int32 nbodies");
     }
     checkFitsFloat32(sorted, path, "TIPSY");
-    const bool bonsai     = format == SnapshotFormat::TipsyBonsai;
-    const ByteOrder order = format == SnapshotFormat::TipsyStandard ? ByteOrder::Big : ByteOrder::Little;
+    const bool bonsai                = format == SnapshotFormat::TipsyBonsai;
+    const ByteOrder order            = format == SnapshotFormat::TipsyStandard ? ByteOrder::Big : ByteOrder::Little;
     const std::vector<size_t> byKind = groupedOrder(sorted, recordKind);
     int32_t counts[3]                = {0, 0, 0};
     for (uint8_t t : sorted.type) ++counts[recordKind(t)];
