@@ -8,7 +8,10 @@
 namespace octwalk {
 namespace {
 
-double omegaCurvature(const Cosmology& c) { return 1.0 - c.omega0 - c.omegaLambda; }
+double omegaCurvature(const Cosmology& c)
+{
+    return 1.0 - c.omega0 - c.omegaLambda;
+}
 
 double hubbleRateSquared(const Cosmology& c, double a)
 {
@@ -20,10 +23,12 @@ double hubbleRateSquared(const Cosmology& c, double a)
 template<class F>
 double integrate(F f, double a0, double a1, int panels = 64)
 {
-    static constexpr double x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363};
-    static constexpr double w[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763};
-    double h                     = (a1 - a0) / panels;
-    double sum                   = 0.0;
+    static constexpr double x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
+                                    0.9602898564975363};
+    static constexpr double w[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
+                                    0.1012285362903763};
+    double h   = (a1 - a0) / panels;
+    double sum = 0.0;
     for (int i = 0; i < panels; ++i)
     {
         double mid  = a0 + (i + 0.5) * h;
@@ -88,7 +93,10 @@ void validateCosmology(const Cosmology& c, double aMin, double aMax)
     }
 }
 
-double hubbleRate(const Cosmology& c, double a) { return std::sqrt(hubbleRateSquared(c, a)); }
+double hubbleRate(const Cosmology& c, double a)
+{
+    return std::sqrt(hubbleRateSquared(c, a));
+}
 
 double driftFactor(const Cosmology& c, double a0, double a1)
 {
@@ -107,9 +115,9 @@ double growthFactor(const Cosmology& c, double a)
 
 double growthRate(const Cosmology& c, double a)
 {
-    double e2    = hubbleRateSquared(c, a);
-    double dE2da = -3.0 * c.omega0 / (a * a * a * a) - 2.0 * omegaCurvature(c) / (a * a * a);
-    double ae    = a * std::sqrt(e2);
+    double e2     = hubbleRateSquared(c, a);
+    double dE2da  = -3.0 * c.omega0 / (a * a * a * a) - 2.0 * omegaCurvature(c) / (a * a * a);
+    double ae     = a * std::sqrt(e2);
     return a * dE2da / (2.0 * e2) + a / (ae * ae * ae * growthIntegral(c, a));
 }
 
