@@ -162,8 +162,8 @@ struct NGenIc
             f.f64(omega0);
             f.f64(omegaLambda);
             f.f64(hubble);
-            f.i32(0); // flag_stellarage
-            f.i32(0); // flag_metals
+            f.i32(0);                                 // flag_stellarage
+            f.i32(0);                                 // flag_metals
             for (int k = 0; k < 6; ++k) f.uint(0, 4); // npartTotalHighWord
             f.i32(0);                                 // flag_entropy_instead_u
             for (int k = 0; k < 60; ++k) f.bytes.push_back(0);
@@ -483,7 +483,7 @@ TEST_F(SnapshotCosmo, DamagedFormat2LabelsAndTruncatedBlocksAreRefused)
     one.gas             = 0;
     one.halo            = 1;
     one.doublePrecision = true; // so that the cut file still passes the size check of the header's counts
-    Bytes cut  = one.bytes();
+    Bytes cut           = one.bytes();
     cut.resize(cut.size() - 6); // inside the ID record
     expectRefused(cut, {"'ID"});
 }
@@ -650,7 +650,7 @@ TEST_F(SnapshotCosmo, GalaxyComponentsAreTypesThroughCheckpointAndRestart)
     EXPECT_EQ(old.state.type, std::vector<uint8_t>(n, 1));
     EXPECT_EQ(old.state.id, readCheckpoint(file("ckpt")).state.id);
 
-    Bytes badType = v3;
+    Bytes badType        = v3;
     badType[typesAt + 4] = 9;
     h                    = 1469598103934665603ull;
     for (size_t k = 0; k + 8 < badType.size(); ++k) h = (h ^ badType[k]) * 1099511628211ull;
@@ -680,7 +680,7 @@ TEST_F(SnapshotCosmo, ConvertKeepsAndSelectsTypes)
     for (int64_t i = 0; i < d.size(); ++i) ASSERT_EQ(d.id[i], uint64_t(100 + i)) << "the disk bodies, by id";
 
     const std::string both = file("both.gadget");
-    const auto r = cli({"convert", in.c_str(), both.c_str(), "--format", "gadget2", "--type", "3,1"});
+    const auto r           = cli({"convert", in.c_str(), both.c_str(), "--format", "gadget2", "--type", "3,1"});
     EXPECT_EQ(r.first, 0) << r.second;
     EXPECT_EQ(readSnapshot(both).size(), 500);
     EXPECT_EQ(cli({"convert", in.c_str(), file("x").c_str(), "--type", "7"}).first, 2);
