@@ -33,12 +33,14 @@ namespace octwalk {
 enum class SnapshotFormat
 {
     /// TIPSY in big-endian (XDR) byte order, as ChaNGa and pynbody write it. Fields are float32;
-    /// ids are NOT stored (a reader numbers the particles 0..N-1 in file order, i.e. in id order).
+    /// ids are NOT stored (a reader numbers the particles 0..N-1 in file order: gas, dark, star
+    /// records, each in id order).
     TipsyStandard,
     /// TIPSY in little-endian byte order (old PKDGRAV); float32, ids not stored, as TipsyStandard.
     TipsyNative,
     /// Bonsai's TIPSY: little-endian, header pad = version 2, and the uint64 particle id in the
-    /// 8 bytes of eps + phi of each dark and star record, so ids survive.
+    /// 8 bytes of eps + phi of each dark and star record, so ids survive. Gas records have no room
+    /// for one: a reader numbers gas bodies after the largest dark or star id.
     TipsyBonsai,
     /// GADGET-2 binary format 1 (Fortran records, little-endian when written): float32 positions,
     /// velocities and masses, uint32 ids (uint64 when an id is >= 2^32), bodies ordered by type, a

@@ -1,5 +1,7 @@
 /// @file snapshot_tipsy.cpp
-/// TIPSY binary snapshots (standard big-endian, native little-endian, Bonsai version 2).
+/// TIPSY binary snapshots (standard big-endian, native little-endian, Bonsai version 2). Record kinds
+/// are particle types: gas, dark and star records read as GADGET types 0, 1 and 4; a writer puts type
+/// 0 in gas records, type 4 in star records and every other type in dark records.
 
 #include <cmath>
 #include <cstdint>
