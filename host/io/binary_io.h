@@ -398,12 +398,23 @@ void applyFrameHeader(const FrameHeader& h, CosmologyReading reading, ParticleSe
     p.cosmology = c;
 }
 
-/// Velocities as a file stores them (u = v_pec / sqrt(a) for a cosmological set) to the set's v_pec.
-inline void velocitiesFromFile(ParticleSet& p)
+/// Velocities as a file stores them (u = v_pec / sqrt(a) for a cosmological set) to the set's v_pec;
+/// FormatError naming the particle when v_pec overflows (a huge a in a damaged header).
+inline void velocitiesFromFile(ParticleSet& p, const std::string& path)
 {
     if (!p.cosmology) return;
     const double fromFile = std::sqrt(p.time);
-    for (Vec3d& v : p.vel) v = {v.x * fromFile, v.y * fromFile, v.z * fromFile};
+    for (size_t i = 0; i < p.vel.size(); ++i)
+    {
+        Vec3d& v = p.vel[i];
+        v        = {v.x * fromFile, v.y * fromFile, v.z * fromFile};
+        if (!(std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z)))
+        {
+            throw FormatError("snapshot '" + path + "': particle " + std::to_string(i) + " (id " +
+                              std::to_string(p.id[i]) + "): its velocity times sqrt(a) = sqrt(" +
+                              std::to_string(p.time) + ") is not finite");
+        }
+    }
 }
 
 /// FormatError naming the first body of a periodic set (boxSize > 0) with a coordinate outside

@@ -535,7 +535,7 @@ ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& opti
         p.pos[i] = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
         p.vel[i] = {vel[3 * i], vel[3 * i + 1], vel[3 * i + 2]};
     }
-    velocitiesFromFile(p);
+    velocitiesFromFile(p, path);
     return p;
 }
 

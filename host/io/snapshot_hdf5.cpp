@@ -644,7 +644,7 @@ ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions& options
         reader.fail("/Header/" + field, problem);
     });
     for (int t = 0; t < numTypes; ++t) readType(reader, file, header, t, p);
-    velocitiesFromFile(p);
+    velocitiesFromFile(p, path);
     return p;
 }
 

@@ -461,6 +461,15 @@ TEST_F(SnapshotCosmo, DamagedCosmologicalHeadersAreRefused)
     expectRefused(with(152, -HUGE_VAL), {"'HubbleParam' at byte offset 156"});
     expectRefused(with(72, 0.0), {"'Time' at byte offset 76", "scale factor a = 0"});
     expectRefused(with(144, -5.0), {"'Omega0'", "cosmology of the file is invalid", "OmegaLambda"});
+
+    // A huge a turns a float64 u into an infinite peculiar velocity.
+    NGenIc precise;
+    precise.doublePrecision = true;
+    Bytes huge              = precise.bytes();
+    setF64(huge, 4 + 72, 1e300);
+    const size_t velAt = 4 + 256 + 4 + 4 + 24 * size_t(precise.n()) + 4 + 4;
+    setF64(huge, velAt, 1e300);
+    expectRefused(huge, {"particle 0 (id 1)", "sqrt(a)", "not finite"});
 }
 
 TEST_F(SnapshotCosmo, DamagedFormat2LabelsAndTruncatedBlocksAreRefused)
