@@ -1,4 +1,5 @@
 // octwalk convert: a snapshot rewritten in another format, optionally keeping only some particle types.
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -102,6 +103,14 @@ int convertCommand(int argc, const char* const* argv, std::ostream& out)
     if (vm.count("type")) p = selectTypes(p, keep);
     writeSnapshot(output, f, p);
     out << "wrote " << p.size() << " bodies to " << output << " [" << format << "]\n";
+    const bool tipsy =
+        f == SnapshotFormat::TipsyStandard || f == SnapshotFormat::TipsyNative || f == SnapshotFormat::TipsyBonsai;
+    const bool darkOnly =
+        std::any_of(p.type.begin(), p.type.end(), [](uint8_t t) { return t == 2 || t == 3 || t == 5; });
+    if (tipsy && darkOnly)
+    {
+        out << "note: TIPSY has gas, dark and star records only: types 2, 3 and 5 were written as dark (type 1)\n";
+    }
     return 0;
 }
 

@@ -165,6 +165,8 @@ public:
         check(H5Dwrite(set, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), field);
     }
 
+    const std::string& path() const { return path_; }
+
 private:
     std::string path_;
 };
@@ -270,8 +272,13 @@ void writeType(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted, const
         const Vec3d& v = sorted.vel[i];
         pos[k]         = sorted.pos[i];
         vel[k]         = {v.x * toFile, v.y * toFile, v.z * toFile};
-        mass[k]        = sorted.mass[i];
-        ids[k]         = sorted.id[i];
+        if (!(std::isfinite(vel[k].x) && std::isfinite(vel[k].y) && std::isfinite(vel[k].z)))
+        {
+            failObject(w.path(), "/PartType" + std::to_string(t) + "/Velocities",
+                       "particle id " + std::to_string(sorted.id[i]) + ": its velocity / sqrt(a) overflows");
+        }
+        mass[k] = sorted.mass[i];
+        ids[k]  = sorted.id[i];
     }
     const std::string name = "PartType" + std::to_string(t);
     Handle group           = w.group(file, name);
