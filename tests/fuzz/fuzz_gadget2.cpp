@@ -1,5 +1,5 @@
-// libFuzzer target: the GADGET-2 (format 1) snapshot reader. Properties: tests/fuzz/snapshot_harness.h;
-// build and run: scripts/fuzz.sh.
+// libFuzzer target: the GADGET-2 snapshot reader (format 1 and 2: reading as Gadget2 reads both).
+// Properties: tests/fuzz/snapshot_harness.h; build and run: scripts/fuzz.sh.
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
