@@ -25,6 +25,8 @@ void printUsage(std::ostream& out)
         << "commands:\n"
         << "  run       shared-timestep leapfrog simulation of a model or snapshot, with diagnostics,\n"
         << "            snapshots, checkpoints and restart\n"
+        << "  hermite   direct N-body for star clusters: 4th-order Hermite, block time steps, forces through\n"
+        << "            libg6 (the GRAPE-6 API); same outputs, checkpoints and restart as run\n"
         << "  ic        write initial conditions (plummer, hernquist, uniform, galaxy, merger) as a snapshot\n"
         << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, hdf5)\n"
         << "  forces    tree forces for a built-in model: timings, interactions, error vs direct summation\n"
@@ -42,7 +44,8 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     using Command = int (*)(int, const char* const*, std::ostream&);
     const std::map<std::string, Command> commands{
         {"forces", cli::forcesCommand},   {"run", cli::runCommand},           {"ic", cli::icCommand},
-        {"convert", cli::convertCommand}, {"accuracy", cli::accuracyCommand}, {"profile", cli::profileCommand}};
+        {"convert", cli::convertCommand}, {"accuracy", cli::accuracyCommand}, {"profile", cli::profileCommand},
+        {"hermite", cli::hermiteCommand}};
     if (argc < 2)
     {
         printUsage(err);

@@ -13,5 +13,6 @@ int convertCommand(int argc, const char* const* argv, std::ostream& out);  ///< 
 int forcesCommand(int argc, const char* const* argv, std::ostream& out);   ///< cmd_forces.cpp
 int accuracyCommand(int argc, const char* const* argv, std::ostream& out); ///< cmd_accuracy.cpp
 int profileCommand(int argc, const char* const* argv, std::ostream& out);  ///< cmd_profile.cpp
+int hermiteCommand(int argc, const char* const* argv, std::ostream& out);  ///< cmd_hermite.cpp
 
 } // namespace octwalk::cli
