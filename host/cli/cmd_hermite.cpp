@@ -55,8 +55,7 @@ class HermiteProgress
 public:
     explicit HermiteProgress(bool enabled)
         : enabled_(enabled && isatty(STDOUT_FILENO)), start_(Clock::now()), last_(start_)
-    {
-    }
+    {}
 
     void update(const HermiteIntegrator& h, const HermiteDiagnostics* d, int64_t firstInterval, int64_t firstSteps)
     {
@@ -97,9 +96,8 @@ int runWithProgress(HermiteIntegrator& h, const fs::path& dir, const RunSettings
     const int stopped     = runHermite(h, dir, rs, resume, control);
     writeHermiteRunJson(dir, h, rs, source, restartedFromStep, true);
     const double wall = h.integrationSeconds();
-    out << "integration " << wall << " s, " << (wall > 0 ? 100 * h.librarySeconds() / wall : 0.0)
-        << "% inside libg6; " << h.counts().blockSteps << " block steps, " << h.counts().bodySteps
-        << " body steps\n";
+    out << "integration " << wall << " s, " << (wall > 0 ? 100 * h.librarySeconds() / wall : 0.0) << "% inside libg6; "
+        << h.counts().blockSteps << " block steps, " << h.counts().bodySteps << " body steps\n";
     if (stopped != 0)
     {
         out << "stopped by signal " << stopped << " at interval " << h.stepIndex() << ", t = " << h.time()
@@ -114,7 +112,7 @@ int runWithProgress(HermiteIntegrator& h, const fs::path& dir, const RunSettings
 }
 
 /// The parameter-table rows that mean nothing to direct summation: only --epsilon and --G are offered.
-const std::vector<std::string> kTreeParameters{"opening_angle", "n_leaf", "n_group", "merge_groups",
+const std::vector<std::string> kTreeParameters{"opening_angle", "n_leaf",         "n_group", "merge_groups",
                                                "mac",           "use_quadrupole", "backend"};
 
 } // namespace
@@ -226,9 +224,9 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
     const fs::path dir(outputDir);
     fs::create_directories(dir);
     writeHermiteRunJson(dir, h, rs, source, -1, false);
-    out << versionHeader() << ": hermite, " << h.state().size() << " bodies, " << plan.numSteps
-        << " sync intervals of " << plan.h << " to t = " << tEnd << ", eta = " << hs.eta
-        << ", epsilon = " << std::sqrt(p.epsilon_squared) << ", libg6 with " << h.pipes() << " pipes\n";
+    out << versionHeader() << ": hermite, " << h.state().size() << " bodies, " << plan.numSteps << " sync intervals of "
+        << plan.h << " to t = " << tEnd << ", eta = " << hs.eta << ", epsilon = " << std::sqrt(p.epsilon_squared)
+        << ", libg6 with " << h.pipes() << " pipes\n";
     return runWithProgress(h, dir, rs, quiet, false, source, -1, out);
 }
 

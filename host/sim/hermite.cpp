@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <tuple>
 
 #include "common/errors.h"
 #include "common/hermite.h"
@@ -138,8 +139,8 @@ HermiteIntegrator::HermiteIntegrator(ParticleSet initial, const Parameters& p, c
     validate(settings_);
     if (!(plan_.h > 0) || plan_.h > settings_.dtMax * (1 + 1e-12) || plan_.numSteps < 1)
     {
-        throw ParameterError("hermite: the sync interval " + std::to_string(plan_.h) + " must be in (0, dt_max = " +
-                             std::to_string(settings_.dtMax) + "]");
+        throw ParameterError("hermite: the sync interval " + std::to_string(plan_.h) +
+                             " must be in (0, dt_max = " + std::to_string(settings_.dtMax) + "]");
     }
     checkBodies();
     const int64_t n = state_.size();
@@ -216,6 +217,22 @@ void HermiteIntegrator::checkBodies() const
         {
             throw InputError(bodyName(i, state_) + ": mass " + std::to_string(state_.mass[i]) +
                              " must be finite and > 0");
+        }
+    }
+    if (params_.epsilon_squared > 0) return;
+    // Without softening two bodies at one place have no force between them: refused, not integrated.
+    std::vector<int64_t> order(n);
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    auto key = [this](int64_t i) { return std::make_tuple(state_.pos[i].x, state_.pos[i].y, state_.pos[i].z, i); };
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key(a) < key(b); });
+    for (int64_t k = 1; k < n; ++k)
+    {
+        const Vec3d &a = state_.pos[order[k - 1]], &b = state_.pos[order[k]];
+        if (a.x == b.x && a.y == b.y && a.z == b.z)
+        {
+            const int64_t first = std::min(order[k - 1], order[k]), second = std::max(order[k - 1], order[k]);
+            throw InputError(bodyName(second, state_) + " is at the position of " + bodyName(first, state_) +
+                             " and epsilon = 0: their force is singular");
         }
     }
 }
@@ -313,7 +330,8 @@ int64_t HermiteIntegrator::quantise(int64_t i, double wanted, int64_t current, i
     if (!(w >= 1))
     {
         std::ostringstream m;
-        m << bodyName(i, state_) << " at t = " << plan_.t0 + (double(interval_) + std::ldexp(double(time), -kHermiteTickBits)) * plan_.h
+        m << bodyName(i, state_)
+          << " at t = " << plan_.t0 + (double(interval_) + std::ldexp(double(time), -kHermiteTickBits)) * plan_.h
           << ": its step " << wanted << " is below h / 2^" << kHermiteTickBits
           << " (a close encounter the softening does not resolve: a larger --epsilon helps)";
         throw InputError(m.str());
@@ -372,23 +390,24 @@ void HermiteIntegrator::blockStep(int64_t blockTicks)
         const Vec3d da = a0 - a1[k];
         const Vec3d a2 = (1 / (dt * dt)) * (-6.0 * da - dt * (4.0 * j0 + 2.0 * j1[k]));
         const Vec3d a3 = (1 / (dt * dt * dt)) * (12.0 * da + (6.0 * dt) * (j0 + j1[k]));
-        state_.pos[i]  = x0 + dt * (v0 + dt * ((1.0 / 2) * a0 +
-                                              dt * ((1.0 / 6) * j0 + dt * ((1.0 / 24) * a2 + dt * ((1.0 / 120) * a3)))));
-        state_.vel[i]  = v0 + dt * (a0 + dt * ((1.0 / 2) * j0 + dt * ((1.0 / 6) * a2 + dt * ((1.0 / 24) * a3))));
-        acc_[i]        = a1[k];
-        jerk_[i]       = j1[k];
-        snap_[i]       = a2 + dt * a3;
-        pot_[i]        = pot1[k];
-        wanted[k]      = aarsethStep(i, a3);
-        bad[k]         = !isFinite(state_.pos[i]) || !isFinite(state_.vel[i]) || !isFinite(snap_[i]);
+        state_.pos[i] =
+            x0 + dt * (v0 + dt * ((1.0 / 2) * a0 +
+                                  dt * ((1.0 / 6) * j0 + dt * ((1.0 / 24) * a2 + dt * ((1.0 / 120) * a3)))));
+        state_.vel[i] = v0 + dt * (a0 + dt * ((1.0 / 2) * j0 + dt * ((1.0 / 6) * a2 + dt * ((1.0 / 24) * a3))));
+        acc_[i]       = a1[k];
+        jerk_[i]      = j1[k];
+        snap_[i]      = a2 + dt * a3;
+        pot_[i]       = pot1[k];
+        wanted[k]     = aarsethStep(i, a3);
+        bad[k]        = !isFinite(state_.pos[i]) || !isFinite(state_.vel[i]) || !isFinite(snap_[i]);
     }
     for (int64_t k = 0; k < na; ++k)
     {
         if (bad[k])
         {
-            throw InputError(bodyName(active[k], state_) +
-                             " has a non-finite position, velocity or snap after its step to t = " +
-                             std::to_string(time() + t1));
+            throw InputError(
+                bodyName(active[k], state_) +
+                " has a non-finite position, velocity or snap after its step to t = " + std::to_string(time() + t1));
         }
     }
     // Serial: quantise throws for the first body (in body order) whose step underflows.
@@ -438,15 +457,9 @@ void HermiteIntegrator::extendTo(double tEnd)
     plan_.numSteps = int64_t(whole);
 }
 
-double HermiteIntegrator::shortestStep() const
-{
-    return tau(*std::min_element(stepTicks_.begin(), stepTicks_.end()));
-}
+double HermiteIntegrator::shortestStep() const { return tau(*std::min_element(stepTicks_.begin(), stepTicks_.end())); }
 
-double HermiteIntegrator::longestStep() const
-{
-    return tau(*std::max_element(stepTicks_.begin(), stepTicks_.end()));
-}
+double HermiteIntegrator::longestStep() const { return tau(*std::max_element(stepTicks_.begin(), stepTicks_.end())); }
 
 HermiteDiagnostics HermiteIntegrator::diagnostics()
 {
@@ -483,14 +496,14 @@ HermiteDiagnostics HermiteIntegrator::diagnostics()
 void HermiteIntegrator::writeCheckpoint(const std::string& path, const RunSettings& rs) const
 {
     CheckpointImage c;
-    c.state         = state_;
-    c.step          = interval_;
-    c.numSteps      = plan_.numSteps;
-    c.t0            = plan_.t0;
-    c.h             = plan_.h;
-    c.initialEnergy = initialEnergy_;
-    c.parameters    = params_;
-    c.direct        = true;
+    c.state           = state_;
+    c.step            = interval_;
+    c.numSteps        = plan_.numSteps;
+    c.t0              = plan_.t0;
+    c.h               = plan_.h;
+    c.initialEnergy   = initialEnergy_;
+    c.parameters      = params_;
+    c.direct          = true;
     std::string extra = std::string(kCheckpointTag) + "\n" + rs.encode() + "\n" + hexDouble(settings_.eta) + " " +
                         hexDouble(settings_.etaStart) + " " + hexDouble(settings_.dtMax) + " " +
                         std::to_string(counts_.blockSteps) + " " + std::to_string(counts_.bodySteps) + "\n";
@@ -509,8 +522,7 @@ void HermiteIntegrator::writeCheckpoint(const std::string& path, const RunSettin
     octwalk::writeCheckpoint(path, c);
 }
 
-std::unique_ptr<HermiteIntegrator> HermiteIntegrator::fromCheckpoint(const std::string& path,
-                                                                     RunSettings* runSettings)
+std::unique_ptr<HermiteIntegrator> HermiteIntegrator::fromCheckpoint(const std::string& path, RunSettings* runSettings)
 {
     Restored r;
     r.image                 = readCheckpoint(path);
@@ -686,11 +698,11 @@ int runHermite(HermiteIntegrator& h, const fs::path& dir, const RunSettings& rs,
                const HermiteRunControl& control)
 {
     validate(rs);
-    const std::string header = "# " + versionHeader() + "; octwalk hermite; units N-body, G = " +
-                               number(h.parameters().gravitational_constant) + "; epsilon = " +
-                               number(std::sqrt(h.parameters().epsilon_squared)) + ", eta = " +
-                               number(h.settings().eta) + ", eta_start = " + number(h.settings().etaStart) +
-                               ", dt_max = " + number(h.settings().dtMax) + "\n";
+    const std::string header =
+        "# " + versionHeader() +
+        "; octwalk hermite; units N-body, G = " + number(h.parameters().gravitational_constant) +
+        "; epsilon = " + number(std::sqrt(h.parameters().epsilon_squared)) + ", eta = " + number(h.settings().eta) +
+        ", eta_start = " + number(h.settings().etaStart) + ", dt_max = " + number(h.settings().dtMax) + "\n";
     HermiteFiles files(dir, header, resume, h.stepIndex());
     const fs::path checkpoint = dir / "checkpoint.bin";
     if (!resume)
@@ -710,7 +722,8 @@ int runHermite(HermiteIntegrator& h, const fs::path& dir, const RunSettings& rs,
             files.write(h, d);
         }
         if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || h.done()) writeSnapshotOf(dir, h, rs);
-        if ((rs.checkpointEvery > 0 && k % rs.checkpointEvery == 0) || h.done()) h.writeCheckpoint(checkpoint.string(), rs);
+        if ((rs.checkpointEvery > 0 && k % rs.checkpointEvery == 0) || h.done())
+            h.writeCheckpoint(checkpoint.string(), rs);
         if (control.afterInterval) control.afterInterval(h, row ? &d : nullptr);
         const int stop = control.stopRequested ? control.stopRequested() : 0;
         if (stop != 0 && !h.done())

@@ -133,9 +133,8 @@ private:
     double tau(int64_t ticks) const;
     void uploadAll();
     void uploadBody(int64_t i, double tj);
-    void evaluate(const std::vector<int>& bodies, double ti, const std::vector<Vec3d>& xi,
-                  const std::vector<Vec3d>& vi, std::vector<Vec3d>& acc, std::vector<Vec3d>& jerk,
-                  std::vector<double>& pot);
+    void evaluate(const std::vector<int>& bodies, double ti, const std::vector<Vec3d>& xi, const std::vector<Vec3d>& vi,
+                  std::vector<Vec3d>& acc, std::vector<Vec3d>& jerk, std::vector<double>& pot);
     void initialForces();
     void blockStep(int64_t blockTicks);
     int64_t firstStep(int64_t i) const;
