@@ -5,9 +5,14 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "common/errors.h"
 #include "host/cli/cli.h"
@@ -143,6 +148,28 @@ TEST_F(Hermite, StepsArePowersOfTwoOfTheIntervalAndBodiesStaySynchronised)
     EXPECT_LE(h.longestStep(), h.plan().h);
     EXPECT_GT(h.counts().bodySteps, h.counts().blockSteps);
 }
+
+#ifdef _OPENMP
+// Blocks of more than 256 bodies are predicted and corrected in parallel: the same bits for 1 and 2 threads.
+TEST_F(Hermite, OneAndTwoThreadsAreBitIdentical)
+{
+    auto finalState = [](int threads) {
+        omp_set_num_threads(threads);
+        HermiteSettings s;
+        s.dtMax = 1.0 / 64;
+        HermiteIntegrator h(makePlummer(600, 5), softening(1.0 / 64), s, planSteps(0.0, 1.0 / 32, s.dtMax));
+        while (!h.done()) h.advanceInterval();
+        return h.state();
+    };
+    const int saved       = omp_get_max_threads();
+    const ParticleSet one = finalState(1);
+    const ParticleSet two = finalState(2);
+    omp_set_num_threads(saved);
+    ASSERT_EQ(one.size(), two.size());
+    EXPECT_EQ(std::memcmp(one.pos.data(), two.pos.data(), one.pos.size() * sizeof(Vec3d)), 0);
+    EXPECT_EQ(std::memcmp(one.vel.data(), two.vel.data(), one.vel.size() * sizeof(Vec3d)), 0);
+}
+#endif
 
 TEST_F(Hermite, BadBodiesAndSettingsAreRefusedByName)
 {
