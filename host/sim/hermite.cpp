@@ -357,12 +357,27 @@ double HermiteIntegrator::aarsethStep(int64_t i, const Vec3d& crackle) const
     return denominator > 0 ? std::sqrt(settings_.eta * numerator / denominator) : HUGE_VAL;
 }
 
-void HermiteIntegrator::blockStep(int64_t blockTicks)
+int64_t HermiteIntegrator::nextBlock(std::vector<int>& active) const
 {
-    const int64_t n = state_.size();
-    std::vector<int> active;
-    for (int64_t i = 0; i < n; ++i)
-        if (timeTicks_[i] + stepTicks_[i] == blockTicks) active.push_back(int(i));
+    // One pass: the earliest end of a step, and the bodies (in body order) whose step ends there.
+    int64_t block = kIntervalTicks + 1;
+    active.clear();
+    for (int64_t i = 0; i < state_.size(); ++i)
+    {
+        const int64_t end = timeTicks_[i] + stepTicks_[i];
+        if (end > block) continue;
+        if (end < block)
+        {
+            block = end;
+            active.clear();
+        }
+        active.push_back(int(i));
+    }
+    return block;
+}
+
+void HermiteIntegrator::blockStep(int64_t blockTicks, const std::vector<int>& active)
+{
     const int64_t na = int64_t(active.size());
     const double t1  = tau(blockTicks);
     std::vector<Vec3d> xp(na), vp(na), a1, j1;
@@ -431,12 +446,12 @@ void HermiteIntegrator::advanceInterval()
     // Every body starts the interval at time 0: the library's j-particles are given again from there,
     // so times stay exact integers of ticks however long the run (and a restart gives the same).
     uploadAll();
+    std::vector<int> active;
     int64_t block = 0;
     while (block < kIntervalTicks)
     {
-        block = kIntervalTicks;
-        for (int64_t i = 0; i < state_.size(); ++i) block = std::min(block, timeTicks_[i] + stepTicks_[i]);
-        blockStep(block);
+        block = nextBlock(active);
+        blockStep(block, active);
     }
     ++interval_;
     libraryTime_ = plan_.h;

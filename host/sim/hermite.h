@@ -136,7 +136,10 @@ private:
     void evaluate(const std::vector<int>& bodies, double ti, const std::vector<Vec3d>& xi, const std::vector<Vec3d>& vi,
                   std::vector<Vec3d>& acc, std::vector<Vec3d>& jerk, std::vector<double>& pot);
     void initialForces();
-    void blockStep(int64_t blockTicks);
+    /// The next block time (ticks) and its bodies.
+    int64_t nextBlock(std::vector<int>& active) const;
+    /// Advances the bodies of `active` (their steps end at blockTicks) by one Hermite step.
+    void blockStep(int64_t blockTicks, const std::vector<int>& active);
     int64_t firstStep(int64_t i) const;
     /// Aarseth's step [time] for body i from its new acceleration, jerk and snap and its crackle.
     double aarsethStep(int64_t i, const Vec3d& crackle) const;
