@@ -40,11 +40,11 @@ struct G6JParticle
 struct G6IBlock
 {
     int nj = 0, ni = 0;
-    const int* index       = nullptr;
-    const double (*x)[3]   = nullptr;
-    const double (*v)[3]   = nullptr;
-    const double* h2       = nullptr;
-    double eps2            = 0;
+    const int* index     = nullptr;
+    const double (*x)[3] = nullptr;
+    const double (*v)[3] = nullptr;
+    const double* h2     = nullptr;
+    double eps2          = 0;
 };
 
 /// Where g6calc_lasthalf(2) writes; nearest may be null (only lasthalf2 asks for it).
@@ -80,11 +80,12 @@ HOST_DEVICE inline double addNoFma(double a, double b)
 ///   v_p = v + dt (2 a2 + dt (3 j6 + dt 3 k18))              (a = 2 a2, jerk/2 = 3 j6, snap/6 = 3 k18)
 /// the Taylor series of x and v through the snap term, written in Horner form without fused
 /// multiply-adds so that the CPU twin and the device predict identical bits.
-HOST_DEVICE inline void predictCoordinate(double dt, double x, double v, double a2, double j6, double k18,
-                                          double& xp, double& vp)
+HOST_DEVICE inline void predictCoordinate(double dt, double x, double v, double a2, double j6, double k18, double& xp,
+                                          double& vp)
 {
     double k = mulNoFma(0.75, k18);
-    xp       = addNoFma(x, mulNoFma(dt, addNoFma(v, mulNoFma(dt, addNoFma(a2, mulNoFma(dt, addNoFma(j6, mulNoFma(dt, k))))))));
+    xp =
+        addNoFma(x, mulNoFma(dt, addNoFma(v, mulNoFma(dt, addNoFma(a2, mulNoFma(dt, addNoFma(j6, mulNoFma(dt, k))))))));
     double a = mulNoFma(2.0, a2);
     double j = mulNoFma(3.0, j6);
     double s = mulNoFma(3.0, k18);

@@ -45,10 +45,17 @@ void G6Cpu::startForces(const G6IBlock& block)
     const int ni = block.ni;
     nj_          = block.nj;
     eps2_        = block.eps2;
-    iIndex_.assign(block.index, block.index + ni);
-    ix_.assign(&block.x[0][0], &block.x[0][0] + 3 * size_t(ni));
-    iv_.assign(&block.v[0][0], &block.v[0][0] + 3 * size_t(ni));
-    ih2_.assign(block.h2, block.h2 + ni);
+    iIndex_.clear();
+    ix_.clear();
+    iv_.clear();
+    ih2_.clear();
+    if (ni > 0)
+    {
+        iIndex_.assign(block.index, block.index + ni);
+        ix_.assign(&block.x[0][0], &block.x[0][0] + 3 * size_t(ni));
+        iv_.assign(&block.v[0][0], &block.v[0][0] + 3 * size_t(ni));
+        ih2_.assign(block.h2, block.h2 + ni);
+    }
     sums_.assign(size_t(ni), HermiteSums<double>{});
     nearest_.assign(size_t(ni), -1);
 #pragma omp parallel for schedule(dynamic, 1)
@@ -63,8 +70,8 @@ void G6Cpu::startForces(const G6IBlock& block)
         {
             const G6JParticle& p = j_[size_t(a)];
             bool self            = p.index == iIndex_[size_t(i)];
-            double d2 = hermiteInteraction<double>(xi, vi, &xp_[3 * size_t(a)], &vp_[3 * size_t(a)], self ? 0.0 : p.mass,
-                                                   eps2_, s);
+            double d2            = hermiteInteraction<double>(xi, vi, &xp_[3 * size_t(a)], &vp_[3 * size_t(a)],
+                                                   self ? 0.0 : p.mass, eps2_, s);
             if (!self && (nearest < 0 || d2 < best))
             {
                 best    = d2;

@@ -37,8 +37,8 @@ private:
 
     std::vector<G6JParticle> j_;
     std::vector<double> xp_, vp_; ///< predicted positions and velocities, 3 per address
-    double ti_ = 0;
-    int predictedCount_ = 0;      ///< addresses [0, predictedCount_) are predicted to predictedTime_
+    double ti_            = 0;
+    int predictedCount_   = 0; ///< addresses [0, predictedCount_) are predicted to predictedTime_
     double predictedTime_ = 0;
     bool predictedStale_  = true; ///< a particle changed since the last prediction
     // The last block: i-particles (copied), sums and nearest neighbours.

@@ -33,14 +33,14 @@ struct Cluster
 {
     std::unique_ptr<G6Cpu> cpu;
     std::unique_ptr<G6Gpu> gpu;
-    int capacity = 0; ///< addresses reserved in the backend
-    int jCount   = 0; ///< highest address set + 1
-    int jMax     = 0; ///< OCTWALK_G6_JMEM_MAX
-    bool pending = false;
+    int capacity  = 0; ///< addresses reserved in the backend
+    int jCount    = 0; ///< highest address set + 1
+    int jMax      = 0; ///< OCTWALK_G6_JMEM_MAX
+    bool pending  = false;
     int pendingNi = 0, pendingNj = 0;
     std::string pendingError; ///< g6calc_firsthalf's failure, reported by lasthalf
-    int lastNi             = -1; ///< i-particles of the last completed calculation
-    bool haveNeighbours    = false;
+    int lastNi          = -1; ///< i-particles of the last completed calculation
+    bool haveNeighbours = false;
     std::vector<int64_t> nbOffset;
     std::vector<int32_t> nbList;
 };
@@ -124,10 +124,8 @@ void reserveJ(Cluster& c, int address)
     if (address < c.capacity) return;
     long grown = std::max<long>(long(address) + 1, 2L * c.capacity);
     int count  = int(std::min<long>(grown, c.jMax));
-    if (c.gpu)
-        c.gpu->reserve(count);
-    else
-        c.cpu->reserve(count);
+    if (c.gpu) c.gpu->reserve(count);
+    else c.cpu->reserve(count);
     c.capacity = count;
 }
 
@@ -155,19 +153,17 @@ void startBlock(Cluster& c, int nj, int ni, const int* index, const double (*xi)
 {
     checkBlock(c, nj, ni, index, xi, vi, eps2, h2);
     G6IBlock block;
-    block.nj    = nj;
-    block.ni    = ni;
-    block.index = index;
-    block.x     = xi;
-    block.v     = vi;
-    block.h2    = h2;
-    block.eps2  = eps2;
+    block.nj         = nj;
+    block.ni         = ni;
+    block.index      = index;
+    block.x          = xi;
+    block.v          = vi;
+    block.h2         = h2;
+    block.eps2       = eps2;
     c.haveNeighbours = false;
     c.lastNi         = -1;
-    if (c.gpu)
-        c.gpu->startForces(block);
-    else
-        c.cpu->startForces(block);
+    if (c.gpu) c.gpu->startForces(block);
+    else c.cpu->startForces(block);
     c.pending   = true;
     c.pendingNi = ni;
     c.pendingNj = nj;
@@ -195,10 +191,8 @@ int lastHalf(const char* function, int id, int nj, int ni, int index[], double x
         if (ni > 0 && (!acc || !jerk || !pot)) throw InputError("null acc, jerk or pot array");
         G6Outputs out{acc, jerk, pot, nnbindex};
         c.pending = false;
-        if (c.gpu)
-            c.gpu->finishForces(out);
-        else
-            c.cpu->finishForces(out);
+        if (c.gpu) c.gpu->finishForces(out);
+        else c.cpu->finishForces(out);
         c.lastNi = ni;
         return 0;
     });
@@ -216,15 +210,14 @@ int openNewCluster(int id)
     if (precision != "ds" && precision != "double")
         throw ParameterError("OCTWALK_G6_PRECISION = '" + precision + "': expected ds or double");
     Cluster fresh;
-    fresh.jMax = int(envInteger("OCTWALK_G6_JMEM_MAX", kDefaultJMemMax, 1, 1L << 30));
+    fresh.jMax  = int(envInteger("OCTWALK_G6_JMEM_MAX", kDefaultJMemMax, 1, 1L << 30));
     bool useGpu = backend == "gpu" || (backend == "auto" && g6GpuAvailable());
     if (backend == "gpu" && !g6GpuAvailable())
         throw BackendError("OCTWALK_G6_BACKEND = gpu, but no CUDA device is available");
     if (backend == "auto" && !useGpu) std::fprintf(stderr, "libg6: no CUDA device, using the CPU backend (double)\n");
     if (useGpu)
         fresh.gpu = std::make_unique<G6Gpu>(precision == "double" ? G6Precision::Double : G6Precision::DoubleSingle);
-    else
-        fresh.cpu = std::make_unique<G6Cpu>();
+    else fresh.cpu = std::make_unique<G6Cpu>();
     Cluster& c = clusterSlot(id);
     c          = std::move(fresh);
     reserveJ(c, std::min(kInitialJCapacity, c.jMax) - 1);
@@ -277,10 +270,8 @@ int g6_set_ti(int id, double ti)
     return guarded("g6_set_ti", [&] {
         Cluster& c = octwalk::openCluster(id);
         requireFinite(ti, "ti", -1);
-        if (c.gpu)
-            c.gpu->setTime(ti);
-        else
-            c.cpu->setTime(ti);
+        if (c.gpu) c.gpu->setTime(ti);
+        else c.cpu->setTime(ti);
         return 0;
     });
 }
@@ -315,10 +306,8 @@ int g6_set_j_particle(int id, int address, int index, double tj, double dtj, dou
         p.mass  = mass;
         p.index = index;
         reserveJ(c, address);
-        if (c.gpu)
-            c.gpu->setJParticle(address, p);
-        else
-            c.cpu->setJParticle(address, p);
+        if (c.gpu) c.gpu->setJParticle(address, p);
+        else c.cpu->setJParticle(address, p);
         c.jCount = std::max(c.jCount, address + 1);
         return 0;
     });
@@ -383,9 +372,9 @@ int g6_flush_jp_buffer(int id)
 int g6_reset(int id)
 {
     return guarded("g6_reset", [&] {
-        Cluster& c       = octwalk::openCluster(id);
-        c.jCount         = 0;
-        c.pending        = false;
+        Cluster& c = octwalk::openCluster(id);
+        c.jCount   = 0;
+        c.pending  = false;
         c.pendingError.clear();
         c.lastNi         = -1;
         c.haveNeighbours = false;
@@ -406,10 +395,8 @@ int g6_read_neighbour_list(int id)
     return guarded("g6_read_neighbour_list", [&] {
         Cluster& c = octwalk::openCluster(id);
         if (c.lastNi < 0) throw InputError("no completed calculation (call g6calc_lasthalf first)");
-        if (c.gpu)
-            c.gpu->neighbourLists(c.nbOffset, c.nbList);
-        else
-            c.cpu->neighbourLists(c.nbOffset, c.nbList);
+        if (c.gpu) c.gpu->neighbourLists(c.nbOffset, c.nbList);
+        else c.cpu->neighbourLists(c.nbOffset, c.nbList);
         c.haveNeighbours = true;
         return 0;
     });
@@ -461,14 +448,14 @@ void g6calc_firsthalf_(int* id, int* nj, int* ni, int index[], double xi[][3], d
     g6calc_firsthalf(*id, *nj, *ni, index, xi, vi, aold, j6old, phiold, *eps2, h2);
 }
 
-int g6calc_lasthalf_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2,
-                     double h2[], double acc[][3], double jerk[][3], double pot[])
+int g6calc_lasthalf_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2, double h2[],
+                     double acc[][3], double jerk[][3], double pot[])
 {
     return g6calc_lasthalf(*id, *nj, *ni, index, xi, vi, *eps2, h2, acc, jerk, pot);
 }
 
-int g6calc_lasthalf2_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2,
-                      double h2[], double acc[][3], double jerk[][3], double pot[], int nnbindex[])
+int g6calc_lasthalf2_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2, double h2[],
+                      double acc[][3], double jerk[][3], double pot[], int nnbindex[])
 {
     return g6calc_lasthalf2(*id, *nj, *ni, index, xi, vi, *eps2, h2, acc, jerk, pot, nnbindex);
 }

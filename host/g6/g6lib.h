@@ -45,8 +45,8 @@ int g6_set_xunit(double x);
 int g6_set_ti(int id, double ti);
 /** Stores j-particle `index` at j-memory `address` (0-based) with its time tj and the scaled
  *  derivatives (dtj: accepted, not used). */
-int g6_set_j_particle(int id, int address, int index, double tj, double dtj, double mass, double k18[3],
-                      double j6[3], double a2[3], double v[3], double x[3]);
+int g6_set_j_particle(int id, int address, int index, double tj, double dtj, double mass, double k18[3], double j6[3],
+                      double a2[3], double v[3], double x[3]);
 /** Starts forces on ni i-particles from j-memory [0, nj); aold, j6old, phiold (the hardware's
  *  exponent hints) are not needed and not read. Returns once the work is queued. */
 void g6calc_firsthalf(int id, int nj, int ni, int index[], double xi[][3], double vi[][3], double aold[][3],
@@ -89,10 +89,10 @@ int g6_set_j_particle_(int* id, int* address, int* index, double* tj, double* dt
                        double j6[3], double a2[3], double v[3], double x[3]);
 void g6calc_firsthalf_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double aold[][3],
                        double j6old[][3], double phiold[], double* eps2, double h2[]);
-int g6calc_lasthalf_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2,
-                     double h2[], double acc[][3], double jerk[][3], double pot[]);
-int g6calc_lasthalf2_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2,
-                      double h2[], double acc[][3], double jerk[][3], double pot[], int nnbindex[]);
+int g6calc_lasthalf_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2, double h2[],
+                     double acc[][3], double jerk[][3], double pot[]);
+int g6calc_lasthalf2_(int* id, int* nj, int* ni, int index[], double xi[][3], double vi[][3], double* eps2, double h2[],
+                      double acc[][3], double jerk[][3], double pot[], int nnbindex[]);
 int g6_initialize_jp_buffer_(int* id, int* size);
 int g6_flush_jp_buffer_(int* id);
 int g6_reset_(int* id);
