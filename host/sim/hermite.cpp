@@ -1,6 +1,7 @@
 #include "host/sim/hermite.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <climits>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <mutex>
 #include <sstream>
 #include <tuple>
 
@@ -29,8 +31,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The library's device (GRAPE-6 cluster) id.
-constexpr int kDevice = 0;
+/// The library's cluster ids (GRAPE-6: 0..15); each integrator holds its own, so several may coexist.
+constexpr int kClusters = 16;
+
+std::mutex gClusterMutex;
+std::array<bool, kClusters> gClusterInUse{};
+
+int acquireCluster()
+{
+    std::lock_guard<std::mutex> lock(gClusterMutex);
+    for (int id = 0; id < kClusters; ++id)
+    {
+        if (!gClusterInUse[id])
+        {
+            gClusterInUse[id] = true;
+            return id;
+        }
+    }
+    throw BackendError("hermite: all " + std::to_string(kClusters) + " libg6 cluster ids are in use by integrators");
+}
+
+void releaseCluster(int id)
+{
+    std::lock_guard<std::mutex> lock(gClusterMutex);
+    gClusterInUse[id] = false;
+}
 
 /// Ticks of one sync interval: the longest step.
 constexpr int64_t kIntervalTicks = int64_t(1) << kHermiteTickBits;
@@ -184,15 +209,23 @@ HermiteIntegrator::HermiteIntegrator(Restored&& r)
     uploadAll();
 }
 
-HermiteIntegrator::~HermiteIntegrator()
+G6Cluster::~G6Cluster()
 {
-    if (open_) g6_close(kDevice);
+    if (id_ < 0) return;
+    if (open_) g6_close(id_);
+    releaseCluster(id_);
+}
+
+void G6Cluster::open()
+{
+    id_ = acquireCluster();
+    if (g6_open(id_) != 0) throw BackendError("hermite: g6_open(" + std::to_string(id_) + ") failed");
+    open_ = true;
 }
 
 void HermiteIntegrator::open()
 {
-    if (g6_open(kDevice) != 0) throw BackendError("hermite: g6_open(" + std::to_string(kDevice) + ") failed");
-    open_  = true;
+    cluster_.open();
     pipes_ = g6_npipes();
     if (pipes_ < 1) throw BackendError("hermite: g6_npipes() = " + std::to_string(pipes_) + ", must be >= 1");
 }
@@ -250,7 +283,7 @@ void HermiteIntegrator::uploadBody(int64_t i, double tj)
     toArray(state_.vel[i], v);
     toArray(state_.pos[i], x);
     const double m = params_.gravitational_constant * state_.mass[i];
-    if (g6_set_j_particle(kDevice, int(i), int(i), tj, tau(stepTicks_[i]), m, k18, j6, a2, v, x) != 0)
+    if (g6_set_j_particle(cluster_.id(), int(i), int(i), tj, tau(stepTicks_[i]), m, k18, j6, a2, v, x) != 0)
     {
         throw BackendError("hermite: g6_set_j_particle refused " + bodyName(i, state_));
     }
@@ -274,7 +307,7 @@ void HermiteIntegrator::evaluate(const std::vector<int>& bodies, double ti, cons
     acc.resize(n);
     jerk.resize(n);
     pot.resize(n);
-    if (g6_set_ti(kDevice, ti) != 0) throw BackendError("hermite: g6_set_ti(" + std::to_string(ti) + ") failed");
+    if (g6_set_ti(cluster_.id(), ti) != 0) throw BackendError("hermite: g6_set_ti(" + std::to_string(ti) + ") failed");
     std::vector<int> index(pipes_);
     std::vector<double> x(3 * pipes_), v(3 * pipes_), aOld(3 * pipes_), j6Old(3 * pipes_), phiOld(pipes_),
         h2(pipes_, 0.0), a(3 * pipes_), j(3 * pipes_), phi(pipes_);
@@ -292,9 +325,9 @@ void HermiteIntegrator::evaluate(const std::vector<int>& bodies, double ti, cons
             toArray((1.0 / 6) * jerk_[i], &j6Old[3 * k]);
             phiOld[k] = pot_[i];
         }
-        g6calc_firsthalf(kDevice, nj, ni, index.data(), rows(x), rows(v), rows(aOld), rows(j6Old), phiOld.data(),
+        g6calc_firsthalf(cluster_.id(), nj, ni, index.data(), rows(x), rows(v), rows(aOld), rows(j6Old), phiOld.data(),
                          params_.epsilon_squared, h2.data());
-        const int rc = g6calc_lasthalf(kDevice, nj, ni, index.data(), rows(x), rows(v), params_.epsilon_squared,
+        const int rc = g6calc_lasthalf(cluster_.id(), nj, ni, index.data(), rows(x), rows(v), params_.epsilon_squared,
                                        h2.data(), rows(a), rows(j), phi.data());
         if (rc != 0)
         {

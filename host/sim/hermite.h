@@ -68,18 +68,36 @@ struct HermiteCounts
     int64_t bodySteps = 0;
 };
 
+/// A libg6 cluster id held open for the lifetime of its owner: the lowest id no other integrator holds,
+/// closed and given back by the destructor (also when the owner's constructor throws).
+class G6Cluster
+{
+public:
+    G6Cluster() = default;
+    ~G6Cluster();
+    G6Cluster(const G6Cluster&)            = delete;
+    G6Cluster& operator=(const G6Cluster&) = delete;
+    /// Takes an id and opens it; BackendError when all are taken or g6_open fails.
+    void open();
+    int id() const { return id_; }
+
+private:
+    int id_    = -1;
+    bool open_ = false;
+};
+
 class HermiteIntegrator
 {
 public:
     /// Validates the bodies (InputError naming the body: a position, velocity or mass that is not
-    /// finite, a mass <= 0; fewer than 2 or more than 2^31 - 1 bodies), opens the library (device 0,
-    /// BackendError when it refuses), computes the initial forces and the first steps.
+    /// finite, a mass <= 0; fewer than 2 or more than 2^31 - 1 bodies; without softening, two bodies at one
+    /// position), opens the library (the lowest cluster id no other integrator holds; BackendError when it
+    /// refuses), computes the initial forces and the first steps.
     /// @param[in] initial   bodies at plan.t0 (G applied by the integrator: masses as given)
     /// @param[in] p         epsilon_squared and gravitational_constant are used; the tree parameters not
     /// @param[in] settings  validated (ParameterError)
     /// @param[in] plan      the sync intervals: plan.h <= settings.dtMax
     HermiteIntegrator(ParticleSet initial, const Parameters& p, const HermiteSettings& settings, StepPlan plan);
-    ~HermiteIntegrator();
     HermiteIntegrator(const HermiteIntegrator&)            = delete;
     HermiteIntegrator& operator=(const HermiteIntegrator&) = delete;
 
@@ -158,9 +176,9 @@ private:
     /// Per body: time since the interval's start and step, in ticks.
     std::vector<int64_t> timeTicks_, stepTicks_;
     /// The time (from the interval's start) at which every j-particle in the library is now given.
-    double libraryTime_    = 0;
+    double libraryTime_ = 0;
+    G6Cluster cluster_;
     int pipes_             = 0;
-    bool open_             = false;
     double librarySeconds_ = 0, integrationSeconds_ = 0;
 };
 

@@ -171,6 +171,21 @@ TEST_F(Hermite, OneAndTwoThreadsAreBitIdentical)
 }
 #endif
 
+// G enters through the masses given to the library: with G = 2 the potential energy doubles (exactly:
+// a power of two) and the kinetic energy does not change.
+TEST_F(Hermite, GravitationalConstantScalesThePotential)
+{
+    const ParticleSet bodies = makePlummer(128, 2);
+    Parameters one = softening(0.01), two = softening(0.01);
+    two.gravitational_constant = 2;
+    HermiteSettings s;
+    HermiteIntegrator a(bodies, one, s, planSteps(0, 1, s.dtMax)), b(bodies, two, s, planSteps(0, 1, s.dtMax));
+    const HermiteDiagnostics da = a.diagnostics(), db = b.diagnostics();
+    EXPECT_EQ(db.potential, 2 * da.potential);
+    EXPECT_EQ(db.kinetic, da.kinetic);
+    EXPECT_LT(da.potential, 0);
+}
+
 TEST_F(Hermite, BadBodiesAndSettingsAreRefusedByName)
 {
     ParticleSet p = kepler(0.5);
