@@ -141,7 +141,8 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
         ("t-end", po::value(&tEnd)->default_value(tEnd), "end time [time]")
         ("eta", po::value(&hs.eta)->default_value(hs.eta), "Aarseth's accuracy parameter, in (0, 1]")
         ("eta-start", po::value(&hs.etaStart)->default_value(hs.etaStart),
-         "the first step's parameter (dt = eta_start |a| / |jerk|), in (0, 1]")
+         "the first step's parameter, in (0, 1]: dt = eta_start |a| / |jerk| at most, shorter when Aarseth's "
+         "criterion, from the snap and crackle of a trial step of that length, asks for it")
         ("dt-max", po::value(&hs.dtMax)->default_value(hs.dtMax),
          "longest step and sync interval [time], > 0; the interval is the largest (t_end - t_0) / k not above it")
         ("output-dir", po::value(&outputDir)->default_value(outputDir), "new or empty directory for all outputs")

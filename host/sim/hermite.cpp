@@ -92,6 +92,16 @@ void predict(const Vec3d& x, const Vec3d& v, const Vec3d& a, const Vec3d& j, con
     predictCoordinate(dt, x.z, v.z, a2.z, j6.z, k18.z, xp.z, vp.z);
 }
 
+/// Snap and crackle at the start of a step of length dt from the acceleration and jerk at both ends (the
+/// Hermite interpolation, Makino & Aarseth 1992).
+void interpolatedDerivatives(const Vec3d& a0, const Vec3d& j0, const Vec3d& a1, const Vec3d& j1, double dt, Vec3d& snap,
+                             Vec3d& crackle)
+{
+    const Vec3d da = a0 - a1;
+    snap           = (1 / (dt * dt)) * (-6.0 * da - dt * (4.0 * j0 + 2.0 * j1));
+    crackle        = (1 / (dt * dt * dt)) * (12.0 * da + (6.0 * dt) * (j0 + j1));
+}
+
 struct EnergySums
 {
     double kinetic = 0, potential = 0;
@@ -347,14 +357,57 @@ void HermiteIntegrator::initialForces()
 {
     const int64_t n = state_.size();
     Stopwatch clock;
+    double library = 0;
     for (int64_t i = 0; i < n; ++i) uploadBody(i, 0.0);
     std::vector<int> all(n);
     for (int64_t i = 0; i < n; ++i) all[i] = int(i);
     evaluate(all, 0.0, state_.pos, state_.vel, acc_, jerk_, pot_);
-    const double library = clock.lap();
+    library += clock.lap();
     for (int64_t i = 0; i < n; ++i) stepTicks_[i] = firstStep(i);
+    startDerivatives(library);
     librarySeconds_ += library;
-    integrationSeconds_ += library + clock.lap();
+    integrationSeconds_ += clock.lap();
+}
+
+void HermiteIntegrator::startDerivatives(double& librarySeconds)
+{
+    // A trial step of eta_start's length from every body gives its snap and crackle at the start (one
+    // evaluation per step length, N bodies in all): the first predictor then has the snap, and the first
+    // step is also held to Aarseth's criterion, so that a body whose jerk happens to be small does not
+    // take a first step far longer than its orbit allows.
+    const int64_t n = state_.size();
+    Stopwatch clock;
+    for (int64_t i = 0; i < n; ++i) uploadBody(i, 0.0);
+    std::vector<int64_t> lengths(stepTicks_);
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    std::vector<int> group;
+    std::vector<Vec3d> xp, vp, a1, j1;
+    std::vector<double> pot1;
+    for (int64_t length : lengths)
+    {
+        group.clear();
+        for (int64_t i = 0; i < n; ++i)
+            if (stepTicks_[i] == length) group.push_back(int(i));
+        const double dt = tau(length);
+        xp.resize(group.size());
+        vp.resize(group.size());
+        for (size_t k = 0; k < group.size(); ++k)
+        {
+            const int i = group[k];
+            predict(state_.pos[i], state_.vel[i], acc_[i], jerk_[i], snap_[i], dt, xp[k], vp[k]);
+        }
+        clock.lap();
+        evaluate(group, dt, xp, vp, a1, j1, pot1);
+        librarySeconds += clock.lap();
+        for (size_t k = 0; k < group.size(); ++k)
+        {
+            const int i = group[k];
+            Vec3d crackle;
+            interpolatedDerivatives(acc_[i], jerk_[i], a1[k], j1[k], dt, snap_[i], crackle);
+            stepTicks_[i] = std::min(stepTicks_[i], quantise(i, aarsethStep(i, crackle), kIntervalTicks, 0));
+        }
+    }
 }
 
 int64_t HermiteIntegrator::quantise(int64_t i, double wanted, int64_t current, int64_t time) const
@@ -435,9 +488,8 @@ void HermiteIntegrator::blockStep(int64_t blockTicks, const std::vector<int>& ac
         const int i     = active[k];
         const double dt = t1 - tau(timeTicks_[i]);
         const Vec3d x0 = state_.pos[i], v0 = state_.vel[i], a0 = acc_[i], j0 = jerk_[i];
-        const Vec3d da = a0 - a1[k];
-        const Vec3d a2 = (1 / (dt * dt)) * (-6.0 * da - dt * (4.0 * j0 + 2.0 * j1[k]));
-        const Vec3d a3 = (1 / (dt * dt * dt)) * (12.0 * da + (6.0 * dt) * (j0 + j1[k]));
+        Vec3d a2, a3;
+        interpolatedDerivatives(a0, j0, a1[k], j1[k], dt, a2, a3);
         state_.pos[i] =
             x0 + dt * (v0 + dt * ((1.0 / 2) * a0 +
                                   dt * ((1.0 / 6) * j0 + dt * ((1.0 / 24) * a2 + dt * ((1.0 / 120) * a3)))));
