@@ -1,7 +1,12 @@
 // octwalk hermite: the block-timestep Hermite integrator on libg6's CPU backend (OCTWALK_G6_BACKEND=cpu).
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <cmath>
 #include <cstdlib>
@@ -97,6 +102,42 @@ fs::path freshDir(const std::string& name)
     fs::path d = fs::temp_directory_path() / ("octwalk_hermite_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(d);
     return d;
+}
+
+/// Runs build/octwalk with args in a child process (one OpenMP thread, the CPU backend, output to log);
+/// SIGKILLs it `delay` after `trigger` appears unless it ended first. The exit code or -signal.
+int runAndKillAfter(const std::vector<std::string>& args, const fs::path& log, const fs::path& trigger,
+                    std::chrono::milliseconds delay)
+{
+    std::vector<const char*> argv{OCTWALK_BINARY};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0)
+    {
+        ::setenv("OMP_NUM_THREADS", "1", 1);
+        ::setenv("OCTWALK_G6_BACKEND", "cpu", 1);
+        FILE* f = std::freopen(log.c_str(), "a", stdout);
+        if (f) ::dup2(::fileno(stdout), STDERR_FILENO);
+        ::execv(OCTWALK_BINARY, const_cast<char* const*>(argv.data()));
+        ::_exit(127);
+    }
+    int status     = 0;
+    auto deadline  = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    bool triggered = false;
+    while (std::chrono::steady_clock::now() < deadline)
+    {
+        if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+        if (!triggered && fs::exists(trigger))
+        {
+            triggered = true;
+            deadline  = std::chrono::steady_clock::now() + delay;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 } // namespace
@@ -275,5 +316,31 @@ TEST_F(Hermite, BadOptionsAreOneLineBeforeAnyWork)
     EXPECT_EQ(help.code, 0);
     for (const char* word : {"--eta", "--eta-start", "--dt-max", "--epsilon", "Units"})
         EXPECT_NE(help.out.find(word), std::string::npos) << word;
+    fs::remove_all(base);
+}
+
+// A run killed (SIGKILL) between checkpoints restarts from the last one, drops the rows written after it
+// and ends with the checkpoint, diagnostics and snapshot of a run never interrupted, byte for byte.
+TEST_F(Hermite, KilledRunRestartsToTheSameBytes)
+{
+    const fs::path base  = freshDir("kill");
+    const fs::path whole = base / "whole", killed = base / "killed";
+    fs::create_directories(base);
+    auto args = [](const fs::path& dir) {
+        return std::vector<std::string>{"hermite", "--n",          "384",        "--t-end", "1", "--checkpoint-every",
+                                        "3",       "--output-dir", dir.string(), "--quiet"};
+    };
+    ASSERT_EQ(runAndKillAfter(args(whole), base / "whole.log", base / "never", std::chrono::milliseconds(0)), 0)
+        << slurp(base / "whole.log");
+    const int code =
+        runAndKillAfter(args(killed), base / "killed.log", killed / "checkpoint.bin", std::chrono::milliseconds(120));
+    EXPECT_TRUE(code == -SIGKILL || code == 0) << code;
+    const std::string dir = killed.string();
+    ASSERT_EQ(runAndKillAfter({"hermite", "--restart", dir, "--quiet"}, base / "restart.log", base / "never",
+                              std::chrono::milliseconds(0)),
+              0)
+        << slurp(base / "restart.log");
+    for (const char* f : {"checkpoint.bin", "energy.csv", "lagrange.csv", "snap_000016.tipsy"})
+        EXPECT_EQ(slurp(whole / f), slurp(killed / f)) << f;
     fs::remove_all(base);
 }
