@@ -390,7 +390,8 @@ TEST_F(G6Test, ErrorsReturnNonZeroWithAMessageNamingTheArgument)
     EXPECT_NE(msg.find("address -1 of particle 78"), std::string::npos) << msg;
     msg = stderrOf([&] { EXPECT_NE(g6_get_neighbour_list(kId, 0, 10, nullptr, nullptr), 0); });
     EXPECT_NE(msg.find("neighbour"), std::string::npos) << msg;
-    EXPECT_NE(g6_close(9), 0);
+    msg = stderrOf([&] { EXPECT_NE(g6_close(9), 0); });
+    EXPECT_NE(msg.find("cluster id 9 is not open"), std::string::npos) << msg;
 }
 
 TEST(G6Open, BadEnvironmentAndJMemoryLimit)
