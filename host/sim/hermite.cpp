@@ -216,7 +216,9 @@ HermiteIntegrator::HermiteIntegrator(Restored&& r)
         }
     }
     open();
+    Stopwatch clock;
     uploadAll();
+    integrationSeconds_ += clock.lap();
 }
 
 G6Cluster::~G6Cluster()
@@ -357,16 +359,16 @@ void HermiteIntegrator::initialForces()
 {
     const int64_t n = state_.size();
     Stopwatch clock;
-    double library = 0;
     for (int64_t i = 0; i < n; ++i) uploadBody(i, 0.0);
     std::vector<int> all(n);
     for (int64_t i = 0; i < n; ++i) all[i] = int(i);
     evaluate(all, 0.0, state_.pos, state_.vel, acc_, jerk_, pot_);
-    library += clock.lap();
+    const double forces = clock.lap();
+    double library      = forces;
     for (int64_t i = 0; i < n; ++i) stepTicks_[i] = firstStep(i);
     startDerivatives(library);
     librarySeconds_ += library;
-    integrationSeconds_ += clock.lap();
+    integrationSeconds_ += forces + clock.lap();
 }
 
 void HermiteIntegrator::startDerivatives(double& librarySeconds)

@@ -275,6 +275,12 @@ TEST_F(Hermite, RestartIsBitIdentical)
     const std::string json = slurp(base / "whole" / "run.json");
     for (const char* key : {"\"eta\": 0.02", "\"library_fraction\"", "\"body_steps\"", "\"octwalk\""})
         EXPECT_NE(json.find(key), std::string::npos) << key;
+    // The library's share is part of the integration's time.
+    const size_t at = json.find("\"library_fraction\": ");
+    ASSERT_NE(at, std::string::npos);
+    const double fraction = std::strtod(json.c_str() + at + 20, nullptr);
+    EXPECT_GT(fraction, 0.0);
+    EXPECT_LE(fraction, 1.0);
 
     // A restart refuses what the checkpoint fixes, and a leapfrog checkpoint is not a Hermite one.
     CliResult fixed = cli({"hermite", "--restart", split.c_str(), "--eta", "0.01"});
