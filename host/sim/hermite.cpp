@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <tuple>
@@ -445,22 +446,15 @@ double HermiteIntegrator::aarsethStep(int64_t i, const Vec3d& crackle) const
     return denominator > 0 ? std::sqrt(settings_.eta * numerator / denominator) : HUGE_VAL;
 }
 
-int64_t HermiteIntegrator::nextBlock(std::vector<int>& active) const
+int64_t HermiteIntegrator::nextBlock(std::vector<int>& active)
 {
-    // One pass: the earliest end of a step, and the bodies (in body order) whose step ends there.
-    int64_t block = kIntervalTicks + 1;
-    active.clear();
-    for (int64_t i = 0; i < state_.size(); ++i)
-    {
-        const int64_t end = timeTicks_[i] + stepTicks_[i];
-        if (end > block) continue;
-        if (end < block)
-        {
-            block = end;
-            active.clear();
-        }
-        active.push_back(int(i));
-    }
+    // The earliest end of a step and its bodies, in body order (the order of the library calls and of
+    // the error messages); O(block) per block instead of a pass over all bodies.
+    auto first          = schedule_.begin();
+    const int64_t block = first->first;
+    active.swap(first->second);
+    schedule_.erase(first);
+    std::sort(active.begin(), active.end());
     return block;
 }
 
@@ -518,6 +512,7 @@ void HermiteIntegrator::blockStep(int64_t blockTicks, const std::vector<int>& ac
         const int i   = active[k];
         stepTicks_[i] = quantise(i, wanted[k], stepTicks_[i], blockTicks);
         timeTicks_[i] = blockTicks;
+        if (blockTicks < kIntervalTicks) schedule_[blockTicks + stepTicks_[i]].push_back(i);
     }
     clock.lap();
     for (int64_t k = 0; k < na; ++k) uploadBody(active[k], t1);
@@ -533,6 +528,8 @@ void HermiteIntegrator::advanceInterval()
     // Every body starts the interval at time 0: the library's j-particles are given again from there,
     // so times stay exact integers of ticks however long the run (and a restart gives the same).
     uploadAll();
+    schedule_.clear();
+    for (int64_t i = 0; i < state_.size(); ++i) schedule_[stepTicks_[i]].push_back(int(i));
     std::vector<int> active;
     int64_t block = 0;
     while (block < kIntervalTicks)

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -164,7 +165,7 @@ private:
     /// Snap at the start and the first steps from a trial step per body; adds its library time.
     void startDerivatives(double& librarySeconds);
     /// The next block time (ticks) and its bodies.
-    int64_t nextBlock(std::vector<int>& active) const;
+    int64_t nextBlock(std::vector<int>& active);
     /// Advances the bodies of `active` (their steps end at blockTicks) by one Hermite step.
     void blockStep(int64_t blockTicks, const std::vector<int>& active);
     int64_t firstStep(int64_t i) const;
@@ -184,6 +185,8 @@ private:
     std::vector<double> pot_;
     /// Per body: time since the interval's start and step, in ticks.
     std::vector<int64_t> timeTicks_, stepTicks_;
+    /// Bodies by the tick at which their step ends (this interval's; rebuilt at its start).
+    std::map<int64_t, std::vector<int>> schedule_;
     /// The time (from the interval's start) at which every j-particle in the library is now given.
     double libraryTime_ = 0;
     G6Cluster cluster_;
