@@ -25,6 +25,8 @@ void printUsage(std::ostream& out)
         << "commands:\n"
         << "  run       shared-timestep leapfrog simulation of a model or snapshot, with diagnostics,\n"
         << "            snapshots, checkpoints and restart\n"
+        << "  hermite   direct N-body for star clusters: 4th-order Hermite, block time steps, forces through\n"
+        << "            libg6 (the GRAPE-6 API); same outputs, checkpoints and restart as run\n"
         << "  ic        write initial conditions (plummer, hernquist, uniform, galaxy, merger; cosmo: a periodic\n"
         << "            cosmological box by 2LPT from a linear P(k)) as a snapshot\n"
         << "  convert   convert a snapshot between formats (tipsy, tipsy-native, tipsy-bonsai, gadget2, "
@@ -47,7 +49,8 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     const std::map<std::string, Command> commands{
         {"forces", cli::forcesCommand},   {"run", cli::runCommand},           {"ic", cli::icCommand},
         {"convert", cli::convertCommand}, {"accuracy", cli::accuracyCommand}, {"profile", cli::profileCommand},
-        {"power", cli::powerCommand}};
+        {"power", cli::powerCommand},
+        {"hermite", cli::hermiteCommand}};
     if (argc < 2)
     {
         printUsage(err);

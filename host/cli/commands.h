@@ -14,5 +14,6 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out);   ///< 
 int accuracyCommand(int argc, const char* const* argv, std::ostream& out); ///< cmd_accuracy.cpp
 int profileCommand(int argc, const char* const* argv, std::ostream& out);  ///< cmd_profile.cpp
 int powerCommand(int argc, const char* const* argv, std::ostream& out);    ///< cmd_power.cpp
+int hermiteCommand(int argc, const char* const* argv, std::ostream& out);  ///< cmd_hermite.cpp
 
 } // namespace octwalk::cli

@@ -33,7 +33,9 @@ RunSettings RunSettings::decode(const std::string& text)
     std::istringstream s(text);
     if (!(s >> r.energyEvery >> r.snapshotEvery >> r.checkpointEvery >> r.format))
     {
-        throw FormatError("checkpoint: the run settings stored in it cannot be read ('" + text + "')");
+        // Only the first line: another command's checkpoint (octwalk hermite's) stores binary state after it.
+        throw FormatError("checkpoint: the run settings stored in it cannot be read ('" +
+                          text.substr(0, std::min<size_t>(text.find('\n'), 200)) + "')");
     }
     return r;
 }
