@@ -49,8 +49,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     const std::map<std::string, Command> commands{
         {"forces", cli::forcesCommand},   {"run", cli::runCommand},           {"ic", cli::icCommand},
         {"convert", cli::convertCommand}, {"accuracy", cli::accuracyCommand}, {"profile", cli::profileCommand},
-        {"power", cli::powerCommand},
-        {"hermite", cli::hermiteCommand}};
+        {"power", cli::powerCommand},     {"hermite", cli::hermiteCommand}};
     if (argc < 2)
     {
         printUsage(err);

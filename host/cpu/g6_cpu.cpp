@@ -6,6 +6,15 @@
 
 namespace octwalk {
 
+namespace {
+
+/// Pair interactions below which a loop runs on one thread: a Hermite block step often holds a handful
+/// of bodies, and waking the thread team for it costs more than the work (the results are the same
+/// either way: each i-particle is summed by one thread in a fixed order).
+constexpr int64_t kMinParallelWork = 65536;
+
+} // namespace
+
 void G6Cpu::reserve(int count)
 {
     if (count <= int(j_.size())) return;
@@ -25,7 +34,7 @@ void G6Cpu::setTime(double ti) { ti_ = ti; }
 void G6Cpu::predict(int nj)
 {
     if (!predictedStale_ && predictedTime_ == ti_ && nj <= predictedCount_) return;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nj >= kMinParallelWork / 16)
     for (int a = 0; a < nj; ++a)
     {
         const G6JParticle& p = j_[size_t(a)];
@@ -58,7 +67,7 @@ void G6Cpu::startForces(const G6IBlock& block)
     }
     sums_.assign(size_t(ni), HermiteSums<double>{});
     nearest_.assign(size_t(ni), -1);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (int64_t(ni) * nj_ >= kMinParallelWork)
     for (int i = 0; i < ni; ++i)
     {
         HermiteSums<double> s;
@@ -103,7 +112,7 @@ void G6Cpu::neighbourLists(std::vector<int64_t>& offset, std::vector<int32_t>& l
 {
     const int ni = int(iIndex_.size());
     std::vector<std::vector<int32_t>> perI(static_cast<size_t>(ni));
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (int64_t(ni) * nj_ >= kMinParallelWork)
     for (int i = 0; i < ni; ++i)
     {
         const double* xi = &ix_[3 * size_t(i)];
