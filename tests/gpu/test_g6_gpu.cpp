@@ -163,7 +163,7 @@ TEST_P(G6GpuTwin, MatchesTheCpuTwin)
     const int nj                  = 8192;
     const double eps2             = plummer ? 1.0 / 256 / 256 : 1e-4;
     std::vector<G6JParticle> j    = makeJ(plummer, nj, 21);
-    IBlock b                      = makeI(j, ni, 3, 0.125, plummer ? 0.005 : 0.002);
+    IBlock b                      = makeI(j, ni, 3, 0.125, plummer ? 0.005 : 0.01);
     G6Cpu cpu;
     G6Gpu gpu(precision);
     Forces ref = run(cpu, j, b, eps2);
