@@ -279,7 +279,7 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 {
     Parameters p = Parameters{};
     p.backend    = Backend::Cpu;
-    ErrorStats e = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 1024);
+    ErrorStats e = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 256);
     std::printf("uniform 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
     EXPECT_LE(e.median, 2e-4);
     EXPECT_LE(e.p99, 2e-3);
@@ -289,7 +289,7 @@ TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSum)
 {
     Parameters p = Parameters{};
     p.backend    = Backend::Cpu;
-    ErrorStats e = treeErrors(clusteredBox(1 << 14, 10.0, 9), p, 1024, 1e-6);
+    ErrorStats e = treeErrors(clusteredBox(1 << 14, 10.0, 9), p, 256, 1e-6);
     std::printf("clustered 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
     EXPECT_LE(e.median, 2e-4);
     EXPECT_LE(e.p99, 2e-3);
@@ -311,3 +311,4 @@ TEST(PeriodicTree, BodiesOutsideTheBoxAreRejectedByName)
     s.setBodies(c.pos, c.mass);
     expectError<InputError>([&] { s.computeForces(acc, pot); }, {"body 42", "y = -1e-09"});
 }
+
