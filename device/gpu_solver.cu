@@ -200,7 +200,7 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
         periodic.table = ewaldTable.data();
     }
     return {children.data(),  nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
-            tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth,     periodic};
+            tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth,      periodic};
 }
 
 GroupView GpuSolver::Impl::uploadGroups(const GroupView& groups, std::vector<Transfer>& transfers)

@@ -501,10 +501,10 @@ using GpuPeriodic = GpuTestWithParam<bool>;
 
 TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 {
-    const double L            = 3.0;
-    const ParticleSet bodies  = periodicBox(15, L, GetParam());
-    Parameters p              = parameters(0.5, Mac::Bonsai, Backend::Cpu);
-    p.box_size                = L;
+    const double L           = 3.0;
+    const ParticleSet bodies = periodicBox(15, L, GetParam());
+    Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    p.box_size               = L;
     CpuReference cpu(bodies, p);
     GpuSolver device;
     GpuEvaluation result = evaluateOnDevice(device, cpu.solver.packedTree());
