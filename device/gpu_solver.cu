@@ -192,7 +192,7 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
     {
         if (ewaldTableSource != periodic.table)
         {
-            size_t row = size_t(periodic.tableCells) + 1, count = row * row * row;
+            size_t row = size_t(periodic.tableCells) + 1, count = row * row * row * kEwaldTableWords;
             ewaldTable.reserve(count);
             CUDA_CHECK(cudaMemcpy(ewaldTable.data(), periodic.table, count * sizeof(F4), cudaMemcpyHostToDevice));
             ewaldTableSource = periodic.table;

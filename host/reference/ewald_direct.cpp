@@ -142,6 +142,78 @@ void addWave(const Wave& w, Complex sum, Vec3d& acc, double& pot)
     acc += (w.weight * sum.imag()) * w.k;
 }
 
+/// Adds a radial term f(|r|) to the derivatives, given g_n = (1/s d/ds)^n f for n = 0..3:
+/// d_i f = g1 r_i, d_ij f = g2 r_i r_j + g1 delta_ij, d_ijk f = g3 r_i r_j r_k + g2 (delta_ij r_k + ...).
+void addRadial(const double g[4], Vec3d r, EwaldDerivatives& t)
+{
+    const double x[3] = {r.x, r.y, r.z};
+    static const int hessPair[6][2]    = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    static const int thirdTriple[10][3] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {0, 0, 1}, {0, 0, 2},
+                                           {0, 1, 1}, {1, 1, 2}, {0, 2, 2}, {1, 2, 2}, {0, 1, 2}};
+    t.pot += g[0];
+    t.acc += g[1] * r;
+    for (int h = 0; h < 6; ++h)
+    {
+        int i = hessPair[h][0], j = hessPair[h][1];
+        t.hess[h] += g[2] * x[i] * x[j] + (i == j ? g[1] : 0.0);
+    }
+    for (int h = 0; h < 10; ++h)
+    {
+        int i = thirdTriple[h][0], j = thirdTriple[h][1], k = thirdTriple[h][2];
+        t.third[h] += g[3] * x[i] * x[j] * x[k] +
+                      g[2] * ((i == j ? x[k] : 0.0) + (i == k ? x[j] : 0.0) + (j == k ? x[i] : 0.0));
+    }
+}
+
+/// B_n = (-1/s d/ds)^n erfc(alpha s)/s, n = 0..3 (the usual recursion; no cancellation).
+void erfcTerms(double alpha, double s, double b[4])
+{
+    const double s2 = s * s;
+    const double e  = std::exp(-alpha * alpha * s2) / (alpha * std::sqrt(kPi));
+    b[0]            = std::erfc(alpha * s) / s;
+    double power    = 1.0;
+    for (int n = 1; n < 4; ++n)
+    {
+        power *= 2.0 * alpha * alpha;
+        b[n] = ((2 * n - 1) * b[n - 1] + power * e) / s2;
+    }
+}
+
+/// g_n = (1/s d/ds)^n erf(alpha s)/s, n = 0..3: the nearest image without its 1/s. Near s = 0 by its
+/// Taylor series (1/s^(2n+1) - B_n cancels there), else through B_n.
+void erfTerms(double alpha, double s, double g[4])
+{
+    const double x = alpha * s;
+    if (x < 1.0)
+    {
+        // erf(alpha s)/s = (2 alpha/sqrt(pi)) sum_k c_k s^(2k), c_k = (-1)^k alpha^(2k) / (k! (2k+1)); each
+        // (1/s d/ds) takes s^(2k) to 2k s^(2k-2).
+        for (int n = 0; n < 4; ++n) g[n] = 0.0;
+        double ck = 2.0 * alpha / std::sqrt(kPi); // (2 alpha/sqrt(pi)) (-1)^k alpha^(2k) / k!
+        for (int k = 0; k < 30; ++k)
+        {
+            double falling = 1.0; // 2k (2k-2) ... (2k-2n+2)
+            for (int n = 0; n < 4 && n <= k; ++n)
+            {
+                g[n] += ck / (2 * k + 1) * falling * std::pow(s, 2 * (k - n));
+                falling *= 2.0 * (k - n);
+            }
+            ck *= -alpha * alpha / (k + 1);
+        }
+        return;
+    }
+    double b[4];
+    erfcTerms(alpha, s, b);
+    double inv = 1.0 / s, sign = 1.0, doubleFactorial = 1.0, invPower = inv;
+    for (int n = 0; n < 4; ++n)
+    {
+        g[n] = sign * (doubleFactorial * invPower - b[n]);
+        sign = -sign;
+        doubleFactorial *= 2 * n + 1;
+        invPower *= inv * inv;
+    }
+}
+
 double wrapped(double d, double L) { return d - L * std::nearbyint(d / L); }
 
 } // namespace
@@ -154,6 +226,59 @@ EwaldTerm ewaldCorrectionExact(Vec3d d, double L, double alphaL)
     AxisPhases phase;
     phase.set(d, e);
     for (const Wave& w : waves(e)) addWave(w, phase.of(w), t.acc, t.pot);
+    return t;
+}
+
+EwaldDerivatives ewaldCorrectionDerivatives(Vec3d d, double L, double alphaL)
+{
+    const Ewald e(L, alphaL);
+    EwaldDerivatives t{e.background(), {0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    int lo[3], hi[3];
+    const double c[3] = {d.x, d.y, d.z};
+    for (int k = 0; k < 3; ++k)
+    {
+        lo[k] = int(std::ceil((-e.realCut - c[k]) / e.L));
+        hi[k] = int(std::floor((e.realCut - c[k]) / e.L));
+    }
+    for (int nx = lo[0]; nx <= hi[0]; ++nx)
+    {
+        for (int ny = lo[1]; ny <= hi[1]; ++ny)
+        {
+            for (int nz = lo[2]; nz <= hi[2]; ++nz)
+            {
+                Vec3d r{d.x + nx * e.L, d.y + ny * e.L, d.z + nz * e.L};
+                double s = std::sqrt(dot(r, r));
+                double g[4];
+                if (nx == 0 && ny == 0 && nz == 0)
+                {
+                    erfTerms(e.alpha, s, g);
+                }
+                else
+                {
+                    if (s >= e.realCut) continue;
+                    // -erfc(alpha s)/s: g_n = (-1)^(n+1) B_n.
+                    erfcTerms(e.alpha, s, g);
+                    g[0] = -g[0];
+                    g[2] = -g[2];
+                }
+                addRadial(g, r, t);
+            }
+        }
+    }
+    // Waves: pot -= w cos(k.d), so acc = w sin k, hess = w cos k k, third = -w sin k k k.
+    static const int thirdTriple[10][3] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {0, 0, 1}, {0, 0, 2},
+                                           {0, 1, 1}, {1, 1, 2}, {0, 2, 2}, {1, 2, 2}, {0, 1, 2}};
+    for (const Wave& w : waves(e))
+    {
+        double phase = dot(w.k, d);
+        double wc = w.weight * std::cos(phase), ws = w.weight * std::sin(phase);
+        const double k[3] = {w.k.x, w.k.y, w.k.z};
+        t.pot -= wc;
+        t.acc += ws * w.k;
+        const double hk[6] = {k[0] * k[0], k[1] * k[1], k[2] * k[2], k[0] * k[1], k[0] * k[2], k[1] * k[2]};
+        for (int h = 0; h < 6; ++h) t.hess[h] += wc * hk[h];
+        for (int h = 0; h < 10; ++h) t.third[h] -= ws * k[thirdTriple[h][0]] * k[thirdTriple[h][1]] * k[thirdTriple[h][2]];
+    }
     return t;
 }
 

@@ -42,6 +42,24 @@ struct EwaldTerm
 /// @param alphaL  alpha * L
 EwaldTerm ewaldCorrectionExact(Vec3d d, double L, double alphaL = kEwaldAlphaUsual);
 
+/// The correction of ewaldCorrectionExact and its second and third derivatives with respect to d:
+/// acc = grad pot, hess_ij = d_i d_j pot (order xx, yy, zz, xy, xz, yz), third_ijk = d_i d_j d_k pot
+/// (order xxx, yyy, zzz, xxy, xxz, xyy, yyz, xzz, yzz, xyz). What the table stores (ewald_table.h).
+struct EwaldDerivatives
+{
+    double pot;
+    Vec3d acc;
+    double hess[6];
+    double third[10];
+};
+
+/// The correction and its derivatives up to third order at offset d, analytically (real-space radial
+/// terms through the erfc recursion, a series for the nearest image near d = 0; wave terms exactly).
+/// @param d       offset source - target
+/// @param L       box side, > 0
+/// @param alphaL  alpha * L
+EwaldDerivatives ewaldCorrectionDerivatives(Vec3d d, double L, double alphaL = kEwaldAlphaUsual);
+
 /// xi: the potential of a body's own images and the background (see the file comment), G = m = 1.
 double ewaldSelfPotential(double L, double alphaL = kEwaldAlphaUsual);
 

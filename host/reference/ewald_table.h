@@ -9,7 +9,8 @@
 
 namespace octwalk {
 
-/// The table for L = 1: (kEwaldTableCells + 1)^3 points over [0, 1/2]^3 (layout: PeriodicView::table),
+/// The table for L = 1: (kEwaldTableCells + 1)^3 points of kEwaldTableWords words over [0, 1/2]^3
+/// (layout: PeriodicView::table, kEwaldTableWords),
 /// computed on first use (in parallel over the points; a few seconds on two cores) and kept.
 const std::vector<F4>& ewaldTable();
 
