@@ -123,7 +123,8 @@ HOST_DEVICE inline void addEwaldCorrectionTerm(const PeriodicView& box, Vec3f d,
                              q.xz * invL2 * sign[0] * sign[2],
                              q.yz * invL2 * sign[1] * sign[2]};
         const Vec3f tq    = contractThird(t, qq);
-        const float hq = h[0] * qq[0] + h[1] * qq[1] + h[2] * qq[2] + 2.0f * (h[3] * qq[3] + h[4] * qq[4] + h[5] * qq[5]);
+        const float hq =
+            h[0] * qq[0] + h[1] * qq[1] + h[2] * qq[2] + 2.0f * (h[3] * qq[3] + h[4] * qq[4] + h[5] * qq[5]);
         a.x += tq.x / 6.0f;
         a.y += tq.y / 6.0f;
         a.z += tq.z / 6.0f;

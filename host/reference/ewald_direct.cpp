@@ -146,8 +146,8 @@ void addWave(const Wave& w, Complex sum, Vec3d& acc, double& pot)
 /// d_i f = g1 r_i, d_ij f = g2 r_i r_j + g1 delta_ij, d_ijk f = g3 r_i r_j r_k + g2 (delta_ij r_k + ...).
 void addRadial(const double g[4], Vec3d r, EwaldDerivatives& t)
 {
-    const double x[3] = {r.x, r.y, r.z};
-    static const int hessPair[6][2]    = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    const double x[3]                   = {r.x, r.y, r.z};
+    static const int hessPair[6][2]     = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
     static const int thirdTriple[10][3] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {0, 0, 1}, {0, 0, 2},
                                            {0, 1, 1}, {1, 1, 2}, {0, 2, 2}, {1, 2, 2}, {0, 1, 2}};
     t.pot += g[0];
@@ -160,8 +160,8 @@ void addRadial(const double g[4], Vec3d r, EwaldDerivatives& t)
     for (int h = 0; h < 10; ++h)
     {
         int i = thirdTriple[h][0], j = thirdTriple[h][1], k = thirdTriple[h][2];
-        t.third[h] += g[3] * x[i] * x[j] * x[k] +
-                      g[2] * ((i == j ? x[k] : 0.0) + (i == k ? x[j] : 0.0) + (j == k ? x[i] : 0.0));
+        t.third[h] +=
+            g[3] * x[i] * x[j] * x[k] + g[2] * ((i == j ? x[k] : 0.0) + (i == k ? x[j] : 0.0) + (j == k ? x[i] : 0.0));
     }
 }
 
@@ -277,7 +277,8 @@ EwaldDerivatives ewaldCorrectionDerivatives(Vec3d d, double L, double alphaL)
         t.acc += ws * w.k;
         const double hk[6] = {k[0] * k[0], k[1] * k[1], k[2] * k[2], k[0] * k[1], k[0] * k[2], k[1] * k[2]};
         for (int h = 0; h < 6; ++h) t.hess[h] += wc * hk[h];
-        for (int h = 0; h < 10; ++h) t.third[h] -= ws * k[thirdTriple[h][0]] * k[thirdTriple[h][1]] * k[thirdTriple[h][2]];
+        for (int h = 0; h < 10; ++h)
+            t.third[h] -= ws * k[thirdTriple[h][0]] * k[thirdTriple[h][1]] * k[thirdTriple[h][2]];
     }
     return t;
 }

@@ -2,6 +2,7 @@
 // periodic tree walk against the reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -116,7 +117,8 @@ TEST(EwaldDirect, DerivativesMatchTheCorrectionAndItsFiniteDifferences)
     {
         // Near the origin (the series branch) for the first few, anywhere in the half box after.
         double reach = k < 3 ? 0.05 : 0.5;
-        Vec3d d{reach * L * (rng.uniform() - 0.5), reach * L * (rng.uniform() - 0.5), reach * L * (rng.uniform() - 0.5)};
+        Vec3d d{reach * L * (rng.uniform() - 0.5), reach * L * (rng.uniform() - 0.5),
+                reach * L * (rng.uniform() - 0.5)};
         EwaldDerivatives t = ewaldCorrectionDerivatives(d, L);
         EwaldTerm exact    = ewaldCorrectionExact(d, L);
         EXPECT_NEAR(t.pot, exact.pot, 1e-11);
@@ -125,7 +127,7 @@ TEST(EwaldDirect, DerivativesMatchTheCorrectionAndItsFiniteDifferences)
         const int hessPair[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
         const int thirdOf[10][3] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {0, 0, 1}, {0, 0, 2},
                                     {0, 1, 1}, {1, 1, 2}, {0, 2, 2}, {1, 2, 2}, {0, 1, 2}};
-        auto at = [&](int axis, double h) {
+        auto at                  = [&](int axis, double h) {
             Vec3d e = d;
             (axis == 0 ? e.x : axis == 1 ? e.y : e.z) += h;
             return ewaldCorrectionDerivatives(e, L);
@@ -133,7 +135,7 @@ TEST(EwaldDirect, DerivativesMatchTheCorrectionAndItsFiniteDifferences)
         for (int axis = 0; axis < 3; ++axis)
         {
             EwaldDerivatives plus = at(axis, step), minus = at(axis, -step);
-            const double accPlus[3] = {plus.acc.x, plus.acc.y, plus.acc.z};
+            const double accPlus[3]  = {plus.acc.x, plus.acc.y, plus.acc.z};
             const double accMinus[3] = {minus.acc.x, minus.acc.y, minus.acc.z};
             for (int h = 0; h < 6; ++h)
             {
@@ -297,17 +299,17 @@ TEST(EwaldTable, InterpolatedCorrectionMatchesTheExactSum)
         maxPot = std::max(maxPot, std::fabs(pot - exact.pot) * L);
     }
     std::printf("table interpolation: max |da| = %.3g / L^2, max |dpot| = %.3g / L\n", maxAcc, maxPot);
-    // Measured: MEASURE_ACC / L^2 and MEASURE_POT / L (64 cells per octant axis, second-order Taylor of
-    // the gradient from the nearest point; trilinear interpolation of the same grid gave 4.6e-4 and 1.05e-4).
-    EXPECT_LT(maxAcc, 1e-3);
-    EXPECT_LT(maxPot, 2e-4);
+    // Measured: 7.3e-6 / L^2 and 4.6e-7 / L (64 cells per octant axis, second-order Taylor of the gradient
+    // from the nearest point; trilinear interpolation of the same grid gave 4.6e-4 and 1.05e-4).
+    EXPECT_LT(maxAcc, 2e-5);
+    EXPECT_LT(maxPot, 2e-6);
 }
 
 TEST(EwaldTable, NodeQuadrupoleTermMatchesTheExactSumOverItsBodies)
 {
     // A compact node of 8 bodies far across the box: its correction with the quadrupole term against the
     // exact correction summed over its bodies, and the monopole alone (what the first version did).
-    const double L = 1.0;
+    const double L         = 1.0;
     const PeriodicView box = periodicView(L);
     Random rng(29);
     double worstQuad = 0, worstMono = 0;
@@ -326,8 +328,8 @@ TEST(EwaldTable, NodeQuadrupoleTermMatchesTheExactSumOverItsBodies)
         SymTensor<float> q{0, 0, 0, 0, 0, 0};
         for (Vec3d& b : s)
         {
-            b         = b - mean;
-            exact     += 0.125 * ewaldCorrectionExact(com + b, L).acc;
+            b = b - mean;
+            exact += 0.125 * ewaldCorrectionExact(com + b, L).acc;
             double r2 = dot(b, b);
             q.xx += float(0.125 * (3 * b.x * b.x - r2));
             q.yy += float(0.125 * (3 * b.y * b.y - r2));
@@ -350,7 +352,8 @@ TEST(EwaldTable, NodeQuadrupoleTermMatchesTheExactSumOverItsBodies)
     }
     std::printf("node of side L/8: correction error with quadrupole %.3g, monopole %.3g (/ M/L^2)\n", worstQuad,
                 worstMono);
-    EXPECT_LT(worstQuad, 0.2 * worstMono);
+    // Measured: 3.9e-3 and 2.0e-2 M/L^2 (the rest is the octupole: the other images are ~L/2 away).
+    EXPECT_LT(worstQuad, 0.25 * worstMono);
 }
 
 TEST(PeriodicPair, BodyInAPerfectLatticeFeelsNoForce)
@@ -362,6 +365,7 @@ TEST(PeriodicPair, BodyInAPerfectLatticeFeelsNoForce)
     const double L = 2.0, m = 1.0 / (n * n * n), a = L / n;
     std::vector<Vec3d> pos = cubicLattice(n, L, {0.5, 0.5, 0.5});
     const PeriodicView box = periodicView(L);
+    double worstForce = 0, worstPot = 0;
     for (int i : {0, 100, 2000, 4095})
     {
         Vec3f acc{0, 0, 0};
@@ -371,10 +375,14 @@ TEST(PeriodicPair, BodyInAPerfectLatticeFeelsNoForce)
             Vec3f d{float(pos[j].x - pos[i].x), float(pos[j].y - pos[i].y), float(pos[j].z - pos[i].z)};
             bodyBodyPeriodic(d, int(j) == i ? 0.0f : float(m), float(m), 0.0f, box, acc, pot);
         }
-        // Measured: at most 2.3e-5 of a single-pair force, potential within 1e-3 relative.
+        worstForce = std::max(worstForce, std::sqrt(double(dot(acc, acc))) / (m / (a * a)));
+        worstPot   = std::max(worstPot, std::fabs(pot / (m * kLatticeConstant / a) - 1.0));
+        // Measured: at most 1.9e-5 of a single-pair force, potential within 3.2e-5 relative.
         EXPECT_LT(std::sqrt(double(dot(acc, acc))), 5e-5 * m / (a * a)) << "body " << i;
-        EXPECT_NEAR(pot, m * kLatticeConstant / a, 2e-3 * m * kLatticeConstant / a) << "body " << i;
+        EXPECT_NEAR(pot, m * kLatticeConstant / a, 1e-4 * m * kLatticeConstant / a) << "body " << i;
     }
+    std::printf("lattice 16^3, pair formulas: force %.3g of a single-pair force, potential %.3g relative\n", worstForce,
+                worstPot);
 }
 
 TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
@@ -383,11 +391,12 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
     p.backend    = Backend::Cpu;
     ErrorStats e = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 256);
     std::printf("uniform 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
-    // Measured: median 2.7e-3, p99 1.6e-2 -- ten times the target of issue 13 (2e-4, 2e-3): in a uniform box
-    // the net force is a small remainder of large cancelling pulls, and the monopole Ewald correction of
-    // large nodes (their second moments are dropped) is the error's largest part (README, Periodic boxes).
-    EXPECT_LE(e.median, 4e-3);
-    EXPECT_LE(e.p99, 2.5e-2);
+    // Measured: median 1.9e-3, p99 1.2e-2 -- ten times the target of issue 13 (2e-4, 2e-3): in a uniform box
+    // the net force is a small remainder of large cancelling pulls, and the quadrupole expansion's
+    // truncation at theta 0.5 is most of the error (it falls as theta^3; the table's error and float
+    // rounding are 2e-6; README, Periodic boxes).
+    EXPECT_LE(e.median, 2.5e-3);
+    EXPECT_LE(e.p99, 1.5e-2);
 }
 
 TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSum)
@@ -420,7 +429,9 @@ TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
     double worst = 0;
     for (const Vec3d& x : acc) worst = std::max(worst, std::sqrt(dot(x, x)));
     std::printf("lattice 16^3, theta 0.5: largest force %.3g of a single-pair force\n", worst / (m / (a * a)));
-    EXPECT_LT(worst, 1.0 * m / (a * a));
+    // Measured: 0.126 (issue 13 asks for 1e-6): the 2x2x2 nodes accepted at twice their side carry a few
+    // per cent of hexadecapole error each. Opening every node gives 3.8e-5 (float sums and the table).
+    EXPECT_LT(worst, 0.15 * m / (a * a));
 }
 
 TEST(PeriodicTree, BodiesOutsideTheBoxAreRejectedByName)
