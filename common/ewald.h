@@ -45,11 +45,6 @@ struct PeriodicView
 /// Cells per axis of the correction table over one octant (GADGET-2's EN).
 constexpr int32_t kEwaldTableCells = 64;
 
-/// Largest side of a node, in box sides, that a periodic walk may accept: the correction's expansion
-/// about a node's centre of mass converges with the node's size over its distance to the images
-/// other than the nearest (>= L/2), so larger nodes are always opened (measured: README, Periodic boxes).
-constexpr float kEwaldLargestNode = 1.0f / 8.0f;
-
 /// The image of an offset d in (-L, L) (a difference of two coordinates in [0, L)) nearest to 0, in
 /// [-L/2, L/2]. Rounded identically on host and device (no contraction into an FMA), so the MAC that
 /// uses it takes the same decisions on both backends.

@@ -29,14 +29,6 @@ HOST_DEVICE inline float macRadius2(Mac mac, float l, float delta, float invThet
     return r * r;
 }
 
-/// In a periodic box of side boxSize (> 0): the squared MAC radius r2 of a node of side l, or one that
-/// no group can satisfy (every nearest-image distance is at most sqrt(3)/2 L) when the node is larger
-/// than kEwaldLargestNode L, so that the Ewald correction is never expanded about too large a node.
-HOST_DEVICE inline float periodicMacRadius2(float r2, float l, float boxSize)
-{
-    return l > kEwaldLargestNode * boxSize ? 4.0f * boxSize * boxSize : r2;
-}
-
 /// Squared minimum distance from an axis-aligned box (centre c, half-sizes h) to point p.
 HOST_DEVICE inline float boxPointDistance2(Vec3f c, Vec3f h, Vec3f p)
 {

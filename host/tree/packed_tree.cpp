@@ -103,10 +103,8 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
         Vec3d offset = mp.com[i] - center;
         float delta  = float(std::sqrt(dot(offset, offset)));
 
-        out.nodeCom[n] = toF4(mp.com[i], mp.mass[i]);
-        float r2       = macRadius2(p.mac, float(side), delta, invTheta);
-        if (p.box_size > 0) r2 = periodicMacRadius2(r2, float(side), float(p.box_size));
-        out.nodeMac[n]             = toF4(mp.com[i], r2);
+        out.nodeCom[n]             = toF4(mp.com[i], mp.mass[i]);
+        out.nodeMac[n]             = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
         const SymTensor<double>& q = mp.quad[i];
         out.nodeQuad[2 * n]        = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
                                       quadScale * float(q.xy)};
