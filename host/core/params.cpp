@@ -20,7 +20,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 } // namespace
 
-// The table. A row: name, option, alias, command-line form, member, unit, range, help, fixed on restart.
+// The table. A row: name, option, alias, command-line form, member, unit, range, help, fixed on restart,
+// default when absent from a file (rows added after checkpoints with parameter text existed).
 // The default is the member's initialiser in params.h.
 const std::vector<ParameterInfo>& parameterTable()
 {
@@ -107,6 +108,17 @@ const std::vector<ParameterInfo>& parameterTable()
          {},
          "auto (GPU if present, else CPU), cpu or gpu",
          false},
+        {"box_size",
+         "box-size",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::box_size,
+         "length",
+         {0, kInf, false, true},
+         "periodic box side L (bodies in [0, L)^3, Ewald-summed images); 0: isolated",
+         true,
+         // Checkpoints written before it existed hold isolated runs.
+         true},
     };
     return table;
 }
@@ -364,7 +376,8 @@ Parameters parametersFromText(const std::string& text)
     std::vector<std::string> missing;
     for (const ParameterInfo& row : parameterTable())
     {
-        if (std::find(seen.begin(), seen.end(), row.name) == seen.end()) missing.push_back(row.name);
+        bool absent = std::find(seen.begin(), seen.end(), row.name) == seen.end();
+        if (absent && !row.defaultWhenAbsent) missing.push_back(row.name);
     }
     auto list = [](const char* what, const std::vector<std::string>& names) {
         std::string s;

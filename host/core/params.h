@@ -44,6 +44,9 @@ struct Parameters
     /// Use the quadrupole moments (false: monopole only, for accuracy studies).
     bool use_quadrupole = true;
     Backend backend     = Backend::Auto;
+    /// GADGET's BoxSize: 0 = isolated (open boundaries); > 0 = a periodic cube [0, box_size)^3 whose
+    /// images are summed by Ewald's method (common/ewald.h), [length]. finite, >= 0
+    double box_size = 0.0;
 };
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.
@@ -78,6 +81,9 @@ struct ParameterInfo
     Range range;         ///< numeric members only
     const char* help;    ///< for --help, without the range or default
     bool fixedOnRestart; ///< a restart refuses the option (the checkpoint holds it)
+    /// Added after files with parameter text were first written: absent from such a file, the parameter
+    /// takes its default (parametersFromText) instead of being refused as missing.
+    bool defaultWhenAbsent = false;
 };
 
 /// Every solver parameter, in the order of toJson and the checkpoint.
@@ -116,8 +122,9 @@ std::string toJson(const Parameters& p);
 /// exact: parametersFromText(toText(p)) == p.
 std::string toText(const Parameters& p);
 
-/// Reads toText's lines back. ParameterError naming every unknown, repeated or missing name, or a
-/// line or value that cannot be read. Does not check the ranges (validate does).
+/// Reads toText's lines back. ParameterError naming every unknown, repeated or missing name (a row with
+/// defaultWhenAbsent may be absent: it keeps its default), or a line or value that cannot be read. Does
+/// not check the ranges (validate does).
 Parameters parametersFromText(const std::string& text);
 
 } // namespace octwalk

@@ -1,6 +1,8 @@
 // The leapfrog, its diagnostics, checkpoints and restart.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -356,6 +358,37 @@ TEST(Checkpoint, ParametersAreTableTextAndV1StillRestartsBitIdentically)
     while (!resumed.done()) resumed.step();
     resumed.writeCheckpoint((dir / "resumed.bin").string(), "settings");
     EXPECT_TRUE(slurpFile(dir / "resumed.bin") == wholeBytes);
+    fs::remove_all(dir);
+}
+
+TEST(Checkpoint, AVersion2FileWrittenBeforeBoxSizeExistedRestartsIsolated)
+{
+    // Version-2 checkpoints of before box_size hold no box_size line: the parameter takes its default
+    // (isolated) instead of the file being refused as missing it.
+    fs::path dir = freshDir("ckpt_no_box");
+    fs::create_directories(dir);
+    Simulation sim(makePlummer(300, 2), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
+    sim.writeCheckpoint((dir / "c.bin").string());
+    std::string bytes         = slurpFile(dir / "c.bin");
+    const std::string boxLine = "box_size=0\n";
+    const size_t text         = bytes.find("opening_angle=");
+    const size_t line         = bytes.find(boxLine);
+    ASSERT_NE(text, std::string::npos);
+    ASSERT_NE(line, std::string::npos);
+    uint64_t length = 0;
+    std::memcpy(&length, bytes.data() + text - sizeof(length), sizeof(length));
+    length -= boxLine.size();
+    std::memcpy(&bytes[text - sizeof(length)], &length, sizeof(length));
+    bytes.erase(line, boxLine.size());
+    std::string body = bytes.substr(0, bytes.size() - 8);
+    put(body, fnv1a(body));
+    writeFile(dir / "old.bin", body);
+
+    CheckpointImage old = readCheckpoint((dir / "old.bin").string());
+    EXPECT_EQ(old.parameters.box_size, 0.0);
+    EXPECT_EQ(toJson(old.parameters), toJson(sim.parameters()));
+    Simulation resumed = Simulation::fromCheckpoint((dir / "old.bin").string());
+    EXPECT_EQ(toJson(resumed.parameters()), toJson(sim.parameters()));
     fs::remove_all(dir);
 }
 

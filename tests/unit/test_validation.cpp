@@ -271,6 +271,23 @@ TEST(ParameterTable, TextRoundTripsExactlyAndIsStrict)
                                 {"epsilon_squared"});
 }
 
+TEST(ParameterTable, ARowAddedLaterTakesItsDefaultWhenAbsentAndOthersAreStillRequired)
+{
+    Parameters p;
+    p.box_size             = 5.0;
+    p.n_leaf               = 7;
+    const std::string text = toText(p);
+    auto without           = [&](const std::string& line) {
+        std::string t = text;
+        t.erase(t.find(line), line.size());
+        return t;
+    };
+    Parameters q = parametersFromText(without("box_size=5\n"));
+    EXPECT_EQ(q.box_size, 0.0);
+    EXPECT_EQ(q.n_leaf, 7);
+    expectError<ParameterError>([&] { parametersFromText(without("n_leaf=7\n")); }, {"missing parameters: n_leaf"});
+}
+
 TEST(ParameterTable, ValidateNamesTheParameterAndTheRule)
 {
     Parameters p;
