@@ -107,6 +107,15 @@ const std::vector<ParameterInfo>& parameterTable()
          {},
          "auto (GPU if present, else CPU), cpu or gpu",
          false},
+        {"box_size",
+         "box-size",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::box_size,
+         "length",
+         {0, kInf, false, true},
+         "periodic box side L (bodies in [0, L)^3, Ewald-summed images); 0: isolated",
+         true},
     };
     return table;
 }

@@ -44,6 +44,9 @@ struct Parameters
     /// Use the quadrupole moments (false: monopole only, for accuracy studies).
     bool use_quadrupole = true;
     Backend backend     = Backend::Auto;
+    /// GADGET's BoxSize: 0 = isolated (open boundaries); > 0 = a periodic cube [0, box_size)^3 whose
+    /// images are summed by Ewald's method (common/ewald.h), [length]. finite, >= 0
+    double box_size = 0.0;
 };
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.
