@@ -9,10 +9,7 @@
 namespace octwalk {
 namespace {
 
-double omegaCurvature(const Cosmology& c)
-{
-    return 1.0 - c.omega0 - c.omegaLambda;
-}
+double omegaCurvature(const Cosmology& c) { return 1.0 - c.omega0 - c.omegaLambda; }
 
 double hubbleRateSquared(const Cosmology& c, double a)
 {
@@ -24,12 +21,10 @@ double hubbleRateSquared(const Cosmology& c, double a)
 template<class F>
 double integrate(F f, double a0, double a1, int panels = 64)
 {
-    static constexpr double x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
-                                    0.9602898564975363};
-    static constexpr double w[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
-                                    0.1012285362903763};
-    double h   = (a1 - a0) / panels;
-    double sum = 0.0;
+    static constexpr double x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363};
+    static constexpr double w[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763};
+    double h                     = (a1 - a0) / panels;
+    double sum                   = 0.0;
     for (int i = 0; i < panels; ++i)
     {
         double mid  = a0 + (i + 0.5) * h;
@@ -103,8 +98,7 @@ const UnitSystem& unitSystem(CosmoUnits units)
     static const UnitSystem systems[3] = {
         {CosmoUnits::NBody, "nbody", "N-body: G as given (default 1), H0 from the mean density of the box", 0.0, 0.0},
         {CosmoUnits::GadgetKpc, "gadget-kpc", "GADGET: length kpc/h, mass 1e10 Msun/h, velocity km/s", 43007.1, 0.1},
-        {CosmoUnits::GadgetMpc, "gadget-mpc", "GADGET: length Mpc/h, mass 1e10 Msun/h, velocity km/s", 43.0071,
-         100.0},
+        {CosmoUnits::GadgetMpc, "gadget-mpc", "GADGET: length Mpc/h, mass 1e10 Msun/h, velocity km/s", 43.0071, 100.0},
     };
     return systems[int(units)];
 }
@@ -120,8 +114,8 @@ CosmoUnits parseCosmoUnits(const std::string& name)
 
 double hubbleConstantForDensity(double totalMass, double boxSize, double omega0, double G)
 {
-    for (auto [name, value] : {std::pair<const char*, double>{"total mass", totalMass}, {"box size", boxSize},
-                               {"Omega0", omega0}, {"G", G}})
+    for (auto [name, value] :
+         {std::pair<const char*, double>{"total mass", totalMass}, {"box size", boxSize}, {"Omega0", omega0}, {"G", G}})
     {
         if (!(std::isfinite(value) && value > 0.0))
         {
@@ -132,10 +126,7 @@ double hubbleConstantForDensity(double totalMass, double boxSize, double omega0,
     return std::sqrt(8.0 * M_PI * G * totalMass / (3.0 * omega0 * boxSize * boxSize * boxSize));
 }
 
-double hubbleRate(const Cosmology& c, double a)
-{
-    return std::sqrt(hubbleRateSquared(c, a));
-}
+double hubbleRate(const Cosmology& c, double a) { return std::sqrt(hubbleRateSquared(c, a)); }
 
 double driftFactor(const Cosmology& c, double a0, double a1)
 {
@@ -154,9 +145,9 @@ double growthFactor(const Cosmology& c, double a)
 
 double growthRate(const Cosmology& c, double a)
 {
-    double e2     = hubbleRateSquared(c, a);
-    double dE2da  = -3.0 * c.omega0 / (a * a * a * a) - 2.0 * omegaCurvature(c) / (a * a * a);
-    double ae     = a * std::sqrt(e2);
+    double e2    = hubbleRateSquared(c, a);
+    double dE2da = -3.0 * c.omega0 / (a * a * a * a) - 2.0 * omegaCurvature(c) / (a * a * a);
+    double ae    = a * std::sqrt(e2);
     return a * dE2da / (2.0 * e2) + a / (ae * ae * ae * growthIntegral(c, a));
 }
 

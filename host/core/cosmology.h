@@ -37,8 +37,8 @@ enum class CosmoUnits
 struct UnitSystem
 {
     CosmoUnits units;
-    const char* name;        ///< as `--units` spells it
-    const char* description; ///< lengths, masses, velocities (for run.json and file headers)
+    const char* name;             ///< as `--units` spells it
+    const char* description;      ///< lengths, masses, velocities (for run.json and file headers)
     double gravitationalConstant; ///< G in these units; 0 for N-body units (the run's --G)
     double hubble0;               ///< H0 in these units; 0 for N-body units (derived from the density)
 };

@@ -42,8 +42,8 @@ void validate(const ComovingSettings& s)
             "must be finite and after a_begin = " + exact(s.aBegin));
     validateCosmology(s.cosmology, s.aBegin, s.aEnd);
     require(std::isfinite(s.dlna) && s.dlna >= 0, "dlna", s.dlna, "must be finite and >= 0 (0: the criterion)");
-    require(std::isfinite(s.errTolIntAccuracy) && s.errTolIntAccuracy > 0, "err_tol_int_accuracy",
-            s.errTolIntAccuracy, "must be finite and > 0");
+    require(std::isfinite(s.errTolIntAccuracy) && s.errTolIntAccuracy > 0, "err_tol_int_accuracy", s.errTolIntAccuracy,
+            "must be finite and > 0");
     require(std::isfinite(s.maxDlna) && s.maxDlna > 0, "max_dlna", s.maxDlna, "must be finite and > 0");
     require(std::isfinite(s.softeningMaxPhys) && s.softeningMaxPhys >= 0, "softening_max_phys", s.softeningMaxPhys,
             "must be finite and >= 0 (0: none)");
@@ -84,9 +84,9 @@ std::string toText(const ComovingSettings& s)
     for (size_t i = 0; i < s.outputList.size(); ++i) list += (i ? "," : "") + exact(s.outputList[i]);
     return "units=" + std::string(unitSystem(s.units).name) + "\nomega0=" + exact(s.cosmology.omega0) +
            "\nomega_lambda=" + exact(s.cosmology.omegaLambda) + "\nhubble_param=" + exact(s.cosmology.hubbleParam) +
-           "\na_begin=" + exact(s.aBegin) + "\na_end=" + exact(s.aEnd) + "\noutput_list=" + list + "\ndlna=" + exact(s.dlna) + "\nerr_tol_int_accuracy=" +
-           exact(s.errTolIntAccuracy) + "\nmax_dlna=" + exact(s.maxDlna) +
-           "\nsoftening_max_phys=" + exact(s.softeningMaxPhys) + "\n";
+           "\na_begin=" + exact(s.aBegin) + "\na_end=" + exact(s.aEnd) + "\noutput_list=" + list +
+           "\ndlna=" + exact(s.dlna) + "\nerr_tol_int_accuracy=" + exact(s.errTolIntAccuracy) +
+           "\nmax_dlna=" + exact(s.maxDlna) + "\nsoftening_max_phys=" + exact(s.softeningMaxPhys) + "\n";
 }
 
 ComovingSettings comovingSettingsFromText(const std::string& text)
@@ -185,8 +185,8 @@ int64_t stepsToEnd(const ComovingSettings& s, double a, double maxDlna)
     }
     if (!(steps <= kMaxComovingSteps))
     {
-        throw ParameterError("a step of " + exact(maxDlna) + " in ln a needs more than 1e12 steps to a_end = " +
-                             exact(s.aEnd));
+        throw ParameterError("a step of " + exact(maxDlna) +
+                             " in ln a needs more than 1e12 steps to a_end = " + exact(s.aEnd));
     }
     return int64_t(steps);
 }
@@ -198,7 +198,7 @@ double criterionDlna(const ComovingSettings& s, double hubble0, double a, double
     for (int64_t i = 0; i < int64_t(g.size()); ++i) largest = std::max(largest, dot(g[i], g[i]));
     if (!(largest > 0)) return s.maxDlna;
     const double physicalAcceleration = std::sqrt(largest) / (a * a);
-    const double dt = std::sqrt(2 * s.errTolIntAccuracy * a * epsilon / physicalAcceleration);
+    const double dt                   = std::sqrt(2 * s.errTolIntAccuracy * a * epsilon / physicalAcceleration);
     return std::min(s.maxDlna, hubble0 * hubbleRate(s.cosmology, a) * dt);
 }
 
@@ -218,8 +218,8 @@ void checkInsideBox(const ParticleSet& p, double boxSize)
         {
             if (!(c >= 0 && c < boxSize))
             {
-                throw InputError("body " + std::to_string(i) + " (id " + std::to_string(p.id[i]) +
-                                 "): coordinate " + exact(c) + " lies outside the box [0, " + exact(boxSize) + ")");
+                throw InputError("body " + std::to_string(i) + " (id " + std::to_string(p.id[i]) + "): coordinate " +
+                                 exact(c) + " lies outside the box [0, " + exact(boxSize) + ")");
             }
         }
     }

@@ -136,11 +136,10 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
     std::ostringstream j;
     j.precision(17);
     j << "{\n  \"octwalk\": " << jsonString(OCTWALK_VERSION) << ",\n  \"git\": " << jsonString(OCTWALK_GIT_HASH)
-      << ",\n  \"units\": " << jsonString(unitsText(sim))
-      << ",\n  \"initial_conditions\": " << source << ",\n  \"parameters\": " << toJson(sim.parameters())
+      << ",\n  \"units\": " << jsonString(unitsText(sim)) << ",\n  \"initial_conditions\": " << source
+      << ",\n  \"parameters\": " << toJson(sim.parameters())
       << ",\n  \"forces\": " << jsonString(sim.direct() ? "direct" : "tree")
-      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false")
-      ;
+      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false");
     if (sim.comoving())
     {
         j << ",\n  \"integrator\": \"comoving kick-drift-kick leapfrog in the scale factor (GADGET-2 drift and kick "
@@ -155,8 +154,7 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
           << ",\n  \"t_end\": " << sim.plan().t0 + double(sim.plan().numSteps) * sim.plan().h
           << ",\n  \"timestep\": " << sim.plan().h << ",\n  \"steps\": " << sim.plan().numSteps;
     }
-    j
-      << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
+    j << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
       << ",\n  \"checkpoint_every\": " << rs.checkpointEvery << ",\n  \"snapshot_format\": " << jsonString(rs.format)
       << ",\n  \"n\": " << sim.state().size() << ",\n  \"restarted_from_step\": " << restartedFromStep;
     if (timing) j << ",\n  \"step_timing\": " << timing->json(sim.state().size());
@@ -240,8 +238,8 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
                          const RunControl& control)
 {
     validate(rs);
-    const std::string units = sim.comoving() ? unitsText(sim)
-                                             : "N-body, G = " + std::to_string(sim.parameters().gravitational_constant);
+    const std::string units =
+        sim.comoving() ? unitsText(sim) : "N-body, G = " + std::to_string(sim.parameters().gravitational_constant);
     std::string comment = "# " + versionHeader() + "; units " + units + "; parameters " + toJson(sim.parameters()) +
                           (sim.comoving() ? "; comoving " + comovingJson(*sim.comoving()) : std::string()) + "\n";
     DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value());

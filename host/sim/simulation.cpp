@@ -77,8 +77,7 @@ StepPlan planSteps(double t0, double tEnd, double timestep)
 
 Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces)
     : Simulation(std::move(initial), p, plan, forces, std::nullopt)
-{
-}
+{}
 
 namespace {
 
@@ -112,8 +111,8 @@ double comovingHubble0(const ParticleSet& bodies, const Parameters& p, const Com
     {
         std::ostringstream m;
         m.precision(9);
-        m << "the bodies' total mass " << mass << " is not Omega0 rho_crit L^3 = " << expected << " of a box of "
-          << L << " in " << units.name << " units with Omega0 = " << s.cosmology.omega0
+        m << "the bodies' total mass " << mass << " is not Omega0 rho_crit L^3 = " << expected << " of a box of " << L
+          << " in " << units.name << " units with Omega0 = " << s.cosmology.omega0
           << " (within 1%): wrong units or box size?";
         throw InputError(m.str());
     }
@@ -144,17 +143,14 @@ Simulation::Comoving comovingStart(const ParticleSet& bodies, const Parameters& 
 
 } // namespace
 
-Simulation::Simulation(ParticleSet initial, const Parameters& p, const ComovingSettings& settings,
-                       ForceOptions forces)
+Simulation::Simulation(ParticleSet initial, const Parameters& p, const ComovingSettings& settings, ForceOptions forces)
     : Simulation(std::move(initial), p, StepPlan{}, forces, comovingStart(initial, p, settings))
-{
-}
+{}
 
 // initial is a reference here so that comovingStart above reads it before anything moves it.
 Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
                        std::optional<Comoving> comoving)
-    : state_(std::move(initial)), params_(p), plan_(plan), forces_(forces), solver_(p),
-      comoving_(std::move(comoving))
+    : state_(std::move(initial)), params_(p), plan_(plan), forces_(forces), solver_(p), comoving_(std::move(comoving))
 {
     if (int64_t(state_.vel.size()) != state_.size())
     {
@@ -183,9 +179,9 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
     {
         validate(comoving_->settings);
         checkInsideBox(state_, params_.box_size);
-        const double a = comoving_->a;
-        state_.time    = a;
-        state_.boxSize = params_.box_size;
+        const double a   = comoving_->a;
+        state_.time      = a;
+        state_.boxSize   = params_.box_size;
         state_.cosmology = comoving_->settings.cosmology;
         momentum_.resize(size_t(state_.size()));
         for (int64_t i = 0; i < state_.size(); ++i) momentum_[i] = a * state_.vel[i];
@@ -257,12 +253,12 @@ void Simulation::comovingStep()
     for (int64_t i = 0; i < n; ++i)
     {
         momentum_[i] += kick0 * acc_[i];
-        Vec3d x = state_.pos[i] + drift * momentum_[i];
+        Vec3d x       = state_.pos[i] + drift * momentum_[i];
         state_.pos[i] = {wrapPeriodic(x.x, box), wrapPeriodic(x.y, box), wrapPeriodic(x.z, box)};
     }
-    comoving_->a       = a1;
+    comoving_->a        = a1;
     comoving_->lastDlna = std::log(a1 / a0);
-    double integration = clock.lap();
+    double integration  = clock.lap();
     computeForces();
     lastStepTimes_.forces                = solver_.timings();
     lastStepTimes_[StepPhase::ForceWall] = clock.lap();
@@ -391,10 +387,10 @@ Diagnostics Simulation::diagnostics() const
     }
     // The peculiar potential is phi_c / a; the energy of an expanding box is not conserved.
     if (comoving_) d.potential /= comoving_->a;
-    d.total               = d.kinetic + d.potential;
-    d.relativeEnergyError = initialEnergy_ != 0 && !comoving_ ? (d.total - initialEnergy_) / std::fabs(initialEnergy_)
-                                                              : 0.0;
-    d.virialRatio         = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
+    d.total = d.kinetic + d.potential;
+    d.relativeEnergyError =
+        initialEnergy_ != 0 && !comoving_ ? (d.total - initialEnergy_) / std::fabs(initialEnergy_) : 0.0;
+    d.virialRatio = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
     return d;
 }
 
@@ -414,12 +410,13 @@ Simulation::Comoving comovingFromCheckpointText(const std::string& text)
     Simulation::Comoving c;
     std::istringstream in(text);
     std::string settings, line;
-    double* clock[3] = {&c.a, &c.hubble0, &c.lastDlna};
+    double* clock[3]     = {&c.a, &c.hubble0, &c.lastDlna};
     const char* names[3] = {"a=", "hubble0=", "last_dlna="};
     for (int k = 0; k < 3; ++k)
     {
         std::getline(in, line);
-        if (line.rfind(names[k], 0) != 0) throw FormatError("checkpoint: comoving field '" + line + "' is not " + names[k]);
+        if (line.rfind(names[k], 0) != 0)
+            throw FormatError("checkpoint: comoving field '" + line + "' is not " + names[k]);
         std::istringstream value(line.substr(std::strlen(names[k])));
         if (!(value >> *clock[k]) || !std::isfinite(*clock[k]))
         {
@@ -465,17 +462,16 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     plan.t0       = c.t0;
     plan.h        = c.h;
     plan.numSteps = c.numSteps;
-    c.state.time = plan.t0 + double(c.step) * plan.h;
+    c.state.time  = plan.t0 + double(c.step) * plan.h;
     std::optional<Comoving> comoving;
     std::vector<Vec3d> momentum;
     if (!c.comoving.empty())
     {
-        comoving  = comovingFromCheckpointText(c.comoving);
-        momentum  = c.state.vel;
+        comoving = comovingFromCheckpointText(c.comoving);
+        momentum = c.state.vel;
         for (Vec3d& v : c.state.vel) v = (1 / comoving->a) * v;
     }
-    Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce},
-                   std::move(comoving));
+    Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce}, std::move(comoving));
     if (sim.comoving_)
     {
         sim.momentum_ = std::move(momentum);

@@ -64,7 +64,7 @@ TEST(Cosmology, LcdmGrowthSuppressionMatchesThePublishedValue)
     const double a     = 1e-4;
     const double g0    = growthFactor(kLcdm, 1.0) / (growthFactor(kLcdm, a) / a);
     const double omega = 0.3, lambda = 0.7;
-    const double fit   = 2.5 * omega / (std::pow(omega, 4.0 / 7) - lambda + (1 + omega / 2) * (1 + lambda / 70));
+    const double fit = 2.5 * omega / (std::pow(omega, 4.0 / 7) - lambda + (1 + omega / 2) * (1 + lambda / 70));
     EXPECT_NEAR(g0, 0.779, 1e-3);
     EXPECT_NEAR(g0, fit, 0.01 * fit);
     // f = Omega(a)^0.55 to within 1% today (Linder 2005).
