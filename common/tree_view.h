@@ -35,6 +35,7 @@
 
 #include <cstdint>
 
+#include "common/ewald.h"
 #include "common/vec.h"
 
 namespace octwalk {
@@ -55,6 +56,8 @@ struct TreeView
     uint32_t rootEntry;
     /// Deepest level of any node (root = 0); bounds the walk's stack.
     int32_t depth;
+    /// The periodic box (the root cell) and its Ewald correction table; boxSize 0 when isolated.
+    PeriodicView periodic;
 };
 
 /// Groups: contiguous body ranges walked together, with their tight boxes.

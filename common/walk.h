@@ -19,14 +19,14 @@ enum class WalkStatus : int32_t
     StackOverflow = 1,
 };
 
-/// Applies the MAC to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);
+/// Applies the MAC (with nearest images in a periodic box) to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);
 /// opened internal node -> pushed. Returns false when the stack is full.
 template<class Sink>
 HOST_DEVICE inline bool visitEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf, uint32_t* stack,
                                    int32_t& top, int32_t capacity, Sink& sink)
 {
     int32_t node = int32_t(entry & ~kLeafBit);
-    if (acceptNode(tree.nodeMac[node], groupCenter, groupHalf))
+    if (acceptNode(tree.nodeMac[node], groupCenter, groupHalf, tree.periodic))
     {
         sink.node(node);
         return true;

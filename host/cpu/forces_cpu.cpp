@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "common/ewald.h"
 #include "common/gravity.h"
 
 namespace octwalk {
@@ -42,9 +43,12 @@ struct GroupAccumulator
     }
 };
 
-/// Adds one source (a node when Node, else a body) to every target of the group.
-template<bool Node>
-inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2, int32_t skip)
+/// Adds one source (a node when Node, else a body) to every target of the group. Periodic: the
+/// source's image nearest to each target, plus the Ewald correction of the source's whole mass (for the
+/// target itself, too: that is its self term, while the Newtonian pull is skipped by a zero mass).
+template<bool Node, bool Periodic>
+inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2, int32_t skip,
+                      const PeriodicView& box)
 {
     const float* __restrict__ x = a.x.data();
     const float* __restrict__ y = a.y.data();
@@ -64,14 +68,24 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
         Vec3f acc{0.0f, 0.0f, 0.0f};
         float pot = 0.0f;
         Vec3f d{sx - x[k], sy - y[k], sz - z[k]};
+        if (Periodic) d = nearestImage(d, box);
         // Skipping itself by a zero mass keeps the loop branch-free; the sum is unchanged.
         if (Node) bodyNode(d, sm, qq, eps2, acc, pot);
         else bodyBody(d, k == skip ? 0.0f : sm, eps2, acc, pot);
+        if (Periodic) addEwaldCorrection(box, d, sm, acc, pot);
         ax[k] += acc.x;
         ay[k] += acc.y;
         az[k] += acc.z;
         phi[k] += pot;
     }
+}
+
+template<bool Node>
+inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2, int32_t skip,
+                      const PeriodicView& box)
+{
+    if (box.boxSize > 0.0f) addSource<Node, true>(a, n, src, q, eps2, skip, box);
+    else addSource<Node, false>(a, n, src, q, eps2, skip, box);
 }
 
 } // namespace
@@ -91,7 +105,8 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
             {
                 int32_t n = lists.nodeList[k];
                 addSource<true>(a, range.y, tree.nodeCom[n],
-                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1);
+                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1,
+                                tree.periodic);
             }
             a.store(range, nodeAcc);
         }
@@ -117,7 +132,7 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
                 {
                     // A body skips itself by index; probes skip nothing.
                     int32_t skip = targets.areBodies ? j - range.x : -1;
-                    addSource<false>(a, range.y, bodies.posMass[j], none, eps2, skip);
+                    addSource<false>(a, range.y, bodies.posMass[j], none, eps2, skip, tree.periodic);
                 }
             }
             a.storeSum(range, nodeAcc, acc);

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "host/reference/direct.h"
+#include "host/reference/ewald_direct.h"
+#include "host/reference/ewald_table.h"
 #include "common/errors.h"
 #include "host/core/parallel.h"
 #include "host/core/timer.h"
@@ -37,7 +39,7 @@ void groupProbes(const std::vector<Vec3d>& points, int nGroup, std::vector<int32
     for (int32_t f = 0; f < n; f += nGroup) ranges.push_back({f, int32_t(std::min<int64_t>(nGroup, n - f))});
 }
 
-void checkProbes(const std::vector<Vec3d>& points)
+void checkProbes(const std::vector<Vec3d>& points, double boxSize)
 {
     if (points.empty()) throw InputError("evaluateAt needs at least one probe point, got none");
     for (size_t i = 0; i < points.size(); ++i)
@@ -49,6 +51,11 @@ void checkProbes(const std::vector<Vec3d>& points)
             {
                 throw InputError("probe point " + std::to_string(i) + ": coordinate " + std::to_string(c) +
                                  " is not finite or exceeds |x| <= 1e15");
+            }
+            if (boxSize > 0 && !(c >= 0 && c < boxSize))
+            {
+                throw InputError("probe point " + std::to_string(i) + ": coordinate " + std::to_string(c) +
+                                 " is outside the periodic box [0, " + std::to_string(boxSize) + ") (box_size)");
             }
         }
     }
@@ -207,7 +214,7 @@ void GravitySolver::buildTree()
     BodySpan bodies{pos_.data(), mass_.data(), id_.data(), int64_t(pos_.size())};
     PhaseTimes& t = times_;
     Stopwatch clock;
-    sortBodies(bodies, tree_);
+    sortBodies(bodies, tree_, params_.box_size);
     t[Phase::Sort] = clock.lap();
     buildCells(params_.n_leaf, tree_);
     t[Phase::Cells] = clock.lap();
@@ -216,6 +223,7 @@ void GravitySolver::buildTree()
     makeGroups(params_.n_group, tree_, params_.merge_groups);
     t[Phase::Groups] = clock.lap();
     packTree(tree_, params_, packed_);
+    packed_.periodic  = periodicView(params_.box_size);
     t[Phase::Packing] = clock.lap();
     treeValid_        = true;
 
@@ -303,7 +311,7 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
-    checkProbes(points);
+    checkProbes(points, params_.box_size);
     if (!treeValid_) namingMemory("building the tree", int64_t(pos_.size()), 160, [&] { buildTree(); });
     std::vector<int32_t> order;
     std::vector<F4> sorted;
@@ -349,8 +357,17 @@ void GravitySolver::computeDirect(const std::vector<int64_t>& targets, std::vect
                              std::to_string(pos_.size()) + ")");
         }
     }
-    directSum(pos_.data(), mass_.data(), int64_t(pos_.size()), *list, params_.epsilon_squared,
-              params_.gravitational_constant, acc, pot);
+    if (params_.box_size > 0)
+    {
+        validateInBox({pos_.data(), mass_.data(), nullptr, int64_t(pos_.size())}, params_.box_size);
+        ewaldDirectSum(pos_.data(), mass_.data(), int64_t(pos_.size()), *list, params_.box_size,
+                       params_.epsilon_squared, params_.gravitational_constant, acc, pot);
+    }
+    else
+    {
+        directSum(pos_.data(), mass_.data(), int64_t(pos_.size()), *list, params_.epsilon_squared,
+                  params_.gravitational_constant, acc, pot);
+    }
     checkFinite(acc, pot, "body", list);
 }
 

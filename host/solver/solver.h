@@ -68,7 +68,8 @@ public:
     void evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot);
 
     /// Exact direct summation on the chosen backend (double on the CPU) for the listed bodies
-    /// (all when targets is empty); acc/pot indexed like targets.
+    /// (all when targets is empty); acc/pot indexed like targets. In a periodic box (box_size > 0) the
+    /// exact Ewald sum of host/reference/ewald_direct.h.
     void computeDirect(const std::vector<int64_t>& targets, std::vector<Vec3d>& acc, std::vector<double>& pot);
 
     /// The backend the last or next evaluation uses (Auto resolved).

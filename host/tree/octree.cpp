@@ -387,11 +387,30 @@ std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
 /// How far ahead the gather into tree order prefetches the caller's bodies.
 constexpr int64_t kGatherPrefetch = 16;
 
-void sortBodies(const BodySpan& b, HostTree& t)
+void validateInBox(const BodySpan& b, double boxSize)
 {
-    const int64_t n    = b.n;
-    BuildScratch& s    = t.scratch;
-    const KeyGrid grid = keyGrid(b.pos, n, s.boxes);
+    auto outside    = [boxSize](double x) { return !(x >= 0.0 && x < boxSize); };
+    const int64_t i = firstIndexWhere(
+        b.n, [&](int64_t k) { return outside(b.pos[k].x) || outside(b.pos[k].y) || outside(b.pos[k].z); });
+    if (i == b.n) return;
+    const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+    const char* names[3] = {"x", "y", "z"};
+    std::ostringstream rule;
+    rule.precision(17);
+    rule << "is outside the periodic box [0, " << boxSize << ") (box_size)";
+    for (int d = 0; d < 3; ++d)
+    {
+        if (outside(c[d])) throw InputError(bodyMessage(i, names[d], c[d], rule.str().c_str()));
+    }
+}
+
+void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
+{
+    const int64_t n = b.n;
+    BuildScratch& s = t.scratch;
+    if (boxSize > 0) validateInBox(b, boxSize);
+    const KeyGrid grid =
+        boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
     t.keys.resize(size_t(n));
     t.order.resize(size_t(n));
     s.keys.resize(size_t(n));

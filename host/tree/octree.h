@@ -91,6 +91,10 @@ struct HostTree
     BuildScratch scratch;
 };
 
+/// Throws InputError naming the first body with a coordinate outside the periodic box [0, boxSize)
+/// and its value (boxSize > 0).
+void validateInBox(const BodySpan& bodies, double boxSize);
+
 /// Morton keys (common/sfc.h) of points[0, n), n >= 1, in the cube whose low corner is that of
 /// their bounding box and whose edge is the box's largest extent (1 when all points coincide), in
 /// the points' order.
@@ -101,8 +105,9 @@ void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64
 
 /// Morton keys in the bounding cube of all bodies (mortonKeysInBoundingCube), sorted; ties broken
 /// by id, then caller's index, so the tree order does not depend on the input order when ids are
-/// unique. Fills order, keys, pos, mass.
-void sortBodies(const BodySpan& bodies, HostTree& tree);
+/// unique. Fills order, keys, pos, mass. With boxSize > 0 the cube is the periodic box [0, boxSize)^3
+/// itself (the root cell of a periodic tree), and a body outside it is an InputError (validateInBox).
+void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel, level by level (parallel per level).
 void buildCells(int nLeaf, HostTree& tree);

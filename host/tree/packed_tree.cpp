@@ -11,8 +11,8 @@ namespace octwalk {
 
 TreeView PackedTree::treeView() const
 {
-    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(), numInternal,
-            numLeaves,       rootEntry,      depth};
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
+            numInternal,     numLeaves,      rootEntry,      depth,           periodic};
 }
 
 GroupView PackedTree::groupView() const

@@ -25,6 +25,10 @@ struct PackedTree
 
     std::vector<int32_t> cellIndex; ///< packed index of every host cell (working memory of packTree)
 
+    /// The periodic box and the host's correction table (boxSize 0: isolated); the solver sets it
+    /// (the table lives in host/reference).
+    PeriodicView periodic{nullptr, 0, 0.0f, 0.0f};
+
     TreeView treeView() const;
     GroupView groupView() const;
     BodyView bodyView() const;
