@@ -195,10 +195,11 @@ po::options_description comovingOptions(ComovingCli& c)
     return o;
 }
 
-/// The options of a comoving run that are not defaulted must agree with the file's header.
+/// The options of a comoving run that are not defaulted must agree with the file's header (to 1e-6: headers
+/// may hold these in single precision, and a redshift gives a only to round-off).
 void checkAgrees(const char* option, double given, double inFile)
 {
-    if (given != inFile)
+    if (!(std::fabs(given - inFile) <= 1e-6 * std::fabs(inFile)))
     {
         std::ostringstream m;
         m.precision(17);
