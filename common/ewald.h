@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "common/gravity.h"
 #include "common/hostdevice.h"
 #include "common/vec.h"
 
@@ -89,6 +90,26 @@ HOST_DEVICE inline void addEwaldCorrection(const PeriodicView& box, Vec3f d, flo
     acc.y += mAcc * (d.y < 0.0f ? -sum.y : sum.y);
     acc.z += mAcc * (d.z < 0.0f ? -sum.z : sum.z);
     pot += m * box.invBoxSize * sum.w;
+}
+
+/// The pull of a node in a periodic box, for both backends: its multipole at the image nearest to the
+/// target, plus the Ewald correction of its mass at the centre of mass (d = com - target, unwrapped).
+HOST_DEVICE inline void bodyNodePeriodic(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
+                                         const PeriodicView& box, Vec3f& acc, float& pot)
+{
+    d = nearestImage(d, box);
+    bodyNode(d, mass, q, eps2, acc, pot);
+    addEwaldCorrection(box, d, mass, acc, pot);
+}
+
+/// The pull of a body in a periodic box: the nearest image, softened, with mass newtonMass (0 for the
+/// target itself), plus the Ewald correction of the body's mass (for the target itself its self term).
+HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, float eps2, const PeriodicView& box,
+                                         Vec3f& acc, float& pot)
+{
+    d = nearestImage(d, box);
+    bodyBody(d, newtonMass, eps2, acc, pot);
+    addEwaldCorrection(box, d, mass, acc, pot);
 }
 
 } // namespace octwalk

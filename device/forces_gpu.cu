@@ -10,6 +10,7 @@
 
 #include <cub/warp/warp_scan.cuh>
 
+#include "common/ewald.h"
 #include "common/gravity.h"
 #include "device/cuda_check.cuh"
 #include "device/device_util.cuh"
@@ -79,6 +80,8 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, int32_t n)
 /// staged through the warp's shared tile 32 entries at a time, and every target sums the whole
 /// list in list order, like the CPU twin. Each lane fetches its entry of the next tile before the
 /// warp computes on the current one, so the scattered node loads overlap the arithmetic.
+/// Periodic: nearest images and the Ewald correction (common/ewald.h), as on the CPU twin.
+template<bool Periodic>
 __global__ void __launch_bounds__(kForceBlock)
     bodyNodeKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
@@ -114,7 +117,12 @@ __global__ void __launch_bounds__(kForceBlock)
 #pragma unroll
                 for (int s = 0; s < kTargetsPerLane; ++s)
                 {
-                    if (s < t.slots) bodyNode(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
+                    if (s >= t.slots) continue;
+                    if (Periodic)
+                    {
+                        bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, tree.periodic, t.acc[s], t.pot[s]);
+                    }
+                    else bodyNode(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
                 }
             }
         }
@@ -144,6 +152,8 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
 /// time; a warp scan of their body counts flattens them into one sequence of bodies (list order,
 /// then tree order within a leaf, like the CPU twin), staged through the warp's shared tile 32
 /// bodies at a time. out[i] = nodeAcc[i] + leaf sum, as the CPU twin's bodyLeafForcesCpu.
+/// Periodic: nearest images and the Ewald correction, which a body also applies to itself (its self term).
+template<bool Periodic>
 __global__ void __launch_bounds__(kForceBlock)
     bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
@@ -200,10 +210,14 @@ __global__ void __launch_bounds__(kForceBlock)
 #pragma unroll
                     for (int s = 0; s < kTargetsPerLane; ++s)
                     {
-                        if (s < t.slots && !(skipSelf && j == t.index[s]))
+                        if (s >= t.slots) continue;
+                        const bool self = skipSelf && j == t.index[s];
+                        if (Periodic)
                         {
-                            bodyBody(xyz(b) - t.pos[s], b.w, eps2, t.acc[s], t.pot[s]);
+                            bodyBodyPeriodic(xyz(b) - t.pos[s], self ? 0.0f : b.w, b.w, eps2, tree.periodic, t.acc[s],
+                                             t.pot[s]);
                         }
+                        else if (!self) bodyBody(xyz(b) - t.pos[s], b.w, eps2, t.acc[s], t.pot[s]);
                     }
                 }
                 __syncwarp();
@@ -228,7 +242,8 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        float eps2, F4* nodeAcc, GpuStream stream)
 {
     if (groups.numGroups == 0) return;
-    bodyNodeKernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+    auto kernel = tree.periodic.boxSize > 0.0f ? bodyNodeKernel<true> : bodyNodeKernel<false>;
+    kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
     CUDA_CHECK_LAUNCH();
 }
@@ -237,7 +252,8 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream)
 {
     if (groups.numGroups == 0) return;
-    bodyLeafKernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+    auto kernel = tree.periodic.boxSize > 0.0f ? bodyLeafKernel<true> : bodyLeafKernel<false>;
+    kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2, nodeAcc,
         acc);
     CUDA_CHECK_LAUNCH();

@@ -158,6 +158,9 @@ struct GpuSolver::Impl
     DeviceBuffer<int32_t> overflowGroup{"walk overflow flag"};
     DeviceBuffer<F4> nodeAcc{"body-node accelerations"}, acc{"accelerations"};
     DeviceBuffer<int32_t> targetIndex{"direct-sum target indices"};
+    /// The Ewald correction table, uploaded once (it is the same for every box: L = 1).
+    DeviceBuffer<F4> ewaldTable{"Ewald correction table"};
+    const F4* ewaldTableSource = nullptr;
 
     PinnedBuffer<unsigned char> uploadStaging{"upload staging"}, downloadStaging{"download staging"};
     PinnedBuffer<Readback> readback{"pass-1 totals"};
@@ -184,8 +187,20 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
     transfers.push_back(toDevice(nodeCom, tree.nodeCom, numNodes));
     transfers.push_back(toDevice(nodeQuad, tree.nodeQuad, 2 * numNodes));
     transfers.push_back(toDevice(leafRange, tree.leafRange, size_t(tree.numLeaves)));
+    PeriodicView periodic = tree.periodic;
+    if (periodic.boxSize > 0.0f)
+    {
+        if (ewaldTableSource != periodic.table)
+        {
+            size_t row = size_t(periodic.tableCells) + 1, count = row * row * row;
+            ewaldTable.reserve(count);
+            CUDA_CHECK(cudaMemcpy(ewaldTable.data(), periodic.table, count * sizeof(F4), cudaMemcpyHostToDevice));
+            ewaldTableSource = periodic.table;
+        }
+        periodic.table = ewaldTable.data();
+    }
     return {children.data(),  nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
-            tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth};
+            tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth,      periodic};
 }
 
 GroupView GpuSolver::Impl::uploadGroups(const GroupView& groups, std::vector<Transfer>& transfers)

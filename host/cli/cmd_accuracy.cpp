@@ -265,7 +265,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
 
     ParticleSet bodies  = loadBodies(o.source);
     DirectReference ref = directReference(bodies, o.sample, o.source.model.seed + 1, base.epsilon_squared,
-                                          base.gravitational_constant, refBackend);
+                                          base.gravitational_constant, refBackend, base.box_size);
     out << versionHeader() << ": accuracy of " << o.source.name() << ", N = " << bodies.size() << ", "
         << settings.size() << " settings, tree on " << toString(base.backend) << "\n";
     out << "reference: " << ref.description << ", " << ref.index.size() << (ref.sampled() ? " sampled" : " (all)")

@@ -68,11 +68,11 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
         Vec3f acc{0.0f, 0.0f, 0.0f};
         float pot = 0.0f;
         Vec3f d{sx - x[k], sy - y[k], sz - z[k]};
-        if (Periodic) d = nearestImage(d, box);
         // Skipping itself by a zero mass keeps the loop branch-free; the sum is unchanged.
-        if (Node) bodyNode(d, sm, qq, eps2, acc, pot);
+        if (Node && Periodic) bodyNodePeriodic(d, sm, qq, eps2, box, acc, pot);
+        else if (Node) bodyNode(d, sm, qq, eps2, acc, pot);
+        else if (Periodic) bodyBodyPeriodic(d, k == skip ? 0.0f : sm, sm, eps2, box, acc, pot);
         else bodyBody(d, k == skip ? 0.0f : sm, eps2, acc, pot);
-        if (Periodic) addEwaldCorrection(box, d, sm, acc, pot);
         ax[k] += acc.x;
         ay[k] += acc.y;
         az[k] += acc.z;

@@ -11,6 +11,8 @@
 #include "common/walk.h"
 #include "device/gpu_solver.h"
 #include "host/reference/direct.h"
+#include "host/reference/ewald_direct.h"
+#include "host/tree/octree.h"
 #include "common/errors.h"
 #include "host/core/timer.h"
 
@@ -113,13 +115,23 @@ std::vector<Parameters> expandGrid(const Parameters& base, const StudyGrid& grid
 }
 
 DirectReference directReference(const ParticleSet& bodies, int64_t sample, uint64_t seed, double eps2, double G,
-                                Backend backend)
+                                Backend backend, double boxSize)
 {
     if (sample < 1) throw ParameterError("reference sample = " + std::to_string(sample) + " is invalid: must be >= 1");
     DirectReference ref;
     ref.numBodies = bodies.size();
     ref.index     = sampleIndices(bodies.size(), sample, seed);
-    ref.backend   = resolveBackend(backend);
+    ref.backend   = boxSize > 0 ? Backend::Cpu : resolveBackend(backend);
+    if (boxSize > 0)
+    {
+        Stopwatch clock;
+        validateInBox({bodies.pos.data(), bodies.mass.data(), nullptr, bodies.size()}, boxSize);
+        ewaldDirectSum(bodies.pos.data(), bodies.mass.data(), bodies.size(), ref.index, boxSize, eps2, G, ref.acc,
+                       ref.pot);
+        ref.seconds     = clock.lap();
+        ref.description = "cpu Ewald summation in float64 (periodic box " + std::to_string(boxSize) + ")";
+        return ref;
+    }
     if (ref.backend == Backend::Gpu)
     {
         std::vector<F4> packed = packedInCallerOrder(bodies);

@@ -60,8 +60,10 @@ struct DirectReference
 /// @param[in] backend  Cpu: double throughout (directSum). Gpu: GpuSolver::direct with double
 ///                     accumulation (float32 positions, masses and results). Auto: Gpu when one
 ///                     is present. BackendError for Gpu without a device.
+/// @param[in] boxSize  > 0: the periodic box; the exact Ewald sum in double on the CPU
+///                     (host/reference/ewald_direct.h) whatever the backend
 DirectReference directReference(const ParticleSet& bodies, int64_t sample, uint64_t seed, double eps2, double G,
-                                Backend backend = Backend::Auto);
+                                Backend backend = Backend::Auto, double boxSize = 0.0);
 
 /// Error and cost of one setting against the reference.
 struct AccuracyResult

@@ -470,3 +470,73 @@ TEST_F(GpuTest, ReportsPhaseTimes)
 
 } // namespace
 } // namespace octwalk
+
+namespace octwalk {
+namespace {
+
+// Periodic boxes (common/ewald.h): the same nearest-image walk and Ewald-corrected forces on both backends.
+
+/// N bodies in [0, L)^3: uniform, or a Plummer sphere of scale L/20 wrapped around a point near a corner
+/// (so that it is seen through the boundary).
+ParticleSet periodicBox(int log2n, double L, bool clustered)
+{
+    const int64_t n = int64_t(1) << log2n;
+    ParticleSet b   = clustered ? makePlummer(n, kSeed) : makeUniformSphere(n, kSeed);
+    Random rng(kSeed + 1);
+    for (Vec3d& x : b.pos)
+    {
+        Vec3d raw = clustered ? Vec3d{0.95 * L + x.x * L / 20, 0.5 * L + x.y * L / 20, 0.02 * L + x.z * L / 20}
+                              : Vec3d{L * rng.uniform(), L * rng.uniform(), L * rng.uniform()};
+        for (double* c : {&raw.x, &raw.y, &raw.z})
+        {
+            *c -= L * std::floor(*c / L);
+            if (!(*c < L)) *c = 0.0;
+        }
+        x = raw;
+    }
+    return b;
+}
+
+using GpuPeriodic = GpuTestWithParam<bool>;
+
+TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
+{
+    const double L           = 3.0;
+    const ParticleSet bodies = periodicBox(15, L, GetParam());
+    Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    p.box_size               = L;
+    CpuReference cpu(bodies, p);
+    GpuSolver device;
+    GpuEvaluation result = evaluateOnDevice(device, cpu.solver.packedTree());
+    expectSame("node counts", result.nodeCounts, cpu.solver.cpuCounts().nodes);
+    expectSame("leaf counts", result.leafCounts, cpu.solver.cpuCounts().leaves);
+    expectListsEqual(device, cpu.solver.cpuLists());
+
+    p.backend = Backend::Gpu;
+    GravitySolver gpu(p);
+    gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    gpu.computeForces(acc, pot);
+    EXPECT_EQ(gpu.stats().nodeInteractions, cpu.solver.stats().nodeInteractions);
+    EXPECT_EQ(gpu.stats().leafInteractions, cpu.solver.stats().leafInteractions);
+    ErrorStats a = errorStats(relativeErrors(acc, cpu.acc));
+    EXPECT_LE(a.median, kTwinMedian) << "acceleration, max " << a.max;
+    EXPECT_LE(a.max, kTwinMax) << "acceleration, median " << a.median;
+    // The periodic potential has zero mean, so it is compared against its largest magnitude.
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < pot.size(); ++i)
+    {
+        scale = std::max(scale, std::fabs(cpu.pot[i]));
+        worst = std::max(worst, std::fabs(pot[i] - cpu.pot[i]));
+    }
+    EXPECT_LE(worst, kTwinMax * scale);
+}
+
+INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                             return std::string(info.param ? "clustered" : "uniform");
+                         });
+
+} // namespace
+} // namespace octwalk
