@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import LogNorm
 
-from snapshot_io import die, read_snapshot
+from snapshot_io import die, read_snapshot_typed
 
 
 def main():
@@ -20,14 +20,24 @@ def main():
     ap.add_argument("snapshots", nargs="+")
     ap.add_argument("--extent", type=float, default=15.0, help="half-width of the maps [length]")
     ap.add_argument("--bins", type=int, default=300)
+    ap.add_argument("--type", default=None,
+                    help="keep only these GADGET particle types, comma-separated (octwalk's galaxy model: "
+                         "halo 1, disk 2, bulge 3)")
     ap.add_argument("--index-range", default=None,
-                    help="A:B keeps bodies A..B-1 in file order (octwalk writes id order: for a galaxy of N "
-                         "bodies the disk is ids N/6..N/3)")
+                    help="A:B keeps bodies A..B-1 in file order (after --type)")
     ap.add_argument("-o", "--output", default="density.png")
     args = ap.parse_args()
     if args.extent <= 0 or args.bins < 2:
         die("--extent must be > 0 and --bins >= 2")
 
+    types = None
+    if args.type:
+        try:
+            types = [int(x) for x in args.type.split(",")]
+        except ValueError:
+            die(f"--type '{args.type}' is not a comma-separated list of types 0..5")
+        if any(t < 0 or t > 5 for t in types):
+            die(f"--type '{args.type}' is not a comma-separated list of types 0..5")
     keep = slice(None)
     if args.index_range:
         try:
@@ -38,11 +48,14 @@ def main():
     snaps = []
     for path in args.snapshots:
         try:
-            t, pos, vel, mass = read_snapshot(path)
+            t, pos, vel, mass, kind = read_snapshot_typed(path)
         except (OSError, ValueError) as err:
             die(str(err))
+        if types is not None:
+            chosen = np.isin(kind, types)
+            pos, vel, mass = pos[chosen], vel[chosen], mass[chosen]
         if len(pos[keep]) == 0:
-            die(f"--index-range selects no body of {path}")
+            die(f"--type and --index-range select no body of {path}")
         snaps.append((path, t, pos[keep], vel[keep], mass[keep]))
 
     n = len(snaps)

@@ -348,7 +348,8 @@ po::options_description inputFormatOption(std::string& format)
 {
     po::options_description d("Input");
     d.add_options()("input-format", po::value(&format)->default_value(format),
-                    "auto (from the content), tipsy, tipsy-native, tipsy-bonsai, gadget2 or hdf5");
+                    "auto (from the content), tipsy, tipsy-native, tipsy-bonsai, gadget2 (either GADGET-2 format), "
+                    "gadget2-format2 or hdf5");
     return d;
 }
 
@@ -356,7 +357,8 @@ po::options_description formatOption(std::string& format)
 {
     po::options_description d("Snapshots");
     d.add_options()("format", po::value(&format)->default_value(format),
-                    "snapshot format: tipsy (big-endian), tipsy-native, tipsy-bonsai, gadget2 or hdf5");
+                    "snapshot format: tipsy (big-endian), tipsy-native, tipsy-bonsai, gadget2, gadget2-format2 "
+                    "(labelled blocks) or hdf5");
     return d;
 }
 

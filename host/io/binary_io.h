@@ -14,12 +14,14 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "common/errors.h"
+#include "host/core/cosmology.h"
 #include "host/io/snapshot.h"
 
 namespace octwalk::io {
@@ -216,9 +218,43 @@ private:
     std::vector<unsigned char> buffer_;
 };
 
+/// GADGET's six particle types, 0..5.
+constexpr int numParticleTypes = 6;
+
+/// InputError unless the set's box, time and cosmology are what a file can state: boxSize finite and
+/// >= 0, every position inside [0, boxSize) when it is > 0, and with a cosmology a time a > 0 (files
+/// store u = v / sqrt(a)).
+inline void checkWritableFrame(const ParticleSet& particles)
+{
+    const double box = particles.boxSize;
+    if (!(std::isfinite(box) && box >= 0.0))
+    {
+        throw InputError("particle set boxSize = " + std::to_string(box) + " is invalid: must be finite and >= 0");
+    }
+    if (particles.cosmology && !(particles.time > 0.0))
+    {
+        throw InputError("particle set time (scale factor a) = " + std::to_string(particles.time) +
+                         " is invalid for a cosmological set: must be > 0");
+    }
+    for (size_t i = 0; i < particles.pos.size() && box > 0.0; ++i)
+    {
+        const Vec3d& x = particles.pos[i];
+        for (double c : {x.x, x.y, x.z})
+        {
+            if (!(c >= 0.0 && c < box))
+            {
+                throw InputError("particle " + std::to_string(i) + " (id " + std::to_string(particles.id[i]) +
+                                 ") has a coordinate " + std::to_string(c) + " outside the periodic box [0, " +
+                                 std::to_string(box) + ")");
+            }
+        }
+    }
+}
+
 /// A copy of `particles` sorted by id. InputError when the arrays differ in length, a position,
-/// velocity or mass is not finite, the time is not finite, or two particles share an id: a writer
-/// must not produce a file that its own reader rejects.
+/// velocity or mass is not finite, the time is not finite, two particles share an id, a type is not
+/// 0..5, or checkWritableFrame refuses the box: a writer must not produce a file that its own reader
+/// rejects. A set without types (type empty) is all type 1.
 inline ParticleSet sortedForWriting(const ParticleSet& particles)
 {
     const size_t n = particles.pos.size();
@@ -228,6 +264,11 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
                          std::to_string(particles.vel.size()) + " velocities, " +
                          std::to_string(particles.mass.size()) + " masses and " + std::to_string(particles.id.size()) +
                          " ids");
+    }
+    if (!particles.type.empty() && particles.type.size() != n)
+    {
+        throw InputError("particle set has " + std::to_string(n) + " positions but " +
+                         std::to_string(particles.type.size()) + " types");
     }
     if (!std::isfinite(particles.time))
     {
@@ -244,7 +285,13 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
             throw InputError("particle " + std::to_string(i) + " (id " + std::to_string(particles.id[i]) +
                              ") has a non-finite position, velocity or mass");
         }
+        if (!particles.type.empty() && particles.type[i] >= numParticleTypes)
+        {
+            throw InputError("particle " + std::to_string(i) + " (id " + std::to_string(particles.id[i]) +
+                             ") has type " + std::to_string(int(particles.type[i])) + ", not a GADGET type 0..5");
+        }
     }
+    checkWritableFrame(particles);
 
     std::vector<size_t> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = i;
@@ -262,7 +309,7 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
         sorted.vel[i]  = particles.vel[j];
         sorted.mass[i] = particles.mass[j];
         sorted.id[i]   = particles.id[j];
-        sorted.type[i] = j < particles.type.size() ? particles.type[j] : uint8_t(1);
+        sorted.type[i] = particles.type.empty() ? uint8_t(1) : particles.type[j];
         if (i > 0 && sorted.id[i] == sorted.id[i - 1])
         {
             throw InputError("particle id " + std::to_string(sorted.id[i]) + " occurs twice");
@@ -271,15 +318,131 @@ inline ParticleSet sortedForWriting(const ParticleSet& particles)
     return sorted;
 }
 
-/// FormatError when a position, velocity or mass of `sorted` overflows float32, which `formatName`
-/// stores (a finite double must not silently become an infinity in the file).
-inline void checkFitsFloat32(const ParticleSet& sorted, const std::string& path, const char* formatName)
+/// The indices of `sorted` grouped by classOf(type) (0, 1, ...), in their order (id order) within a
+/// group: the order in which a format that keeps one block or record kind per class writes them.
+template<class ClassOf>
+std::vector<size_t> groupedOrder(const ParticleSet& sorted, ClassOf classOf)
+{
+    std::vector<size_t> order(sorted.pos.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return classOf(sorted.type[a]) < classOf(sorted.type[b]); });
+    return order;
+}
+
+/// A coordinate in [0, box) as float32: float32 rounds a value just below box up to box itself, which
+/// the file's reader would refuse, so that value becomes the largest float32 below box. Isolated sets
+/// (box = 0) are stored as rounded.
+inline float storedCoordinate(double x, double box)
+{
+    float f = float(x);
+    while (box > 0.0 && double(f) >= box) f = std::nextafter(f, 0.0f);
+    return f;
+}
+
+/// The factor from a set's velocities to the file's: 1 / sqrt(a) for a cosmological set (GADGET's
+/// u = v_pec / sqrt(a)), 1 otherwise.
+inline double velocityToFile(const ParticleSet& p) { return p.cosmology ? 1.0 / std::sqrt(p.time) : 1.0; }
+
+/// A 64-bit count as GADGET's two 32-bit words (NumPart_Total and NumPart_Total_HighWord).
+struct CountWords
+{
+    uint32_t low, high;
+};
+inline CountWords splitCount(uint64_t n) { return {uint32_t(n & 0xffffffffu), uint32_t(n >> 32)}; }
+inline uint64_t joinCount(uint32_t low, uint32_t high) { return uint64_t(low) | uint64_t(high) << 32; }
+
+/// The cosmological fields of a GADGET-2 or HDF5 header.
+struct FrameHeader
+{
+    double time = 0, boxSize = 0, omega0 = 0, omegaLambda = 0, hubbleParam = 0;
+};
+
+/// Checks the header's frame fields and sets p.boxSize and, for a cosmological file (see
+/// CosmologyReading), p.cosmology; before any particle is read, so that a bad header costs no work.
+/// `fail(field, problem)` throws the reader's FormatError.
+/// @param[in]  h        the header fields
+/// @param[in]  reading  how to decide whether the file is cosmological
+/// @param[out] p        boxSize and cosmology set
+/// @param[in]  fail     [[noreturn]] reporter naming the header field
+template<class Fail>
+void applyFrameHeader(const FrameHeader& h, CosmologyReading reading, ParticleSet& p, Fail fail)
+{
+    if (!(std::isfinite(h.boxSize) && h.boxSize >= 0.0))
+    {
+        fail("BoxSize", std::to_string(h.boxSize) + " is not finite and >= 0");
+    }
+    const std::pair<const char*, double> omegas[3] = {
+        {"Omega0", h.omega0}, {"OmegaLambda", h.omegaLambda}, {"HubbleParam", h.hubbleParam}};
+    for (const auto& [name, value] : omegas)
+    {
+        if (!std::isfinite(value)) fail(name, std::to_string(value) + " is not finite");
+    }
+    p.boxSize               = h.boxSize;
+    const bool cosmological = reading == CosmologyReading::Auto ? (h.boxSize > 0.0 && h.omega0 > 0.0)
+                                                                : reading == CosmologyReading::Cosmological;
+    if (!cosmological) return;
+    if (!(h.time > 0.0))
+    {
+        fail("Time", "the scale factor a = " + std::to_string(h.time) + " of a cosmological file must be > 0");
+    }
+    const Cosmology c{h.omega0, h.omegaLambda, h.hubbleParam};
+    try
+    {
+        validateCosmology(c, h.time, h.time);
+    }
+    catch (const ParameterError& e)
+    {
+        fail("Omega0", std::string("the cosmology of the file is invalid: ") + e.what());
+    }
+    p.cosmology = c;
+}
+
+/// Velocities as a file stores them (u = v_pec / sqrt(a) for a cosmological set) to the set's v_pec.
+inline void velocitiesFromFile(ParticleSet& p)
+{
+    if (!p.cosmology) return;
+    const double fromFile = std::sqrt(p.time);
+    for (Vec3d& v : p.vel) v = {v.x * fromFile, v.y * fromFile, v.z * fromFile};
+}
+
+/// FormatError naming the first body of a periodic set (boxSize > 0) with a coordinate outside
+/// [0, boxSize): a run would have to refuse it, so the reader does, before any work.
+inline void checkInsideBox(const ParticleSet& p, const std::string& path)
+{
+    const double box = p.boxSize;
+    if (!(box > 0.0)) return;
+    const char* const axes[3] = {"x", "y", "z"};
+    for (size_t i = 0; i < p.pos.size(); ++i)
+    {
+        const double c[3] = {p.pos[i].x, p.pos[i].y, p.pos[i].z};
+        for (int k = 0; k < 3; ++k)
+        {
+            if (!(c[k] >= 0.0 && c[k] < box))
+            {
+                std::ostringstream s;
+                s.precision(17);
+                s << "snapshot '" << path << "': particle " << i << " (id " << p.id[i] << ") has " << axes[k] << " = "
+                  << c[k] << " outside the periodic box [0, BoxSize = " << box << ")";
+                throw FormatError(s.str());
+            }
+        }
+    }
+}
+
+/// FormatError when a position, velocity (times `velocityFactor`, as stored) or mass of `sorted`
+/// overflows float32, which `formatName` stores (a finite double must not silently become an infinity
+/// in the file).
+inline void checkFitsFloat32(const ParticleSet& sorted, const std::string& path, const char* formatName,
+                             double velocityFactor = 1.0)
 {
     const double largest = std::numeric_limits<float>::max();
     for (size_t i = 0; i < sorted.pos.size(); ++i)
     {
-        const double values[7] = {sorted.pos[i].x, sorted.pos[i].y, sorted.pos[i].z, sorted.vel[i].x,
-                                  sorted.vel[i].y, sorted.vel[i].z, sorted.mass[i]};
+        const Vec3d v          = sorted.vel[i];
+        const double f         = velocityFactor;
+        const double values[7] = {sorted.pos[i].x, sorted.pos[i].y, sorted.pos[i].z, v.x * f,
+                                  v.y * f,         v.z * f,         sorted.mass[i]};
         for (double v : values)
         {
             if (std::abs(v) > largest)
@@ -325,12 +488,16 @@ ParticleSet readTipsy(const std::string& path, SnapshotFormat format);
 /// The TIPSY variant of the file, or false when its header is not TIPSY in either byte order.
 bool detectTipsy(FileReader& in, SnapshotFormat& format);
 
-void writeGadget2(const std::string& path, const ParticleSet& sorted);
-ParticleSet readGadget2(const std::string& path);
+/// `format2`: GADGET-2 format 2, a label record before each block.
+void writeGadget2(const std::string& path, const ParticleSet& sorted, bool format2);
+/// Either GADGET-2 format, told apart by the first record.
+ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& options);
 /// A first and a closing record marker of 256 (the HEAD block), in either byte order.
 bool looksLikeGadget2(FileReader& in);
+/// A first record of 8 bytes holding the label "HEAD", then a HEAD record of 256, in either byte order.
+bool looksLikeGadget2Format2(FileReader& in);
 
 void writeHdf5(const std::string& path, const ParticleSet& sorted, const SnapshotMeta& meta);
-ParticleSet readHdf5(const std::string& path);
+ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions& options);
 
 } // namespace octwalk::io

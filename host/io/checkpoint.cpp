@@ -12,7 +12,8 @@ namespace octwalk {
 
 namespace {
 
-constexpr char kMagic[16]          = "OCTWALK-CKPT-v2";
+constexpr char kMagic[16]          = "OCTWALK-CKPT-v3";
+constexpr char kMagicV2[16]        = "OCTWALK-CKPT-v2";
 constexpr char kMagicV1[16]        = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
@@ -145,17 +146,34 @@ void readComoving(io::FileReader& in, CheckpointImage& c)
     c.comoving.assign(text.begin(), text.end());
 }
 
+/// Version 3: one GADGET type (0..5) per body.
+void readTypes(io::FileReader& in, uint64_t n, std::vector<uint8_t>& types)
+{
+    const uint64_t at = in.offset();
+    types             = in.readArray<uint8_t>(n, io::hostByteOrder(), "types");
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        if (types[i] >= io::numParticleTypes)
+        {
+            in.fail("types", at + i,
+                    "body " + std::to_string(i) + " has type " + std::to_string(int(types[i])) +
+                        ", not a GADGET type 0..5");
+        }
+    }
+}
+
 } // namespace
 
 void writeCheckpoint(const std::string& path, const CheckpointImage& c)
 {
     const ParticleSet& s = c.state;
     const int64_t n      = s.size();
-    if (s.vel.size() != size_t(n) || s.mass.size() != size_t(n) || s.id.size() != size_t(n))
+    if (s.vel.size() != size_t(n) || s.mass.size() != size_t(n) || s.id.size() != size_t(n) ||
+        (s.type.size() != size_t(n) && !s.type.empty()))
     {
         throw InputError("checkpoint '" + path + "': " + std::to_string(n) + " positions but " +
-                         std::to_string(s.vel.size()) + " velocities, " + std::to_string(s.mass.size()) +
-                         " masses and " + std::to_string(s.id.size()) + " ids");
+                         std::to_string(s.vel.size()) + " velocities, " + std::to_string(s.mass.size()) + " masses, " +
+                         std::to_string(s.id.size()) + " ids and " + std::to_string(s.type.size()) + " types");
     }
     const Parameters& p = c.parameters;
     AtomicFile file(path, Existing::KeepAsPrev);
@@ -176,6 +194,7 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
     out.putArray(s.vel);
     out.putArray(s.mass);
     out.putArray(s.id);
+    out.putArray(s.type.empty() ? std::vector<uint8_t>(size_t(n), uint8_t(1)) : s.type); // no types: all halo
     out.put(uint64_t(c.extra.size()));
     out.write(c.extra.data(), c.extra.size());
     if (!c.comoving.empty())
@@ -199,7 +218,11 @@ CheckpointImage readCheckpoint(const std::string& path)
     }
     in.read(magic, sizeof(magic), "magic");
     const bool v1 = std::memcmp(magic, kMagicV1, sizeof(kMagicV1)) == 0;
-    if (!v1 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) in.fail("magic", 0, "not an octwalk checkpoint");
+    const bool v2 = std::memcmp(magic, kMagicV2, sizeof(kMagicV2)) == 0;
+    if (!v1 && !v2 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    {
+        in.fail("magic", 0, "not an octwalk checkpoint");
+    }
 
     // The checksum first, so that a damaged file is reported as such rather than by its first odd field.
     const uint64_t payload = in.size() - sizeof(uint64_t);
@@ -232,10 +255,18 @@ CheckpointImage readCheckpoint(const std::string& path)
         c.zeroNetForce = in.read<int32_t>(order, "zero_net_force") != 0;
         readParameters(in, c.parameters);
     }
-    c.state.pos               = in.readArray<Vec3d>(uint64_t(n), order, "positions");
-    c.state.vel               = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
-    c.state.mass              = in.readArray<double>(uint64_t(n), order, "masses");
-    c.state.id                = in.readArray<uint64_t>(uint64_t(n), order, "ids");
+    c.state.pos  = in.readArray<Vec3d>(uint64_t(n), order, "positions");
+    c.state.vel  = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
+    c.state.mass = in.readArray<double>(uint64_t(n), order, "masses");
+    c.state.id   = in.readArray<uint64_t>(uint64_t(n), order, "ids");
+    if (v1 || v2)
+    {
+        c.state.type.assign(size_t(n), uint8_t(1));
+    }
+    else
+    {
+        readTypes(in, uint64_t(n), c.state.type);
+    }
     const uint64_t settingsAt = in.offset();
     const uint64_t settings   = in.read<uint64_t>(order, "settings length");
     if (settings > in.remaining() - std::min<uint64_t>(in.remaining(), sizeof(uint64_t)))

@@ -2,14 +2,14 @@
 /// @file checkpoint.h
 /// The checkpoint file: everything a run needs to continue bit-identically, in the host's byte
 /// order, closed by an FNV-1a checksum of all preceding bytes so that a damaged file is refused
-/// instead of silently resumed. Layout of version 2 (written), in order:
+/// instead of silently resumed. Layout of version 3 (written), in order:
 ///
-///     char[16] magic "OCTWALK-CKPT-v2\0"
+///     char[16] magic "OCTWALK-CKPT-v3\0"
 ///     int64 N, step, numSteps; double t0, h, E0
 ///     int32 direct, zero_net_force
 ///     uint64 parameters length; char parameters[length]: "name=value\n" per row of parameterTable()
 ///                                (toText in host/core/params.h; reals with 17 digits, exact)
-///     Vec3d pos[N], vel[N]; double mass[N]; uint64 id[N]
+///     Vec3d pos[N], vel[N]; double mass[N]; uint64 id[N]; uint8 type[N] (GADGET types 0..5)
 ///     uint64 settings length; char settings[length]
 ///     [comoving runs only: uint64 comoving length; char comoving[length]]
 ///     uint64 FNV-1a of everything above
@@ -17,6 +17,9 @@
 /// The comoving field (host/sim/simulation.cpp: the scale factor and H0, then the settings of
 /// host/sim/comoving.h as "name=value" lines) is absent from other runs' checkpoints, which therefore
 /// keep their bytes; in a comoving checkpoint vel[] holds the canonical momenta p = a^2 dx/dt.
+///
+/// Version 2 ("OCTWALK-CKPT-v2\0", read only) is version 3 without the types: its bodies restart as
+/// type 1, which is what every set was before types existed.
 ///
 /// Version 1 ("OCTWALK-CKPT-v1\0", read only) stored the parameters as fixed binary fields instead of
 /// the direct, zero_net_force and parameters fields above:
@@ -37,7 +40,7 @@ namespace octwalk {
 /// What a checkpoint holds.
 struct CheckpointImage
 {
-    /// Positions, velocities, masses and ids (state.time is not stored: it is t0 + step h).
+    /// Positions, velocities, masses, ids and types (state.time is not stored: it is t0 + step h).
     ParticleSet state;
     /// Steps done, of numSteps equal steps of h from t0.
     int64_t step = 0, numSteps = 0;
@@ -59,7 +62,8 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& image);
 
 /// Reads a checkpoint of either version. FormatError naming the field and byte offset when the file
 /// cannot be read, is not a checkpoint, fails its checksum, is truncated or has trailing bytes, holds
-/// an inconsistent step count (step outside [0, numSteps], h not positive, N < 2), unknown, repeated
+/// an inconsistent step count (step outside [0, numSteps], h not positive, N < 2), a type outside 0..5,
+/// unknown, repeated
 /// or missing parameter names or an unreadable parameter value. The parameters' ranges are not
 /// checked here (a restart validates them as a fresh run does).
 CheckpointImage readCheckpoint(const std::string& path);

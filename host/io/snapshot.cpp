@@ -15,19 +15,29 @@ namespace octwalk {
 SnapshotFormat parseSnapshotFormat(const std::string& name)
 {
     for (SnapshotFormat f : {SnapshotFormat::TipsyStandard, SnapshotFormat::TipsyNative, SnapshotFormat::TipsyBonsai,
-                             SnapshotFormat::Gadget2, SnapshotFormat::Hdf5})
+                             SnapshotFormat::Gadget2, SnapshotFormat::Gadget2Format2, SnapshotFormat::Hdf5})
     {
         if (name == toString(f)) return f;
     }
     throw ParameterError("snapshot format '" + name +
-                         "' is invalid: must be 'tipsy', 'tipsy-native', 'tipsy-bonsai', 'gadget2' or 'hdf5'");
+                         "' is invalid: must be 'tipsy', 'tipsy-native', 'tipsy-bonsai', 'gadget2', "
+                         "'gadget2-format2' or 'hdf5'");
+}
+
+CosmologyReading parseCosmologyReading(const std::string& name)
+{
+    if (name == "auto") return CosmologyReading::Auto;
+    if (name == "cosmological") return CosmologyReading::Cosmological;
+    if (name == "isolated") return CosmologyReading::Isolated;
+    throw ParameterError("cosmology reading '" + name + "' is invalid: must be 'auto', 'cosmological' or 'isolated'");
 }
 
 std::string snapshotExtension(SnapshotFormat format)
 {
     switch (format)
     {
-    case SnapshotFormat::Gadget2: return ".gadget";
+    case SnapshotFormat::Gadget2:
+    case SnapshotFormat::Gadget2Format2: return ".gadget";
     case SnapshotFormat::Hdf5: return ".hdf5";
     default: return ".tipsy";
     }
@@ -41,6 +51,7 @@ std::string toString(SnapshotFormat format)
     case SnapshotFormat::TipsyNative: return "tipsy-native";
     case SnapshotFormat::TipsyBonsai: return "tipsy-bonsai";
     case SnapshotFormat::Gadget2: return "gadget2";
+    case SnapshotFormat::Gadget2Format2: return "gadget2-format2";
     case SnapshotFormat::Hdf5: return "hdf5";
     }
     return "unknown";
@@ -51,10 +62,12 @@ SnapshotFormat detectFormat(const std::string& path)
     io::FileReader in(path);
     if (io::hasHdf5Signature(in)) return SnapshotFormat::Hdf5;
     if (io::looksLikeGadget2(in)) return SnapshotFormat::Gadget2;
+    if (io::looksLikeGadget2Format2(in)) return SnapshotFormat::Gadget2Format2;
     SnapshotFormat tipsy;
     if (io::detectTipsy(in, tipsy)) return tipsy;
     io::failAt(path, "header", 0,
-               "not HDF5 (no signature), GADGET-2 (first record marker is not 256) or TIPSY (ndim is not 1..3); "
+               "not HDF5 (no signature), GADGET-2 (first record marker is not 256, nor an 8-byte \"HEAD\" label) or "
+               "TIPSY (ndim is not 1..3); "
                "file size " +
                    std::to_string(in.size()));
 }
@@ -74,13 +87,14 @@ void writeSnapshot(const std::string& path, SnapshotFormat format, const Particl
         case SnapshotFormat::TipsyStandard:
         case SnapshotFormat::TipsyNative:
         case SnapshotFormat::TipsyBonsai: io::writeTipsy(temporary, sorted, format); break;
-        case SnapshotFormat::Gadget2: io::writeGadget2(temporary, sorted); break;
+        case SnapshotFormat::Gadget2: io::writeGadget2(temporary, sorted, false); break;
+        case SnapshotFormat::Gadget2Format2: io::writeGadget2(temporary, sorted, true); break;
         case SnapshotFormat::Hdf5: io::writeHdf5(temporary, sorted, meta); break;
         }
     });
 }
 
-ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
+ParticleSet readSnapshot(const std::string& path, SnapshotFormat format, const SnapshotReadOptions& options)
 {
     ParticleSet p;
     switch (format)
@@ -88,10 +102,12 @@ ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
     case SnapshotFormat::TipsyStandard:
     case SnapshotFormat::TipsyNative:
     case SnapshotFormat::TipsyBonsai: p = io::readTipsy(path, format); break;
-    case SnapshotFormat::Gadget2: p = io::readGadget2(path); break;
-    case SnapshotFormat::Hdf5: p = io::readHdf5(path); break;
+    case SnapshotFormat::Gadget2:
+    case SnapshotFormat::Gadget2Format2: p = io::readGadget2(path, options); break;
+    case SnapshotFormat::Hdf5: p = io::readHdf5(path, options); break;
     }
     io::checkUniqueIds(p, path);
+    io::checkInsideBox(p, path);
     // Every reader refuses what a run would refuse anyway, so that convert cannot pass it on.
     for (int64_t i = 0; i < p.size(); ++i)
     {
@@ -104,6 +120,14 @@ ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
     return p;
 }
 
-ParticleSet readSnapshot(const std::string& path) { return readSnapshot(path, detectFormat(path)); }
+ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
+{
+    return readSnapshot(path, format, SnapshotReadOptions{});
+}
+
+ParticleSet readSnapshot(const std::string& path, const SnapshotReadOptions& options)
+{
+    return readSnapshot(path, detectFormat(path), options);
+}
 
 } // namespace octwalk

@@ -1,9 +1,12 @@
 /// @file snapshot_hdf5.cpp
 /// GADGET-style HDF5 snapshots (GADGET-3/4, SWIFT; read by yt and pynbody), through the HDF5 C API.
 ///
-/// Written: /Header (attributes of FORMATS.md, Omega0 = OmegaLambda = 0 so readers treat Time as
-/// plain time), /PartType1 (Coordinates, Velocities: N x 3 float64; Masses: N float64; ParticleIDs:
-/// N uint64), /Parameters (the run's JSON, the version and G) and /Units. All file types are explicit
+/// Written: /Header (attributes of FORMATS.md and the Flag_* of GADGET: for an isolated set
+/// Omega0 = OmegaLambda = 0, so readers treat Time as plain time; for a cosmological one Time = a,
+/// Redshift = 1/a - 1, BoxSize, Omega0, OmegaLambda, HubbleParam, and velocities u = v_pec / sqrt(a)),
+/// one /PartTypeN per type present (Coordinates, Velocities: N x 3 float64; ParticleIDs: N uint64;
+/// Masses: N float64 unless all bodies of the type have one mass, which then is MassTable[N]),
+/// /Parameters (the run's JSON, the version and G) and /Units. All file types are explicit
 /// little-endian, and object modification times are not recorded, so writing the same particles twice
 /// gives the same bytes. Files use the HDF5 1.8 format (readable by HDF5 >= 1.8, h5py, yt, pynbody):
 /// its object headers carry checksums, so damaged metadata is refused by HDF5 instead of being
@@ -14,6 +17,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -29,8 +33,7 @@ namespace octwalk::io {
 
 namespace {
 
-constexpr int numTypes = 6;
-constexpr int haloType = 1;
+constexpr int numTypes = numParticleTypes;
 
 static_assert(sizeof(Vec3d) == 3 * sizeof(double), "Coordinates are written straight from Vec3d arrays");
 
@@ -166,31 +169,65 @@ private:
     std::string path_;
 };
 
-void writeHeader(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted)
+/// The bodies of each type, in id order, and their shared mass (0 when they have several).
+struct TypeGroups
+{
+    std::vector<size_t> members[numTypes];
+    double mass[numTypes] = {};
+};
+
+TypeGroups typeGroups(const ParticleSet& sorted)
+{
+    TypeGroups g;
+    for (size_t i = 0; i < sorted.type.size(); ++i) g.members[sorted.type[i]].push_back(i);
+    for (int t = 0; t < numTypes; ++t)
+    {
+        const std::vector<size_t>& m = g.members[t];
+        const bool shared            = !m.empty() && std::all_of(m.begin(), m.end(), [&](size_t i) {
+            return sorted.mass[i] == sorted.mass[m.front()];
+        });
+        g.mass[t]                    = shared ? sorted.mass[m.front()] : 0.0;
+    }
+    return g;
+}
+
+void writeHeader(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted, const TypeGroups& groups)
 {
     Handle header               = w.group(file, "Header");
-    const uint64_t n            = uint64_t(sorted.size());
     uint32_t thisFile[numTypes] = {}, total[numTypes] = {}, highWord[numTypes] = {};
-    thisFile[haloType]               = uint32_t(n);
-    total[haloType]                  = uint32_t(n);
-    highWord[haloType]               = uint32_t(n >> 32);
-    const double massTable[numTypes] = {}; // every mass is in a Masses dataset
-    const double time = sorted.time, zero = 0.0, one = 1.0;
-    const int32_t files = 1, entropy = 0;
+    for (int t = 0; t < numTypes; ++t)
+    {
+        const CountWords words = splitCount(groups.members[t].size());
+        thisFile[t]            = words.low;
+        total[t]               = words.low;
+        highWord[t]            = words.high;
+    }
+    const std::optional<Cosmology>& c = sorted.cosmology;
+    const double time = sorted.time, box = sorted.boxSize;
+    const double redshift    = c ? 1.0 / sorted.time - 1.0 : 0.0;
+    const double omega0      = c ? c->omega0 : 0.0; // isolated: yt then reads Time as time
+    const double omegaLambda = c ? c->omegaLambda : 0.0;
+    const double hubble      = c ? c->hubbleParam : 1.0; // h = 1 divides nothing
+    const int32_t files = 1, off = 0, doublePrecision = 1;
 
     const std::string h = "/Header";
     w.attribute(header, h, "NumPart_ThisFile", H5T_STD_U32LE, H5T_NATIVE_UINT32, thisFile, numTypes);
     w.attribute(header, h, "NumPart_Total", H5T_STD_U32LE, H5T_NATIVE_UINT32, total, numTypes);
     w.attribute(header, h, "NumPart_Total_HighWord", H5T_STD_U32LE, H5T_NATIVE_UINT32, highWord, numTypes);
-    w.attribute(header, h, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, massTable, numTypes);
+    w.attribute(header, h, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, groups.mass, numTypes);
     w.attribute(header, h, "Time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &time);
-    w.attribute(header, h, "Redshift", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero);
-    w.attribute(header, h, "BoxSize", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero); // isolated: no box
+    w.attribute(header, h, "Redshift", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &redshift);
+    w.attribute(header, h, "BoxSize", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &box);
     w.attribute(header, h, "NumFilesPerSnapshot", H5T_STD_I32LE, H5T_NATIVE_INT32, &files);
-    w.attribute(header, h, "Omega0", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero);      // isolated: yt then
-    w.attribute(header, h, "OmegaLambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero); // reads Time as time
-    w.attribute(header, h, "HubbleParam", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &one);  // h = 1 divides nothing
-    w.attribute(header, h, "Flag_Entropy_ICs", H5T_STD_I32LE, H5T_NATIVE_INT32, &entropy);
+    w.attribute(header, h, "Omega0", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &omega0);
+    w.attribute(header, h, "OmegaLambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &omegaLambda);
+    w.attribute(header, h, "HubbleParam", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &hubble);
+    for (const char* flag :
+         {"Flag_Sfr", "Flag_Cooling", "Flag_Feedback", "Flag_StellarAge", "Flag_Metals", "Flag_Entropy_ICs"})
+    {
+        w.attribute(header, h, flag, H5T_STD_I32LE, H5T_NATIVE_INT32, &off);
+    }
+    w.attribute(header, h, "Flag_DoublePrecision", H5T_STD_I32LE, H5T_NATIVE_INT32, &doublePrecision);
 }
 
 void writeParameters(const Hdf5Writer& w, hid_t file, const SnapshotMeta& meta)
@@ -218,15 +255,31 @@ void writeUnits(const Hdf5Writer& w, hid_t file, const SnapshotMeta& meta)
     w.attribute(units, "/Units", "UnitVelocity_in_cm_per_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &kmPerSInCmPerS);
 }
 
-void writeHalo(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted)
+/// /PartType<t>: the bodies of type t in id order, velocities as the file stores them.
+void writeType(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted, const TypeGroups& groups, int t)
 {
-    const hsize_t n     = hsize_t(sorted.size());
-    Handle halo         = w.group(file, "PartType1");
-    const std::string g = "/PartType1";
-    w.dataset(halo, g, "Coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 3, sorted.pos.data());
-    w.dataset(halo, g, "Velocities", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 3, sorted.vel.data());
-    w.dataset(halo, g, "Masses", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 1, sorted.mass.data());
-    w.dataset(halo, g, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64, n, 1, sorted.id.data());
+    const std::vector<size_t>& members = groups.members[t];
+    const hsize_t n                    = hsize_t(members.size());
+    const double toFile                = velocityToFile(sorted);
+    std::vector<Vec3d> pos(n), vel(n);
+    std::vector<double> mass(n);
+    std::vector<uint64_t> ids(n);
+    for (size_t k = 0; k < n; ++k)
+    {
+        const size_t i = members[k];
+        const Vec3d& v = sorted.vel[i];
+        pos[k]         = sorted.pos[i];
+        vel[k]         = {v.x * toFile, v.y * toFile, v.z * toFile};
+        mass[k]        = sorted.mass[i];
+        ids[k]         = sorted.id[i];
+    }
+    const std::string name = "PartType" + std::to_string(t);
+    Handle group           = w.group(file, name);
+    const std::string g    = "/" + name;
+    w.dataset(group, g, "Coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 3, pos.data());
+    w.dataset(group, g, "Velocities", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 3, vel.data());
+    if (groups.mass[t] == 0.0) w.dataset(group, g, "Masses", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 1, mass.data());
+    w.dataset(group, g, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64, n, 1, ids.data());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,17 +455,63 @@ struct Hdf5Header
 {
     std::vector<int64_t> numPart;
     std::vector<double> massTable;
-    double time = 0;
+    FrameHeader frame;
 };
+
+/// An optional scalar header attribute; `absent` when the file has none. BoxSize may also be a
+/// 3-vector (SWIFT): a cube's three equal sides.
+double optionalReal(const Hdf5Reader& r, hid_t group, const char* name, double absent)
+{
+    const std::string field = std::string("/Header/") + name;
+    if (!r.exists(H5Aexists(group, name), field)) return absent;
+    Handle attr(H5Aopen(group, name, H5P_DEFAULT), H5Aclose);
+    Handle space(attr.valid() ? H5Aget_space(attr) : H5I_INVALID_HID, H5Sclose);
+    if (!space.valid()) r.fail(field, "cannot be opened: " + hdf5Reason());
+    const hssize_t count = H5Sget_simple_extent_npoints(space);
+    if (count == 3 && std::string(name) == "BoxSize")
+    {
+        const std::vector<double> sides = r.attribute<double>(group, "/Header", name, H5T_NATIVE_DOUBLE, 3);
+        if (!(sides[0] == sides[1] && sides[1] == sides[2]))
+        {
+            r.fail(field, "the sides " + std::to_string(sides[0]) + ", " + std::to_string(sides[1]) + ", " +
+                              std::to_string(sides[2]) + " are not a cube");
+        }
+        return sides[0];
+    }
+    return r.attribute<double>(group, "/Header", name, H5T_NATIVE_DOUBLE, 1)[0];
+}
+
+/// NumPart_Total with its high words must equal NumPart_ThisFile in a single-file snapshot.
+void checkTotals(const Hdf5Reader& r, hid_t group, const Hdf5Header& header)
+{
+    const std::string h = "/Header";
+    if (!r.exists(H5Aexists(group, "NumPart_Total"), h + "/NumPart_Total")) return;
+    const std::vector<uint32_t> low = r.attribute<uint32_t>(group, h, "NumPart_Total", H5T_NATIVE_UINT32, numTypes);
+    std::vector<uint32_t> high(numTypes, 0);
+    if (r.exists(H5Aexists(group, "NumPart_Total_HighWord"), h + "/NumPart_Total_HighWord"))
+    {
+        high = r.attribute<uint32_t>(group, h, "NumPart_Total_HighWord", H5T_NATIVE_UINT32, numTypes);
+    }
+    for (int t = 0; t < numTypes; ++t)
+    {
+        const uint64_t total = joinCount(low[t], high[t]);
+        if (total != uint64_t(header.numPart[t]))
+        {
+            r.fail(h + "/NumPart_Total[" + std::to_string(t) + "]",
+                   "is " + std::to_string(total) + " (with NumPart_Total_HighWord) but NumPart_ThisFile[" +
+                       std::to_string(t) + "] is " + std::to_string(header.numPart[t]) + " in a single-file snapshot");
+        }
+    }
+}
 
 Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
 {
     Handle group        = r.openGroup(file, "Header");
     const std::string h = "/Header";
     Hdf5Header header;
-    header.numPart   = r.attribute<int64_t>(group, h, "NumPart_ThisFile", H5T_NATIVE_INT64, numTypes);
-    header.massTable = r.attribute<double>(group, h, "MassTable", H5T_NATIVE_DOUBLE, numTypes);
-    header.time      = r.attribute<double>(group, h, "Time", H5T_NATIVE_DOUBLE, 1)[0];
+    header.numPart    = r.attribute<int64_t>(group, h, "NumPart_ThisFile", H5T_NATIVE_INT64, numTypes);
+    header.massTable  = r.attribute<double>(group, h, "MassTable", H5T_NATIVE_DOUBLE, numTypes);
+    header.frame.time = r.attribute<double>(group, h, "Time", H5T_NATIVE_DOUBLE, 1)[0];
     for (int t = 0; t < numTypes; ++t)
     {
         const std::string index = "[" + std::to_string(t) + "]";
@@ -425,7 +524,14 @@ Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
             r.fail(h + "/MassTable" + index, std::to_string(header.massTable[t]) + " is not finite and >= 0");
         }
     }
-    if (!std::isfinite(header.time)) r.fail(h + "/Time", std::to_string(header.time) + " is not finite");
+    if (!std::isfinite(header.frame.time))
+    {
+        r.fail(h + "/Time", std::to_string(header.frame.time) + " is not finite");
+    }
+    header.frame.boxSize     = optionalReal(r, group, "BoxSize", 0.0);
+    header.frame.omega0      = optionalReal(r, group, "Omega0", 0.0);
+    header.frame.omegaLambda = optionalReal(r, group, "OmegaLambda", 0.0);
+    header.frame.hubbleParam = optionalReal(r, group, "HubbleParam", 1.0);
     if (r.exists(H5Aexists(group, "NumFilesPerSnapshot"), h + "/NumFilesPerSnapshot"))
     {
         const int64_t files = r.attribute<int64_t>(group, h, "NumFilesPerSnapshot", H5T_NATIVE_INT64, 1)[0];
@@ -435,6 +541,7 @@ Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
                                                    " files; reading one of them would silently drop particles");
         }
     }
+    checkTotals(r, group, header);
     return header;
 }
 
@@ -508,15 +615,19 @@ void writeHdf5(const std::string& path, const ParticleSet& sorted, const Snapsho
     Handle fcpl = w.untimed(H5P_FILE_CREATE, "/");
     Handle fapl = w.created(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "/");
     w.check(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "/");
-    Handle file = w.created(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, "/");
-    writeHeader(w, file, sorted);
+    Handle file             = w.created(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, "/");
+    const TypeGroups groups = typeGroups(sorted);
+    writeHeader(w, file, sorted, groups);
     writeParameters(w, file, meta);
     writeUnits(w, file, meta);
-    if (sorted.size() > 0) writeHalo(w, file, sorted); // GADGET writes no group for an empty type
+    for (int t = 0; t < numTypes; ++t)
+    {
+        if (!groups.members[t].empty()) writeType(w, file, sorted, groups, t); // GADGET writes no empty group
+    }
     if (!file.close()) failObject(path, "/", "HDF5 cannot finish the file: " + hdf5Reason());
 }
 
-ParticleSet readHdf5(const std::string& path)
+ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions& options)
 {
     FileReader probe(path);
     if (!hasHdf5Signature(probe)) probe.fail("HDF5 signature", 0, "not found: this is not an HDF5 file");
@@ -528,8 +639,12 @@ ParticleSet readHdf5(const std::string& path)
     const Hdf5Header header = readHeader(reader, file);
 
     ParticleSet p;
-    p.time = header.time;
+    p.time = header.frame.time;
+    applyFrameHeader(header.frame, options.cosmology, p, [&](const std::string& field, const std::string& problem) {
+        reader.fail("/Header/" + field, problem);
+    });
     for (int t = 0; t < numTypes; ++t) readType(reader, file, header, t, p);
+    velocitiesFromFile(p);
     return p;
 }
 

@@ -15,6 +15,6 @@ namespace {
 
 void writeHdf5(const std::string& path, const ParticleSet&, const SnapshotMeta&) { missing(path); }
 
-ParticleSet readHdf5(const std::string& path) { missing(path); }
+ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions&) { missing(path); }
 
 } // namespace octwalk::io

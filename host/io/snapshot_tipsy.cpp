@@ -1,5 +1,7 @@
 /// @file snapshot_tipsy.cpp
-/// TIPSY binary snapshots (standard big-endian, native little-endian, Bonsai version 2).
+/// TIPSY binary snapshots (standard big-endian, native little-endian, Bonsai version 2). Record kinds
+/// are particle types: gas, dark and star records read as GADGET types 0, 1 and 4; a writer puts type
+/// 0 in gas records, type 4 in star records and every other type in dark records.
 
 #include <cmath>
 #include <cstdint>
@@ -22,17 +24,23 @@ constexpr uint64_t tipsyOldHeaderBytes = 28; // no pad
 constexpr int32_t bonsaiVersion        = 2;
 constexpr uint64_t recordsPerChunk     = 4096;
 
-/// The bytes of one record kind and where Bonsai keeps the uint64 id in it (eps + phi).
+/// The bytes of one record kind, where Bonsai keeps the uint64 id in it (eps + phi; gas records have
+/// none), and the GADGET type its bodies read as.
 struct RecordLayout
 {
     const char* kind;
     uint64_t bytes;
     uint64_t idOffset;
+    uint8_t type;
 };
 
-constexpr RecordLayout gasLayout{"gas", 48, 0};
-constexpr RecordLayout darkLayout{"dark", 36, 28};
-constexpr RecordLayout starLayout{"star", 44, 36};
+constexpr RecordLayout gasLayout{"gas", 48, 0, 0};
+constexpr RecordLayout darkLayout{"dark", 36, 28, 1};
+constexpr RecordLayout starLayout{"star", 44, 36, 4};
+
+/// The record kind a body of GADGET type t is written as: 0 gas, 4 star, every other type dark (0, 1, 2
+/// in the file's record order).
+int recordKind(uint8_t t) { return t == 0 ? 0 : t == 4 ? 2 : 1; }
 
 struct TipsyHeader
 {
@@ -164,6 +172,7 @@ void readRecords(FileReader& in, const TipsyHeader& h, const RecordLayout& layou
                                 std::to_string(f[j]) + ", not finite");
                 }
             }
+            out.type[next] = layout.type;
             out.mass[next] = f[0];
             out.pos[next]  = {f[1], f[2], f[3]};
             out.vel[next]  = {f[4], f[5], f[6]};
@@ -252,20 +261,28 @@ void writeTipsy(const std::string& path, const ParticleSet& sorted, SnapshotForm
                           " particles do not fit in TIPSY's int32 nbodies");
     }
     checkFitsFloat32(sorted, path, "TIPSY");
-    const bool bonsai     = format == SnapshotFormat::TipsyBonsai;
-    const ByteOrder order = format == SnapshotFormat::TipsyStandard ? ByteOrder::Big : ByteOrder::Little;
+    const bool bonsai                = format == SnapshotFormat::TipsyBonsai;
+    const ByteOrder order            = format == SnapshotFormat::TipsyStandard ? ByteOrder::Big : ByteOrder::Little;
+    const std::vector<size_t> byKind = groupedOrder(sorted, recordKind);
+    int32_t counts[3]                = {0, 0, 0};
+    for (uint8_t t : sorted.type) ++counts[recordKind(t)];
 
     FileWriter out(path);
     out.put<double>(sorted.time, order);
-    for (int32_t value : {int32_t(n), int32_t(3), int32_t(0), int32_t(n), int32_t(0), bonsai ? bonsaiVersion : 0})
+    for (int32_t value : {int32_t(n), int32_t(3), counts[0], counts[1], counts[2], bonsai ? bonsaiVersion : 0})
     {
         out.put<int32_t>(value, order); // nbodies, ndim, nsph, ndark, nstar, pad
     }
-    for (int64_t i = 0; i < n; ++i)
+    for (size_t i : byKind)
     {
         const Vec3d& x = sorted.pos[i];
         const Vec3d& v = sorted.vel[i];
         for (double f : {sorted.mass[i], x.x, x.y, x.z, v.x, v.y, v.z}) out.put<float>(float(f), order);
+        const int kind = recordKind(sorted.type[i]);
+        // gas: rho, temp, eps, metals, phi; star: metals, tform, then eps, phi as for dark.
+        const int zeros = kind == 0 ? 5 : kind == 2 ? 2 : 0;
+        for (int k = 0; k < zeros; ++k) out.put<float>(0.0f, order);
+        if (kind == 0) continue;
         if (bonsai)
         {
             out.put<uint64_t>(sorted.id[i], ByteOrder::Little);

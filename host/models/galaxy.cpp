@@ -185,6 +185,7 @@ ParticleSet makeGalaxy(int64_t n, uint64_t seed, const GalaxyModel& g)
     {
         p.mass[i] = 1.0 / double(n);
         p.id[i]   = uint64_t(i);
+        p.type[i] = i < nBulge ? kBulgeType : i < nBulge + nDisk ? kDiskType : kHaloType;
     }
     MassProfile prof{g, mBulge, mDisk, mHalo};
     sphericalComponent(rng, p, 0, nBulge, mBulge, g.bulgeScale, g, prof);
@@ -235,12 +236,14 @@ ParticleSet makeMerger(int64_t n, uint64_t seed, const MergerOrbit& o, const Gal
         p.pos[i]  = a.pos[i] + offset1;
         p.vel[i]  = a.vel[i] + vel1;
         p.mass[i] = a.mass[i];
+        p.type[i] = a.type[i];
     }
     for (int64_t i = 0; i < n2; ++i)
     {
         p.pos[n1 + i]  = tilt(lengthScale * b.pos[i]) + offset2;
         p.vel[n1 + i]  = tilt(velocityScale * b.vel[i]) + vel2;
         p.mass[n1 + i] = q * b.mass[i];
+        p.type[n1 + i] = b.type[i];
     }
     for (int64_t i = 0; i < n; ++i) p.id[i] = uint64_t(i);
     return p;

@@ -29,8 +29,12 @@ struct GalaxyModel
     double softening  = 0.02;                                   ///< used to measure the disk's circular speed [R_d]
 };
 
-/// Bodies are ordered bulge, disk, halo, each in proportion to its mass (equal-mass particles);
-/// ids 0..n-1. Deterministic by seed.
+/// The GADGET types of the galaxy's components (GADGET's customary halo 1, disk 2, bulge 3), so that a
+/// reader such as yt or pynbody selects a component by type.
+constexpr uint8_t kHaloType = 1, kDiskType = 2, kBulgeType = 3;
+
+/// Bodies are ordered bulge, disk, halo, each in proportion to its mass (equal-mass particles), with
+/// types kBulgeType, kDiskType and kHaloType; ids 0..n-1. Deterministic by seed.
 ParticleSet makeGalaxy(int64_t n, uint64_t seed, const GalaxyModel& model = GalaxyModel{});
 
 struct MergerOrbit
@@ -42,7 +46,8 @@ struct MergerOrbit
 };
 
 /// Two galaxies on a parabolic orbit in the x-y plane, centre of mass at rest at the origin.
-/// The second galaxy has mass ratio q, lengths scaled by q^(1/3) and n q / (1 + q) bodies.
+/// The second galaxy has mass ratio q, lengths scaled by q^(1/3) and n q / (1 + q) bodies. Each body
+/// keeps its galaxy's component type.
 ParticleSet makeMerger(int64_t n, uint64_t seed, const MergerOrbit& orbit = MergerOrbit{},
                        const GalaxyModel& model = GalaxyModel{});
 

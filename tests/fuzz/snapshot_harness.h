@@ -105,6 +105,15 @@ inline void checkAccepted(const ParticleSet& p)
     }
     const std::vector<size_t> order = idOrder(p);
     for (size_t k = 1; k < n; ++k) require(p.id[order[k]] != p.id[order[k - 1]], "duplicate id accepted");
+    require(p.type.size() == n, "types missing");
+    for (uint8_t t : p.type) require(t < 6, "type " + std::to_string(int(t)) + " accepted");
+    for (size_t i = 0; i < n && p.boxSize > 0; ++i)
+    {
+        for (double c : {p.pos[i].x, p.pos[i].y, p.pos[i].z})
+        {
+            require(c >= 0 && c < p.boxSize, "particle " + std::to_string(i) + " accepted outside the box");
+        }
+    }
 }
 
 /// a and b hold the same ids with the same values (compared in float32 when `narrow`).
@@ -113,6 +122,8 @@ inline void checkSame(const ParticleSet& a, const ParticleSet& b, bool narrow)
     require(a.size() == b.size(),
             "write-back changed N from " + std::to_string(a.size()) + " to " + std::to_string(b.size()));
     require(a.time == b.time, "write-back changed the time");
+    require(a.boxSize == b.boxSize && a.cosmology.has_value() == b.cosmology.has_value(),
+            "write-back changed the box or the cosmology");
     auto same                    = [narrow](double x, double y) { return narrow ? float(x) == float(y) : x == y; };
     const std::vector<size_t> oa = idOrder(a), ob = idOrder(b);
     for (size_t k = 0; k < oa.size(); ++k)
@@ -123,6 +134,7 @@ inline void checkSame(const ParticleSet& a, const ParticleSet& b, bool narrow)
                         same(a.vel[i].x, b.vel[j].x) && same(a.vel[i].y, b.vel[j].y) && same(a.vel[i].z, b.vel[j].z) &&
                         same(a.mass[i], b.mass[j]);
         require(ok, "write-back changed the values of id " + std::to_string(a.id[i]));
+        require(a.type[i] == b.type[j], "write-back changed the type of id " + std::to_string(a.id[i]));
     }
 }
 
@@ -140,7 +152,8 @@ inline void snapshotInput(const uint8_t* data, size_t size, SnapshotFormat forma
     catch (const FormatError&)
     {}
 
-    const bool tipsy = format != SnapshotFormat::Gadget2 && format != SnapshotFormat::Hdf5;
+    const bool tipsy = format == SnapshotFormat::TipsyStandard || format == SnapshotFormat::TipsyNative ||
+                       format == SnapshotFormat::TipsyBonsai;
     if (tipsy)
     {
         try
@@ -162,8 +175,10 @@ inline void snapshotInput(const uint8_t* data, size_t size, SnapshotFormat forma
     }
     checkAccepted(p);
 
-    // TIPSY is written back as Bonsai TIPSY, the TIPSY that keeps ids.
+    // TIPSY is written back as Bonsai TIPSY, the TIPSY that keeps ids: of dark and star records only,
+    // so gas bodies go back as dark (types are checked by tests/app/test_gadget_cosmo.cpp, not here).
     const SnapshotFormat again = tipsy ? SnapshotFormat::TipsyBonsai : format;
+    if (tipsy) std::replace(p.type.begin(), p.type.end(), uint8_t(0), uint8_t(1));
     try
     {
         writeSnapshot(out, again, p, SnapshotMeta{}, true);
