@@ -166,7 +166,8 @@ po::options_description comovingOptions(ComovingCli& c)
         "with the mean density subtracted; GADGET-2's drift and kick factors. The input file's header (a, Omega0, "
         "OmegaLambda, HubbleParam, BoxSize) gives what the options below leave out, and must agree with what they "
         "give. Softening: Plummer epsilon (--epsilon, default 1/30 of the mean spacing L/N^(1/3)) fixed in comoving "
-        "units, at most --softening-max-phys / a (GADGET's SofteningHalo and SofteningHaloMaxPhys)");
+        "units, at most --softening-max-phys / a (GADGET's SofteningHalo and SofteningHaloMaxPhys). Snapshots are "
+        "GADGET-2 (--format gadget2) unless --format is given");
     // clang-format off
     o.add_options()
         ("comoving", po::bool_switch(&c.enabled), "integrate in the scale factor (needs --input)")
@@ -202,7 +203,7 @@ void checkAgrees(const char* option, double given, double inFile)
     if (!(std::fabs(given - inFile) <= 1e-6 * std::fabs(inFile)))
     {
         std::ostringstream m;
-        m.precision(17);
+        m.precision(15);
         m << "option --" << option << " = " << given << " does not match the input file's value " << inFile;
         throw ParameterError(m.str());
     }
@@ -384,6 +385,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                 throw UsageError(std::string("--") + option + " does not apply to --comoving (see --a-end, --dlna)");
             }
         }
+        // TIPSY has no cosmological header and stores float32: a comoving run writes GADGET-2 unless told.
+        if (vm["format"].defaulted()) rs.format = "gadget2";
         ParticleSet bodies = readInput(input, inputFormat);
         ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
         Simulation sim(std::move(bodies), p, s, ForceOptions{direct, zeroNetForce});

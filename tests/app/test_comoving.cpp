@@ -368,6 +368,13 @@ TEST(ComovingCli, BadInputIsOneLineNamingTheValueBeforeAnyWork)
     const std::string input = (base / "lattice.tipsy").string(), list = (base / "outputs.txt").string();
     writeSnapshot(input, SnapshotFormat::TipsyStandard, Pancake{}.at(lattice(4, 1.0), 0.1));
     std::ofstream(list) << "0.5\n0.25\n";
+    // A GADGET-2 file with the cosmological header: box 1, a = 0.1, EdS.
+    const std::string gadget = (base / "lattice.gadget").string();
+    ParticleSet withHeader   = lattice(4, 1.0);
+    withHeader.time          = 0.1;
+    withHeader.boxSize       = 1.0;
+    withHeader.cosmology     = kEdS;
+    writeSnapshot(gadget, SnapshotFormat::Gadget2, withHeader);
     const std::string out = (base / "run").string();
     struct Case
     {
@@ -385,6 +392,9 @@ TEST(ComovingCli, BadInputIsOneLineNamingTheValueBeforeAnyWork)
         {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.1", "--output-list", list.c_str()},
          "output_list[1] = 0.25"},
         {{"--input", input.c_str(), "--box-size", "0.5", "--a-begin", "0.1"}, "outside the box [0, 0.5)"},
+        {{"--input", gadget.c_str(), "--box-size", "2"}, "--box-size = 2 does not match the input file's value 1"},
+        {{"--input", gadget.c_str(), "--omega0", "0.3"}, "--omega0 = 0.3 does not match the input file's value 1"},
+        {{"--input", gadget.c_str(), "--z-begin", "4"}, "--a-begin = 0.2 does not match the input file's value 0.1"},
         {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.1", "--units", "cgs"}, "units 'cgs'"},
         {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.1", "--t-end", "2"}, "--t-end does not apply"},
     };
@@ -418,10 +428,16 @@ TEST(ComovingCli, RunWritesSnapshotsAtTheOutputListAndRecordsTheCosmology)
                               "0.1",         "--output-list", list.c_str(), "--output-dir",   out.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     // ln 2 / 0.1 -> 7 steps to a = 0.2, ln 1.25 -> 3 to 0.25, ln 1.2 -> 2 to 0.3.
-    for (const char* snap : {"snap_000000.tipsy", "snap_000007.tipsy", "snap_000010.tipsy", "snap_000012.tipsy"})
+    for (const char* snap : {"snap_000000.gadget", "snap_000007.gadget", "snap_000010.gadget", "snap_000012.gadget"})
         EXPECT_TRUE(fs::exists(fs::path(out) / snap)) << snap;
-    EXPECT_FALSE(fs::exists(fs::path(out) / "snap_000011.tipsy"));
-    EXPECT_DOUBLE_EQ(readSnapshot((fs::path(out) / "snap_000007.tipsy").string()).time, 0.2);
+    EXPECT_FALSE(fs::exists(fs::path(out) / "snap_000011.gadget"));
+    // GADGET-2 by default, with the cosmological header: time = a, BoxSize, Omega0, OmegaLambda.
+    const ParticleSet at = readSnapshot((fs::path(out) / "snap_000007.gadget").string());
+    EXPECT_DOUBLE_EQ(at.time, 0.2);
+    EXPECT_EQ(at.boxSize, 1.0);
+    ASSERT_TRUE(at.cosmology.has_value());
+    EXPECT_EQ(at.cosmology->omega0, 1.0);
+    EXPECT_EQ(at.cosmology->omegaLambda, 0.0);
     const std::string json = slurp(fs::path(out) / "run.json");
     EXPECT_NE(json.find("\"comoving\": {\"units\": \"nbody\", \"omega0\": 1,"), std::string::npos) << json;
     EXPECT_NE(json.find("\"output_list\": [0.20000000000000001, 0.25]"), std::string::npos) << json;
