@@ -157,6 +157,14 @@ struct ComovingCli
 /// choice for cosmological boxes (GADGET users pick 1/20 to 1/50).
 constexpr double kComovingSofteningPerSpacing = 1.0 / 30;
 
+/// A default as --help shows it ("0.3", not 0.29999999999999999).
+std::string shortText(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return text;
+}
+
 po::options_description comovingOptions(ComovingCli& c)
 {
     ComovingSettings& s = c.settings;
@@ -171,23 +179,23 @@ po::options_description comovingOptions(ComovingCli& c)
     // clang-format off
     o.add_options()
         ("comoving", po::bool_switch(&c.enabled), "integrate in the scale factor (needs --input)")
-        ("omega0", po::value(&s.cosmology.omega0)->default_value(s.cosmology.omega0),
+        ("omega0", po::value(&s.cosmology.omega0)->default_value(s.cosmology.omega0, shortText(s.cosmology.omega0)),
          "Omega0, matter density today / critical, >= 0")
-        ("omega-lambda", po::value(&s.cosmology.omegaLambda)->default_value(s.cosmology.omegaLambda),
+        ("omega-lambda", po::value(&s.cosmology.omegaLambda)->default_value(s.cosmology.omegaLambda, shortText(s.cosmology.omegaLambda)),
          "OmegaLambda, >= 0 (H(a)^2 must stay > 0 over the run)")
-        ("hubble-param", po::value(&s.cosmology.hubbleParam)->default_value(s.cosmology.hubbleParam),
+        ("hubble-param", po::value(&s.cosmology.hubbleParam)->default_value(s.cosmology.hubbleParam, shortText(s.cosmology.hubbleParam)),
          "h, H0 = 100 h km/s/Mpc (recorded; lengths in GADGET units are per h)")
         ("a-begin", po::value<double>(), "first scale factor (default: the input file's time), > 0")
         ("z-begin", po::value<double>(), "first redshift, instead of --a-begin")
-        ("a-end", po::value(&s.aEnd)->default_value(s.aEnd), "last scale factor, > a-begin")
+        ("a-end", po::value(&s.aEnd)->default_value(s.aEnd, shortText(s.aEnd)), "last scale factor, > a-begin")
         ("output-list", po::value(&c.outputList),
          "file of scale factors (one per line, increasing, in [a-begin, a-end]) at which snapshots are written, "
          "besides the first and the last")
-        ("dlna", po::value(&s.dlna)->default_value(s.dlna), "fixed step in ln a; 0: the criterion below")
-        ("err-tol-int-accuracy", po::value(&s.errTolIntAccuracy)->default_value(s.errTolIntAccuracy),
+        ("dlna", po::value(&s.dlna)->default_value(s.dlna, shortText(s.dlna)), "fixed step in ln a; 0: the criterion below")
+        ("err-tol-int-accuracy", po::value(&s.errTolIntAccuracy)->default_value(s.errTolIntAccuracy, shortText(s.errTolIntAccuracy)),
          "GADGET's ErrTolIntAccuracy eta: dlna = min over bodies of H(a) sqrt(2 eta a eps / |g / a^2|), shared")
-        ("max-dlna", po::value(&s.maxDlna)->default_value(s.maxDlna), "GADGET's MaxSizeTimestep: longest step in ln a")
-        ("softening-max-phys", po::value(&s.softeningMaxPhys)->default_value(s.softeningMaxPhys),
+        ("max-dlna", po::value(&s.maxDlna)->default_value(s.maxDlna, shortText(s.maxDlna)), "GADGET's MaxSizeTimestep: longest step in ln a")
+        ("softening-max-phys", po::value(&s.softeningMaxPhys)->default_value(s.softeningMaxPhys, shortText(s.softeningMaxPhys)),
          "GADGET's SofteningHaloMaxPhys, largest physical softening [length]; 0: the comoving epsilon throughout")
         ("units", po::value(&c.units)->default_value(c.units),
          "nbody (G = --G, H0 from the box's mean density: sqrt(8 pi G M / (3 Omega0 L^3))), gadget-kpc (kpc/h, "

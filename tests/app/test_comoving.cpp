@@ -447,4 +447,42 @@ TEST(ComovingCli, RunWritesSnapshotsAtTheOutputListAndRecordsTheCosmology)
     fs::remove_all(base);
 }
 
+TEST(ComovingCli, GadgetUnitsTakeTheirGAndH0AndTheFileHeader)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_comoving_gadget_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    // A pancake in a 100 Mpc/h LCDM box holding Omega0 rho_crit L^3 (rho_crit = 3 H0^2 / (8 pi G) in
+    // 1e10 Msun/h per (Mpc/h)^3 with H0 = 100, G = 43.0071), started from its header's a = 0.02.
+    const double box = 100, omega0 = 0.3, rhoCrit = 3 * 100.0 * 100.0 / (8 * M_PI * 43.0071);
+    ParticleSet p = Pancake{}.at(slab(4, 8, 1.0), 0.02);
+    for (int64_t i = 0; i < p.size(); ++i)
+    {
+        p.pos[i]  = box * p.pos[i];
+        p.mass[i] = omega0 * rhoCrit * box * box * box / double(p.size());
+    }
+    p.time                  = 0.02;
+    p.boxSize               = box;
+    p.cosmology             = Cosmology{omega0, 0.7, 0.7};
+    const std::string input = (base / "ic.gadget").string(), out = (base / "run").string();
+    writeSnapshot(input, SnapshotFormat::Gadget2, p);
+    CliResult r = runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--units",
+                              "gadget-mpc", "--a-end", "0.025", "--output-dir", out.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("H0 = 100)"), std::string::npos) << r.out;
+    const std::string json = slurp(fs::path(out) / "run.json");
+    EXPECT_NE(json.find("\"gravitational_constant\": 43.0071"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"omega0\": 0.29999999999999999"), std::string::npos) << json;
+    EXPECT_NE(json.find("G = 43.0071, H0 = 100"), std::string::npos) << json;
+    // ln(1.25) at most 0.025 per step: at least 9 steps.
+    const ParticleSet end = readSnapshot((fs::path(out) / "snap_000009.gadget").string());
+    EXPECT_GE(end.time, 0.02);
+    // Wrong units: read as kpc/h, the same numbers hold 1e9 times the matter of the box.
+    CliResult kpc = runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--units",
+                                "gadget-kpc", "--output-dir", (base / "kpc").string().c_str()});
+    EXPECT_EQ(kpc.code, 1);
+    EXPECT_NE(kpc.err.find("is not Omega0 rho_crit L^3"), std::string::npos) << kpc.err;
+    fs::remove_all(base);
+}
+
 } // namespace octwalk
