@@ -1,6 +1,7 @@
 #include "host/sim/diagnostics_files.h"
 
 #include <cctype>
+#include <cmath>
 #include <iomanip>
 
 #include "common/errors.h"
@@ -65,8 +66,10 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
         energy_ << headerComment
                 << "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = "
                 << "sum m v^2 / 2 of the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the "
-                << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v\n"
-                << "step,a,z,dlna,kinetic,potential,total,px,py,pz\n";
+                << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v; layzer_irvine = "
+                << "K + W + int (2K + W) d ln a (Layzer-Irvine: constant in exact dynamics) and li_error = its "
+                << "change since a_begin over |W|\n"
+                << "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
         lagrange_ << headerComment << "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
     }
     else if (!resume)
@@ -88,7 +91,11 @@ void DiagnosticsFiles::write(const Simulation& sim)
     {
         energy_ << sim.stepIndex() << ',' << d.time << ',' << 1 / d.time - 1 << ',' << sim.comoving()->lastDlna << ','
                 << d.kinetic << ',' << d.potential << ',' << d.total << ',' << d.momentum.x << ',' << d.momentum.y
-                << ',' << d.momentum.z << '\n';
+                << ',' << d.momentum.z;
+        const Simulation::Comoving& c = *sim.comoving();
+        const double constant         = d.total + c.layzerIrvineIntegral;
+        energy_ << ',' << constant << ','
+                << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';
         energy_.flush();
         return;
     }

@@ -187,8 +187,15 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
         for (int64_t i = 0; i < state_.size(); ++i) momentum_[i] = a * state_.vel[i];
     }
     computeForces();
-    if (comoving_) updateComovingPlan(comovingStepLimit());
     initialEnergy_ = diagnostics().total;
+    if (comoving_)
+    {
+        updateComovingPlan(comovingStepLimit());
+        const Diagnostics d = diagnostics();
+        layzerIrvineRate_   = 2 * d.kinetic + d.potential;
+        if (step_ == 0 && comoving_->a == comoving_->settings.aBegin && comoving_->layzerIrvineIntegral == 0)
+            comoving_->layzerIrvineStart = d.total;
+    }
 }
 
 void Simulation::computeForces()
@@ -272,6 +279,11 @@ void Simulation::comovingStep()
     state_.time = a1;
     checkFinite();
     updateComovingPlan(comovingStepLimit());
+    // Layzer-Irvine: d(K + W)/d ln a = -(2K + W), integrated by the trapezoidal rule over the step.
+    const Diagnostics d = diagnostics();
+    const double rate   = 2 * d.kinetic + d.potential;
+    comoving_->layzerIrvineIntegral += 0.5 * (layzerIrvineRate_ + rate) * comoving_->lastDlna;
+    layzerIrvineRate_                      = rate;
     lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
 }
 
@@ -401,7 +413,10 @@ std::string comovingCheckpointText(const Simulation::Comoving& c)
 {
     std::ostringstream s;
     s.precision(17);
-    s << "a=" << c.a << "\nhubble0=" << c.hubble0 << "\nlast_dlna=" << c.lastDlna << "\n" << toText(c.settings);
+    s << "a=" << c.a << "\nhubble0=" << c.hubble0 << "\nlast_dlna=" << c.lastDlna
+      << "\nlayzer_irvine_start=" << c.layzerIrvineStart << "\nlayzer_irvine_integral=" << c.layzerIrvineIntegral
+      << "\n"
+      << toText(c.settings);
     return s.str();
 }
 
@@ -410,9 +425,9 @@ Simulation::Comoving comovingFromCheckpointText(const std::string& text)
     Simulation::Comoving c;
     std::istringstream in(text);
     std::string settings, line;
-    double* clock[3]     = {&c.a, &c.hubble0, &c.lastDlna};
-    const char* names[3] = {"a=", "hubble0=", "last_dlna="};
-    for (int k = 0; k < 3; ++k)
+    double* clock[5]     = {&c.a, &c.hubble0, &c.lastDlna, &c.layzerIrvineStart, &c.layzerIrvineIntegral};
+    const char* names[5] = {"a=", "hubble0=", "last_dlna=", "layzer_irvine_start=", "layzer_irvine_integral="};
+    for (int k = 0; k < 5; ++k)
     {
         std::getline(in, line);
         if (line.rfind(names[k], 0) != 0)

@@ -98,12 +98,15 @@ public:
     int64_t stepIndex() const { return step_; }
     double time() const { return comoving_ ? comoving_->a : plan_.t0 + double(step_) * plan_.h; }
     const StepPlan& plan() const { return plan_; }
-    /// The comoving part of the run: its settings, H0 in the run's units, the scale factor and the last
-    /// step in ln a (0 before the first).
+    /// The comoving part of the run: its settings, H0 in the run's units, the scale factor, the last
+    /// step in ln a (0 before the first), and the Layzer-Irvine bookkeeping: K + W at a_begin and
+    /// int (2K + W) d ln a so far (trapezoidal over the steps), so that K + W + integral stays at the start
+    /// value (Diagnostics: K, W).
     struct Comoving
     {
         ComovingSettings settings;
         double hubble0 = 0, a = 0, lastDlna = 0;
+        double layzerIrvineStart = 0, layzerIrvineIntegral = 0;
     };
     /// Set for a comoving run.
     const std::optional<Comoving>& comoving() const { return comoving_; }
@@ -153,6 +156,8 @@ private:
     std::optional<Comoving> comoving_;
     /// Canonical momenta p = a^2 dx/dt of a comoving run (the integrated state; state_.vel = p / a).
     std::vector<Vec3d> momentum_;
+    /// 2K + W at the current a (comoving runs), the Layzer-Irvine integrand.
+    double layzerIrvineRate_ = 0;
 };
 
 } // namespace octwalk
