@@ -506,4 +506,36 @@ TEST(ComovingCli, GadgetUnitsTakeTheirGAndH0AndTheFileHeader)
     fs::remove_all(base);
 }
 
+TEST(ComovingCli, RestartFromAnEarlierCheckpointEndsBitIdentical)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_comoving_restart_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    Pancake pancake;
+    pancake.hubble0      = hubbleConstantForDensity(1.0, 1.0, 1.0, 1.0);
+    ParticleSet ic       = pancake.at(slab(4, 4, 1.0), 0.1);
+    ic.time              = 0.1;
+    ic.boxSize           = 1.0;
+    ic.cosmology         = kEdS;
+    const fs::path input = base / "ic.gadget", whole = base / "whole", split = base / "split";
+    writeSnapshot(input.string(), SnapshotFormat::Gadget2, ic);
+    CliResult r =
+        runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.string().c_str(), "--a-end",
+                    "0.3", "--epsilon", "0.02", "--checkpoint-every", "20", "--output-dir", whole.string().c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    // The previous checkpoint (an earlier step) becomes the one a copy of the run restarts from.
+    fs::copy(whole, split);
+    fs::remove(split / "checkpoint.bin");
+    fs::rename(split / "checkpoint.bin.prev", split / "checkpoint.bin");
+    CliResult again = runOctwalk({"run", "--restart", split.string().c_str(), "--quiet"});
+    ASSERT_EQ(again.code, 0) << again.err;
+    EXPECT_NE(again.out.find("restarting from"), std::string::npos) << again.out;
+    EXPECT_EQ(slurp(whole / "checkpoint.bin"), slurp(split / "checkpoint.bin"));
+    EXPECT_EQ(slurp(whole / "energy.csv"), slurp(split / "energy.csv"));
+    CliResult changed = runOctwalk({"run", "--restart", split.string().c_str(), "--a-end", "0.5"});
+    EXPECT_EQ(changed.code, 2);
+    EXPECT_NE(changed.err.find("--a-end cannot be changed on --restart"), std::string::npos) << changed.err;
+    fs::remove_all(base);
+}
+
 } // namespace octwalk
