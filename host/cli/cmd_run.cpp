@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -73,9 +74,18 @@ public:
         double perStep = done > 0 ? elapsed / double(done) : 0;
         double eta     = perStep * double(sim.plan().numSteps - sim.stepIndex());
         double recent  = timing.recentStepSeconds(kRecentSteps);
-        std::printf("\rstep %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g bodies/s  ETA %.0f s   ",
-                    static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps), sim.time(),
-                    sim.diagnostics().relativeEnergyError, recent > 0 ? double(n) / recent : 0.0, eta);
+        if (sim.comoving())
+        {
+            std::printf("\rstep %lld/~%lld  a = %.5g  z = %.4g  %.3g bodies/s  ETA %.0f s   ",
+                        static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps),
+                        sim.time(), 1 / sim.time() - 1, recent > 0 ? double(n) / recent : 0.0, eta);
+        }
+        else
+        {
+            std::printf("\rstep %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g bodies/s  ETA %.0f s   ",
+                        static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps),
+                        sim.time(), sim.diagnostics().relativeEnergyError, recent > 0 ? double(n) / recent : 0.0, eta);
+        }
         std::fflush(stdout);
         if (sim.done()) std::printf("\n");
     }
@@ -85,6 +95,11 @@ private:
     bool enabled_;
     Clock::time_point start_, last_;
 };
+
+ParticleSet readInput(const std::string& input, const std::string& format)
+{
+    return format == "auto" ? readSnapshot(input) : readSnapshot(input, parseSnapshotFormat(format));
+}
 
 /// "median per step [ms] over K steps: sort .. step-wall ..; R bodies/s".
 std::string timingSummary(const StepTiming& timing, int64_t n)
@@ -118,10 +133,127 @@ int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs,
             << "; checkpoint written; resume with: octwalk run --restart " << r.checkpoint.string() << "\n";
         return 128 + r.stoppedBy;
     }
+    if (sim.comoving())
+    {
+        out << "done: " << sim.stepIndex() << " steps to a = " << sim.time() << " (z = " << 1 / sim.time() - 1
+            << "); output in " << dir.string() << "\n";
+        return 0;
+    }
     Diagnostics d = sim.diagnostics();
     out << "done: " << sim.plan().numSteps << " steps to t = " << sim.time() << ", dE/E0 = " << d.relativeEnergyError
         << ", 2K/|W| = " << d.virialRatio << "; output in " << dir.string() << "\n";
     return 0;
+}
+
+/// The comoving options as given, before the input file's header fills what they leave out.
+struct ComovingCli
+{
+    bool enabled = false;
+    ComovingSettings settings;
+    std::string units = "nbody", outputList;
+};
+
+/// A comoving run's default softening: 1/30 of the mean interparticle spacing L / N^(1/3), a common
+/// choice for cosmological boxes (GADGET users pick 1/20 to 1/50).
+constexpr double kComovingSofteningPerSpacing = 1.0 / 30;
+
+/// A default as --help shows it ("0.3", not 0.29999999999999999).
+std::string shortText(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return text;
+}
+
+po::options_description comovingOptions(ComovingCli& c)
+{
+    ComovingSettings& s = c.settings;
+    po::options_description o(
+        "Comoving (cosmological) runs, --comoving: time is the scale factor a; positions comoving in the periodic "
+        "box [0, L)^3 (--box-size, or the input file's BoxSize); velocities peculiar, a dx/dt; forces Ewald-summed "
+        "with the mean density subtracted; GADGET-2's drift and kick factors. The input file's header (a, Omega0, "
+        "OmegaLambda, HubbleParam, BoxSize) gives what the options below leave out, and must agree with what they "
+        "give. Softening: Plummer epsilon (--epsilon, default 1/30 of the mean spacing L/N^(1/3)) fixed in comoving "
+        "units, at most --softening-max-phys / a (GADGET's SofteningHalo and SofteningHaloMaxPhys). Snapshots are "
+        "GADGET-2 (--format gadget2) unless --format is given");
+    // clang-format off
+    o.add_options()
+        ("comoving", po::bool_switch(&c.enabled), "integrate in the scale factor (needs --input)")
+        ("omega0", po::value(&s.cosmology.omega0)->default_value(s.cosmology.omega0, shortText(s.cosmology.omega0)),
+         "Omega0, matter density today / critical, >= 0")
+        ("omega-lambda", po::value(&s.cosmology.omegaLambda)->default_value(s.cosmology.omegaLambda, shortText(s.cosmology.omegaLambda)),
+         "OmegaLambda, >= 0 (H(a)^2 must stay > 0 over the run)")
+        ("hubble-param", po::value(&s.cosmology.hubbleParam)->default_value(s.cosmology.hubbleParam, shortText(s.cosmology.hubbleParam)),
+         "h, H0 = 100 h km/s/Mpc (recorded; lengths in GADGET units are per h)")
+        ("a-begin", po::value<double>(), "first scale factor (default: the input file's time), > 0")
+        ("z-begin", po::value<double>(), "first redshift, instead of --a-begin")
+        ("a-end", po::value(&s.aEnd)->default_value(s.aEnd, shortText(s.aEnd)), "last scale factor, > a-begin")
+        ("output-list", po::value(&c.outputList),
+         "file of scale factors (one per line, increasing, in [a-begin, a-end]) at which snapshots are written, "
+         "besides the first and the last")
+        ("dlna", po::value(&s.dlna)->default_value(s.dlna, shortText(s.dlna)), "fixed step in ln a; 0: the criterion below")
+        ("err-tol-int-accuracy", po::value(&s.errTolIntAccuracy)->default_value(s.errTolIntAccuracy, shortText(s.errTolIntAccuracy)),
+         "GADGET's ErrTolIntAccuracy eta: dlna = min over bodies of H(a) sqrt(2 eta a eps / |g / a^2|), shared")
+        ("max-dlna", po::value(&s.maxDlna)->default_value(s.maxDlna, shortText(s.maxDlna)), "GADGET's MaxSizeTimestep: longest step in ln a")
+        ("softening-max-phys", po::value(&s.softeningMaxPhys)->default_value(s.softeningMaxPhys, shortText(s.softeningMaxPhys)),
+         "GADGET's SofteningHaloMaxPhys, largest physical softening [length]; 0: the comoving epsilon throughout")
+        ("units", po::value(&c.units)->default_value(c.units),
+         "nbody (G = --G, H0 from the box's mean density: sqrt(8 pi G M / (3 Omega0 L^3))), gadget-kpc (kpc/h, "
+         "1e10 Msun/h, km/s, G = 43007.1, H0 = 0.1) or gadget-mpc (Mpc/h, G = 43.0071, H0 = 100)");
+    // clang-format on
+    return o;
+}
+
+/// The options of a comoving run that are not defaulted must agree with the file's header (to 1e-6: headers
+/// may hold these in single precision, and a redshift gives a only to round-off).
+void checkAgrees(const char* option, double given, double inFile)
+{
+    if (!(std::fabs(given - inFile) <= 1e-6 * std::fabs(inFile)))
+    {
+        std::ostringstream m;
+        m.precision(15);
+        m << "option --" << option << " = " << given << " does not match the input file's value " << inFile;
+        throw ParameterError(m.str());
+    }
+}
+
+/// Completes a comoving run's settings and parameters from the options and the input's header.
+ComovingSettings comovingSettings(const po::variables_map& vm, ComovingCli& c, const ParticleSet& bodies, Parameters& p)
+{
+    ComovingSettings s = c.settings;
+    s.units            = parseCosmoUnits(c.units);
+    auto given         = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
+    if (bodies.cosmology)
+    {
+        const Cosmology& f = *bodies.cosmology;
+        if (given("omega0")) checkAgrees("omega0", s.cosmology.omega0, f.omega0);
+        if (given("omega-lambda")) checkAgrees("omega-lambda", s.cosmology.omegaLambda, f.omegaLambda);
+        if (given("hubble-param")) checkAgrees("hubble-param", s.cosmology.hubbleParam, f.hubbleParam);
+        s.cosmology = f;
+    }
+    if (vm.count("a-begin") && vm.count("z-begin")) throw UsageError("give --a-begin or --z-begin, not both");
+    if (vm.count("a-begin")) s.aBegin = vm["a-begin"].as<double>();
+    else if (vm.count("z-begin")) s.aBegin = 1 / (1 + vm["z-begin"].as<double>());
+    else if (bodies.cosmology) s.aBegin = bodies.time;
+    else throw UsageError("--comoving: the input file has no cosmological header; give --a-begin or --z-begin");
+    if (bodies.cosmology && (vm.count("a-begin") || vm.count("z-begin"))) checkAgrees("a-begin", s.aBegin, bodies.time);
+    if (bodies.boxSize > 0)
+    {
+        if (given("box-size")) checkAgrees("box-size", p.box_size, bodies.boxSize);
+        p.box_size = bodies.boxSize;
+    }
+    if (!(p.box_size > 0)) throw UsageError("--comoving: the input file has no BoxSize; give --box-size");
+    const UnitSystem& units = unitSystem(s.units);
+    if (units.gravitationalConstant > 0 && !given("G")) p.gravitational_constant = units.gravitationalConstant;
+    if (!given("epsilon"))
+    {
+        const double eps  = kComovingSofteningPerSpacing * p.box_size / std::cbrt(double(bodies.size()));
+        p.epsilon_squared = eps * eps;
+    }
+    if (!c.outputList.empty()) s.outputList = readOutputList(c.outputList);
+    validate(s);
+    validate(p);
+    return s;
 }
 
 } // namespace
@@ -135,6 +267,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     std::string input, inputFormat = "auto", outputDir = "run", restart;
     double tEnd = 1.0;
     bool direct = false, quiet = false, zeroNetForce = false;
+    ComovingCli comoving;
     po::options_description cmd("octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
                                 "lagrange.csv, timing.csv (seconds per step by phase), snapshots, run.json and "
                                 "checkpoint.bin into --output-dir.\n"
@@ -165,7 +298,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         .add(inputFormatOption(inputFormat))
         .add(formatOption(rs.format))
         .add(modelOptions(mo, 65536, true))
-        .add(solverOptions(defaults));
+        .add(solverOptions(defaults))
+        .add(comovingOptions(comoving));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -177,9 +311,36 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     if (!restart.empty())
     {
         std::vector<std::string> fixed = fixedOnRestartOptions();
-        fixed.insert(fixed.end(), {"input", "model", "n", "seed", "mass-ratio", "pericentre", "separation",
-                                   "inclination", "direct", "zero-net-force", "timestep", "dt", "energy-every",
-                                   "snapshot-every", "checkpoint-every", "format", "output-dir"});
+        fixed.insert(fixed.end(), {"input",
+                                   "model",
+                                   "n",
+                                   "seed",
+                                   "mass-ratio",
+                                   "pericentre",
+                                   "separation",
+                                   "inclination",
+                                   "direct",
+                                   "zero-net-force",
+                                   "timestep",
+                                   "dt",
+                                   "energy-every",
+                                   "snapshot-every",
+                                   "checkpoint-every",
+                                   "format",
+                                   "output-dir",
+                                   "comoving",
+                                   "omega0",
+                                   "omega-lambda",
+                                   "hubble-param",
+                                   "a-begin",
+                                   "z-begin",
+                                   "a-end",
+                                   "output-list",
+                                   "dlna",
+                                   "err-tol-int-accuracy",
+                                   "max-dlna",
+                                   "softening-max-phys",
+                                   "units"});
         for (const std::string& option : fixed)
         {
             if (vm.count(option) && !vm[option].defaulted())
@@ -222,13 +383,37 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         throw UsageError("--input '" + input + "' lies in --output-dir '" + outputDir + "'; choose another directory");
     }
     checkNewDirectory("--output-dir", outputDir, " (use --restart to continue a run)");
+    if (comoving.enabled)
+    {
+        if (input.empty()) throw UsageError("--comoving needs --input (a snapshot of a periodic box)");
+        for (const char* option : {"t-end", "timestep", "dt"})
+        {
+            if (vm.count(option) && !vm[option].defaulted())
+            {
+                throw UsageError(std::string("--") + option + " does not apply to --comoving (see --a-end, --dlna)");
+            }
+        }
+        // TIPSY has no cosmological header and stores float32: a comoving run writes GADGET-2 unless told.
+        if (vm["format"].defaulted()) rs.format = "gadget2";
+        ParticleSet bodies = readInput(input, inputFormat);
+        ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
+        Simulation sim(std::move(bodies), p, s, ForceOptions{direct, zeroNetForce});
+        const std::string source = "{\"input\": " + jsonString(input) + "}";
+        fs::create_directories(dir);
+        writeRunJson(dir, sim, rs, source, -1);
+        out << versionHeader() << ": " << sim.state().size() << " bodies, comoving from a = " << s.aBegin
+            << " to a = " << s.aEnd << " in a box of " << p.box_size << " (" << unitSystem(s.units).name
+            << " units, H0 = " << sim.comoving()->hubble0 << "), about " << sim.plan().numSteps << " steps, "
+            << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
+        return runWithProgress(sim, dir, rs, quiet, false, source, -1, out);
+    }
     StepPlan plan = planSteps(0.0, tEnd, timestep);
 
     ParticleSet bodies;
     std::string source;
     if (!input.empty())
     {
-        bodies = inputFormat == "auto" ? readSnapshot(input) : readSnapshot(input, parseSnapshotFormat(inputFormat));
+        bodies = readInput(input, inputFormat);
         plan   = planSteps(bodies.time, tEnd, timestep);
         source = "{\"input\": " + jsonString(input) + "}";
     }

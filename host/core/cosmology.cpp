@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -36,14 +37,16 @@ double integrate(F f, double a0, double a1, int panels = 64)
     return sum;
 }
 
-/// int_0^a da' / (a' E(a'))^3, the growth integral.
+/// int_0^a da' / (a' E(a'))^3, the growth integral. The integrand goes like a'^(3/2) at 0; with a' = u^2
+/// it becomes 2 u / (u^2 E(u^2))^3, smooth there (like u^4), so the quadrature reaches round-off.
 double growthIntegral(const Cosmology& c, double a)
 {
-    auto integrand = [&](double x) {
+    auto integrand = [&](double u) {
+        double x  = u * u;
         double ae = x * std::sqrt(hubbleRateSquared(c, x));
-        return 1.0 / (ae * ae * ae);
+        return 2.0 * u / (ae * ae * ae);
     };
-    return integrate(integrand, 0.0, a, 256);
+    return integrate(integrand, 0.0, std::sqrt(a), 256);
 }
 
 std::string describe(double value)
@@ -86,6 +89,41 @@ void validateCosmology(const Cosmology& c, double aMin, double aMax)
                                  ", OmegaLambda = " + describe(c.omegaLambda));
         }
     }
+}
+
+const UnitSystem& unitSystem(CosmoUnits units)
+{
+    // GADGET-2's G: 6.672e-8 cm^3 g^-1 s^-2 in kpc/h, 1e10 Msun/h and km/s (its UnitLength_in_cm =
+    // 3.085678e21, UnitMass_in_g = 1.989e43, UnitVelocity_in_cm_per_s = 1e5); H0 = 100 km/s/Mpc.
+    static const UnitSystem systems[3] = {
+        {CosmoUnits::NBody, "nbody", "N-body: G as given (default 1), H0 from the mean density of the box", 0.0, 0.0},
+        {CosmoUnits::GadgetKpc, "gadget-kpc", "GADGET: length kpc/h, mass 1e10 Msun/h, velocity km/s", 43007.1, 0.1},
+        {CosmoUnits::GadgetMpc, "gadget-mpc", "GADGET: length Mpc/h, mass 1e10 Msun/h, velocity km/s", 43.0071, 100.0},
+    };
+    return systems[int(units)];
+}
+
+CosmoUnits parseCosmoUnits(const std::string& name)
+{
+    for (CosmoUnits u : {CosmoUnits::NBody, CosmoUnits::GadgetKpc, CosmoUnits::GadgetMpc})
+    {
+        if (name == unitSystem(u).name) return u;
+    }
+    throw ParameterError("units '" + name + "' are not one of nbody, gadget-kpc, gadget-mpc");
+}
+
+double hubbleConstantForDensity(double totalMass, double boxSize, double omega0, double G)
+{
+    for (auto [name, value] :
+         {std::pair<const char*, double>{"total mass", totalMass}, {"box size", boxSize}, {"Omega0", omega0}, {"G", G}})
+    {
+        if (!(std::isfinite(value) && value > 0.0))
+        {
+            throw ParameterError(std::string("H0 from the mean density needs ") + name + " > 0, got " +
+                                 describe(value));
+        }
+    }
+    return std::sqrt(8.0 * M_PI * G * totalMass / (3.0 * omega0 * boxSize * boxSize * boxSize));
 }
 
 double hubbleRate(const Cosmology& c, double a) { return std::sqrt(hubbleRateSquared(c, a)); }

@@ -25,6 +25,35 @@ struct Cosmology
     double hubbleParam = 0.7;
 };
 
+/// The unit systems of a comoving run (`octwalk run --units`).
+enum class CosmoUnits
+{
+    NBody,     ///< G as given (1 by default); H0 from the box's mean density (hubbleConstantForDensity)
+    GadgetKpc, ///< GADGET-2's defaults: kpc/h, 1e10 Msun/h, km/s; G = 43007.1, H0 = 0.1
+    GadgetMpc, ///< the same with Mpc/h lengths: G = 43.0071, H0 = 100
+};
+
+/// What a unit system fixes.
+struct UnitSystem
+{
+    CosmoUnits units;
+    const char* name;             ///< as `--units` spells it
+    const char* description;      ///< lengths, masses, velocities (for run.json and file headers)
+    double gravitationalConstant; ///< G in these units; 0 for N-body units (the run's --G)
+    double hubble0;               ///< H0 in these units; 0 for N-body units (derived from the density)
+};
+
+/// The unit system of an enum value.
+const UnitSystem& unitSystem(CosmoUnits units);
+
+/// "nbody", "gadget-kpc", "gadget-mpc"; ParameterError naming the text otherwise.
+CosmoUnits parseCosmoUnits(const std::string& name);
+
+/// The H0 at which a box of side boxSize holding totalMass has the matter density of the cosmology,
+/// Omega0 * 3 H0^2 / (8 pi G): sqrt(8 pi G totalMass / (3 omega0 boxSize^3)). The time unit of N-body
+/// runs follows from it. ParameterError when omega0, totalMass, boxSize or G is not > 0.
+double hubbleConstantForDensity(double totalMass, double boxSize, double omega0, double G);
+
 /// Throws ParameterError naming the value when omega0 or omegaLambda is negative or not finite,
 /// hubbleParam is not > 0, or E(a)^2 <= 0 anywhere in [aMin, aMax] (a bouncing or recollapsing
 /// universe: the integrals below would be meaningless). aMin must be > 0.

@@ -131,6 +131,21 @@ void readParametersV1(io::FileReader& in, CheckpointImage& c)
     c.zeroNetForce = in.read<int32_t>(order, "zero_net_force") != 0;
 }
 
+/// The optional comoving field before the checksum.
+void readComoving(io::FileReader& in, CheckpointImage& c)
+{
+    const uint64_t at     = in.offset();
+    const uint64_t length = in.read<uint64_t>(io::hostByteOrder(), "comoving length");
+    if (length == 0 || length > in.remaining() - std::min<uint64_t>(in.remaining(), sizeof(uint64_t)))
+    {
+        in.fail("comoving length", at,
+                std::to_string(length) + " bytes do not fit before the checksum (" + std::to_string(in.remaining()) +
+                    " bytes left)");
+    }
+    std::vector<char> text = in.readArray<char>(length, io::hostByteOrder(), "comoving");
+    c.comoving.assign(text.begin(), text.end());
+}
+
 /// Version 3: one GADGET type (0..5) per body.
 void readTypes(io::FileReader& in, uint64_t n, std::vector<uint8_t>& types)
 {
@@ -182,6 +197,11 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
     out.putArray(s.type.empty() ? std::vector<uint8_t>(size_t(n), uint8_t(1)) : s.type); // no types: all halo
     out.put(uint64_t(c.extra.size()));
     out.write(c.extra.data(), c.extra.size());
+    if (!c.comoving.empty())
+    {
+        out.put(uint64_t(c.comoving.size()));
+        out.write(c.comoving.data(), c.comoving.size());
+    }
     const uint64_t checksum = out.hash();
     file.write(&checksum, sizeof(checksum));
     file.commit();
@@ -257,6 +277,7 @@ CheckpointImage readCheckpoint(const std::string& path)
     }
     std::vector<char> text = in.readArray<char>(settings, order, "settings");
     c.extra.assign(text.begin(), text.end());
+    if (!v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
     if (in.remaining() != sizeof(uint64_t))
     {
         in.fail("checksum", in.offset(),

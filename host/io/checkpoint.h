@@ -11,10 +11,16 @@
 ///                                (toText in host/core/params.h; reals with 17 digits, exact)
 ///     Vec3d pos[N], vel[N]; double mass[N]; uint64 id[N]; uint8 type[N] (GADGET types 0..5)
 ///     uint64 settings length; char settings[length]
+///     [comoving runs only: uint64 comoving length; char comoving[length]]
 ///     uint64 FNV-1a of everything above
+///
+/// The comoving field (host/sim/simulation.cpp: the scale factor and H0, then the settings of
+/// host/sim/comoving.h as "name=value" lines) is absent from other runs' checkpoints, which therefore
+/// keep their bytes; in a comoving checkpoint vel[] holds the canonical momenta p = a^2 dx/dt.
 ///
 /// Version 2 ("OCTWALK-CKPT-v2\0", read only) is version 3 without the types: its bodies restart as
 /// type 1, which is what every set was before types existed.
+///
 /// Version 1 ("OCTWALK-CKPT-v1\0", read only) stored the parameters as fixed binary fields instead of
 /// the direct, zero_net_force and parameters fields above:
 ///
@@ -46,6 +52,8 @@ struct CheckpointImage
     bool direct = false, zeroNetForce = false;
     /// The caller's own settings (e.g. output cadences), stored verbatim.
     std::string extra;
+    /// A comoving run's clock and settings (host/sim/simulation.cpp writes and reads them); empty otherwise.
+    std::string comoving;
 };
 
 /// Writes `image` to `path` through an AtomicFile; an existing file becomes path + ".prev" once the

@@ -1,6 +1,7 @@
 #include "host/sim/diagnostics_files.h"
 
 #include <cctype>
+#include <cmath>
 #include <iomanip>
 
 #include "common/errors.h"
@@ -34,8 +35,9 @@ void truncateAfter(const fs::path& path, int64_t step)
 } // namespace
 
 DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& headerComment, bool resume,
-                                   int64_t resumeStep)
-    : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv"), timingPath_(dir / "timing.csv")
+                                   int64_t resumeStep, bool comoving)
+    : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv"), timingPath_(dir / "timing.csv"),
+      comoving_(comoving)
 {
     if (resume)
     {
@@ -59,7 +61,18 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
         timing_ << "\nstep," << stepTimesCsvHeader() << "\n";
         timing_.flush();
     }
-    if (!resume)
+    if (!resume && comoving)
+    {
+        energy_ << headerComment
+                << "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = "
+                << "sum m v^2 / 2 of the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the "
+                << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v; layzer_irvine = "
+                << "K + W + int (2K + W) d ln a (Layzer-Irvine: constant in exact dynamics) and li_error = its "
+                << "change since a_begin over |W|\n"
+                << "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
+        lagrange_ << headerComment << "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
+    }
+    else if (!resume)
     {
         energy_ << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
                 << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
@@ -74,6 +87,18 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
 void DiagnosticsFiles::write(const Simulation& sim)
 {
     Diagnostics d = sim.diagnostics();
+    if (comoving_)
+    {
+        energy_ << sim.stepIndex() << ',' << d.time << ',' << 1 / d.time - 1 << ',' << sim.comoving()->lastDlna << ','
+                << d.kinetic << ',' << d.potential << ',' << d.total << ',' << d.momentum.x << ',' << d.momentum.y
+                << ',' << d.momentum.z;
+        const Simulation::Comoving& c = *sim.comoving();
+        const double constant         = d.total + c.layzerIrvineIntegral;
+        energy_ << ',' << constant << ','
+                << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';
+        energy_.flush();
+        return;
+    }
     energy_ << sim.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
             << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.comPos.x << ',' << d.comPos.y << ','
             << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x << ','

@@ -22,8 +22,11 @@ public:
     /// @param[in] resume         continue files of a restarted run: rows after resumeStep are dropped
     ///                           (a run killed between checkpoints) and no header is written
     /// @param[in] resumeStep     the step of the checkpoint the run resumes from
+    /// @param[in] comoving       a comoving run: energy.csv has a, z, the step in ln a, the peculiar kinetic
+    ///                           and potential energies and momentum; lagrange.csv only its header (a
+    ///                           periodic box has no centre to measure radii from)
     DiagnosticsFiles(const std::filesystem::path& dir, const std::string& headerComment, bool resume,
-                     int64_t resumeStep);
+                     int64_t resumeStep, bool comoving = false);
 
     /// One row of each file for the current step of sim, flushed.
     void write(const Simulation& sim);
@@ -34,6 +37,7 @@ public:
 private:
     std::filesystem::path energyPath_, lagrangePath_, timingPath_;
     std::ofstream energy_, lagrange_, timing_;
+    bool comoving_;
 };
 
 } // namespace octwalk

@@ -93,21 +93,70 @@ std::string StepTiming::json(int64_t numBodies) const
            ", \"median_seconds\": " + stepTimesJson(m) + ", \"bodies_per_second\": " + rate + "}";
 }
 
+namespace {
+
+/// The units a run's outputs are in, for run.json and the file headers.
+std::string unitsText(const Simulation& sim)
+{
+    std::ostringstream u;
+    u.precision(17);
+    if (!sim.comoving())
+    {
+        u << "N-body, G = " << sim.parameters().gravitational_constant;
+        return u.str();
+    }
+    const Simulation::Comoving& c = *sim.comoving();
+    u.precision(9);
+    u << unitSystem(c.settings.units).description << "; G = " << sim.parameters().gravitational_constant
+      << ", H0 = " << c.hubble0 << "; comoving positions, peculiar velocities a dx/dt, time = scale factor a";
+    return u.str();
+}
+
+/// The "comoving" object of run.json.
+std::string comovingJson(const Simulation::Comoving& c)
+{
+    const ComovingSettings& s = c.settings;
+    std::ostringstream j;
+    j.precision(17);
+    j << "{\"units\": " << jsonString(unitSystem(s.units).name) << ", \"omega0\": " << s.cosmology.omega0
+      << ", \"omega_lambda\": " << s.cosmology.omegaLambda << ", \"hubble_param\": " << s.cosmology.hubbleParam
+      << ", \"hubble0\": " << c.hubble0 << ", \"a_begin\": " << s.aBegin << ", \"a_end\": " << s.aEnd
+      << ", \"z_begin\": " << 1 / s.aBegin - 1 << ", \"dlna\": " << s.dlna
+      << ", \"err_tol_int_accuracy\": " << s.errTolIntAccuracy << ", \"max_dlna\": " << s.maxDlna
+      << ", \"softening_max_phys\": " << s.softeningMaxPhys << ", \"output_list\": [";
+    for (size_t i = 0; i < s.outputList.size(); ++i) j << (i ? ", " : "") << s.outputList[i];
+    j << "], \"step\": " << jsonString(s.dlna > 0 ? "fixed dlna" : "GADGET-2 ErrTolIntAccuracy criterion, shared")
+      << ", \"softening\": \"Plummer, comoving epsilon, at most softening_max_phys / a when that is > 0\"}";
+    return j.str();
+}
+
+} // namespace
+
 void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings& rs, const std::string& source,
                   int64_t restartedFromStep, const StepTiming* timing)
 {
     std::ostringstream j;
     j.precision(17);
     j << "{\n  \"octwalk\": " << jsonString(OCTWALK_VERSION) << ",\n  \"git\": " << jsonString(OCTWALK_GIT_HASH)
-      << ",\n  \"units\": \"N-body, G = " << sim.parameters().gravitational_constant << "\""
-      << ",\n  \"initial_conditions\": " << source << ",\n  \"parameters\": " << toJson(sim.parameters())
+      << ",\n  \"units\": " << jsonString(unitsText(sim)) << ",\n  \"initial_conditions\": " << source
+      << ",\n  \"parameters\": " << toJson(sim.parameters())
       << ",\n  \"forces\": " << jsonString(sim.direct() ? "direct" : "tree")
-      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false")
-      << ",\n  \"integrator\": \"kick-drift-kick leapfrog, shared equal sub-steps ending exactly at t_end\""
-      << ",\n  \"t_start\": " << sim.plan().t0
-      << ",\n  \"t_end\": " << sim.plan().t0 + double(sim.plan().numSteps) * sim.plan().h
-      << ",\n  \"timestep\": " << sim.plan().h << ",\n  \"steps\": " << sim.plan().numSteps
-      << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
+      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false");
+    if (sim.comoving())
+    {
+        j << ",\n  \"integrator\": \"comoving kick-drift-kick leapfrog in the scale factor (GADGET-2 drift and kick "
+          << "factors), shared steps equal in ln a between outputs\""
+          << ",\n  \"comoving\": " << comovingJson(*sim.comoving()) << ",\n  \"a\": " << sim.time()
+          << ",\n  \"steps_estimate\": " << sim.plan().numSteps;
+    }
+    else
+    {
+        j << ",\n  \"integrator\": \"kick-drift-kick leapfrog, shared equal sub-steps ending exactly at t_end\""
+          << ",\n  \"t_start\": " << sim.plan().t0
+          << ",\n  \"t_end\": " << sim.plan().t0 + double(sim.plan().numSteps) * sim.plan().h
+          << ",\n  \"timestep\": " << sim.plan().h << ",\n  \"steps\": " << sim.plan().numSteps;
+    }
+    j << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
       << ",\n  \"checkpoint_every\": " << rs.checkpointEvery << ",\n  \"snapshot_format\": " << jsonString(rs.format)
       << ",\n  \"n\": " << sim.state().size() << ",\n  \"restarted_from_step\": " << restartedFromStep;
     if (timing) j << ",\n  \"step_timing\": " << timing->json(sim.state().size());
@@ -191,10 +240,11 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
                          const RunControl& control)
 {
     validate(rs);
-    std::string comment = "# " + versionHeader() +
-                          "; units N-body, G = " + std::to_string(sim.parameters().gravitational_constant) +
-                          "; parameters " + toJson(sim.parameters()) + "\n";
-    DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex());
+    const std::string units =
+        sim.comoving() ? unitsText(sim) : "N-body, G = " + std::to_string(sim.parameters().gravitational_constant);
+    std::string comment = "# " + versionHeader() + "; units " + units + "; parameters " + toJson(sim.parameters()) +
+                          (sim.comoving() ? "; comoving " + comovingJson(*sim.comoving()) : std::string()) + "\n";
+    DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value());
     RunOutcome outcome;
     outcome.checkpoint = dir / "checkpoint.bin";
     if (!resume)
@@ -211,7 +261,10 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
         int64_t k = sim.stepIndex();
         if (k % rs.energyEvery == 0 || sim.done()) diag.write(sim);
         t[StepPhase::Diagnostics] = clock.lap();
-        if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || sim.done()) writeSnapshotAt(dir, sim, rs);
+        if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || sim.done() || sim.atOutputTime())
+        {
+            writeSnapshotAt(dir, sim, rs);
+        }
         if ((rs.checkpointEvery > 0 && k % rs.checkpointEvery == 0) || sim.done())
         {
             sim.writeCheckpoint(outcome.checkpoint.string(), rs.encode());

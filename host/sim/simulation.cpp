@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <utility>
 
@@ -75,7 +76,81 @@ StepPlan planSteps(double t0, double tEnd, double timestep)
 }
 
 Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces)
-    : state_(std::move(initial)), params_(p), plan_(plan), forces_(forces), solver_(p)
+    : Simulation(std::move(initial), p, plan, forces, std::nullopt)
+{}
+
+namespace {
+
+/// Sum of the masses in index order (the same for any thread count).
+double totalMass(const ParticleSet& p)
+{
+    double m = 0;
+    for (double mi : p.mass) m += mi;
+    return m;
+}
+
+/// H0 in the run's units: GADGET's, or in N-body units the one that makes the box's mean density the
+/// matter density (cosmology.h). Checks what the units fix (ParameterError for G, InputError for the mass).
+double comovingHubble0(const ParticleSet& bodies, const Parameters& p, const ComovingSettings& s)
+{
+    const UnitSystem& units = unitSystem(s.units);
+    const double G          = p.gravitational_constant;
+    const double L          = p.box_size;
+    const double mass       = totalMass(bodies);
+    if (units.units == CosmoUnits::NBody) return hubbleConstantForDensity(mass, L, s.cosmology.omega0, G);
+    if (G != units.gravitationalConstant)
+    {
+        std::ostringstream m;
+        m.precision(17);
+        m << "parameter gravitational_constant = " << G << " is invalid in " << units.name << " units: G is "
+          << units.gravitationalConstant;
+        throw ParameterError(m.str());
+    }
+    const double expected = s.cosmology.omega0 * 3 * units.hubble0 * units.hubble0 / (8 * M_PI * G) * L * L * L;
+    if (!(std::fabs(mass / expected - 1) <= 0.01))
+    {
+        std::ostringstream m;
+        m.precision(9);
+        m << "the bodies' total mass " << mass << " is not Omega0 rho_crit L^3 = " << expected << " of a box of " << L
+          << " in " << units.name << " units with Omega0 = " << s.cosmology.omega0
+          << " (within 1%): wrong units or box size?";
+        throw InputError(m.str());
+    }
+    return units.hubble0;
+}
+
+/// Validates a comoving run's settings against its parameters and bodies, and gives its clock at a_begin.
+Simulation::Comoving comovingStart(const ParticleSet& bodies, const Parameters& p, const ComovingSettings& s)
+{
+    validate(s);
+    if (!(p.box_size > 0))
+    {
+        throw ParameterError("parameter box_size = " + std::to_string(p.box_size) +
+                             " is invalid for a comoving run: must be > 0 (the periodic box)");
+    }
+    if (s.dlna == 0 && !(p.epsilon_squared > 0))
+    {
+        throw ParameterError("the err_tol_int_accuracy step criterion needs a softening epsilon > 0 (or give a fixed "
+                             "dlna)");
+    }
+    checkInsideBox(bodies, p.box_size);
+    Simulation::Comoving c;
+    c.settings = s;
+    c.a        = s.aBegin;
+    c.hubble0  = comovingHubble0(bodies, p, s);
+    return c;
+}
+
+} // namespace
+
+Simulation::Simulation(ParticleSet initial, const Parameters& p, const ComovingSettings& settings, ForceOptions forces)
+    : Simulation(std::move(initial), p, StepPlan{}, forces, comovingStart(initial, p, settings))
+{}
+
+// initial is a reference here so that comovingStart above reads it before anything moves it.
+Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
+                       std::optional<Comoving> comoving)
+    : state_(std::move(initial)), params_(p), plan_(plan), forces_(forces), solver_(p), comoving_(std::move(comoving))
 {
     if (int64_t(state_.vel.size()) != state_.size())
     {
@@ -100,12 +175,40 @@ Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, 
             }
         }
     }
+    if (comoving_)
+    {
+        validate(comoving_->settings);
+        checkInsideBox(state_, params_.box_size);
+        const double a   = comoving_->a;
+        state_.time      = a;
+        state_.boxSize   = params_.box_size;
+        state_.cosmology = comoving_->settings.cosmology;
+        momentum_.resize(size_t(state_.size()));
+        for (int64_t i = 0; i < state_.size(); ++i) momentum_[i] = a * state_.vel[i];
+    }
     computeForces();
     initialEnergy_ = diagnostics().total;
+    if (comoving_)
+    {
+        updateComovingPlan(comovingStepLimit());
+        const Diagnostics d = diagnostics();
+        layzerIrvineRate_   = 2 * d.kinetic + d.potential;
+        if (step_ == 0 && comoving_->a == comoving_->settings.aBegin && comoving_->layzerIrvineIntegral == 0)
+            comoving_->layzerIrvineStart = d.total;
+    }
 }
 
 void Simulation::computeForces()
 {
+    if (comoving_ && comoving_->settings.softeningMaxPhys > 0)
+    {
+        // eps(a) = min(eps, eps_max_phys / a), squared without a square root so that an unclipped
+        // epsilon_squared is used exactly as given.
+        const double clip = comoving_->settings.softeningMaxPhys / comoving_->a;
+        Parameters q      = params_;
+        q.epsilon_squared = std::min(params_.epsilon_squared, clip * clip);
+        solver_.setParameters(q);
+    }
     // In place: the state is not touched until the forces are back, and copying it each step would
     // cost as much as a tree phase.
     solver_.attachBodies(state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size());
@@ -122,8 +225,77 @@ void Simulation::removeNetForce()
     for (auto& a : acc_) a = a - mean;
 }
 
+double Simulation::comovingStepLimit() const
+{
+    const ComovingSettings& s = comoving_->settings;
+    if (s.dlna > 0) return s.dlna;
+    const double epsilon = comovingSoftening(s, std::sqrt(params_.epsilon_squared), comoving_->a);
+    return criterionDlna(s, comoving_->hubble0, comoving_->a, epsilon, acc_);
+}
+
+void Simulation::updateComovingPlan(double dlna)
+{
+    plan_.t0       = comoving_->settings.aBegin;
+    plan_.h        = dlna;
+    plan_.numSteps = step_ + stepsToEnd(comoving_->settings, comoving_->a, dlna);
+}
+
+void Simulation::comovingStep()
+{
+    const ComovingSettings& s = comoving_->settings;
+    const Cosmology& c        = s.cosmology;
+    const double a0 = comoving_->a, a1 = nextScaleFactor(a0, nextStop(s, a0), comovingStepLimit());
+    if (!(a1 > a0))
+    {
+        throw InputError("comoving step " + std::to_string(step_ + 1) + " at a = " + std::to_string(a0) +
+                         " does not advance a (step limit " + std::to_string(comovingStepLimit()) +
+                         " in ln a): the accelerations are too large for the softening");
+    }
+    const double aMid = std::sqrt(a0 * a1), h0 = comoving_->hubble0, box = params_.box_size;
+    // Kick factors carry 1/H0: the solver's accelerations are G sum m dx / r^3 in the run's units.
+    const double kick0 = kickFactor(c, a0, aMid) / h0, drift = driftFactor(c, a0, a1) / h0;
+    const double kick1 = kickFactor(c, aMid, a1) / h0;
+    const int64_t n    = state_.size();
+    lastStepTimes_     = StepTimes{};
+    Stopwatch clock;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        momentum_[i] += kick0 * acc_[i];
+        Vec3d x       = state_.pos[i] + drift * momentum_[i];
+        state_.pos[i] = {wrapPeriodic(x.x, box), wrapPeriodic(x.y, box), wrapPeriodic(x.z, box)};
+    }
+    comoving_->a        = a1;
+    comoving_->lastDlna = std::log(a1 / a0);
+    double integration  = clock.lap();
+    computeForces();
+    lastStepTimes_.forces                = solver_.timings();
+    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        momentum_[i] += kick1 * acc_[i];
+        state_.vel[i] = (1 / a1) * momentum_[i];
+    }
+    ++step_;
+    state_.time = a1;
+    checkFinite();
+    updateComovingPlan(comovingStepLimit());
+    // Layzer-Irvine: d(K + W)/d ln a = -(2K + W), integrated by the trapezoidal rule over the step.
+    const Diagnostics d = diagnostics();
+    const double rate   = 2 * d.kinetic + d.potential;
+    comoving_->layzerIrvineIntegral += 0.5 * (layzerIrvineRate_ + rate) * comoving_->lastDlna;
+    layzerIrvineRate_                      = rate;
+    lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
+}
+
 void Simulation::step()
 {
+    if (comoving_)
+    {
+        comovingStep();
+        return;
+    }
     double h       = plan_.h;
     int64_t n      = state_.size();
     lastStepTimes_ = StepTimes{};
@@ -141,7 +313,14 @@ void Simulation::step()
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) state_.vel[i] += (0.5 * h) * acc_[i];
     ++step_;
-    state_.time     = time();
+    state_.time = time();
+    checkFinite();
+    lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
+}
+
+void Simulation::checkFinite() const
+{
+    const int64_t n = state_.size();
     const int64_t i = firstIndexWhere(n, [this](int64_t k) {
         const Vec3d& x = state_.pos[k];
         return !std::isfinite(x.x + x.y + x.z + state_.vel[k].x + state_.vel[k].y + state_.vel[k].z);
@@ -152,11 +331,11 @@ void Simulation::step()
                          ") has a non-finite position or velocity after step " + std::to_string(step_) +
                          ": the timestep is too large for the softening");
     }
-    lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
 }
 
 void Simulation::extendTo(double tEnd)
 {
+    if (comoving_) throw ParameterError("parameter t_end does not apply to a comoving run (it ends at a_end)");
     checkEndTime(plan_.t0, tEnd);
     double steps = (tEnd - plan_.t0) / plan_.h;
     double whole = std::round(steps);
@@ -220,11 +399,54 @@ Diagnostics Simulation::diagnostics() const
         d.comPos = (1 / m) * d.comPos;
         d.comVel = (1 / m) * d.momentum;
     }
-    d.total               = d.kinetic + d.potential;
-    d.relativeEnergyError = initialEnergy_ != 0 ? (d.total - initialEnergy_) / std::fabs(initialEnergy_) : 0.0;
-    d.virialRatio         = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
+    // The peculiar potential is phi_c / a; the energy of an expanding box is not conserved.
+    if (comoving_) d.potential /= comoving_->a;
+    d.total = d.kinetic + d.potential;
+    d.relativeEnergyError =
+        initialEnergy_ != 0 && !comoving_ ? (d.total - initialEnergy_) / std::fabs(initialEnergy_) : 0.0;
+    d.virialRatio = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
     return d;
 }
+
+namespace {
+
+/// The clock of a comoving run, then its settings, as "name=value" lines (reals exact).
+std::string comovingCheckpointText(const Simulation::Comoving& c)
+{
+    std::ostringstream s;
+    s.precision(17);
+    s << "a=" << c.a << "\nhubble0=" << c.hubble0 << "\nlast_dlna=" << c.lastDlna
+      << "\nlayzer_irvine_start=" << c.layzerIrvineStart << "\nlayzer_irvine_integral=" << c.layzerIrvineIntegral
+      << "\n"
+      << toText(c.settings);
+    return s.str();
+}
+
+Simulation::Comoving comovingFromCheckpointText(const std::string& text)
+{
+    Simulation::Comoving c;
+    std::istringstream in(text);
+    std::string settings, line;
+    double* clock[5]     = {&c.a, &c.hubble0, &c.lastDlna, &c.layzerIrvineStart, &c.layzerIrvineIntegral};
+    const char* names[5] = {"a=", "hubble0=", "last_dlna=", "layzer_irvine_start=", "layzer_irvine_integral="};
+    for (int k = 0; k < 5; ++k)
+    {
+        std::getline(in, line);
+        if (line.rfind(names[k], 0) != 0)
+            throw FormatError("checkpoint: comoving field '" + line + "' is not " + names[k]);
+        std::istringstream value(line.substr(std::strlen(names[k])));
+        if (!(value >> *clock[k]) || !std::isfinite(*clock[k]))
+        {
+            throw FormatError("checkpoint: comoving field '" + line + "' cannot be read");
+        }
+    }
+    std::getline(in, settings, '\0');
+    c.settings = comovingSettingsFromText(settings);
+    if (!(c.a > 0 && c.hubble0 > 0)) throw FormatError("checkpoint: comoving a or hubble0 is not > 0");
+    return c;
+}
+
+} // namespace
 
 void Simulation::writeCheckpoint(const std::string& path, const std::string& extra) const
 {
@@ -239,6 +461,12 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     c.direct        = forces_.direct;
     c.zeroNetForce  = forces_.zeroNetForce;
     c.extra         = extra;
+    if (comoving_)
+    {
+        // The integrated state is p, not p / a: a restart continues from the same bits.
+        c.state.vel = momentum_;
+        c.comoving  = comovingCheckpointText(*comoving_);
+    }
     octwalk::writeCheckpoint(path, c);
 }
 
@@ -252,7 +480,21 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     plan.h        = c.h;
     plan.numSteps = c.numSteps;
     c.state.time  = plan.t0 + double(c.step) * plan.h;
-    Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce});
+    std::optional<Comoving> comoving;
+    std::vector<Vec3d> momentum;
+    if (!c.comoving.empty())
+    {
+        comoving = comovingFromCheckpointText(c.comoving);
+        momentum = c.state.vel;
+        for (Vec3d& v : c.state.vel) v = (1 / comoving->a) * v;
+    }
+    Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce}, std::move(comoving));
+    if (sim.comoving_)
+    {
+        sim.momentum_ = std::move(momentum);
+        sim.step_     = c.step;
+        sim.updateComovingPlan(sim.comovingStepLimit());
+    }
     sim.step_          = c.step;
     sim.initialEnergy_ = c.initialEnergy;
     if (extra) *extra = std::move(c.extra);

@@ -6,19 +6,28 @@
 /// The run ends exactly at t_end with equal sub-steps, as Octgrav does: the number of steps is
 /// ceil((t_end - t_0) / timestep) and the step is (t_end - t_0) / steps, so it never exceeds the
 /// requested timestep. The time of step k is t_0 + k h (no accumulated round-off).
+///
+/// A comoving run (the second constructor) integrates in the scale factor instead: see
+/// host/sim/comoving.h for its equations, step and softening. Its time() is a, state().vel holds peculiar
+/// velocities p / a, and plan() holds t0 = a_begin, h = the last step in ln a and numSteps = steps done
+/// plus the steps left at that step (exact with a fixed --dlna, an estimate with the criterion).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/phases.h"
 #include "host/core/particles.h"
 #include "host/core/params.h"
+#include "host/sim/comoving.h"
 #include "host/solver/solver.h"
 
 namespace octwalk {
 
-/// Conserved quantities and structure at one time (G applied, N-body units).
+/// Conserved quantities and structure at one time (G applied, N-body units). In a comoving run: time
+/// is a, kinetic and momentum are of the peculiar velocities, potential is the peculiar potential energy
+/// W = sum m phi_c / (2 a) (mean density subtracted).
 struct Diagnostics
 {
     double time = 0, kinetic = 0, potential = 0, total = 0, relativeEnergyError = 0, virialRatio = 0;
@@ -67,6 +76,13 @@ public:
     /// the solver checks positions and masses) and computes the initial forces.
     Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces = {});
 
+    /// A comoving run from a = settings.aBegin (initial.time is not used) in the periodic box of
+    /// p.box_size. Before any force evaluation: ParameterError for bad settings (validate), a box size
+    /// that is not > 0, G not that of GADGET units, or the step criterion without softening; InputError
+    /// naming the body outside [0, box_size)^3, or, in GADGET units, when the bodies' mass is not the
+    /// box's matter density Omega0 rho_crit L^3 (within 1%).
+    Simulation(ParticleSet initial, const Parameters& p, const ComovingSettings& settings, ForceOptions forces = {});
+
     /// Restores a checkpoint (either version, host/io/checkpoint.h); the parameters are validated as
     /// for a fresh run (ParameterError); the forces are recomputed, bit-identical to the run that wrote it.
     /// extra (optional) receives the caller's text stored with writeCheckpoint.
@@ -78,12 +94,28 @@ public:
     /// StepPhase::Integration (the other step phases are the caller's, e.g. runSimulation's; zero here).
     const StepTimes& lastStepTimes() const { return lastStepTimes_; }
 
-    bool done() const { return step_ >= plan_.numSteps; }
+    bool done() const { return comoving_ ? comoving_->a >= comoving_->settings.aEnd : step_ >= plan_.numSteps; }
     int64_t stepIndex() const { return step_; }
-    double time() const { return plan_.t0 + double(step_) * plan_.h; }
+    double time() const { return comoving_ ? comoving_->a : plan_.t0 + double(step_) * plan_.h; }
     const StepPlan& plan() const { return plan_; }
+    /// The comoving part of the run: its settings, H0 in the run's units, the scale factor, the last
+    /// step in ln a (0 before the first), and the Layzer-Irvine bookkeeping: K + W at a_begin and
+    /// int (2K + W) d ln a so far (trapezoidal over the steps), so that K + W + integral stays at the start
+    /// value (Diagnostics: K, W).
+    struct Comoving
+    {
+        ComovingSettings settings;
+        double hubble0 = 0, a = 0, lastDlna = 0;
+        double layzerIrvineStart = 0, layzerIrvineIntegral = 0;
+    };
+    /// Set for a comoving run.
+    const std::optional<Comoving>& comoving() const { return comoving_; }
+    /// Whether the current a is one of the output list's scale factors (false when not comoving).
+    bool atOutputTime() const { return comoving_ && isOutputTime(comoving_->settings, comoving_->a); }
+
     /// Moves the end of the run to tEnd with the same step; ParameterError unless tEnd - t0 is a
-    /// whole number of steps (so a restarted run stays bit-identical to an uninterrupted one).
+    /// whole number of steps (so a restarted run stays bit-identical to an uninterrupted one), and for a
+    /// comoving run.
     void extendTo(double tEnd);
 
     const ParticleSet& state() const { return state_; }
@@ -99,8 +131,17 @@ public:
     void writeCheckpoint(const std::string& path, const std::string& extra = {}) const;
 
 private:
+    Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
+               std::optional<Comoving> comoving);
     void computeForces();
     void removeNetForce();
+    /// InputError naming the first body whose position or velocity is not finite after a step.
+    void checkFinite() const;
+    void comovingStep();
+    /// The step limit in ln a at the current state: --dlna, or the criterion on the current forces.
+    double comovingStepLimit() const;
+    /// plan_ of a comoving run from its state (see the class comment).
+    void updateComovingPlan(double dlna);
 
     ParticleSet state_;
     Parameters params_;
@@ -112,6 +153,11 @@ private:
     std::vector<Vec3d> acc_;
     std::vector<double> pot_;
     StepTimes lastStepTimes_;
+    std::optional<Comoving> comoving_;
+    /// Canonical momenta p = a^2 dx/dt of a comoving run (the integrated state; state_.vel = p / a).
+    std::vector<Vec3d> momentum_;
+    /// 2K + W at the current a (comoving runs), the Layzer-Irvine integrand.
+    double layzerIrvineRate_ = 0;
 };
 
 } // namespace octwalk

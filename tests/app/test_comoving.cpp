@@ -1,0 +1,543 @@
+// Comoving runs (host/sim/comoving.h, the comoving Simulation and `octwalk run --comoving`): the clock in
+// ln a, the settings and their errors, a homogeneous lattice that must stay put, the Zel'dovich pancake
+// against its analytic solution, a bit-identical restart, and bad input on the command line.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "host/cli/cli.h"
+#include "host/io/snapshot.h"
+#include "host/sim/comoving.h"
+#include "host/sim/simulation.h"
+
+namespace octwalk {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Cosmology kEdS{1.0, 0.0, 0.7};
+
+/// Largest displacement and peculiar speed of a perfect lattice run to a = 1 under exact Ewald forces:
+/// round-off (measured: 0 and 3e-16).
+constexpr double kLatticeRoundOff = 1e-12;
+/// The same under the tree. Issue 13's target, a lattice force below 1e-6 of a pair force (g = 1.25e-7 for
+/// 8^3 bodies of total mass 1 in the unit box), would move a body at most 2.9 g / H0^2 = 4.4e-8 from a = 0.05
+/// to 1 (EdS, H0^2 = 8 pi / 3). NOT MET: the tree at theta 0.5 leaves a lattice force of ~0.13 of a pair
+/// force (README, Periodic boxes), and the lattice drifts by 6.6e-3 (measured). This bound guards that
+/// figure against regressions; it is not the target.
+constexpr double kLatticeTreeTolerance = 1e-2;
+/// Step of the Layzer-Irvine check, and the change of K + W + int (2K + W) d ln a it allows, over |W|
+/// (measured 8.7e-3, 2.4e-3 and 6.3e-4 at dlna = 0.05, 0.025, 0.0125: second order).
+constexpr double kLayzerIrvineDlna      = 0.025;
+constexpr double kLayzerIrvineTolerance = 5e-3;
+/// rms velocity error of the pancake at z = 2 relative to the rms velocity (measured 4.9e-3 with the tree).
+constexpr double kPancakeVelocityTolerance = 1e-2;
+
+/// nx x nt x nt equal masses (total 1) at the cell centres of the box [0, L)^3, at rest.
+ParticleSet slab(int nx, int nt, double boxSize)
+{
+    ParticleSet p;
+    p.resize(int64_t(nx) * nt * nt);
+    int64_t k = 0;
+    for (int i = 0; i < nx; ++i)
+        for (int j = 0; j < nt; ++j)
+            for (int l = 0; l < nt; ++l, ++k)
+            {
+                p.pos[k]  = {(i + 0.5) * boxSize / nx, (j + 0.5) * boxSize / nt, (l + 0.5) * boxSize / nt};
+                p.vel[k]  = {0, 0, 0};
+                p.mass[k] = 1.0 / double(p.pos.size());
+                p.id[k]   = uint64_t(k);
+            }
+    return p;
+}
+
+/// n^3 equal masses (total 1) at the cell centres of the box [0, L)^3, at rest.
+ParticleSet lattice(int n, double boxSize) { return slab(n, n, boxSize); }
+
+/// The Zel'dovich pancake in Einstein-de Sitter (D = a), a single plane wave along x in the unit box with
+/// its caustic at a = aCross: x = q - (a / aCross) sin(k q) / k, v = a dx/dt = H0 sqrt(a) psi / aCross.
+/// Exact before shell crossing (planar motion).
+struct Pancake
+{
+    double aCross = 0.5, hubble0 = 0;
+    static constexpr double k = 2 * M_PI;
+
+    double position(double q, double a) const { return q - a / aCross * std::sin(k * q) / k; }
+    double velocity(double q, double a) const { return -hubble0 * std::sqrt(a) * std::sin(k * q) / k / aCross; }
+
+    /// The lattice q displaced to scale factor a (wrapped into [0, 1)).
+    ParticleSet at(const ParticleSet& grid, double a) const
+    {
+        ParticleSet p = grid;
+        for (int64_t i = 0; i < p.size(); ++i)
+        {
+            const double q = grid.pos[i].x;
+            p.pos[i].x     = wrapPeriodic(position(q, a), 1.0);
+            p.vel[i].x     = velocity(q, a);
+        }
+        return p;
+    }
+};
+
+/// Nearest-image difference in the unit box.
+double periodicDifference(double x, double y)
+{
+    double d = x - y;
+    return d - std::round(d);
+}
+
+bool sameBits(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
+}
+
+Parameters periodicParameters(double epsilon)
+{
+    Parameters p;
+    p.box_size        = 1.0;
+    p.epsilon_squared = epsilon * epsilon;
+    p.backend         = Backend::Cpu;
+    return p;
+}
+
+ComovingSettings edsSettings(double aBegin, double aEnd, double dlna)
+{
+    ComovingSettings s;
+    s.cosmology = kEdS;
+    s.aBegin    = aBegin;
+    s.aEnd      = aEnd;
+    s.dlna      = dlna;
+    return s;
+}
+
+std::string errorOf(const ComovingSettings& s)
+{
+    try
+    {
+        validate(s);
+    }
+    catch (const ParameterError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST(ComovingClock, StepsAreEqualInLnAAndReachEveryOutputExactly)
+{
+    ComovingSettings s    = edsSettings(0.1, 1.0, 0.1);
+    s.outputList          = {0.2, 0.5};
+    const int64_t planned = stepsToEnd(s, s.aBegin, s.dlna);
+    std::vector<double> reached;
+    int64_t steps = 0;
+    for (double a = s.aBegin; a < s.aEnd; ++steps)
+    {
+        const double next = nextScaleFactor(a, nextStop(s, a), s.dlna);
+        EXPECT_LE(std::log(next / a), s.dlna * (1 + 1e-12));
+        a = next;
+        if (isOutputTime(s, a) || a == s.aEnd) reached.push_back(a);
+    }
+    EXPECT_EQ(steps, planned);
+    // ln 2 / 0.1 -> 7 steps, ln 2.5 / 0.1 -> 10, ln 2 / 0.1 -> 7.
+    EXPECT_EQ(planned, 24);
+    EXPECT_EQ(reached, (std::vector<double>{0.2, 0.5, 1.0}));
+}
+
+TEST(ComovingClock, SettingsRoundTripAndBadValuesAreNamed)
+{
+    ComovingSettings s          = edsSettings(1.0 / 50, 1.0, 0.0);
+    s.units                     = CosmoUnits::GadgetMpc;
+    s.outputList                = {0.25, 1.0 / 3, 0.5};
+    s.softeningMaxPhys          = 0.1;
+    const ComovingSettings back = comovingSettingsFromText(toText(s));
+    EXPECT_EQ(toText(back), toText(s));
+    EXPECT_EQ(back.outputList, s.outputList);
+    EXPECT_EQ(back.aBegin, s.aBegin);
+    EXPECT_EQ(errorOf(s), "");
+
+    ComovingSettings bad = s;
+    bad.aBegin           = 0;
+    EXPECT_NE(errorOf(bad).find("a_begin = 0"), std::string::npos) << errorOf(bad);
+    bad = s, bad.aEnd = s.aBegin;
+    EXPECT_NE(errorOf(bad).find("a_end = 0.02"), std::string::npos) << errorOf(bad);
+    bad = s, bad.outputList = {0.5, 0.25};
+    EXPECT_NE(errorOf(bad).find("output_list[1] = 0.25"), std::string::npos) << errorOf(bad);
+    bad = s, bad.outputList = {0.01};
+    EXPECT_NE(errorOf(bad).find("output_list[0] = 0.01"), std::string::npos) << errorOf(bad);
+    bad = s, bad.cosmology = {0.1, 2.5, 0.7}, bad.aBegin = 0.5;
+    EXPECT_NE(errorOf(bad).find("H(a)^2 <= 0"), std::string::npos) << errorOf(bad);
+    bad = s, bad.cosmology.omega0 = -0.3;
+    EXPECT_NE(errorOf(bad).find("Omega0"), std::string::npos) << errorOf(bad);
+    bad = s, bad.maxDlna = 0;
+    EXPECT_NE(errorOf(bad).find("max_dlna = 0"), std::string::npos) << errorOf(bad);
+    EXPECT_THROW(comovingSettingsFromText(toText(s) + "omega0=0.3\n"), FormatError);
+    EXPECT_THROW(comovingSettingsFromText("units=nbody\n"), FormatError);
+}
+
+TEST(ComovingClock, OutputListFileSofteningAndWrapping)
+{
+    const fs::path list = fs::temp_directory_path() / ("octwalk_outputs_" + std::to_string(::getpid()));
+    std::ofstream(list) << "# scale factors\n0.25\n\n0.5  # z = 1\n";
+    EXPECT_EQ(readOutputList(list.string()), (std::vector<double>{0.25, 0.5}));
+    std::ofstream(list) << "0.25\nhalf\n";
+    try
+    {
+        readOutputList(list.string());
+        ADD_FAILURE() << "a bad line was read";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("line 2: 'half'"), std::string::npos) << e.what();
+    }
+    fs::remove(list);
+
+    ComovingSettings s = edsSettings(0.02, 1, 0.01);
+    EXPECT_EQ(comovingSoftening(s, 0.05, 0.1), 0.05);
+    s.softeningMaxPhys = 0.002;
+    EXPECT_DOUBLE_EQ(comovingSoftening(s, 0.05, 0.1), 0.02);
+    EXPECT_EQ(comovingSoftening(s, 0.05, 0.02), 0.05);
+
+    EXPECT_EQ(wrapPeriodic(-1e-20, 1.0), 0.0);
+    EXPECT_EQ(wrapPeriodic(1.0, 1.0), 0.0);
+    EXPECT_EQ(wrapPeriodic(2.5, 1.0), 0.5);
+    EXPECT_EQ(wrapPeriodic(-0.25, 1.0), 0.75);
+}
+
+TEST(ComovingRun, BodiesOutsideTheBoxAndBadSettingsFailBeforeAnyForce)
+{
+    ParticleSet p = lattice(4, 1.0);
+    p.pos[5].y    = 1.0;
+    try
+    {
+        Simulation sim(p, periodicParameters(0.01), edsSettings(0.1, 1, 0.05));
+        ADD_FAILURE() << "a body outside the box was accepted";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("body 5"), std::string::npos) << e.what();
+    }
+    Parameters isolated = periodicParameters(0.01);
+    isolated.box_size   = 0;
+    EXPECT_THROW(Simulation(lattice(4, 1.0), isolated, edsSettings(0.1, 1, 0.05)), ParameterError);
+    EXPECT_THROW(Simulation(lattice(4, 1.0), periodicParameters(0), edsSettings(0.1, 1, 0.0)), ParameterError);
+    ComovingSettings gadget  = edsSettings(0.1, 1, 0.05);
+    gadget.units             = CosmoUnits::GadgetMpc;
+    Parameters g             = periodicParameters(0.01);
+    g.gravitational_constant = 43.0071;
+    // A unit mass in a 1 Mpc/h box is not the critical density (27.75 in these units).
+    EXPECT_THROW(Simulation(lattice(4, 1.0), g, gadget), InputError);
+}
+
+namespace {
+
+/// Largest displacement and peculiar speed of a perfect n^3 lattice run from a = 0.05 to 1 in steps of dlna.
+std::pair<double, double> latticeDrift(int n, ForceOptions forces, double dlna)
+{
+    const ParticleSet start = lattice(n, 1.0);
+    Simulation sim(start, periodicParameters(0.0), edsSettings(0.05, 1.0, dlna), forces);
+    while (!sim.done()) sim.step();
+    EXPECT_EQ(sim.time(), 1.0);
+    double moved = 0, speed = 0;
+    for (int64_t i = 0; i < start.size(); ++i)
+    {
+        const Vec3d& x = sim.state().pos[i];
+        for (double d : {periodicDifference(x.x, start.pos[i].x), periodicDifference(x.y, start.pos[i].y),
+                         periodicDifference(x.z, start.pos[i].z)})
+            moved = std::max(moved, std::fabs(d));
+        speed = std::max(speed, std::sqrt(dot(sim.state().vel[i], sim.state().vel[i])));
+    }
+    return {moved, speed};
+}
+
+} // namespace
+
+TEST(ComovingRun, HomogeneousLatticeStaysPutUnderExactEwaldForces)
+{
+    // A perfect lattice feels no periodic force, so nothing may move whatever the expansion does.
+    // No softening: Plummer softening of the nearest image only would break the lattice's symmetry for
+    // pairs half a box apart (measured: 1.5e-3 of a pair force at 4^3 with epsilon = 0.01).
+    const auto [moved, speed] = latticeDrift(4, ForceOptions{true, false}, 0.25);
+    EXPECT_LT(moved, kLatticeRoundOff) << "largest displacement";
+    EXPECT_LT(speed, kLatticeRoundOff) << "largest peculiar speed";
+}
+
+TEST(ComovingRun, HomogeneousLatticeStaysPutUnderTreeForces)
+{
+    const auto [moved, speed] = latticeDrift(8, ForceOptions{}, 0.1);
+    EXPECT_LT(moved, kLatticeTreeTolerance) << "largest displacement";
+    EXPECT_LT(speed, kLatticeTreeTolerance) << "largest peculiar speed";
+}
+
+TEST(ComovingRun, ZeldovichPancakeMatchesTheAnalyticSolution)
+{
+    // EdS, caustic at a = 0.5 (z = 1), from z = 9 to z = 2, tree forces. Sheets of 16 x 16 bodies (8 of them
+    // along the wave): a sheet's field departs from a uniform sheet's by about exp(-2 pi d / s) at distance d
+    // for spacing s, so sheets denser than their separation act as the planes of the analytic solution. No
+    // softening: it would weaken the pull of the sheets that crowd together near the caustic.
+    const ParticleSet grid = slab(8, 16, 1.0);
+    Pancake pancake;
+    pancake.hubble0     = hubbleConstantForDensity(1.0, 1.0, 1.0, 1.0);
+    const double aStart = 0.1, aEnd = 1.0 / 3;
+    Simulation sim(pancake.at(grid, aStart), periodicParameters(0.0), edsSettings(aStart, aEnd, 0.1));
+    EXPECT_DOUBLE_EQ(sim.comoving()->hubble0, pancake.hubble0);
+    while (!sim.done()) sim.step();
+    ASSERT_EQ(sim.time(), aEnd);
+    double positionError = 0, velocityError = 0, velocityScale = 0, transverse = 0;
+    for (int64_t i = 0; i < grid.size(); ++i)
+    {
+        const double q = grid.pos[i].x;
+        const Vec3d& x = sim.state().pos[i];
+        const Vec3d& v = sim.state().vel[i];
+        positionError += std::pow(periodicDifference(x.x, wrapPeriodic(pancake.position(q, aEnd), 1.0)), 2);
+        velocityError += std::pow(v.x - pancake.velocity(q, aEnd), 2);
+        velocityScale += std::pow(pancake.velocity(q, aEnd), 2);
+        transverse = std::max({transverse, std::fabs(periodicDifference(x.y, grid.pos[i].y)),
+                               std::fabs(periodicDifference(x.z, grid.pos[i].z))});
+    }
+    const double n = double(grid.size());
+    // The issue's bound: rms position error below 1e-3 of the wavelength (1) at z = 2.
+    EXPECT_LT(std::sqrt(positionError / n), 1e-3);
+    EXPECT_LT(std::sqrt(velocityError / velocityScale), kPancakeVelocityTolerance);
+    EXPECT_LT(transverse, 1e-3);
+}
+
+TEST(ComovingRun, LayzerIrvineHoldsUnderExactEwaldForces)
+{
+    // K + W + int (2K + W) d ln a is constant for exact forces whatever the bodies do: 64 bodies of a
+    // pancake through its caustic (a = 0.1 to 0.8), exact Ewald sums, softened so the sheets pass.
+    Pancake pancake;
+    pancake.hubble0 = hubbleConstantForDensity(1.0, 1.0, 1.0, 1.0);
+    Simulation sim(pancake.at(lattice(4, 1.0), 0.1), periodicParameters(0.05), edsSettings(0.1, 0.8, kLayzerIrvineDlna),
+                   ForceOptions{true, false});
+    while (!sim.done()) sim.step();
+    const Diagnostics d           = sim.diagnostics();
+    const Simulation::Comoving& c = *sim.comoving();
+    EXPECT_LT(std::fabs(d.total + c.layzerIrvineIntegral - c.layzerIrvineStart),
+              kLayzerIrvineTolerance * std::fabs(d.potential));
+}
+
+TEST(ComovingRun, RestartIsBitIdentical)
+{
+    // The step criterion, an output list and a physical softening cap: everything a restart must carry.
+    const ParticleSet grid = slab(4, 8, 1.0);
+    Pancake pancake;
+    pancake.hubble0     = hubbleConstantForDensity(1.0, 1.0, 1.0, 1.0);
+    ComovingSettings s  = edsSettings(0.1, 0.4, 0.0);
+    s.errTolIntAccuracy = 0.01;
+    s.maxDlna           = 0.05;
+    s.outputList        = {0.2, 0.3};
+    s.softeningMaxPhys  = 0.004;
+    const Parameters p  = periodicParameters(0.02);
+    Simulation whole(pancake.at(grid, 0.1), p, s);
+    Simulation first(pancake.at(grid, 0.1), p, s);
+    while (!whole.done()) whole.step();
+    const fs::path ckpt = fs::temp_directory_path() / ("octwalk_comoving_ckpt_" + std::to_string(::getpid()));
+    for (int k = 0; k < whole.stepIndex() / 2; ++k) first.step();
+    first.writeCheckpoint(ckpt.string());
+    Simulation resumed = Simulation::fromCheckpoint(ckpt.string());
+    fs::remove(ckpt);
+    fs::remove(ckpt.string() + ".prev");
+    ASSERT_TRUE(resumed.comoving());
+    EXPECT_EQ(resumed.time(), first.time());
+    while (!resumed.done()) resumed.step();
+    EXPECT_EQ(resumed.stepIndex(), whole.stepIndex());
+    EXPECT_EQ(resumed.time(), 0.4);
+    EXPECT_TRUE(sameBits(resumed.state().pos, whole.state().pos));
+    EXPECT_TRUE(sameBits(resumed.state().vel, whole.state().vel));
+    EXPECT_GT(whole.stepIndex(), 3 + int64_t(std::ceil(std::log(4.0) / s.maxDlna)) / 2)
+        << "the criterion limited no step";
+}
+
+namespace {
+
+struct CliResult
+{
+    int code;
+    std::string out, err;
+};
+
+CliResult runOctwalk(std::vector<const char*> args)
+{
+    args.insert(args.begin(), "octwalk");
+    std::ostringstream out, err;
+    int code = octwalk::runCli(int(args.size()), args.data(), out, err);
+    return {code, out.str(), err.str()};
+}
+
+std::string slurp(const fs::path& f)
+{
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+} // namespace
+
+TEST(ComovingCli, BadInputIsOneLineNamingTheValueBeforeAnyWork)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_comoving_cli_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const std::string input = (base / "lattice.tipsy").string(), list = (base / "outputs.txt").string();
+    writeSnapshot(input, SnapshotFormat::TipsyStandard, Pancake{}.at(lattice(4, 1.0), 0.1));
+    std::ofstream(list) << "0.5\n0.25\n";
+    // A GADGET-2 file with the cosmological header: box 1, a = 0.1, EdS.
+    const std::string gadget = (base / "lattice.gadget").string();
+    ParticleSet withHeader   = lattice(4, 1.0);
+    withHeader.time          = 0.1;
+    withHeader.boxSize       = 1.0;
+    withHeader.cosmology     = kEdS;
+    writeSnapshot(gadget, SnapshotFormat::Gadget2, withHeader);
+    const std::string out = (base / "run").string();
+    struct Case
+    {
+        std::vector<const char*> args;
+        const char* says;
+    };
+    const std::vector<Case> cases{
+        {{"--a-begin", "0.1"}, "--comoving needs --input"},
+        {{"--input", input.c_str(), "--box-size", "1"}, "give --a-begin or --z-begin"},
+        {{"--input", input.c_str(), "--a-begin", "0.1"}, "no BoxSize; give --box-size"},
+        {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0"}, "a_begin = 0"},
+        {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.5", "--a-end", "0.4"}, "a_end = 0.4"},
+        {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.5", "--omega0", "0.1", "--omega-lambda", "2.5"},
+         "H(a)^2 <= 0 at a = 0.5"},
+        {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.1", "--output-list", list.c_str()},
+         "output_list[1] = 0.25"},
+        {{"--input", input.c_str(), "--box-size", "0.5", "--a-begin", "0.1"}, "outside the box [0, 0.5)"},
+        {{"--input", gadget.c_str(), "--box-size", "2"}, "--box-size = 2 does not match the input file's value 1"},
+        {{"--input", gadget.c_str(), "--omega0", "0.3"}, "--omega0 = 0.3 does not match the input file's value 1"},
+        {{"--input", gadget.c_str(), "--z-begin", "4"}, "--a-begin = 0.2 does not match the input file's value 0.1"},
+        {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.1", "--units", "cgs"}, "units 'cgs'"},
+        {{"--input", input.c_str(), "--box-size", "1", "--a-begin", "0.1", "--t-end", "2"}, "--t-end does not apply"},
+    };
+    for (const Case& c : cases)
+    {
+        std::vector<const char*> args{"run", "--comoving", "--quiet", "--backend", "cpu", "--output-dir", out.c_str()};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        CliResult r = runOctwalk(args);
+        EXPECT_NE(r.code, 0) << c.says;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << "work was done for: " << c.says;
+    }
+    fs::remove_all(base);
+}
+
+TEST(ComovingCli, RunWritesSnapshotsAtTheOutputListAndRecordsTheCosmology)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_comoving_run_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const std::string input = (base / "pancake.tipsy").string(), list = (base / "outputs.txt").string();
+    Pancake pancake;
+    pancake.hubble0 = hubbleConstantForDensity(1.0, 1.0, 1.0, 1.0);
+    writeSnapshot(input, SnapshotFormat::TipsyStandard, pancake.at(lattice(4, 1.0), 0.1));
+    std::ofstream(list) << "0.2\n0.25\n";
+    const std::string out = (base / "run").string();
+    CliResult r = runOctwalk({"run",         "--comoving",    "--quiet",    "--backend",      "cpu",      "--input",
+                              input.c_str(), "--box-size",    "1",          "--z-begin",      "9",        "--a-end",
+                              "0.3",         "--omega0",      "1",          "--omega-lambda", "0",        "--dlna",
+                              "0.1",         "--output-list", list.c_str(), "--output-dir",   out.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    // ln 2 / 0.1 -> 7 steps to a = 0.2, ln 1.25 -> 3 to 0.25, ln 1.2 -> 2 to 0.3.
+    for (const char* snap : {"snap_000000.gadget", "snap_000007.gadget", "snap_000010.gadget", "snap_000012.gadget"})
+        EXPECT_TRUE(fs::exists(fs::path(out) / snap)) << snap;
+    EXPECT_FALSE(fs::exists(fs::path(out) / "snap_000011.gadget"));
+    // GADGET-2 by default, with the cosmological header: time = a, BoxSize, Omega0, OmegaLambda.
+    const ParticleSet at = readSnapshot((fs::path(out) / "snap_000007.gadget").string());
+    EXPECT_DOUBLE_EQ(at.time, 0.2);
+    EXPECT_EQ(at.boxSize, 1.0);
+    ASSERT_TRUE(at.cosmology.has_value());
+    EXPECT_EQ(at.cosmology->omega0, 1.0);
+    EXPECT_EQ(at.cosmology->omegaLambda, 0.0);
+    const std::string json = slurp(fs::path(out) / "run.json");
+    EXPECT_NE(json.find("\"comoving\": {\"units\": \"nbody\", \"omega0\": 1,"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"output_list\": [0.20000000000000001, 0.25]"), std::string::npos) << json;
+    const std::string energy = slurp(fs::path(out) / "energy.csv");
+    EXPECT_NE(energy.find("\nstep,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n"),
+              std::string::npos)
+        << energy;
+    EXPECT_NE(energy.find("\n12,0.3,"), std::string::npos) << energy;
+    fs::remove_all(base);
+}
+
+TEST(ComovingCli, GadgetUnitsTakeTheirGAndH0AndTheFileHeader)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_comoving_gadget_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    // A pancake in a 100 Mpc/h LCDM box holding Omega0 rho_crit L^3 (rho_crit = 3 H0^2 / (8 pi G) in
+    // 1e10 Msun/h per (Mpc/h)^3 with H0 = 100, G = 43.0071), started from its header's a = 0.02.
+    const double box = 100, omega0 = 0.3, rhoCrit = 3 * 100.0 * 100.0 / (8 * M_PI * 43.0071);
+    ParticleSet p = Pancake{}.at(slab(4, 8, 1.0), 0.02);
+    for (int64_t i = 0; i < p.size(); ++i)
+    {
+        p.pos[i]  = box * p.pos[i];
+        p.mass[i] = omega0 * rhoCrit * box * box * box / double(p.size());
+    }
+    p.time                  = 0.02;
+    p.boxSize               = box;
+    p.cosmology             = Cosmology{omega0, 0.7, 0.7};
+    const std::string input = (base / "ic.gadget").string(), out = (base / "run").string();
+    writeSnapshot(input, SnapshotFormat::Gadget2, p);
+    CliResult r = runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--units",
+                              "gadget-mpc", "--a-end", "0.025", "--output-dir", out.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("H0 = 100)"), std::string::npos) << r.out;
+    const std::string json = slurp(fs::path(out) / "run.json");
+    EXPECT_NE(json.find("\"gravitational_constant\": 43.0071"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"omega0\": 0.29999999999999999"), std::string::npos) << json;
+    EXPECT_NE(json.find("G = 43.0071, H0 = 100"), std::string::npos) << json;
+    // ln(1.25) at most 0.025 per step: at least 9 steps.
+    const ParticleSet end = readSnapshot((fs::path(out) / "snap_000009.gadget").string());
+    EXPECT_GE(end.time, 0.02);
+    // Wrong units: read as kpc/h, the same numbers hold 1e9 times the matter of the box.
+    CliResult kpc = runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--units",
+                                "gadget-kpc", "--output-dir", (base / "kpc").string().c_str()});
+    EXPECT_EQ(kpc.code, 1);
+    EXPECT_NE(kpc.err.find("is not Omega0 rho_crit L^3"), std::string::npos) << kpc.err;
+    fs::remove_all(base);
+}
+
+TEST(ComovingCli, RestartFromAnEarlierCheckpointEndsBitIdentical)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_comoving_restart_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    Pancake pancake;
+    pancake.hubble0      = hubbleConstantForDensity(1.0, 1.0, 1.0, 1.0);
+    ParticleSet ic       = pancake.at(slab(4, 4, 1.0), 0.1);
+    ic.time              = 0.1;
+    ic.boxSize           = 1.0;
+    ic.cosmology         = kEdS;
+    const fs::path input = base / "ic.gadget", whole = base / "whole", split = base / "split";
+    writeSnapshot(input.string(), SnapshotFormat::Gadget2, ic);
+    CliResult r =
+        runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.string().c_str(), "--a-end",
+                    "0.3", "--epsilon", "0.02", "--checkpoint-every", "20", "--output-dir", whole.string().c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    // The previous checkpoint (an earlier step) becomes the one a copy of the run restarts from.
+    fs::copy(whole, split);
+    fs::remove(split / "checkpoint.bin");
+    fs::rename(split / "checkpoint.bin.prev", split / "checkpoint.bin");
+    CliResult again = runOctwalk({"run", "--restart", split.string().c_str(), "--quiet"});
+    ASSERT_EQ(again.code, 0) << again.err;
+    EXPECT_NE(again.out.find("restarting from"), std::string::npos) << again.out;
+    EXPECT_EQ(slurp(whole / "checkpoint.bin"), slurp(split / "checkpoint.bin"));
+    EXPECT_EQ(slurp(whole / "energy.csv"), slurp(split / "energy.csv"));
+    CliResult changed = runOctwalk({"run", "--restart", split.string().c_str(), "--a-end", "0.5"});
+    EXPECT_EQ(changed.code, 2);
+    EXPECT_NE(changed.err.find("--a-end cannot be changed on --restart"), std::string::npos) << changed.err;
+    fs::remove_all(base);
+}
+
+} // namespace octwalk
