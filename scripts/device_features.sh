@@ -72,10 +72,9 @@ if has cosmo; then
   wall=$( { time timeout "${RUN_LIMIT:-420}" build/octwalk "${args[@]}" >"$RES/run.log" 2>&1; } 2>&1)
   log "run --comoving $N_GRID^3: exit $? wall $wall s: $(tail -n 2 "$RES/run.log" | tr '\n' ' ')"
   cp "$W/run/run.json" "$W/run/energy.csv" "$W/run/timing.csv" "$RES/" 2>/dev/null
-  for snap in "$W"/run/snapshot_*; do
-    case $snap in *.json) continue ;; esac
-    name=$(basename "$snap")
-    build/octwalk power "$snap" --n-mesh 512 --interlace --linear --reference "$W/ic.gadget" $C \
+  for snap in "$W"/run/snap_*.gadget; do
+    name=$(basename "$snap" .gadget)
+    build/octwalk power "$snap" --n-mesh 512 --interlace --linear --reference "$W/ic.gadget" --reference-a 0.02 $C \
       -o "$RES/power_$name.csv" >>"$RES/power.log" 2>&1
     log "power $name: exit $?"
   done

@@ -38,7 +38,8 @@ printf '0.5\n1.0\n' > "$WORK/outputs.txt"
 
 # The run's last two snapshots, in the order written: a = 0.5 and a = 1 (a snapshot of the start, if
 # the run writes one, comes before them).
-mapfile -t snaps < <(ls -1 "$WORK"/run/snapshot_* 2>/dev/null | grep -v '\.json$' | sort | tail -n 2)
+# The run writes snap_NNNNNN.gadget at a_begin and at each output-list entry (a = 0.5, 1).
+mapfile -t snaps < <(ls -1 "$WORK"/run/snap_*.gadget 2>/dev/null | sort | tail -n 2)
 if [ "${#snaps[@]}" -lt 2 ]; then
   echo "growth_check: expected 2 snapshots in $WORK/run (a = 0.5, 1), found ${#snaps[@]}" >&2
   exit 1

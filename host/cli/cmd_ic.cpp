@@ -83,7 +83,7 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
     SnapshotFormat f = parseSnapshotFormat(format);
     p.nGrid          = gridSide(vm);
     p.cosmology      = co.cosmology;
-    p.units          = cosmoUnits(co.units);
+    p.units          = icUnits(co.units);
     validateCosmoIcs(p);
     LinearPower power = linearPower(co);
     checkNewOutput("-o/--output", output);

@@ -101,8 +101,8 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     if (input.empty()) throw UsageError("a snapshot is required: octwalk power SNAPSHOT");
     po_.assignment = parseMassAssignment(assignment);
     validatePowerOptions(po_);
-    const bool linear      = vm["linear"].as<bool>();
-    const CosmoUnits units = cosmoUnits(co.units);
+    const bool linear   = vm["linear"].as<bool>();
+    const IcUnits units = icUnits(co.units);
     checkNewOutput("-o/--output", output);
 
     Snapshot snap = readWithScaleFactor(input, inputFormat, vm, "a");

@@ -50,7 +50,7 @@ LinearPower linearPower(CosmoOptions& o)
 
 std::string cosmoJson(const CosmoOptions& o)
 {
-    const CosmoUnits u = cosmoUnits(o.units);
+    const IcUnits u = icUnits(o.units);
     std::ostringstream s;
     s.precision(17);
     s << "{\"omega0\": " << o.cosmology.omega0 << ", \"omega_lambda\": " << o.cosmology.omegaLambda

@@ -106,11 +106,11 @@ std::vector<double> secondOrderSource(FftGrid& grid, const std::vector<Complex>&
 
 } // namespace
 
-CosmoUnits cosmoUnits(const std::string& name)
+IcUnits icUnits(const std::string& name)
 {
-    if (name == "nbody") return CosmoUnits{"nbody", 1.0, 1.0, 1.0};
-    if (name == "gadget-mpc") return CosmoUnits{"gadget-mpc", 1.0, 43.0071, 100.0};
-    if (name == "gadget-kpc") return CosmoUnits{"gadget-kpc", 1e-3, 43007.1, 0.1};
+    if (name == "nbody") return IcUnits{"nbody", 1.0, 1.0, 1.0};
+    if (name == "gadget-mpc") return IcUnits{"gadget-mpc", 1.0, 43.0071, 100.0};
+    if (name == "gadget-kpc") return IcUnits{"gadget-kpc", 1e-3, 43007.1, 0.1};
     throw ParameterError("units = '" + name + "' is invalid: use nbody, gadget-mpc or gadget-kpc");
 }
 

@@ -26,7 +26,7 @@ namespace octwalk {
 
 /// A unit system of a cosmological set: how long its length unit is, and G and H0 in it.
 /// Every system takes masses so that the mean matter density is Omega0 3 H0^2 / (8 pi G).
-struct CosmoUnits
+struct IcUnits
 {
     /// "nbody": length Mpc/h, G = 1, H0 = 1 (time unit 1/H0 = 9.78 / h Gyr, velocity unit 100 km/s,
     /// critical density 3 / (8 pi)). "gadget-mpc": length Mpc/h, velocity km/s, mass 1e10 Msun/h,
@@ -38,7 +38,7 @@ struct CosmoUnits
 };
 
 /// The units named "nbody", "gadget-mpc" or "gadget-kpc"; ParameterError naming the value otherwise.
-CosmoUnits cosmoUnits(const std::string& name);
+IcUnits icUnits(const std::string& name);
 
 struct CosmoIcParams
 {
@@ -52,7 +52,7 @@ struct CosmoIcParams
     /// 1: Zel'dovich; 2: 2LPT.
     int lptOrder = 2;
     Cosmology cosmology;
-    CosmoUnits units;
+    IcUnits units;
 };
 
 /// ParameterError naming the value (n-grid, box-size, z-begin, lpt) or the cosmology (validateCosmology

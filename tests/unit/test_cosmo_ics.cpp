@@ -203,7 +203,7 @@ TEST(CosmoIcs, WhiteNoiseIsHermitianWithUnitVariance)
 TEST(CosmoIcs, SetHasTheCosmologicalConventions)
 {
     CosmoIcParams p = smallBox(16, 2);
-    p.units         = cosmoUnits("gadget-mpc");
+    p.units         = icUnits("gadget-mpc");
     ParticleSet s   = makeCosmoIcs(p, LinearPower::eisensteinHu(p.cosmology, SpectrumParams{}));
     ASSERT_EQ(s.size(), 4096);
     EXPECT_DOUBLE_EQ(s.time, 1.0 / 50);
