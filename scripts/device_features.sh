@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The H200 checks of the direct-summation and cosmology features, after scripts/device_compare.sh has
-# built this tree (build/): STAGES (any of g6 periodic hermite cosmo growth) choose what runs; results
-# land in $OUT/features.tar.gz plus $OUT/features.txt. Run from the repository root, carrying .deps:
-#   STAGES="g6 periodic" bash scripts/device_features.sh
+# The H200 checks of the direct-summation and cosmology features: STAGES (any of build tests g6 periodic
+# hermite growth cosmo) choose what runs (build: this tree into build/, Release, sm_90; tests: ctest -L gpu
+# with OCTWALK_REQUIRE_GPU=1); results land in $OUT/features.tar.gz plus $OUT/features.txt. Run from the
+# repository root, carrying .deps (scripts/pack_device_deps.sh):
+#   STAGES="build tests g6 periodic hermite" bash scripts/device_features.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OCTWALK_DEPS=$PWD/.deps
@@ -15,6 +16,20 @@ mkdir -p "$RES" runs
 log() { echo "== $*" | tee -a "$OUT/features.txt"; }
 TIMEFORMAT=%R
 log "start $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name --format=csv,noheader), stages: $STAGES"
+
+if has build; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$RES/build.log" 2>&1 &&
+    cmake --build build -j 16 >>"$RES/build.log" 2>&1
+  status=$?
+  log "build: exit $status"
+  [ $status = 0 ] || { grep -B2 -A8 -m5 error "$RES/build.log"; tar -czf "$OUT/features.tar.gz" -C "$OUT" features; exit 1; }
+fi
+
+if has tests; then
+  OCTWALK_REQUIRE_GPU=1 ctest --test-dir build -L gpu --output-on-failure -j 4 >"$RES/ctest_gpu.log" 2>&1
+  log "ctest -L gpu (OCTWALK_REQUIRE_GPU=1): exit $? — $(grep -E 'tests passed|tests failed' "$RES/ctest_gpu.log")"
+  grep -E '\*\*\*Failed' "$RES/ctest_gpu.log" | tee -a "$OUT/features.txt"
+fi
 
 if has g6; then
   build/benchmarks/octwalk_bench_g6 --benchmark_filter=BM_G6Gpu --benchmark_counters_tabular=true \
