@@ -106,13 +106,17 @@ void BM_G6Gpu(benchmark::State& state)
                   nullptr};
     gpu.startForces(view(b, int(nj))); // warm-up: upload, prediction, buffers, module load
     gpu.finishForces(out);
+    double transfer = 0;
     for (auto _ : state)
     {
         gpu.startForces(view(b, int(nj)));
         gpu.finishForces(out);
         state.SetIterationTime(gpu.lastTimes().forceSeconds);
+        transfer += gpu.lastTimes().transferSeconds;
     }
     setRates(state, ni, nj);
+    // The i-block's upload and the results' download, which a client's call also waits for.
+    state.counters["transfer_us"] = 1e6 * transfer / double(state.iterations());
 }
 
 /// range(0): ni; range(1): log2 nj. Wall time of startForces + finishForces.

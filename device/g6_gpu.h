@@ -23,8 +23,9 @@ bool g6GpuAvailable();
 /// Timing of the last force calculation, from CUDA events.
 struct G6GpuTimes
 {
-    double predictSeconds = 0; ///< upload of dirty j-particles and prediction
-    double forceSeconds   = 0; ///< force kernel and the reduction of its partial sums
+    double predictSeconds  = 0; ///< upload of dirty j-particles and prediction
+    double forceSeconds    = 0; ///< force kernel and the reduction of its partial sums
+    double transferSeconds = 0; ///< i-particles to the device and results back
 };
 
 class G6Gpu
