@@ -30,6 +30,9 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # and the accuracy sweeps Models/TreeVsDirect.*.
   slow='PlummerEnergyConservedWithoutDrift|KeplerOrbitKeepsItsElements|ZeroNetForceKeepsTheCentreOfMassInPlace'
   slow="$slow|LeapfrogIsSecondOrder|Galaxy\.ComponentsAndNearEquilibrium|TreeVsDirect\."
+  # The Fortran client (g6.fortran_client) is a separate gfortran program, not part of octwalk_tests; it
+  # runs in the first stage.
+  slow="$slow|g6\.fortran_client"
   # -O1 -g1: what the sanitizers recommend, with line numbers in their reports; half the compile time of -O2 -g.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DOCTWALK_SANITIZE=ON -DOCTWALK_WITH_CUDA=OFF -DOCTWALK_BUILD_BENCHMARKS=OFF >/dev/null
