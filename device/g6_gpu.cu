@@ -24,6 +24,7 @@
 #include "common/hermite.h"
 #include "device/cuda_check.cuh"
 #include "device/device_buffer.cuh"
+#include "device/j_split.h"
 
 namespace octwalk {
 
@@ -475,14 +476,6 @@ void G6Gpu::Impl::predict()
     predictionStale = false;
 }
 
-/// The j-slices of a force launch: as many as fill every SM with resident blocks once (one wave,
-/// equal work per block, no half-empty second wave), none shorter than kMinSliceLength.
-int sliceCount(int blocksX, int residentBlocks, int nj)
-{
-    const int maxSlices = std::max(1, std::min((nj + kMinSliceLength - 1) / kMinSliceLength, 65535));
-    return std::clamp(residentBlocks / blocksX, 1, maxSlices);
-}
-
 /// One configuration per block size: many i-particles take 2 per thread and a lane each; a few
 /// hundred take 4 lanes per i-group, so a block covers 64 i-particles and the j-range splits finer.
 /// Returns the number of slices launched.
@@ -496,7 +489,7 @@ int launchForceKernel(ForceArgs args, int sms, DeviceBuffer<G6Partial>& partial,
         return std::max(blocks, 1);
     }();
     const int blocksX = (args.ni + iPerBlock - 1) / iPerBlock;
-    const int slices  = sliceCount(blocksX, perSm * sms, args.nj);
+    const int slices  = sliceCount(blocksX, int64_t(perSm) * sms, args.nj, kMinSliceLength);
     partial.reserve(size_t(slices) * size_t(args.ni));
     args.partial     = partial.data();
     args.sliceLength = std::max(1, (args.nj + slices - 1) / slices);

@@ -77,6 +77,8 @@ void bodyLeafForcesGpu(const TreeView&, const GroupView&, const ListView&, const
     noCuda();
 }
 
-void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, GpuStream) { noCuda(); }
+size_t directScratchBytes(int32_t, int32_t, bool) { noCuda(); }
+
+void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, void*, GpuStream) { noCuda(); }
 
 } // namespace octwalk

@@ -190,6 +190,7 @@ struct GpuSolver::Impl
     DeviceBuffer<int32_t> overflowGroup{"walk overflow flag"};
     DeviceBuffer<F4> nodeAcc{"body-node accelerations"}, acc{"accelerations"};
     DeviceBuffer<int32_t> targetIndex{"direct-sum target indices"};
+    DeviceBuffer<unsigned char> directScratch{"direct-sum slice partial sums"};
     /// The Ewald correction table, uploaded once (it is the same for every box: L = 1).
     DeviceBuffer<F4> ewaldTable{"Ewald correction table"};
     const F4* ewaldTableSource = nullptr;
@@ -392,10 +393,11 @@ void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targe
                                     toDevice(m.targetIndex, targetIndex.data(), numTargets)};
     uploadStaged(transfers, m.uploadStaging, s);
     m.acc.reserve(numTargets);
+    m.directScratch.reserve(directScratchBytes(bodies.numBodies, int32_t(numTargets), doubleAccumulate));
 
     m.directStart.record(m.stream);
     directGpu({m.bodies.data(), bodies.numBodies}, m.targetIndex.data(), int32_t(numTargets), eps2, doubleAccumulate,
-              m.acc.data(), m.gpuStream());
+              m.acc.data(), m.directScratch.data(), m.gpuStream());
     m.directStop.record(m.stream);
 
     std::vector<Transfer> downloads{toHost(acc, m.acc.data(), numTargets)};

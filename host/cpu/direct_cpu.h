@@ -1,9 +1,11 @@
 #pragma once
 /// @file direct_cpu.h
 /// The CPU twin of device/direct_gpu.h: all-pairs forces on listed bodies from float32 bodies, with
-/// common/gravity.h's bodyBody, accumulated in float or double, a body skipping itself by index, and
-/// each target summing the bodies in index order as the device's tiled kernel does. It is not the
-/// yardstick of accuracy: that is host/reference/direct.h (double inputs, double throughout).
+/// common/gravity.h's pair formulas (in float, bodyBodySoftened for masses within softenedMassLimit
+/// and bodyBody for the rest; in double, bodyBody), accumulated in float or double, a body skipping
+/// itself by index, each target summing the bodies in index order. The device sums the same pairs in
+/// source slices and chooses the formula per tile of sources, so the two differ by rounding only. It
+/// is not the yardstick of accuracy: that is host/reference/direct.h (double inputs, double throughout).
 
 #include <cstdint>
 
