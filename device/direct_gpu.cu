@@ -28,7 +28,7 @@ namespace octwalk {
 namespace {
 
 /// Threads per block: whole warps, each an independent unit of work.
-constexpr int kDirectBlock = 128;
+constexpr int kDirectBlock   = 128;
 constexpr int kWarpsPerBlock = kDirectBlock / 32;
 /// Sources a warp stages in shared memory at a time (kTile / 32 per lane).
 constexpr int kTile = 64;
@@ -210,7 +210,7 @@ DirectPlan planDirect(int32_t numBodies, int32_t numTargets)
     const int32_t chunks = int32_t((int64_t(numTargets) + 32 * I - 1) / (32 * I));
     const int slices     = sliceCount(chunks, residentWarps<T, I>(), numBodies, kMinSliceLength);
     // Whole tiles per slice, so that only the last slice ends in a part tile.
-    const int64_t length = (int64_t(numBodies) + slices - 1) / slices;
+    const int64_t length      = (int64_t(numBodies) + slices - 1) / slices;
     const int32_t sliceLength = int32_t(std::max<int64_t>(kTile, (length + kTile - 1) / kTile * kTile));
     return {chunks, int32_t((int64_t(numBodies) + sliceLength - 1) / sliceLength), sliceLength};
 }
@@ -228,9 +228,17 @@ void launchDirect(const BodyView& bodies, const int32_t* targetIndex, int32_t nu
     constexpr int I       = kTargetsPerLane<T>;
     const DirectPlan plan = planDirect<T>(bodies.numBodies, numTargets);
     const bool split      = plan.slices > 1;
-    DirectArgs<T> args{bodies.posMass, bodies.numBodies, targetIndex,      numTargets,
-                       eps2,           massLimit,        plan.chunks,      plan.chunks * plan.slices,
-                       plan.sliceLength, split ? static_cast<DirectSum<T>*>(scratch) : nullptr, out};
+    DirectArgs<T> args{bodies.posMass,
+                       bodies.numBodies,
+                       targetIndex,
+                       numTargets,
+                       eps2,
+                       massLimit,
+                       plan.chunks,
+                       plan.chunks * plan.slices,
+                       plan.sliceLength,
+                       split ? static_cast<DirectSum<T>*>(scratch) : nullptr,
+                       out};
     directSliceKernel<T, I><<<blocksFor(args.units, kWarpsPerBlock), kDirectBlock, 0, stream>>>(args);
     CUDA_CHECK_LAUNCH();
     if (!split) return;

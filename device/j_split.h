@@ -17,7 +17,8 @@ namespace octwalk {
 /// @param[in] minSliceLength  the shortest slice worth a unit of its own
 inline int sliceCount(int64_t iUnits, int64_t residentUnits, int64_t nj, int minSliceLength)
 {
-    const int64_t maxSlices = std::max<int64_t>(1, std::min<int64_t>((nj + minSliceLength - 1) / minSliceLength, 65535));
+    const int64_t maxSlices =
+        std::max<int64_t>(1, std::min<int64_t>((nj + minSliceLength - 1) / minSliceLength, 65535));
     return int(std::clamp<int64_t>(residentUnits / std::max<int64_t>(iUnits, 1), 1, maxSlices));
 }
 

@@ -29,8 +29,8 @@ F4 directTarget(const BodyView& bodies, int32_t self, float eps2, float massLimi
 }
 
 template<class T>
-void directTargets(const BodyView& bodies, const int32_t* targetIndex, int32_t numTargets, float eps2,
-                   float massLimit, F4* out)
+void directTargets(const BodyView& bodies, const int32_t* targetIndex, int32_t numTargets, float eps2, float massLimit,
+                   F4* out)
 {
 #pragma omp parallel for schedule(dynamic, 16)
     for (int32_t t = 0; t < numTargets; ++t) out[t] = directTarget<T>(bodies, targetIndex[t], eps2, massLimit);
