@@ -3,7 +3,9 @@
 // Run on the device machine: build/benchmarks/octwalk_bench_gpu --benchmark_out=gpu.json
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "bench_common.h"
 #include "device/gpu_solver.h"
@@ -145,6 +147,47 @@ void BM_GpuPeriodic(benchmark::State& state)
     state.counters["device_bodies_per_second"] = double(b.size()) / medianPhases(times).walk();
 }
 
+/// Direct summation on the device (GpuSolver::direct, issue 12): range(0) targets, evenly spaced over
+/// range(1) Plummer bodies, eps2 = 1e-4, accumulation in double when range(2) is 1. Manual time: CUDA
+/// events around the direct kernels alone (no upload or download). interactions_per_s counts each
+/// target against every other body, acceleration and potential.
+void BM_GpuDirect(benchmark::State& state)
+{
+    if (!gpuAvailable())
+    {
+        state.SkipWithError("no GPU");
+        return;
+    }
+    const int64_t numTargets = state.range(0);
+    const ParticleSet& b     = plummer(state.range(1));
+    std::vector<F4> bodies(size_t(b.size()));
+    for (int64_t i = 0; i < b.size(); ++i)
+    {
+        bodies[size_t(i)] = {float(b.pos[i].x), float(b.pos[i].y), float(b.pos[i].z), float(b.mass[i])};
+    }
+    std::vector<int32_t> targets(static_cast<size_t>(numTargets));
+    for (int64_t t = 0; t < numTargets; ++t) targets[size_t(t)] = int32_t(t * b.size() / numTargets);
+    const BodyView view{bodies.data(), int32_t(bodies.size())};
+    const bool doubleAccumulate = state.range(2) != 0;
+    GpuSolver device;
+    std::vector<F4> out;
+    double seconds = 0;
+    device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds); // warm-up: buffers, module load
+    std::vector<double> times;
+    for (auto _ : state)
+    {
+        device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds);
+        times.push_back(seconds);
+        state.SetIterationTime(seconds);
+    }
+    std::sort(times.begin(), times.end());
+    const double pairs                   = double(numTargets) * double(b.size() - 1);
+    state.counters["targets"]            = benchmark::Counter(double(numTargets));
+    state.counters["sources"]            = benchmark::Counter(double(b.size()));
+    state.counters["double"]             = benchmark::Counter(doubleAccumulate ? 1.0 : 0.0);
+    state.counters["interactions_per_s"] = benchmark::Counter(pairs / times[times.size() / 2]);
+}
+
 } // namespace
 
 BENCHMARK(BM_GpuPeriodic)
@@ -176,6 +219,22 @@ BENCHMARK(BM_GpuForcesTuning)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5);
+
+// (N, N) for N = 2^16, 2^18, 2^20 and a few hundred targets against 2^20 sources, in float; in double
+// the same but (2^20, 2^20), which takes seconds an evaluation.
+BENCHMARK(BM_GpuDirect)
+    ->Args({1 << 16, 1 << 16, 0})
+    ->Args({1 << 18, 1 << 18, 0})
+    ->Args({1 << 20, 1 << 20, 0})
+    ->Args({256, 1 << 20, 0})
+    ->Args({1024, 1 << 20, 0})
+    ->Args({1 << 16, 1 << 16, 1})
+    ->Args({1 << 18, 1 << 18, 1})
+    ->Args({256, 1 << 20, 1})
+    ->Args({1024, 1 << 20, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 BENCHMARK(BM_HostToDevice)->Arg(64)->Arg(128)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 
