@@ -64,8 +64,8 @@ HOST_DEVICE inline void bodyBody(Vec3<T> d, T m, T eps2, Vec3<T>& acc, T& pot)
 }
 
 /// 1/sqrt(x) for a normal x (>= 2^-126), as bodyBodySoftened guarantees: on the device the
-/// flush-to-zero approximation, which has no use for the plain one's rescaling of denormal inputs
-/// (three more instructions a call in SASS); on the host the exact one, as invSqrt.
+/// flush-to-zero form of the hardware approximation (rsqrt.approx.ftz), which leaves out the plain
+/// form's handling of denormal inputs, of no use here; on the host the exact one, as invSqrt.
 template<class T>
 HOST_DEVICE inline T invSqrtNormal(T x);
 

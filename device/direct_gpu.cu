@@ -41,6 +41,11 @@ static_assert(kTile % 32 == 0 && kMinSliceLength % kTile == 0, "tiles are whole 
 template<class T>
 constexpr int kTargetsPerLane = sizeof(T) == 4 ? 4 : 2;
 
+/// Blocks per SM the kernel is compiled for: in float, 64 registers a thread (32 warps an SM, 8 a
+/// scheduler, enough to hide the latencies of a loop with 4 independent targets); in double, no bound.
+template<class T>
+constexpr int kMinBlocksPerSm = sizeof(T) == 4 ? 8 : 1;
+
 constexpr unsigned kFullMask = 0xffffffffu;
 
 /// One target's sums over one slice.
@@ -71,7 +76,7 @@ template<class T, int I>
 __device__ inline void sumTileSoftened(const F4* tile, const Vec3<T> (&target)[I], T eps2, Vec3<T> (&acc)[I],
                                        T (&pot)[I])
 {
-#pragma unroll 8
+#pragma unroll 16
     for (int k = 0; k < kTile; ++k)
     {
         const F4 s = tile[k];
@@ -103,7 +108,7 @@ __device__ inline void sumTileGeneral(const F4* tile, int32_t tileBegin, const i
 
 /// Partial sums of the 32 * I targets of one chunk over one source slice, per warp (see top of file).
 template<class T, int I>
-__global__ void __launch_bounds__(kDirectBlock) directSliceKernel(DirectArgs<T> a)
+__global__ void __launch_bounds__(kDirectBlock, kMinBlocksPerSm<T>) directSliceKernel(DirectArgs<T> a)
 {
     __shared__ F4 sTile[kWarpsPerBlock][kTile];
     const int warp     = int(threadIdx.x) / 32;
