@@ -5,7 +5,7 @@
 // own part of shared memory, kTile at a time, one coalesced load per lane, ordered by __syncwarp (no
 // reliance on implicit lock-step); each source is then read by all lanes at once (a broadcast) and
 // used against the lane's I targets. The lanes sum whole targets, so no lane sums are needed; a warp
-// writes its slice's partial sums and directReduceKernel adds the slices in slice order (Miki et al.
+// writes its slice's partial sums and directReduceKernel adds them in a fixed order (Miki et al.
 // 2012's j-split, deterministic: no atomics). The slice count fills the device (device/j_split.h).
 //
 // Most tiles take bodyBodySoftened (14 instructions a pair, benchmarks/results/direct_kernel.md); a
@@ -65,9 +65,10 @@ struct DirectArgs
     float eps2;
     float massLimit; ///< sources with |m| above it take bodyBody; negative: every source does
     int32_t chunks;  ///< groups of 32 * I targets
-    int32_t units;   ///< chunks * slices
+    int32_t slices;
+    int32_t units; ///< chunks * slices
     int32_t sliceLength;
-    DirectSum<T>* partial; ///< [slice][target]; unused with one slice
+    DirectSum<T>* partial; ///< [target][slice]; unused with one slice
     F4* out;               ///< written directly with one slice
 };
 
@@ -164,29 +165,42 @@ __global__ void __launch_bounds__(kDirectBlock, kMinBlocksPerSm<T>) directSliceK
     {
         const int32_t t = chunk * 32 * I + i * 32 + lane;
         if (t >= a.numTargets) continue;
-        if (a.partial) a.partial[int64_t(slice) * a.numTargets + t] = {acc[i].x, acc[i].y, acc[i].z, pot[i]};
+        if (a.partial) a.partial[int64_t(t) * a.slices + slice] = {acc[i].x, acc[i].y, acc[i].z, pot[i]};
         else a.out[t] = {float(acc[i].x), float(acc[i].y), float(acc[i].z), float(pot[i])};
     }
 }
 
-/// Adds each target's slice sums in slice order and rounds them to float.
+/// Adds each target's slice sums and rounds them to float, a warp per target (a few hundred targets
+/// come with thousands of slices): lane l adds slices l, l + 32, ... in order, then the lanes' sums
+/// meet in a butterfly of shuffles. The order is fixed, and a + b == b + a, so every lane ends with
+/// the same bits and every run with the same result.
 template<class T>
 __global__ void __launch_bounds__(kDirectBlock)
     directReduceKernel(const DirectSum<T>* __restrict__ partial, int32_t slices, int32_t numTargets,
                        F4* __restrict__ out)
 {
-    const int32_t t = int32_t(blockIdx.x) * kDirectBlock + int32_t(threadIdx.x);
-    if (t >= numTargets) return;
+    const int64_t t = (int64_t(blockIdx.x) * kDirectBlock + int64_t(threadIdx.x)) / 32;
+    const int lane  = int(threadIdx.x) % 32;
+    if (t >= numTargets) return; // a whole warp
+    const DirectSum<T>* own = partial + t * slices;
     DirectSum<T> sum{0, 0, 0, 0};
-    for (int32_t s = 0; s < slices; ++s)
+    for (int32_t s = lane; s < slices; s += 32)
     {
-        const DirectSum<T> p = partial[int64_t(s) * numTargets + t];
+        const DirectSum<T> p = own[s];
         sum.ax += p.ax;
         sum.ay += p.ay;
         sum.az += p.az;
         sum.pot += p.pot;
     }
-    out[t] = {float(sum.ax), float(sum.ay), float(sum.az), float(sum.pot)};
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+    {
+        sum.ax += __shfl_xor_sync(kFullMask, sum.ax, offset);
+        sum.ay += __shfl_xor_sync(kFullMask, sum.ay, offset);
+        sum.az += __shfl_xor_sync(kFullMask, sum.az, offset);
+        sum.pot += __shfl_xor_sync(kFullMask, sum.pot, offset);
+    }
+    if (lane == 0) out[t] = {float(sum.ax), float(sum.ay), float(sum.az), float(sum.pot)};
 }
 
 /// The launch shape of one direct sum: it depends on the sizes and the device alone.
@@ -240,6 +254,7 @@ void launchDirect(const BodyView& bodies, const int32_t* targetIndex, int32_t nu
                        eps2,
                        massLimit,
                        plan.chunks,
+                       plan.slices,
                        plan.chunks * plan.slices,
                        plan.sliceLength,
                        split ? static_cast<DirectSum<T>*>(scratch) : nullptr,
@@ -247,8 +262,8 @@ void launchDirect(const BodyView& bodies, const int32_t* targetIndex, int32_t nu
     directSliceKernel<T, I><<<blocksFor(args.units, kWarpsPerBlock), kDirectBlock, 0, stream>>>(args);
     CUDA_CHECK_LAUNCH();
     if (!split) return;
-    directReduceKernel<T>
-        <<<blocksFor(numTargets, kDirectBlock), kDirectBlock, 0, stream>>>(args.partial, plan.slices, numTargets, out);
+    directReduceKernel<T><<<blocksFor(int64_t(numTargets) * 32, kDirectBlock), kDirectBlock, 0, stream>>>(
+        args.partial, plan.slices, numTargets, out);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -4,8 +4,8 @@
 /// device memory) plus scratch and a stream, the same pair formulas (bodyBodySoftened where its range
 /// allows, bodyBody elsewhere and in double), float32 inputs, accumulation in float or double, a body
 /// skipping itself by index. The source range is split into slices over warps when the targets alone
-/// do not fill the device; each slice's partial sums go to scratch and a second kernel adds them in
-/// slice order, so a result is bit-identical for given bodies, targets and device (SM count), and
+/// do not fill the device; each slice's partial sums go to scratch and a second kernel adds them in a
+/// fixed order, so a result is bit-identical for given bodies, targets and device (SM count), and
 /// differs from the CPU twin's index-order sum by rounding only. Asynchronous on the stream; built
 /// from direct_gpu.cu with CUDA, from gpu_none.cpp without (then it throws BackendError).
 
