@@ -165,7 +165,9 @@ __global__ void __launch_bounds__(kDirectBlock, kMinBlocksPerSm<T>) directSliceK
     {
         const int32_t t = chunk * 32 * I + i * 32 + lane;
         if (t >= a.numTargets) continue;
-        if (a.partial) a.partial[int64_t(t) * a.slices + slice] = {acc[i].x, acc[i].y, acc[i].z, pot[i]};
+        // int32 suffices: the range splits only while the targets' warps fill less than one wave
+        // (t * slices < 32 * I * resident warps), and the 64-bit form costs a spill.
+        if (a.partial) a.partial[t * a.slices + slice] = {acc[i].x, acc[i].y, acc[i].z, pot[i]};
         else a.out[t] = {float(acc[i].x), float(acc[i].y), float(acc[i].z), float(pot[i])};
     }
 }
