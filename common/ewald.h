@@ -25,10 +25,19 @@
 
 namespace octwalk {
 
-/// Words (F4) per point of the correction table: the correction potential, its gradient (the
-/// acceleration) and its second and third derivatives, for L = 1:
-///   (pot, ax, ay, az) (hxx, hyy, hzz, hxy) (hxz, hyz, txxx, tyyy) (tzzz, txxy, txxz, txyy) (tyyz, txzz, tyzz, txyz)
-constexpr int32_t kEwaldTableWords = 5;
+/// Derivatives of the correction kept per table point and per group expansion: up to fourth order,
+/// component (nx, ny, nz) = d^(nx+ny+nz) psi / dx^nx dy^ny dz^nz at ewaldDerivIndex(nx, ny, nz), graded by
+/// order: value; x y z; xx xy xz yy yz zz; xxx xxy xxz xyy xyz xzz yyy yyz yzz zzz; then the 15 of order 4.
+constexpr int kEwaldDerivs = 35;
+
+HOST_DEVICE constexpr int ewaldDerivIndex(int nx, int ny, int nz)
+{
+    return (nx + ny + nz) * (nx + ny + nz + 1) * (nx + ny + nz + 2) / 6 + (ny + nz) * (ny + nz + 1) / 2 + nz;
+}
+
+/// Words (F4) per point of the correction table: the kEwaldDerivs derivatives for L = 1 (the potential,
+/// its gradient = the acceleration, and the second to fourth derivatives) and one word of padding.
+constexpr int32_t kEwaldTableWords = (kEwaldDerivs + 3) / 4;
 
 /// The periodic box and its correction table as the walk and the force kernels read them.
 /// boxSize == 0: isolated (open boundaries); nothing else is read.
@@ -60,30 +69,36 @@ HOST_DEVICE inline Vec3f nearestImage(Vec3f d, const PeriodicView& box)
             nearestImage(d.z, box.boxSize, box.invBoxSize)};
 }
 
-/// sum_jk t_ijk q_jk for a symmetric q (xx, yy, zz, xy, xz, yz) and t in the table's order.
-HOST_DEVICE inline Vec3f contractThird(const float* t, const float* q)
+/// sign_x^nx sign_y^ny sign_z^nz: a derivative's sign change from the octant |d| back to d (psi is even
+/// in each coordinate).
+HOST_DEVICE inline float ewaldOctantSign(const float* sign, int nx, int ny, int nz)
 {
-    // t: xxx yyy zzz xxy xxz xyy yyz xzz yzz xyz
-    return {t[0] * q[0] + t[5] * q[1] + t[7] * q[2] + 2.0f * (t[3] * q[3] + t[4] * q[4] + t[9] * q[5]),
-            t[3] * q[0] + t[1] * q[1] + t[8] * q[2] + 2.0f * (t[5] * q[3] + t[9] * q[4] + t[6] * q[5]),
-            t[4] * q[0] + t[6] * q[1] + t[2] * q[2] + 2.0f * (t[9] * q[3] + t[7] * q[4] + t[8] * q[5])};
+    return (nx & 1 ? sign[0] : 1.0f) * (ny & 1 ? sign[1] : 1.0f) * (nz & 1 ? sign[2] : 1.0f);
 }
 
-/// Adds the Ewald correction of a source of mass m with traceless quadrupole q (about the source; zero
-/// for a body) at a nearest-image offset d (source - target, |d_k| <= L/2): a second-order Taylor
-/// expansion of the correction's gradient from the nearest table point in the octant of |d| (its
-/// signs restored afterwards), plus q contracted with the correction's third derivatives (the
-/// correction's Laplacian is uniform, so the traceless q gives the whole quadrupole term of the
-/// acceleration; the potential lacks the trace part, -2 pi/3 sum m s^2 / L^3 per node).
-template<bool Quadrupole>
-HOST_DEVICE inline void addEwaldCorrectionTerm(const PeriodicView& box, Vec3f d, float m, const SymTensor<float>& q,
-                                               Vec3f& acc, float& pot)
+/// e^i / i! for i = 0..4.
+HOST_DEVICE inline void ewaldPowers(float e, float* p)
 {
-    const int32_t n     = box.tableCells;
-    const float toGrid  = 2.0f * float(n);
-    const float invL    = box.invBoxSize;
-    const float sign[3] = {d.x < 0.0f ? -1.0f : 1.0f, d.y < 0.0f ? -1.0f : 1.0f, d.z < 0.0f ? -1.0f : 1.0f};
-    const float u[3]    = {fabsf(d.x) * invL, fabsf(d.y) * invL, fabsf(d.z) * invL};
+    p[0] = 1.0f;
+    p[1] = e;
+    p[2] = 0.5f * e * e;
+    p[3] = p[2] * e * (1.0f / 3.0f);
+    p[4] = p[3] * e * 0.25f;
+}
+
+/// The derivatives up to order MaxOrder at |d| (the octant's frame, L = 1) from the nearest table point, by
+/// the multi-index Taylor series D_n(x + e) = sum_m D_(n+m)(x) e^m / m! through fourth order; sign gets
+/// the signs of d's components.
+template<int MaxOrder>
+HOST_DEVICE inline void ewaldOctantDerivatives(const PeriodicView& box, Vec3f d, float* sign, float* at)
+{
+    const int32_t n    = box.tableCells;
+    const float toGrid = 2.0f * float(n);
+    const float invL   = box.invBoxSize;
+    sign[0]            = d.x < 0.0f ? -1.0f : 1.0f;
+    sign[1]            = d.y < 0.0f ? -1.0f : 1.0f;
+    sign[2]            = d.z < 0.0f ? -1.0f : 1.0f;
+    const float u[3]   = {fabsf(d.x) * invL, fabsf(d.y) * invL, fabsf(d.z) * invL};
     int32_t cell[3];
     float e[3];
     for (int a = 0; a < 3; ++a)
@@ -95,40 +110,120 @@ HOST_DEVICE inline void addEwaldCorrectionTerm(const PeriodicView& box, Vec3f d,
     }
     const int32_t row = n + 1;
     const F4* point   = box.table + size_t((cell[0] * row + cell[1]) * row + cell[2]) * kEwaldTableWords;
-    const F4 w0 = point[0], w1 = point[1], w2 = point[2], w3 = point[3], w4 = point[4];
-    const float h[6]  = {w1.x, w1.y, w1.z, w1.w, w2.x, w2.y};
-    const float t[10] = {w2.z, w2.w, w3.x, w3.y, w3.z, w3.w, w4.x, w4.y, w4.z, w4.w};
-    const float ee[6] = {e[0] * e[0], e[1] * e[1], e[2] * e[2], e[0] * e[1], e[0] * e[2], e[1] * e[2]};
-    const Vec3f tee   = contractThird(t, ee);
-    const Vec3f he{h[0] * e[0] + h[3] * e[1] + h[4] * e[2], h[3] * e[0] + h[1] * e[1] + h[5] * e[2],
-                   h[4] * e[0] + h[5] * e[1] + h[2] * e[2]};
-    Vec3f a{w0.y + he.x + 0.5f * tee.x, w0.z + he.y + 0.5f * tee.y, w0.w + he.z + 0.5f * tee.z};
-    float p = w0.x + e[0] * (w0.y + 0.5f * he.x + tee.x / 6.0f) + e[1] * (w0.z + 0.5f * he.y + tee.y / 6.0f) +
-              e[2] * (w0.w + 0.5f * he.z + tee.z / 6.0f);
-    a = m * a;
-    p = m * p;
+    float g[4 * kEwaldTableWords];
+#pragma unroll
+    for (int w = 0; w < kEwaldTableWords; ++w)
+    {
+        const F4 v   = point[w];
+        g[4 * w]     = v.x;
+        g[4 * w + 1] = v.y;
+        g[4 * w + 2] = v.z;
+        g[4 * w + 3] = v.w;
+    }
+    float px[5], py[5], pz[5];
+    ewaldPowers(e[0], px);
+    ewaldPowers(e[1], py);
+    ewaldPowers(e[2], pz);
+#pragma unroll
+    for (int k = 0; k <= MaxOrder; ++k)
+#pragma unroll
+        for (int j = 0; j <= k; ++j)
+#pragma unroll
+            for (int nz = 0; nz <= j; ++nz)
+            {
+                const int nx = k - j, ny = j - nz;
+                float v      = 0.0f;
+#pragma unroll
+                for (int mk = 0; mk <= 4 - k; ++mk)
+#pragma unroll
+                    for (int mj = 0; mj <= mk; ++mj)
+#pragma unroll
+                        for (int mz = 0; mz <= mj; ++mz)
+                        {
+                            const int mx = mk - mj, my = mj - mz;
+                            v += g[ewaldDerivIndex(nx + mx, ny + my, nz + mz)] * (px[mx] * py[my] * pz[mz]);
+                        }
+                at[ewaldDerivIndex(nx, ny, nz)] = v;
+            }
+}
+
+/// A traceless quadrupole q in the octant's frame (q_ij times sign_i sign_j) and in units of L^2
+/// (order xx yy zz xy xz yz).
+HOST_DEVICE inline void ewaldOctantQuadrupole(const PeriodicView& box, const SymTensor<float>& q, const float* sign,
+                                              float* qq)
+{
+    const float invL2 = box.invBoxSize * box.invBoxSize;
+    qq[0]             = q.xx * invL2;
+    qq[1]             = q.yy * invL2;
+    qq[2]             = q.zz * invL2;
+    qq[3]             = q.xy * invL2 * sign[0] * sign[1];
+    qq[4]             = q.xz * invL2 * sign[0] * sign[2];
+    qq[5]             = q.yz * invL2 * sign[1] * sign[2];
+}
+
+/// The quadrupole's part of derivative (nx, ny, nz): (1/6) sum_ij qq_ij D_(n + e_i + e_j) (the correction's
+/// Laplacian is uniform, so the traceless q gives the whole term but for a constant in the potential:
+/// -2 pi/3 sum m s^2 / L^3 per node). Needs at up to order |n| + 2.
+HOST_DEVICE inline float ewaldQuadrupoleTerm(const float* at, const float* qq, int nx, int ny, int nz)
+{
+    return (qq[0] * at[ewaldDerivIndex(nx + 2, ny, nz)] + qq[1] * at[ewaldDerivIndex(nx, ny + 2, nz)] +
+            qq[2] * at[ewaldDerivIndex(nx, ny, nz + 2)] +
+            2.0f * (qq[3] * at[ewaldDerivIndex(nx + 1, ny + 1, nz)] + qq[4] * at[ewaldDerivIndex(nx + 1, ny, nz + 1)] +
+                    qq[5] * at[ewaldDerivIndex(nx, ny + 1, nz + 1)])) *
+           (1.0f / 6.0f);
+}
+
+/// The potential and its gradient at offset u from a point with derivatives d (fourth-order Taylor series).
+HOST_DEVICE inline void ewaldTaylorPotAcc(const float* d, Vec3f u, float& pot, float* acc)
+{
+    float px[5], py[5], pz[5];
+    ewaldPowers(u.x, px);
+    ewaldPowers(u.y, py);
+    ewaldPowers(u.z, pz);
+    pot    = 0.0f;
+    acc[0] = acc[1] = acc[2] = 0.0f;
+#pragma unroll
+    for (int mk = 0; mk <= 4; ++mk)
+#pragma unroll
+        for (int mj = 0; mj <= mk; ++mj)
+#pragma unroll
+            for (int mz = 0; mz <= mj; ++mz)
+            {
+                const int mx = mk - mj, my = mj - mz;
+                const float w = px[mx] * py[my] * pz[mz];
+                pot += d[ewaldDerivIndex(mx, my, mz)] * w;
+                if (mk == 4) continue;
+                acc[0] += d[ewaldDerivIndex(mx + 1, my, mz)] * w;
+                acc[1] += d[ewaldDerivIndex(mx, my + 1, mz)] * w;
+                acc[2] += d[ewaldDerivIndex(mx, my, mz + 1)] * w;
+            }
+}
+
+/// Adds the Ewald correction of a source of mass m with traceless quadrupole q (about the source; zero
+/// for a body) at a nearest-image offset d (source - target, |d_k| <= L/2): the table's derivatives
+/// Taylor-expanded from the nearest point in the octant of |d| (signs restored afterwards), plus the
+/// quadrupole's term.
+template<bool Quadrupole>
+HOST_DEVICE inline void addEwaldCorrectionTerm(const PeriodicView& box, Vec3f d, float m, const SymTensor<float>& q,
+                                               Vec3f& acc, float& pot)
+{
+    float sign[3], at[kEwaldDerivs];
+    ewaldOctantDerivatives<Quadrupole ? 3 : 1>(box, d, sign, at);
+    float p    = m * at[0];
+    float a[3] = {m * at[ewaldDerivIndex(1, 0, 0)], m * at[ewaldDerivIndex(0, 1, 0)], m * at[ewaldDerivIndex(0, 0, 1)]};
     if (Quadrupole)
     {
-        // q in the octant's frame (q_ij times sign_i sign_j) and in units of L^2.
-        const float invL2 = invL * invL;
-        const float qq[6] = {q.xx * invL2,
-                             q.yy * invL2,
-                             q.zz * invL2,
-                             q.xy * invL2 * sign[0] * sign[1],
-                             q.xz * invL2 * sign[0] * sign[2],
-                             q.yz * invL2 * sign[1] * sign[2]};
-        const Vec3f tq    = contractThird(t, qq);
-        const float hq =
-            h[0] * qq[0] + h[1] * qq[1] + h[2] * qq[2] + 2.0f * (h[3] * qq[3] + h[4] * qq[4] + h[5] * qq[5]);
-        a.x += tq.x / 6.0f;
-        a.y += tq.y / 6.0f;
-        a.z += tq.z / 6.0f;
-        p += (hq + e[0] * tq.x + e[1] * tq.y + e[2] * tq.z) / 6.0f;
+        float qq[6];
+        ewaldOctantQuadrupole(box, q, sign, qq);
+        p += ewaldQuadrupoleTerm(at, qq, 0, 0, 0);
+        a[0] += ewaldQuadrupoleTerm(at, qq, 1, 0, 0);
+        a[1] += ewaldQuadrupoleTerm(at, qq, 0, 1, 0);
+        a[2] += ewaldQuadrupoleTerm(at, qq, 0, 0, 1);
     }
-    const float invL2 = invL * invL;
-    acc.x += invL2 * sign[0] * a.x;
-    acc.y += invL2 * sign[1] * a.y;
-    acc.z += invL2 * sign[2] * a.z;
+    const float invL = box.invBoxSize, invL2 = invL * invL;
+    acc.x += invL2 * sign[0] * a[0];
+    acc.y += invL2 * sign[1] * a[1];
+    acc.z += invL2 * sign[2] * a[2];
     pot += invL * p;
 }
 
@@ -166,40 +261,31 @@ HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, 
 // Newtonian pull is the isolated formula on a shifted source, and the sum of all sources' corrections,
 // psi_total(c - x) = sum_s m_s psi(d0_s + (c - x)) with d0_s = image - c, is smooth in x over the group
 // (psi's singularities are at the non-zero lattice vectors, >= L/2 from any |d0_k| <= L/2): a Taylor
-// expansion about c to third order in (c - x), accumulated once per (group, source) and evaluated once per
+// expansion about c to fourth order in (c - x), accumulated once per (group, source) and evaluated once per
 // body. Groups larger than kEwaldGroupMaxHalf * L keep the per-interaction correction above.
 
-/// A group is expanded when its box's largest half-side is at most this fraction of L: the expansion's
-/// truncation grows as (half / L)^3 (tests/unit/test_ewald.cpp, EwaldGroup*, measures it).
+/// A group is expanded when its box's largest half-side is at most this fraction of L (the truncation
+/// grows as (half / L)^5; tests/unit/test_ewald.cpp, EwaldGroup.*, measures it).
 constexpr float kEwaldGroupMaxHalf = 0.125f;
 
-/// The summed correction of a group's sources and its derivatives at the group's centre, for L = 1 (the
-/// table's frame): pot, acc = grad pot, hess (xx yy zz xy xz yz), third (the table's order).
+/// The summed correction of a group's sources and its derivatives up to fourth order at the group's
+/// centre, for L = 1 (the table's frame), in ewaldDerivIndex order.
 struct EwaldLocal
 {
-    float pot;
-    float acc[3];
-    float hess[6];
-    float third[10];
+    float d[kEwaldDerivs];
 };
 
 HOST_DEVICE inline EwaldLocal zeroEwaldLocal()
 {
     EwaldLocal z;
-    z.pot = 0.0f;
-    for (float& v : z.acc) v = 0.0f;
-    for (float& v : z.hess) v = 0.0f;
-    for (float& v : z.third) v = 0.0f;
+    for (float& v : z.d) v = 0.0f;
     return z;
 }
 
 /// a += b, coefficient by coefficient (the GPU reduces the lanes' partial expansions with it).
 HOST_DEVICE inline void addEwaldLocal(EwaldLocal& a, const EwaldLocal& b)
 {
-    a.pot += b.pot;
-    for (int k = 0; k < 3; ++k) a.acc[k] += b.acc[k];
-    for (int k = 0; k < 6; ++k) a.hess[k] += b.hess[k];
-    for (int k = 0; k < 10; ++k) a.third[k] += b.third[k];
+    for (int k = 0; k < kEwaldDerivs; ++k) a.d[k] += b.d[k];
 }
 
 /// Whether a group of box half-sizes half takes the per-group expansion in this box.
@@ -220,98 +306,37 @@ HOST_DEVICE inline Vec3f imageNearest(Vec3f p, Vec3f c, const PeriodicView& box)
 }
 
 /// Adds to a group's expansion (about its centre) the correction of a source of mass m with traceless
-/// quadrupole q at offset d0 = image - centre: the table's Taylor expansion from its nearest point gives
-/// the derivatives at d0 (the third ones constant over the cell), the quadrupole adds its term to the
-/// potential and the acceleration at the centre (its change across the group, a fourth derivative, is left
-/// out: q / L^2 times (half / L) smaller than the monopole's).
+/// quadrupole q at offset d0 = image - centre: the derivatives at d0 from the table, the quadrupole's
+/// (1/6) q_ij d_i d_j psi up to the Hessian (its trace part changes the potential by a constant only).
 template<bool Quadrupole>
 HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, float m, const SymTensor<float>& q,
                                           EwaldLocal& loc)
 {
-    const int32_t n     = box.tableCells;
-    const float toGrid  = 2.0f * float(n);
-    const float invL    = box.invBoxSize;
-    const float sign[3] = {d0.x < 0.0f ? -1.0f : 1.0f, d0.y < 0.0f ? -1.0f : 1.0f, d0.z < 0.0f ? -1.0f : 1.0f};
-    const float u[3]    = {fabsf(d0.x) * invL, fabsf(d0.y) * invL, fabsf(d0.z) * invL};
-    int32_t cell[3];
-    float e[3];
-    for (int a = 0; a < 3; ++a)
-    {
-        cell[a] = int32_t(u[a] * toGrid + 0.5f);
-        cell[a] = cell[a] < n ? cell[a] : n;
-        e[a]    = u[a] - float(cell[a]) / toGrid;
-    }
-    const int32_t row = n + 1;
-    const F4* point   = box.table + size_t((cell[0] * row + cell[1]) * row + cell[2]) * kEwaldTableWords;
-    const F4 w0 = point[0], w1 = point[1], w2 = point[2], w3 = point[3], w4 = point[4];
-    const float h[6]  = {w1.x, w1.y, w1.z, w1.w, w2.x, w2.y};
-    const float t[10] = {w2.z, w2.w, w3.x, w3.y, w3.z, w3.w, w4.x, w4.y, w4.z, w4.w};
-    const float ee[6] = {e[0] * e[0], e[1] * e[1], e[2] * e[2], e[0] * e[1], e[0] * e[2], e[1] * e[2]};
-    const Vec3f tee   = contractThird(t, ee);
-    const Vec3f he{h[0] * e[0] + h[3] * e[1] + h[4] * e[2], h[3] * e[0] + h[1] * e[1] + h[5] * e[2],
-                   h[4] * e[0] + h[5] * e[1] + h[2] * e[2]};
-    float a[3] = {w0.y + he.x + 0.5f * tee.x, w0.z + he.y + 0.5f * tee.y, w0.w + he.z + 0.5f * tee.z};
-    float p    = w0.x + e[0] * (w0.y + 0.5f * he.x + tee.x / 6.0f) + e[1] * (w0.z + 0.5f * he.y + tee.y / 6.0f) +
-              e[2] * (w0.w + 0.5f * he.z + tee.z / 6.0f);
-    // Hessian at d0: h + t.e (xx yy zz xy xz yz; t in the table's order xxx yyy zzz xxy xxz xyy yyz xzz yzz xyz).
-    const float hd[6] = {h[0] + t[0] * e[0] + t[3] * e[1] + t[4] * e[2], h[1] + t[5] * e[0] + t[1] * e[1] + t[6] * e[2],
-                         h[2] + t[7] * e[0] + t[8] * e[1] + t[2] * e[2], h[3] + t[3] * e[0] + t[5] * e[1] + t[9] * e[2],
-                         h[4] + t[4] * e[0] + t[9] * e[1] + t[7] * e[2], h[5] + t[9] * e[0] + t[6] * e[1] + t[8] * e[2]};
-    if (Quadrupole)
-    {
-        const float invL2 = invL * invL;
-        const float qq[6] = {q.xx * invL2,
-                             q.yy * invL2,
-                             q.zz * invL2,
-                             q.xy * invL2 * sign[0] * sign[1],
-                             q.xz * invL2 * sign[0] * sign[2],
-                             q.yz * invL2 * sign[1] * sign[2]};
-        const Vec3f tq    = contractThird(t, qq);
-        const float hq =
-            h[0] * qq[0] + h[1] * qq[1] + h[2] * qq[2] + 2.0f * (h[3] * qq[3] + h[4] * qq[4] + h[5] * qq[5]);
-        for (int k = 0; k < 3; ++k) a[k] *= m;
-        p *= m;
-        a[0] += tq.x / 6.0f;
-        a[1] += tq.y / 6.0f;
-        a[2] += tq.z / 6.0f;
-        p += (hq + e[0] * tq.x + e[1] * tq.y + e[2] * tq.z) / 6.0f;
-    }
-    else
-    {
-        for (int k = 0; k < 3; ++k) a[k] *= m;
-        p *= m;
-    }
-    // Back from the octant: a derivative of order k along axes i, j, .. changes sign with sign_i sign_j ..
-    const float sxy = sign[0] * sign[1], sxz = sign[0] * sign[2], syz = sign[1] * sign[2];
-    const float sxyz = sxy * sign[2];
-    loc.pot += p;
-    for (int k = 0; k < 3; ++k) loc.acc[k] += sign[k] * a[k];
-    loc.hess[0] += m * hd[0];
-    loc.hess[1] += m * hd[1];
-    loc.hess[2] += m * hd[2];
-    loc.hess[3] += m * sxy * hd[3];
-    loc.hess[4] += m * sxz * hd[4];
-    loc.hess[5] += m * syz * hd[5];
-    // xxx yyy zzz: sign_i; xxy: sign_y; xxz: sign_z; xyy: sign_x; yyz: sign_z; xzz: sign_x; yzz: sign_y; xyz.
-    const float tsign[10] = {sign[0], sign[1], sign[2], sign[1], sign[2], sign[0], sign[2], sign[0], sign[1], sxyz};
-    for (int k = 0; k < 10; ++k) loc.third[k] += m * tsign[k] * t[k];
+    float sign[3], at[kEwaldDerivs];
+    ewaldOctantDerivatives<4>(box, d0, sign, at);
+    float qq[6] = {0, 0, 0, 0, 0, 0};
+    if (Quadrupole) ewaldOctantQuadrupole(box, q, sign, qq);
+#pragma unroll
+    for (int k = 0; k <= 4; ++k)
+#pragma unroll
+        for (int j = 0; j <= k; ++j)
+#pragma unroll
+            for (int nz = 0; nz <= j; ++nz)
+            {
+                const int nx = k - j, ny = j - nz;
+                float v      = m * at[ewaldDerivIndex(nx, ny, nz)];
+                if (Quadrupole && k <= 2) v += ewaldQuadrupoleTerm(at, qq, nx, ny, nz);
+                loc.d[ewaldDerivIndex(nx, ny, nz)] += ewaldOctantSign(sign, nx, ny, nz) * v;
+            }
 }
 
-/// The expansion at a body y = centre - body from the centre: adds its correction (acc, pot) with the box's
-/// scaling (acceleration 1/L^2, potential 1/L).
+/// The expansion at y = centre - body: adds its correction (acc, pot) with the box's scaling (acceleration
+/// 1/L^2, potential 1/L).
 HOST_DEVICE inline void evalEwaldLocal(const PeriodicView& box, const EwaldLocal& loc, Vec3f y, Vec3f& acc, float& pot)
 {
-    const float invL  = box.invBoxSize;
-    const float u[3]  = {y.x * invL, y.y * invL, y.z * invL};
-    const float* h    = loc.hess;
-    const float uu[6] = {u[0] * u[0], u[1] * u[1], u[2] * u[2], u[0] * u[1], u[0] * u[2], u[1] * u[2]};
-    const Vec3f tuu   = contractThird(loc.third, uu);
-    const float hu[3] = {h[0] * u[0] + h[3] * u[1] + h[4] * u[2], h[3] * u[0] + h[1] * u[1] + h[5] * u[2],
-                         h[4] * u[0] + h[5] * u[1] + h[2] * u[2]};
-    const float a[3]  = {loc.acc[0] + hu[0] + 0.5f * tuu.x, loc.acc[1] + hu[1] + 0.5f * tuu.y,
-                         loc.acc[2] + hu[2] + 0.5f * tuu.z};
-    const float p     = loc.pot + u[0] * (loc.acc[0] + 0.5f * hu[0] + tuu.x / 6.0f) +
-                    u[1] * (loc.acc[1] + 0.5f * hu[1] + tuu.y / 6.0f) + u[2] * (loc.acc[2] + 0.5f * hu[2] + tuu.z / 6.0f);
+    const float invL = box.invBoxSize;
+    float p, a[3];
+    ewaldTaylorPotAcc(loc.d, {y.x * invL, y.y * invL, y.z * invL}, p, a);
     const float invL2 = invL * invL;
     acc.x += invL2 * a[0];
     acc.y += invL2 * a[1];

@@ -299,9 +299,10 @@ TEST(EwaldTable, InterpolatedCorrectionMatchesTheExactSum)
         maxPot = std::max(maxPot, std::fabs(pot - exact.pot) * L);
     }
     std::printf("table interpolation: max |da| = %.3g / L^2, max |dpot| = %.3g / L\n", maxAcc, maxPot);
-    // Measured: 7.3e-6 / L^2 and 4.6e-7 / L (64 cells per octant axis, second-order Taylor of the gradient
-    // from the nearest point; trilinear interpolation of the same grid gave 4.6e-4 and 1.05e-4).
-    EXPECT_LT(maxAcc, 2e-5);
+    // Measured: 1.1e-6 / L^2 and 8.5e-7 / L (64 cells per octant axis, third-order Taylor of the gradient
+    // from the nearest point with the fourth derivatives; 7.3e-6 and 4.6e-7 without them, trilinear
+    // interpolation of the same grid 4.6e-4 and 1.05e-4).
+    EXPECT_LT(maxAcc, 3e-6);
     EXPECT_LT(maxPot, 2e-6);
 }
 
@@ -377,7 +378,9 @@ TEST(PeriodicPair, BodyInAPerfectLatticeFeelsNoForce)
         }
         worstForce = std::max(worstForce, std::sqrt(double(dot(acc, acc))) / (m / (a * a)));
         worstPot   = std::max(worstPot, std::fabs(pot / (m * kLatticeConstant / a) - 1.0));
-        // Measured: at most 1.9e-5 of a single-pair force, potential within 3.2e-5 relative.
+        // Measured: at most 1.9e-5 of a single-pair force, potential within 3.2e-5 relative, unchanged when
+        // the table's error fell sevenfold (EwaldTable.InterpolatedCorrectionMatchesTheExactSum): the rest is
+        // the float rounding of the 4096 terms, not the table.
         EXPECT_LT(std::sqrt(double(dot(acc, acc))), 5e-5 * m / (a * a)) << "body " << i;
         EXPECT_NEAR(pot, m * kLatticeConstant / a, 1e-4 * m * kLatticeConstant / a) << "body " << i;
     }
@@ -450,4 +453,80 @@ TEST(PeriodicTree, BodiesOutsideTheBoxAreRejectedByName)
     c.pos[42].y = -1e-9;
     s.setBodies(c.pos, c.mass);
     expectError<InputError>([&] { s.computeForces(acc, pot); }, {"body 42", "y = -1.0000000000000001e-09"});
+}
+
+namespace {
+
+/// The largest difference, over 64 targets in a group box of half-side h at a random centre, between the
+/// group's Ewald expansion and the per-interaction correction, summed over 2048 sources of total mass 1
+/// spread over the box (point masses, or nodes of side L/8 with their quadrupoles), in units of 1 / L^2.
+double groupExpansionError(double h, bool quadrupoles)
+{
+    const double L         = 2.0;
+    const PeriodicView box = periodicView(L);
+    Random rng(41);
+    const Vec3f c{float(L * rng.uniform()), float(L * rng.uniform()), float(L * rng.uniform())};
+    std::vector<Vec3f> targets;
+    for (int k = 0; k < 64; ++k)
+    {
+        targets.push_back({c.x + float(h * (2 * rng.uniform() - 1)), c.y + float(h * (2 * rng.uniform() - 1)),
+                           c.z + float(h * (2 * rng.uniform() - 1))});
+    }
+    EwaldLocal loc = zeroEwaldLocal();
+    std::vector<Vec3f> perBody(targets.size(), Vec3f{0, 0, 0});
+    const int sources = 2048;
+    const float m     = 1.0f / sources;
+    for (int s = 0; s < sources; ++s)
+    {
+        Vec3f p{float(L * rng.uniform()), float(L * rng.uniform()), float(L * rng.uniform())};
+        const float side = float(L / 8);
+        SymTensor<float> q{0, 0, 0, 0, 0, 0};
+        if (quadrupoles)
+        {
+            // A random traceless quadrupole of the size a node of side L/8 carries.
+            const float s2 = m * side * side * 0.25f;
+            q              = {float(s2 * (rng.uniform() - 0.5)), float(s2 * (rng.uniform() - 0.5)), 0.0f,
+                 float(s2 * (rng.uniform() - 0.5)), float(s2 * (rng.uniform() - 0.5)),
+                 float(s2 * (rng.uniform() - 0.5))};
+            q.zz = -q.xx - q.yy;
+        }
+        Vec3f image = imageNearest(p, c, box);
+        addEwaldLocalTerm<true>(box, image - c, m, q, loc);
+        for (size_t t = 0; t < targets.size(); ++t)
+        {
+            float pot = 0;
+            addEwaldCorrectionTerm<true>(box, image - targets[t], m, q, perBody[t], pot);
+        }
+    }
+    double worst = 0;
+    for (size_t t = 0; t < targets.size(); ++t)
+    {
+        Vec3f acc{0, 0, 0};
+        float pot = 0;
+        evalEwaldLocal(box, loc, c - targets[t], acc, pot);
+        Vec3f e = acc - perBody[t];
+        worst   = std::max(worst, std::sqrt(double(dot(e, e))) * L * L);
+    }
+    return worst;
+}
+
+} // namespace
+
+TEST(EwaldGroup, ExpansionMatchesThePerInteractionCorrection)
+{
+    double previous = 0;
+    for (double h : {0.25, 0.125, 0.0625, 0.03125})
+    {
+        const double point = groupExpansionError(h * 2.0, false), quad = groupExpansionError(h * 2.0, true);
+        std::printf("group half %.4g L: expansion error %.3g (point masses), %.3g (quadrupoles) / M L^-2\n", h,
+                    point, quad);
+        // Measured (point masses, quadrupoles): L/4 1.8e-2, 1.7e-2; L/8 (kEwaldGroupMaxHalf) 7.8e-4, 9.5e-4;
+        // L/16 4.6e-5, 6.7e-5; L/32 2.9e-6, 1.8e-5: the fourth-order expansion's h^4 to h^5 (the
+        // quadrupoles' floor is their acceleration's change across the group, a fifth derivative, left out).
+        if (previous > 0 && h >= 0.0625) EXPECT_LT(point, previous / 12) << "half " << h;
+        previous = point;
+    }
+    EXPECT_LT(groupExpansionError(0.125 * 2.0, false), 1.2e-3);
+    EXPECT_LT(groupExpansionError(0.125 * 2.0, true), 1.5e-3);
+    EXPECT_LT(groupExpansionError(0.03125 * 2.0, true), 3e-5);
 }
