@@ -132,7 +132,7 @@ HOST_DEVICE inline void ewaldOctantDerivatives(const PeriodicView& box, Vec3f d,
             for (int nz = 0; nz <= j; ++nz)
             {
                 const int nx = k - j, ny = j - nz;
-                float v      = 0.0f;
+                float v = 0.0f;
 #pragma unroll
                 for (int mk = 0; mk <= 4 - k; ++mk)
 #pragma unroll
@@ -255,7 +255,6 @@ HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, 
     addEwaldCorrection(box, d, mass, acc, pot);
 }
 
-
 // The correction per group (what the walks use): every body of a group takes, for each source, the image
 // nearest to the group's centre c (the MAC accepted exactly that image for the whole group's box), so the
 // Newtonian pull is the isolated formula on a shifted source, and the sum of all sources' corrections,
@@ -324,7 +323,7 @@ HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, flo
             for (int nz = 0; nz <= j; ++nz)
             {
                 const int nx = k - j, ny = j - nz;
-                float v      = m * at[ewaldDerivIndex(nx, ny, nz)];
+                float v = m * at[ewaldDerivIndex(nx, ny, nz)];
                 if (Quadrupole && k <= 2) v += ewaldQuadrupoleTerm(at, qq, nx, ny, nz);
                 loc.d[ewaldDerivIndex(nx, ny, nz)] += ewaldOctantSign(sign, nx, ny, nz) * v;
             }

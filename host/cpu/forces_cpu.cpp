@@ -4,6 +4,7 @@
 
 #include "common/ewald.h"
 #include "common/gravity.h"
+#include "host/cpu/ewald_cpu.h"
 
 namespace octwalk {
 
@@ -88,50 +89,25 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
     else addSource<Node, false>(a, n, src, q, eps2, skip, box);
 }
 
-/// Adds a group's Ewald expansion (about centre c) to every target of the group.
-inline void addEwaldLocalToTargets(GroupAccumulator& a, int32_t n, const EwaldLocal& loc, Vec3f c,
-                                   const PeriodicView& box)
+/// How a group meets its sources in a periodic box: a group that ewaldGroupExpands takes each source's
+/// image nearest to its centre with the isolated formula (its correction comes from the group's expansion,
+/// ewald_cpu.h); a larger one the nearest image per target and the per-interaction correction.
+struct GroupImages
 {
-    for (int32_t k = 0; k < n; ++k)
-    {
-        Vec3f acc{0.0f, 0.0f, 0.0f};
-        float pot = 0.0f;
-        evalEwaldLocal(box, loc, {c.x - a.x[k], c.y - a.y[k], c.z - a.z[k]}, acc, pot);
-        a.ax[k] += acc.x;
-        a.ay[k] += acc.y;
-        a.az[k] += acc.z;
-        a.pot[k] += pot;
-    }
-}
+    bool expand;
+    Vec3f centre;
+    PeriodicView box; ///< what the force formulas get: isolated when expand
 
-/// The device's order of a group's expansion sum (device/forces_gpu.cu): lane l of a warp adds the terms
-/// l, l + 32, l + 64, .. of the list in order, and the 32 partial expansions are reduced pairwise by a
-/// butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends round the same sums.
-struct LaneExpansions
-{
-    static constexpr int kLanes = 32;
-    EwaldLocal lane[kLanes];
+    GroupImages(const GroupView& groups, int32_t g, const PeriodicView& periodic)
+        : expand(periodic.boxSize > 0.0f && ewaldGroupExpands(groups.half[g], periodic)), centre(xyz(groups.center[g])),
+          box(expand ? PeriodicView{nullptr, 0, 0.0f, 0.0f} : periodic)
+    {}
 
-    void clear()
+    F4 source(F4 p, const PeriodicView& periodic) const
     {
-        for (EwaldLocal& l : lane) l = zeroEwaldLocal();
-    }
-
-    EwaldLocal reduce() const
-    {
-        EwaldLocal v[kLanes];
-        for (int l = 0; l < kLanes; ++l) v[l] = lane[l];
-        for (int stride = kLanes / 2; stride >= 1; stride /= 2)
-        {
-            EwaldLocal next[kLanes];
-            for (int l = 0; l < kLanes; ++l)
-            {
-                next[l] = v[l];
-                addEwaldLocal(next[l], v[l ^ stride]);
-            }
-            for (int l = 0; l < kLanes; ++l) v[l] = next[l];
-        }
-        return v[0];
+        if (!expand) return p;
+        Vec3f image = imageNearest(xyz(p), centre, periodic);
+        return {image.x, image.y, image.z, p.w};
     }
 };
 
@@ -143,39 +119,17 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
 #pragma omp parallel
     {
         GroupAccumulator a;
-        LaneExpansions lanes;
-        const PeriodicView& box = tree.periodic;
 #pragma omp for schedule(dynamic, 4)
         for (int32_t g = 0; g < groups.numGroups; ++g)
         {
             I2 range = groups.range[g];
             a.load(targets, range);
-            if (box.boxSize > 0.0f && ewaldGroupExpands(groups.half[g], box))
-            {
-                // The image of each node nearest to the group's centre for every body; its correction in
-                // the group's expansion (common/ewald.h).
-                const Vec3f c = xyz(groups.center[g]);
-                lanes.clear();
-                for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
-                {
-                    int32_t n                 = lists.nodeList[k];
-                    F4 com                    = tree.nodeCom[n];
-                    const SymTensor<float> q  = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
-                    Vec3f image               = imageNearest(xyz(com), c, box);
-                    addSource<true, false>(a, range.y, {image.x, image.y, image.z, com.w}, q, eps2, -1, box);
-                    addEwaldLocalTerm<true>(box, image - c, com.w, q,
-                                            lanes.lane[(k - lists.nodeOffset[g]) % LaneExpansions::kLanes]);
-                }
-                addEwaldLocalToTargets(a, range.y, lanes.reduce(), c, box);
-                a.store(range, nodeAcc);
-                continue;
-            }
+            const GroupImages images(groups, g, tree.periodic);
             for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
             {
                 int32_t n = lists.nodeList[k];
-                addSource<true>(a, range.y, tree.nodeCom[n],
-                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1,
-                                tree.periodic);
+                addSource<true>(a, range.y, images.source(tree.nodeCom[n], tree.periodic),
+                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1, images.box);
             }
             a.store(range, nodeAcc);
         }
@@ -189,39 +143,12 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
 #pragma omp parallel
     {
         GroupAccumulator a;
-        LaneExpansions lanes;
-        const PeriodicView& box = tree.periodic;
 #pragma omp for schedule(dynamic, 4)
         for (int32_t g = 0; g < groups.numGroups; ++g)
         {
             I2 range = groups.range[g];
             a.load(targets, range);
-            if (box.boxSize > 0.0f && ewaldGroupExpands(groups.half[g], box))
-            {
-                // Each body's image nearest to the group's centre, its correction in the group's expansion
-                // (a target's own term there is its self term); the bodies in the device's order: list
-                // order, tree order within a leaf, lane = position in that sequence mod 32.
-                const Vec3f c = xyz(groups.center[g]);
-                lanes.clear();
-                int64_t f = 0;
-                for (int64_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
-                {
-                    // The device flattens the list 32 leaves at a time, counting bodies from 0 in each chunk.
-                    if ((k - lists.leafOffset[g]) % LaneExpansions::kLanes == 0) f = 0;
-                    I2 r = tree.leafRange[lists.leafList[k] - tree.numInternal];
-                    for (int32_t j = r.x; j < r.x + r.y; ++j, ++f)
-                    {
-                        int32_t skip = targets.areBodies ? j - range.x : -1;
-                        F4 b         = bodies.posMass[j];
-                        Vec3f image  = imageNearest(xyz(b), c, box);
-                        addSource<false, false>(a, range.y, {image.x, image.y, image.z, b.w}, none, eps2, skip, box);
-                        addEwaldLocalTerm<false>(box, image - c, b.w, none, lanes.lane[f % LaneExpansions::kLanes]);
-                    }
-                }
-                addEwaldLocalToTargets(a, range.y, lanes.reduce(), c, box);
-                a.storeSum(range, nodeAcc, acc);
-                continue;
-            }
+            const GroupImages images(groups, g, tree.periodic);
             for (int64_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
             {
                 I2 r = tree.leafRange[lists.leafList[k] - tree.numInternal];
@@ -229,12 +156,14 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
                 {
                     // A body skips itself by index; probes skip nothing.
                     int32_t skip = targets.areBodies ? j - range.x : -1;
-                    addSource<false>(a, range.y, bodies.posMass[j], none, eps2, skip, tree.periodic);
+                    addSource<false>(a, range.y, images.source(bodies.posMass[j], tree.periodic), none, eps2, skip,
+                                     images.box);
                 }
             }
             a.storeSum(range, nodeAcc, acc);
         }
     }
+    ewaldGroupCorrectionCpu(tree, groups, lists, bodies, targets, acc);
 }
 
 } // namespace octwalk

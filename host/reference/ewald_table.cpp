@@ -20,7 +20,7 @@ Derivs exactToThird(Vec3d d)
     g[ewaldDerivIndex(0, 1, 0)] = t.acc.y;
     g[ewaldDerivIndex(0, 0, 1)] = t.acc.z;
     // hess: xx yy zz xy xz yz; third: xxx yyy zzz xxy xxz xyy yyz xzz yzz xyz.
-    const int hess[6][3]  = {{2, 0, 0}, {0, 2, 0}, {0, 0, 2}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
+    const int hess[6][3]   = {{2, 0, 0}, {0, 2, 0}, {0, 0, 2}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
     const int third[10][3] = {{3, 0, 0}, {0, 3, 0}, {0, 0, 3}, {2, 1, 0}, {2, 0, 1},
                               {1, 2, 0}, {0, 2, 1}, {1, 0, 2}, {0, 1, 2}, {1, 1, 1}};
     for (int k = 0; k < 6; ++k) g[ewaldDerivIndex(hess[k][0], hess[k][1], hess[k][2])] = t.hess[k];
@@ -48,7 +48,7 @@ void addFourth(std::vector<Derivs>& g, int32_t row, double h)
                 int c[3]       = {n[0], n[1], n[2]};
                 --c[a];
                 const int comp = ewaldDerivIndex(c[0], c[1], c[2]);
-                auto value = [&](int64_t s) {
+                auto value     = [&](int64_t s) {
                     int64_t q[3] = {idx[0], idx[1], idx[2]};
                     q[a] += s;
                     // psi is even in each coordinate: component c changes sign with (-1)^c_a across 0.
@@ -86,7 +86,7 @@ std::vector<F4> computeTable(int32_t cells)
         auto word = [&](int c) { return c < kEwaldDerivs ? float(g[size_t(p)][size_t(c)]) : 0.0f; };
         for (int w = 0; w < kEwaldTableWords; ++w)
             table[size_t(p) * kEwaldTableWords + size_t(w)] = {word(4 * w), word(4 * w + 1), word(4 * w + 2),
-                                                                word(4 * w + 3)};
+                                                               word(4 * w + 3)};
     }
     return table;
 }

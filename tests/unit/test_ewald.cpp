@@ -485,10 +485,13 @@ double groupExpansionError(double h, bool quadrupoles)
         {
             // A random traceless quadrupole of the size a node of side L/8 carries.
             const float s2 = m * side * side * 0.25f;
-            q              = {float(s2 * (rng.uniform() - 0.5)), float(s2 * (rng.uniform() - 0.5)), 0.0f,
-                 float(s2 * (rng.uniform() - 0.5)), float(s2 * (rng.uniform() - 0.5)),
-                 float(s2 * (rng.uniform() - 0.5))};
-            q.zz = -q.xx - q.yy;
+            q              = {float(s2 * (rng.uniform() - 0.5)),
+                              float(s2 * (rng.uniform() - 0.5)),
+                              0.0f,
+                              float(s2 * (rng.uniform() - 0.5)),
+                              float(s2 * (rng.uniform() - 0.5)),
+                              float(s2 * (rng.uniform() - 0.5))};
+            q.zz           = -q.xx - q.yy;
         }
         Vec3f image = imageNearest(p, c, box);
         addEwaldLocalTerm<true>(box, image - c, m, q, loc);
@@ -518,8 +521,8 @@ TEST(EwaldGroup, ExpansionMatchesThePerInteractionCorrection)
     for (double h : {0.25, 0.125, 0.0625, 0.03125})
     {
         const double point = groupExpansionError(h * 2.0, false), quad = groupExpansionError(h * 2.0, true);
-        std::printf("group half %.4g L: expansion error %.3g (point masses), %.3g (quadrupoles) / M L^-2\n", h,
-                    point, quad);
+        std::printf("group half %.4g L: expansion error %.3g (point masses), %.3g (quadrupoles) / M L^-2\n", h, point,
+                    quad);
         // Measured (point masses, quadrupoles): L/4 1.8e-2, 1.7e-2; L/8 (kEwaldGroupMaxHalf) 7.8e-4, 9.5e-4;
         // L/16 4.6e-5, 6.7e-5; L/32 2.9e-6, 1.8e-5: the fourth-order expansion's h^4 to h^5 (the
         // quadrupoles' floor is their acceleration's change across the group, a fifth derivative, left out).
