@@ -85,7 +85,7 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, int32_t n)
 /// when staged) with the isolated formula, its Ewald correction coming from the group's expansion
 /// (device/ewald_gpu.h, after the leaf kernel); a larger group takes the per-interaction correction. As on
 /// the CPU twin.
-template<bool Periodic>
+template<bool Periodic, bool Expand>
 __global__ void __launch_bounds__(kForceBlock)
     bodyNodeKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
@@ -100,8 +100,10 @@ __global__ void __launch_bounds__(kForceBlock)
     const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = nodeOffset[g], listEnd = nodeOffset[g + 1];
     NodeEntry* tileNodes = sNode[warp];
-    const bool expand    = Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic);
-    const Vec3f centre   = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
+    if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
+    constexpr bool expand = Periodic && Expand;
+    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
 
     for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
     {
@@ -167,7 +169,7 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
 /// staged) with the isolated formula, its Ewald correction (the self term included) coming from the
 /// group's expansion (device/ewald_gpu.h, launched after this kernel); a larger group takes the
 /// per-interaction correction, which a body also applies to itself. As on the CPU twin.
-template<bool Periodic>
+template<bool Periodic, bool Expand>
 __global__ void __launch_bounds__(kForceBlock)
     bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
@@ -190,8 +192,10 @@ __global__ void __launch_bounds__(kForceBlock)
     int32_t* leafStart = sLeafStart[warp];
     F4* body           = sBody[warp];
     int32_t* bodyIndex = sBodyIndex[warp];
-    const bool expand  = Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic);
-    const Vec3f centre = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
+    if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
+    constexpr bool expand = Periodic && Expand;
+    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
 
     for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
     {
@@ -264,22 +268,34 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        float eps2, F4* nodeAcc, GpuStream stream)
 {
     if (groups.numGroups == 0) return;
-    auto kernel = tree.periodic.boxSize > 0.0f ? bodyNodeKernel<true> : bodyNodeKernel<false>;
-    kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
-        tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
-    CUDA_CHECK_LAUNCH();
+    const bool periodic = tree.periodic.boxSize > 0.0f;
+    // The periodic groups that expand get a kernel of their own, free of the per-interaction correction's
+    // registers.
+    for (auto kernel : {periodic ? bodyNodeKernel<true, true> : bodyNodeKernel<false, false>,
+                        periodic ? bodyNodeKernel<true, false> : nullptr})
+    {
+        if (kernel == nullptr) continue;
+        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
+        CUDA_CHECK_LAUNCH();
+    }
 }
 
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream)
 {
     if (groups.numGroups == 0) return;
-    auto kernel = tree.periodic.boxSize > 0.0f ? bodyLeafKernel<true> : bodyLeafKernel<false>;
-    kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
-        tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2, nodeAcc,
-        acc);
-    CUDA_CHECK_LAUNCH();
-    if (tree.periodic.boxSize > 0.0f) ewaldGroupCorrectionGpu(tree, groups, lists, bodies, targets, acc, stream);
+    const bool periodic = tree.periodic.boxSize > 0.0f;
+    for (auto kernel : {periodic ? bodyLeafKernel<true, true> : bodyLeafKernel<false, false>,
+                        periodic ? bodyLeafKernel<true, false> : nullptr})
+    {
+        if (kernel == nullptr) continue;
+        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
+            nodeAcc, acc);
+        CUDA_CHECK_LAUNCH();
+    }
+    if (periodic) ewaldGroupCorrectionGpu(tree, groups, lists, bodies, targets, acc, stream);
 }
 
 } // namespace octwalk
