@@ -533,3 +533,30 @@ TEST(EwaldGroup, ExpansionMatchesThePerInteractionCorrection)
     EXPECT_LT(groupExpansionError(0.125 * 2.0, true), 1.5e-3);
     EXPECT_LT(groupExpansionError(0.03125 * 2.0, true), 3e-5);
 }
+
+TEST(EwaldGroup, SmallBoxMixesBothPathsAndMatchesTheEwaldSum)
+{
+    // 2^9 uniform bodies: a few groups span more than kEwaldGroupMaxHalf of the box and take the
+    // per-interaction correction, the others the expansion; all against the exact sum.
+    PeriodicCase c = uniformBox(1 << 9, 1.0, 4);
+    Parameters p   = Parameters{};
+    p.backend      = Backend::Cpu;
+    p.box_size     = c.L;
+    GravitySolver s(p);
+    s.setBodies(c.pos, c.mass);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    s.computeForces(acc, pot);
+    const PackedTree& packed = s.packedTree();
+    const PeriodicView box   = periodicView(c.L);
+    size_t expanding         = 0;
+    for (const F4& half : packed.groupHalf) expanding += ewaldGroupExpands(half, box) ? 1 : 0;
+    ErrorStats e = treeErrors(c, p, 512);
+    std::printf("uniform 2^9: %zu of %zu groups expand; median %.3g, p99 %.3g\n", expanding, packed.groupHalf.size(),
+                e.median, e.p99);
+    // Measured: 32 of 36 groups expand; median 6.3e-4, p99 1.3e-2 (theta 0.5).
+    EXPECT_GT(expanding, 0u);
+    EXPECT_LT(expanding, packed.groupHalf.size());
+    EXPECT_LE(e.median, 1e-3);
+    EXPECT_LE(e.p99, 2e-2);
+}
