@@ -10,9 +10,13 @@
 /// Newtonian pull of the nearest image alone. The correction is smooth in [-L/2, L/2]^3 (the other
 /// images are at least L/2 away), odd in each coordinate for the acceleration and even for the
 /// potential, so one octant [0, L/2]^3 of it, tabulated for L = 1 on a grid with its derivatives up to
-/// third order and Taylor-expanded from the nearest point, serves every offset: the acceleration scales as 1/L^2, the potential as 1/L. At d = 0
+/// fourth order and Taylor-expanded from the nearest point, serves every offset: the acceleration scales
+/// as 1/L^2, the potential as 1/L. At d = 0
 /// it is the self term: acceleration 0 and potential xi = +2.8372975/L (pot accumulates -m/r here, so a
 /// body's own images and the background add m * xi to its potential).
+///
+/// The walks apply it per group (below, "The correction per group"): the image of each source nearest to
+/// the group's centre, and the sum of the sources' corrections as a Taylor expansion about that centre.
 ///
 /// The table is computed in double by host/reference/ewald_table.h from the exact sum of
 /// host/reference/ewald_direct.h; the walk gets it through TreeView::periodic.
