@@ -10,9 +10,13 @@
 /// Newtonian pull of the nearest image alone. The correction is smooth in [-L/2, L/2]^3 (the other
 /// images are at least L/2 away), odd in each coordinate for the acceleration and even for the
 /// potential, so one octant [0, L/2]^3 of it, tabulated for L = 1 on a grid with its derivatives up to
-/// third order and Taylor-expanded from the nearest point, serves every offset: the acceleration scales as 1/L^2, the potential as 1/L. At d = 0
+/// fourth order and Taylor-expanded from the nearest point, serves every offset: the acceleration scales
+/// as 1/L^2, the potential as 1/L. At d = 0
 /// it is the self term: acceleration 0 and potential xi = +2.8372975/L (pot accumulates -m/r here, so a
 /// body's own images and the background add m * xi to its potential).
+///
+/// The walks apply it per group (below, "The correction per group"): the image of each source nearest to
+/// the group's centre, and the sum of the sources' corrections as a Taylor expansion about that centre.
 ///
 /// The table is computed in double by host/reference/ewald_table.h from the exact sum of
 /// host/reference/ewald_direct.h; the walk gets it through TreeView::periodic.
@@ -25,10 +29,19 @@
 
 namespace octwalk {
 
-/// Words (F4) per point of the correction table: the correction potential, its gradient (the
-/// acceleration) and its second and third derivatives, for L = 1:
-///   (pot, ax, ay, az) (hxx, hyy, hzz, hxy) (hxz, hyz, txxx, tyyy) (tzzz, txxy, txxz, txyy) (tyyz, txzz, tyzz, txyz)
-constexpr int32_t kEwaldTableWords = 5;
+/// Derivatives of the correction kept per table point and per group expansion: up to fourth order,
+/// component (nx, ny, nz) = d^(nx+ny+nz) psi / dx^nx dy^ny dz^nz at ewaldDerivIndex(nx, ny, nz), graded by
+/// order: value; x y z; xx xy xz yy yz zz; xxx xxy xxz xyy xyz xzz yyy yyz yzz zzz; then the 15 of order 4.
+constexpr int kEwaldDerivs = 35;
+
+HOST_DEVICE constexpr int ewaldDerivIndex(int nx, int ny, int nz)
+{
+    return (nx + ny + nz) * (nx + ny + nz + 1) * (nx + ny + nz + 2) / 6 + (ny + nz) * (ny + nz + 1) / 2 + nz;
+}
+
+/// Words (F4) per point of the correction table: the kEwaldDerivs derivatives for L = 1 (the potential,
+/// its gradient = the acceleration, and the second to fourth derivatives) and one word of padding.
+constexpr int32_t kEwaldTableWords = (kEwaldDerivs + 3) / 4;
 
 /// The periodic box and its correction table as the walk and the force kernels read them.
 /// boxSize == 0: isolated (open boundaries); nothing else is read.
@@ -60,30 +73,36 @@ HOST_DEVICE inline Vec3f nearestImage(Vec3f d, const PeriodicView& box)
             nearestImage(d.z, box.boxSize, box.invBoxSize)};
 }
 
-/// sum_jk t_ijk q_jk for a symmetric q (xx, yy, zz, xy, xz, yz) and t in the table's order.
-HOST_DEVICE inline Vec3f contractThird(const float* t, const float* q)
+/// sign_x^nx sign_y^ny sign_z^nz: a derivative's sign change from the octant |d| back to d (psi is even
+/// in each coordinate).
+HOST_DEVICE inline float ewaldOctantSign(const float* sign, int nx, int ny, int nz)
 {
-    // t: xxx yyy zzz xxy xxz xyy yyz xzz yzz xyz
-    return {t[0] * q[0] + t[5] * q[1] + t[7] * q[2] + 2.0f * (t[3] * q[3] + t[4] * q[4] + t[9] * q[5]),
-            t[3] * q[0] + t[1] * q[1] + t[8] * q[2] + 2.0f * (t[5] * q[3] + t[9] * q[4] + t[6] * q[5]),
-            t[4] * q[0] + t[6] * q[1] + t[2] * q[2] + 2.0f * (t[9] * q[3] + t[7] * q[4] + t[8] * q[5])};
+    return (nx & 1 ? sign[0] : 1.0f) * (ny & 1 ? sign[1] : 1.0f) * (nz & 1 ? sign[2] : 1.0f);
 }
 
-/// Adds the Ewald correction of a source of mass m with traceless quadrupole q (about the source; zero
-/// for a body) at a nearest-image offset d (source - target, |d_k| <= L/2): a second-order Taylor
-/// expansion of the correction's gradient from the nearest table point in the octant of |d| (its
-/// signs restored afterwards), plus q contracted with the correction's third derivatives (the
-/// correction's Laplacian is uniform, so the traceless q gives the whole quadrupole term of the
-/// acceleration; the potential lacks the trace part, -2 pi/3 sum m s^2 / L^3 per node).
-template<bool Quadrupole>
-HOST_DEVICE inline void addEwaldCorrectionTerm(const PeriodicView& box, Vec3f d, float m, const SymTensor<float>& q,
-                                               Vec3f& acc, float& pot)
+/// e^i / i! for i = 0..4.
+HOST_DEVICE inline void ewaldPowers(float e, float* p)
 {
-    const int32_t n     = box.tableCells;
-    const float toGrid  = 2.0f * float(n);
-    const float invL    = box.invBoxSize;
-    const float sign[3] = {d.x < 0.0f ? -1.0f : 1.0f, d.y < 0.0f ? -1.0f : 1.0f, d.z < 0.0f ? -1.0f : 1.0f};
-    const float u[3]    = {fabsf(d.x) * invL, fabsf(d.y) * invL, fabsf(d.z) * invL};
+    p[0] = 1.0f;
+    p[1] = e;
+    p[2] = 0.5f * e * e;
+    p[3] = p[2] * e * (1.0f / 3.0f);
+    p[4] = p[3] * e * 0.25f;
+}
+
+/// The derivatives up to order MaxOrder at |d| (the octant's frame, L = 1) from the nearest table point, by
+/// the multi-index Taylor series D_n(x + e) = sum_m D_(n+m)(x) e^m / m! through fourth order; sign gets
+/// the signs of d's components.
+template<int MaxOrder>
+HOST_DEVICE inline void ewaldOctantDerivatives(const PeriodicView& box, Vec3f d, float* sign, float* at)
+{
+    const int32_t n    = box.tableCells;
+    const float toGrid = 2.0f * float(n);
+    const float invL   = box.invBoxSize;
+    sign[0]            = d.x < 0.0f ? -1.0f : 1.0f;
+    sign[1]            = d.y < 0.0f ? -1.0f : 1.0f;
+    sign[2]            = d.z < 0.0f ? -1.0f : 1.0f;
+    const float u[3]   = {fabsf(d.x) * invL, fabsf(d.y) * invL, fabsf(d.z) * invL};
     int32_t cell[3];
     float e[3];
     for (int a = 0; a < 3; ++a)
@@ -95,40 +114,120 @@ HOST_DEVICE inline void addEwaldCorrectionTerm(const PeriodicView& box, Vec3f d,
     }
     const int32_t row = n + 1;
     const F4* point   = box.table + size_t((cell[0] * row + cell[1]) * row + cell[2]) * kEwaldTableWords;
-    const F4 w0 = point[0], w1 = point[1], w2 = point[2], w3 = point[3], w4 = point[4];
-    const float h[6]  = {w1.x, w1.y, w1.z, w1.w, w2.x, w2.y};
-    const float t[10] = {w2.z, w2.w, w3.x, w3.y, w3.z, w3.w, w4.x, w4.y, w4.z, w4.w};
-    const float ee[6] = {e[0] * e[0], e[1] * e[1], e[2] * e[2], e[0] * e[1], e[0] * e[2], e[1] * e[2]};
-    const Vec3f tee   = contractThird(t, ee);
-    const Vec3f he{h[0] * e[0] + h[3] * e[1] + h[4] * e[2], h[3] * e[0] + h[1] * e[1] + h[5] * e[2],
-                   h[4] * e[0] + h[5] * e[1] + h[2] * e[2]};
-    Vec3f a{w0.y + he.x + 0.5f * tee.x, w0.z + he.y + 0.5f * tee.y, w0.w + he.z + 0.5f * tee.z};
-    float p = w0.x + e[0] * (w0.y + 0.5f * he.x + tee.x / 6.0f) + e[1] * (w0.z + 0.5f * he.y + tee.y / 6.0f) +
-              e[2] * (w0.w + 0.5f * he.z + tee.z / 6.0f);
-    a = m * a;
-    p = m * p;
+    float g[4 * kEwaldTableWords];
+#pragma unroll
+    for (int w = 0; w < kEwaldTableWords; ++w)
+    {
+        const F4 v   = point[w];
+        g[4 * w]     = v.x;
+        g[4 * w + 1] = v.y;
+        g[4 * w + 2] = v.z;
+        g[4 * w + 3] = v.w;
+    }
+    float px[5], py[5], pz[5];
+    ewaldPowers(e[0], px);
+    ewaldPowers(e[1], py);
+    ewaldPowers(e[2], pz);
+#pragma unroll
+    for (int k = 0; k <= MaxOrder; ++k)
+#pragma unroll
+        for (int j = 0; j <= k; ++j)
+#pragma unroll
+            for (int nz = 0; nz <= j; ++nz)
+            {
+                const int nx = k - j, ny = j - nz;
+                float v = 0.0f;
+#pragma unroll
+                for (int mk = 0; mk <= 4 - k; ++mk)
+#pragma unroll
+                    for (int mj = 0; mj <= mk; ++mj)
+#pragma unroll
+                        for (int mz = 0; mz <= mj; ++mz)
+                        {
+                            const int mx = mk - mj, my = mj - mz;
+                            v += g[ewaldDerivIndex(nx + mx, ny + my, nz + mz)] * (px[mx] * py[my] * pz[mz]);
+                        }
+                at[ewaldDerivIndex(nx, ny, nz)] = v;
+            }
+}
+
+/// A traceless quadrupole q in the octant's frame (q_ij times sign_i sign_j) and in units of L^2
+/// (order xx yy zz xy xz yz).
+HOST_DEVICE inline void ewaldOctantQuadrupole(const PeriodicView& box, const SymTensor<float>& q, const float* sign,
+                                              float* qq)
+{
+    const float invL2 = box.invBoxSize * box.invBoxSize;
+    qq[0]             = q.xx * invL2;
+    qq[1]             = q.yy * invL2;
+    qq[2]             = q.zz * invL2;
+    qq[3]             = q.xy * invL2 * sign[0] * sign[1];
+    qq[4]             = q.xz * invL2 * sign[0] * sign[2];
+    qq[5]             = q.yz * invL2 * sign[1] * sign[2];
+}
+
+/// The quadrupole's part of derivative (nx, ny, nz): (1/6) sum_ij qq_ij D_(n + e_i + e_j) (the correction's
+/// Laplacian is uniform, so the traceless q gives the whole term but for a constant in the potential:
+/// -2 pi/3 sum m s^2 / L^3 per node). Needs at up to order |n| + 2.
+HOST_DEVICE inline float ewaldQuadrupoleTerm(const float* at, const float* qq, int nx, int ny, int nz)
+{
+    return (qq[0] * at[ewaldDerivIndex(nx + 2, ny, nz)] + qq[1] * at[ewaldDerivIndex(nx, ny + 2, nz)] +
+            qq[2] * at[ewaldDerivIndex(nx, ny, nz + 2)] +
+            2.0f * (qq[3] * at[ewaldDerivIndex(nx + 1, ny + 1, nz)] + qq[4] * at[ewaldDerivIndex(nx + 1, ny, nz + 1)] +
+                    qq[5] * at[ewaldDerivIndex(nx, ny + 1, nz + 1)])) *
+           (1.0f / 6.0f);
+}
+
+/// The potential and its gradient at offset u from a point with derivatives d (fourth-order Taylor series).
+HOST_DEVICE inline void ewaldTaylorPotAcc(const float* d, Vec3f u, float& pot, float* acc)
+{
+    float px[5], py[5], pz[5];
+    ewaldPowers(u.x, px);
+    ewaldPowers(u.y, py);
+    ewaldPowers(u.z, pz);
+    pot    = 0.0f;
+    acc[0] = acc[1] = acc[2] = 0.0f;
+#pragma unroll
+    for (int mk = 0; mk <= 4; ++mk)
+#pragma unroll
+        for (int mj = 0; mj <= mk; ++mj)
+#pragma unroll
+            for (int mz = 0; mz <= mj; ++mz)
+            {
+                const int mx = mk - mj, my = mj - mz;
+                const float w = px[mx] * py[my] * pz[mz];
+                pot += d[ewaldDerivIndex(mx, my, mz)] * w;
+                if (mk == 4) continue;
+                acc[0] += d[ewaldDerivIndex(mx + 1, my, mz)] * w;
+                acc[1] += d[ewaldDerivIndex(mx, my + 1, mz)] * w;
+                acc[2] += d[ewaldDerivIndex(mx, my, mz + 1)] * w;
+            }
+}
+
+/// Adds the Ewald correction of a source of mass m with traceless quadrupole q (about the source; zero
+/// for a body) at a nearest-image offset d (source - target, |d_k| <= L/2): the table's derivatives
+/// Taylor-expanded from the nearest point in the octant of |d| (signs restored afterwards), plus the
+/// quadrupole's term.
+template<bool Quadrupole>
+HOST_DEVICE inline void addEwaldCorrectionTerm(const PeriodicView& box, Vec3f d, float m, const SymTensor<float>& q,
+                                               Vec3f& acc, float& pot)
+{
+    float sign[3], at[kEwaldDerivs];
+    ewaldOctantDerivatives<Quadrupole ? 3 : 1>(box, d, sign, at);
+    float p    = m * at[0];
+    float a[3] = {m * at[ewaldDerivIndex(1, 0, 0)], m * at[ewaldDerivIndex(0, 1, 0)], m * at[ewaldDerivIndex(0, 0, 1)]};
     if (Quadrupole)
     {
-        // q in the octant's frame (q_ij times sign_i sign_j) and in units of L^2.
-        const float invL2 = invL * invL;
-        const float qq[6] = {q.xx * invL2,
-                             q.yy * invL2,
-                             q.zz * invL2,
-                             q.xy * invL2 * sign[0] * sign[1],
-                             q.xz * invL2 * sign[0] * sign[2],
-                             q.yz * invL2 * sign[1] * sign[2]};
-        const Vec3f tq    = contractThird(t, qq);
-        const float hq =
-            h[0] * qq[0] + h[1] * qq[1] + h[2] * qq[2] + 2.0f * (h[3] * qq[3] + h[4] * qq[4] + h[5] * qq[5]);
-        a.x += tq.x / 6.0f;
-        a.y += tq.y / 6.0f;
-        a.z += tq.z / 6.0f;
-        p += (hq + e[0] * tq.x + e[1] * tq.y + e[2] * tq.z) / 6.0f;
+        float qq[6];
+        ewaldOctantQuadrupole(box, q, sign, qq);
+        p += ewaldQuadrupoleTerm(at, qq, 0, 0, 0);
+        a[0] += ewaldQuadrupoleTerm(at, qq, 1, 0, 0);
+        a[1] += ewaldQuadrupoleTerm(at, qq, 0, 1, 0);
+        a[2] += ewaldQuadrupoleTerm(at, qq, 0, 0, 1);
     }
-    const float invL2 = invL * invL;
-    acc.x += invL2 * sign[0] * a.x;
-    acc.y += invL2 * sign[1] * a.y;
-    acc.z += invL2 * sign[2] * a.z;
+    const float invL = box.invBoxSize, invL2 = invL * invL;
+    acc.x += invL2 * sign[0] * a[0];
+    acc.y += invL2 * sign[1] * a[1];
+    acc.z += invL2 * sign[2] * a[2];
     pot += invL * p;
 }
 
@@ -158,6 +257,94 @@ HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, 
     d = nearestImage(d, box);
     bodyBody(d, newtonMass, eps2, acc, pot);
     addEwaldCorrection(box, d, mass, acc, pot);
+}
+
+// The correction per group (what the walks use): every body of a group takes, for each source, the image
+// nearest to the group's centre c (the MAC accepted exactly that image for the whole group's box), so the
+// Newtonian pull is the isolated formula on a shifted source, and the sum of all sources' corrections,
+// psi_total(c - x) = sum_s m_s psi(d0_s + (c - x)) with d0_s = image - c, is smooth in x over the group
+// (psi's singularities are at the non-zero lattice vectors, >= L/2 from any |d0_k| <= L/2): a Taylor
+// expansion about c to fourth order in (c - x), accumulated once per (group, source) and evaluated once per
+// body. Groups larger than kEwaldGroupMaxHalf * L keep the per-interaction correction above.
+
+/// A group is expanded when its box's largest half-side is at most this fraction of L (the truncation
+/// grows as (half / L)^5; tests/unit/test_ewald.cpp, EwaldGroup.*, measures it).
+constexpr float kEwaldGroupMaxHalf = 0.125f;
+
+/// The summed correction of a group's sources and its derivatives up to fourth order at the group's
+/// centre, for L = 1 (the table's frame), in ewaldDerivIndex order.
+struct EwaldLocal
+{
+    float d[kEwaldDerivs];
+};
+
+HOST_DEVICE inline EwaldLocal zeroEwaldLocal()
+{
+    EwaldLocal z;
+    for (float& v : z.d) v = 0.0f;
+    return z;
+}
+
+/// a += b, coefficient by coefficient (the GPU reduces the lanes' partial expansions with it).
+HOST_DEVICE inline void addEwaldLocal(EwaldLocal& a, const EwaldLocal& b)
+{
+    for (int k = 0; k < kEwaldDerivs; ++k) a.d[k] += b.d[k];
+}
+
+/// Whether a group of box half-sizes half takes the per-group expansion in this box.
+HOST_DEVICE inline bool ewaldGroupExpands(F4 groupHalf, const PeriodicView& box)
+{
+    float h = fmaxf(fmaxf(groupHalf.x, groupHalf.y), groupHalf.z);
+    return h <= kEwaldGroupMaxHalf * box.boxSize;
+}
+
+/// The image of p (a point in [0, L)^3) nearest to c, rounded identically on both backends.
+HOST_DEVICE inline Vec3f imageNearest(Vec3f p, Vec3f c, const PeriodicView& box)
+{
+    const float L = box.boxSize, invL = box.invBoxSize;
+    const float kx = floorf(addNoFma(mulNoFma(p.x - c.x, invL), 0.5f));
+    const float ky = floorf(addNoFma(mulNoFma(p.y - c.y, invL), 0.5f));
+    const float kz = floorf(addNoFma(mulNoFma(p.z - c.z, invL), 0.5f));
+    return {addNoFma(p.x, -mulNoFma(kx, L)), addNoFma(p.y, -mulNoFma(ky, L)), addNoFma(p.z, -mulNoFma(kz, L))};
+}
+
+/// Adds to a group's expansion (about its centre) the correction of a source of mass m with traceless
+/// quadrupole q at offset d0 = image - centre: the derivatives at d0 from the table, the quadrupole's
+/// (1/6) q_ij d_i d_j psi up to the Hessian (its trace part changes the potential by a constant only).
+template<bool Quadrupole>
+HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, float m, const SymTensor<float>& q,
+                                          EwaldLocal& loc)
+{
+    float sign[3], at[kEwaldDerivs];
+    ewaldOctantDerivatives<4>(box, d0, sign, at);
+    float qq[6] = {0, 0, 0, 0, 0, 0};
+    if (Quadrupole) ewaldOctantQuadrupole(box, q, sign, qq);
+#pragma unroll
+    for (int k = 0; k <= 4; ++k)
+#pragma unroll
+        for (int j = 0; j <= k; ++j)
+#pragma unroll
+            for (int nz = 0; nz <= j; ++nz)
+            {
+                const int nx = k - j, ny = j - nz;
+                float v = m * at[ewaldDerivIndex(nx, ny, nz)];
+                if (Quadrupole && k <= 2) v += ewaldQuadrupoleTerm(at, qq, nx, ny, nz);
+                loc.d[ewaldDerivIndex(nx, ny, nz)] += ewaldOctantSign(sign, nx, ny, nz) * v;
+            }
+}
+
+/// The expansion at y = centre - body: adds its correction (acc, pot) with the box's scaling (acceleration
+/// 1/L^2, potential 1/L).
+HOST_DEVICE inline void evalEwaldLocal(const PeriodicView& box, const EwaldLocal& loc, Vec3f y, Vec3f& acc, float& pot)
+{
+    const float invL = box.invBoxSize;
+    float p, a[3];
+    ewaldTaylorPotAcc(loc.d, {y.x * invL, y.y * invL, y.z * invL}, p, a);
+    const float invL2 = invL * invL;
+    acc.x += invL2 * a[0];
+    acc.y += invL2 * a[1];
+    acc.z += invL2 * a[2];
+    pot += invL * p;
 }
 
 } // namespace octwalk

@@ -14,6 +14,7 @@
 #include "common/gravity.h"
 #include "device/cuda_check.cuh"
 #include "device/device_util.cuh"
+#include "device/ewald_gpu.h"
 
 namespace octwalk {
 
@@ -80,8 +81,11 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, int32_t n)
 /// staged through the warp's shared tile 32 entries at a time, and every target sums the whole
 /// list in list order, like the CPU twin. Each lane fetches its entry of the next tile before the
 /// warp computes on the current one, so the scattered node loads overlap the arithmetic.
-/// Periodic: nearest images and the Ewald correction (common/ewald.h), as on the CPU twin.
-template<bool Periodic>
+/// Periodic: a group that ewaldGroupExpands takes each node's image nearest to its centre (shifted once,
+/// when staged) with the isolated formula, its Ewald correction coming from the group's expansion
+/// (device/ewald_gpu.h, after the leaf kernel); a larger group takes the per-interaction correction. As on
+/// the CPU twin.
+template<bool Periodic, bool Expand>
 __global__ void __launch_bounds__(kForceBlock)
     bodyNodeKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
@@ -96,6 +100,10 @@ __global__ void __launch_bounds__(kForceBlock)
     const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = nodeOffset[g], listEnd = nodeOffset[g + 1];
     NodeEntry* tileNodes = sNode[warp];
+    // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
+    if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
+    constexpr bool expand = Periodic && Expand;
+    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
 
     for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
     {
@@ -105,6 +113,11 @@ __global__ void __launch_bounds__(kForceBlock)
         for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
         {
             const int count = int(min(int64_t(kWarp), listEnd - tile));
+            if (expand)
+            {
+                const Vec3f image = imageNearest(xyz(next.com), centre, tree.periodic);
+                next.com          = {image.x, image.y, image.z, next.com.w};
+            }
             __syncwarp();
             tileNodes[lane] = next;
             __syncwarp();
@@ -118,7 +131,7 @@ __global__ void __launch_bounds__(kForceBlock)
                 for (int s = 0; s < kTargetsPerLane; ++s)
                 {
                     if (s >= t.slots) continue;
-                    if (Periodic)
+                    if (Periodic && !expand)
                     {
                         bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, tree.periodic, t.acc[s], t.pot[s]);
                     }
@@ -152,8 +165,11 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
 /// time; a warp scan of their body counts flattens them into one sequence of bodies (list order,
 /// then tree order within a leaf, like the CPU twin), staged through the warp's shared tile 32
 /// bodies at a time. out[i] = nodeAcc[i] + leaf sum, as the CPU twin's bodyLeafForcesCpu.
-/// Periodic: nearest images and the Ewald correction, which a body also applies to itself (its self term).
-template<bool Periodic>
+/// Periodic: a group that ewaldGroupExpands takes each body's image nearest to its centre (shifted when
+/// staged) with the isolated formula, its Ewald correction (the self term included) coming from the
+/// group's expansion (device/ewald_gpu.h, launched after this kernel); a larger group takes the
+/// per-interaction correction, which a body also applies to itself. As on the CPU twin.
+template<bool Periodic, bool Expand>
 __global__ void __launch_bounds__(kForceBlock)
     bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
@@ -176,6 +192,10 @@ __global__ void __launch_bounds__(kForceBlock)
     int32_t* leafStart = sLeafStart[warp];
     F4* body           = sBody[warp];
     int32_t* bodyIndex = sBodyIndex[warp];
+    // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
+    if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
+    constexpr bool expand = Periodic && Expand;
+    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
 
     for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
     {
@@ -196,10 +216,16 @@ __global__ void __launch_bounds__(kForceBlock)
                 const int count = min(kWarp, chunkBodies - tile);
                 if (lane < count)
                 {
-                    int32_t f       = tile + lane;
-                    int l           = findLeaf(leafStart, numLeaves, f);
-                    int32_t j       = leafFirst[l] + (f - leafStart[l]);
-                    body[lane]      = loadReadOnly(bodies + j);
+                    int32_t f = tile + lane;
+                    int l     = findLeaf(leafStart, numLeaves, f);
+                    int32_t j = leafFirst[l] + (f - leafStart[l]);
+                    F4 b      = loadReadOnly(bodies + j);
+                    if (expand)
+                    {
+                        const Vec3f image = imageNearest(xyz(b), centre, tree.periodic);
+                        b                 = {image.x, image.y, image.z, b.w};
+                    }
+                    body[lane]      = b;
                     bodyIndex[lane] = j;
                 }
                 __syncwarp();
@@ -212,7 +238,7 @@ __global__ void __launch_bounds__(kForceBlock)
                     {
                         if (s >= t.slots) continue;
                         const bool self = skipSelf && j == t.index[s];
-                        if (Periodic)
+                        if (Periodic && !expand)
                         {
                             bodyBodyPeriodic(xyz(b) - t.pos[s], self ? 0.0f : b.w, b.w, eps2, tree.periodic, t.acc[s],
                                              t.pot[s]);
@@ -242,21 +268,34 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        float eps2, F4* nodeAcc, GpuStream stream)
 {
     if (groups.numGroups == 0) return;
-    auto kernel = tree.periodic.boxSize > 0.0f ? bodyNodeKernel<true> : bodyNodeKernel<false>;
-    kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
-        tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
-    CUDA_CHECK_LAUNCH();
+    const bool periodic = tree.periodic.boxSize > 0.0f;
+    // The periodic groups that expand get a kernel of their own, free of the per-interaction correction's
+    // registers.
+    for (auto kernel : {periodic ? bodyNodeKernel<true, true> : bodyNodeKernel<false, false>,
+                        periodic ? bodyNodeKernel<true, false> : nullptr})
+    {
+        if (kernel == nullptr) continue;
+        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
+        CUDA_CHECK_LAUNCH();
+    }
 }
 
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream)
 {
     if (groups.numGroups == 0) return;
-    auto kernel = tree.periodic.boxSize > 0.0f ? bodyLeafKernel<true> : bodyLeafKernel<false>;
-    kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
-        tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2, nodeAcc,
-        acc);
-    CUDA_CHECK_LAUNCH();
+    const bool periodic = tree.periodic.boxSize > 0.0f;
+    for (auto kernel : {periodic ? bodyLeafKernel<true, true> : bodyLeafKernel<false, false>,
+                        periodic ? bodyLeafKernel<true, false> : nullptr})
+    {
+        if (kernel == nullptr) continue;
+        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
+            nodeAcc, acc);
+        CUDA_CHECK_LAUNCH();
+    }
+    if (periodic) ewaldGroupCorrectionGpu(tree, groups, lists, bodies, targets, acc, stream);
 }
 
 } // namespace octwalk

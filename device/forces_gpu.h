@@ -16,7 +16,8 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        float eps2, F4* nodeAcc, GpuStream stream);
 
 /// Body-leaf (softened body-body) forces from the leaf lists, added to the body-node ones: the total.
-/// A target that is a body skips itself by index.
+/// A target that is a body skips itself by index. In a periodic box the groups' Ewald expansions
+/// (ewald_gpu.h) are added last.
 /// @param[in]  nodeAcc  bodyNodeForcesGpu's output
 /// @param[out] acc      nodeAcc + the leaf sum, G = 1, indexed like targets (must not alias nodeAcc)
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,

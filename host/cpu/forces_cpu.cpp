@@ -4,6 +4,7 @@
 
 #include "common/ewald.h"
 #include "common/gravity.h"
+#include "host/cpu/ewald_cpu.h"
 
 namespace octwalk {
 
@@ -88,6 +89,28 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
     else addSource<Node, false>(a, n, src, q, eps2, skip, box);
 }
 
+/// How a group meets its sources in a periodic box: a group that ewaldGroupExpands takes each source's
+/// image nearest to its centre with the isolated formula (its correction comes from the group's expansion,
+/// ewald_cpu.h); a larger one the nearest image per target and the per-interaction correction.
+struct GroupImages
+{
+    bool expand;
+    Vec3f centre;
+    PeriodicView box; ///< what the force formulas get: isolated when expand
+
+    GroupImages(const GroupView& groups, int32_t g, const PeriodicView& periodic)
+        : expand(periodic.boxSize > 0.0f && ewaldGroupExpands(groups.half[g], periodic)), centre(xyz(groups.center[g])),
+          box(expand ? PeriodicView{nullptr, 0, 0.0f, 0.0f} : periodic)
+    {}
+
+    F4 source(F4 p, const PeriodicView& periodic) const
+    {
+        if (!expand) return p;
+        Vec3f image = imageNearest(xyz(p), centre, periodic);
+        return {image.x, image.y, image.z, p.w};
+    }
+};
+
 } // namespace
 
 void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
@@ -101,12 +124,12 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
         {
             I2 range = groups.range[g];
             a.load(targets, range);
+            const GroupImages images(groups, g, tree.periodic);
             for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
             {
                 int32_t n = lists.nodeList[k];
-                addSource<true>(a, range.y, tree.nodeCom[n],
-                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1,
-                                tree.periodic);
+                addSource<true>(a, range.y, images.source(tree.nodeCom[n], tree.periodic),
+                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1, images.box);
             }
             a.store(range, nodeAcc);
         }
@@ -125,6 +148,7 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
         {
             I2 range = groups.range[g];
             a.load(targets, range);
+            const GroupImages images(groups, g, tree.periodic);
             for (int64_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
             {
                 I2 r = tree.leafRange[lists.leafList[k] - tree.numInternal];
@@ -132,12 +156,14 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
                 {
                     // A body skips itself by index; probes skip nothing.
                     int32_t skip = targets.areBodies ? j - range.x : -1;
-                    addSource<false>(a, range.y, bodies.posMass[j], none, eps2, skip, tree.periodic);
+                    addSource<false>(a, range.y, images.source(bodies.posMass[j], tree.periodic), none, eps2, skip,
+                                     images.box);
                 }
             }
             a.storeSum(range, nodeAcc, acc);
         }
     }
+    ewaldGroupCorrectionCpu(tree, groups, lists, bodies, targets, acc);
 }
 
 } // namespace octwalk

@@ -13,7 +13,8 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
                        float eps2, F4* nodeAcc);
 
 /// Body-leaf (softened body-body) forces from the leaf lists, added to the body-node ones: the total.
-/// A target that is a body skips itself by index.
+/// A target that is a body skips itself by index. In a periodic box the groups' Ewald expansions
+/// (ewald_cpu.h) are added last.
 /// @param[in]  nodeAcc  bodyNodeForcesCpu's output
 /// @param[out] acc      nodeAcc + the leaf sum, G = 1, indexed like targets (must not alias nodeAcc)
 void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,

@@ -497,12 +497,21 @@ ParticleSet periodicBox(int log2n, double L, bool clustered)
     return b;
 }
 
-using GpuPeriodic = GpuTestWithParam<bool>;
+/// A periodic case: clustered or uniform, and 2^log2n bodies (2^15: groups far below kEwaldGroupMaxHalf,
+/// which take the groups' Ewald expansion; 2^9 uniform: a few groups above it, which take the
+/// per-interaction correction, as tests/unit/test_ewald.cpp's EwaldGroup.SmallBox* counts on the CPU).
+struct PeriodicCase
+{
+    bool clustered;
+    int log2n;
+};
+
+using GpuPeriodic = GpuTestWithParam<PeriodicCase>;
 
 TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 {
     const double L           = 3.0;
-    const ParticleSet bodies = periodicBox(15, L, GetParam());
+    const ParticleSet bodies = periodicBox(GetParam().log2n, L, GetParam().clustered);
     Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
     p.box_size               = L;
     CpuReference cpu(bodies, p);
@@ -525,7 +534,7 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
     // A uniform box's net force is a small remainder of pulls that cancel (README, Periodic boxes), so the
     // device's fused multiply-adds move its worst body relatively further than in a clustered set
     // (measured on the H200: 2.3e-4 at a median of 3.6e-6).
-    const double worstTolerance = GetParam() ? kTwinMax : 10 * kTwinMax;
+    const double worstTolerance = GetParam().clustered ? kTwinMax : 10 * kTwinMax;
     EXPECT_LE(a.max, worstTolerance) << "acceleration, median " << a.median;
     // The periodic potential has zero mean, so it is compared against its largest magnitude.
     double scale = 0, worst = 0;
@@ -535,11 +544,22 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
         worst = std::max(worst, std::fabs(pot[i] - cpu.pot[i]));
     }
     EXPECT_LE(worst, kTwinMax * scale);
+
+    // The groups' expansions are reduced in a fixed order: a second evaluation is bit-identical.
+    std::vector<Vec3d> again;
+    gpu.computeForces(again, pot);
+    for (size_t i = 0; i < acc.size(); ++i)
+    {
+        ASSERT_EQ(std::memcmp(&acc[i], &again[i], sizeof(Vec3d)), 0) << "body " << i;
+    }
 }
 
-INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                             return std::string(info.param ? "clustered" : "uniform");
+INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic,
+                         ::testing::Values(PeriodicCase{false, 15}, PeriodicCase{true, 15}, PeriodicCase{false, 9},
+                                           PeriodicCase{true, 9}),
+                         [](const ::testing::TestParamInfo<PeriodicCase>& info) {
+                             return std::string(info.param.clustered ? "clustered" : "uniform") +
+                                    std::to_string(info.param.log2n);
                          });
 
 } // namespace
