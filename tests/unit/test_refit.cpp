@@ -27,8 +27,8 @@ namespace {
 
 constexpr uint64_t kSeed = 20261122;
 /// The drift of the force tests: a few leapfrog steps of a typical length (N-body units).
-constexpr double kDt   = 1.0 / 64;
-constexpr int kSteps   = 4;
+constexpr double kDt = 1.0 / 64;
+constexpr int kSteps = 4;
 
 void expectSameNodes(const PackedTree& a, const PackedTree& b)
 {
@@ -82,12 +82,11 @@ class RefitUnchanged : public ::testing::TestWithParam<int>
 
 TEST_P(RefitUnchanged, ReproducesPackTreeBitForBitOnAnyThreadCount)
 {
-    const std::vector<Case> cases = {{"plummer", parameters(0.5)},
-                                     {"galaxy", parameters(0.75)},
-                                     {"plummer", parameters(0.6, Mac::Octgrav, false)}};
-    const Case& c                 = cases.at(size_t(GetParam()));
-    Parameters p                  = c.p;
-    p.merge_groups                = GetParam() == 1;
+    const std::vector<Case> cases = {
+        {"plummer", parameters(0.5)}, {"galaxy", parameters(0.75)}, {"plummer", parameters(0.6, Mac::Octgrav, false)}};
+    const Case& c  = cases.at(size_t(GetParam()));
+    Parameters p   = c.p;
+    p.merge_groups = GetParam() == 1;
     BuiltTree t;
     test::buildPackedTree(makeModel(c.model, 20000, kSeed), p, t);
     ASSERT_GT(t.packed.depth, 3);
@@ -169,7 +168,7 @@ std::vector<I2> nodeBodyRanges(const PackedTree& packed)
     for (int32_t c = ni - 1; c >= 0; --c)
     {
         const U4 a = packed.children[2 * c], b = packed.children[2 * c + 1];
-        range[c]   = {INT32_MAX, INT32_MIN};
+        range[c] = {INT32_MAX, INT32_MIN};
         for (uint32_t e : {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w})
         {
             if (e == kEmptyChild) continue;
@@ -208,9 +207,9 @@ TEST(Refit, AfterDriftsEqualsFreshMomentsOnTheSameTopology)
     std::vector<Vec3d> pos = t.tree.pos;
     test::drift(pos, t.vel, 0.05, 4);
 
-    PackedTree refitted = poisonedCopy(t.packed);
+    PackedTree refitted          = poisonedCopy(t.packed);
     std::vector<Moments> moments = refit(refitted, pos, t.tree.mass, p);
-    PackedTree fresh = poisonedCopy(t.packed);
+    PackedTree fresh             = poisonedCopy(t.packed);
     std::vector<Moments> freshMoments;
     freshOnTopology(fresh, pos, t.tree.mass, p, freshMoments);
     expectSameNodes(refitted, fresh);
@@ -221,9 +220,9 @@ TEST(Refit, AfterDriftsEqualsFreshMomentsOnTheSameTopology)
     const std::vector<I2> ranges = nodeBodyRanges(t.packed);
     for (size_t n = 0; n < moments.size(); ++n)
     {
-        const Moments d  = directMoments(pos, t.tree.mass, ranges[n]);
-        const Moments& m = moments[n];
-        const double l   = std::max({d.hi.x - d.lo.x, d.hi.y - d.lo.y, d.hi.z - d.lo.z});
+        const Moments d   = directMoments(pos, t.tree.mass, ranges[n]);
+        const Moments& m  = moments[n];
+        const double l    = std::max({d.hi.x - d.lo.x, d.hi.y - d.lo.y, d.hi.z - d.lo.z});
         const double qTol = 1e-12 * d.mass * l * l + 1e-300;
         ASSERT_NEAR(m.mass, d.mass, 1e-13 * d.mass) << "node " << n;
         ASSERT_NEAR(m.com.x, d.com.x, 1e-12 * (std::fabs(d.com.x) + l)) << "node " << n;
@@ -294,7 +293,8 @@ TEST_P(RefitForces, MeetTheFreshTreesBoundsWithAFewMoreInteractions)
 }
 
 INSTANTIATE_TEST_SUITE_P(Refit, RefitForces,
-                         ::testing::Values(ForceCase{"plummer", 0.5, 3e-4, 2e-3, 1.4}, ForceCase{"plummer", 0.75, 1.5e-3, 8e-3, 1.5},
+                         ::testing::Values(ForceCase{"plummer", 0.5, 3e-4, 2e-3, 1.4},
+                                           ForceCase{"plummer", 0.75, 1.5e-3, 8e-3, 1.5},
                                            ForceCase{"galaxy", 0.5, 3e-4, 2e-3, 1.05},
                                            ForceCase{"galaxy", 0.75, 1.5e-3, 8e-3, 1.08}),
                          [](const ::testing::TestParamInfo<ForceCase>& info) {
