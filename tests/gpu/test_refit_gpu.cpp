@@ -67,7 +67,7 @@ TEST_P(GpuRefitTest, EqualsTheCpuTwinBitForBitAndWalksTheSameLists)
     refitCpu(refitView(cpu, pos.data(), t.tree.mass.data(), moments.data(), p), refitLevels(cpu));
     if (c.steps == 0) expectSameWords(cpu, t.packed);
 
-    PackedTree gpu = t.packed;
+    PackedTree gpu       = t.packed;
     const RefitView host = refitView(gpu, pos.data(), t.tree.mass.data(), nullptr, p);
     GpuRefit refit;
     refit.setTopology(host, refitLevels(gpu));
@@ -77,9 +77,9 @@ TEST_P(GpuRefitTest, EqualsTheCpuTwinBitForBitAndWalksTheSameLists)
     RecordProperty("refit_ms", std::to_string(1e3 * seconds));
     expectSameWords(gpu, cpu);
 
-    const float eps2             = float(p.epsilon_squared);
-    const test::WalkResult walk  = test::walkAndForces(cpu, eps2);
-    const BodyView bodies        = gpu.bodyView();
+    const float eps2            = float(p.epsilon_squared);
+    const test::WalkResult walk = test::walkAndForces(cpu, eps2);
+    const BodyView bodies       = gpu.bodyView();
     GpuSolver solver;
     GpuEvaluation out;
     solver.evaluate(gpu.treeView(), gpu.groupView(), bodies, {bodies.posMass, bodies.numBodies, true}, eps2, out);
