@@ -3,6 +3,7 @@
 // counters (one per entry of common/phases.h, named as the outputs name them, plus "_s").
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -16,6 +17,8 @@
 #include "host/core/phases.h"
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
+#include "host/core/timer.h"
+#include "host/tree/packed_tree.h"
 
 namespace octwalk::bench {
 
@@ -91,6 +94,27 @@ inline void setHostPhaseCounters(benchmark::State& state, const std::vector<Phas
         if (kPhases[k].group == PhaseGroup::Host) state.counters[std::string(kPhases[k].name) + "_s"] = m.seconds[k];
     }
     state.counters["host_s"] = m.host();
+}
+
+/// The host build of one step (sort, cells, multipoles, groups, packing) into t and packed, once
+/// untimed (steady state) and then `repeats` times; returns the median seconds.
+inline double hostBuildSeconds(const ParticleSet& b, const Parameters& p, HostTree& t, PackedTree& packed,
+                               int repeats = 3)
+{
+    BodySpan s{b.pos.data(), b.mass.data(), b.id.data(), b.size()};
+    std::vector<double> seconds;
+    for (int r = 0; r <= repeats; ++r)
+    {
+        Stopwatch clock;
+        sortBodies(s, t);
+        buildCells(p.n_leaf, t);
+        computeMultipoles(t);
+        makeGroups(p.n_group, t, p.merge_groups);
+        packTree(t, p, packed);
+        if (r > 0) seconds.push_back(clock.lap());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    return seconds[seconds.size() / 2];
 }
 
 } // namespace octwalk::bench

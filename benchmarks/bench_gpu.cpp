@@ -11,6 +11,7 @@
 #include "bench_common.h"
 #include "device/gpu_solver.h"
 #include "device/pinned_memory.h"
+#include "device/refit_gpu.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
 #include "host/core/random.h"
@@ -241,7 +242,42 @@ void BM_GpuDirect(benchmark::State& state)
     state.counters["interactions_per_s"] = benchmark::Counter(pairs / times[times.size() / 2]);
 }
 
+/// The device refit of a Plummer sphere of range(0) bodies, double positions already on the device
+/// (manual time: CUDA events around the launches). Counters: bodies per second, the host build's
+/// median seconds ("host_build_s") and how many refits fit in one build ("build_over_refit").
+void BM_GpuRefit(benchmark::State& state)
+{
+    if (!gpuAvailable())
+    {
+        state.SkipWithError("no GPU");
+        return;
+    }
+    const ParticleSet& b = plummer(state.range(0));
+    Parameters p;
+    HostTree t;
+    PackedTree packed;
+    const double build   = bench::hostBuildSeconds(b, p, t, packed);
+    const RefitView view = refitView(packed, t.pos.data(), t.mass.data(), nullptr, p);
+    GpuRefit refit;
+    refit.setTopology(view, refitLevels(packed));
+    refit.setBodies(t.pos.data(), t.mass.data());
+    refit.refit(); // warm-up: module load
+    std::vector<double> seconds;
+    for (auto _ : state)
+    {
+        seconds.push_back(refit.refit());
+        state.SetIterationTime(seconds.back());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    bench::setRate(state, b.size());
+    state.counters["host_build_s"]     = build;
+    state.counters["build_over_refit"] = build / seconds[seconds.size() / 2];
+    state.counters["levels"]           = double(packed.internalLevelFirst.size() - 1);
+}
+
 } // namespace
+
+BENCHMARK(BM_GpuRefit)->Arg(1 << 20)->Arg(1 << 22)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
 
 BENCHMARK(BM_GpuPeriodic)
     ->Args({1 << 20, 0})

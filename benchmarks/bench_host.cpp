@@ -6,6 +6,7 @@
 #include "bench_common.h"
 #include "host/solver/solver.h"
 #include "host/core/timer.h"
+#include "host/cpu/refit_cpu.h"
 #include "host/cpu/walk_cpu.h"
 
 using namespace octwalk;
@@ -163,6 +164,33 @@ void BM_CpuTwin(benchmark::State& state)
         (force / double(state.iterations())) / 1e9;
 }
 
+/// The CPU refit of a Plummer sphere of range(0) bodies (positions as built: the refit's work does not
+/// depend on how far the bodies moved). Counters: bodies per second, the host build's median seconds
+/// ("host_build_s") and how many refits fit in one build ("build_over_refit").
+void BM_HostRefit(benchmark::State& state)
+{
+    const ParticleSet& b = plummer(state.range(0));
+    Parameters p;
+    HostTree t;
+    PackedTree packed;
+    const double build = bench::hostBuildSeconds(b, p, t, packed);
+    std::vector<Moments> moments(size_t(packed.numInternal + packed.numLeaves));
+    const RefitView view     = refitView(packed, t.pos.data(), t.mass.data(), moments.data(), p);
+    const RefitLevels levels = refitLevels(packed);
+    std::vector<double> seconds;
+    for (auto _ : state)
+    {
+        Stopwatch clock;
+        refitCpu(view, levels);
+        seconds.push_back(clock.lap());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    setRate(state, b.size());
+    state.counters["host_build_s"]     = build;
+    state.counters["build_over_refit"] = build / seconds[seconds.size() / 2];
+    state.counters["threads"]          = maxThreads();
+}
+
 } // namespace
 
 BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -175,6 +203,7 @@ BENCHMARK(BM_HostTotal)
     ->ArgNames({"n", "model", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK(BM_HostRefit)->Arg(1 << 20)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CpuTwin)->Args({1 << 16, 50})->Args({1 << 16, 75})->Unit(benchmark::kMillisecond)->Iterations(2);
 
 int main(int argc, char** argv)

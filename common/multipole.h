@@ -1,6 +1,7 @@
 #pragma once
 /// @file multipole.h
-/// P2M and M2M for the monopole + traceless quadrupole expansion, in double on the host.
+/// P2M and M2M for the monopole + traceless quadrupole expansion, in double: the host build and the
+/// refit of both backends (common/refit.h) call the same functions, so their results agree bit for bit.
 
 #include "common/gravity.h"
 #include "common/hostdevice.h"
@@ -32,6 +33,84 @@ HOST_DEVICE inline void shiftQuadrupole(const SymTensor<double>& child, Vec3d ch
     parent.xz += child.xz;
     parent.yz += child.yz;
     addPointQuadrupole(childCom - parentCom, childMass, parent);
+}
+
+/// Smaller of a and b, as std::min (b when b < a, else a), callable on the device: boxes then agree
+/// bit for bit with the host build's, signed zeros included.
+HOST_DEVICE inline double minOf(double a, double b) { return b < a ? b : a; }
+
+/// Larger of a and b, as std::max (b when a < b, else a).
+HOST_DEVICE inline double maxOf(double a, double b) { return a < b ? b : a; }
+
+/// What a cell's multipole expansion holds, in double: mass, centre of mass, traceless quadrupole
+/// about it, and the tight box of its bodies.
+struct Moments
+{
+    double mass;
+    Vec3d com;
+    SymTensor<double> quad;
+    Vec3d lo, hi;
+};
+
+/// The centre of mass, or the centre of the box for a cell of massless bodies.
+HOST_DEVICE inline Vec3d centreOfMass(double m, Vec3d weighted, Vec3d lo, Vec3d hi)
+{
+    return m > 0 ? (1.0 / m) * weighted : 0.5 * (lo + hi);
+}
+
+HOST_DEVICE inline void includeInBox(Vec3d plo, Vec3d phi, Vec3d& lo, Vec3d& hi)
+{
+    lo = {minOf(lo.x, plo.x), minOf(lo.y, plo.y), minOf(lo.z, plo.z)};
+    hi = {maxOf(hi.x, phi.x), maxOf(hi.y, phi.y), maxOf(hi.z, phi.z)};
+}
+
+/// P2M of a leaf: the moments of bodies [first, first + count), count >= 1, summed in body order.
+/// @param[in] pos   positions (double)
+/// @param[in] mass  masses
+HOST_DEVICE inline Moments leafMoments(const Vec3d* pos, const double* mass, int32_t first, int32_t count)
+{
+    const int32_t last = first + count;
+    Moments mo;
+    mo.mass = 0;
+    Vec3d weighted{0, 0, 0};
+    for (int32_t i = first; i < last; ++i)
+    {
+        mo.mass += mass[i];
+        weighted += mass[i] * pos[i];
+    }
+    mo.lo = pos[first];
+    mo.hi = pos[first];
+    for (int32_t i = first + 1; i < last; ++i) includeInBox(pos[i], pos[i], mo.lo, mo.hi);
+    mo.com  = centreOfMass(mo.mass, weighted, mo.lo, mo.hi);
+    mo.quad = {0, 0, 0, 0, 0, 0};
+    for (int32_t i = first; i < last; ++i) addPointQuadrupole(pos[i] - mo.com, mass[i], mo.quad);
+    return mo;
+}
+
+/// M2M: the moments of a cell from those of its count (1 to 8) children, in the order given
+/// (octant order in the tree): mass, centre of mass, shifted quadrupole, union of the boxes. The
+/// children are passed by pointer so that the device reads them in place.
+HOST_DEVICE inline Moments combineMoments(const Moments* const* children, int32_t count)
+{
+    Moments mo;
+    mo.mass = 0;
+    Vec3d weighted{0, 0, 0};
+    mo.lo = {HUGE_VAL, HUGE_VAL, HUGE_VAL};
+    mo.hi = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    for (int32_t k = 0; k < count; ++k)
+    {
+        const Moments& c = *children[k];
+        mo.mass += c.mass;
+        weighted += c.mass * c.com;
+        includeInBox(c.lo, c.hi, mo.lo, mo.hi);
+    }
+    mo.com  = centreOfMass(mo.mass, weighted, mo.lo, mo.hi);
+    mo.quad = {0, 0, 0, 0, 0, 0};
+    for (int32_t k = 0; k < count; ++k)
+    {
+        shiftQuadrupole(children[k]->quad, children[k]->com, children[k]->mass, mo.com, mo.quad);
+    }
+    return mo;
 }
 
 } // namespace octwalk

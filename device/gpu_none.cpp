@@ -7,6 +7,7 @@
 #include "device/forces_gpu.h"
 #include "device/gpu_solver.h"
 #include "device/pinned_memory.h"
+#include "device/refit_gpu.h"
 #include "device/walk_gpu.h"
 
 namespace octwalk {
@@ -18,6 +19,10 @@ namespace {
 } // namespace
 
 struct GpuSolver::Impl
+{
+};
+
+struct GpuRefit::Impl
 {
 };
 
@@ -80,5 +85,19 @@ void bodyLeafForcesGpu(const TreeView&, const GroupView&, const ListView&, const
 size_t directScratchBytes(int32_t, int32_t, bool) { noCuda(); }
 
 void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, void*, GpuStream) { noCuda(); }
+
+void refitGpu(const RefitView&, const RefitLevels&, GpuStream) { noCuda(); }
+
+GpuRefit::GpuRefit() { noCuda(); }
+
+GpuRefit::~GpuRefit() = default;
+
+void GpuRefit::setTopology(const RefitView&, const RefitLevels&) { noCuda(); }
+
+void GpuRefit::setBodies(const Vec3d*, const double*) { noCuda(); }
+
+double GpuRefit::refit() { noCuda(); }
+
+void GpuRefit::download(const RefitView&) { noCuda(); }
 
 } // namespace octwalk

@@ -273,58 +273,33 @@ std::array<int32_t, 9> octantBounds(const uint64_t* keys, int32_t first, int32_t
     return bounds;
 }
 
-/// The centre of mass, or the centre of the box for a cell of massless bodies.
-Vec3d centreOf(double m, const Vec3d& weighted, const Box<Vec3d>& box)
+void storeMultipole(Multipoles& mp, int32_t c, const Moments& mo)
 {
-    return m > 0 ? (1.0 / m) * weighted : 0.5 * (box.lo + box.hi);
-}
-
-void storeMultipole(Multipoles& mp, int32_t c, double m, const Vec3d& com, const SymTensor<double>& q,
-                    const Box<Vec3d>& box)
-{
-    mp.mass[c]   = m;
-    mp.com[c]    = com;
-    mp.quad[c]   = q;
-    mp.boxMin[c] = box.lo;
-    mp.boxMax[c] = box.hi;
+    mp.mass[c]   = mo.mass;
+    mp.com[c]    = mo.com;
+    mp.quad[c]   = mo.quad;
+    mp.boxMin[c] = mo.lo;
+    mp.boxMax[c] = mo.hi;
 }
 
 void leafMultipole(const HostTree& t, int32_t c, Multipoles& mp)
 {
-    int32_t first = t.cells.first[c], last = first + t.cells.count[c];
-    double m = 0;
-    Vec3d weighted{0, 0, 0};
-    for (int32_t i = first; i < last; ++i)
-    {
-        m += t.mass[i];
-        weighted += t.mass[i] * t.pos[i];
-    }
-    Box<Vec3d> box = boundingBox(t.pos.data() + first, last - first);
-    Vec3d com      = centreOf(m, weighted, box);
-    SymTensor<double> q{0, 0, 0, 0, 0, 0};
-    for (int32_t i = first; i < last; ++i) addPointQuadrupole(t.pos[i] - com, t.mass[i], q);
-    storeMultipole(mp, c, m, com, q, box);
+    storeMultipole(mp, c, leafMoments(t.pos.data(), t.mass.data(), t.cells.first[c], t.cells.count[c]));
 }
 
 void internalMultipole(const HostTree& t, int32_t c, Multipoles& mp)
 {
-    double m = 0;
-    Vec3d weighted{0, 0, 0};
-    Box<Vec3d> box{{HUGE_VAL, HUGE_VAL, HUGE_VAL}, {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}};
+    Moments kids[8];
+    const Moments* kidPointers[8];
+    int32_t count = 0;
     for (int32_t k : t.cells.child[c])
     {
         if (k < 0) continue;
-        m += mp.mass[k];
-        weighted += mp.mass[k] * mp.com[k];
-        includeBox(box, {mp.boxMin[k], mp.boxMax[k]});
+        kids[count]        = {mp.mass[k], mp.com[k], mp.quad[k], mp.boxMin[k], mp.boxMax[k]};
+        kidPointers[count] = kids + count;
+        ++count;
     }
-    Vec3d com = centreOf(m, weighted, box);
-    SymTensor<double> q{0, 0, 0, 0, 0, 0};
-    for (int32_t k : t.cells.child[c])
-    {
-        if (k >= 0) shiftQuadrupole(mp.quad[k], mp.com[k], mp.mass[k], com, q);
-    }
-    storeMultipole(mp, c, m, com, q, box);
+    storeMultipole(mp, c, combineMoments(kidPointers, count));
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/mac.h"
+#include "common/refit.h"
 #include "host/core/parallel.h"
 #include "host/tree/bounds.h"
 
@@ -58,7 +59,19 @@ uint32_t childEntry(const OctreeCells& c, const std::vector<int32_t>& index, int
     return c.isLeaf[cell] ? (kLeafBit | uint32_t(index[cell])) : uint32_t(index[cell]);
 }
 
-F4 toF4(Vec3d v, double w) { return {float(v.x), float(v.y), float(v.z), float(w)}; }
+/// internalLevelFirst[L]: internal nodes at levels below L (cells are breadth-first, so levels are
+/// sorted, and packed internal indices follow the cell order).
+void internalLevels(const OctreeCells& c, const std::vector<int32_t>& index, int32_t numInternal,
+                    std::vector<int32_t>& internalLevelFirst)
+{
+    internalLevelFirst.resize(size_t(c.depth) + 2);
+    for (int32_t level = 0; level <= c.depth + 1; ++level)
+    {
+        const int32_t cell = int32_t(std::lower_bound(c.level.begin(), c.level.end(), level) - c.level.begin());
+        if (cell == c.size()) internalLevelFirst[level] = numInternal;
+        else internalLevelFirst[level] = c.isLeaf[cell] ? cell - (index[cell] - numInternal) : index[cell];
+    }
+}
 
 } // namespace
 
@@ -78,9 +91,10 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
     out.nodeCom.resize(numCells);
     out.nodeQuad.resize(2 * size_t(numCells));
     out.leafRange.resize(out.numLeaves);
+    internalLevels(c, index, out.numInternal, out.internalLevelFirst);
 
-    float invTheta  = float(1.0 / p.opening_angle);
-    float quadScale = p.use_quadrupole ? 1.0f : 0.0f;
+    const float invTheta  = packedInvTheta(p);
+    const float quadScale = packedQuadScale(p);
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < numCells; ++i)
     {
@@ -97,18 +111,8 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
             out.children[2 * n + 1] = {childEntry(c, index, ch[4]), childEntry(c, index, ch[5]),
                                        childEntry(c, index, ch[6]), childEntry(c, index, ch[7])};
         }
-        Vec3d center = 0.5 * (mp.boxMin[i] + mp.boxMax[i]);
-        Vec3d extent = mp.boxMax[i] - mp.boxMin[i];
-        double side  = std::max({extent.x, extent.y, extent.z});
-        Vec3d offset = mp.com[i] - center;
-        float delta  = float(std::sqrt(dot(offset, offset)));
-
-        out.nodeCom[n]             = toF4(mp.com[i], mp.mass[i]);
-        out.nodeMac[n]             = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
-        const SymTensor<double>& q = mp.quad[i];
-        out.nodeQuad[2 * n]        = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
-                                      quadScale * float(q.xy)};
-        out.nodeQuad[2 * n + 1]    = {quadScale * float(q.xz), quadScale * float(q.yz), 0.0f, 0.0f};
+        const Moments mo{mp.mass[i], mp.com[i], mp.quad[i], mp.boxMin[i], mp.boxMax[i]};
+        packNode(mo, p.mac, invTheta, quadScale, out.nodeCom[n], out.nodeMac[n], out.nodeQuad.data() + 2 * n);
     }
 
     size_t n = t.pos.size();
@@ -128,20 +132,39 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
 void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half)
 {
 #pragma omp parallel for schedule(static)
-    for (int64_t g = 0; g < numGroups; ++g)
-    {
-        const Box<F4> box = boundingBox(bodies + ranges[g].x, ranges[g].y);
-        const F4& lo      = box.lo;
-        const F4& hi      = box.hi;
-        // Centre and half-size are rounded outward so the float box still contains every body.
-        Vec3f c{0.5f * (lo.x + hi.x), 0.5f * (lo.y + hi.y), 0.5f * (lo.z + hi.z)};
-        auto halfWidth = [](float cc, float a, float b) {
-            float h = std::max(cc - a, b - cc);
-            return std::nextafter(h, HUGE_VALF);
-        };
-        center[g] = {c.x, c.y, c.z, 0.0f};
-        half[g]   = {halfWidth(c.x, lo.x, hi.x), halfWidth(c.y, lo.y, hi.y), halfWidth(c.z, lo.z, hi.z), 0.0f};
-    }
+    for (int64_t g = 0; g < numGroups; ++g) groupBox(bodies, ranges[g], center[g], half[g]);
+}
+
+float packedInvTheta(const Parameters& p) { return float(1.0 / p.opening_angle); }
+
+float packedQuadScale(const Parameters& p) { return p.use_quadrupole ? 1.0f : 0.0f; }
+
+RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Moments* moments, const Parameters& p)
+{
+    return {packed.children.data(),
+            packed.leafRange.data(),
+            packed.groupRange.data(),
+            pos,
+            mass,
+            moments,
+            packed.nodeMac.data(),
+            packed.nodeCom.data(),
+            packed.nodeQuad.data(),
+            packed.bodies.data(),
+            packed.groupCenter.data(),
+            packed.groupHalf.data(),
+            packed.numInternal,
+            packed.numLeaves,
+            int32_t(packed.groupRange.size()),
+            int32_t(packed.bodies.size()),
+            p.mac,
+            packedInvTheta(p),
+            packedQuadScale(p)};
+}
+
+RefitLevels refitLevels(const PackedTree& packed)
+{
+    return {packed.internalLevelFirst.data(), int32_t(packed.internalLevelFirst.size()) - 1};
 }
 
 } // namespace octwalk

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "common/refit.h"
 #include "common/tree_view.h"
 #include "device/pinned_memory.h"
 #include "host/tree/octree.h"
@@ -28,6 +29,10 @@ struct PackedTree
 
     std::vector<int32_t> cellIndex; ///< packed index of every host cell (working memory of packTree)
 
+    /// Internal nodes by level: level L's are [internalLevelFirst[L], internalLevelFirst[L + 1]),
+    /// depth + 2 entries (the refit's order, common/refit.h).
+    std::vector<int32_t> internalLevelFirst;
+
     /// The periodic box and the host's correction table (boxSize 0: isolated); the solver sets it
     /// (the table lives in host/reference).
     PeriodicView periodic{nullptr, 0, 0.0f, 0.0f};
@@ -47,5 +52,23 @@ void packTree(const HostTree& tree, const Parameters& p, PackedTree& packed);
 /// @param[out] center     numGroups centres
 /// @param[out] half       numGroups half-sizes
 void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half);
+
+/// float(1 / theta): the inverse opening angle as the packer rounds it.
+float packedInvTheta(const Parameters& p);
+
+/// 1, or 0 when p.use_quadrupole is false (the packed quadrupoles are zeroed).
+float packedQuadScale(const Parameters& p);
+
+/// The refit view of a packed tree (host memory): its topology and outputs, and the bodies' current
+/// positions and masses in tree order.
+/// @param[in,out] packed   packed by packTree; its node, body and group arrays are the outputs
+/// @param[in]     pos      numBodies positions, tree order
+/// @param[in]     mass     numBodies masses, tree order
+/// @param[in]     moments  working memory of numInternal + numLeaves entries
+/// @param[in]     p        the theta, MAC and quadrupole switch packTree was given
+RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Moments* moments, const Parameters& p);
+
+/// The levels of the internal nodes of a packed tree (pointing into packed.internalLevelFirst).
+RefitLevels refitLevels(const PackedTree& packed);
 
 } // namespace octwalk
