@@ -10,6 +10,9 @@
 
 #include <cub/warp/warp_scan.cuh>
 
+#include <string>
+
+#include "common/errors.h"
 #include "common/ewald.h"
 #include "common/gravity.h"
 #include "device/cuda_check.cuh"
@@ -20,37 +23,39 @@ namespace octwalk {
 namespace {
 
 /// Force kernels run one warp per group (kForceWarps groups per block), each lane serving up to
-/// kTargetsPerLane targets; larger groups take several passes. Groups average ~18 bodies at
-/// n_group = 64 (Plummer, 2^20), so one block of n_group threads per group left most threads idle
-/// (measured 1.4x slower on an H200); a warp serves groups of <= 32 bodies with one target per
-/// lane and larger ones with two, which share each staged node.
-constexpr int kWarp           = 32;
-constexpr int kTargetsPerLane = 2;
-constexpr int kTargetsPerWarp = kWarp * kTargetsPerLane;
-constexpr int kForceWarps     = 4;
-constexpr int kForceBlock     = kWarp * kForceWarps;
+/// TargetsPerLane targets (a template parameter, chosen at run time by the launchers); larger
+/// groups take several passes. Groups average ~18 bodies at n_group = 64 (Plummer, 2^20), so one
+/// block of n_group threads per group left most threads idle (measured 1.4x slower on an H200); a
+/// warp serves groups of <= 32 bodies with one target per lane and larger ones with up to
+/// TargetsPerLane, which share each staged node (its shared-memory loads and the loop overhead).
+constexpr int kWarp       = 32;
+constexpr int kForceWarps = 4;
+constexpr int kForceBlock = kWarp * kForceWarps;
 static_assert(kWarp == 32, "the tiles, __syncwarp and cub::WarpScan assume 32-lane warps");
-static_assert(kTargetsPerLane >= 1, "every lane serves at least one target per pass");
 static_assert(kForceWarps >= 1 && kForceBlock <= 1024, "a force block is whole warps, at most 1024 threads");
 
 /// The targets one lane serves in one pass of its warp over the group's lists: base + lane + 32 s
 /// for slot s. slots is warp-uniform; lanes without a target in a slot compute on a dummy target
 /// at the origin (the kernels guard r = 0) and discard the result, so the inner loops do not
 /// branch on which lanes have targets.
+template<int TargetsPerLane>
 struct LaneTargets
 {
-    Vec3f pos[kTargetsPerLane];
-    int32_t index[kTargetsPerLane];
-    Vec3f acc[kTargetsPerLane];
-    float pot[kTargetsPerLane];
+    static_assert(TargetsPerLane >= 1, "every lane serves at least one target per pass");
+    static constexpr int kPerWarp = kWarp * TargetsPerLane;
+
+    Vec3f pos[TargetsPerLane];
+    int32_t index[TargetsPerLane];
+    Vec3f acc[TargetsPerLane];
+    float pot[TargetsPerLane];
     int32_t end;
     int slots;
 
     __device__ LaneTargets(const F4* targets, int32_t base, int32_t groupEnd, int lane) : end(groupEnd)
     {
-        slots = min(kTargetsPerLane, (groupEnd - base + kWarp - 1) / kWarp);
+        slots = min(TargetsPerLane, (groupEnd - base + kWarp - 1) / kWarp);
 #pragma unroll
-        for (int s = 0; s < kTargetsPerLane; ++s)
+        for (int s = 0; s < TargetsPerLane; ++s)
         {
             index[s] = base + lane + s * kWarp;
             pos[s]   = index[s] < end ? xyz(loadReadOnly(targets + index[s])) : Vec3f{0, 0, 0};
@@ -76,12 +81,12 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, int32_t n)
     return {loadReadOnly(tree.nodeCom + n), loadReadOnly(tree.nodeQuad + 2 * n), make_float2(b.x, b.y)};
 }
 
-/// Body-node forces: one warp per group (see kTargetsPerLane for why). The group's node list is
+/// Body-node forces: one warp per group (see LaneTargets for why). The group's node list is
 /// staged through the warp's shared tile 32 entries at a time, and every target sums the whole
 /// list in list order, like the CPU twin. Each lane fetches its entry of the next tile before the
 /// warp computes on the current one, so the scattered node loads overlap the arithmetic.
 /// Periodic: nearest images and the Ewald correction (common/ewald.h), as on the CPU twin.
-template<bool Periodic>
+template<bool Periodic, int TargetsPerLane>
 __global__ void __launch_bounds__(kForceBlock)
     bodyNodeKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
@@ -97,9 +102,9 @@ __global__ void __launch_bounds__(kForceBlock)
     const int64_t listBegin = nodeOffset[g], listEnd = nodeOffset[g + 1];
     NodeEntry* tileNodes = sNode[warp];
 
-    for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
+    for (int32_t base = range.x; base < range.x + range.y; base += LaneTargets<TargetsPerLane>::kPerWarp)
     {
-        LaneTargets t(targets, base, range.x + range.y, lane);
+        LaneTargets<TargetsPerLane> t(targets, base, range.x + range.y, lane);
         NodeEntry next{};
         if (listBegin + lane < listEnd) next = loadNodeEntry(tree, nodeList[listBegin + lane]);
         for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
@@ -115,7 +120,7 @@ __global__ void __launch_bounds__(kForceBlock)
                 NodeEntry e = tileNodes[k];
                 SymTensor<float> q{e.quadA.x, e.quadA.y, e.quadA.z, e.quadA.w, e.quadB.x, e.quadB.y};
 #pragma unroll
-                for (int s = 0; s < kTargetsPerLane; ++s)
+                for (int s = 0; s < TargetsPerLane; ++s)
                 {
                     if (s >= t.slots) continue;
                     if (Periodic)
@@ -127,7 +132,7 @@ __global__ void __launch_bounds__(kForceBlock)
             }
         }
 #pragma unroll
-        for (int s = 0; s < kTargetsPerLane; ++s)
+        for (int s = 0; s < TargetsPerLane; ++s)
         {
             if (t.active(s)) nodeAcc[t.index[s]] = {t.acc[s].x, t.acc[s].y, t.acc[s].z, t.pot[s]};
         }
@@ -153,7 +158,7 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
 /// then tree order within a leaf, like the CPU twin), staged through the warp's shared tile 32
 /// bodies at a time. out[i] = nodeAcc[i] + leaf sum, as the CPU twin's bodyLeafForcesCpu.
 /// Periodic: nearest images and the Ewald correction, which a body also applies to itself (its self term).
-template<bool Periodic>
+template<bool Periodic, int TargetsPerLane>
 __global__ void __launch_bounds__(kForceBlock)
     bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
@@ -177,9 +182,9 @@ __global__ void __launch_bounds__(kForceBlock)
     F4* body           = sBody[warp];
     int32_t* bodyIndex = sBodyIndex[warp];
 
-    for (int32_t base = range.x; base < range.x + range.y; base += kTargetsPerWarp)
+    for (int32_t base = range.x; base < range.x + range.y; base += LaneTargets<TargetsPerLane>::kPerWarp)
     {
-        LaneTargets t(targets, base, range.x + range.y, lane);
+        LaneTargets<TargetsPerLane> t(targets, base, range.x + range.y, lane);
         for (int64_t chunk = listBegin; chunk < listEnd; chunk += kWarp)
         {
             const int numLeaves = int(min(int64_t(kWarp), listEnd - chunk));
@@ -208,7 +213,7 @@ __global__ void __launch_bounds__(kForceBlock)
                     F4 b      = body[k];
                     int32_t j = bodyIndex[k];
 #pragma unroll
-                    for (int s = 0; s < kTargetsPerLane; ++s)
+                    for (int s = 0; s < TargetsPerLane; ++s)
                     {
                         if (s >= t.slots) continue;
                         const bool self = skipSelf && j == t.index[s];
@@ -217,14 +222,16 @@ __global__ void __launch_bounds__(kForceBlock)
                             bodyBodyPeriodic(xyz(b) - t.pos[s], self ? 0.0f : b.w, b.w, eps2, tree.periodic, t.acc[s],
                                              t.pot[s]);
                         }
-                        else if (!self) bodyBody(xyz(b) - t.pos[s], b.w, eps2, t.acc[s], t.pot[s]);
+                        // The body itself adds exact zeros (massless, at a guarded r), without the
+                        // divergent branch of skipping it.
+                        else bodyBody(xyz(b) - t.pos[s], self ? 0.0f : b.w, eps2, t.acc[s], t.pot[s]);
                     }
                 }
                 __syncwarp();
             }
         }
 #pragma unroll
-        for (int s = 0; s < kTargetsPerLane; ++s)
+        for (int s = 0; s < TargetsPerLane; ++s)
         {
             if (!t.active(s)) continue;
             F4 node         = loadReadOnly(nodeAcc + t.index[s]);
@@ -236,23 +243,50 @@ __global__ void __launch_bounds__(kForceBlock)
 static_assert(sizeof(NodeEntry) * kWarp * kForceWarps <= 48 * 1024,
               "the body-node kernel's tiles fit in static shared memory");
 
+/// The kernel of one (periodic, targets per lane) pair; the launchers pick it at run time.
+template<template<bool, int> class Pick>
+auto pickKernel(bool periodic, int targetsPerLane)
+{
+    switch (targetsPerLane)
+    {
+    case 2: return periodic ? Pick<true, 2>::kernel() : Pick<false, 2>::kernel();
+    case 4: return periodic ? Pick<true, 4>::kernel() : Pick<false, 4>::kernel();
+    default:
+        throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
+                             " is not built (2 or 4)");
+    }
+}
+
+template<bool Periodic, int TargetsPerLane>
+struct PickNode
+{
+    static auto kernel() { return bodyNodeKernel<Periodic, TargetsPerLane>; }
+};
+
+template<bool Periodic, int TargetsPerLane>
+struct PickLeaf
+{
+    static auto kernel() { return bodyLeafKernel<Periodic, TargetsPerLane>; }
+};
+
 } // namespace
 
 void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
-                       float eps2, F4* nodeAcc, GpuStream stream)
+                       float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane)
 {
+    auto kernel = pickKernel<PickNode>(tree.periodic.boxSize > 0.0f, targetsPerLane);
     if (groups.numGroups == 0) return;
-    auto kernel = tree.periodic.boxSize > 0.0f ? bodyNodeKernel<true> : bodyNodeKernel<false>;
     kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
     CUDA_CHECK_LAUNCH();
 }
 
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
-                       const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream)
+                       const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
+                       int targetsPerLane)
 {
+    auto kernel = pickKernel<PickLeaf>(tree.periodic.boxSize > 0.0f, targetsPerLane);
     if (groups.numGroups == 0) return;
-    auto kernel = tree.periodic.boxSize > 0.0f ? bodyLeafKernel<true> : bodyLeafKernel<false>;
     kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2, nodeAcc,
         acc);

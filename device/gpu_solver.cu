@@ -325,22 +325,23 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
     m.uploaded.record(m.stream);
 
     CountsView dCounts = m.countsView(numGroups);
-    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs);
+    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs, config_.walk);
     m.counted.record(m.stream);
     m.scanAndGrowLists(dCounts, numGroups);
     // Recorded on the idle stream after the host has read the totals and grown the lists, so the
     // scan phase includes that read-back.
     m.scanned.record(m.stream);
     ListView dLists = m.listView(numGroups);
-    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs);
+    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs, config_.walk);
     m.written.record(m.stream);
 
     size_t numTargets = size_t(targets.numTargets);
     m.nodeAcc.reserve(numTargets);
     m.acc.reserve(numTargets);
-    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs);
+    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane);
     m.nodesDone.record(m.stream);
-    bodyLeafForcesGpu(dTree, dGroups, dLists, dBodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs);
+    bodyLeafForcesGpu(dTree, dGroups, dLists, dBodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs,
+                      config_.targetsPerLane);
     m.leavesDone.record(m.stream);
 
     std::vector<int64_t> leafBodies;

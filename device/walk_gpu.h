@@ -13,6 +13,14 @@
 
 namespace octwalk {
 
+/// How the device walks the tree (both give the CPU twin's lists exactly): one thread per group (the
+/// landed kernels), or a team of 8 lanes per group, one lane per child of the cell being opened.
+enum class GpuWalk
+{
+    Thread,
+    Team,
+};
+
 /// Device memory the scan may use as temporary storage.
 struct GpuScratch
 {
@@ -20,13 +28,13 @@ struct GpuScratch
     size_t bytes = 0;
 };
 
-/// Pass 1: one thread per group counts its list entries.
+/// Pass 1: counts each group's list entries (one thread or one team per group, as walk says).
 /// @param[out] counts         device arrays; nodes and leaves need numGroups + 1 entries, the last of
 ///                            which the launcher zeroes so that the scan's last offset is the total
 /// @param[out] overflowGroup  one device int32: 1 + the highest group whose walk overflowed its stack,
 ///                            0 when none did (never with the tree's true depth)
 void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
-                          int32_t* overflowGroup, GpuStream stream);
+                          int32_t* overflowGroup, GpuStream stream, GpuWalk walk = GpuWalk::Thread);
 
 /// Bytes of scratch scanCountsGpu needs for numGroups groups (no device work).
 size_t scanCountsGpuScratchBytes(int32_t numGroups);
@@ -39,6 +47,6 @@ void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch s
 /// Pass 2: the same walk writes each group's entries at its offsets.
 /// @param[in,out] overflowGroup  raised as in countInteractionsGpu
 void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,
-                          GpuStream stream);
+                          GpuStream stream, GpuWalk walk = GpuWalk::Thread);
 
 } // namespace octwalk
