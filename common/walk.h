@@ -27,13 +27,19 @@ enum class EntryAction : int32_t
     Open = 2, ///< opened internal node: its children are visited later
 };
 
-/// The MAC (with nearest images in a periodic box) applied to one entry. The walk below and the
-/// device's cooperative walk (device/walk_gpu.cu) both decide with it.
+/// The MAC (with nearest images in a periodic box) applied to one entry whose node's MAC word is
+/// nodeMac. The walk below and the device's cooperative walk (device/walk_gpu.cu, which may fetch the
+/// word through a texture) both decide with it.
+HOST_DEVICE inline EntryAction classifyEntry(F4 nodeMac, uint32_t entry, F4 groupCenter, F4 groupHalf,
+                                             const PeriodicView& box)
+{
+    if (acceptNode(nodeMac, groupCenter, groupHalf, box)) return EntryAction::Node;
+    return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;
+}
+
 HOST_DEVICE inline EntryAction classifyEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf)
 {
-    int32_t node = int32_t(entry & ~kLeafBit);
-    if (acceptNode(tree.nodeMac[node], groupCenter, groupHalf, tree.periodic)) return EntryAction::Node;
-    return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;
+    return classifyEntry(tree.nodeMac[entry & ~kLeafBit], entry, groupCenter, groupHalf, tree.periodic);
 }
 
 /// Applies classifyEntry to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);

@@ -75,8 +75,17 @@ struct NodeEntry
     float2 quadB;
 };
 
-__device__ inline NodeEntry loadNodeEntry(const TreeView& tree, int32_t n)
+/// One list entry's node, through __ldg or (Tex) the texture objects over the same arrays.
+template<bool Tex>
+__device__ inline NodeEntry loadNodeEntry(const TreeView& tree, const TreeTextures& tex, int32_t n)
 {
+    if (Tex)
+    {
+        float4 com = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeCom), n);
+        float4 a   = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeQuad), 2 * n);
+        float4 b   = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeQuad), 2 * n + 1);
+        return {{com.x, com.y, com.z, com.w}, {a.x, a.y, a.z, a.w}, make_float2(b.x, b.y)};
+    }
     F4 b = loadReadOnly(tree.nodeQuad + 2 * n + 1);
     return {loadReadOnly(tree.nodeCom + n), loadReadOnly(tree.nodeQuad + 2 * n), make_float2(b.x, b.y)};
 }
@@ -86,9 +95,9 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, int32_t n)
 /// list in list order, like the CPU twin. Each lane fetches its entry of the next tile before the
 /// warp computes on the current one, so the scattered node loads overlap the arithmetic.
 /// Periodic: nearest images and the Ewald correction (common/ewald.h), as on the CPU twin.
-template<bool Periodic, int TargetsPerLane>
+template<bool Periodic, int TargetsPerLane, bool Tex>
 __global__ void __launch_bounds__(kForceBlock)
-    bodyNodeKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
+    bodyNodeKernel(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
                    F4* __restrict__ nodeAcc)
 {
@@ -106,14 +115,14 @@ __global__ void __launch_bounds__(kForceBlock)
     {
         LaneTargets<TargetsPerLane> t(targets, base, range.x + range.y, lane);
         NodeEntry next{};
-        if (listBegin + lane < listEnd) next = loadNodeEntry(tree, nodeList[listBegin + lane]);
+        if (listBegin + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[listBegin + lane]);
         for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
         {
             const int count = int(min(int64_t(kWarp), listEnd - tile));
             __syncwarp();
             tileNodes[lane] = next;
             __syncwarp();
-            if (tile + kWarp + lane < listEnd) next = loadNodeEntry(tree, nodeList[tile + kWarp + lane]);
+            if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
 #pragma unroll 4
             for (int k = 0; k < count; ++k)
             {
@@ -243,27 +252,32 @@ __global__ void __launch_bounds__(kForceBlock)
 static_assert(sizeof(NodeEntry) * kWarp * kForceWarps <= 48 * 1024,
               "the body-node kernel's tiles fit in static shared memory");
 
-/// The kernel of one (periodic, targets per lane) pair; the launchers pick it at run time.
-template<template<bool, int> class Pick>
-auto pickKernel(bool periodic, int targetsPerLane)
+/// The kernel of one (periodic, targets per lane, textures) choice; the launchers pick it at run time.
+template<template<bool, int, bool> class Pick>
+auto pickKernel(bool periodic, int targetsPerLane, bool textures)
 {
     switch (targetsPerLane)
     {
-    case 2: return periodic ? Pick<true, 2>::kernel() : Pick<false, 2>::kernel();
-    case 4: return periodic ? Pick<true, 4>::kernel() : Pick<false, 4>::kernel();
+    case 2:
+        if (periodic) return textures ? Pick<true, 2, true>::kernel() : Pick<true, 2, false>::kernel();
+        return textures ? Pick<false, 2, true>::kernel() : Pick<false, 2, false>::kernel();
+    case 4:
+        if (periodic) return textures ? Pick<true, 4, true>::kernel() : Pick<true, 4, false>::kernel();
+        return textures ? Pick<false, 4, true>::kernel() : Pick<false, 4, false>::kernel();
     default:
         throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
                              " is not built (2 or 4)");
     }
 }
 
-template<bool Periodic, int TargetsPerLane>
+template<bool Periodic, int TargetsPerLane, bool Tex>
 struct PickNode
 {
-    static auto kernel() { return bodyNodeKernel<Periodic, TargetsPerLane>; }
+    static auto kernel() { return bodyNodeKernel<Periodic, TargetsPerLane, Tex>; }
 };
 
-template<bool Periodic, int TargetsPerLane>
+/// The body-leaf kernel reads bodies and leaf ranges only: no texture variant.
+template<bool Periodic, int TargetsPerLane, bool>
 struct PickLeaf
 {
     static auto kernel() { return bodyLeafKernel<Periodic, TargetsPerLane>; }
@@ -272,12 +286,12 @@ struct PickLeaf
 } // namespace
 
 void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
-                       float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane)
+                       float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane, const TreeTextures& textures)
 {
-    auto kernel = pickKernel<PickNode>(tree.periodic.boxSize > 0.0f, targetsPerLane);
+    auto kernel = pickKernel<PickNode>(tree.periodic.boxSize > 0.0f, targetsPerLane, textures.present());
     if (groups.numGroups == 0) return;
     kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
-        tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
+        tree, textures, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -285,7 +299,7 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
                        int targetsPerLane)
 {
-    auto kernel = pickKernel<PickLeaf>(tree.periodic.boxSize > 0.0f, targetsPerLane);
+    auto kernel = pickKernel<PickLeaf>(tree.periodic.boxSize > 0.0f, targetsPerLane, false);
     if (groups.numGroups == 0) return;
     kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2, nodeAcc,

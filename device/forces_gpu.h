@@ -7,6 +7,7 @@
 
 #include "common/tree_view.h"
 #include "device/gpu_stream.h"
+#include "device/walk_gpu.h"
 
 namespace octwalk {
 
@@ -18,8 +19,10 @@ constexpr int kDefaultTargetsPerLane = 2;
 /// Body-node (quadrupole) forces from the node lists.
 /// @param[out] nodeAcc         (acc xyz, potential) with G = 1, indexed like targets (device memory)
 /// @param[in]  targetsPerLane  2 or 4 (kDefaultTargetsPerLane)
+/// @param[in]  textures        when present, the node entries are read through them instead of __ldg
 void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
-                       float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane = kDefaultTargetsPerLane);
+                       float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane = kDefaultTargetsPerLane,
+                       const TreeTextures& textures = {});
 
 /// Body-leaf (softened body-body) forces from the leaf lists, added to the body-node ones: the total.
 /// A target that is a body skips itself by index.

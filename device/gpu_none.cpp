@@ -58,7 +58,8 @@ void GpuSolver::downloadLists(std::vector<int64_t>&, std::vector<int64_t>&, std:
     noCuda();
 }
 
-void countInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, int32_t*, GpuStream, GpuWalk)
+void countInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, int32_t*, GpuStream, GpuWalk,
+                          const TreeTextures&)
 {
     noCuda();
 }
@@ -67,13 +68,14 @@ size_t scanCountsGpuScratchBytes(int32_t) { noCuda(); }
 
 void scanCountsGpu(const CountsView&, const ListView&, GpuScratch, GpuStream) { noCuda(); }
 
-void writeInteractionsGpu(const TreeView&, const GroupView&, const ListView&, int32_t*, GpuStream, GpuWalk)
+void writeInteractionsGpu(const TreeView&, const GroupView&, const ListView&, int32_t*, GpuStream, GpuWalk,
+                          const TreeTextures&)
 {
     noCuda();
 }
 
 void bodyNodeForcesGpu(const TreeView&, const GroupView&, const ListView&, const TargetView&, float, F4*, GpuStream,
-                       int)
+                       int, const TreeTextures&)
 {
     noCuda();
 }

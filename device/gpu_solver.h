@@ -37,6 +37,9 @@ struct GpuKernelConfig
 {
     GpuWalk walk       = GpuWalk::Thread;
     int targetsPerLane = kDefaultTargetsPerLane; ///< of the force kernels: 2 or 4
+    /// Read the child words and MAC words (team walk) and the node entries (body-node kernel)
+    /// through texture objects instead of __ldg.
+    bool textures = false;
 };
 
 /// Throws ParameterError for a variant that is not built.

@@ -92,9 +92,28 @@ struct TeamOutputs
     int32_t* leafList;
 };
 
-template<bool Write>
-__global__ void __launch_bounds__(kTeamBlock) teamWalkKernel(TreeView tree, GroupView groups, int32_t capacity,
-                                                             TeamOutputs out, int32_t* __restrict__ overflowGroup)
+/// Word member of cell's two child words.
+template<bool Tex>
+__device__ inline uint32_t childWord(const TreeView& tree, const TreeTextures& tex, uint32_t cell, int member)
+{
+    if (Tex) return tex1Dfetch<unsigned int>(cudaTextureObject_t(tex.children), int(kTeam * cell) + member);
+    return __ldg(reinterpret_cast<const unsigned int*>(tree.children) + size_t(kTeam) * cell + member);
+}
+
+/// The MAC word of an entry's node.
+template<bool Tex>
+__device__ inline F4 macWord(const TreeView& tree, const TreeTextures& tex, uint32_t entry)
+{
+    const int32_t node = int32_t(entry & ~kLeafBit);
+    if (!Tex) return loadReadOnly(tree.nodeMac + node);
+    float4 v = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeMac), node);
+    return {v.x, v.y, v.z, v.w};
+}
+
+template<bool Write, bool Tex>
+__global__ void __launch_bounds__(kTeamBlock)
+    teamWalkKernel(TreeView tree, GroupView groups, int32_t capacity, TeamOutputs out, TreeTextures tex,
+                   int32_t* __restrict__ overflowGroup)
 {
     __shared__ uint32_t sStack[kTeamsPerBlock][kWalkStackMax];
     const int lane          = int(threadIdx.x) % 32;
@@ -128,7 +147,7 @@ __global__ void __launch_bounds__(kTeamBlock) teamWalkKernel(TreeView tree, Grou
     while (true)
     {
         EntryAction action = EntryAction::Node;
-        if (has) action = classifyEntry(tree, entry, center, half);
+        if (has) action = classifyEntry(macWord<Tex>(tree, tex, entry), entry, center, half, tree.periodic);
         const unsigned nodeMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Node) & teamBits;
         const unsigned leafMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Leaf) & teamBits;
         const unsigned openMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Open) & teamBits;
@@ -160,8 +179,8 @@ __global__ void __launch_bounds__(kTeamBlock) teamWalkKernel(TreeView tree, Grou
         if (active)
         {
             const uint32_t cell = stack[--top];
-            entry = __ldg(reinterpret_cast<const unsigned int*>(tree.children) + size_t(kTeam) * cell + member);
-            has   = entry != kEmptyChild;
+            entry               = childWord<Tex>(tree, tex, cell, member);
+            has                 = entry != kEmptyChild;
         }
         __syncwarp(); // every lane has read the cell before the team pushes over its slot
     }
@@ -190,10 +209,21 @@ cudaError_t exclusiveScan(void* temp, size_t& tempBytes, int32_t* counts, int64_
                                           s);
 }
 
+/// The team walk's launch: pass 1 (Write false) or pass 2, through textures when they are present.
+template<bool Write>
+void launchTeamWalk(const TreeView& tree, const GroupView& groups, const TeamOutputs& out, const TreeTextures& textures,
+                    int32_t* overflowGroup, cudaStream_t s)
+{
+    auto kernel = textures.present() ? teamWalkKernel<Write, true> : teamWalkKernel<Write, false>;
+    kernel<<<blocksFor(groups.numGroups, kTeamsPerBlock), kTeamBlock, 0, s>>>(tree, groups, stackCapacity(tree), out,
+                                                                              textures, overflowGroup);
+    CUDA_CHECK_LAUNCH();
+}
+
 } // namespace
 
 void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
-                          int32_t* overflowGroup, GpuStream stream, GpuWalk walk)
+                          int32_t* overflowGroup, GpuStream stream, GpuWalk walk, const TreeTextures& textures)
 {
     size_t numGroups = size_t(groups.numGroups);
     cudaStream_t s   = cudaStreamOf(stream);
@@ -205,9 +235,7 @@ void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const C
     if (walk == GpuWalk::Team)
     {
         TeamOutputs out{counts.nodes, counts.leaves, counts.leafBodies, nullptr, nullptr, nullptr, nullptr};
-        teamWalkKernel<false><<<blocksFor(groups.numGroups, kTeamsPerBlock), kTeamBlock, 0, s>>>(
-            tree, groups, stackCapacity(tree), out, overflowGroup);
-        CUDA_CHECK_LAUNCH();
+        launchTeamWalk<false>(tree, groups, out, textures, overflowGroup, s);
         return;
     }
     countInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, s>>>(
@@ -234,15 +262,13 @@ void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch s
 }
 
 void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,
-                          GpuStream stream, GpuWalk walk)
+                          GpuStream stream, GpuWalk walk, const TreeTextures& textures)
 {
     if (groups.numGroups == 0) return;
     if (walk == GpuWalk::Team)
     {
         TeamOutputs out{nullptr, nullptr, nullptr, lists.nodeOffset, lists.leafOffset, lists.nodeList, lists.leafList};
-        teamWalkKernel<true><<<blocksFor(groups.numGroups, kTeamsPerBlock), kTeamBlock, 0, cudaStreamOf(stream)>>>(
-            tree, groups, stackCapacity(tree), out, overflowGroup);
-        CUDA_CHECK_LAUNCH();
+        launchTeamWalk<true>(tree, groups, out, textures, overflowGroup, cudaStreamOf(stream));
         return;
     }
     writeInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, cudaStreamOf(stream)>>>(

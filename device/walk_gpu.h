@@ -21,6 +21,16 @@ enum class GpuWalk
     Team,
 };
 
+/// Texture objects (cudaTextureObject_t handles, 0 when absent) over the tree's read-only arrays,
+/// for the texture read path (GpuKernelConfig::textures): the child words as 32-bit words, the
+/// others as float4. Without them the kernels read through __ldg.
+struct TreeTextures
+{
+    uint64_t children = 0, nodeMac = 0, nodeCom = 0, nodeQuad = 0;
+
+    bool present() const { return children != 0 && nodeMac != 0 && nodeCom != 0 && nodeQuad != 0; }
+};
+
 /// Device memory the scan may use as temporary storage.
 struct GpuScratch
 {
@@ -28,13 +38,15 @@ struct GpuScratch
     size_t bytes = 0;
 };
 
-/// Pass 1: counts each group's list entries (one thread or one team per group, as walk says).
+/// Pass 1: counts each group's list entries (one thread or one team per group, as walk says; the
+/// team walk reads the child words and MAC words through textures when they are present).
 /// @param[out] counts         device arrays; nodes and leaves need numGroups + 1 entries, the last of
 ///                            which the launcher zeroes so that the scan's last offset is the total
 /// @param[out] overflowGroup  one device int32: 1 + the highest group whose walk overflowed its stack,
 ///                            0 when none did (never with the tree's true depth)
 void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
-                          int32_t* overflowGroup, GpuStream stream, GpuWalk walk = GpuWalk::Thread);
+                          int32_t* overflowGroup, GpuStream stream, GpuWalk walk = GpuWalk::Thread,
+                          const TreeTextures& textures = {});
 
 /// Bytes of scratch scanCountsGpu needs for numGroups groups (no device work).
 size_t scanCountsGpuScratchBytes(int32_t numGroups);
@@ -47,6 +59,6 @@ void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch s
 /// Pass 2: the same walk writes each group's entries at its offsets.
 /// @param[in,out] overflowGroup  raised as in countInteractionsGpu
 void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,
-                          GpuStream stream, GpuWalk walk = GpuWalk::Thread);
+                          GpuStream stream, GpuWalk walk = GpuWalk::Thread, const TreeTextures& textures = {});
 
 } // namespace octwalk
