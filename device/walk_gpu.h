@@ -1,8 +1,9 @@
 #pragma once
 /// @file walk_gpu.h
 /// The group walk on the device: pass 1 (count), the scan, pass 2 (write). Twin of host/cpu/walk_cpu.h:
-/// the same arguments (views pointing at device memory) plus a stream, and the same common/walk.h walk,
-/// so the lists are bit-identical to the CPU twin's. Launches are asynchronous on the stream; built from
+/// the same arguments (views pointing at device memory) plus a stream, and the same common/walk.h walk
+/// (the team walk: its classifyEntry, in walkGroup's order), so the lists are bit-identical to the CPU
+/// twin's. Launches are asynchronous on the stream; built from
 /// walk_gpu.cu with CUDA, from gpu_none.cpp without (then they throw BackendError).
 
 #include <cstddef>
