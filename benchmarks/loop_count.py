@@ -17,7 +17,8 @@ from collections import Counter
 
 SASS_FUNC = re.compile(r"^\s*Function : (\S+)")
 SASS_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
-SASS_BRA = re.compile(r"\bBRA\b.*?0x([0-9a-f]+)")
+SASS_BRA = re.compile(r"\bBRA\b.*?(?:0x([0-9a-f]+)|`?\(?(\.L_x_\d+)\)?`?)")
+SASS_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 PTX_FUNC = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.entry\s+(\S+?)\(")
 PTX_LABEL = re.compile(r"^(\$L__\w+):")
 PTX_BRA = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
@@ -55,12 +56,19 @@ def parse(lines):
             b = PTX_BRA.search(text)
             body.append((None, text.rstrip(";"), b.group(1) if b else None))
         else:
+            lab = SASS_LABEL.match(line)
+            if lab:
+                body.append((lab.group(1), None, None))
+                continue
             m = SASS_INSTR.match(line)
             if not m:
                 continue
             addr, text = m.group(1), m.group(2)
+            body.append((int(addr, 16), text, None))
             b = SASS_BRA.search(text)
-            body.append((int(addr, 16), text, int(b.group(1), 16) if b else None))
+            if b:
+                target = int(b.group(1), 16) if b.group(1) else b.group(2)
+                body[-1] = (int(addr, 16), text, target)
     if name:
         kernels[name] = body
     return kernels, ptx
