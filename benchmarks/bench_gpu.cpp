@@ -23,8 +23,9 @@ using octwalk::bench::plummer;
 
 namespace {
 
-/// One force evaluation per iteration on the GPU backend, epsilon = 0.01.
-void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, int nGroup, bool merge = false)
+/// One force evaluation per iteration on the GPU backend, epsilon = 0.01, with the given kernel variants.
+void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, int nGroup, bool merge = false,
+                  GpuKernelConfig kernels = {})
 {
     if (!gpuAvailable())
     {
@@ -40,6 +41,7 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
     p.n_group         = nGroup;
     p.merge_groups    = merge;
     GravitySolver solver(p);
+    solver.setGpuKernelConfig(kernels);
     solver.setBodies(b.pos, b.mass, b.id);
     std::vector<Vec3d> acc;
     std::vector<double> pot;
@@ -78,11 +80,38 @@ void BM_GpuForces(benchmark::State& state)
     runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, Parameters{}.n_leaf, Parameters{}.n_group);
 }
 
-/// N = range(0), theta = range(1) / 100, n_leaf = range(2), n_group = range(3), merge_groups = range(4).
+/// N = range(0), theta = range(1) / 100, n_leaf = range(2), n_group = range(3), merge_groups = range(4),
+/// the team walk when range(5) is 1 (else one thread per group), targets per lane = range(6), texture
+/// reads when range(7) is 1 (else __ldg).
 void BM_GpuForcesTuning(benchmark::State& state)
 {
+    GpuKernelConfig kernels{state.range(5) != 0 ? GpuWalk::Team : GpuWalk::Thread, int(state.range(6)),
+                            state.range(7) != 0};
     runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, int(state.range(2)), int(state.range(3)),
-                 state.range(4) != 0);
+                 state.range(4) != 0, kernels);
+}
+
+/// The variants side by side at 2^20 and 2^22, theta = 0.5, n_leaf = 16: the landed groups (n_group 64),
+/// merged groups at n_group 64 and 128, each with both walks and 2 or 4 targets per lane through __ldg,
+/// and the team walk with 2 targets per lane through textures.
+void tuningVariants(benchmark::internal::Benchmark* b)
+{
+    b->ArgNames({"N", "theta100", "n_leaf", "n_group", "merge", "team_walk", "per_lane", "textures"});
+    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
+    {
+        for (auto [nGroup, merge] : {std::pair<int64_t, int64_t>{64, 0}, {64, 1}, {128, 1}})
+        {
+            for (int64_t team : {0, 1})
+            {
+                for (int64_t perLane : {2, 4}) b->Args({n, 50, 16, nGroup, merge, team, perLane, 0});
+            }
+            b->Args({n, 50, 16, nGroup, merge, 1, 2, 1});
+        }
+    }
+    // Leaf size and a larger theta with the merged groups and the team walk.
+    b->Args({1 << 22, 50, 8, 64, 1, 1, 2, 0});
+    b->Args({1 << 22, 50, 32, 64, 1, 1, 2, 0});
+    b->Args({1 << 22, 75, 16, 64, 1, 1, 2, 0});
 }
 
 /// The machine's host-to-device bandwidth from pinned memory (range(0) MiB per copy), beside which
@@ -297,17 +326,8 @@ BENCHMARK(BM_GpuForces)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(10);
 
-// Tuning: leaf and group sizes at 2^22, theta = 0.5.
-BENCHMARK(BM_GpuForcesTuning)
-    ->Args({1 << 22, 50, 16, 128, 0})
-    ->Args({1 << 22, 50, 32, 128, 0})
-    ->Args({1 << 22, 50, 8, 64, 1})
-    ->Args({1 << 22, 50, 16, 64, 1})
-    ->Args({1 << 22, 50, 32, 64, 1})
-    ->Args({1 << 22, 75, 16, 64, 1})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(5);
+// Tuning: groups, leaf size and kernel variants (tuningVariants).
+BENCHMARK(BM_GpuForcesTuning)->Apply(tuningVariants)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 
 // (N, N) for N = 2^16, 2^18, 2^20 and a few hundred targets against 2^20 sources, in float; in double
 // the same but (2^20, 2^20), which takes seconds an evaluation.

@@ -19,22 +19,41 @@ enum class WalkStatus : int32_t
     StackOverflow = 1,
 };
 
-/// Applies the MAC (with nearest images in a periodic box) to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);
+/// What the walk does with one (non-empty) entry.
+enum class EntryAction : int32_t
+{
+    Node = 0, ///< accepted: a multipole interaction
+    Leaf = 1, ///< opened leaf: its bodies interact directly
+    Open = 2, ///< opened internal node: its children are visited later
+};
+
+/// The MAC (with nearest images in a periodic box) applied to one entry whose node's MAC word is
+/// nodeMac. The walk below and the device's cooperative walk (device/walk_gpu.cu, which may fetch the
+/// word through a texture) both decide with it.
+HOST_DEVICE inline EntryAction classifyEntry(F4 nodeMac, uint32_t entry, F4 groupCenter, F4 groupHalf,
+                                             const PeriodicView& box)
+{
+    if (acceptNode(nodeMac, groupCenter, groupHalf, box)) return EntryAction::Node;
+    return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;
+}
+
+HOST_DEVICE inline EntryAction classifyEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf)
+{
+    return classifyEntry(tree.nodeMac[entry & ~kLeafBit], entry, groupCenter, groupHalf, tree.periodic);
+}
+
+/// Applies classifyEntry to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);
 /// opened internal node -> pushed. Returns false when the stack is full.
 template<class Sink>
 HOST_DEVICE inline bool visitEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf, uint32_t* stack,
                                    int32_t& top, int32_t capacity, Sink& sink)
 {
     int32_t node = int32_t(entry & ~kLeafBit);
-    if (acceptNode(tree.nodeMac[node], groupCenter, groupHalf, tree.periodic))
+    switch (classifyEntry(tree, entry, groupCenter, groupHalf))
     {
-        sink.node(node);
-        return true;
-    }
-    if (entry & kLeafBit)
-    {
-        sink.leaf(node);
-        return true;
+    case EntryAction::Node: sink.node(node); return true;
+    case EntryAction::Leaf: sink.leaf(node); return true;
+    case EntryAction::Open: break;
     }
     if (top >= capacity) return false;
     stack[top++] = entry;

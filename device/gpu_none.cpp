@@ -63,21 +63,30 @@ void GpuSolver::downloadLists(std::vector<int64_t>&, std::vector<int64_t>&, std:
     noCuda();
 }
 
-void countInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, int32_t*, GpuStream) { noCuda(); }
+void countInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, int32_t*, GpuStream, GpuWalk,
+                          const TreeTextures&)
+{
+    noCuda();
+}
 
 size_t scanCountsGpuScratchBytes(int32_t) { noCuda(); }
 
 void scanCountsGpu(const CountsView&, const ListView&, GpuScratch, GpuStream) { noCuda(); }
 
-void writeInteractionsGpu(const TreeView&, const GroupView&, const ListView&, int32_t*, GpuStream) { noCuda(); }
+void writeInteractionsGpu(const TreeView&, const GroupView&, const ListView&, int32_t*, GpuStream, GpuWalk,
+                          const TreeTextures&)
+{
+    noCuda();
+}
 
-void bodyNodeForcesGpu(const TreeView&, const GroupView&, const ListView&, const TargetView&, float, F4*, GpuStream)
+void bodyNodeForcesGpu(const TreeView&, const GroupView&, const ListView&, const TargetView&, float, F4*, GpuStream,
+                       int, const TreeTextures&)
 {
     noCuda();
 }
 
 void bodyLeafForcesGpu(const TreeView&, const GroupView&, const ListView&, const BodyView&, const TargetView&, float,
-                       const F4*, F4*, GpuStream)
+                       const F4*, F4*, GpuStream, int)
 {
     noCuda();
 }

@@ -17,6 +17,7 @@
 #include "common/errors.h"
 #include "device/cuda_check.cuh"
 #include "device/device_buffer.cuh"
+#include "device/device_util.cuh"
 #include "device/direct_gpu.h"
 #include "device/forces_gpu.h"
 #include "device/walk_gpu.h"
@@ -194,6 +195,8 @@ struct GpuSolver::Impl
     /// The Ewald correction table, uploaded once (it is the same for every box: L = 1).
     DeviceBuffer<F4> ewaldTable{"Ewald correction table"};
     const F4* ewaldTableSource = nullptr;
+    /// Texture objects over the uploaded tree (GpuKernelConfig::textures), rebound every evaluation.
+    LinearTexture childrenTex, nodeMacTex, nodeComTex, nodeQuadTex;
 
     PinnedBuffer<unsigned char> uploadStaging{"upload staging"}, downloadStaging{"download staging"};
     PinnedBuffer<Readback> readback{"pass-1 totals"};
@@ -204,6 +207,8 @@ struct GpuSolver::Impl
 
     GpuStream gpuStream() const { return {stream.get()}; }
     TreeView uploadTree(const TreeView& tree, std::vector<Transfer>& transfers);
+    /// Texture objects over the device tree's arrays (its buffers as uploadTree left them).
+    TreeTextures bindTextures(const TreeView& dTree);
     GroupView uploadGroups(const GroupView& groups, std::vector<Transfer>& transfers);
     /// Room for numGroups groups' counts (one more node and leaf count for the scan's total) and offsets.
     CountsView countsView(int32_t numGroups);
@@ -234,6 +239,16 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
     }
     return {children.data(),  nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
             tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth,      periodic};
+}
+
+TreeTextures GpuSolver::Impl::bindTextures(const TreeView& dTree)
+{
+    size_t numInternal = size_t(dTree.numInternal), numNodes = numInternal + size_t(dTree.numLeaves);
+    childrenTex.bind<unsigned int>(dTree.children, 8 * numInternal);
+    nodeMacTex.bind<float4>(dTree.nodeMac, numNodes);
+    nodeComTex.bind<float4>(dTree.nodeCom, numNodes);
+    nodeQuadTex.bind<float4>(dTree.nodeQuad, 2 * numNodes);
+    return {childrenTex.handle(), nodeMacTex.handle(), nodeComTex.handle(), nodeQuadTex.handle()};
 }
 
 GroupView GpuSolver::Impl::uploadGroups(const GroupView& groups, std::vector<Transfer>& transfers)
@@ -324,24 +339,29 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
     }
     uploadStaged(transfers, m.uploadStaging, s);
     m.uploaded.record(m.stream);
+    // The stream was synchronised above, so no kernel still reads the old bindings. A tree without
+    // internal nodes has no child words to bind: it walks through __ldg.
+    TreeTextures textures;
+    if (config_.textures && dTree.numInternal > 0) textures = m.bindTextures(dTree);
 
     CountsView dCounts = m.countsView(numGroups);
-    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs);
+    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs, config_.walk, textures);
     m.counted.record(m.stream);
     m.scanAndGrowLists(dCounts, numGroups);
     // Recorded on the idle stream after the host has read the totals and grown the lists, so the
     // scan phase includes that read-back.
     m.scanned.record(m.stream);
     ListView dLists = m.listView(numGroups);
-    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs);
+    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs, config_.walk, textures);
     m.written.record(m.stream);
 
     size_t numTargets = size_t(targets.numTargets);
     m.nodeAcc.reserve(numTargets);
     m.acc.reserve(numTargets);
-    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs);
+    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures);
     m.nodesDone.record(m.stream);
-    bodyLeafForcesGpu(dTree, dGroups, dLists, dBodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs);
+    bodyLeafForcesGpu(dTree, dGroups, dLists, dBodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs,
+                      config_.targetsPerLane);
     m.leavesDone.record(m.stream);
 
     std::vector<int64_t> leafBodies;

@@ -11,9 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "common/phases.h"
 #include "common/tree_view.h"
+#include "device/forces_gpu.h"
 #include "device/pinned_memory.h"
+#include "device/walk_gpu.h"
 
 namespace octwalk {
 
@@ -27,6 +30,27 @@ struct GpuEvaluation
     int64_t nodeInteractions = 0, leafInteractions = 0;
     PhaseTimes times; ///< the walk phases, from CUDA events (host phases 0)
 };
+
+/// The kernel variants of an evaluation, chosen at run time so that one binary measures them side
+/// by side (benchmarks/bench_gpu.cpp) and the twin tests cover each; all give the same lists.
+struct GpuKernelConfig
+{
+    GpuWalk walk       = GpuWalk::Thread;
+    int targetsPerLane = kDefaultTargetsPerLane; ///< of the force kernels: 2 or 4
+    /// Read the child words and MAC words (team walk) and the node entries (body-node kernel)
+    /// through texture objects instead of __ldg.
+    bool textures = false;
+};
+
+/// Throws ParameterError for a variant that is not built.
+inline void checkKernelConfig(const GpuKernelConfig& config)
+{
+    if (config.targetsPerLane != 2 && config.targetsPerLane != 4)
+    {
+        throw ParameterError("GpuKernelConfig: targets per lane " + std::to_string(config.targetsPerLane) +
+                             " is not built (2 or 4)");
+    }
+}
 
 /// True when this build has CUDA and a device is present. Never throws.
 bool gpuAvailable();
@@ -47,6 +71,14 @@ public:
     void evaluate(const TreeView& tree, const GroupView& groups, const BodyView& bodies, const TargetView& targets,
                   float eps2, GpuEvaluation& out);
 
+    /// The kernel variants of later evaluations. Throws ParameterError for a variant that is not built.
+    void setKernelConfig(const GpuKernelConfig& config)
+    {
+        checkKernelConfig(config);
+        config_ = config;
+    }
+    const GpuKernelConfig& kernelConfig() const { return config_; }
+
     /// Tiled direct summation on the device: acc on bodies[targetIndex[t]] from all bodies, G = 1,
     /// self skipped by index; accumulated in double when doubleAccumulate.
     void direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2, bool doubleAccumulate,
@@ -60,6 +92,7 @@ public:
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
+    GpuKernelConfig config_;
 };
 
 } // namespace octwalk

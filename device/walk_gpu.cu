@@ -68,6 +68,136 @@ __global__ void __launch_bounds__(kWalkBlock)
     }
 }
 
+/// The cooperative walk: a team of kTeam lanes walks one group, lane k taking child k of the cell
+/// on top of the stack (the eight entries of its two 128-bit child words), so the eight MAC tests
+/// of a cell run side by side instead of one after another. The team emits the accepted nodes and
+/// leaves and pushes the opened cells in child order (ranks from a ballot), which is exactly the
+/// order of walkGroup's loop: the lists equal the CPU twin's entry for entry.
+constexpr int kTeam          = 8;
+constexpr int kTeamBlock     = 64;
+constexpr int kTeamsPerBlock = kTeamBlock / kTeam;
+static_assert(kTeam == 2 * 4, "a team lane per entry of a cell's two child words");
+static_assert(kTeamBlock % 32 == 0, "the team walk's ballots need whole warps");
+static_assert(kTeamsPerBlock * kWalkStackMax * sizeof(uint32_t) <= 16 * 1024, "the teams' stacks fit in shared memory");
+
+/// Where the team walk puts what it finds: pass 1 counts (Write false), pass 2 writes.
+struct TeamOutputs
+{
+    int32_t* nodeCount;
+    int32_t* leafCount;
+    int64_t* leafBodies;
+    const int64_t* nodeOffset;
+    const int64_t* leafOffset;
+    int32_t* nodeList;
+    int32_t* leafList;
+};
+
+/// Word member of cell's two child words.
+template<bool Tex>
+__device__ inline uint32_t childWord(const TreeView& tree, const TreeTextures& tex, uint32_t cell, int member)
+{
+    if (Tex) return tex1Dfetch<unsigned int>(cudaTextureObject_t(tex.children), int(kTeam * cell) + member);
+    return __ldg(reinterpret_cast<const unsigned int*>(tree.children) + size_t(kTeam) * cell + member);
+}
+
+/// The MAC word of an entry's node.
+template<bool Tex>
+__device__ inline F4 macWord(const TreeView& tree, const TreeTextures& tex, uint32_t entry)
+{
+    const int32_t node = int32_t(entry & ~kLeafBit);
+    if (!Tex) return loadReadOnly(tree.nodeMac + node);
+    float4 v = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeMac), node);
+    return {v.x, v.y, v.z, v.w};
+}
+
+template<bool Write, bool Tex>
+__global__ void __launch_bounds__(kTeamBlock)
+    teamWalkKernel(TreeView tree, GroupView groups, int32_t capacity, TeamOutputs out, TreeTextures tex,
+                   int32_t* __restrict__ overflowGroup)
+{
+    __shared__ uint32_t sStack[kTeamsPerBlock][kWalkStackMax];
+    const int lane          = int(threadIdx.x) % 32;
+    const int member        = lane % kTeam;
+    const int team          = int(threadIdx.x) / kTeam;
+    const unsigned teamBits = 0xFFu << (lane / kTeam * kTeam);
+    const unsigned below    = teamBits & ((1u << lane) - 1u);
+    const int32_t g         = int32_t(blockIdx.x) * kTeamsPerBlock + team;
+    const bool hasGroup     = g < groups.numGroups;
+    uint32_t* stack         = sStack[team];
+    // No early return: every lane of the warp takes part in every ballot.
+    F4 center{}, half{};
+    int32_t* nodeOut = nullptr;
+    int32_t* leafOut = nullptr;
+    if (hasGroup)
+    {
+        center = groups.center[g];
+        half   = groups.half[g];
+        if (Write)
+        {
+            nodeOut = out.nodeList + out.nodeOffset[g];
+            leafOut = out.leafList + out.leafOffset[g];
+        }
+    }
+    int32_t top = 0, nodes = 0, leaves = 0;
+    int64_t bodies = 0; // this lane's leaves only: summed over the team at the end
+    bool failed    = false;
+    // The root first, as walkGroup's first visitEntry: member 0 holds it.
+    uint32_t entry = tree.rootEntry;
+    bool has       = hasGroup && member == 0;
+    while (true)
+    {
+        EntryAction action = EntryAction::Node;
+        if (has) action = classifyEntry(macWord<Tex>(tree, tex, entry), entry, center, half, tree.periodic);
+        const unsigned nodeMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Node) & teamBits;
+        const unsigned leafMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Leaf) & teamBits;
+        const unsigned openMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Open) & teamBits;
+        const int32_t n         = int32_t(entry & ~kLeafBit);
+        if (Write)
+        {
+            if (has && action == EntryAction::Node) nodeOut[__popc(nodeMask & below)] = n;
+            if (has && action == EntryAction::Leaf) leafOut[__popc(leafMask & below)] = n;
+            nodeOut += __popc(nodeMask);
+            leafOut += __popc(leafMask);
+        }
+        else
+        {
+            nodes += __popc(nodeMask);
+            leaves += __popc(leafMask);
+            if (has && action == EntryAction::Leaf) bodies += tree.leafRange[n - tree.numInternal].y;
+        }
+        const int pushes = __popc(openMask);
+        if (top + pushes > capacity) failed = true;
+        else
+        {
+            if (has && action == EntryAction::Open) stack[top + __popc(openMask & below)] = entry;
+            top += pushes;
+        }
+        __syncwarp();
+        const bool active = !failed && top > 0;
+        if (!__any_sync(0xFFFFFFFFu, active)) break;
+        has = false;
+        if (active)
+        {
+            const uint32_t cell = stack[--top];
+            entry               = childWord<Tex>(tree, tex, cell, member);
+            has                 = entry != kEmptyChild;
+        }
+        __syncwarp(); // every lane has read the cell before the team pushes over its slot
+    }
+    if (!Write)
+    {
+        for (int offset = kTeam / 2; offset > 0; offset /= 2) bodies += __shfl_xor_sync(0xFFFFFFFFu, bodies, offset);
+    }
+    if (!hasGroup || member != 0) return;
+    if (failed) atomicMax(overflowGroup, g + 1);
+    if (!Write)
+    {
+        out.nodeCount[g]  = nodes;
+        out.leafCount[g]  = leaves;
+        out.leafBodies[g] = bodies;
+    }
+}
+
 /// The stack the kernels use for a tree of this depth: what the CPU twin uses, within the local array.
 int32_t stackCapacity(const TreeView& tree) { return std::min(walkStackCapacity(tree.depth), kWalkStackMax); }
 
@@ -79,10 +209,21 @@ cudaError_t exclusiveScan(void* temp, size_t& tempBytes, int32_t* counts, int64_
                                           s);
 }
 
+/// The team walk's launch: pass 1 (Write false) or pass 2, through textures when they are present.
+template<bool Write>
+void launchTeamWalk(const TreeView& tree, const GroupView& groups, const TeamOutputs& out, const TreeTextures& textures,
+                    int32_t* overflowGroup, cudaStream_t s)
+{
+    auto kernel = textures.present() ? teamWalkKernel<Write, true> : teamWalkKernel<Write, false>;
+    kernel<<<blocksFor(groups.numGroups, kTeamsPerBlock), kTeamBlock, 0, s>>>(tree, groups, stackCapacity(tree), out,
+                                                                              textures, overflowGroup);
+    CUDA_CHECK_LAUNCH();
+}
+
 } // namespace
 
 void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
-                          int32_t* overflowGroup, GpuStream stream)
+                          int32_t* overflowGroup, GpuStream stream, GpuWalk walk, const TreeTextures& textures)
 {
     size_t numGroups = size_t(groups.numGroups);
     cudaStream_t s   = cudaStreamOf(stream);
@@ -91,6 +232,12 @@ void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const C
     CUDA_CHECK(cudaMemsetAsync(counts.leaves + numGroups, 0, sizeof(int32_t), s));
     CUDA_CHECK(cudaMemsetAsync(overflowGroup, 0, sizeof(int32_t), s));
     if (numGroups == 0) return;
+    if (walk == GpuWalk::Team)
+    {
+        TeamOutputs out{counts.nodes, counts.leaves, counts.leafBodies, nullptr, nullptr, nullptr, nullptr};
+        launchTeamWalk<false>(tree, groups, out, textures, overflowGroup, s);
+        return;
+    }
     countInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, s>>>(
         tree, groups, stackCapacity(tree), counts.nodes, counts.leaves, counts.leafBodies, overflowGroup);
     CUDA_CHECK_LAUNCH();
@@ -115,9 +262,15 @@ void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch s
 }
 
 void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,
-                          GpuStream stream)
+                          GpuStream stream, GpuWalk walk, const TreeTextures& textures)
 {
     if (groups.numGroups == 0) return;
+    if (walk == GpuWalk::Team)
+    {
+        TeamOutputs out{nullptr, nullptr, nullptr, lists.nodeOffset, lists.leafOffset, lists.nodeList, lists.leafList};
+        launchTeamWalk<true>(tree, groups, out, textures, overflowGroup, cudaStreamOf(stream));
+        return;
+    }
     writeInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, stackCapacity(tree), lists.nodeOffset, lists.leafOffset, lists.nodeList, lists.leafList,
         overflowGroup);

@@ -1,8 +1,9 @@
 #pragma once
 /// @file walk_gpu.h
 /// The group walk on the device: pass 1 (count), the scan, pass 2 (write). Twin of host/cpu/walk_cpu.h:
-/// the same arguments (views pointing at device memory) plus a stream, and the same common/walk.h walk,
-/// so the lists are bit-identical to the CPU twin's. Launches are asynchronous on the stream; built from
+/// the same arguments (views pointing at device memory) plus a stream, and the same common/walk.h walk
+/// (the team walk: its classifyEntry, in walkGroup's order), so the lists are bit-identical to the CPU
+/// twin's. Launches are asynchronous on the stream; built from
 /// walk_gpu.cu with CUDA, from gpu_none.cpp without (then they throw BackendError).
 
 #include <cstddef>
@@ -13,6 +14,24 @@
 
 namespace octwalk {
 
+/// How the device walks the tree (both give the CPU twin's lists exactly): one thread per group (the
+/// landed kernels), or a team of 8 lanes per group, one lane per child of the cell being opened.
+enum class GpuWalk
+{
+    Thread,
+    Team,
+};
+
+/// Texture objects (cudaTextureObject_t handles, 0 when absent) over the tree's read-only arrays,
+/// for the texture read path (GpuKernelConfig::textures): the child words as 32-bit words, the
+/// others as float4. Without them the kernels read through __ldg.
+struct TreeTextures
+{
+    uint64_t children = 0, nodeMac = 0, nodeCom = 0, nodeQuad = 0;
+
+    bool present() const { return children != 0 && nodeMac != 0 && nodeCom != 0 && nodeQuad != 0; }
+};
+
 /// Device memory the scan may use as temporary storage.
 struct GpuScratch
 {
@@ -20,13 +39,15 @@ struct GpuScratch
     size_t bytes = 0;
 };
 
-/// Pass 1: one thread per group counts its list entries.
+/// Pass 1: counts each group's list entries (one thread or one team per group, as walk says; the
+/// team walk reads the child words and MAC words through textures when they are present).
 /// @param[out] counts         device arrays; nodes and leaves need numGroups + 1 entries, the last of
 ///                            which the launcher zeroes so that the scan's last offset is the total
 /// @param[out] overflowGroup  one device int32: 1 + the highest group whose walk overflowed its stack,
 ///                            0 when none did (never with the tree's true depth)
 void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
-                          int32_t* overflowGroup, GpuStream stream);
+                          int32_t* overflowGroup, GpuStream stream, GpuWalk walk = GpuWalk::Thread,
+                          const TreeTextures& textures = {});
 
 /// Bytes of scratch scanCountsGpu needs for numGroups groups (no device work).
 size_t scanCountsGpuScratchBytes(int32_t numGroups);
@@ -39,6 +60,6 @@ void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch s
 /// Pass 2: the same walk writes each group's entries at its offsets.
 /// @param[in,out] overflowGroup  raised as in countInteractionsGpu
 void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,
-                          GpuStream stream);
+                          GpuStream stream, GpuWalk walk = GpuWalk::Thread, const TreeTextures& textures = {});
 
 } // namespace octwalk

@@ -213,9 +213,20 @@ Backend resolveBackend(Backend requested)
 
 Backend GravitySolver::activeBackend() const { return resolveBackend(params_.backend); }
 
+void GravitySolver::setGpuKernelConfig(const GpuKernelConfig& config)
+{
+    checkKernelConfig(config);
+    gpuConfig_ = config;
+    if (gpu_) gpu_->setKernelConfig(config);
+}
+
 GpuSolver& GravitySolver::gpu()
 {
-    if (!gpu_) gpu_ = std::make_unique<GpuSolver>();
+    if (!gpu_)
+    {
+        gpu_ = std::make_unique<GpuSolver>();
+        gpu_->setKernelConfig(gpuConfig_);
+    }
     return *gpu_;
 }
 

@@ -84,6 +84,10 @@ public:
     const PhaseTimes& timings() const { return times_; }
     const InteractionStats& stats() const { return stats_; }
 
+    /// The device kernels' variants (benchmarks and twin tests; GpuSolver::setKernelConfig). Throws
+    /// ParameterError for a variant that is not built.
+    void setGpuKernelConfig(const GpuKernelConfig& config);
+
     /// Internals of the last evaluation, for tests, studies and the twin comparison.
     const HostTree& hostTree() const { return tree_; }
     const PackedTree& packedTree() const { return packed_; }
@@ -115,6 +119,7 @@ private:
     InteractionLists lists_;
     GroupView currentGroups_{};
     std::unique_ptr<GpuSolver> gpu_;
+    GpuKernelConfig gpuConfig_;
     // Result buffers kept from step to step (no per-step allocation or first touch of N-sized arrays).
     std::vector<F4> cpuOut_, cpuNodeAcc_;
     GpuEvaluation gpuResult_;

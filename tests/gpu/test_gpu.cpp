@@ -11,6 +11,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -161,6 +162,25 @@ void expectListsEqual(GpuSolver& device, const InteractionLists& ref)
     expectSame("leaf lists", lists.leafList, ref.leafList);
 }
 
+/// Every kernel variant the device backend builds (GpuKernelConfig); the twin rule holds for each.
+std::vector<GpuKernelConfig> kernelVariants()
+{
+    return {{GpuWalk::Thread, 2, false}, {GpuWalk::Team, 2, false}, {GpuWalk::Thread, 4, false},
+            {GpuWalk::Team, 4, false},   {GpuWalk::Team, 2, true},  {GpuWalk::Thread, 4, true}};
+}
+
+std::string variantName(const GpuKernelConfig& c)
+{
+    return std::string(c.walk == GpuWalk::Team ? "teamWalk" : "threadWalk") + "_" + std::to_string(c.targetsPerLane) +
+           "PerLane" + (c.textures ? "_textures" : "");
+}
+
+bool isDefault(const GpuKernelConfig& c)
+{
+    const GpuKernelConfig d{};
+    return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 struct TwinCase
@@ -169,18 +189,22 @@ struct TwinCase
     int log2n;
     double theta;
     Mac mac;
+    GpuKernelConfig kernels{};
 };
 
 void PrintTo(const TwinCase& c, std::ostream* os)
 {
-    *os << c.model << " 2^" << c.log2n << " theta " << c.theta << " " << toString(c.mac);
+    *os << c.model << " 2^" << c.log2n << " theta " << c.theta << " " << toString(c.mac) << " "
+        << variantName(c.kernels);
 }
 
 std::string caseName(const ::testing::TestParamInfo<TwinCase>& info)
 {
     const TwinCase& c = info.param;
     std::string theta = std::to_string(int(std::lround(c.theta * 100)));
-    return std::string(c.model) + "_2p" + std::to_string(c.log2n) + "_theta0p" + theta + "_" + toString(c.mac);
+    std::string name =
+        std::string(c.model) + "_2p" + std::to_string(c.log2n) + "_theta0p" + theta + "_" + toString(c.mac);
+    return isDefault(c.kernels) ? name : name + "_" + variantName(c.kernels);
 }
 
 std::vector<TwinCase> twinCases()
@@ -195,6 +219,13 @@ std::vector<TwinCase> twinCases()
                 for (double theta : {0.3, 0.5, 0.75}) cases.push_back({name, log2n, theta, mac});
             }
         }
+        // The other variants at the benchmarks' setting (2^20: the Plummer sphere only, for time).
+        for (const GpuKernelConfig& kernels : kernelVariants())
+        {
+            if (isDefault(kernels)) continue;
+            cases.push_back({name, 15, 0.5, Mac::Bonsai, kernels});
+            if (std::string(name) == "plummer") cases.push_back({name, 20, 0.5, Mac::Bonsai, kernels});
+        }
     }
     return cases;
 }
@@ -207,6 +238,7 @@ TEST_P(GpuTwin, CountsAndForcesMatchCpuTwin)
     const ParticleSet& bodies = model(c.model, c.log2n);
     CpuReference cpu(bodies, parameters(c.theta, c.mac, Backend::Cpu));
     GravitySolver gpu(parameters(c.theta, c.mac, Backend::Gpu));
+    gpu.setGpuKernelConfig(c.kernels);
     gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
     std::vector<Vec3d> acc;
     std::vector<double> pot;
@@ -216,6 +248,7 @@ TEST_P(GpuTwin, CountsAndForcesMatchCpuTwin)
     // countInteractionsCpu on cpu.solver.packedTree()).
     const PackedTree& packed = cpu.solver.packedTree();
     GpuSolver device;
+    device.setKernelConfig(c.kernels);
     GpuEvaluation result     = evaluateOnDevice(device, packed);
     const WalkCounts& counts = cpu.solver.cpuCounts();
     expectSame("node counts", result.nodeCounts, counts.nodes);
@@ -234,21 +267,24 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuTwin, ::testing::ValuesIn(twinCases()), case
 
 /// Small trees, quick enough for compute-sanitizer (scripts/device_run.sh runs "*Small*"). The
 /// group sizes give groups of one body and the force kernels' three cases: one target per lane
-/// (<= 32), two (33..64) and several passes over the lists (> 64).
-using GpuSmallTree = GpuTestWithParam<int>;
+/// (<= 32), two (33..64) and several passes over the lists (> 64), each with every kernel variant.
+using GpuSmallTree = GpuTestWithParam<std::tuple<int, GpuKernelConfig>>;
 
 TEST_P(GpuSmallTree, ListsForcesAndProbesMatchCpuTwin)
 {
-    const ParticleSet& bodies = model("plummer", 12);
-    Parameters p              = parameters(0.5, Mac::Bonsai, Backend::Cpu);
-    p.n_group                 = GetParam();
+    const ParticleSet& bodies      = model("plummer", 12);
+    const GpuKernelConfig& variant = std::get<1>(GetParam());
+    Parameters p                   = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    p.n_group                      = std::get<0>(GetParam());
     CpuReference cpu(bodies, p);
     GpuSolver device;
+    device.setKernelConfig(variant);
     evaluateOnDevice(device, cpu.solver.packedTree());
     expectListsEqual(device, cpu.solver.cpuLists());
 
     p.backend = Backend::Gpu;
     GravitySolver gpu(p);
+    gpu.setGpuKernelConfig(variant);
     gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
     std::vector<Vec3d> acc;
     std::vector<double> pot;
@@ -264,9 +300,15 @@ TEST_P(GpuSmallTree, ListsForcesAndProbesMatchCpuTwin)
     expectClose(probeAcc, probePot, probeAccRef, probePotRef, kTwinMedian, kTwinMax);
 }
 
-std::string groupSizeName(const ::testing::TestParamInfo<int>& info) { return "nGroup" + std::to_string(info.param); }
+std::string smallTreeName(const ::testing::TestParamInfo<std::tuple<int, GpuKernelConfig>>& info)
+{
+    return "nGroup" + std::to_string(std::get<0>(info.param)) + "_" + variantName(std::get<1>(info.param));
+}
 
-INSTANTIATE_TEST_SUITE_P(Small, GpuSmallTree, ::testing::Values(1, 16, 64, 100, 300), groupSizeName);
+INSTANTIATE_TEST_SUITE_P(Small, GpuSmallTree,
+                         ::testing::Combine(::testing::Values(1, 16, 64, 100, 300),
+                                            ::testing::ValuesIn(kernelVariants())),
+                         smallTreeName);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -468,6 +510,53 @@ TEST_F(GpuTest, ReportsPhaseTimes)
     EXPECT_GT(t.total(), 0.0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The kernel variants beyond the twin comparisons above: overflow, determinism and bad settings.
+
+using GpuVariant = GpuTestWithParam<GpuKernelConfig>;
+
+TEST_P(GpuVariant, StackOverflowThrowsAndSolverRecovers)
+{
+    CpuReference cpu(model("plummer", 15), parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    const PackedTree& packed = cpu.solver.packedTree();
+    GpuSolver device;
+    device.setKernelConfig(GetParam());
+    GpuEvaluation expected = evaluateOnDevice(device, packed);
+    TreeView shallow       = packed.treeView();
+    shallow.depth          = 0;
+    EXPECT_THROW(evaluateOnDevice(device, packed, shallow), BackendError);
+    GpuEvaluation again = evaluateOnDevice(device, packed);
+    EXPECT_TRUE(bitIdentical(again.acc, expected.acc));
+    expectListsEqual(device, cpu.solver.cpuLists());
+}
+
+TEST_P(GpuVariant, RepeatedEvaluationsAreBitIdentical)
+{
+    CpuReference cpu(model("hernquist", 15), parameters(0.5, Mac::Octgrav, Backend::Cpu));
+    const PackedTree& packed = cpu.solver.packedTree();
+    GpuSolver device, other;
+    device.setKernelConfig(GetParam());
+    other.setKernelConfig(GetParam());
+    GpuEvaluation first = evaluateOnDevice(device, packed);
+    GpuEvaluation fresh = evaluateOnDevice(other, packed);
+    EXPECT_TRUE(bitIdentical(first.acc, fresh.acc));
+    expectListsEqual(device, cpu.solver.cpuLists());
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, GpuVariant, ::testing::ValuesIn(kernelVariants()),
+                         [](const ::testing::TestParamInfo<GpuKernelConfig>& info) { return variantName(info.param); });
+
+/// Needs no device: the setting is checked where it is made.
+TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
+{
+    GravitySolver solver(parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    for (int perLane : {0, 1, 3, 8})
+    {
+        EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, perLane, false}), ParameterError) << perLane;
+    }
+    EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 4, true}));
+}
+
 } // namespace
 } // namespace octwalk
 
@@ -561,6 +650,40 @@ INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic,
                              return std::string(info.param.clustered ? "clustered" : "uniform") +
                                     std::to_string(info.param.log2n);
                          });
+
+} // namespace
+} // namespace octwalk
+
+namespace octwalk {
+namespace {
+
+/// The periodic walk (nearest images in the MAC) through every kernel variant: the lists and counts
+/// are the CPU twin's, and the forces of the clustered box within the twin tolerances.
+TEST_P(GpuVariant, PeriodicListsEqualCpuTwin)
+{
+    const double L           = 3.0;
+    const ParticleSet bodies = periodicBox(15, L, true);
+    Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    p.box_size               = L;
+    CpuReference cpu(bodies, p);
+    GpuSolver device;
+    device.setKernelConfig(GetParam());
+    GpuEvaluation result = evaluateOnDevice(device, cpu.solver.packedTree());
+    expectSame("node counts", result.nodeCounts, cpu.solver.cpuCounts().nodes);
+    expectSame("leaf counts", result.leafCounts, cpu.solver.cpuCounts().leaves);
+    expectListsEqual(device, cpu.solver.cpuLists());
+
+    p.backend = Backend::Gpu;
+    GravitySolver gpu(p);
+    gpu.setGpuKernelConfig(GetParam());
+    gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    gpu.computeForces(acc, pot);
+    ErrorStats a = errorStats(relativeErrors(acc, cpu.acc));
+    EXPECT_LE(a.median, kTwinMedian) << "acceleration, max " << a.max;
+    EXPECT_LE(a.max, kTwinMax) << "acceleration, median " << a.median;
+}
 
 } // namespace
 } // namespace octwalk
