@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# One device-machine batch measuring this tree against an older one (OLD, default .old) side by side,
+# stage by stage, so a session's few calls can each take the stages that fit in 10 minutes (a warm
+# machine keeps the builds). Results land in $OUT/results (packed into $OUT/results.tar.gz) and a
+# one-line-per-step $OUT/summary.txt. Usage, from the repository root here:
+#   git archive REV | tar -x -C .old; echo REV >.old/.device-githash; git rev-parse --short=12 HEAD >.device-githash
+#   bash scripts/pack_device_deps.sh
+# then on the device, carrying .deps, .old and .device-githash:
+#   STAGES="build tests sass" bash scripts/device_session.sh
+# Stages:
+#   build     both trees for sm_90
+#   tests     this tree's GPU tests (OCTWALK_REQUIRE_GPU=1) and a sanitizer pass on the small cases
+#   sass      instructions per interaction from the SASS (benchmarks/loop_count.py), registers
+#   direct    BM_GpuDirect, old and new alternated twice
+#   forces    BM_GpuForces (default settings), old and new alternated twice, with the error counters
+#   variants  BM_GpuForcesTuning (this tree's kernel variants x groups) and the table of them
+#   periodic  BM_GpuPeriodic, old and new
+#   refit     BM_GpuRefit and BM_HostRefit
+#   host      BM_HostTotal old and new at 16 threads (HOST_FILTER), then this tree's thread scaling
+#   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice
+#   accuracy  `octwalk accuracy` sweeps at 2^22 (ACCURACY_ARGS) with this tree
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export OCTWALK_DEPS=$PWD/.deps
+export LD_LIBRARY_PATH=$OCTWALK_DEPS/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+OUT=${OUT:-out}
+OLD=${OLD:-.old}
+STAGES=${STAGES:-build tests}
+RUN_SIZES=${RUN_SIZES:-1048576 4194304}
+HOST_FILTER=${HOST_FILTER:-BM_HostTotal/.*/4194304/16/}
+SCALING_FILTER=${SCALING_FILTER:-BM_HostTotal/plummer}
+ACCURACY_ARGS=${ACCURACY_ARGS:---model plummer --n 4194304 --theta 0.4:0.6:0.05 --sample 2000 --backend gpu}
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+RES=$OUT/results
+mkdir -p "$RES"
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+pack() { tar -czf "$OUT/results.tar.gz" -C "$OUT" results; }
+bin() { [ "$1" = old ] && echo "$OLD/build" || echo build; }
+
+build() { # $1 source dir, $2 log
+  cmake -S "$1" -B "$1/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$2" 2>&1 \
+    && cmake --build "$1/build" -j 16 >>"$2" 2>&1
+}
+bench_both() { # $1 binary name, $2 filter, $3 result tag
+  for round in 1 2; do
+    for side in old new; do
+      "$(bin $side)/benchmarks/$1" --benchmark_filter="$2" --benchmark_out="$RES/${3}_${side}_$round.json" \
+        --benchmark_out_format=json >>"$RES/${3}.txt" 2>&1
+      log "$3 $side round $round: exit $?"
+    done
+  done
+}
+
+log "start $(date -u +%FT%TZ) stages [$STAGES] on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(nproc) host cores"
+if has build; then
+  build . "$RES/build_new.log" || { grep -B2 -A8 -m5 'error' "$RES/build_new.log"; pack; exit 1; }
+  grep -A1 'ptxas info' "$RES/build_new.log" | grep -E 'Compiling|registers' >"$RES/ptxas.txt" || true
+  build "$OLD" "$RES/build_old.log" || { grep -B2 -A8 -m5 'error' "$RES/build_old.log"; pack; exit 1; }
+  rm -f "$RES/build_new.log" "$RES/build_old.log"
+  log "built new (.) and old ($OLD)"
+fi
+if has tests; then
+  OCTWALK_REQUIRE_GPU=1 ctest --test-dir build -L gpu --output-on-failure -j 1 >"$RES/ctest_gpu.log" 2>&1
+  log "new: ctest -L gpu (OCTWALK_REQUIRE_GPU=1): exit $? — $(grep -E 'tests passed|tests failed' "$RES/ctest_gpu.log")"
+  grep -E '^\s+[0-9]+ - .*(Failed|Timeout|Exception)' "$RES/ctest_gpu.log" | head -20 | tee -a "$OUT/summary.txt"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 build/tests/octwalk_tests_gpu \
+      --gtest_filter='*Small*:GpuDirectSplit.FewTargets*:*GpuRefit*Plummer*0*' >"$RES/sanitizer_$tool.log" 2>&1
+    log "compute-sanitizer $tool: exit $? — $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$RES/sanitizer_$tool.log" | tail -1)"
+  done
+fi
+if has sass; then
+  for f in forces_gpu direct_gpu walk_gpu ewald_gpu refit_gpu; do
+    cuobjdump -sass "build/device/CMakeFiles/octwalk_device.dir/$f.cu.o" >"$RES/$f.sass" 2>/dev/null
+    cuobjdump -res-usage "build/device/CMakeFiles/octwalk_device.dir/$f.cu.o" >>"$RES/res_usage.txt" 2>&1
+  done
+  python3 benchmarks/loop_count.py ILb0ELi <"$RES/forces_gpu.sass" >"$RES/sass_counts_forces.txt" 2>&1
+  python3 scripts/count_loop_instructions.py "$RES/direct_gpu.sass" directSliceKernelIfLi4 \
+    >"$RES/sass_counts_direct.txt" 2>&1
+  gzip -f "$RES"/*.sass
+  log "sass: $(head -c 600 "$RES/sass_counts_forces.txt" | tr '\n' ' ') | direct: $(tail -n 3 "$RES/sass_counts_direct.txt" | tr '\n' ' ')"
+fi
+has direct && bench_both octwalk_bench_gpu 'BM_GpuDirect' direct
+has forces && bench_both octwalk_bench_gpu 'BM_GpuForces/' forces
+if has variants; then
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuForcesTuning' --benchmark_out="$RES/variants.json" \
+    --benchmark_out_format=json >"$RES/variants.txt" 2>&1
+  log "variants: exit $?"
+  python3 benchmarks/variant_table.py "$RES/variants.json" >"$RES/variants.md" 2>&1
+  cat "$RES/variants.md" >>"$OUT/summary.txt"
+fi
+has periodic && bench_both octwalk_bench_gpu 'BM_GpuPeriodic' periodic
+if has refit; then
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuRefit' --benchmark_out="$RES/refit_gpu.json" \
+    --benchmark_out_format=json >"$RES/refit.txt" 2>&1
+  log "refit gpu: exit $?"
+  build/benchmarks/octwalk_bench_host --benchmark_filter='BM_HostRefit' --benchmark_out="$RES/refit_host.json" \
+    --benchmark_out_format=json >>"$RES/refit.txt" 2>&1
+  log "refit host: exit $?"
+fi
+if has host; then
+  bench_both octwalk_bench_host "$HOST_FILTER" host
+  build/benchmarks/octwalk_bench_host --benchmark_filter="$SCALING_FILTER" --benchmark_out="$RES/scaling.json" \
+    --benchmark_out_format=json >"$RES/scaling.txt" 2>&1
+  log "scaling: exit $?"
+fi
+if has run; then
+  for round in 1 2; do
+    for n in $RUN_SIZES; do
+      for side in old new; do
+        dir=$RES/run_${side}_${n}_$round
+        TIMEFORMAT=%R
+        wall=$( { time "$(bin $side)/octwalk" run --n "$n" --t-end 0.125 --dt 0.0078125 --checkpoint-every 0 \
+          --energy-every 16 --quiet --backend gpu --output-dir "$dir" >"$dir.log" 2>&1; } 2>&1)
+        log "run round $round $side n=$n: wall ${wall} s: $(tail -n 2 "$dir.log" | tr '\n' ' ')"
+        rm -f "$dir"/*.tipsy "$dir"/*.ckpt
+      done
+    done
+  done
+fi
+if has accuracy; then
+  # shellcheck disable=SC2086
+  build/octwalk accuracy $ACCURACY_ARGS --csv "$RES/accuracy.csv" >"$RES/accuracy.txt" 2>&1
+  log "accuracy [$ACCURACY_ARGS]: exit $?"
+  tail -n 20 "$RES/accuracy.txt" >>"$OUT/summary.txt"
+fi
+pack
+cat "$OUT/summary.txt"
