@@ -64,65 +64,58 @@ struct SortBuffers
     int32_t* orderOf(bool scratch) const { return scratch ? scratchOrder : order; }
 };
 
-/// Digit width for a run of n keys on this thread: wide for long runs, narrow for short ones, so the
-/// buckets' bookkeeping stays small against the run.
-int localDigitBits(int64_t n) { return n > 2048 ? kRadixBits : (n > 256 ? 6 : 4); }
+/// Digit width of the sort of one run on one thread (least significant digit first).
+constexpr int kLocalBits = 8;
+constexpr int kLocalSize = 1 << kLocalBits;
+constexpr int kMaxLocalDigits = (64 + kLocalBits - 1) / kLocalBits;
 
-/// Sorts one run on this thread, stably, by most-significant-digit radix passes down to insertion
-/// sorts; the result lands in the result buffers. Keys of the run agree on all bits from r.bits up.
+/// Sorts one run on this thread, stably, by least-significant-digit radix passes over the digits below
+/// r.bits (the run's keys agree above): one counting pass gives every digit's histogram, and a digit
+/// on which all keys agree is skipped without moving the run. The result lands in the result buffers.
 void sortRun(const SortBuffers& buf, const SortRange& r)
 {
     const int64_t n = r.end - r.begin;
-    uint64_t* src   = buf.keysOf(r.inScratch) + r.begin;
-    int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin;
-    int bits        = r.bits;
-    if (bits > 0 && n <= kInsertionSortMax) insertionSort(src, srcIdx, n);
-    if (bits == 0 || n <= kInsertionSortMax)
+    bool inScratch  = r.inScratch;
+    if (r.bits > 0 && n <= kInsertionSortMax)
     {
-        if (r.inScratch)
+        insertionSort(buf.keysOf(inScratch) + r.begin, buf.orderOf(inScratch) + r.begin, n);
+    }
+    else if (r.bits > 0)
+    {
+        const int numDigits = (r.bits + kLocalBits - 1) / kLocalBits;
+        const uint64_t mask = kLocalSize - 1;
+        int32_t count[kMaxLocalDigits][kLocalSize];
+        std::fill(&count[0][0], &count[0][0] + numDigits * kLocalSize, 0);
+        const uint64_t* keys = buf.keysOf(inScratch) + r.begin;
+        for (int64_t i = 0; i < n; ++i)
         {
-            std::copy(src, src + n, buf.keys + r.begin);
-            std::copy(srcIdx, srcIdx + n, buf.order + r.begin);
+            const uint64_t k = keys[i];
+            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * kLocalBits)) & mask]++;
         }
-        return;
-    }
-    int64_t count[kRadixSize];
-    int shift = 0, numDigits = 0;
-    while (bits > 0) // digits on which the whole run agrees are skipped without moving it
-    {
-        const int width = std::min(bits, localDigitBits(n));
-        shift           = bits - width;
-        numDigits       = 1 << width;
-        std::fill(count, count + numDigits, int64_t(0));
-        for (int64_t i = 0; i < n; ++i) count[(src[i] >> shift) & uint64_t(numDigits - 1)]++;
-        bits = shift;
-        if (count[(src[0] >> shift) & uint64_t(numDigits - 1)] != n) break;
-        if (bits == 0)
+        for (int d = 0; d < numDigits; ++d)
         {
-            sortRun(buf, {r.begin, r.end, 0, r.inScratch});
-            return;
+            const int shift      = d * kLocalBits;
+            const uint64_t* src  = buf.keysOf(inScratch) + r.begin;
+            const int32_t* srcIx = buf.orderOf(inScratch) + r.begin;
+            if (count[d][(src[0] >> shift) & mask] == n) continue;
+            int32_t offset[kLocalSize];
+            std::exclusive_scan(count[d], count[d] + kLocalSize, offset, 0);
+            uint64_t* dst   = buf.keysOf(!inScratch) + r.begin;
+            int32_t* dstIx  = buf.orderOf(!inScratch) + r.begin;
+            for (int64_t i = 0; i < n; ++i)
+            {
+                const uint64_t k = src[i];
+                const int32_t to = offset[(k >> shift) & mask]++;
+                dst[to]          = k;
+                dstIx[to]        = srcIx[i];
+            }
+            inScratch = !inScratch;
         }
     }
-    int64_t offset[kRadixSize];
-    for (int d = 0, at = 0; d < numDigits; ++d)
+    if (inScratch)
     {
-        offset[d] = at;
-        at += int(count[d]);
-    }
-    uint64_t* dst       = buf.keysOf(!r.inScratch) + r.begin;
-    int32_t* dstIdx     = buf.orderOf(!r.inScratch) + r.begin;
-    const uint64_t mask = uint64_t(numDigits - 1);
-    for (int64_t i = 0; i < n; ++i)
-    {
-        const uint64_t k = src[i];
-        const int64_t to = offset[(k >> shift) & mask]++;
-        dst[to]          = k;
-        dstIdx[to]       = srcIdx[i];
-    }
-    for (int d = 0, begin = 0; d < numDigits; begin += int(count[d]), ++d)
-    {
-        if (count[d] == 0) continue;
-        sortRun(buf, {r.begin + begin, r.begin + begin + count[d], shift, !r.inScratch});
+        std::copy(buf.scratchKeys + r.begin, buf.scratchKeys + r.end, buf.keys + r.begin);
+        std::copy(buf.scratchOrder + r.begin, buf.scratchOrder + r.end, buf.order + r.begin);
     }
 }
 
