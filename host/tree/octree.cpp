@@ -197,8 +197,9 @@ void splitRunInParallel(const SortBuffers& buf, const SortRange& r, int64_t larg
     }
 }
 
-/// Within a run of equal keys, orders the caller's indices by (id, index): the sort left them by index.
-void breakTiesById(const uint64_t* keys, const uint64_t* id, int32_t* order, int64_t begin, int64_t end)
+/// Within a run of equal keys, orders the indices by (id, name): the sort left them by index, which
+/// is already that order when the bodies carry no ranks.
+void breakTiesById(const uint64_t* keys, const BodySpan& b, int32_t* order, int64_t begin, int64_t end)
 {
     for (int64_t i = begin; i < end;)
     {
@@ -206,8 +207,10 @@ void breakTiesById(const uint64_t* keys, const uint64_t* id, int32_t* order, int
         while (j < end && keys[j] == keys[i]) ++j;
         if (j - i > 1)
         {
-            std::sort(order + i, order + j,
-                      [id](int32_t a, int32_t c) { return id[a] != id[c] ? id[a] < id[c] : a < c; });
+            std::sort(order + i, order + j, [&b](int32_t a, int32_t c) {
+                const uint64_t idA = b.id ? b.id[a] : 0, idC = b.id ? b.id[c] : 0;
+                return idA != idC ? idA < idC : b.nameOf(a) < b.nameOf(c);
+            });
         }
         i = j;
     }
@@ -332,6 +335,22 @@ bool badBody(const BodySpan& b, int64_t i)
            !std::isfinite(b.mass[i]) || b.mass[i] < 0;
 }
 
+/// The body with bad(k) and the smallest name (BodySpan::nameOf), or b.n when there is none.
+template<class Bad>
+int64_t firstBadBody(const BodySpan& b, Bad&& bad)
+{
+    if (!b.rank) return firstIndexWhere(b.n, bad);
+    int64_t firstName = b.n, first = b.n;
+#pragma omp parallel for schedule(static) reduction(min : firstName)
+    for (int64_t k = 0; k < b.n; ++k)
+    {
+        if (b.rank[k] < firstName && bad(k)) firstName = b.rank[k];
+    }
+    if (firstName == b.n) return b.n;
+    for (int64_t k = 0; k < b.n && first == b.n; ++k) first = b.rank[k] == firstName ? k : first;
+    return first;
+}
+
 } // namespace
 
 void validateBodies(const BodySpan& b)
@@ -345,9 +364,10 @@ void validateBodies(const BodySpan& b)
         throw InputError("N = " + std::to_string(b.n) + " exceeds the supported maximum of 2^30 - 1 bodies");
     }
     // The first bad body, found in parallel; the message names its first bad field.
-    const int64_t i = firstIndexWhere(b.n, [&b](int64_t k) { return badBody(b, k); });
-    if (i == b.n) return;
-    const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+    const int64_t k = firstBadBody(b, [&b](int64_t j) { return badBody(b, j); });
+    if (k == b.n) return;
+    const int64_t i      = b.nameOf(k);
+    const double c[3]    = {b.pos[k].x, b.pos[k].y, b.pos[k].z};
     const char* names[3] = {"x", "y", "z"};
     for (int d = 0; d < 3; ++d)
     {
@@ -357,8 +377,8 @@ void validateBodies(const BodySpan& b)
             throw InputError(bodyMessage(i, names[d], c[d], "exceeds the coordinate limit |x| <= 1e15"));
         }
     }
-    if (!std::isfinite(b.mass[i])) throw InputError(bodyMessage(i, "mass", b.mass[i], "is not finite"));
-    throw InputError(bodyMessage(i, "mass", b.mass[i], "is negative"));
+    if (!std::isfinite(b.mass[k])) throw InputError(bodyMessage(i, "mass", b.mass[k], "is not finite"));
+    throw InputError(bodyMessage(i, "mass", b.mass[k], "is negative"));
 }
 
 void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64_t>& keys)
@@ -383,10 +403,11 @@ constexpr int64_t kGatherPrefetch = 16;
 void validateInBox(const BodySpan& b, double boxSize)
 {
     auto outside    = [boxSize](double x) { return !(x >= 0.0 && x < boxSize); };
-    const int64_t i = firstIndexWhere(
-        b.n, [&](int64_t k) { return outside(b.pos[k].x) || outside(b.pos[k].y) || outside(b.pos[k].z); });
-    if (i == b.n) return;
-    const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+    const int64_t k = firstBadBody(
+        b, [&](int64_t j) { return outside(b.pos[j].x) || outside(b.pos[j].y) || outside(b.pos[j].z); });
+    if (k == b.n) return;
+    const int64_t i      = b.nameOf(k);
+    const double c[3]    = {b.pos[k].x, b.pos[k].y, b.pos[k].z};
     const char* names[3] = {"x", "y", "z"};
     std::ostringstream rule;
     rule.precision(17);
@@ -445,7 +466,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     {
         const SortRange& r = s.small[j];
         sortRun(buf, r);
-        if (b.id) breakTiesById(keys, b.id, order, r.begin, r.end);
+        if (b.id || b.rank) breakTiesById(keys, b, order, r.begin, r.end);
         for (int64_t k = r.begin; k < r.end; ++k)
         {
             if (k + kGatherPrefetch < r.end)
