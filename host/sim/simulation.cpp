@@ -356,14 +356,14 @@ void Simulation::comovingStep()
         state_.pos[i] = {wrapPeriodic(x.x, box), wrapPeriodic(x.y, box), wrapPeriodic(x.z, box)};
         outOfRange    = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
-    positionsChecked_ = outOfRange == 0;
+    positionsChecked_   = outOfRange == 0;
     comoving_->a        = a1;
     comoving_->lastDlna = std::log(a1 / a0);
     double integration  = clock.lap();
     computeForces();
     lastStepTimes_.forces                = solver_.timings();
     lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-    int notFinite = 0;
+    int notFinite                        = 0;
 #pragma omp parallel for schedule(static) reduction(max : notFinite)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -390,8 +390,8 @@ void Simulation::step()
         comovingStep();
         return;
     }
-    double h       = plan_.h;
-    int64_t n      = state_.size();
+    double h          = plan_.h;
+    int64_t n         = state_.size();
     lastStepTimes_    = StepTimes{};
     callerStateValid_ = false;
     Stopwatch clock;
@@ -405,12 +405,12 @@ void Simulation::step()
         state_.pos[i] += h * state_.vel[i];
         outOfRange = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
-    positionsChecked_ = outOfRange == 0;
+    positionsChecked_  = outOfRange == 0;
     double integration = clock.lap();
     computeForces();
     lastStepTimes_.forces                = solver_.timings();
     lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-    int notFinite = 0;
+    int notFinite                        = 0;
 #pragma omp parallel for schedule(static) reduction(max : notFinite)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -427,7 +427,7 @@ void Simulation::checkFinite(bool bad) const
 {
     if (!bad) return;
     const int64_t n = state_.size();
-    int64_t i       = n, k = 0;
+    int64_t i = n, k = 0;
     for (int64_t j = 0; j < n; ++j)
     {
         if (callerIndex_[j] < i && !finiteBody(state_.pos[j], state_.vel[j])) i = callerIndex_[k = j];
@@ -481,7 +481,7 @@ struct DiagnosticSums
 Diagnostics Simulation::diagnostics() const
 {
     Diagnostics d;
-    d.time                 = time();
+    d.time = time();
     // Summed in the caller's order: the same bits whatever order the state is in.
     const std::vector<int32_t>& slot = slots();
     const DiagnosticSums s           = deterministicSum<DiagnosticSums>(state_.size(), [this, &slot](int64_t c) {
@@ -498,12 +498,12 @@ Diagnostics Simulation::diagnostics() const
         b.angularMomentum = mi * Vec3d{x.y * v.z - x.z * v.y, x.z * v.x - x.x * v.z, x.x * v.y - x.y * v.x};
         return b;
     });
-    const double m         = s.mass;
-    d.kinetic              = s.kinetic;
-    d.potential            = s.potential;
-    d.comPos               = s.comPos;
-    d.momentum             = s.momentum;
-    d.angularMomentum      = s.angularMomentum;
+    const double m                   = s.mass;
+    d.kinetic                        = s.kinetic;
+    d.potential                      = s.potential;
+    d.comPos                         = s.comPos;
+    d.momentum                       = s.momentum;
+    d.angularMomentum                = s.angularMomentum;
     if (m > 0)
     {
         d.comPos = (1 / m) * d.comPos;
@@ -575,7 +575,7 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     {
         // The integrated state is p, not p / a: a restart continues from the same bits.
         gather(momentum_, slots(), c.state.vel);
-        c.comoving  = comovingCheckpointText(*comoving_);
+        c.comoving = comovingCheckpointText(*comoving_);
     }
     octwalk::writeCheckpoint(path, c);
 }
@@ -602,7 +602,7 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     if (sim.comoving_)
     {
         for (size_t k = 0; k < momentum.size(); ++k) sim.momentum_[k] = momentum[sim.callerIndex_[k]];
-        sim.step_     = c.step;
+        sim.step_ = c.step;
         sim.updateComovingPlan(sim.comovingStepLimit());
     }
     sim.step_          = c.step;

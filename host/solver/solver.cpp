@@ -91,6 +91,9 @@ void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
     throw InputError(s.str());
 }
 
+/// No body: the start of a search for the smallest name of a bad one.
+constexpr int64_t kNoBody = INT64_MAX;
+
 bool finiteResult(const Vec3d& a, double pot)
 {
     return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot);
@@ -331,7 +334,7 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     acc.resize(size_t(n));
     pot.resize(size_t(n));
     // The scatter back to the caller's order checks finiteness on the way: the smallest bad name wins.
-    int64_t firstBad = n;
+    int64_t firstBad = kNoBody;
 #pragma omp parallel for schedule(static) reduction(min : firstBad)
     for (int64_t k = 0; k < n; ++k)
     {
@@ -340,7 +343,7 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
         pot[i]          = G * out[k].w;
         if (!finiteResult(acc[i], pot[i])) firstBad = std::min(firstBad, bodies_.nameOf(i));
     }
-    if (firstBad < n)
+    if (firstBad != kNoBody)
     {
         int64_t i = 0;
         while (bodies_.nameOf(i) != firstBad) ++i;
@@ -356,7 +359,7 @@ void GravitySolver::computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vecto
     const double G  = params_.gravitational_constant;
     acc.resize(size_t(n));
     pot.resize(size_t(n));
-    int64_t firstBad = n;
+    int64_t firstBad = kNoBody;
 #pragma omp parallel for schedule(static) reduction(min : firstBad)
     for (int64_t k = 0; k < n; ++k)
     {
@@ -364,7 +367,7 @@ void GravitySolver::computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vecto
         pot[k] = G * out[k].w;
         if (!finiteResult(acc[k], pot[k])) firstBad = std::min(firstBad, bodies_.nameOf(tree_.order[k]));
     }
-    if (firstBad < n)
+    if (firstBad != kNoBody)
     {
         int64_t k = 0;
         while (bodies_.nameOf(tree_.order[k]) != firstBad) ++k;

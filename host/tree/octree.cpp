@@ -29,8 +29,8 @@ constexpr int kRadixSize = 1 << kRadixBits;
 /// Runs at most this long are sorted by insertion.
 constexpr int64_t kInsertionSortMax = 32;
 
-/// Runs longer than this (and than N / (8 threads)) are split by all threads together; shorter ones
-/// are sorted by one thread each, mostly in cache.
+/// Runs up to this long are sorted by least-significant-digit passes in cache; a longer run on one
+/// thread is first split by a most-significant-digit pass.
 constexpr int64_t kLocalSortMin = int64_t(1) << 15;
 
 /// How many low bits keys between lo and hi may differ in: all keys of a run agree above them.
@@ -65,17 +65,52 @@ struct SortBuffers
 };
 
 /// Digit width of the sort of one run on one thread (least significant digit first).
-constexpr int kLocalBits = 8;
-constexpr int kLocalSize = 1 << kLocalBits;
+constexpr int kLocalBits      = 8;
+constexpr int kLocalSize      = 1 << kLocalBits;
 constexpr int kMaxLocalDigits = (64 + kLocalBits - 1) / kLocalBits;
 
 /// Sorts one run on this thread, stably, by least-significant-digit radix passes over the digits below
 /// r.bits (the run's keys agree above): one counting pass gives every digit's histogram, and a digit
 /// on which all keys agree is skipped without moving the run. The result lands in the result buffers.
+void sortRun(const SortBuffers& buf, const SortRange& r);
+
+/// A run too long for the cache, on one thread: one stable most-significant-digit pass on the top
+/// kLocalBits of its varying bits into the other buffer, then each digit's run by sortRun.
+void splitRun(const SortBuffers& buf, const SortRange& r)
+{
+    const int shift           = r.bits - kLocalBits;
+    const uint64_t mask       = kLocalSize - 1;
+    const uint64_t* src       = buf.keysOf(r.inScratch);
+    const int32_t* srcIx      = buf.orderOf(r.inScratch);
+    int64_t count[kLocalSize] = {};
+    for (int64_t i = r.begin; i < r.end; ++i) count[(src[i] >> shift) & mask]++;
+    int64_t offset[kLocalSize];
+    std::exclusive_scan(count, count + kLocalSize, offset, r.begin);
+    uint64_t* dst  = buf.keysOf(!r.inScratch);
+    int32_t* dstIx = buf.orderOf(!r.inScratch);
+    for (int64_t i = r.begin; i < r.end; ++i)
+    {
+        const uint64_t k = src[i];
+        const int64_t to = offset[(k >> shift) & mask]++;
+        dst[to]          = k;
+        dstIx[to]        = srcIx[i];
+    }
+    int64_t begin = r.begin;
+    for (int d = 0; d < kLocalSize; begin += count[d], ++d)
+    {
+        if (count[d] > 0) sortRun(buf, {begin, begin + count[d], shift, !r.inScratch});
+    }
+}
+
 void sortRun(const SortBuffers& buf, const SortRange& r)
 {
     const int64_t n = r.end - r.begin;
-    bool inScratch  = r.inScratch;
+    if (n > kLocalSortMin && r.bits > kLocalBits)
+    {
+        splitRun(buf, r);
+        return;
+    }
+    bool inScratch = r.inScratch;
     if (r.bits > 0 && n <= kInsertionSortMax)
     {
         insertionSort(buf.keysOf(inScratch) + r.begin, buf.orderOf(inScratch) + r.begin, n);
@@ -100,8 +135,8 @@ void sortRun(const SortBuffers& buf, const SortRange& r)
             if (count[d][(src[0] >> shift) & mask] == n) continue;
             int32_t offset[kLocalSize];
             std::exclusive_scan(count[d], count[d] + kLocalSize, offset, 0);
-            uint64_t* dst   = buf.keysOf(!inScratch) + r.begin;
-            int32_t* dstIx  = buf.orderOf(!inScratch) + r.begin;
+            uint64_t* dst  = buf.keysOf(!inScratch) + r.begin;
+            int32_t* dstIx = buf.orderOf(!inScratch) + r.begin;
             for (int64_t i = 0; i < n; ++i)
             {
                 const uint64_t k = src[i];
@@ -340,13 +375,14 @@ template<class Bad>
 int64_t firstBadBody(const BodySpan& b, Bad&& bad)
 {
     if (!b.rank) return firstIndexWhere(b.n, bad);
-    int64_t firstName = b.n, first = b.n;
+    constexpr int64_t kNone = INT64_MAX;
+    int64_t firstName = kNone, first = b.n;
 #pragma omp parallel for schedule(static) reduction(min : firstName)
     for (int64_t k = 0; k < b.n; ++k)
     {
         if (b.rank[k] < firstName && bad(k)) firstName = b.rank[k];
     }
-    if (firstName == b.n) return b.n;
+    if (firstName == kNone) return b.n;
     for (int64_t k = 0; k < b.n && first == b.n; ++k) first = b.rank[k] == firstName ? k : first;
     return first;
 }
@@ -402,9 +438,9 @@ constexpr int64_t kGatherPrefetch = 16;
 
 void validateInBox(const BodySpan& b, double boxSize)
 {
-    auto outside    = [boxSize](double x) { return !(x >= 0.0 && x < boxSize); };
-    const int64_t k = firstBadBody(
-        b, [&](int64_t j) { return outside(b.pos[j].x) || outside(b.pos[j].y) || outside(b.pos[j].z); });
+    auto outside = [boxSize](double x) { return !(x >= 0.0 && x < boxSize); };
+    const int64_t k =
+        firstBadBody(b, [&](int64_t j) { return outside(b.pos[j].x) || outside(b.pos[j].y) || outside(b.pos[j].z); });
     if (k == b.n) return;
     const int64_t i      = b.nameOf(k);
     const double c[3]    = {b.pos[k].x, b.pos[k].y, b.pos[k].z};
@@ -443,10 +479,11 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     }
 
     // Most-significant-digit radix passes by all threads split the keys into runs of at most
-    // largeMin; each run is then sorted, its ties broken and its bodies gathered by one thread.
+    // largeMin (half a thread's share: a parallel pass over less costs more in start-up than it saves);
+    // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
     // Every pass is stable, so the order is (key, caller's index) for any thread count.
     const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
-    const int64_t largeMin = std::max(kLocalSortMin, n / (8 * int64_t(maxThreads())));
+    const int64_t largeMin = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
     s.small.clear();
     const SortRange all{0, n, varyingBits(lo, hi), false};
@@ -458,6 +495,10 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         splitRunInParallel(buf, r, largeMin, s);
     }
 
+    // Longest first, so that no long run starts last (the order of the runs does not change the result).
+    std::sort(s.small.begin(), s.small.end(), [](const SortRange& a, const SortRange& c) {
+        return a.end - a.begin != c.end - c.begin ? a.end - a.begin > c.end - c.begin : a.begin < c.begin;
+    });
     t.pos.resize(size_t(n));
     t.mass.resize(size_t(n));
     const int64_t numRuns = int64_t(s.small.size());
