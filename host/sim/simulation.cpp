@@ -255,6 +255,9 @@ void Simulation::reorder(const std::vector<int32_t>& order)
     if (comoving_) permute(momentum_, order, scratchVec_);
     callerStateValid_ = false;
     slotsValid_       = false;
+    // The buffers the solver read now hold other data: it reads the reordered state from here on.
+    solver_.attachBodies({state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size(), callerIndex_.data()},
+                         true);
 }
 
 const std::vector<int32_t>& Simulation::slots() const
