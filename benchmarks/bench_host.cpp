@@ -114,6 +114,66 @@ void BM_HostTotal(benchmark::State& state)
     state.SetLabel(state.range(1) == 0 ? "plummer" : "galaxy");
 }
 
+/// The bodies of model `which` as a simulation step finds them when it keeps its state in tree order
+/// (host/sim/simulation.h): in the tree order of the previous step, then drifted for one step of 1/64.
+ParticleSet inPreviousTreeOrder(int64_t n, int64_t which)
+{
+    const ParticleSet& b = model(n, which);
+    HostTree t;
+    sortBodies(span(b), t);
+    constexpr double kStep = 1.0 / 64;
+    ParticleSet s;
+    s.resize(n);
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const int32_t i = t.order[k];
+        s.pos[k]        = b.pos[i] + kStep * b.vel[i];
+        s.vel[k]        = b.vel[i];
+        s.mass[k]       = b.mass[i];
+        s.id[k]         = b.id[i];
+    }
+    return s;
+}
+
+/// BM_HostTotal on the bodies of a simulation step (inPreviousTreeOrder): the order they arrive in is
+/// almost the tree's, so the sort moves little and the gather into tree order streams.
+void BM_HostStep(benchmark::State& state)
+{
+    const ParticleSet b = inPreviousTreeOrder(state.range(0), state.range(1));
+    const int saved     = maxThreads();
+    if (state.range(2) > 0) bench::setThreads(int(state.range(2)));
+    HostTree t;
+    PackedTree packed;
+    Parameters p;
+    std::vector<PhaseTimes> times;
+    sortBodies(span(b), t);
+    buildCells(p.n_leaf, t);
+    computeMultipoles(t);
+    makeGroups(p.n_group, t);
+    packTree(t, p, packed);
+    for (auto _ : state)
+    {
+        PhaseTimes pt;
+        Stopwatch clock;
+        sortBodies(span(b), t);
+        pt[Phase::Sort] = clock.lap();
+        buildCells(p.n_leaf, t);
+        pt[Phase::Cells] = clock.lap();
+        computeMultipoles(t);
+        pt[Phase::Multipoles] = clock.lap();
+        makeGroups(p.n_group, t);
+        pt[Phase::Groups] = clock.lap();
+        packTree(t, p, packed);
+        pt[Phase::Packing] = clock.lap();
+        times.push_back(pt);
+    }
+    state.counters["threads"] = maxThreads();
+    bench::setThreads(saved);
+    bench::setHostPhaseCounters(state, times);
+    setRate(state, b.size());
+    state.SetLabel(state.range(1) == 0 ? "plummer" : "galaxy");
+}
+
 /// N, model and threads: 2^20 and 2^22 for both models on the default threads and on 1, 2, 4, 8, 16
 /// threads; 2^24 only when a filter names it (BM_HostTotal/16777216, about 2 GB).
 void hostTotalArgs(benchmark::internal::Benchmark* b)
@@ -204,6 +264,11 @@ BENCHMARK(BM_HostTotal)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_HostRefit)->Arg(1 << 20)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_HostStep)
+    ->Apply(hostTotalArgs)
+    ->ArgNames({"n", "model", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_CpuTwin)->Args({1 << 16, 50})->Args({1 << 16, 75})->Unit(benchmark::kMillisecond)->Iterations(2);
 
 int main(int argc, char** argv)

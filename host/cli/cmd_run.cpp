@@ -122,7 +122,7 @@ int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs,
     Progress progress(!quiet);
     StopSignals signals;
     RunControl control;
-    control.afterStep     = [&](const Simulation& s, const StepTiming& t) { progress.update(s, t, s.state().size()); };
+    control.afterStep     = [&](const Simulation& s, const StepTiming& t) { progress.update(s, t, s.numBodies()); };
     control.stopRequested = [&] { return signals.received(); };
     RunOutcome r          = runSimulation(sim, dir, rs, resume, control);
     writeRunJson(dir, sim, rs, source, restartedFromStep, &r.timing);

@@ -56,6 +56,9 @@ void checkStepCount(double steps)
     if (steps > kMaxSteps) throw ParameterError("t_end / timestep needs more than 1e12 steps");
 }
 
+/// Whether a body's position and velocity are finite after a step.
+bool finiteBody(const Vec3d& x, const Vec3d& v) { return std::isfinite(x.x + x.y + x.z + v.x + v.y + v.z); }
+
 } // namespace
 
 StepPlan planSteps(double t0, double tEnd, double timestep)
@@ -175,6 +178,9 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
             }
         }
     }
+    callerIndex_.resize(size_t(state_.size()));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < state_.size(); ++i) callerIndex_[i] = int32_t(i);
     if (comoving_)
     {
         validate(comoving_->settings);
@@ -211,15 +217,100 @@ void Simulation::computeForces()
     }
     // In place: the state is not touched until the forces are back, and copying it each step would
     // cost as much as a tree phase.
-    solver_.attachBodies(state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size());
+    solver_.attachBodies({state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size(), callerIndex_.data()},
+                         positionsChecked_);
+    positionsChecked_ = false;
     if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
-    else solver_.computeForces(acc_, pot_);
+    else
+    {
+        solver_.computeForcesInTreeOrder(acc_, pot_);
+        reorder(solver_.treeOrder());
+    }
     if (forces_.zeroNetForce) removeNetForce();
+}
+
+namespace {
+
+/// v = v[order[k]] for every k, through scratch (which keeps the old buffer for the next call).
+template<class T>
+void permute(std::vector<T>& v, const std::vector<int32_t>& order, std::vector<T>& scratch)
+{
+    const int64_t n = int64_t(order.size());
+    scratch.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k) scratch[k] = v[order[k]];
+    v.swap(scratch);
+}
+
+} // namespace
+
+void Simulation::reorder(const std::vector<int32_t>& order)
+{
+    permute(state_.pos, order, scratchVec_);
+    permute(state_.vel, order, scratchVec_);
+    permute(state_.mass, order, scratchMass_);
+    permute(state_.id, order, scratchId_);
+    if (state_.type.size() == order.size()) permute(state_.type, order, scratchType_);
+    permute(callerIndex_, order, scratchIndex_);
+    if (comoving_) permute(momentum_, order, scratchVec_);
+    callerStateValid_ = false;
+    slotsValid_       = false;
+    // The buffers the solver read now hold other data: it reads the reordered state from here on.
+    solver_.attachBodies({state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size(), callerIndex_.data()},
+                         true);
+}
+
+const std::vector<int32_t>& Simulation::slots() const
+{
+    if (slotsValid_) return slotOf_;
+    const int64_t n = state_.size();
+    slotOf_.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k) slotOf_[callerIndex_[k]] = int32_t(k);
+    slotsValid_ = true;
+    return slotOf_;
+}
+
+namespace {
+
+template<class T>
+void gather(const std::vector<T>& from, const std::vector<int32_t>& slot, std::vector<T>& to)
+{
+    const int64_t n = int64_t(slot.size());
+    to.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) to[i] = from[slot[i]];
+}
+
+} // namespace
+
+const ParticleSet& Simulation::state() const
+{
+    if (callerStateValid_) return callerState_;
+    const std::vector<int32_t>& slot = slots();
+    gather(state_.pos, slot, callerState_.pos);
+    gather(state_.vel, slot, callerState_.vel);
+    gather(state_.mass, slot, callerState_.mass);
+    gather(state_.id, slot, callerState_.id);
+    if (state_.type.size() == slot.size()) gather(state_.type, slot, callerState_.type);
+    else callerState_.type = state_.type;
+    callerState_.time      = state_.time;
+    callerState_.boxSize   = state_.boxSize;
+    callerState_.cosmology = state_.cosmology;
+    callerStateValid_      = true;
+    return callerState_;
 }
 
 void Simulation::removeNetForce()
 {
-    const MassWeighted force = massWeighted(state_.mass, acc_);
+    // Summed in the caller's order, as massWeighted does: the same bits whatever order the state is in.
+    const std::vector<int32_t>& slot = slots();
+    MassWeighted force;
+    for (int32_t k : slot)
+    {
+        force.mass += state_.mass[k];
+        force.sum += state_.mass[k] * acc_[k];
+    }
     if (!(force.mass > 0)) return;
     Vec3d mean = force.mean();
     for (auto& a : acc_) a = a - mean;
@@ -257,29 +348,35 @@ void Simulation::comovingStep()
     const double kick1 = kickFactor(c, aMid, a1) / h0;
     const int64_t n    = state_.size();
     lastStepTimes_     = StepTimes{};
+    callerStateValid_  = false;
     Stopwatch clock;
-#pragma omp parallel for schedule(static)
+    int outOfRange = 0;
+#pragma omp parallel for schedule(static) reduction(max : outOfRange)
     for (int64_t i = 0; i < n; ++i)
     {
         momentum_[i] += kick0 * acc_[i];
         Vec3d x       = state_.pos[i] + drift * momentum_[i];
         state_.pos[i] = {wrapPeriodic(x.x, box), wrapPeriodic(x.y, box), wrapPeriodic(x.z, box)};
+        outOfRange    = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
+    positionsChecked_   = outOfRange == 0;
     comoving_->a        = a1;
     comoving_->lastDlna = std::log(a1 / a0);
     double integration  = clock.lap();
     computeForces();
     lastStepTimes_.forces                = solver_.timings();
     lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-#pragma omp parallel for schedule(static)
+    int notFinite                        = 0;
+#pragma omp parallel for schedule(static) reduction(max : notFinite)
     for (int64_t i = 0; i < n; ++i)
     {
         momentum_[i] += kick1 * acc_[i];
         state_.vel[i] = (1 / a1) * momentum_[i];
+        notFinite     = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
     }
     ++step_;
     state_.time = a1;
-    checkFinite();
+    checkFinite(notFinite != 0);
     updateComovingPlan(comovingStepLimit());
     // Layzer-Irvine: d(K + W)/d ln a = -(2K + W), integrated by the trapezoidal rule over the step.
     const Diagnostics d = diagnostics();
@@ -296,38 +393,51 @@ void Simulation::step()
         comovingStep();
         return;
     }
-    double h       = plan_.h;
-    int64_t n      = state_.size();
-    lastStepTimes_ = StepTimes{};
+    double h          = plan_.h;
+    int64_t n         = state_.size();
+    lastStepTimes_    = StepTimes{};
+    callerStateValid_ = false;
     Stopwatch clock;
-#pragma omp parallel for schedule(static)
+    // The drift checks what validateBodies would check of the positions (the masses do not change), so
+    // the solver does not read them all again; a body out of range is left to its full message there.
+    int outOfRange = 0;
+#pragma omp parallel for schedule(static) reduction(max : outOfRange)
     for (int64_t i = 0; i < n; ++i)
     {
         state_.vel[i] += (0.5 * h) * acc_[i];
         state_.pos[i] += h * state_.vel[i];
+        outOfRange = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
+    positionsChecked_  = outOfRange == 0;
     double integration = clock.lap();
     computeForces();
     lastStepTimes_.forces                = solver_.timings();
     lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) state_.vel[i] += (0.5 * h) * acc_[i];
+    int notFinite                        = 0;
+#pragma omp parallel for schedule(static) reduction(max : notFinite)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        state_.vel[i] += (0.5 * h) * acc_[i];
+        notFinite = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
+    }
     ++step_;
     state_.time = time();
-    checkFinite();
+    checkFinite(notFinite != 0);
     lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
 }
 
-void Simulation::checkFinite() const
+void Simulation::checkFinite(bool bad) const
 {
+    if (!bad) return;
     const int64_t n = state_.size();
-    const int64_t i = firstIndexWhere(n, [this](int64_t k) {
-        const Vec3d& x = state_.pos[k];
-        return !std::isfinite(x.x + x.y + x.z + state_.vel[k].x + state_.vel[k].y + state_.vel[k].z);
-    });
+    int64_t i = n, k = 0;
+    for (int64_t j = 0; j < n; ++j)
+    {
+        if (callerIndex_[j] < i && !finiteBody(state_.pos[j], state_.vel[j])) i = callerIndex_[k = j];
+    }
     if (i < n)
     {
-        throw InputError("body " + std::to_string(i) + " (id " + std::to_string(state_.id[i]) +
+        throw InputError("body " + std::to_string(i) + " (id " + std::to_string(state_.id[k]) +
                          ") has a non-finite position or velocity after step " + std::to_string(step_) +
                          ": the timestep is too large for the softening");
     }
@@ -374,8 +484,11 @@ struct DiagnosticSums
 Diagnostics Simulation::diagnostics() const
 {
     Diagnostics d;
-    d.time                 = time();
-    const DiagnosticSums s = deterministicSum<DiagnosticSums>(state_.size(), [this](int64_t i) {
+    d.time = time();
+    // Summed in the caller's order: the same bits whatever order the state is in.
+    const std::vector<int32_t>& slot = slots();
+    const DiagnosticSums s           = deterministicSum<DiagnosticSums>(state_.size(), [this, &slot](int64_t c) {
+        const int32_t i = slot[c];
         DiagnosticSums b;
         double mi         = state_.mass[i];
         const Vec3d& x    = state_.pos[i];
@@ -388,12 +501,12 @@ Diagnostics Simulation::diagnostics() const
         b.angularMomentum = mi * Vec3d{x.y * v.z - x.z * v.y, x.z * v.x - x.x * v.z, x.x * v.y - x.y * v.x};
         return b;
     });
-    const double m         = s.mass;
-    d.kinetic              = s.kinetic;
-    d.potential            = s.potential;
-    d.comPos               = s.comPos;
-    d.momentum             = s.momentum;
-    d.angularMomentum      = s.angularMomentum;
+    const double m                   = s.mass;
+    d.kinetic                        = s.kinetic;
+    d.potential                      = s.potential;
+    d.comPos                         = s.comPos;
+    d.momentum                       = s.momentum;
+    d.angularMomentum                = s.angularMomentum;
     if (m > 0)
     {
         d.comPos = (1 / m) * d.comPos;
@@ -451,7 +564,7 @@ Simulation::Comoving comovingFromCheckpointText(const std::string& text)
 void Simulation::writeCheckpoint(const std::string& path, const std::string& extra) const
 {
     CheckpointImage c;
-    c.state         = state_;
+    c.state         = state();
     c.step          = step_;
     c.numSteps      = plan_.numSteps;
     c.t0            = plan_.t0;
@@ -464,8 +577,8 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     if (comoving_)
     {
         // The integrated state is p, not p / a: a restart continues from the same bits.
-        c.state.vel = momentum_;
-        c.comoving  = comovingCheckpointText(*comoving_);
+        gather(momentum_, slots(), c.state.vel);
+        c.comoving = comovingCheckpointText(*comoving_);
     }
     octwalk::writeCheckpoint(path, c);
 }
@@ -491,8 +604,8 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce}, std::move(comoving));
     if (sim.comoving_)
     {
-        sim.momentum_ = std::move(momentum);
-        sim.step_     = c.step;
+        for (size_t k = 0; k < momentum.size(); ++k) sim.momentum_[k] = momentum[sim.callerIndex_[k]];
+        sim.step_ = c.step;
         sim.updateComovingPlan(sim.comovingStepLimit());
     }
     sim.step_          = c.step;

@@ -118,7 +118,10 @@ public:
     /// comoving run.
     void extendTo(double tEnd);
 
-    const ParticleSet& state() const { return state_; }
+    /// The bodies in the caller's (the initial) order: gathered from the tree-ordered state on the
+    /// first call after a step, so asking for it each step costs a reordering of all bodies.
+    const ParticleSet& state() const;
+    int64_t numBodies() const { return state_.size(); }
     const Parameters& parameters() const { return params_; }
     bool direct() const { return forces_.direct; }
     const ForceOptions& forceOptions() const { return forces_; }
@@ -135,15 +138,37 @@ private:
                std::optional<Comoving> comoving);
     void computeForces();
     void removeNetForce();
-    /// InputError naming the first body whose position or velocity is not finite after a step.
-    void checkFinite() const;
+    /// InputError naming the body (smallest caller's index) whose position or velocity is not finite
+    /// after a step; bad = whether there is one.
+    void checkFinite(bool bad) const;
+    /// Reorders the state (and the momenta of a comoving run) into the tree order of the last
+    /// evaluation: order[k] = slot of the state that becomes slot k.
+    void reorder(const std::vector<int32_t>& order);
+    /// Slot in state_ of every caller's index (the inverse of callerIndex_), rebuilt when stale.
+    const std::vector<int32_t>& slots() const;
     void comovingStep();
     /// The step limit in ln a at the current state: --dlna, or the criterion on the current forces.
     double comovingStepLimit() const;
     /// plan_ of a comoving run from its state (see the class comment).
     void updateComovingPlan(double dlna);
 
+    /// The bodies, kept in the tree order of the last tree evaluation (a step's sort then moves little and
+    /// its gather streams); callerIndex_[k] = caller's index of slot k.
     ParticleSet state_;
+    std::vector<int32_t> callerIndex_;
+    /// state() and slots(), valid until the state is reordered or stepped.
+    mutable ParticleSet callerState_;
+    mutable bool callerStateValid_ = false;
+    mutable std::vector<int32_t> slotOf_;
+    mutable bool slotsValid_ = false;
+    /// Whether the drift has checked the positions as validateBodies would (then the solver does not).
+    bool positionsChecked_ = false;
+    /// Working memory of reorder(), kept between steps.
+    std::vector<Vec3d> scratchVec_;
+    std::vector<double> scratchMass_;
+    std::vector<uint64_t> scratchId_;
+    std::vector<uint8_t> scratchType_;
+    std::vector<int32_t> scratchIndex_;
     Parameters params_;
     StepPlan plan_;
     ForceOptions forces_;

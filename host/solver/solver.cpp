@@ -80,22 +80,32 @@ void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
     }
 }
 
-/// InputError naming the first result that is not finite. The walk runs in float32, so an unsoftened pair
-/// closer than about 1e-19 (or any force beyond float32's range) would otherwise come back as inf or NaN.
+/// InputError for a result that is not finite, naming it as `what` `name`. The walk runs in float32, so an
+/// unsoftened pair closer than about 1e-19 (or any force beyond float32's range) would otherwise come back
+/// as inf or NaN.
+[[noreturn]] void throwNotFinite(const Vec3d& a, double pot, const char* what, int64_t name)
+{
+    std::ostringstream s;
+    s << what << " " << name << ": acceleration (" << a.x << ", " << a.y << ", " << a.z << ") and potential " << pot
+      << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
+    throw InputError(s.str());
+}
+
+/// No body: the start of a search for the smallest name of a bad one.
+constexpr int64_t kNoBody = INT64_MAX;
+
+bool finiteResult(const Vec3d& a, double pot)
+{
+    return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot);
+}
+
+/// InputError naming the first result that is not finite (throwNotFinite).
 void checkFinite(const std::vector<Vec3d>& acc, const std::vector<double>& pot, const char* what,
                  const std::vector<int64_t>* index = nullptr)
 {
-    const int64_t k = firstIndexWhere(int64_t(acc.size()), [&](int64_t j) {
-        const Vec3d& a = acc[j];
-        return !(std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot[j]));
-    });
+    const int64_t k = firstIndexWhere(int64_t(acc.size()), [&](int64_t j) { return !finiteResult(acc[j], pot[j]); });
     if (k == int64_t(acc.size())) return;
-    const Vec3d& a = acc[k];
-    std::ostringstream s;
-    s << what << " " << (index ? (*index)[k] : k) << ": acceleration (" << a.x << ", " << a.y << ", " << a.z
-      << ") and potential " << pot[k]
-      << " are not all finite: the force overflows floating point (bodies this close need epsilon_squared > 0)";
-    throw InputError(s.str());
+    throwNotFinite(acc[k], pot[k], what, index ? (*index)[k] : k);
 }
 
 /// dst = src, element by element in parallel (first touch by the threads that later read it).
@@ -205,6 +215,14 @@ void GravitySolver::attachBodies(const Vec3d* pos, const double* mass, const uin
     bodies_    = {pos, mass, ids, n};
 }
 
+void GravitySolver::attachBodies(const BodySpan& b, bool checked)
+{
+    if (!b.pos || !b.mass || !b.id) throw InputError("attachBodies: positions, masses and ids are all required");
+    if (!checked || b.n < 2 || b.n > kMaxBodies) validateBodies(b);
+    treeValid_ = false;
+    bodies_    = b;
+}
+
 Backend resolveBackend(Backend requested)
 {
     if (requested == Backend::Auto) return gpuAvailable() ? Backend::Gpu : Backend::Cpu;
@@ -308,7 +326,7 @@ const F4* GravitySolver::evaluateTargets(const TargetView& targets)
     return onGpu ? gpuResult_.acc.data() : cpuOut_.data();
 }
 
-void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
+const F4* GravitySolver::evaluateBodies()
 {
     const int64_t n = bodies_.n;
     namingMemory("building the tree", n, 160, [&] { buildTree(); });
@@ -316,20 +334,57 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     namingMemory("walking the tree", n, 100, [&] { out = evaluateTargets(targets); });
+    return out;
+}
 
-    double G = params_.gravitational_constant;
+void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    const F4* out   = evaluateBodies();
+    const int64_t n = bodies_.n;
+    const double G  = params_.gravitational_constant;
     acc.resize(size_t(n));
     pot.resize(size_t(n));
-    const int64_t numOut = int64_t(targets.numTargets);
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < numOut; ++k)
+    // The scatter back to the caller's order checks finiteness on the way: the smallest bad name wins.
+    int64_t firstBad = kNoBody;
+#pragma omp parallel for schedule(static) reduction(min : firstBad)
+    for (int64_t k = 0; k < n; ++k)
     {
-        int32_t i = tree_.order[k];
-        acc[i]    = {G * out[k].x, G * out[k].y, G * out[k].z};
-        pot[i]    = G * out[k].w;
+        const int32_t i = tree_.order[k];
+        acc[i]          = {G * out[k].x, G * out[k].y, G * out[k].z};
+        pot[i]          = G * out[k].w;
+        if (!finiteResult(acc[i], pot[i])) firstBad = std::min(firstBad, bodies_.nameOf(i));
     }
-    checkFinite(acc, pot, "body");
-    checkNotAllUnderflowed(out, numOut, bodies_, params_.epsilon_squared);
+    if (firstBad != kNoBody)
+    {
+        int64_t i = 0;
+        while (bodies_.nameOf(i) != firstBad) ++i;
+        throwNotFinite(acc[i], pot[i], "body", firstBad);
+    }
+    checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
+}
+
+void GravitySolver::computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    const F4* out   = evaluateBodies();
+    const int64_t n = bodies_.n;
+    const double G  = params_.gravitational_constant;
+    acc.resize(size_t(n));
+    pot.resize(size_t(n));
+    int64_t firstBad = kNoBody;
+#pragma omp parallel for schedule(static) reduction(min : firstBad)
+    for (int64_t k = 0; k < n; ++k)
+    {
+        acc[k] = {G * out[k].x, G * out[k].y, G * out[k].z};
+        pot[k] = G * out[k].w;
+        if (!finiteResult(acc[k], pot[k])) firstBad = std::min(firstBad, bodies_.nameOf(tree_.order[k]));
+    }
+    if (firstBad != kNoBody)
+    {
+        int64_t k = 0;
+        while (bodies_.nameOf(tree_.order[k]) != firstBad) ++k;
+        throwNotFinite(acc[k], pot[k], "body", firstBad);
+    }
+    checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
 }
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)

@@ -65,8 +65,27 @@ public:
     /// alive and unchanged until the next setBodies/attachBodies (an integrator that owns its state
     /// attaches it once per step). ids are required here.
     void attachBodies(const Vec3d* pos, const double* mass, const uint64_t* ids, int64_t n);
+
+    /// As attachBodies, for an integrator that owns its state. Ties and error messages use
+    /// bodies.rank when given (host/tree/octree.h). With checked = true the bodies are not validated
+    /// again (only N is): the caller vouches that every position passes positionInRange and that the
+    /// masses are those an earlier validateBodies accepted (an integrator checks the positions it drifts
+    /// in the drift itself).
+    /// @param[in] bodies  ids required; the arrays must stay alive and unchanged until the next attach
+    /// @param[in] checked whether the caller has already checked the bodies
+    void attachBodies(const BodySpan& bodies, bool checked);
+
     /// Tree accelerations and potentials of all bodies, caller's order.
     void computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot);
+
+    /// As computeForces, but acc[k], pot[k] belong to the k-th body in tree order, body treeOrder()[k] of
+    /// the attached arrays: no scatter back to the caller's order (an integrator that keeps its state in
+    /// tree order reorders it with treeOrder() instead).
+    void computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vector<double>& pot);
+
+    /// order[k] = index in the attached (or set) arrays of the k-th body in tree order, from the last
+    /// tree evaluation.
+    const std::vector<int32_t>& treeOrder() const { return tree_.order; }
 
     /// Tree gravity at massless probe points (they feel the bodies, the bodies do not feel them).
     void evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot);
@@ -96,6 +115,9 @@ public:
 
 private:
     void buildTree();
+    /// Builds the tree and walks it for all bodies: G = 1 results in tree order, valid until the next
+    /// evaluation.
+    const F4* evaluateBodies();
     /// The walk and forces on the active backend; returns the results (indexed like targets, G = 1),
     /// valid until the next evaluation.
     const F4* evaluateTargets(const TargetView& targets);

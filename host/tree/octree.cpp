@@ -29,8 +29,8 @@ constexpr int kRadixSize = 1 << kRadixBits;
 /// Runs at most this long are sorted by insertion.
 constexpr int64_t kInsertionSortMax = 32;
 
-/// Runs longer than this (and than N / (8 threads)) are split by all threads together; shorter ones
-/// are sorted by one thread each, mostly in cache.
+/// Runs up to this long are sorted by least-significant-digit passes in cache; a longer run on one
+/// thread is first split by a most-significant-digit pass.
 constexpr int64_t kLocalSortMin = int64_t(1) << 15;
 
 /// How many low bits keys between lo and hi may differ in: all keys of a run agree above them.
@@ -64,65 +64,93 @@ struct SortBuffers
     int32_t* orderOf(bool scratch) const { return scratch ? scratchOrder : order; }
 };
 
-/// Digit width for a run of n keys on this thread: wide for long runs, narrow for short ones, so the
-/// buckets' bookkeeping stays small against the run.
-int localDigitBits(int64_t n) { return n > 2048 ? kRadixBits : (n > 256 ? 6 : 4); }
+/// Digit width of the sort of one run on one thread (least significant digit first).
+constexpr int kLocalBits      = 8;
+constexpr int kLocalSize      = 1 << kLocalBits;
+constexpr int kMaxLocalDigits = (64 + kLocalBits - 1) / kLocalBits;
 
-/// Sorts one run on this thread, stably, by most-significant-digit radix passes down to insertion
-/// sorts; the result lands in the result buffers. Keys of the run agree on all bits from r.bits up.
-void sortRun(const SortBuffers& buf, const SortRange& r)
+/// Sorts one run on this thread, stably, by least-significant-digit radix passes over the digits below
+/// r.bits (the run's keys agree above): one counting pass gives every digit's histogram, and a digit
+/// on which all keys agree is skipped without moving the run. The result lands in the result buffers.
+void sortRun(const SortBuffers& buf, const SortRange& r);
+
+/// A run too long for the cache, on one thread: one stable most-significant-digit pass on the top
+/// kLocalBits of its varying bits into the other buffer, then each digit's run by sortRun.
+void splitRun(const SortBuffers& buf, const SortRange& r)
 {
-    const int64_t n = r.end - r.begin;
-    uint64_t* src   = buf.keysOf(r.inScratch) + r.begin;
-    int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin;
-    int bits        = r.bits;
-    if (bits > 0 && n <= kInsertionSortMax) insertionSort(src, srcIdx, n);
-    if (bits == 0 || n <= kInsertionSortMax)
-    {
-        if (r.inScratch)
-        {
-            std::copy(src, src + n, buf.keys + r.begin);
-            std::copy(srcIdx, srcIdx + n, buf.order + r.begin);
-        }
-        return;
-    }
-    int64_t count[kRadixSize];
-    int shift = 0, numDigits = 0;
-    while (bits > 0) // digits on which the whole run agrees are skipped without moving it
-    {
-        const int width = std::min(bits, localDigitBits(n));
-        shift           = bits - width;
-        numDigits       = 1 << width;
-        std::fill(count, count + numDigits, int64_t(0));
-        for (int64_t i = 0; i < n; ++i) count[(src[i] >> shift) & uint64_t(numDigits - 1)]++;
-        bits = shift;
-        if (count[(src[0] >> shift) & uint64_t(numDigits - 1)] != n) break;
-        if (bits == 0)
-        {
-            sortRun(buf, {r.begin, r.end, 0, r.inScratch});
-            return;
-        }
-    }
-    int64_t offset[kRadixSize];
-    for (int d = 0, at = 0; d < numDigits; ++d)
-    {
-        offset[d] = at;
-        at += int(count[d]);
-    }
-    uint64_t* dst       = buf.keysOf(!r.inScratch) + r.begin;
-    int32_t* dstIdx     = buf.orderOf(!r.inScratch) + r.begin;
-    const uint64_t mask = uint64_t(numDigits - 1);
-    for (int64_t i = 0; i < n; ++i)
+    const int shift           = r.bits - kLocalBits;
+    const uint64_t mask       = kLocalSize - 1;
+    const uint64_t* src       = buf.keysOf(r.inScratch);
+    const int32_t* srcIx      = buf.orderOf(r.inScratch);
+    int64_t count[kLocalSize] = {};
+    for (int64_t i = r.begin; i < r.end; ++i) count[(src[i] >> shift) & mask]++;
+    int64_t offset[kLocalSize];
+    std::exclusive_scan(count, count + kLocalSize, offset, r.begin);
+    uint64_t* dst  = buf.keysOf(!r.inScratch);
+    int32_t* dstIx = buf.orderOf(!r.inScratch);
+    for (int64_t i = r.begin; i < r.end; ++i)
     {
         const uint64_t k = src[i];
         const int64_t to = offset[(k >> shift) & mask]++;
         dst[to]          = k;
-        dstIdx[to]       = srcIdx[i];
+        dstIx[to]        = srcIx[i];
     }
-    for (int d = 0, begin = 0; d < numDigits; begin += int(count[d]), ++d)
+    int64_t begin = r.begin;
+    for (int d = 0; d < kLocalSize; begin += count[d], ++d)
     {
-        if (count[d] == 0) continue;
-        sortRun(buf, {r.begin + begin, r.begin + begin + count[d], shift, !r.inScratch});
+        if (count[d] > 0) sortRun(buf, {begin, begin + count[d], shift, !r.inScratch});
+    }
+}
+
+void sortRun(const SortBuffers& buf, const SortRange& r)
+{
+    const int64_t n = r.end - r.begin;
+    if (n > kLocalSortMin && r.bits > kLocalBits)
+    {
+        splitRun(buf, r);
+        return;
+    }
+    bool inScratch = r.inScratch;
+    if (r.bits > 0 && n <= kInsertionSortMax)
+    {
+        insertionSort(buf.keysOf(inScratch) + r.begin, buf.orderOf(inScratch) + r.begin, n);
+    }
+    else if (r.bits > 0)
+    {
+        const int numDigits = (r.bits + kLocalBits - 1) / kLocalBits;
+        const uint64_t mask = kLocalSize - 1;
+        int32_t count[kMaxLocalDigits][kLocalSize];
+        std::fill(&count[0][0], &count[0][0] + numDigits * kLocalSize, 0);
+        const uint64_t* keys = buf.keysOf(inScratch) + r.begin;
+        for (int64_t i = 0; i < n; ++i)
+        {
+            const uint64_t k = keys[i];
+            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * kLocalBits)) & mask]++;
+        }
+        for (int d = 0; d < numDigits; ++d)
+        {
+            const int shift      = d * kLocalBits;
+            const uint64_t* src  = buf.keysOf(inScratch) + r.begin;
+            const int32_t* srcIx = buf.orderOf(inScratch) + r.begin;
+            if (count[d][(src[0] >> shift) & mask] == n) continue;
+            int32_t offset[kLocalSize];
+            std::exclusive_scan(count[d], count[d] + kLocalSize, offset, 0);
+            uint64_t* dst  = buf.keysOf(!inScratch) + r.begin;
+            int32_t* dstIx = buf.orderOf(!inScratch) + r.begin;
+            for (int64_t i = 0; i < n; ++i)
+            {
+                const uint64_t k = src[i];
+                const int32_t to = offset[(k >> shift) & mask]++;
+                dst[to]          = k;
+                dstIx[to]        = srcIx[i];
+            }
+            inScratch = !inScratch;
+        }
+    }
+    if (inScratch)
+    {
+        std::copy(buf.scratchKeys + r.begin, buf.scratchKeys + r.end, buf.keys + r.begin);
+        std::copy(buf.scratchOrder + r.begin, buf.scratchOrder + r.end, buf.order + r.begin);
     }
 }
 
@@ -204,8 +232,9 @@ void splitRunInParallel(const SortBuffers& buf, const SortRange& r, int64_t larg
     }
 }
 
-/// Within a run of equal keys, orders the caller's indices by (id, index): the sort left them by index.
-void breakTiesById(const uint64_t* keys, const uint64_t* id, int32_t* order, int64_t begin, int64_t end)
+/// Within a run of equal keys, orders the indices by (id, name): the sort left them by index, which
+/// is already that order when the bodies carry no ranks.
+void breakTiesById(const uint64_t* keys, const BodySpan& b, int32_t* order, int64_t begin, int64_t end)
 {
     for (int64_t i = begin; i < end;)
     {
@@ -213,8 +242,10 @@ void breakTiesById(const uint64_t* keys, const uint64_t* id, int32_t* order, int
         while (j < end && keys[j] == keys[i]) ++j;
         if (j - i > 1)
         {
-            std::sort(order + i, order + j,
-                      [id](int32_t a, int32_t c) { return id[a] != id[c] ? id[a] < id[c] : a < c; });
+            std::sort(order + i, order + j, [&b](int32_t a, int32_t c) {
+                const uint64_t idA = b.id ? b.id[a] : 0, idC = b.id ? b.id[c] : 0;
+                return idA != idC ? idA < idC : b.nameOf(a) < b.nameOf(c);
+            });
         }
         i = j;
     }
@@ -314,6 +345,23 @@ bool badBody(const BodySpan& b, int64_t i)
            !std::isfinite(b.mass[i]) || b.mass[i] < 0;
 }
 
+/// The body with bad(k) and the smallest name (BodySpan::nameOf), or b.n when there is none.
+template<class Bad>
+int64_t firstBadBody(const BodySpan& b, Bad&& bad)
+{
+    if (!b.rank) return firstIndexWhere(b.n, bad);
+    constexpr int64_t kNone = INT64_MAX;
+    int64_t firstName = kNone, first = b.n;
+#pragma omp parallel for schedule(static) reduction(min : firstName)
+    for (int64_t k = 0; k < b.n; ++k)
+    {
+        if (b.rank[k] < firstName && bad(k)) firstName = b.rank[k];
+    }
+    if (firstName == kNone) return b.n;
+    for (int64_t k = 0; k < b.n && first == b.n; ++k) first = b.rank[k] == firstName ? k : first;
+    return first;
+}
+
 } // namespace
 
 void validateBodies(const BodySpan& b)
@@ -327,9 +375,10 @@ void validateBodies(const BodySpan& b)
         throw InputError("N = " + std::to_string(b.n) + " exceeds the supported maximum of 2^30 - 1 bodies");
     }
     // The first bad body, found in parallel; the message names its first bad field.
-    const int64_t i = firstIndexWhere(b.n, [&b](int64_t k) { return badBody(b, k); });
-    if (i == b.n) return;
-    const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+    const int64_t k = firstBadBody(b, [&b](int64_t j) { return badBody(b, j); });
+    if (k == b.n) return;
+    const int64_t i      = b.nameOf(k);
+    const double c[3]    = {b.pos[k].x, b.pos[k].y, b.pos[k].z};
     const char* names[3] = {"x", "y", "z"};
     for (int d = 0; d < 3; ++d)
     {
@@ -339,8 +388,8 @@ void validateBodies(const BodySpan& b)
             throw InputError(bodyMessage(i, names[d], c[d], "exceeds the coordinate limit |x| <= 1e15"));
         }
     }
-    if (!std::isfinite(b.mass[i])) throw InputError(bodyMessage(i, "mass", b.mass[i], "is not finite"));
-    throw InputError(bodyMessage(i, "mass", b.mass[i], "is negative"));
+    if (!std::isfinite(b.mass[k])) throw InputError(bodyMessage(i, "mass", b.mass[k], "is not finite"));
+    throw InputError(bodyMessage(i, "mass", b.mass[k], "is negative"));
 }
 
 void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64_t>& keys)
@@ -364,11 +413,12 @@ constexpr int64_t kGatherPrefetch = 16;
 
 void validateInBox(const BodySpan& b, double boxSize)
 {
-    auto outside    = [boxSize](double x) { return !(x >= 0.0 && x < boxSize); };
-    const int64_t i = firstIndexWhere(
-        b.n, [&](int64_t k) { return outside(b.pos[k].x) || outside(b.pos[k].y) || outside(b.pos[k].z); });
-    if (i == b.n) return;
-    const double c[3]    = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+    auto outside = [boxSize](double x) { return !(x >= 0.0 && x < boxSize); };
+    const int64_t k =
+        firstBadBody(b, [&](int64_t j) { return outside(b.pos[j].x) || outside(b.pos[j].y) || outside(b.pos[j].z); });
+    if (k == b.n) return;
+    const int64_t i      = b.nameOf(k);
+    const double c[3]    = {b.pos[k].x, b.pos[k].y, b.pos[k].z};
     const char* names[3] = {"x", "y", "z"};
     std::ostringstream rule;
     rule.precision(17);
@@ -404,10 +454,11 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     }
 
     // Most-significant-digit radix passes by all threads split the keys into runs of at most
-    // largeMin; each run is then sorted, its ties broken and its bodies gathered by one thread.
+    // largeMin (half a thread's share: a parallel pass over less costs more in start-up than it saves);
+    // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
     // Every pass is stable, so the order is (key, caller's index) for any thread count.
     const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
-    const int64_t largeMin = std::max(kLocalSortMin, n / (8 * int64_t(maxThreads())));
+    const int64_t largeMin = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
     s.small.clear();
     const SortRange all{0, n, varyingBits(lo, hi), false};
@@ -419,6 +470,10 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         splitRunInParallel(buf, r, largeMin, s);
     }
 
+    // Longest first, so that no long run starts last (the order of the runs does not change the result).
+    std::sort(s.small.begin(), s.small.end(), [](const SortRange& a, const SortRange& c) {
+        return a.end - a.begin != c.end - c.begin ? a.end - a.begin > c.end - c.begin : a.begin < c.begin;
+    });
     t.pos.resize(size_t(n));
     t.mass.resize(size_t(n));
     const int64_t numRuns = int64_t(s.small.size());
@@ -427,7 +482,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     {
         const SortRange& r = s.small[j];
         sortRun(buf, r);
-        if (b.id) breakTiesById(keys, b.id, order, r.begin, r.end);
+        if (b.id || b.rank) breakTiesById(keys, b, order, r.begin, r.end);
         for (int64_t k = r.begin; k < r.end; ++k)
         {
             if (k + kGatherPrefetch < r.end)

@@ -20,6 +20,13 @@ struct BodySpan
     const double* mass;
     const uint64_t* id;
     int64_t n;
+    /// Optional: the index each body had in its owner's original order (an integrator that keeps its
+    /// bodies in tree order). Ties of key and id are broken by it instead of by the position in these
+    /// arrays, and errors name bodies by it, so neither depends on how the owner has reordered them.
+    const int32_t* rank = nullptr;
+
+    /// The index errors and tie-breaks know body k of these arrays by.
+    int64_t nameOf(int64_t k) const { return rank ? rank[k] : k; }
 };
 
 /// Largest coordinate magnitude accepted: squared distances, quadrupole terms and tree keys
@@ -30,9 +37,16 @@ constexpr double kMaxCoordinate = 1e15;
 /// validateBodies applies it; the command line checks --n against it before any work.
 constexpr int64_t kMaxBodies = INT32_MAX / 2;
 
-/// Throws InputError naming the first bad body: non-finite or too large position, non-finite or
-/// negative mass; and for fewer than 2 bodies.
+/// Throws InputError naming the first bad body (the smallest BodySpan::nameOf): non-finite or too
+/// large position, non-finite or negative mass; and for fewer than 2 bodies.
 void validateBodies(const BodySpan& bodies);
+
+/// Whether a position passes validateBodies (every coordinate finite and within kMaxCoordinate).
+inline bool positionInRange(const Vec3d& x)
+{
+    auto ok = [](double c) { return c >= -kMaxCoordinate && c <= kMaxCoordinate; };
+    return ok(x.x) && ok(x.y) && ok(x.z);
+}
 
 struct OctreeCells
 {
@@ -104,7 +118,7 @@ std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n);
 void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64_t>& keys);
 
 /// Morton keys in the bounding cube of all bodies (mortonKeysInBoundingCube), sorted; ties broken
-/// by id, then caller's index, so the tree order does not depend on the input order when ids are
+/// by id, then BodySpan::nameOf (the caller's index unless ranks are given), so the tree order does not depend on the input order when ids are
 /// unique. Fills order, keys, pos, mass. With boxSize > 0 the cube is the periodic box [0, boxSize)^3
 /// itself (the root cell of a periodic tree), and a body outside it is an InputError (validateInBox).
 void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);

@@ -172,6 +172,27 @@ TEST(Simulation, RestartIsBitIdentical)
 
 // A restart extends a run within the limits of a fresh one (issue: `--t-end inf` on restart ran
 // -9223372036854775808 steps and 1e13 started 1.4e15).
+TEST(Simulation, StateIsInTheCallersOrderWhateverOrderItIsKeptIn)
+{
+    // The simulation keeps its bodies in tree order between steps; what it shows must not move.
+    ParticleSet b = makePlummer(3000, 12);
+    for (int64_t i = 0; i < b.size(); ++i) b.id[i] = uint64_t((i * 7919) % b.size());
+    Simulation sim(b, simParameters(0.6, 1e-3), planSteps(0.0, 3.0 / 64, 1.0 / 64));
+    while (!sim.done()) sim.step();
+    const ParticleSet& s = sim.state();
+    EXPECT_EQ(s.id, b.id);
+    EXPECT_EQ(s.mass, b.mass);
+    EXPECT_EQ(s.size(), sim.numBodies());
+    // Each body moved a little from where it started, not to another body's place.
+    double farthest = 0;
+    for (int64_t i = 0; i < b.size(); ++i)
+    {
+        const Vec3d d = s.pos[i] - b.pos[i];
+        farthest      = std::max(farthest, std::sqrt(dot(d, d)));
+    }
+    EXPECT_LT(farthest, 0.5);
+}
+
 TEST(Simulation, ExtendingARunHasTheLimitsOfAFreshOne)
 {
     Simulation sim(makePlummer(200, 3), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));

@@ -1,8 +1,11 @@
 // The host tree and its packing: structural invariants the walk relies on.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <numeric>
 
+#include "common/errors.h"
 #include "common/sfc.h"
 #include "host/reference/direct.h"
 #include "test_helpers.h"
@@ -198,5 +201,53 @@ TEST(PackedTree, GroupBoxesContainTheirBodies)
             EXPECT_LE(std::fabs(pk.bodies[k].y - pk.groupCenter[g].y), pk.groupHalf[g].y);
             EXPECT_LE(std::fabs(pk.bodies[k].z - pk.groupCenter[g].z), pk.groupHalf[g].z);
         }
+    }
+}
+
+TEST(Tree, RankedBodiesInAnotherOrderBuildTheCallersTree)
+{
+    // Coincident bodies with equal ids, so that only the tie-break by caller's index orders them.
+    ParticleSet b = makePlummer(4000, 3);
+    for (int64_t i = 0; i < b.size(); ++i)
+    {
+        b.id[i] = uint64_t(i / 9);
+        if (i % 3 == 0) b.pos[i] = b.pos[i - i % 9];
+    }
+    HostTree reference = buildFor(b, 8, 32);
+
+    // The same bodies reversed, each carrying its caller's index as its rank.
+    const int64_t n = b.size();
+    std::vector<Vec3d> pos(n);
+    std::vector<double> mass(n);
+    std::vector<uint64_t> id(n);
+    std::vector<int32_t> rank(n);
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const int64_t i = n - 1 - k;
+        pos[k]          = b.pos[i];
+        mass[k]         = b.mass[i];
+        id[k]           = b.id[i];
+        rank[k]         = int32_t(i);
+    }
+    HostTree t;
+    sortBodies({pos.data(), mass.data(), id.data(), n, rank.data()}, t);
+    ASSERT_EQ(t.order.size(), reference.order.size());
+    for (int64_t k = 0; k < n; ++k) ASSERT_EQ(rank[t.order[k]], reference.order[k]) << "tree position " << k;
+    EXPECT_EQ(0, std::memcmp(t.pos.data(), reference.pos.data(), n * sizeof(Vec3d)));
+}
+
+TEST(Tree, RankedBodiesAreNamedByRankInErrors)
+{
+    std::vector<Vec3d> pos{{0, 0, 0}, {1, 0, 0}, {0, std::nan(""), 0}, {0, 0, 1}};
+    std::vector<double> mass{1, 1, 1, 1};
+    std::vector<int32_t> rank{3, 0, 7, 1};
+    try
+    {
+        validateBodies({pos.data(), mass.data(), nullptr, 4, rank.data()});
+        FAIL() << "a NaN coordinate was accepted";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("body 7: y"), std::string::npos) << e.what();
     }
 }
