@@ -304,6 +304,12 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     currentGroups_ = packed_.groupView();
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
+    if (params_.mac == Mac::Relative)
+    {
+        // The relative criterion needs |a| per group: a first evaluation with theta everywhere.
+        namingMemory("walking the tree (acceleration estimate)", n, 100,
+                     [&] { setRelativeGroupScales(evaluateTargets(targets), params_.opening_angle, packed_); });
+    }
     namingMemory("walking the tree", n, 100, [&] { out = evaluateTargets(targets); });
 
     double G = params_.gravitational_constant;

@@ -144,4 +144,27 @@ void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* cente
     }
 }
 
+void setRelativeGroupScales(const F4* acc, double theta, PackedTree& packed)
+{
+    const int64_t numGroups = int64_t(packed.groupRange.size());
+    if (numGroups == 0) return;
+    std::vector<float> worst(size_t(numGroups), 0.0f);
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        const I2 r = packed.groupRange[g];
+        for (int32_t k = r.x; k < r.x + r.y; ++k) worst[g] = std::max(worst[g], cancellation(acc[k]));
+    }
+    std::vector<float> sorted = worst;
+    auto middle               = sorted.begin() + numGroups / 2;
+    std::nth_element(sorted.begin(), middle, sorted.end());
+    const float ref = *middle;
+    if (!(ref > 0.0f) || !std::isfinite(ref)) return; // nothing to compare with: theta everywhere
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        packed.groupHalf[g].w = relativeGroupScale(worst[g], ref, float(theta));
+    }
+}
+
 } // namespace octwalk

@@ -48,4 +48,11 @@ void packTree(const HostTree& tree, const Parameters& p, PackedTree& packed);
 /// @param[out] half       numGroups half-sizes
 void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half);
 
+/// Mac::Relative: sets every group's scale (groupHalf.w) from accelerations of the bodies in tree
+/// order, by relativeGroupScale() with a_ref the median over the groups of their smallest |a|.
+/// @param[in]     acc   an acceleration estimate per packed body (xyz; any common factor, e.g. G, cancels)
+/// @param[in]     theta the nominal opening angle
+/// @param[in,out] packed the packed tree whose groups are scaled
+void setRelativeGroupScales(const F4* acc, double theta, PackedTree& packed);
+
 } // namespace octwalk
