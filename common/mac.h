@@ -36,6 +36,9 @@ enum class Mac : int32_t
 /// the node (within sqrt(3)/2 l + delta of its centre of mass) closer to the node than the group.
 constexpr float kRelativeMaxFactor = 4.0f;
 constexpr float kRelativeMaxTheta  = 1.0f;
+/// Opening angle of the first evaluation that estimates phi and |a| for the relative MAC (or the
+/// nominal theta when larger): a few per cent error in c moves theta_g by about a third of that.
+constexpr double kRelativeEstimateTheta = 0.8;
 
 /// Cancellation measure phi^2 / |a| of one body's (acceleration, potential); infinite where |a| = 0.
 HOST_DEVICE inline float cancellation(F4 accPot)

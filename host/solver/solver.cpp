@@ -306,9 +306,11 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     if (params_.mac == Mac::Relative)
     {
-        // The relative criterion needs |a| per group: a first evaluation with theta everywhere.
+        // The relative criterion needs phi and |a| per group: a cheap first evaluation at a larger theta.
+        packMacRadii(tree_, Mac::Bonsai, std::max(params_.opening_angle, kRelativeEstimateTheta), packed_);
         namingMemory("walking the tree (acceleration estimate)", n, 100,
                      [&] { setRelativeGroupScales(evaluateTargets(targets), params_.opening_angle, packed_); });
+        packMacRadii(tree_, params_.mac, params_.opening_angle, packed_);
     }
     namingMemory("walking the tree", n, 100, [&] { out = evaluateTargets(targets); });
 

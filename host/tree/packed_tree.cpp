@@ -60,6 +60,17 @@ uint32_t childEntry(const OctreeCells& c, const std::vector<int32_t>& index, int
 
 F4 toF4(Vec3d v, double w) { return {float(v.x), float(v.y), float(v.z), float(w)}; }
 
+/// Squared MAC radius of host cell i from its tight box and centre of mass.
+float cellMacRadius2(const Multipoles& mp, int32_t i, Mac mac, float invTheta)
+{
+    Vec3d center = 0.5 * (mp.boxMin[i] + mp.boxMax[i]);
+    Vec3d extent = mp.boxMax[i] - mp.boxMin[i];
+    double side  = std::max({extent.x, extent.y, extent.z});
+    Vec3d offset = mp.com[i] - center;
+    float delta  = float(std::sqrt(dot(offset, offset)));
+    return macRadius2(mac, float(side), delta, invTheta);
+}
+
 } // namespace
 
 void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
@@ -97,14 +108,8 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
             out.children[2 * n + 1] = {childEntry(c, index, ch[4]), childEntry(c, index, ch[5]),
                                        childEntry(c, index, ch[6]), childEntry(c, index, ch[7])};
         }
-        Vec3d center = 0.5 * (mp.boxMin[i] + mp.boxMax[i]);
-        Vec3d extent = mp.boxMax[i] - mp.boxMin[i];
-        double side  = std::max({extent.x, extent.y, extent.z});
-        Vec3d offset = mp.com[i] - center;
-        float delta  = float(std::sqrt(dot(offset, offset)));
-
         out.nodeCom[n]             = toF4(mp.com[i], mp.mass[i]);
-        out.nodeMac[n]             = toF4(mp.com[i], macRadius2(p.mac, float(side), delta, invTheta));
+        out.nodeMac[n]             = toF4(mp.com[i], cellMacRadius2(mp, i, p.mac, invTheta));
         const SymTensor<double>& q = mp.quad[i];
         out.nodeQuad[2 * n]        = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
                                       quadScale * float(q.xy)};
@@ -141,6 +146,17 @@ void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* cente
         };
         center[g] = {c.x, c.y, c.z, 0.0f};
         half[g]   = {halfWidth(c.x, lo.x, hi.x), halfWidth(c.y, lo.y, hi.y), halfWidth(c.z, lo.z, hi.z), 0.0f};
+    }
+}
+
+void packMacRadii(const HostTree& t, Mac mac, double theta, PackedTree& out)
+{
+    const int32_t numCells = t.cells.size();
+    const float invTheta   = float(1.0 / theta);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < numCells; ++i)
+    {
+        out.nodeMac[out.cellIndex[i]].w = cellMacRadius2(t.poles, i, mac, invTheta);
     }
 }
 

@@ -48,6 +48,13 @@ void packTree(const HostTree& tree, const Parameters& p, PackedTree& packed);
 /// @param[out] half       numGroups half-sizes
 void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half);
 
+/// Recomputes only the MAC radii (nodeMac.w) of a packed tree for another MAC or opening angle.
+/// @param[in]     tree  the host tree packed into out
+/// @param[in]     mac   the criterion
+/// @param[in]     theta the opening angle, > 0
+/// @param[in,out] out   the packed tree
+void packMacRadii(const HostTree& tree, Mac mac, double theta, PackedTree& out);
+
 /// Mac::Relative: sets every group's scale (groupHalf.w) from accelerations of the bodies in tree
 /// order, by relativeGroupScale() with a_ref the median over the groups of their smallest |a|.
 /// @param[in]     acc   an acceleration estimate per packed body (xyz; any common factor, e.g. G, cancels)
