@@ -22,23 +22,31 @@ enum class Mac : int32_t
     /// of the plain criterion described by Salmon & Warren 1994) at almost no extra cost.
     Bonsai = 1,
     /// Bonsai's radius with a per-group opening angle theta_g = theta (c_ref / c_g)^(1/3), where
-    /// c = phi^2 / |a| (from a first evaluation) measures how much the partial forces on a body
-    /// cancel: it tends to G M outside a bound system and grows without bound where the forces
-    /// cancel (the centre of a cluster), which is where the relative error of a fixed theta is
-    /// largest (measured: benchmarks/results/mac_study.md). c_g is the largest c in the group, c_ref
+    /// c = phi^2 / |a| measures how much the partial forces cancel: it tends to G M outside a bound
+    /// system and grows without bound where the forces cancel (the centre of a cluster), which is
+    /// where the relative error of a fixed theta is largest (measured: benchmarks/results/mac_study.md).
+    /// c_g is estimated at the centre of the group's box with theta kRelativeEstimateTheta, c_ref is
     /// the median of c_g over the groups. The quadrupole's truncation error grows as theta^3.
     Relative = 2,
 };
 
 /// Bounds of the relative MAC's per-group factor f_g = theta / theta_g: at most kRelativeMaxFactor
-/// (a group holding a body with |a| ~ 0 would open the whole tree otherwise), and never so small
-/// that theta_g exceeds kRelativeMaxTheta, where d > l / theta_g + delta still keeps every body of
-/// the node (within sqrt(3)/2 l + delta of its centre of mass) closer to the node than the group.
+/// (a group holding a point with |a| ~ 0 would open the whole tree otherwise), and at least
+/// relativeMinFactor(theta).
 constexpr float kRelativeMaxFactor = 4.0f;
-constexpr float kRelativeMaxTheta  = 1.0f;
-/// Opening angle of the first evaluation that estimates phi and |a| for the relative MAC (or the
-/// nominal theta when larger): a few per cent error in c moves theta_g by about a third of that.
+/// Opening angle of the evaluation that estimates phi and |a| for the relative MAC (or the nominal
+/// theta when larger): a few per cent error in c moves theta_g by about a third of that.
 constexpr double kRelativeEstimateTheta = 0.8;
+
+/// The smallest f with f (l / theta + delta) >= sqrt(3)/2 l + delta for every delta <= sqrt(3)/2 l
+/// (the centre of mass lies in the node's tight box): an accepted node's bodies, all within
+/// sqrt(3)/2 l + delta of its centre of mass, are then closer to it than any body of the group, so
+/// the expansion converges, as Bonsai's criterion guarantees for theta <= 1.
+HOST_DEVICE inline float relativeMinFactor(float theta)
+{
+    const float halfDiagonal = 0.8660254f; // sqrt(3) / 2
+    return 2.0f * halfDiagonal * theta / (1.0f + halfDiagonal * theta);
+}
 
 /// Cancellation measure phi^2 / |a| of one body's (acceleration, potential); infinite where |a| = 0.
 HOST_DEVICE inline float cancellation(F4 accPot)
@@ -50,11 +58,11 @@ HOST_DEVICE inline float cancellation(F4 accPot)
 /// The value stored in groupHalf.w under Mac::Relative: f_g^2 - 1 with f_g = (c_g / c_ref)^(1/3)
 /// bounded as above, so the squared radius is scaled by f_g^2 (a conservative bound on
 /// (l / theta_g + delta)^2 when f_g >= 1, exact for delta = 0).
-/// @param cGroup largest cancellation() in the group, cRef the reference (> 0), theta the nominal angle
+/// @param cGroup the group's cancellation(), cRef the reference (> 0), theta the nominal angle
 HOST_DEVICE inline float relativeGroupScale(float cGroup, float cRef, float theta)
 {
     float f = cGroup < HUGE_VALF ? cbrtf(cGroup / cRef) : kRelativeMaxFactor;
-    f       = fminf(fmaxf(f, theta / kRelativeMaxTheta), kRelativeMaxFactor);
+    f       = fminf(fmaxf(f, relativeMinFactor(theta)), kRelativeMaxFactor);
     return f * f - 1.0f;
 }
 

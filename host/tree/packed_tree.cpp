@@ -160,7 +160,21 @@ void packMacRadii(const HostTree& t, Mac mac, double theta, PackedTree& out)
     }
 }
 
-void setRelativeGroupScales(const F4* acc, double theta, PackedTree& packed)
+void relativeProbes(const PackedTree& packed, std::vector<F4>& probes, std::vector<I2>& ranges)
+{
+    const int64_t numGroups = int64_t(packed.groupRange.size());
+    probes.resize(size_t(numGroups));
+    ranges.resize(size_t(numGroups));
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        const F4 c = packed.groupCenter[g];
+        probes[g]  = {c.x, c.y, c.z, 0.0f};
+        ranges[g]  = {int32_t(g), 1};
+    }
+}
+
+void setRelativeGroupScales(const F4* accPot, const I2* ranges, double theta, PackedTree& packed)
 {
     const int64_t numGroups = int64_t(packed.groupRange.size());
     if (numGroups == 0) return;
@@ -168,8 +182,8 @@ void setRelativeGroupScales(const F4* acc, double theta, PackedTree& packed)
 #pragma omp parallel for schedule(static)
     for (int64_t g = 0; g < numGroups; ++g)
     {
-        const I2 r = packed.groupRange[g];
-        for (int32_t k = r.x; k < r.x + r.y; ++k) worst[g] = std::max(worst[g], cancellation(acc[k]));
+        const I2 r = ranges[g];
+        for (int32_t k = r.x; k < r.x + r.y; ++k) worst[g] = std::max(worst[g], cancellation(accPot[k]));
     }
     std::vector<float> sorted = worst;
     auto middle               = sorted.begin() + numGroups / 2;
