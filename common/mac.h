@@ -21,7 +21,7 @@ enum class Mac : int32_t
     /// Default: it stays safe when a node's mass sits at one corner of its box (the failure
     /// of the plain criterion described by Salmon & Warren 1994) at almost no extra cost.
     Bonsai = 1,
-    /// Bonsai's radius with a per-group opening angle theta_g = theta (c_ref / c_g)^(1/3), where
+    /// Bonsai's radius with a per-group opening angle theta_g = theta min(1, (c_ref / c_g)^(1/3)), where
     /// c = phi^2 / |a| measures how much the partial forces cancel: it tends to G M outside a bound
     /// system and grows without bound where the forces cancel (the centre of a cluster), which is
     /// where the relative error of a fixed theta is largest (measured: benchmarks/results/mac_study.md).
@@ -30,23 +30,14 @@ enum class Mac : int32_t
     Relative = 2,
 };
 
-/// Bounds of the relative MAC's per-group factor f_g = theta / theta_g: at most kRelativeMaxFactor
-/// (a group holding a point with |a| ~ 0 would open the whole tree otherwise), and at least
-/// relativeMinFactor(theta).
+/// Bounds of the relative MAC's per-group factor f_g = theta / theta_g: at least 1 (it only ever
+/// tightens Bonsai's criterion, so it is as safe; letting groups with small c relax theta measured
+/// worse: a fatter tail on the galaxy model, a higher median on Plummer, mac_study.md), at most
+/// kRelativeMaxFactor (a group holding a point with |a| ~ 0 would open the whole tree otherwise).
 constexpr float kRelativeMaxFactor = 4.0f;
 /// Opening angle of the evaluation that estimates phi and |a| for the relative MAC (or the nominal
 /// theta when larger): a few per cent error in c moves theta_g by about a third of that.
 constexpr double kRelativeEstimateTheta = 0.8;
-
-/// The smallest f with f (l / theta + delta) >= sqrt(3)/2 l + delta for every delta <= sqrt(3)/2 l
-/// (the centre of mass lies in the node's tight box): an accepted node's bodies, all within
-/// sqrt(3)/2 l + delta of its centre of mass, are then closer to it than any body of the group, so
-/// the expansion converges, as Bonsai's criterion guarantees for theta <= 1.
-HOST_DEVICE inline float relativeMinFactor(float theta)
-{
-    const float halfDiagonal = 0.8660254f; // sqrt(3) / 2
-    return 2.0f * halfDiagonal * theta / (1.0f + halfDiagonal * theta);
-}
 
 /// Cancellation measure phi^2 / |a| of one body's (acceleration, potential); infinite where |a| = 0.
 HOST_DEVICE inline float cancellation(F4 accPot)
@@ -57,12 +48,12 @@ HOST_DEVICE inline float cancellation(F4 accPot)
 
 /// The value stored in groupHalf.w under Mac::Relative: f_g^2 - 1 with f_g = (c_g / c_ref)^(1/3)
 /// bounded as above, so the squared radius is scaled by f_g^2 (a conservative bound on
-/// (l / theta_g + delta)^2 when f_g >= 1, exact for delta = 0).
-/// @param cGroup the group's cancellation(), cRef the reference (> 0), theta the nominal angle
-HOST_DEVICE inline float relativeGroupScale(float cGroup, float cRef, float theta)
+/// (l / theta_g + delta)^2 as f_g >= 1, exact for delta = 0).
+/// @param cGroup the group's cancellation(), cRef the reference (> 0)
+HOST_DEVICE inline float relativeGroupScale(float cGroup, float cRef)
 {
     float f = cGroup < HUGE_VALF ? cbrtf(cGroup / cRef) : kRelativeMaxFactor;
-    f       = fminf(fmaxf(f, relativeMinFactor(theta)), kRelativeMaxFactor);
+    f       = fminf(fmaxf(f, 1.0f), kRelativeMaxFactor);
     return f * f - 1.0f;
 }
 

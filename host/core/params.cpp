@@ -88,7 +88,8 @@ const std::vector<ParameterInfo>& parameterTable()
          "",
          {},
          "acceptance criterion: bonsai (d > l/theta + delta), octgrav (d > l/theta) or relative (bonsai with a "
-         "per-group theta_g = theta (c_ref/c_g)^(1/3), c = phi^2/|a| estimated at the group's centre; for isolated "
+         "per-group theta_g = theta min(1, (c_ref/c_g)^(1/3)), c = phi^2/|a| estimated at the group's centre; for "
+         "isolated "
          "systems only)",
          true},
         {"use_quadrupole",

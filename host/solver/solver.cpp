@@ -317,7 +317,7 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
                           currentGroups_.numGroups};
         namingMemory("walking the tree (acceleration estimate)", n, 100, [&] {
             const F4* estimate = evaluateTargets({probes.data(), int32_t(probes.size()), false});
-            setRelativeGroupScales(estimate, ranges.data(), params_.opening_angle, packed_);
+            setRelativeGroupScales(estimate, ranges.data(), packed_);
         });
         currentGroups_ = packed_.groupView();
         packMacRadii(tree_, params_.mac, params_.opening_angle, packed_);

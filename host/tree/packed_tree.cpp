@@ -174,7 +174,7 @@ void relativeProbes(const PackedTree& packed, std::vector<F4>& probes, std::vect
     }
 }
 
-void setRelativeGroupScales(const F4* accPot, const I2* ranges, double theta, PackedTree& packed)
+void setRelativeGroupScales(const F4* accPot, const I2* ranges, PackedTree& packed)
 {
     const int64_t numGroups = int64_t(packed.groupRange.size());
     if (numGroups == 0) return;
@@ -193,7 +193,7 @@ void setRelativeGroupScales(const F4* accPot, const I2* ranges, double theta, Pa
 #pragma omp parallel for schedule(static)
     for (int64_t g = 0; g < numGroups; ++g)
     {
-        packed.groupHalf[g].w = relativeGroupScale(worst[g], ref, float(theta));
+        packed.groupHalf[g].w = relativeGroupScale(worst[g], ref);
     }
 }
 

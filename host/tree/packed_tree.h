@@ -68,8 +68,7 @@ void relativeProbes(const PackedTree& packed, std::vector<F4>& probes, std::vect
 /// largest cancellation() among them, c_ref the median of c_g over the groups.
 /// @param[in]     accPot estimates, group g's at ranges[g]
 /// @param[in]     ranges first estimate and count of each group of packed
-/// @param[in]     theta  the nominal opening angle
 /// @param[in,out] packed the packed tree whose groups are scaled
-void setRelativeGroupScales(const F4* accPot, const I2* ranges, double theta, PackedTree& packed);
+void setRelativeGroupScales(const F4* accPot, const I2* ranges, PackedTree& packed);
 
 } // namespace octwalk
