@@ -1,8 +1,9 @@
 #pragma once
 /// @file mac.h
-/// Multipole acceptance criteria. Both reduce to one comparison in the walk: a node is accepted
+/// Multipole acceptance criteria. All reduce to one comparison in the walk: a node is accepted
 /// for a group when the squared minimum distance from the group's box to the node's centre of
-/// mass exceeds the node's squared MAC radius, which the packer precomputes with macRadius2().
+/// mass exceeds the node's squared MAC radius (precomputed by the packer with macRadius2()) times
+/// the group's scale 1 + groupHalf.w (0 for every group but under Mac::Relative).
 
 #include <cstdint>
 
@@ -20,12 +21,46 @@ enum class Mac : int32_t
     /// Default: it stays safe when a node's mass sits at one corner of its box (the failure
     /// of the plain criterion described by Salmon & Warren 1994) at almost no extra cost.
     Bonsai = 1,
+    /// Bonsai's radius with a per-group opening angle theta_g = theta min(1, (c_ref / c_g)^(1/3)), where
+    /// c = phi^2 / |a| measures how much the partial forces cancel: it tends to G M outside a bound
+    /// system and grows without bound where the forces cancel (the centre of a cluster), which is
+    /// where the relative error of a fixed theta is largest (measured: benchmarks/results/mac_study.md).
+    /// c_g is estimated at the centre of the group's box with theta kRelativeEstimateTheta, c_ref is
+    /// the median of c_g over the groups. The quadrupole's truncation error grows as theta^3.
+    Relative = 2,
 };
+
+/// Bounds of the relative MAC's per-group factor f_g = theta / theta_g: at least 1 (it only ever
+/// tightens Bonsai's criterion, so it is as safe; letting groups with small c relax theta measured
+/// worse: a fatter tail on the galaxy model, a higher median on Plummer, mac_study.md), at most
+/// kRelativeMaxFactor (a group holding a point with |a| ~ 0 would open the whole tree otherwise).
+constexpr float kRelativeMaxFactor = 4.0f;
+/// Opening angle of the evaluation that estimates phi and |a| for the relative MAC (or the nominal
+/// theta when larger): a few per cent error in c moves theta_g by about a third of that.
+constexpr double kRelativeEstimateTheta = 0.8;
+
+/// Cancellation measure phi^2 / |a| of one body's (acceleration, potential); infinite where |a| = 0.
+HOST_DEVICE inline float cancellation(F4 accPot)
+{
+    float a = sqrtf(accPot.x * accPot.x + accPot.y * accPot.y + accPot.z * accPot.z);
+    return a > 0.0f ? accPot.w * accPot.w / a : HUGE_VALF;
+}
+
+/// The value stored in groupHalf.w under Mac::Relative: f_g^2 - 1 with f_g = (c_g / c_ref)^(1/3)
+/// bounded as above, so the squared radius is scaled by f_g^2 (a conservative bound on
+/// (l / theta_g + delta)^2 as f_g >= 1, exact for delta = 0).
+/// @param cGroup the group's cancellation(), cRef the reference (> 0)
+HOST_DEVICE inline float relativeGroupScale(float cGroup, float cRef)
+{
+    float f = cGroup < HUGE_VALF ? cbrtf(cGroup / cRef) : kRelativeMaxFactor;
+    f       = fminf(fmaxf(f, 1.0f), kRelativeMaxFactor);
+    return f * f - 1.0f;
+}
 
 /// Squared MAC radius of a node with tight-box side l (largest extent) and centre-of-mass offset delta.
 HOST_DEVICE inline float macRadius2(Mac mac, float l, float delta, float invTheta)
 {
-    float r = l * invTheta + (mac == Mac::Bonsai ? delta : 0.0f);
+    float r = l * invTheta + (mac == Mac::Octgrav ? 0.0f : delta);
     return r * r;
 }
 
@@ -51,11 +86,13 @@ HOST_DEVICE inline float boxPointDistance2Periodic(Vec3f c, Vec3f h, Vec3f p, co
     return addNoFma(addNoFma(mulNoFma(dx, dx), mulNoFma(dy, dy)), mulNoFma(dz, dz));
 }
 
-/// The node (packed as com xyz + squared MAC radius) is far enough from the group's box
-/// to be used as a multipole by every body of the group.
+/// The node (packed as com xyz + squared MAC radius) is far enough from the group's box (half-sizes
+/// xyz, scale - 1 in w) to be used as a multipole by every body of the group. With w = 0 the
+/// product is exactly nodeMac.w, so the unscaled MACs take the same decisions as ever.
 HOST_DEVICE inline bool acceptNode(F4 nodeMac, F4 groupCenter, F4 groupHalf)
 {
-    return boxPointDistance2(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac)) > nodeMac.w;
+    return boxPointDistance2(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac)) >
+           mulNoFma(nodeMac.w, addNoFma(1.0f, groupHalf.w));
 }
 
 /// The same in a periodic box: every image of the node is far enough from the group's box, so each

@@ -53,19 +53,24 @@ struct RefitLevels
 
 HOST_DEVICE inline F4 toF4(Vec3d v, double w) { return {float(v.x), float(v.y), float(v.z), float(w)}; }
 
-/// Packs one node's moments into its nodeCom, nodeMac and two nodeQuad words: the MAC radius from
-/// the tight box's largest side and the com's offset from the box centre (common/mac.h).
-HOST_DEVICE inline void packNode(const Moments& mo, Mac mac, float invTheta, float quadScale, F4& nodeCom, F4& nodeMac,
-                                 F4* nodeQuad)
+/// Squared MAC radius of a node from its tight box's largest side and its com's offset from the box
+/// centre (common/mac.h).
+HOST_DEVICE inline float nodeMacRadius2(const Moments& mo, Mac mac, float invTheta)
 {
     Vec3d center = 0.5 * (mo.lo + mo.hi);
     Vec3d extent = mo.hi - mo.lo;
     double side  = maxOf(maxOf(extent.x, extent.y), extent.z);
     Vec3d offset = mo.com - center;
     float delta  = float(sqrt(dot(offset, offset)));
+    return macRadius2(mac, float(side), delta, invTheta);
+}
 
+/// Packs one node's moments into its nodeCom, nodeMac (nodeMacRadius2) and two nodeQuad words.
+HOST_DEVICE inline void packNode(const Moments& mo, Mac mac, float invTheta, float quadScale, F4& nodeCom, F4& nodeMac,
+                                 F4* nodeQuad)
+{
     nodeCom                    = toF4(mo.com, mo.mass);
-    nodeMac                    = toF4(mo.com, macRadius2(mac, float(side), delta, invTheta));
+    nodeMac                    = toF4(mo.com, nodeMacRadius2(mo, mac, invTheta));
     const SymTensor<double>& q = mo.quad;
     nodeQuad[0] = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz), quadScale * float(q.xy)};
     nodeQuad[1] = {quadScale * float(q.xz), quadScale * float(q.yz), 0.0f, 0.0f};

@@ -87,7 +87,10 @@ const std::vector<ParameterInfo>& parameterTable()
          &Parameters::mac,
          "",
          {},
-         "acceptance criterion: bonsai (d > l/theta + delta) or octgrav (d > l/theta)",
+         "acceptance criterion: bonsai (d > l/theta + delta), octgrav (d > l/theta) or relative (bonsai with a "
+         "per-group theta_g = theta min(1, (c_ref/c_g)^(1/3)), c = phi^2/|a| estimated at the group's centre; for "
+         "isolated "
+         "systems only)",
          true},
         {"use_quadrupole",
          "monopole",
@@ -127,7 +130,8 @@ namespace {
 
 const std::vector<std::pair<Mac, std::string>>& namesOf(Mac)
 {
-    static const std::vector<std::pair<Mac, std::string>> names{{Mac::Bonsai, "bonsai"}, {Mac::Octgrav, "octgrav"}};
+    static const std::vector<std::pair<Mac, std::string>> names{
+        {Mac::Bonsai, "bonsai"}, {Mac::Octgrav, "octgrav"}, {Mac::Relative, "relative"}};
     return names;
 }
 
@@ -252,6 +256,11 @@ void validate(const Parameters& p)
                 }
             },
             row.member);
+    }
+    if (p.mac == Mac::Relative && p.box_size > 0)
+    {
+        throw ParameterError("parameter mac = relative is invalid with box_size = " + number(p.box_size, 17) +
+                             ": the relative criterion is for isolated systems (box_size 0)");
     }
 }
 

@@ -73,6 +73,12 @@ void internalLevels(const OctreeCells& c, const std::vector<int32_t>& index, int
     }
 }
 
+/// The moments of host cell i, as packNode and nodeMacRadius2 take them.
+Moments cellMoments(const Multipoles& mp, int32_t i)
+{
+    return {mp.mass[i], mp.com[i], mp.quad[i], mp.boxMin[i], mp.boxMax[i]};
+}
+
 } // namespace
 
 void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
@@ -111,8 +117,8 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
             out.children[2 * n + 1] = {childEntry(c, index, ch[4]), childEntry(c, index, ch[5]),
                                        childEntry(c, index, ch[6]), childEntry(c, index, ch[7])};
         }
-        const Moments mo{mp.mass[i], mp.com[i], mp.quad[i], mp.boxMin[i], mp.boxMax[i]};
-        packNode(mo, p.mac, invTheta, quadScale, out.nodeCom[n], out.nodeMac[n], out.nodeQuad.data() + 2 * n);
+        packNode(cellMoments(mp, i), p.mac, invTheta, quadScale, out.nodeCom[n], out.nodeMac[n],
+                 out.nodeQuad.data() + 2 * n);
     }
 
     size_t n = t.pos.size();
@@ -165,6 +171,54 @@ RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Mo
 RefitLevels refitLevels(const PackedTree& packed)
 {
     return {packed.internalLevelFirst.data(), int32_t(packed.internalLevelFirst.size()) - 1};
+}
+
+void packMacRadii(const HostTree& t, Mac mac, double theta, PackedTree& out)
+{
+    const int32_t numCells = t.cells.size();
+    const float invTheta   = float(1.0 / theta);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < numCells; ++i)
+    {
+        out.nodeMac[out.cellIndex[i]].w = nodeMacRadius2(cellMoments(t.poles, i), mac, invTheta);
+    }
+}
+
+void relativeProbes(const PackedTree& packed, std::vector<F4>& probes, std::vector<I2>& ranges)
+{
+    const int64_t numGroups = int64_t(packed.groupRange.size());
+    probes.resize(size_t(numGroups));
+    ranges.resize(size_t(numGroups));
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        const F4 c = packed.groupCenter[g];
+        probes[g]  = {c.x, c.y, c.z, 0.0f};
+        ranges[g]  = {int32_t(g), 1};
+    }
+}
+
+void setRelativeGroupScales(const F4* accPot, const I2* ranges, PackedTree& packed)
+{
+    const int64_t numGroups = int64_t(packed.groupRange.size());
+    if (numGroups == 0) return;
+    std::vector<float> worst(size_t(numGroups), 0.0f);
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        const I2 r = ranges[g];
+        for (int32_t k = r.x; k < r.x + r.y; ++k) worst[g] = std::max(worst[g], cancellation(accPot[k]));
+    }
+    std::vector<float> sorted = worst;
+    auto middle               = sorted.begin() + numGroups / 2;
+    std::nth_element(sorted.begin(), middle, sorted.end());
+    const float ref = *middle;
+    if (!(ref > 0.0f) || !std::isfinite(ref)) return; // nothing to compare with: theta everywhere
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        packed.groupHalf[g].w = relativeGroupScale(worst[g], ref);
+    }
 }
 
 } // namespace octwalk

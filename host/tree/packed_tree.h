@@ -71,4 +71,27 @@ RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Mo
 /// The levels of the internal nodes of a packed tree (pointing into packed.internalLevelFirst).
 RefitLevels refitLevels(const PackedTree& packed);
 
+/// Recomputes only the MAC radii (nodeMac.w) of a packed tree for another MAC or opening angle.
+/// @param[in]     tree  the host tree packed into out
+/// @param[in]     mac   the criterion
+/// @param[in]     theta the opening angle, > 0
+/// @param[in,out] out   the packed tree
+void packMacRadii(const HostTree& tree, Mac mac, double theta, PackedTree& out);
+
+/// The relative MAC's probe points: the centre of each group's box, group g's at index g (so each
+/// group's box and walk serve its probe). The centre alone estimates c_g as well as the centre and
+/// the 8 corners (measured: benchmarks/results/mac_study.md) at a ninth of the cost.
+/// @param[in]  packed the packed tree
+/// @param[out] probes the points (w = 0)
+/// @param[out] ranges first probe and count (1) of each group
+void relativeProbes(const PackedTree& packed, std::vector<F4>& probes, std::vector<I2>& ranges);
+
+/// Mac::Relative: sets every group's scale (groupHalf.w) by relativeGroupScale() from estimates of
+/// (acceleration, potential) at points of the group (any common factor, e.g. G, cancels): c_g is the
+/// largest cancellation() among them, c_ref the median of c_g over the groups.
+/// @param[in]     accPot estimates, group g's at ranges[g]
+/// @param[in]     ranges first estimate and count of each group of packed
+/// @param[in,out] packed the packed tree whose groups are scaled
+void setRelativeGroupScales(const F4* accPot, const I2* ranges, PackedTree& packed);
+
 } // namespace octwalk

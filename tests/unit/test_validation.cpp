@@ -266,7 +266,7 @@ TEST(ParameterTable, TextRoundTripsExactlyAndIsStrict)
     expectError<ParameterError>([&] { parameterFromText(*findParameter("n_leaf"), q, "99999999999"); }, {"n_leaf"});
     expectError<ParameterError>([&] { parameterFromText(*findParameter("merge_groups"), q, "1"); }, {"merge_groups"});
     expectError<ParameterError>([&] { parameterFromText(*findParameter("mac"), q, "barnes"); },
-                                {"mac", "barnes", "'bonsai' or 'octgrav'"});
+                                {"mac", "barnes", "'bonsai', 'octgrav' or 'relative'"});
     expectError<ParameterError>([&] { parameterFromText(*findParameter("epsilon_squared"), q, "nan"); },
                                 {"epsilon_squared"});
 }
@@ -301,5 +301,11 @@ TEST(ParameterTable, ValidateNamesTheParameterAndTheRule)
     expectError<ParameterError>([&] { validate(p); }, {"parameter n_group = -3", "must be >= 1"});
     EXPECT_EQ(rangeText(*findParameter("epsilon_squared")), "must be finite and >= 0");
     EXPECT_EQ(rangeText(*findParameter("backend")), "must be 'auto', 'cpu' or 'gpu'");
+    p          = Parameters{};
+    p.mac      = Mac::Relative;
+    p.box_size = 2;
+    expectError<ParameterError>([&] { validate(p); }, {"mac = relative", "box_size = 2", "isolated"});
+    p.box_size = 0;
+    EXPECT_NO_THROW(validate(p));
     EXPECT_NO_THROW(validate(Parameters{}));
 }

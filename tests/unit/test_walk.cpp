@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -109,7 +110,87 @@ INSTANTIATE_TEST_SUITE_P(
     BothMacs, WalkPasses,
     ::testing::Values(WalkCase{"plummer", Mac::Bonsai, 0.5}, WalkCase{"plummer", Mac::Octgrav, 0.5},
                       WalkCase{"hernquist", Mac::Bonsai, 0.75}, WalkCase{"hernquist", Mac::Octgrav, 0.3},
-                      WalkCase{"uniform", Mac::Bonsai, 1.0}, WalkCase{"plummer", Mac::Bonsai, 0.5, true}));
+                      WalkCase{"uniform", Mac::Bonsai, 1.0}, WalkCase{"plummer", Mac::Bonsai, 0.5, true},
+                      WalkCase{"plummer", Mac::Relative, 0.5}, WalkCase{"hernquist", Mac::Relative, 0.75, true}));
+
+namespace {
+
+/// Per packed node: the largest distance from its centre of mass to one of its bodies.
+std::vector<double> nodeRadii(const HostTree& t, const PackedTree& pk)
+{
+    std::vector<double> radius(t.cells.size());
+    for (int32_t i = 0; i < t.cells.size(); ++i)
+    {
+        double r = 0;
+        for (int32_t k = t.cells.first[i]; k < t.cells.first[i] + t.cells.count[i]; ++k)
+        {
+            r = std::max(r, std::sqrt(dot(t.pos[k] - t.poles.com[i], t.pos[k] - t.poles.com[i])));
+        }
+        radius[pk.cellIndex[i]] = r;
+    }
+    return radius;
+}
+
+} // namespace
+
+// Every node a group accepts is farther from each body of the group than any of the node's own
+// bodies is from its centre of mass (a convergent expansion), for the relative MAC at theta 1.
+TEST(Walk, RelativeMacAcceptsOnlyWellSeparatedNodes)
+{
+    ParticleSet b = makeModel("plummer", 20000, 5);
+    Parameters p  = test::cpuParameters(1.0);
+    p.mac         = Mac::Relative;
+    GravitySolver s(p);
+    s.setBodies(b.pos, b.mass, b.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    s.computeForces(acc, pot);
+    const PackedTree& pk       = s.packedTree();
+    const HostTree& t          = s.hostTree();
+    const InteractionLists& l  = s.cpuLists();
+    std::vector<double> radius = nodeRadii(t, pk);
+    float smallest = HUGE_VALF, largest = 0;
+    for (size_t g = 0; g < pk.groupRange.size(); ++g)
+    {
+        smallest = std::min(smallest, pk.groupHalf[g].w);
+        largest  = std::max(largest, pk.groupHalf[g].w);
+        I2 r     = pk.groupRange[g];
+        for (int64_t k = l.nodeOffset[g]; k < l.nodeOffset[g + 1]; ++k)
+        {
+            int32_t n = l.nodeList[k];
+            Vec3d com{pk.nodeCom[n].x, pk.nodeCom[n].y, pk.nodeCom[n].z};
+            for (int32_t j = r.x; j < r.x + r.y; ++j)
+            {
+                Vec3d x{pk.bodies[j].x, pk.bodies[j].y, pk.bodies[j].z};
+                ASSERT_GT(std::sqrt(dot(x - com, x - com)), radius[n])
+                    << "group " << g << " node " << n << " body " << j;
+            }
+        }
+    }
+    // The groups' factors span the allowed range: Bonsai's criterion somewhere, far tighter elsewhere.
+    EXPECT_EQ(smallest, 0.0f);
+    EXPECT_GT(largest, 1.0f);
+}
+
+TEST(Walk, RelativeGroupScaleIsBoundedAndMonotone)
+{
+    float previous = -1.0f;
+    for (float c : {0.01f, 0.5f, 1.0f, 2.0f, 8.0f, 1e3f, HUGE_VALF})
+    {
+        float w = relativeGroupScale(c, 1.0f);
+        EXPECT_GE(w, previous) << c;
+        EXPECT_GE(w, 0.0f) << c; // never looser than Bonsai's criterion
+        EXPECT_LE(w, kRelativeMaxFactor * kRelativeMaxFactor - 1.0f) << c;
+        previous = w;
+    }
+    EXPECT_FLOAT_EQ(relativeGroupScale(8.0f, 1.0f), 3.0f); // f = 2
+    EXPECT_EQ(cancellation({0, 0, 0, -1}), HUGE_VALF);
+    EXPECT_FLOAT_EQ(cancellation({3, 0, 4, -2}), 0.8f);
+    // The scale multiplies the squared radius: 0 leaves the unscaled decision.
+    F4 node{3, 0, 0, 4}, center{0, 0, 0, 0};
+    EXPECT_TRUE(acceptNode(node, center, F4{0.5f, 0.5f, 0.5f, 0.0f}));     // 2.5^2 > 4
+    EXPECT_FALSE(acceptNode(node, center, F4{0.5f, 0.5f, 0.5f, 0.5625f})); // 2.5^2 = 4 * 1.5625
+}
 
 TEST(Walk, SmallerThetaOpensMoreNodes)
 {

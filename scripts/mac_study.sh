@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The MAC / group study of issue 12: one `octwalk accuracy` theta sweep per option into OUTDIR
+# (a new directory), then the theta and interactions per body each option needs for median <= 1.23e-4
+# and p99 <= 4.25e-4 (Bonsai at theta 0.5 on the same 2^22 Plummer sphere).
+#   scripts/mac_study.sh OUTDIR [N] [BACKEND] [THETAS]
+# CPU twin (2 cores, a few minutes): scripts/mac_study.sh /tmp/mac_study 131072 cpu
+# H200: scripts/mac_study.sh /tmp/mac_study 4194304 gpu 0.3:0.6:0.025
+set -euo pipefail
+out=${1:?usage: mac_study.sh OUTDIR [N] [BACKEND] [THETAS]}
+n=${2:-131072}
+backend=${3:-cpu}
+thetas=${4:-0.3:0.6:0.05}
+bin=${OCTWALK:-build/octwalk}
+mkdir "$out"
+run() { # name, extra options
+    local name=$1
+    shift
+    "$bin" accuracy --model plummer --n "$n" --seed 1 --epsilon 0.01 --theta "$thetas" --backend "$backend" \
+        --sample 2000 --csv "$out/$name.csv" "$@"
+}
+run bonsai --mac bonsai
+run bonsai_merged --mac bonsai --merge-groups
+run relative --mac relative
+run relative_merged --mac relative --merge-groups
+python3 "$(dirname "$0")/mac_study.py" "$out"/*.csv
