@@ -186,6 +186,13 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
         momentum_.resize(size_t(state_.size()));
         for (int64_t i = 0; i < state_.size(); ++i) momentum_[i] = a * state_.vel[i];
     }
+    else
+    {
+        // A periodic run in time starts with its bodies in the box (a clear error before any work); the
+        // snapshots record the run's box, none for isolated forces (whatever box the input named).
+        if (params_.box_size > 0) checkInsideBox(state_, params_.box_size);
+        state_.boxSize = params_.box_size;
+    }
     computeForces();
     initialEnergy_ = diagnostics().total;
     if (comoving_)
@@ -262,8 +269,7 @@ void Simulation::comovingStep()
     for (int64_t i = 0; i < n; ++i)
     {
         momentum_[i] += kick0 * acc_[i];
-        Vec3d x       = state_.pos[i] + drift * momentum_[i];
-        state_.pos[i] = {wrapPeriodic(x.x, box), wrapPeriodic(x.y, box), wrapPeriodic(x.z, box)};
+        state_.pos[i] = wrapIntoBox(state_.pos[i] + drift * momentum_[i], box);
     }
     comoving_->a        = a1;
     comoving_->lastDlna = std::log(a1 / a0);
@@ -296,15 +302,18 @@ void Simulation::step()
         comovingStep();
         return;
     }
-    double h       = plan_.h;
-    int64_t n      = state_.size();
-    lastStepTimes_ = StepTimes{};
+    double h         = plan_.h;
+    int64_t n        = state_.size();
+    const double box = params_.box_size;
+    lastStepTimes_   = StepTimes{};
     Stopwatch clock;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
         state_.vel[i] += (0.5 * h) * acc_[i];
         state_.pos[i] += h * state_.vel[i];
+        // A periodic run keeps its bodies in [0, L): the solver refuses any outside.
+        if (box > 0) state_.pos[i] = wrapIntoBox(state_.pos[i], box);
     }
     double integration = clock.lap();
     computeForces();
