@@ -17,6 +17,7 @@
 #   periodic  BM_GpuPeriodic, old and new
 #   refit     BM_GpuRefit and BM_HostRefit
 #   host      BM_HostTotal old and new at 16 threads (HOST_FILTER), then this tree's thread scaling
+#   (ROUNDS: how many times the old/new pairs alternate, default 2)
 #   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice
 #   accuracy  `octwalk accuracy` sweeps at 2^22 (ACCURACY_ARGS) with this tree
 set -uo pipefail
@@ -27,8 +28,8 @@ OUT=${OUT:-out}
 OLD=${OLD:-.old}
 STAGES=${STAGES:-build tests}
 RUN_SIZES=${RUN_SIZES:-1048576 4194304}
-HOST_FILTER=${HOST_FILTER:-BM_HostTotal/.*/4194304/16/}
-SCALING_FILTER=${SCALING_FILTER:-BM_HostTotal/plummer}
+HOST_FILTER=${HOST_FILTER:-BM_Host(Total|Step)/n:(1048576|4194304)/model:(0|1)/threads:16/}
+SCALING_FILTER=${SCALING_FILTER:-BM_Host(Total|Step)/n:(1048576|4194304)/model:0/threads:(1|2|4|8|16)/|BM_HostTotal/n:16777216/model:0/threads:(1|16)/}
 ACCURACY_ARGS=${ACCURACY_ARGS:---model plummer --n 4194304 --theta 0.4:0.6:0.05 --sample 2000 --backend gpu}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 RES=$OUT/results
@@ -42,7 +43,7 @@ build() { # $1 source dir, $2 log
     && cmake --build "$1/build" -j 16 >>"$2" 2>&1
 }
 bench_both() { # $1 binary name, $2 filter, $3 result tag
-  for round in 1 2; do
+  for round in $(seq 1 "${ROUNDS:-2}"); do
     for side in old new; do
       "$(bin $side)/benchmarks/$1" --benchmark_filter="$2" --benchmark_out="$RES/${3}_${side}_$round.json" \
         --benchmark_out_format=json >>"$RES/${3}.txt" 2>&1
@@ -105,7 +106,7 @@ if has host; then
   log "scaling: exit $?"
 fi
 if has run; then
-  for round in 1 2; do
+  for round in $(seq 1 "${ROUNDS:-2}"); do
     for n in $RUN_SIZES; do
       for side in old new; do
         dir=$RES/run_${side}_${n}_$round

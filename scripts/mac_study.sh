@@ -18,8 +18,8 @@ run() { # name, extra options
     "$bin" accuracy --model plummer --n "$n" --seed 1 --epsilon 0.01 --theta "$thetas" --backend "$backend" \
         --sample 2000 --csv "$out/$name.csv" "$@"
 }
-run bonsai --mac bonsai
-run bonsai_merged --mac bonsai --merge-groups
-run relative --mac relative
-run relative_merged --mac relative --merge-groups
+run bonsai --mac bonsai --no-merge-groups
+run bonsai_merged --mac bonsai
+run relative --mac relative --no-merge-groups
+run relative_merged --mac relative
 python3 "$(dirname "$0")/mac_study.py" "$out"/*.csv

@@ -268,10 +268,12 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     double tEnd = 1.0;
     bool direct = false, quiet = false, zeroNetForce = false;
     ComovingCli comoving;
-    po::options_description cmd("octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
-                                "lagrange.csv, timing.csv (seconds per step by phase), snapshots, run.json and "
-                                "checkpoint.bin into --output-dir.\n"
-                                "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
+    po::options_description cmd(
+        "octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
+        "lagrange.csv, timing.csv (seconds per step by phase), snapshots, run.json and "
+        "checkpoint.bin into --output-dir. An --input with a BoxSize (GADGET, HDF5) runs in that periodic "
+        "box, bodies wrapped into [0, L) after each drift, unless --box-size 0.\n"
+        "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
     // One option per line: Boost.Program_options chains read best that way.
     // clang-format off
     cmd.add_options()("help,h", "this help")
@@ -416,6 +418,11 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         bodies = readInput(input, inputFormat);
         plan   = planSteps(bodies.time, tEnd, timestep);
         source = "{\"input\": " + jsonString(input) + "}";
+        // A periodic file runs periodic (Ewald forces, positions wrapped after each drift) unless --box-size
+        // says otherwise: 0 for isolated forces, or the file's value.
+        const bool boxGiven = vm.count("box-size") && !vm["box-size"].defaulted();
+        if (bodies.boxSize > 0 && boxGiven && p.box_size > 0) checkAgrees("box-size", p.box_size, bodies.boxSize);
+        if (bodies.boxSize > 0 && !boxGiven) p.box_size = bodies.boxSize;
     }
     else
     {
@@ -426,8 +433,9 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     fs::create_directories(dir);
     writeRunJson(dir, sim, rs, source, -1);
     out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h
-        << " to t = " << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver())
-        << "\n";
+        << " to t = " << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver());
+    if (p.box_size > 0) out << ", periodic box of " << p.box_size << " (--box-size 0: isolated)";
+    out << "\n";
     return runWithProgress(sim, dir, rs, quiet, false, source, -1, out);
 }
 

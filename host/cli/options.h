@@ -35,7 +35,7 @@ extern const char* const kUnits;
 // ---------------------------------------------------------------------------------------------
 // Solver options (one per row of parameterTable())
 
-/// The solver options: --opening-angle/--theta, --epsilon, --G, --n-leaf, --n-group, --merge-groups,
+/// The solver options: --opening-angle/--theta, --epsilon, --G, --n-leaf, --n-group, --no-merge-groups,
 /// --mac, --monopole, --backend (whatever the table holds), with the defaults of `defaults` shown.
 /// @param[in] defaults  the command's defaults (Parameters{} but where a command overrides one:
 ///                      run's epsilon)

@@ -38,7 +38,7 @@ struct Parameters
     /// Merge neighbouring groups (consecutive along the Morton curve) while together they hold at
     /// most n_group bodies: fewer, fuller groups (shorter lists, fuller GPU warps) for slightly
     /// larger group boxes. Off: groups are exactly the highest cells with at most n_group bodies.
-    bool merge_groups = false;
+    bool merge_groups = true;
     /// Multipole acceptance criterion; Bonsai by default (see common/mac.h for why).
     Mac mac = Mac::Bonsai;
     /// Use the quadrupole moments (false: monopole only, for accuracy studies).

@@ -209,6 +209,11 @@ double wrapPeriodic(double x, double boxSize)
     return x < boxSize ? x : x - boxSize;
 }
 
+Vec3d wrapIntoBox(const Vec3d& x, double boxSize)
+{
+    return {wrapPeriodic(x.x, boxSize), wrapPeriodic(x.y, boxSize), wrapPeriodic(x.z, boxSize)};
+}
+
 void checkInsideBox(const ParticleSet& p, double boxSize)
 {
     for (int64_t i = 0; i < p.size(); ++i)

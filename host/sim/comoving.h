@@ -95,6 +95,9 @@ double criterionDlna(const ComovingSettings& s, double hubble0, double a, double
 /// x wrapped into [0, boxSize).
 double wrapPeriodic(double x, double boxSize);
 
+/// Each coordinate of x wrapped into [0, boxSize): where a drift in a periodic box puts a body.
+Vec3d wrapIntoBox(const Vec3d& x, double boxSize);
+
 /// InputError naming the first body (index, id and coordinate) outside [0, boxSize)^3.
 void checkInsideBox(const ParticleSet& p, double boxSize);
 

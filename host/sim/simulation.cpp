@@ -192,6 +192,13 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
         momentum_.resize(size_t(state_.size()));
         for (int64_t i = 0; i < state_.size(); ++i) momentum_[i] = a * state_.vel[i];
     }
+    else
+    {
+        // A periodic run in time starts with its bodies in the box (a clear error before any work); the
+        // snapshots record the run's box, none for isolated forces (whatever box the input named).
+        if (params_.box_size > 0) checkInsideBox(state_, params_.box_size);
+        state_.boxSize = params_.box_size;
+    }
     computeForces();
     initialEnergy_ = diagnostics().total;
     if (comoving_)
@@ -355,8 +362,7 @@ void Simulation::comovingStep()
     for (int64_t i = 0; i < n; ++i)
     {
         momentum_[i] += kick0 * acc_[i];
-        Vec3d x       = state_.pos[i] + drift * momentum_[i];
-        state_.pos[i] = {wrapPeriodic(x.x, box), wrapPeriodic(x.y, box), wrapPeriodic(x.z, box)};
+        state_.pos[i] = wrapIntoBox(state_.pos[i] + drift * momentum_[i], box);
         outOfRange    = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
     positionsChecked_   = outOfRange == 0;
@@ -395,6 +401,7 @@ void Simulation::step()
     }
     double h          = plan_.h;
     int64_t n         = state_.size();
+    const double box  = params_.box_size;
     lastStepTimes_    = StepTimes{};
     callerStateValid_ = false;
     Stopwatch clock;
@@ -406,6 +413,8 @@ void Simulation::step()
     {
         state_.vel[i] += (0.5 * h) * acc_[i];
         state_.pos[i] += h * state_.vel[i];
+        // A periodic run keeps its bodies in [0, L): the solver refuses any outside.
+        if (box > 0) state_.pos[i] = wrapIntoBox(state_.pos[i], box);
         outOfRange = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
     positionsChecked_  = outOfRange == 0;

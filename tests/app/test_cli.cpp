@@ -126,7 +126,7 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
     for (const std::string& option : octwalk::cli::fixedOnRestartOptions())
     {
         std::string flag = "--" + option;
-        bool isSwitch    = option == "merge-groups" || option == "monopole";
+        bool isSwitch    = option == "no-merge-groups" || option == "monopole";
         std::vector<const char*> args{"run", "--restart", ckpt.c_str(), flag.c_str()};
         if (!isSwitch) args.push_back("1");
         CliResult fixed = run(args);
@@ -294,7 +294,7 @@ TEST(Cli, SolverOptionsAndDefaultsComeFromTheTable)
     {
         CliResult r = run({command, "--help"});
         ASSERT_EQ(r.code, 0) << command;
-        for (const char* option : {"--epsilon", "--G", "--backend", "--merge-groups"})
+        for (const char* option : {"--epsilon", "--G", "--backend", "--no-merge-groups"})
         {
             EXPECT_NE(r.out.find(option), std::string::npos) << command << " " << option;
         }

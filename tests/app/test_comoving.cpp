@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "host/cli/cli.h"
 #include "host/io/snapshot.h"
+#include "host/models/cosmo_ics.h"
 #include "host/sim/comoving.h"
 #include "host/sim/simulation.h"
 
@@ -38,6 +39,10 @@ constexpr double kLatticeTreeSpeedTolerance = 5e-2;
 /// (measured 8.7e-3, 2.4e-3 and 6.3e-4 at dlna = 0.05, 0.025, 0.0125: second order).
 constexpr double kLayzerIrvineDlna      = 0.025;
 constexpr double kLayzerIrvineTolerance = 5e-3;
+/// Step of the linear-growth test and its bound on the growth of a long wave relative to D(a) / D(a_begin)
+/// (issue 13 asks 1%; measured -0.21% at a = 0.5 and -0.18% at a = 1, the same at dlna 0.05).
+constexpr double kLinearGrowthDlna      = 0.1;
+constexpr double kLinearGrowthTolerance = 1e-2;
 /// rms velocity error of the pancake at z = 2 relative to the rms velocity (measured 4.9e-3 with the tree).
 constexpr double kPancakeVelocityTolerance = 1e-2;
 
@@ -539,6 +544,174 @@ TEST(ComovingCli, RestartFromAnEarlierCheckpointEndsBitIdentical)
     EXPECT_EQ(changed.code, 2);
     EXPECT_NE(changed.err.find("--a-end cannot be changed on --restart"), std::string::npos) << changed.err;
     fs::remove_all(base);
+}
+
+TEST(PeriodicRun, APlainRunWrapsItsBodiesIntoTheBoxAfterEachDrift)
+{
+    // A 2^3 lattice (no net force on any body) streaming at +0.3 along x through a periodic unit box: after
+    // t = 2 every body is back in [0, 1), at x0 + 0.6 wrapped, instead of outside (where the solver refuses it).
+    ParticleSet bodies = lattice(2, 1.0);
+    for (Vec3d& v : bodies.vel) v = {0.3, 0, 0};
+    Simulation sim(bodies, periodicParameters(0.0), planSteps(0.0, 2.0, 0.125), ForceOptions{true, false});
+    while (!sim.done()) sim.step();
+    EXPECT_EQ(sim.state().boxSize, 1.0) << "the snapshots record the box";
+    for (int64_t i = 0; i < bodies.size(); ++i)
+    {
+        const Vec3d& x = sim.state().pos[i];
+        for (double c : {x.x, x.y, x.z})
+        {
+            EXPECT_GE(c, 0.0) << "body " << i;
+            EXPECT_LT(c, 1.0) << "body " << i;
+        }
+        EXPECT_NEAR(x.x, wrapPeriodic(bodies.pos[i].x + 0.6, 1.0), 1e-12) << "body " << i;
+    }
+}
+
+TEST(PeriodicRun, APlainRunStartingOutsideItsBoxFailsNamingTheBody)
+{
+    ParticleSet bodies = lattice(2, 1.0);
+    bodies.pos[3].y    = 1.5;
+    try
+    {
+        Simulation sim(bodies, periodicParameters(0.0), planSteps(0.0, 1.0, 0.125));
+        ADD_FAILURE() << "a body outside the box was accepted";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("body 3"), std::string::npos) << e.what();
+    }
+}
+
+TEST(PeriodicCli, APlainRunOnAPeriodicFileRunsInItsBoxUnlessToldBoxSizeZero)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_periodic_run_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const std::string input = (base / "box.gadget").string();
+    ParticleSet bodies      = lattice(2, 1.0);
+    for (Vec3d& v : bodies.vel) v = {0.3, 0, 0};
+    bodies.boxSize = 1.0;
+    writeSnapshot(input, SnapshotFormat::Gadget2, bodies);
+    const std::string periodic = (base / "periodic").string(), isolated = (base / "isolated").string();
+    CliResult r =
+        runOctwalk({"run", "--quiet", "--backend", "cpu", "--direct", "--input", input.c_str(), "--t-end", "2",
+                    "--timestep", "0.125", "--epsilon", "0", "--format", "gadget2", "--output-dir", periodic.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("periodic box of 1"), std::string::npos) << r.out;
+    const ParticleSet end = readSnapshot((fs::path(periodic) / "snap_000016.gadget").string());
+    EXPECT_EQ(end.boxSize, 1.0);
+    for (int64_t i = 0; i < end.size(); ++i)
+    {
+        EXPECT_GE(end.pos[i].x, 0.0) << "body " << i;
+        EXPECT_LT(end.pos[i].x, 1.0) << "body " << i;
+    }
+    // --box-size 0: isolated forces, no wrapping (the lattice leaves the box).
+    r = runOctwalk({"run", "--quiet", "--backend", "cpu", "--direct", "--input", input.c_str(), "--t-end", "2",
+                    "--timestep", "0.125", "--epsilon", "0.1", "--box-size", "0", "--format", "gadget2", "--output-dir",
+                    isolated.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.find("periodic box of"), std::string::npos) << r.out;
+    const ParticleSet free = readSnapshot((fs::path(isolated) / "snap_000016.gadget").string());
+    double largest         = 0;
+    for (const Vec3d& x : free.pos) largest = std::max(largest, x.x);
+    EXPECT_GT(largest, 1.0);
+    // A --box-size that is not the file's is refused before any work.
+    r = runOctwalk({"run", "--quiet", "--input", input.c_str(), "--box-size", "2", "--output-dir",
+                    (base / "wrong").string().c_str()});
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.err.find("box-size"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(base / "wrong"));
+    fs::remove_all(base);
+}
+
+namespace {
+
+/// The amplitude of a plane wave's displacement along z: sum_i dz_i sin(k q_i) / sum_i sin^2(k q_i),
+/// dz the nearest-image displacement from the lattice point q (ids in grid order, cosmo_ics.h).
+double planeWaveAmplitude(const ParticleSet& p, const ParticleSet& lattice, double boxSize)
+{
+    const double k    = 2 * M_PI / boxSize;
+    double projection = 0, norm = 0;
+    for (int64_t i = 0; i < p.size(); ++i)
+    {
+        const double q  = lattice.pos[p.id[i]].z;
+        const double dz = periodicDifference(p.pos[i].z / boxSize, q / boxSize) * boxSize;
+        projection += dz * std::sin(k * q);
+        norm += std::sin(k * q) * std::sin(k * q);
+    }
+    return projection / norm;
+}
+
+} // namespace
+
+/// Each body of a set whose motion is along z only, split into 2 x 2 bodies of a quarter of its mass at
+/// offsets of half the spacing in x and y: sheets twice as dense in their plane as they are apart, so
+/// that they pull as planes (a sheet's field departs from a plane's by exp(-2 pi d / s) at distance d
+/// for spacing s: 2e-3 with the ICs' own lattice, where the plane wave grows 2.5% faster than D(a) from
+/// z = 49 to z = 1 under exact Ewald forces, and 4e-6 split, where it grows as D(a) to 0.23%: measured).
+ParticleSet splitInPlane(const ParticleSet& p, double spacing)
+{
+    ParticleSet out;
+    out.resize(4 * p.size());
+    for (int64_t i = 0; i < p.size(); ++i)
+        for (int s = 0; s < 4; ++s)
+        {
+            const int64_t k = 4 * i + s;
+            out.pos[k]      = p.pos[i] + Vec3d{0.5 * spacing * (s & 1), 0.5 * spacing * (s >> 1), 0};
+            out.vel[k]      = p.vel[i];
+            out.mass[k]     = p.mass[i] / 4;
+            out.id[k]       = p.id[i];
+        }
+    out.time      = p.time;
+    out.boxSize   = p.boxSize;
+    out.cosmology = p.cosmology;
+    return out;
+}
+
+TEST(LinearGrowth, ALongWaveGrowsAsTheGrowthFactorInLcdm)
+{
+    // The longest wave along z of a 4^3 box of 500 Mpc/h (GADGET units) in LCDM, from z = 49 to z = 0,
+    // exact Ewald forces: a plane wave's Zel'dovich motion is exact before shell crossing (its second-order
+    // source vanishes), so its displacement grows as D(a) / D(a_begin), a factor 38 here. This proves
+    // the ICs' velocities (f(a)), the drift and kick factors of LCDM and the growth factor together,
+    // with nothing from a power spectrum measurement. Under the tree at theta 0.5 the same wave (8^3 split)
+    // grows 10% too fast (measured): in a near-uniform box the tree's force error is as large as the wave's
+    // pull (README, Periodic boxes).
+    CosmoIcParams ic;
+    ic.nGrid     = 4;
+    ic.boxSize   = 500;
+    ic.zBegin    = 49;
+    ic.cosmology = Cosmology{0.3, 0.7, 0.7};
+    ic.units     = icUnits("gadget-mpc");
+    // delta = 2 A cos(k z): 0.1 at z = 0, far from shell crossing.
+    const double amplitude   = 0.05 / 38;
+    const ParticleSet wave   = makeLptIcs(ic, [&](int kx, int ky, int kz) {
+        return std::complex<double>(kx == 0 && ky == 0 && kz == 1 ? amplitude : 0.0, 0.0);
+    });
+    const ParticleSet points = makeLptIcs(ic, [](int, int, int) { return std::complex<double>(0, 0); });
+    const ParticleSet start  = splitInPlane(wave, ic.boxSize / ic.nGrid);
+    Parameters p;
+    p.box_size               = ic.boxSize;
+    p.gravitational_constant = ic.units.gravitationalConstant;
+    p.epsilon_squared        = 0;
+    p.backend                = Backend::Cpu;
+    ComovingSettings s;
+    s.cosmology  = ic.cosmology;
+    s.units      = CosmoUnits::GadgetMpc;
+    s.aBegin     = start.time;
+    s.aEnd       = 1.0;
+    s.outputList = {0.5};
+    s.dlna       = kLinearGrowthDlna;
+    Simulation sim(start, p, s, ForceOptions{true, false});
+    const double psi0 = planeWaveAmplitude(start, points, ic.boxSize);
+    const double d0   = growthFactor(ic.cosmology, s.aBegin);
+    for (double a : {0.5, 1.0})
+    {
+        while (sim.time() < a) sim.step();
+        ASSERT_EQ(sim.time(), a);
+        const double growth = planeWaveAmplitude(sim.state(), points, ic.boxSize) / psi0;
+        EXPECT_NEAR(growth / (growthFactor(ic.cosmology, a) / d0), 1.0, kLinearGrowthTolerance) << "a = " << a;
+    }
 }
 
 } // namespace octwalk

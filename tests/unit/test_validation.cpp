@@ -225,7 +225,7 @@ TEST(ParameterTable, JsonKeysFollowTheTableAndDefaultsRoundTrip)
     std::string json = toJson(defaults);
     // Today's keys, order and spelling (a new parameter's row appends its own).
     EXPECT_EQ(json.rfind("{\"opening_angle\": 0.5, \"epsilon_squared\": 0, \"gravitational_constant\": 1, "
-                         "\"n_leaf\": 16, \"n_group\": 64, \"merge_groups\": false, \"mac\": \"bonsai\", "
+                         "\"n_leaf\": 16, \"n_group\": 64, \"merge_groups\": true, \"mac\": \"bonsai\", "
                          "\"use_quadrupole\": true, \"backend\": \"auto\"",
                          0),
               0u)
@@ -251,7 +251,7 @@ TEST(ParameterTable, TextRoundTripsExactlyAndIsStrict)
     p.epsilon_squared        = 0.01 * 0.01;
     p.gravitational_constant = 4.30091e-6;
     p.n_leaf                 = 7;
-    p.merge_groups           = true;
+    p.merge_groups           = false;
     p.mac                    = Mac::Octgrav;
     p.use_quadrupole         = false;
     p.backend                = Backend::Cpu;
