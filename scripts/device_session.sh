@@ -16,7 +16,10 @@
 #   variants  BM_GpuForcesTuning (this tree's kernel variants x groups) and the table of them
 #   periodic  BM_GpuPeriodic, old and new
 #   refit     BM_GpuRefit and BM_HostRefit
-#   host      BM_HostTotal old and new at 16 threads (HOST_FILTER), then this tree's thread scaling
+#   newbuild  this tree alone (for the stages that need no old build)
+#   host      BM_HostTotal and BM_HostStep, old and new at 16 threads (HOST_FILTER)
+#   scaling   this tree's host pipeline at 1-16 threads (SCALING_FILTER) and its table
+#   cosmo     the 256^3 LCDM deliverable (scripts/device_cosmo256.sh; resumable across calls)
 #   (ROUNDS: how many times the old/new pairs alternate, default 2)
 #   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice
 #   accuracy  `octwalk accuracy` sweeps at 2^22 (ACCURACY_ARGS) with this tree
@@ -60,6 +63,11 @@ if has build; then
   rm -f "$RES/build_new.log" "$RES/build_old.log"
   log "built new (.) and old ($OLD)"
 fi
+if has newbuild; then
+  build . "$RES/build_new.log" || { grep -B2 -A8 -m5 'error' "$RES/build_new.log"; pack; exit 1; }
+  rm -f "$RES/build_new.log"
+  log "built new (.)"
+fi
 if has tests; then
   OCTWALK_REQUIRE_GPU=1 ctest --test-dir build -L gpu --output-on-failure -j 1 >"$RES/ctest_gpu.log" 2>&1
   log "new: ctest -L gpu (OCTWALK_REQUIRE_GPU=1): exit $? — $(grep -E 'tests passed|tests failed' "$RES/ctest_gpu.log")"
@@ -99,11 +107,17 @@ if has refit; then
     --benchmark_out_format=json >>"$RES/refit.txt" 2>&1
   log "refit host: exit $?"
 fi
-if has host; then
-  bench_both octwalk_bench_host "$HOST_FILTER" host
+has host && bench_both octwalk_bench_host "$HOST_FILTER" host
+if has scaling; then
   build/benchmarks/octwalk_bench_host --benchmark_filter="$SCALING_FILTER" --benchmark_out="$RES/scaling.json" \
     --benchmark_out_format=json >"$RES/scaling.txt" 2>&1
   log "scaling: exit $?"
+  python3 scripts/plot_scaling.py "$RES/scaling.json" -o "$RES/scaling.png" >"$RES/scaling.md" 2>&1
+  cat "$RES/scaling.md" >>"$OUT/summary.txt"
+fi
+if has cosmo; then
+  OUT=$RES/cosmo256 bash scripts/device_cosmo256.sh >"$RES/cosmo256.txt" 2>&1
+  log "cosmo256: exit $? — $(tail -n 5 "$RES/cosmo256.txt" | tr '\n' ' ')"
 fi
 if has run; then
   for round in $(seq 1 "${ROUNDS:-2}"); do
@@ -114,7 +128,7 @@ if has run; then
         wall=$( { time "$(bin $side)/octwalk" run --n "$n" --t-end 0.125 --dt 0.0078125 --checkpoint-every 0 \
           --energy-every 16 --quiet --backend gpu --output-dir "$dir" >"$dir.log" 2>&1; } 2>&1)
         log "run round $round $side n=$n: wall ${wall} s: $(tail -n 2 "$dir.log" | tr '\n' ' ')"
-        rm -f "$dir"/*.tipsy "$dir"/*.ckpt
+        rm -f "$dir"/*.tipsy "$dir"/*.ckpt "$dir"/checkpoint*
       done
     done
   done
