@@ -33,6 +33,8 @@ N_MESH=${N_MESH:-512}
 COSMO="--omega0 0.31 --omega-lambda 0.69 --hubble-param 0.677 --units gadget-mpc"
 LINEAR="--sigma8 0.81 --ns 0.965"
 mkdir -p "$WORK" "$OUT"
+# Seconds since a `date +%s.%N` stamp (no bc on the device machine).
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
 log() { echo "[device_cosmo256 $(date +%T)] $*" | tee -a "$OUT/device_cosmo256.log"; }
 
 if [ ! -f "$WORK/ic.gadget" ]; then
@@ -40,7 +42,7 @@ if [ ! -f "$WORK/ic.gadget" ]; then
   "$OCTWALK" ic cosmo --n-grid "$N_GRID" --box-size "$BOX" --z-begin 49 --seed 1 $COSMO $LINEAR --format gadget2 \
     -o "$WORK/ic.gadget.tmp" | tee -a "$OUT/device_cosmo256.log"
   mv "$WORK/ic.gadget.tmp" "$WORK/ic.gadget"
-  log "ic cosmo: $(echo "$(date +%s.%N) - $start" | bc) s"
+  log "ic cosmo: $(elapsed "$start") s"
 fi
 printf '0.25\n0.5\n1.0\n' > "$WORK/outputs.txt"
 
@@ -57,7 +59,7 @@ if [ ! -f "$WORK/run/done" ]; then
   fi
   code=$?
   set -e
-  wall=$(echo "$(date +%s.%N) - $start" | bc)
+  wall=$(elapsed "$start")
   echo "$wall" >> "$WORK/run_walls.txt"
   cp "$WORK/run/run.json" "$WORK/run/timing.csv" "$WORK/run/energy.csv" "$OUT/" 2>/dev/null || true
   if [ "$code" = 143 ] || [ "$code" = 124 ]; then
@@ -66,7 +68,7 @@ if [ ! -f "$WORK/run/done" ]; then
   fi
   [ "$code" = 0 ] || { log "run failed (exit $code)"; exit "$code"; }
   touch "$WORK/run/done"
-  log "run done: $(paste -sd+ "$WORK/run_walls.txt" | bc) s of run wall time over $(wc -l < "$WORK/run_walls.txt") call(s)"
+  log "run done: $(awk '{s += $1} END {print s}' "$WORK/run_walls.txt") s of run wall time over $(wc -l < "$WORK/run_walls.txt") call(s)"
 fi
 
 # Analysis: the snapshots at a = 0.25, 0.5, 1 are the last three the run wrote.
