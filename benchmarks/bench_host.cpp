@@ -71,14 +71,13 @@ void BM_Packing(benchmark::State& state)
 /// The model a benchmark builds: range(1) = 0 Plummer, 1 galaxy (host/models/galaxy.h).
 const ParticleSet& model(int64_t n, int64_t which) { return which == 0 ? plummer(n) : bench::galaxy(n); }
 
-/// The whole host side of one evaluation (sort, cells, multipoles, groups, packing), after one
-/// untimed build (steady state: no fresh memory), on
-/// range(2) threads (0: the OpenMP default): range(0) bodies of model range(1). Counters: bodies per
-/// second, the median of every host phase ("sort_s", ...) and the threads used.
-void BM_HostTotal(benchmark::State& state)
+/// The whole host side of one evaluation of bodies b (sort, cells, multipoles, groups, packing, with the
+/// default parameters), after one untimed build (steady state: no fresh memory), on range(2) threads
+/// (0: the OpenMP default). Counters: bodies per second, the median of every host phase ("sort_s", ...)
+/// and the threads used. BM_HostTotal: range(0) bodies of model range(1).
+void timeHostBuild(benchmark::State& state, const ParticleSet& b)
 {
-    const ParticleSet& b = model(state.range(0), state.range(1));
-    const int saved      = maxThreads();
+    const int saved = maxThreads();
     if (state.range(2) > 0) bench::setThreads(int(state.range(2)));
     HostTree t;
     PackedTree packed;
@@ -89,7 +88,7 @@ void BM_HostTotal(benchmark::State& state)
     sortBodies(span(b), t);
     buildCells(p.n_leaf, t);
     computeMultipoles(t);
-    makeGroups(p.n_group, t);
+    makeGroups(p.n_group, t, p.merge_groups);
     packTree(t, p, packed);
     for (auto _ : state)
     {
@@ -101,7 +100,7 @@ void BM_HostTotal(benchmark::State& state)
         pt[Phase::Cells] = clock.lap();
         computeMultipoles(t);
         pt[Phase::Multipoles] = clock.lap();
-        makeGroups(p.n_group, t);
+        makeGroups(p.n_group, t, p.merge_groups);
         pt[Phase::Groups] = clock.lap();
         packTree(t, p, packed);
         pt[Phase::Packing] = clock.lap();
@@ -113,6 +112,8 @@ void BM_HostTotal(benchmark::State& state)
     setRate(state, b.size());
     state.SetLabel(state.range(1) == 0 ? "plummer" : "galaxy");
 }
+
+void BM_HostTotal(benchmark::State& state) { timeHostBuild(state, model(state.range(0), state.range(1))); }
 
 /// The bodies of model `which` as a simulation step finds them when it keeps its state in tree order
 /// (host/sim/simulation.h): in the tree order of the previous step, then drifted for one step of 1/64.
@@ -137,42 +138,7 @@ ParticleSet inPreviousTreeOrder(int64_t n, int64_t which)
 
 /// BM_HostTotal on the bodies of a simulation step (inPreviousTreeOrder): the order they arrive in is
 /// almost the tree's, so the sort moves little and the gather into tree order streams.
-void BM_HostStep(benchmark::State& state)
-{
-    const ParticleSet b = inPreviousTreeOrder(state.range(0), state.range(1));
-    const int saved     = maxThreads();
-    if (state.range(2) > 0) bench::setThreads(int(state.range(2)));
-    HostTree t;
-    PackedTree packed;
-    Parameters p;
-    std::vector<PhaseTimes> times;
-    sortBodies(span(b), t);
-    buildCells(p.n_leaf, t);
-    computeMultipoles(t);
-    makeGroups(p.n_group, t);
-    packTree(t, p, packed);
-    for (auto _ : state)
-    {
-        PhaseTimes pt;
-        Stopwatch clock;
-        sortBodies(span(b), t);
-        pt[Phase::Sort] = clock.lap();
-        buildCells(p.n_leaf, t);
-        pt[Phase::Cells] = clock.lap();
-        computeMultipoles(t);
-        pt[Phase::Multipoles] = clock.lap();
-        makeGroups(p.n_group, t);
-        pt[Phase::Groups] = clock.lap();
-        packTree(t, p, packed);
-        pt[Phase::Packing] = clock.lap();
-        times.push_back(pt);
-    }
-    state.counters["threads"] = maxThreads();
-    bench::setThreads(saved);
-    bench::setHostPhaseCounters(state, times);
-    setRate(state, b.size());
-    state.SetLabel(state.range(1) == 0 ? "plummer" : "galaxy");
-}
+void BM_HostStep(benchmark::State& state) { timeHostBuild(state, inPreviousTreeOrder(state.range(0), state.range(1))); }
 
 /// N, model and threads: 2^20 and 2^22 for both models on the default threads and on 1, 2, 4, 8, 16
 /// threads; 2^24 only when a filter names it (BM_HostTotal/16777216, about 2 GB).

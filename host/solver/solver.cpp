@@ -361,54 +361,50 @@ const F4* GravitySolver::evaluateBodies()
     return out;
 }
 
-void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
+namespace {
+
+/// Stores G times the evaluation's results (tree order k) at slot(k) of acc and pot, checking finiteness
+/// on the way: the bad body with the smallest name (nameOfSlot) is the one reported, for any thread count.
+template<class Slot, class Name>
+void storeScaled(const F4* out, int64_t n, double G, Slot slot, Name nameOfSlot, std::vector<Vec3d>& acc,
+                 std::vector<double>& pot)
 {
-    const F4* out   = evaluateBodies();
-    const int64_t n = bodies_.n;
-    const double G  = params_.gravitational_constant;
     acc.resize(size_t(n));
     pot.resize(size_t(n));
-    // The scatter back to the caller's order checks finiteness on the way: the smallest bad name wins.
     int64_t firstBad = kNoBody;
 #pragma omp parallel for schedule(static) reduction(min : firstBad)
     for (int64_t k = 0; k < n; ++k)
     {
-        const int32_t i = tree_.order[k];
+        const int64_t i = slot(k);
         acc[i]          = {G * out[k].x, G * out[k].y, G * out[k].z};
         pot[i]          = G * out[k].w;
-        if (!finiteResult(acc[i], pot[i])) firstBad = std::min(firstBad, bodies_.nameOf(i));
+        if (!finiteResult(acc[i], pot[i])) firstBad = std::min(firstBad, nameOfSlot(i));
     }
-    if (firstBad != kNoBody)
-    {
-        int64_t i = 0;
-        while (bodies_.nameOf(i) != firstBad) ++i;
-        throwNotFinite(acc[i], pot[i], "body", firstBad);
-    }
-    checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
+    if (firstBad == kNoBody) return;
+    int64_t i = 0;
+    while (nameOfSlot(i) != firstBad) ++i;
+    throwNotFinite(acc[i], pot[i], "body", firstBad);
+}
+
+} // namespace
+
+void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    const F4* out = evaluateBodies();
+    // The scatter back to the caller's order.
+    storeScaled(
+        out, bodies_.n, params_.gravitational_constant, [&](int64_t k) { return int64_t(tree_.order[k]); },
+        [&](int64_t i) { return bodies_.nameOf(i); }, acc, pot);
+    checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
 }
 
 void GravitySolver::computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
-    const F4* out   = evaluateBodies();
-    const int64_t n = bodies_.n;
-    const double G  = params_.gravitational_constant;
-    acc.resize(size_t(n));
-    pot.resize(size_t(n));
-    int64_t firstBad = kNoBody;
-#pragma omp parallel for schedule(static) reduction(min : firstBad)
-    for (int64_t k = 0; k < n; ++k)
-    {
-        acc[k] = {G * out[k].x, G * out[k].y, G * out[k].z};
-        pot[k] = G * out[k].w;
-        if (!finiteResult(acc[k], pot[k])) firstBad = std::min(firstBad, bodies_.nameOf(tree_.order[k]));
-    }
-    if (firstBad != kNoBody)
-    {
-        int64_t k = 0;
-        while (bodies_.nameOf(tree_.order[k]) != firstBad) ++k;
-        throwNotFinite(acc[k], pot[k], "body", firstBad);
-    }
-    checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
+    const F4* out = evaluateBodies();
+    storeScaled(
+        out, bodies_.n, params_.gravitational_constant, [](int64_t k) { return k; },
+        [&](int64_t k) { return bodies_.nameOf(tree_.order[k]); }, acc, pot);
+    checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
 }
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)
