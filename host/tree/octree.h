@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/gravity.h"
+#include "common/sfc.h"
 #include "common/vec.h"
 #include "host/tree/bounds.h"
 
@@ -80,15 +81,47 @@ struct SortRange
 /// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
 struct BuildScratch
 {
-    std::vector<uint64_t> keys;                 ///< radix sort ping-pong buffer
-    std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
-    std::vector<int64_t> histograms;            ///< per thread, per digit value
-    std::vector<uint64_t> digitLo, digitHi;     ///< per thread, per digit value: smallest, largest key
-    std::vector<SortRange> large, small;        ///< runs still to split in parallel; runs sorted by one thread
-    std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
-    std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
-    std::vector<int32_t> numChildren;           ///< children per cell of one level, then their offsets
-    std::vector<int32_t> levelFirst;            ///< first cell of every level, then the cell count
+    std::vector<uint64_t> keys;             ///< radix sort ping-pong buffer
+    std::vector<int32_t> order;             ///< radix sort ping-pong buffer
+    std::vector<int64_t> histograms;        ///< per thread, per digit value
+    std::vector<uint64_t> digitLo, digitHi; ///< per thread, per digit value: smallest, largest key
+    std::vector<SortRange> large, small;    ///< runs still to split in parallel; runs sorted by one thread
+    std::vector<Box<Vec3d>> boxes;          ///< per thread: bounding box of a chunk
+    std::vector<int32_t> levelFirst;        ///< first cell of every level, then the cell count
+};
+
+/// Tree levels 0 to kMaxTreeLevel.
+constexpr int kNumTreeLevels = kMaxTreeLevel + 1;
+
+/// A cell of a subtree as one thread builds it (buildCells): breadth-first within the subtree, its
+/// children consecutive from firstChild (an index in the subtree), one per set bit of childMask.
+struct SubtreeCell
+{
+    int32_t first, count, firstChild;
+    uint8_t level, childMask;
+};
+
+/// A piece of the cell build, in pre-order (a piece before the pieces below it), so that the cells of
+/// any level appear across the pieces in Morton order, which is their breadth-first order: a top cell
+/// (one internal cell, split serially) or a subtree (built, numbered and summed by one thread).
+struct CellUnit
+{
+    int32_t first, count, level;
+    bool top;
+    std::array<int32_t, 8> childUnit; ///< top cell: the unit of each octant (-1: empty)
+    int32_t arena, arenaBegin;        ///< subtree: where its cells lie (CellScratch::arenas)
+};
+
+/// Working memory of buildCells, computeMultipoles and makeGroups, kept between builds.
+struct CellScratch
+{
+    std::vector<CellUnit> units;
+    std::vector<int32_t> subtrees;                ///< the subtree units, most bodies first (ties: pre-order)
+    std::vector<int32_t> levelCount;              ///< [unit * kNumTreeLevels + level]: the unit's cells at the level
+    std::vector<int32_t> levelBase;               ///< the same: cells of the level in the units before it
+    std::vector<std::vector<SubtreeCell>> arenas; ///< per thread of the build: its subtrees' cells
+    std::vector<std::vector<int32_t>> arenaUnits; ///< per arena: the subtree units it holds
+    std::vector<std::vector<I2>> unitGroups;      ///< makeGroups: per subtree unit, its groups
 };
 
 /// Everything the host builds for one set of bodies.
@@ -103,6 +136,7 @@ struct HostTree
     Multipoles poles;
     std::vector<I2> groups; ///< contiguous body ranges (first, count), in Morton order
     BuildScratch scratch;
+    CellScratch cellScratch;
 };
 
 /// Throws InputError naming the first body with a coordinate outside the periodic box [0, boxSize)
