@@ -706,7 +706,8 @@ void buildCells(int nLeaf, HostTree& t)
             if (s.units[u].top) numberTopCell(s, t.scratch.levelFirst, u, c);
         }
     }
-    c.depth = int32_t(t.scratch.levelFirst.size()) - 2;
+    c.depth    = int32_t(t.scratch.levelFirst.size()) - 2;
+    s.numCells = numCells;
 }
 
 void computeMultipoles(HostTree& t)
@@ -781,11 +782,86 @@ void collectGroups(const OctreeCells& c, int32_t cell, int nGroup, bool merge, s
 
 } // namespace
 
+namespace {
+
+/// collectGroups over top cell u, in pieces: a child that is a top cell with more than nGroup bodies
+/// is entered, a subtree with more than nGroup bodies is a piece of its own (its groups are collected
+/// in parallel), smaller children are groups, merged as collectGroups merges them.
+void collectTopGroups(const OctreeCells& c, const CellScratch& s, int32_t u, int nGroup, bool merge,
+                      std::vector<GroupPiece>& pieces)
+{
+    bool previousSiblingIsGroup = false;
+    for (int32_t v : s.units[u].childUnit)
+    {
+        if (v < 0) continue;
+        const CellUnit& child = s.units[v];
+        if (child.count > nGroup)
+        {
+            if (child.top) collectTopGroups(c, s, v, nGroup, merge, pieces);
+            else pieces.push_back({{0, 0}, v});
+            previousSiblingIsGroup = false;
+            continue;
+        }
+        if (merge && previousSiblingIsGroup && pieces.back().group.y + child.count <= nGroup)
+        {
+            pieces.back().group.y += child.count;
+        }
+        else pieces.push_back({{child.first, child.count}, -1});
+        previousSiblingIsGroup = true;
+    }
+}
+
+} // namespace
+
 void makeGroups(int nGroup, HostTree& t, bool merge)
 {
-    t.groups.clear();
-    if (t.cells.count[0] <= nGroup) t.groups.push_back({0, t.cells.count[0]});
-    else collectGroups(t.cells, 0, nGroup, merge, t.groups);
+    const OctreeCells& c = t.cells;
+    CellScratch& s       = t.cellScratch;
+    if (c.count[0] <= nGroup)
+    {
+        t.groups.assign(1, {0, c.count[0]});
+        return;
+    }
+    if (s.numCells != c.size() || s.units.empty())
+    {
+        // Cells that buildCells did not make (its units do not describe them): one recursion.
+        t.groups.clear();
+        collectGroups(c, 0, nGroup, merge, t.groups);
+        return;
+    }
+    const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
+    const int32_t numSubtrees              = int32_t(s.subtrees.size());
+    s.unitGroups.resize(s.units.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t j = 0; j < numSubtrees; ++j)
+    {
+        const int32_t u = s.subtrees[j];
+        s.unitGroups[u].clear();
+        const int32_t root = unitLevelStarts(s, levelFirst, u)[s.units[u].level];
+        if (c.count[root] > nGroup) collectGroups(c, root, nGroup, merge, s.unitGroups[u]);
+    }
+    std::vector<GroupPiece>& pieces = s.groupPieces;
+    pieces.clear();
+    if (s.units[0].top) collectTopGroups(c, s, 0, nGroup, merge, pieces);
+    else pieces.push_back({{0, 0}, 0});
+
+    // Each piece's place in the groups, then the pieces copied there in parallel.
+    const int32_t numPieces = int32_t(pieces.size());
+    s.pieceFirst.resize(size_t(numPieces) + 1);
+    s.pieceFirst[0] = 0;
+    for (int32_t k = 0; k < numPieces; ++k)
+    {
+        const int32_t u     = pieces[k].unit;
+        s.pieceFirst[k + 1] = s.pieceFirst[k] + (u < 0 ? 1 : int32_t(s.unitGroups[u].size()));
+    }
+    t.groups.resize(size_t(s.pieceFirst[numPieces]));
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t k = 0; k < numPieces; ++k)
+    {
+        const int32_t u = pieces[k].unit;
+        if (u < 0) t.groups[s.pieceFirst[k]] = pieces[k].group;
+        else std::copy(s.unitGroups[u].begin(), s.unitGroups[u].end(), t.groups.begin() + s.pieceFirst[k]);
+    }
 }
 
 } // namespace octwalk

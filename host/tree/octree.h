@@ -112,6 +112,13 @@ struct CellUnit
     int32_t arena, arenaBegin;        ///< subtree: where its cells lie (CellScratch::arenas)
 };
 
+/// A run of the groups makeGroups assembles: one group (unit < 0) or the groups of subtree unit `unit`.
+struct GroupPiece
+{
+    I2 group;
+    int32_t unit;
+};
+
 /// Working memory of buildCells, computeMultipoles and makeGroups, kept between builds.
 struct CellScratch
 {
@@ -122,6 +129,9 @@ struct CellScratch
     std::vector<std::vector<SubtreeCell>> arenas; ///< per thread of the build: its subtrees' cells
     std::vector<std::vector<int32_t>> arenaUnits; ///< per arena: the subtree units it holds
     std::vector<std::vector<I2>> unitGroups;      ///< makeGroups: per subtree unit, its groups
+    std::vector<GroupPiece> groupPieces;          ///< makeGroups: the groups' runs, in order
+    std::vector<int32_t> pieceFirst;              ///< makeGroups: first group of each run, then the count
+    int32_t numCells = 0;                         ///< the cells the units describe (0: none yet)
 };
 
 /// Everything the host builds for one set of bodies.
