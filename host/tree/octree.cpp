@@ -710,6 +710,25 @@ void buildCells(int nLeaf, HostTree& t)
     s.numCells = numCells;
 }
 
+namespace {
+
+/// The multipoles of a cell and all cells below it, children before parents (depth <= kMaxTreeLevel).
+void multipolesBelow(const HostTree& t, int32_t cell, Multipoles& mp)
+{
+    if (t.cells.isLeaf[cell])
+    {
+        leafMultipole(t, cell, mp);
+        return;
+    }
+    for (int32_t k : t.cells.child[cell])
+    {
+        if (k >= 0) multipolesBelow(t, k, mp);
+    }
+    internalMultipole(t, cell, mp);
+}
+
+} // namespace
+
 void computeMultipoles(HostTree& t)
 {
     const OctreeCells& c = t.cells;
@@ -722,25 +741,17 @@ void computeMultipoles(HostTree& t)
     mp.boxMin.resize(n);
     mp.boxMax.resize(n);
 
-    // Each subtree by one thread, from its deepest level up (its cells need only its own cells and
-    // bodies), then the top cells serially in reverse pre-order (children before parents). Each cell
-    // sums in the same order as ever, whatever the schedule.
+    // Each subtree by one thread, in post-order (its cells need only its own cells and bodies; the
+    // leaves come in body order, so the bodies stream in), then the top cells serially in reverse
+    // pre-order (children before parents). Each cell sums in the same order as ever, whatever the
+    // schedule.
     const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
     const int32_t numSubtrees              = int32_t(s.subtrees.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (int32_t j = 0; j < numSubtrees; ++j)
     {
-        const int32_t u                                  = s.subtrees[j];
-        const std::array<int32_t, kNumTreeLevels> global = unitLevelStarts(s, levelFirst, u);
-        const int32_t* count                             = s.levelCount.data() + size_t(u) * kNumTreeLevels;
-        for (int l = kNumTreeLevels; l-- > s.units[u].level;)
-        {
-            for (int32_t i = global[l], end = global[l] + count[l]; i < end; ++i)
-            {
-                if (c.isLeaf[i]) leafMultipole(t, i, mp);
-                else internalMultipole(t, i, mp);
-            }
-        }
+        const int32_t u = s.subtrees[j];
+        multipolesBelow(t, unitLevelStarts(s, levelFirst, u)[s.units[u].level], mp);
     }
     for (int32_t u = int32_t(s.units.size()); u-- > 0;)
     {
