@@ -513,6 +513,8 @@ namespace {
 
 /// A thread builds subtrees of at most about n / (kSubtreesPerThread * threads) bodies: enough of them
 /// that the dynamic schedule evens out their sizes, few enough that the serial top stays small.
+/// Measured on Plummer 2^22 for 16 threads: 155 top cells split in 0.3 ms (development machine), the
+/// biggest of 1086 subtrees holds 16221 bodies (6% of a thread's share).
 constexpr int64_t kSubtreesPerThread = 16;
 
 /// Whether buildCells splits a cell.

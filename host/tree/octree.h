@@ -81,13 +81,15 @@ struct SortRange
 /// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
 struct BuildScratch
 {
-    std::vector<uint64_t> keys;             ///< radix sort ping-pong buffer
-    std::vector<int32_t> order;             ///< radix sort ping-pong buffer
-    std::vector<int64_t> histograms;        ///< per thread, per digit value
-    std::vector<uint64_t> digitLo, digitHi; ///< per thread, per digit value: smallest, largest key
-    std::vector<SortRange> large, small;    ///< runs still to split in parallel; runs sorted by one thread
-    std::vector<Box<Vec3d>> boxes;          ///< per thread: bounding box of a chunk
-    std::vector<int32_t> levelFirst;        ///< first cell of every level, then the cell count
+    std::vector<uint64_t> keys;                 ///< radix sort ping-pong buffer
+    std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
+    std::vector<int64_t> histograms;            ///< per thread, per digit value
+    std::vector<uint64_t> digitLo, digitHi;     ///< per thread, per digit value: smallest, largest key
+    std::vector<SortRange> large, small;        ///< runs still to split in parallel; runs sorted by one thread
+    std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
+    std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
+    std::vector<int32_t> numChildren;           ///< children per cell of one level, then their offsets
+    std::vector<int32_t> levelFirst;            ///< first cell of every level, then the cell count
 };
 
 /// Tree levels 0 to kMaxTreeLevel.
@@ -167,16 +169,19 @@ void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64
 /// itself (the root cell of a periodic tree), and a body outside it is an InputError (validateInBox).
 void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 
-/// Splits cells with more than nLeaf bodies until kMaxTreeLevel, level by level (parallel per level).
+/// Splits cells with more than nLeaf bodies until kMaxTreeLevel; the cells are numbered breadth-first.
+/// The top of the tree is split serially into subtrees (CellUnit), each built by one thread and
+/// numbered from the counts of cells per subtree and level: the same cells for any thread count.
 void buildCells(int nLeaf, HostTree& tree);
 
-/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, bottom-up
-/// level by level (the levels as the last buildCells on this tree left them).
+/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, children before
+/// parents: each subtree of the last buildCells on this tree by one thread, then the top cells.
 void computeMultipoles(HostTree& tree);
 
 /// The highest cells with at most nGroup bodies, in Morton order; a maximum-depth leaf with more
 /// bodies (coincident bodies) is cut into chunks of nGroup. With merge, consecutive groups are
-/// then joined while together they hold at most nGroup bodies.
+/// then joined while together they hold at most nGroup bodies. Each subtree of the last buildCells on
+/// this tree is searched by one thread; cells that buildCells did not make are searched serially.
 void makeGroups(int nGroup, HostTree& tree, bool merge = false);
 
 } // namespace octwalk
