@@ -276,7 +276,7 @@ void checkAgainstReference(const ParticleSet& b, const Parameters& p)
     PackedTree packed;
 #ifdef _OPENMP
     const int saved = omp_get_max_threads();
-    for (int threads : {1, 2, 3, 4, 7})
+    for (int threads : {1, 2, 3, 4, 7, 16})
     {
         omp_set_num_threads(threads);
 #else
