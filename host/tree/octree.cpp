@@ -742,6 +742,12 @@ void computeMultipoles(HostTree& t)
     mp.quad.resize(n);
     mp.boxMin.resize(n);
     mp.boxMax.resize(n);
+    if (n == 0) return;
+    if (s.numCells != n || s.units.empty())
+    {
+        multipolesBelow(t, 0, mp); // cells that buildCells did not make: one thread
+        return;
+    }
 
     // Each subtree by one thread, in post-order (its cells need only its own cells and bodies; the
     // leaves come in body order, so the bodies stream in), then the top cells serially in reverse

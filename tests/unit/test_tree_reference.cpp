@@ -432,6 +432,19 @@ TEST(TreeReference, DeepClumpsMatchBitForBit)
     checkAgainstReference(deepClumps(3, 40, 200, 12), p);
 }
 
+// Cells that buildCells did not make (the reference's) have no subtrees to follow: computeMultipoles
+// and makeGroups fall back to one recursion from the root and still match.
+TEST(TreeReference, MultipolesAndGroupsOfCellsBuiltElsewhereMatchBitForBit)
+{
+    const HostTree ref = referenceTree(makePlummer(3000, 13), 8, 32, true);
+    HostTree t         = ref;
+    t.poles            = Multipoles{};
+    t.groups.clear();
+    computeMultipoles(t);
+    makeGroups(32, t, true);
+    expectSameTree(t, ref);
+}
+
 TEST(TreeReference, MultipolesMatchDirectSumsOverEachCell)
 {
     ParticleSet b = makePlummer(20000, 3);
