@@ -2,11 +2,13 @@
 //
 // A warp is the unit of work: it owns 32 * I targets (I per lane, in registers) and one slice of the
 // source range, and owes nothing to the other warps of its block. It stages its sources through its
-// own part of shared memory, kTile at a time, one coalesced load per lane, ordered by __syncwarp (no
+// own part of shared memory, Tile at a time, one coalesced load per lane, ordered by __syncwarp (no
 // reliance on implicit lock-step); each source is then read by all lanes at once (a broadcast) and
 // used against the lane's I targets. The lanes sum whole targets, so no lane sums are needed; a warp
 // writes its slice's partial sums and directReduceKernel adds them in a fixed order (Miki et al.
 // 2012's j-split, deterministic: no atomics). The slice count fills the device (device/j_split.h).
+// I, Tile, the split (OneWave or Balanced, in which a warp's run of work may span the targets of two
+// or three chunks) and the reduction's batching are run-time variants (DirectKernelConfig).
 //
 // Most tiles take bodyBodySoftened (14 instructions a pair, benchmarks/results/direct_kernel.md); a
 // tile holding one of the warp's own targets, or a mass beyond softenedMassLimit, or any tile when
