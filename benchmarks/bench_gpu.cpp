@@ -230,19 +230,19 @@ void BM_GpuPeriodic(benchmark::State& state)
     state.counters["device_bodies_per_second"] = double(b.size()) / periodic.walk();
 }
 
-/// Direct summation on the device (GpuSolver::direct, issue 12): range(0) targets, evenly spaced over
-/// range(1) Plummer bodies, eps2 = 1e-4, accumulation in double when range(2) is 1. Manual time: CUDA
-/// events around the direct kernels alone (no upload or download). interactions_per_s counts each
-/// target against every other body, acceleration and potential.
-void BM_GpuDirect(benchmark::State& state)
+/// Direct summation on the device (GpuSolver::direct, issue 12): numTargets targets, evenly spaced over
+/// numBodies Plummer bodies, eps2 = 1e-4. Manual time: CUDA events around the direct kernels alone (no
+/// upload or download). interactions_per_s counts each target against every other body, acceleration
+/// and potential.
+void runGpuDirect(benchmark::State& state, int64_t numTargets, int64_t numBodies, bool doubleAccumulate,
+                  const DirectKernelConfig& config)
 {
     if (!gpuAvailable())
     {
         state.SkipWithError("no GPU");
         return;
     }
-    const int64_t numTargets = state.range(0);
-    const ParticleSet& b     = plummer(state.range(1));
+    const ParticleSet& b = plummer(numBodies);
     std::vector<F4> bodies(size_t(b.size()));
     for (int64_t i = 0; i < b.size(); ++i)
     {
@@ -251,15 +251,14 @@ void BM_GpuDirect(benchmark::State& state)
     std::vector<int32_t> targets(static_cast<size_t>(numTargets));
     for (int64_t t = 0; t < numTargets; ++t) targets[size_t(t)] = int32_t(t * b.size() / numTargets);
     const BodyView view{bodies.data(), int32_t(bodies.size())};
-    const bool doubleAccumulate = state.range(2) != 0;
     GpuSolver device;
     std::vector<F4> out;
     double seconds = 0;
-    device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds); // warm-up: buffers, module load
+    device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds, config); // warm-up: buffers, module load
     std::vector<double> times;
     for (auto _ : state)
     {
-        device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds);
+        device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds, config);
         times.push_back(seconds);
         state.SetIterationTime(seconds);
     }
@@ -269,6 +268,36 @@ void BM_GpuDirect(benchmark::State& state)
     state.counters["sources"]            = benchmark::Counter(double(b.size()));
     state.counters["double"]             = benchmark::Counter(doubleAccumulate ? 1.0 : 0.0);
     state.counters["interactions_per_s"] = benchmark::Counter(pairs / times[times.size() / 2]);
+}
+
+/// range(0) targets against range(1) sources, accumulation in double when range(2) is 1; the default
+/// kernel variant.
+void BM_GpuDirect(benchmark::State& state)
+{
+    runGpuDirect(state, state.range(0), state.range(1), state.range(2) != 0, {});
+}
+
+/// range(0) targets against range(1) sources in float, kernel variant directTuningVariants()[range(2)]
+/// (its name is the label; variant 0 is the default).
+void BM_GpuDirectTuning(benchmark::State& state)
+{
+    const std::vector<DirectKernelConfig> variants = directTuningVariants();
+    const DirectKernelConfig& config               = variants.at(size_t(state.range(2)));
+    state.SetLabel(directVariantName(config));
+    state.counters["variant"] = benchmark::Counter(double(state.range(2)));
+    runGpuDirect(state, state.range(0), state.range(1), false, config);
+}
+
+/// The sizes of BM_GpuDirect's float rows and those between its wave counts, for every tuning variant.
+void directTuningArgs(benchmark::internal::Benchmark* b)
+{
+    const int64_t variants = int64_t(directTuningVariants().size());
+    const std::vector<std::pair<int64_t, int64_t>> sizes{{1 << 16, 1 << 16}, {1 << 18, 1 << 18}, {1 << 20, 1 << 20},
+                                                         {256, 1 << 20},     {1024, 1 << 20},    {3 << 17, 3 << 17}};
+    for (const auto& [targets, sources] : sizes)
+    {
+        for (int64_t v = 0; v < variants; ++v) b->Args({targets, sources, v});
+    }
 }
 
 /// The device refit of a Plummer sphere of range(0) bodies, double positions already on the device
@@ -305,6 +334,9 @@ void BM_GpuRefit(benchmark::State& state)
 }
 
 } // namespace
+
+// Tuning of the direct kernel (DirectKernelConfig): every variant at every size, in one binary.
+BENCHMARK(BM_GpuDirectTuning)->Apply(directTuningArgs)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 
 BENCHMARK(BM_GpuRefit)->Arg(1 << 20)->Arg(1 << 22)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
 

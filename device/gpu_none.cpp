@@ -52,7 +52,8 @@ void GpuSolver::evaluate(const TreeView&, const GroupView&, const BodyView&, con
     noCuda();
 }
 
-void GpuSolver::direct(const BodyView&, const std::vector<int32_t>&, float, bool, std::vector<F4>&, double&)
+void GpuSolver::direct(const BodyView&, const std::vector<int32_t>&, float, bool, std::vector<F4>&, double&,
+                       const DirectKernelConfig&)
 {
     noCuda();
 }
@@ -91,9 +92,12 @@ void bodyLeafForcesGpu(const TreeView&, const GroupView&, const ListView&, const
     noCuda();
 }
 
-size_t directScratchBytes(int32_t, int32_t, bool) { noCuda(); }
+size_t directScratchBytes(int32_t, int32_t, bool, const DirectKernelConfig&) { noCuda(); }
 
-void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, void*, GpuStream) { noCuda(); }
+void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, void*, GpuStream, const DirectKernelConfig&)
+{
+    noCuda();
+}
 
 void refitGpu(const RefitView&, const RefitLevels&, GpuStream) { noCuda(); }
 

@@ -394,8 +394,9 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
 }
 
 void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2,
-                       bool doubleAccumulate, std::vector<F4>& acc, double& seconds)
+                       bool doubleAccumulate, std::vector<F4>& acc, double& seconds, const DirectKernelConfig& config)
 {
+    checkDirectConfig(config);
     for (size_t t = 0; t < targetIndex.size(); ++t)
     {
         if (targetIndex[t] < 0 || targetIndex[t] >= bodies.numBodies)
@@ -413,11 +414,11 @@ void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targe
                                     toDevice(m.targetIndex, targetIndex.data(), numTargets)};
     uploadStaged(transfers, m.uploadStaging, s);
     m.acc.reserve(numTargets);
-    m.directScratch.reserve(directScratchBytes(bodies.numBodies, int32_t(numTargets), doubleAccumulate));
+    m.directScratch.reserve(directScratchBytes(bodies.numBodies, int32_t(numTargets), doubleAccumulate, config));
 
     m.directStart.record(m.stream);
     directGpu({m.bodies.data(), bodies.numBodies}, m.targetIndex.data(), int32_t(numTargets), eps2, doubleAccumulate,
-              m.acc.data(), m.directScratch.data(), m.gpuStream());
+              m.acc.data(), m.directScratch.data(), m.gpuStream(), config);
     m.directStop.record(m.stream);
 
     std::vector<Transfer> downloads{toHost(acc, m.acc.data(), numTargets)};

@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "common/phases.h"
 #include "common/tree_view.h"
+#include "device/direct_gpu.h"
 #include "device/forces_gpu.h"
 #include "device/pinned_memory.h"
 #include "device/walk_gpu.h"
@@ -80,9 +81,10 @@ public:
     const GpuKernelConfig& kernelConfig() const { return config_; }
 
     /// Tiled direct summation on the device: acc on bodies[targetIndex[t]] from all bodies, G = 1,
-    /// self skipped by index; accumulated in double when doubleAccumulate.
+    /// self skipped by index; accumulated in double when doubleAccumulate; config picks the kernel
+    /// variant (direct_gpu.h; ParameterError for one not built).
     void direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2, bool doubleAccumulate,
-                std::vector<F4>& acc, double& seconds);
+                std::vector<F4>& acc, double& seconds, const DirectKernelConfig& config = {});
 
     /// The interaction lists of the last evaluation (downloaded on request, for twin comparisons);
     /// 64-bit offsets, as on the CPU twin. Throws std::logic_error when no evaluation has completed.
