@@ -12,6 +12,7 @@
 #   tests     this tree's GPU tests (OCTWALK_REQUIRE_GPU=1) and a sanitizer pass on the small cases
 #   sass      instructions per interaction from the SASS (benchmarks/loop_count.py), registers
 #   direct    BM_GpuDirect, old and new alternated twice
+#   directtuning BM_GpuDirectTuning (this tree's direct-kernel variants), SM clocks logged beside it
 #   forces    BM_GpuForces (default settings), old and new alternated twice, with the error counters
 #   variants  BM_GpuForcesTuning (this tree's kernel variants x groups) and the table of them
 #   periodic  BM_GpuPeriodic, old and new
@@ -84,12 +85,25 @@ if has sass; then
     cuobjdump -res-usage "build/device/CMakeFiles/octwalk_device.dir/$f.cu.o" >>"$RES/res_usage.txt" 2>&1
   done
   python3 benchmarks/loop_count.py ILb0ELi <"$RES/forces_gpu.sass" >"$RES/sass_counts_forces.txt" 2>&1
-  python3 scripts/count_loop_instructions.py "$RES/direct_gpu.sass" directSliceKernelIfLi4 \
-    >"$RES/sass_counts_direct.txt" 2>&1
+  for k in directSliceKernelIfLi4ELi64E directSliceKernelIfLi4ELi128E directSliceKernelIfLi8ELi64E \
+    directSliceKernelIfLi8ELi128E directSliceKernelIfLi2ELi64E directBalancedKernelIfLi4ELi64E \
+    directBalancedKernelIfLi4ELi128E directBalancedKernelIfLi8ELi64E; do
+    echo "$k" && python3 scripts/count_loop_instructions.py "$RES/direct_gpu.sass" "$k" --pairs 64
+  done >"$RES/sass_counts_direct.txt" 2>&1
   gzip -f "$RES"/*.sass
   log "sass: $(head -c 600 "$RES/sass_counts_forces.txt" | tr '\n' ' ') | direct: $(tail -n 3 "$RES/sass_counts_direct.txt" | tr '\n' ' ')"
 fi
 has direct && bench_both octwalk_bench_gpu 'BM_GpuDirect' direct
+if has directtuning; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 >"$RES/direct_clocks.csv" &
+  clocks=$!
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuDirectTuning' --benchmark_out="$RES/direct_tuning.json" \
+    --benchmark_out_format=json >"$RES/direct_tuning.txt" 2>&1
+  log "direct tuning: exit $?"
+  kill $clocks
+  python3 benchmarks/direct_table.py "$RES/direct_tuning.json" >"$RES/direct_tuning.md" 2>&1
+  cat "$RES/direct_tuning.md" >>"$OUT/summary.txt"
+fi
 has forces && bench_both octwalk_bench_gpu 'BM_GpuForces/' forces
 if has variants; then
   build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuForcesTuning' --benchmark_out="$RES/variants.json" \
