@@ -206,10 +206,11 @@ std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagno
         if (withDiagnostics)
         {
             Stopwatch clock;
-            Diagnostics d             = sim.diagnostics();
-            std::vector<double> radii = lagrangianRadii(sim.state(), lagrangeFractions());
-            t[StepPhase::Diagnostics] = clock.lap();
-            timeline.recordSteady(sim.stepIndex(), "host", "diagnostics", stepEnd, steadyClockSeconds());
+            const double diagnosticsBegin = steadyClockSeconds();
+            Diagnostics d                 = sim.diagnostics();
+            std::vector<double> radii     = lagrangianRadii(sim.state(), lagrangeFractions());
+            t[StepPhase::Diagnostics]     = clock.lap();
+            timeline.recordSteady(sim.stepIndex(), "host", "diagnostics", diagnosticsBegin, steadyClockSeconds());
             (void)d;
         }
         t[StepPhase::StepWall] = stepClock.lap();

@@ -121,8 +121,8 @@ TEST(TimelineRun, RunWritesHostIntervalsInStepOrderAndChangesNothingElse)
     std::string err;
     for (const std::string* dir : {&with, &without})
     {
-        std::vector<const char*> args{"run",     "--n",     "1000", "--t-end", "0.0625", "--output-dir",
-                                      dir->c_str(), "--quiet", "--backend", "cpu"};
+        std::vector<const char*> args{"run",          "--n",        "1000",    "--t-end",   "0.0625",
+                                      "--output-dir", dir->c_str(), "--quiet", "--backend", "cpu"};
         if (dir == &with) args.push_back("--timeline");
         ASSERT_EQ(runCli(args, &err), 0) << err;
     }
@@ -162,9 +162,9 @@ TEST(TimelineRun, ProfileStepsWritesATimelineFile)
     const std::string other = (base / "other.csv").string();
     EXPECT_EQ(runCli({"profile", "--n", "2000", "--backend", "cpu", "--timeline", other.c_str()}, &err), 2)
         << "no --steps";
-    EXPECT_EQ(runCli({"profile", "--n", "2000,4000", "--steps", "2", "--backend", "cpu", "--timeline", other.c_str()},
-                     &err),
-              2)
+    EXPECT_EQ(
+        runCli({"profile", "--n", "2000,4000", "--steps", "2", "--backend", "cpu", "--timeline", other.c_str()}, &err),
+        2)
         << "two N";
     EXPECT_FALSE(fs::exists(other));
     fs::remove_all(base);

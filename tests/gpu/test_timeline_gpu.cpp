@@ -86,7 +86,7 @@ TEST_F(GpuTimelineTest, StepsRecordDeviceIntervalsInsideTheirStep)
     for (int64_t step = 1; step <= 4; ++step)
     {
         double from = -1, to = -1;
-        int device  = 0;
+        int device = 0;
         for (const TimelineInterval& i : v)
         {
             if (i.step != step) continue;

@@ -1,6 +1,7 @@
 // The timeline recorder (host/core/timeline.h) and the phase spans it is fed from (common/phases.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <thread>
