@@ -5,12 +5,17 @@
 // Timing: each phase is the interval between two CUDA events on the one stream. Upload includes
 // the host's copy into pinned staging (overlapped with the transfers); scan includes the read-back
 // of the list totals and the growth of the list buffers, since pass 2 cannot start before them.
+// The phases' spans on the host clock (PhaseSpans) are anchored at the last event, downloaded: the host
+// waits for it anyway and reads its clock right after, so the anchor costs no synchronisation. That read
+// is at most the synchronisation's latency late, so every span is at most that late, and all of them lie
+// inside the host's wall interval of the evaluation (the first event is recorded after it starts).
 #include "device/gpu_solver.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -215,7 +220,24 @@ struct GpuSolver::Impl
     ListView listView(int32_t numGroups);
     /// Scans the counts, reads back the totals and the pass-1 overflow flag, and grows the lists.
     void scanAndGrowLists(const CountsView& counts, int32_t numGroups);
+    /// The walk phases' spans on the host clock, from the events of a completed evaluation and the host
+    /// time at which its last event (downloaded) was seen complete.
+    void recordSpans(double downloadedOnHost, PhaseSpans& spans) const;
 };
+
+void GpuSolver::Impl::recordSpans(double downloadedOnHost, PhaseSpans& spans) const
+{
+    // The events bounding each walk phase, in kPhases order: phase k runs from bounds[k] to bounds[k + 1].
+    const Event* bounds[] = {&start, &uploaded, &counted, &scanned, &written, &nodesDone, &leavesDone, &downloaded};
+    const size_t first    = size_t(Phase::Upload);
+    static_assert(size_t(Phase::Download) - size_t(Phase::Upload) + 2 == std::size(bounds),
+                  "one event between consecutive walk phases");
+    for (size_t k = 0; k + 1 < std::size(bounds); ++k)
+    {
+        spans.begin[first + k] = downloadedOnHost - elapsedSeconds(*bounds[k], downloaded);
+        spans.end[first + k]   = downloadedOnHost - elapsedSeconds(*bounds[k + 1], downloaded);
+    }
+}
 
 TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>& transfers)
 {
@@ -374,6 +396,8 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
     enqueueDownload(downloads, m.downloadStaging, s);
     m.downloaded.record(m.stream);
     m.stream.synchronize();
+    // The anchor of the phase spans: the host reads its clock once the last event has completed.
+    const double downloadedOnHost = steadyClockSeconds();
     finishDownload(downloads, m.downloadStaging);
     if (overflowGroup != 0) throwOverflow("pass 2", overflowGroup);
 
@@ -390,7 +414,8 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
     t[Phase::BodyNode]   = elapsedSeconds(m.written, m.nodesDone);
     t[Phase::BodyLeaf]   = elapsedSeconds(m.nodesDone, m.leavesDone);
     t[Phase::Download]   = elapsedSeconds(m.leavesDone, m.downloaded);
-    m.listGroups         = numGroups;
+    m.recordSpans(downloadedOnHost, t.spans);
+    m.listGroups = numGroups;
 }
 
 void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2,

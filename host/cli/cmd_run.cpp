@@ -115,13 +115,14 @@ std::string timingSummary(const StepTiming& timing, int64_t n)
 
 /// Runs sim with a progress line and SIGINT/SIGTERM handling, then prints the median step times and
 /// rewrites run.json with them; the exit code (128 + signal when stopped).
-/// source, restartedFromStep: as written to run.json at the start (writeRunJson).
+/// source, restartedFromStep: as written to run.json at the start (writeRunJson); timeline: write timeline.csv.
 int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
-                    const std::string& source, int64_t restartedFromStep, std::ostream& out)
+                    const std::string& source, int64_t restartedFromStep, bool timeline, std::ostream& out)
 {
     Progress progress(!quiet);
     StopSignals signals;
     RunControl control;
+    control.timeline      = timeline;
     control.afterStep     = [&](const Simulation& s, const StepTiming& t) { progress.update(s, t, s.numBodies()); };
     control.stopRequested = [&] { return signals.received(); };
     RunOutcome r          = runSimulation(sim, dir, rs, resume, control);
@@ -266,7 +267,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     RunSettings rs;
     std::string input, inputFormat = "auto", outputDir = "run", restart;
     double tEnd = 1.0;
-    bool direct = false, quiet = false, zeroNetForce = false;
+    bool direct = false, quiet = false, zeroNetForce = false, timeline = false;
     ComovingCli comoving;
     po::options_description cmd(
         "octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
@@ -291,7 +292,10 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         ("restart", po::value(&restart), "continue a run: its directory or checkpoint file (the newest valid one of "
                                          "checkpoint.bin and checkpoint.bin.prev is used; the directory receives the "
                                          "outputs)")
-        ("quiet", po::bool_switch(&quiet), "no progress line");
+        ("quiet", po::bool_switch(&quiet), "no progress line")
+        ("timeline", po::bool_switch(&timeline),
+         "also write timeline.csv: one row per interval of host and device work (step, lane, phase, start and "
+         "end in seconds since the start of the run), for scripts/plot_timeline.py");
     // clang-format on
     po::options_description all;
     all.add(cmd)
@@ -366,7 +370,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         }
         out << versionHeader() << ": restarting from " << point.checkpoint.string() << " at step " << from << " of "
             << sim.plan().numSteps << ", t = " << sim.time() << "\n";
-        return runWithProgress(sim, dir, saved, quiet, true, source, from, out);
+        return runWithProgress(sim, dir, saved, quiet, true, source, from, timeline, out);
     }
 
     Parameters p = toParameters(vm, defaults);
@@ -407,7 +411,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
             << " to a = " << s.aEnd << " in a box of " << p.box_size << " (" << unitSystem(s.units).name
             << " units, H0 = " << sim.comoving()->hubble0 << "), about " << sim.plan().numSteps << " steps, "
             << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
-        return runWithProgress(sim, dir, rs, quiet, false, source, -1, out);
+        return runWithProgress(sim, dir, rs, quiet, false, source, -1, timeline, out);
     }
     StepPlan plan = planSteps(0.0, tEnd, timestep);
 
@@ -436,7 +440,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         << " to t = " << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver());
     if (p.box_size > 0) out << ", periodic box of " << p.box_size << " (--box-size 0: isolated)";
     out << "\n";
-    return runWithProgress(sim, dir, rs, quiet, false, source, -1, out);
+    return runWithProgress(sim, dir, rs, quiet, false, source, -1, timeline, out);
 }
 
 } // namespace octwalk::cli
