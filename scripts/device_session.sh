@@ -23,6 +23,7 @@
 #   cosmo     the 256^3 LCDM deliverable (scripts/device_cosmo256.sh; resumable across calls)
 #   (ROUNDS: how many times the old/new pairs alternate, default 2)
 #   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice
+#   timeline  this tree's `octwalk profile --steps 6 --timeline` at 2^22 (TIMELINE_ARGS) and its Gantt chart
 #   accuracy  `octwalk accuracy` sweeps at 2^22 (ACCURACY_ARGS) with this tree
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -146,6 +147,15 @@ if has run; then
       done
     done
   done
+fi
+if has timeline; then
+  # shellcheck disable=SC2086
+  build/octwalk profile --model plummer --n 4194304 --theta 0.5 --steps 6 --backend gpu --direct-sample 0 \
+    ${TIMELINE_ARGS:-} --timeline "$RES/timeline_2e22.csv" >"$RES/timeline_2e22.txt" 2>&1
+  log "timeline [${TIMELINE_ARGS:-}]: exit $?"
+  python3 scripts/plot_timeline.py "$RES/timeline_2e22.csv" --steps last:3 --title "octwalk, Plummer 2^22, H200" \
+    -o "$RES/timeline_2e22.png" >"$RES/timeline_2e22.md" 2>&1
+  cat "$RES/timeline_2e22.md" >>"$OUT/summary.txt"
 fi
 if has accuracy; then
   # shellcheck disable=SC2086
