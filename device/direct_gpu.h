@@ -37,12 +37,15 @@ enum class DirectSplit
 /// deterministic; they differ from each other by rounding (other slices, other sums).
 struct DirectKernelConfig
 {
-    int targetsPerLane = 4;  ///< in float: 2, 4 or 8 (double sums always take 2)
+    // Defaults: the fastest variant in 5 of the 6 sizes of BM_GpuDirectTuning on the H200
+    // (benchmarks/results/h200_s19: 1.73e12 at 2^18 x 2^18 against 1.66e12 for 4 targets per lane
+    // in one wave; 1.74e12 against 1.76e12 at 2^20).
+    int targetsPerLane = 2;  ///< in float: 2, 4 or 8 (double sums always take 2)
     int tileSources    = 64; ///< sources a warp stages per __syncwarp: 64 or 128
-    DirectSplit split  = DirectSplit::OneWave;
+    DirectSplit split  = DirectSplit::Balanced;
     /// The reduction of the slices' sums reads 8 of a lane's slices before adding them (in the same
     /// order, so the same bits), instead of one at a time.
-    bool batchedReduce = false;
+    bool batchedReduce = true;
 };
 
 /// Throws ParameterError for a variant that is not built.
@@ -72,10 +75,10 @@ inline std::string directVariantName(const DirectKernelConfig& c)
 inline std::vector<DirectKernelConfig> directTuningVariants()
 {
     using S = DirectSplit;
-    return {{4, 64, S::OneWave, false},  {4, 64, S::OneWave, true},   {4, 128, S::OneWave, true},
-            {8, 64, S::OneWave, true},   {8, 128, S::OneWave, true},  {2, 64, S::OneWave, true},
-            {4, 64, S::Balanced, true},  {4, 128, S::Balanced, true}, {8, 64, S::Balanced, true},
-            {8, 128, S::Balanced, true}, {2, 64, S::Balanced, true}};
+    return {{2, 64, S::Balanced, true},  {4, 64, S::OneWave, false}, {4, 64, S::OneWave, true},
+            {4, 128, S::OneWave, true},  {8, 64, S::OneWave, true},  {8, 128, S::OneWave, true},
+            {2, 64, S::OneWave, true},   {4, 64, S::Balanced, true}, {4, 128, S::Balanced, true},
+            {8, 64, S::Balanced, true},  {8, 128, S::Balanced, true}};
 }
 
 /// Bytes of device scratch directGpu needs for these sizes on the current device (0 when the source
