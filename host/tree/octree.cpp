@@ -136,98 +136,19 @@ void scatterByDigit(const uint64_t* src, const int32_t* srcIx, int64_t begin, in
     }
 }
 
-/// Appends the runs of one parallel pass (totals: the keys of each of numBuckets buckets, now in the
-/// buffer `inScratch` from `begin`, those of bucket b agreeing above bit bitsOf(b)) to `large` (split
-/// again by all threads) or `small` (sorted by one thread each).
-template<class BitsOf>
-void appendRuns(const int64_t* totals, int64_t numBuckets, int64_t begin, bool inScratch, int64_t largeMin,
-                BuildScratch& s, BitsOf&& bitsOf)
+/// Appends the runs of one parallel pass (totals: the keys of each of numBuckets digit values, now in
+/// the buffer `inScratch` from `begin`, agreeing above bit `bits`) to `large` (split again by all
+/// threads) or `small` (sorted by one thread each).
+void appendRuns(const int64_t* totals, int64_t numBuckets, int64_t begin, int bits, bool inScratch, int64_t largeMin,
+                BuildScratch& s)
 {
     for (int64_t b = 0; b < numBuckets; ++b)
     {
         const int64_t count = totals[b];
         if (count == 0) continue;
-        const SortRange run{begin, begin + count, bitsOf(b), inScratch};
-        (count > largeMin && run.bits > 0 ? s.large : s.small).push_back(run);
+        const SortRange run{begin, begin + count, bits, inScratch};
+        (count > largeMin && bits > 0 ? s.large : s.small).push_back(run);
         begin += count;
-    }
-}
-
-/// Top digits refined at most (each adds 2^kWideBits + 1 buckets to the first pass).
-constexpr int kMaxRefinements = 8;
-
-/// A top digit is refined for the next sort when it holds more than this share of the bodies.
-constexpr int64_t kRefineShare = 64;
-
-/// The buckets of the sort's first pass, in key order: one per top digit; for a refined digit
-/// (SortRefinement) one for its keys below the prefix, one per value of the next digit, and one for
-/// its keys above the prefix.
-struct TopBuckets
-{
-    std::array<int32_t, kWideSize + 1> first; ///< first bucket of each digit; first[kWideSize] = count
-    std::array<int8_t, kWideSize> refinement; ///< index into refs, or -1
-    const SortRefinement* refs;
-
-    explicit TopBuckets(const std::vector<SortRefinement>& r) : refs(r.data())
-    {
-        refinement.fill(-1);
-        for (size_t j = 0; j < r.size(); ++j) refinement[size_t(r[j].digit)] = int8_t(j);
-        int32_t next = 0;
-        for (int d = 0; d < kWideSize; ++d)
-        {
-            first[size_t(d)] = next;
-            next += refinement[size_t(d)] < 0 ? 1 : (1 << refs[refinement[size_t(d)]].width) + 2;
-        }
-        first[kWideSize] = next;
-    }
-
-    int32_t size() const { return first[kWideSize]; }
-
-    int32_t bucket(uint64_t k) const
-    {
-        const int d = int(k >> kTopShift);
-        const int r = refinement[size_t(d)];
-        if (r < 0) return first[size_t(d)];
-        const SortRefinement& f = refs[r];
-        const int above         = f.shift + f.width;
-        const uint64_t high = k >> above, prefixHigh = f.prefix >> above;
-        if (high != prefixHigh) return high < prefixHigh ? first[size_t(d)] : first[size_t(d) + 1] - 1;
-        return first[size_t(d)] + 1 + int32_t((k >> f.shift) & ((uint64_t(1) << f.width) - 1));
-    }
-
-    /// The bits below which the keys of bucket b of digit d may differ (they agree above).
-    int bitsOf(int d, int64_t b) const
-    {
-        const int r      = refinement[size_t(d)];
-        const bool inner = r >= 0 && b > first[size_t(d)] && b < first[size_t(d) + 1] - 1;
-        return inner ? refs[r].shift : kTopShift;
-    }
-};
-
-/// The refinements for the next sort: the most crowded top digits of this one (digitCount bodies each,
-/// keys sorted), each split by the top kWideBits of the bits its keys vary in.
-void refineCrowdedDigits(const uint64_t* keys, int64_t n, const std::array<int64_t, kWideSize>& digitCount,
-                         std::vector<SortRefinement>& refs)
-{
-    refs.clear();
-    std::array<int64_t, kWideSize + 1> start;
-    std::exclusive_scan(digitCount.begin(), digitCount.end(), start.begin(), int64_t(0));
-    start[kWideSize] = n;
-    std::array<int, kWideSize> byCount;
-    std::iota(byCount.begin(), byCount.end(), 0);
-    std::partial_sort(byCount.begin(), byCount.begin() + kMaxRefinements, byCount.end(), [&](int a, int c) {
-        return digitCount[size_t(a)] != digitCount[size_t(c)] ? digitCount[size_t(a)] > digitCount[size_t(c)] : a < c;
-    });
-    for (int j = 0; j < kMaxRefinements; ++j)
-    {
-        const int d         = byCount[size_t(j)];
-        const int64_t count = digitCount[size_t(d)];
-        if (count <= std::max(kInsertionSortMax, n / kRefineShare)) break;
-        const uint64_t lo = keys[start[size_t(d)]], hi = keys[start[size_t(d)] + count - 1];
-        const int bits = varyingBits(lo ^ hi);
-        if (bits == 0) continue;
-        const int width = std::min(bits, kWideBits);
-        refs.push_back({lo, int32_t(d), int32_t(bits - width), int32_t(width)});
     }
 }
 
@@ -404,7 +325,7 @@ void splitRunInParallel(const SortBuffers& buf, const SortRange& r, int64_t larg
         scatterByDigit(src, srcIdx, c.begin, c.end, shift, mask, offset, buf.keysOf(!r.inScratch) + r.begin,
                        buf.orderOf(!r.inScratch) + r.begin);
     }
-    appendRuns(totals, numBuckets, r.begin, !r.inScratch, largeMin, s, [shift](int64_t) { return shift; });
+    appendRuns(totals, numBuckets, r.begin, shift, !r.inScratch, largeMin, s);
 }
 
 /// The tight box of points[0, n), n >= 1, in parallel (min and max do not depend on the order);
@@ -599,12 +520,10 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     t.pos.resize(size_t(n));
     t.mass.resize(size_t(n));
     const SortBuffers buf{t.keys.data(), s.keys.data(), t.order.data(), s.order.data()};
-    const TopBuckets top(s.refinements);
-    const int64_t numBuckets = top.size();
-    s.histograms.resize(size_t(maxThreads()) * size_t(numBuckets));
-    s.bucketTotals.resize(size_t(numBuckets) + size_t(maxThreads()));
+    s.histograms.resize(size_t(maxThreads()) * kWideSize);
+    s.bucketTotals.resize(size_t(kWideSize) + size_t(maxThreads()));
 
-    // The keys, each thread's histogram of their buckets and the stable scatter by them into the
+    // The keys, each thread's histogram of their top digit and the stable scatter by it into the
     // scratch buffers, in one parallel region: each thread reads its chunk of bodies once.
     int64_t* hist   = s.histograms.data();
     int64_t* totals = s.bucketTotals.data();
@@ -613,29 +532,23 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         const int th         = threadIndex();
         const int numThreads = threadCount();
         const Chunk c        = chunkOf(n, th, numThreads);
-        int64_t* offset      = hist + th * numBuckets;
-        std::fill(offset, offset + numBuckets, int64_t(0));
+        int64_t* offset      = hist + th * kWideSize;
+        std::fill(offset, offset + kWideSize, int64_t(0));
         for (int64_t i = c.begin; i < c.end; ++i)
         {
             const uint64_t k = grid.key(b.pos[i]);
             buf.keys[i]      = k;
-            offset[top.bucket(k)]++;
+            offset[k >> kTopShift]++;
         }
 #pragma omp barrier
-        offsetsInParallel(hist, numBuckets, numThreads, th, 0, totals, totals + numBuckets);
+        offsetsInParallel(hist, kWideSize, numThreads, th, 0, totals, totals + kWideSize);
         for (int64_t i = c.begin; i < c.end; ++i)
         {
             const uint64_t k     = buf.keys[i];
-            const int64_t to     = offset[top.bucket(k)]++;
+            const int64_t to     = offset[k >> kTopShift]++;
             buf.scratchKeys[to]  = k;
             buf.scratchOrder[to] = int32_t(i);
         }
-    }
-    std::array<int64_t, kWideSize> digitCount;
-    for (int d = 0; d < kWideSize; ++d)
-    {
-        digitCount[size_t(d)] =
-            std::accumulate(totals + top.first[size_t(d)], totals + top.first[size_t(d) + 1], int64_t(0));
     }
 
     // Runs longer than largeMin are split again by all threads; the rest are sorted, their ties
@@ -644,10 +557,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     const int64_t largeMin = std::max(kParallelSplitMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
     s.small.clear();
-    appendRuns(totals, numBuckets, 0, true, largeMin, s, [&top, digit = 0](int64_t bucket) mutable {
-        while (top.first[size_t(digit) + 1] <= bucket) ++digit;
-        return top.bitsOf(digit, bucket);
-    });
+    appendRuns(totals, kWideSize, 0, kTopShift, true, largeMin, s);
     while (!s.large.empty())
     {
         const SortRange r = s.large.back();
@@ -674,7 +584,6 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
             t.mass[k] = b.mass[order[k]];
         }
     }
-    refineCrowdedDigits(buf.keys, n, digitCount, s.refinements);
 }
 
 void buildCells(int nLeaf, HostTree& t)

@@ -77,15 +77,6 @@ struct SortRange
     bool inScratch;
 };
 
-/// A top digit of the sort's first pass that the last sort found crowded: its keys are split further in
-/// that pass by the `width` bits from `shift` up, those keys that share `prefix` above them (a hint for
-/// speed: the order never depends on it).
-struct SortRefinement
-{
-    uint64_t prefix;
-    int32_t digit, shift, width;
-};
-
 /// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
 struct BuildScratch
 {
@@ -93,7 +84,6 @@ struct BuildScratch
     std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
     std::vector<int64_t> histograms;            ///< per thread, per digit value
     std::vector<int64_t> bucketTotals;          ///< per digit value, then one per thread
-    std::vector<SortRefinement> refinements;    ///< crowded top digits of the last sort
     std::vector<SortRange> large, small;        ///< runs still to split in parallel; runs sorted by one thread
     std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
     std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells

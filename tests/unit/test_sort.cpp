@@ -1,7 +1,7 @@
 // The sort of the host build (sortBodies) against std::sort on (key, id, name) for the inputs its
 // paths treat differently: random and nearly sorted orders, runs of equal keys across the threads'
 // chunks, fewer bodies than threads, the periodic box, ranks, and one HostTree reused for inputs of
-// other sizes and shapes (the sort keeps working memory and hints between calls).
+// other sizes and shapes (the sort keeps its working memory between calls).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -146,6 +146,25 @@ Bodies clumps(int64_t n, int clumps)
     return b;
 }
 
+/// Clusters inside clusters: 40% of the bodies in a cube of edge 1e-6 inside one of edge 1e-3 that
+/// holds another 40%, the rest in the unit cube, so that long runs share many top bits (the passes
+/// that split runs on all threads and on one thread).
+Bodies nestedClusters(int64_t n)
+{
+    Random rng(23);
+    Bodies b;
+    b.set.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const double scale = i % 5 < 2 ? 1e-6 : i % 5 < 4 ? 1e-3 : 1.0;
+        const double at    = scale < 1.0 ? 0.3 : 0.0;
+        b.set.pos[i]       = {at + scale * rng.uniform(), at + scale * rng.uniform(), at + scale * rng.uniform()};
+        b.set.mass[i]      = 1.0;
+        b.set.id[i]        = uint64_t(i);
+    }
+    return b;
+}
+
 } // namespace
 
 TEST(Sort, RandomOrderMatchesReference) { expectReferenceOrder(plummerBodies(60000, 5)); }
@@ -161,6 +180,8 @@ TEST(Sort, EqualKeysAcrossChunkBoundariesMatchReference)
     expectReferenceOrder(clumps(70001, 1));
 }
 
+TEST(Sort, NestedClustersMatchReference) { expectReferenceOrder(nestedClusters(100000)); }
+
 TEST(Sort, FewerBodiesThanThreadsMatchReference)
 {
     for (int64_t n : {1, 2, 3, 5, 15})
@@ -173,7 +194,7 @@ TEST(Sort, FewerBodiesThanThreadsMatchReference)
 
 TEST(Sort, PeriodicBoxMatchesReference)
 {
-    Bodies b = plummerBodies(40000, 8);
+    Bodies b  = plummerBodies(40000, 8);
     b.boxSize = 64.0;
     for (Vec3d& p : b.set.pos) p = {p.x / 4 + 32, p.y / 4 + 32, p.z / 4 + 32};
     for (Vec3d& p : b.set.pos) p = {std::clamp(p.x, 0.0, 63.0), std::clamp(p.y, 0.0, 63.0), std::clamp(p.z, 0.0, 63.0)};
