@@ -92,11 +92,10 @@ struct SortBuffers
 };
 
 /// Turns every thread's bucket counts hist[u * numBuckets + b] into where that thread's keys of
-/// bucket b go (from base): bucket by bucket, and within a bucket thread by thread, so the pass is
+/// bucket b go: bucket by bucket, and within a bucket thread by thread, so the pass is
 /// stable. Called by every thread of a parallel region, each summing a slice of the buckets; totals
 /// gets every bucket's count, sliceSums one entry per thread.
-void offsetsInParallel(int64_t* hist, int64_t numBuckets, int numThreads, int t, int64_t base, int64_t* totals,
-                       int64_t* sliceSums)
+void offsetsInParallel(int64_t* hist, int64_t numBuckets, int numThreads, int t, int64_t* totals, int64_t* sliceSums)
 {
     const Chunk c = chunkOf(numBuckets, t, numThreads);
     int64_t sum   = 0;
@@ -114,6 +113,7 @@ void offsetsInParallel(int64_t* hist, int64_t numBuckets, int numThreads, int t,
     }
     sliceSums[t] = sum;
 #pragma omp barrier
+    int64_t base = 0;
     for (int u = 0; u < t; ++u) base += sliceSums[u];
     for (int64_t b = c.begin; b < c.end; ++b)
     {
@@ -321,7 +321,7 @@ void splitRunInParallel(const SortBuffers& buf, const SortRange& r, int64_t larg
         std::fill(offset, offset + numBuckets, int64_t(0));
         for (int64_t i = c.begin; i < c.end; ++i) offset[(src[i] >> shift) & mask]++;
 #pragma omp barrier
-        offsetsInParallel(hist, numBuckets, numThreads, t, 0, totals, totals + numBuckets);
+        offsetsInParallel(hist, numBuckets, numThreads, t, totals, totals + numBuckets);
         scatterByDigit(src, srcIdx, c.begin, c.end, shift, mask, offset, buf.keysOf(!r.inScratch) + r.begin,
                        buf.orderOf(!r.inScratch) + r.begin);
     }
@@ -541,7 +541,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
             offset[k >> kTopShift]++;
         }
 #pragma omp barrier
-        offsetsInParallel(hist, kWideSize, numThreads, th, 0, totals, totals + kWideSize);
+        offsetsInParallel(hist, kWideSize, numThreads, th, totals, totals + kWideSize);
         for (int64_t i = c.begin; i < c.end; ++i)
         {
             const uint64_t k     = buf.keys[i];
@@ -567,12 +567,14 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     longestFirst(s.small, s.large);
     const TieBreak tie{b.id, b.rank};
     const int64_t numRuns = int64_t(s.small.size());
+    const int32_t* order  = buf.order;
+    Vec3d* pos            = t.pos.data();
+    double* mass          = t.mass.data();
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t j = 0; j < numRuns; ++j)
     {
         const SortRange& r = s.small[j];
         sortRun(buf, tie, r);
-        const int32_t* order = buf.order;
         for (int64_t k = r.begin; k < r.end; ++k)
         {
             if (k + kGatherPrefetch < r.end)
@@ -580,8 +582,8 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
                 __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
                 __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
             }
-            t.pos[k]  = b.pos[order[k]];
-            t.mass[k] = b.mass[order[k]];
+            pos[k]  = b.pos[order[k]];
+            mass[k] = b.mass[order[k]];
         }
     }
 }
