@@ -83,7 +83,7 @@ struct BuildScratch
     std::vector<uint64_t> keys;                 ///< radix sort ping-pong buffer
     std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
     std::vector<int64_t> histograms;            ///< per thread, per digit value
-    std::vector<uint64_t> digitLo, digitHi;     ///< per thread, per digit value: smallest, largest key
+    std::vector<int64_t> bucketTotals;          ///< per digit value, then one per thread
     std::vector<SortRange> large, small;        ///< runs still to split in parallel; runs sorted by one thread
     std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
     std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
