@@ -36,7 +36,10 @@ HOST_DEVICE inline bool finiteValue(double x)
 }
 
 /// Whether a body's position and velocity are finite after a step.
-HOST_DEVICE inline bool finiteBody(const Vec3d& x, const Vec3d& v) { return finiteValue(x.x + x.y + x.z + v.x + v.y + v.z); }
+HOST_DEVICE inline bool finiteBody(const Vec3d& x, const Vec3d& v)
+{
+    return finiteValue(x.x + x.y + x.z + v.x + v.y + v.z);
+}
 
 /// x wrapped into [0, boxSize).
 HOST_DEVICE inline double wrapCoordinate(double x, double boxSize)

@@ -222,8 +222,8 @@ bool ResidentGpu::kickDrift(double G, double halfStep, double h, double boxSize)
     if (n_ == 0) return true;
     const F4* result = m.solver.residentResults();
     return !m.flagRaised([&](int32_t* flag) {
-        kickDriftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(
-            m.pos.data(), m.vel.data(), result, n_, G, halfStep, h, boxSize, flag);
+        kickDriftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result,
+                                                                                    n_, G, halfStep, h, boxSize, flag);
     });
 }
 
@@ -234,7 +234,7 @@ bool ResidentGpu::kick(double G, double halfStep)
     const F4* result = m.solver.residentResults();
     return !m.flagRaised([&](int32_t* flag) {
         kickKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result, n_,
-                                                                                G, halfStep, flag);
+                                                                               G, halfStep, flag);
     });
 }
 
@@ -247,9 +247,9 @@ DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot)
     m.partial.reserve(size_t(numBlocks > 0 ? numBlocks : 1));
     if (numBlocks > 0)
     {
-        diagnosticBlocksKernel<<<blocksFor(numBlocks, 64), 64, 0, s>>>(
-            m.pos.data(), m.vel.data(), m.mass.data(), m.solver.residentResults(), m.slot.data(), n_, G, numBlocks,
-            m.partial.data());
+        diagnosticBlocksKernel<<<blocksFor(numBlocks, 64), 64, 0, s>>>(m.pos.data(), m.vel.data(), m.mass.data(),
+                                                                       m.solver.residentResults(), m.slot.data(), n_, G,
+                                                                       numBlocks, m.partial.data());
         CUDA_CHECK_LAUNCH();
     }
     std::vector<DiagnosticSums> partial(static_cast<size_t>(numBlocks));

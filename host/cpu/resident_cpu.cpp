@@ -75,24 +75,24 @@ void ResidentCpu::setTopology(const RefitView& host, const RefitLevels& levels, 
 
 InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, PhaseTimes& t)
 {
-    RefitView& v   = refit_;
-    v.children     = children_.data();
-    v.leafRange    = leafRange_.data();
-    v.groupRange   = groupRange_.data();
-    v.pos          = pos_.data();
-    v.mass         = mass_.data();
-    v.moments      = moments_.data();
-    v.nodeMac      = nodeMac_.data();
-    v.nodeCom      = nodeCom_.data();
-    v.nodeQuad     = nodeQuad_.data();
-    v.bodies       = bodies_.data();
-    v.groupCenter  = groupCenter_.data();
-    v.groupHalf    = groupHalf_.data();
-    v.numBodies    = int32_t(pos_.size());
-    tree_.children = children_.data();
-    tree_.nodeMac  = nodeMac_.data();
-    tree_.nodeCom  = nodeCom_.data();
-    tree_.nodeQuad = nodeQuad_.data();
+    RefitView& v    = refit_;
+    v.children      = children_.data();
+    v.leafRange     = leafRange_.data();
+    v.groupRange    = groupRange_.data();
+    v.pos           = pos_.data();
+    v.mass          = mass_.data();
+    v.moments       = moments_.data();
+    v.nodeMac       = nodeMac_.data();
+    v.nodeCom       = nodeCom_.data();
+    v.nodeQuad      = nodeQuad_.data();
+    v.bodies        = bodies_.data();
+    v.groupCenter   = groupCenter_.data();
+    v.groupHalf     = groupHalf_.data();
+    v.numBodies     = int32_t(pos_.size());
+    tree_.children  = children_.data();
+    tree_.nodeMac   = nodeMac_.data();
+    tree_.nodeCom   = nodeCom_.data();
+    tree_.nodeQuad  = nodeQuad_.data();
     tree_.leafRange = leafRange_.data();
     const GroupView groups{groupRange_.data(), groupCenter_.data(), groupHalf_.data(), int32_t(groupRange_.size())};
     const BodyView bodies{bodies_.data(), int32_t(bodies_.size())};

@@ -16,11 +16,11 @@ namespace octwalk {
 class Pipeline::Backend
 {
 public:
-    virtual ~Backend() = default;
-    virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n) = 0;
-    virtual void getState(Vec3d* pos, Vec3d* vel)                                            = 0;
-    virtual void getPositions(Vec3d* pos)                                                    = 0;
-    virtual void permute(const int32_t* order)                                               = 0;
+    virtual ~Backend()                                                                               = default;
+    virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)         = 0;
+    virtual void getState(Vec3d* pos, Vec3d* vel)                                                    = 0;
+    virtual void getPositions(Vec3d* pos)                                                            = 0;
+    virtual void permute(const int32_t* order)                                                       = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     virtual InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times)                        = 0;
     virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                      = 0;
@@ -103,8 +103,7 @@ void permuteHost(std::vector<T>& v, const std::vector<int32_t>& order, std::vect
 
 } // namespace
 
-Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device)
-    : params_(p), every_(rebuildEvery)
+Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device) : params_(p), every_(rebuildEvery)
 {
     validate(p);
     checkSupported(p, rebuildEvery);
@@ -220,7 +219,8 @@ bool Pipeline::buildDue() const
     if (every_ == 0)
     {
         // The fresh count is known from the first walk after an adoption on.
-        return step_ > lastRebuildStep_ && double(lastInteractions_) > (1 + kRebuildGrowth) * double(freshInteractions_);
+        return step_ > lastRebuildStep_ &&
+               double(lastInteractions_) > (1 + kRebuildGrowth) * double(freshInteractions_);
     }
     return step_ - lastRebuildStep_ == every_ - kRebuildLag;
 }
@@ -271,9 +271,9 @@ void Pipeline::evaluate()
 
 void Pipeline::step(double h)
 {
-    const double G   = params_.gravitational_constant;
-    adoptedThisStep_ = false;
-    last_            = PipelineStepInfo{};
+    const double G     = params_.gravitational_constant;
+    adoptedThisStep_   = false;
+    last_              = PipelineStepInfo{};
     const bool inRange = backend_->kickDrift(G, 0.5 * h, h, 0.0);
     ++step_;
     if (!inRange)
@@ -333,7 +333,10 @@ void Pipeline::copyState(Vec3d* pos, Vec3d* vel)
     }
 }
 
-DiagnosticSums Pipeline::diagnosticSums() { return backend_->diagnosticSums(params_.gravitational_constant, slot_.data()); }
+DiagnosticSums Pipeline::diagnosticSums()
+{
+    return backend_->diagnosticSums(params_.gravitational_constant, slot_.data());
+}
 
 namespace {
 
@@ -347,9 +350,10 @@ std::vector<Vec3d> byCaller(const std::vector<Vec3d>& pos, const std::vector<int
 
 } // namespace
 
-PipelineCheckpoint Pipeline::checkpoint()
+PipelineCheckpoint Pipeline::checkpoint() const
 {
     PipelineCheckpoint c;
+    c.rebuildEvery      = every_;
     c.lastRebuildStep   = lastRebuildStep_;
     c.freshInteractions = freshInteractions_;
     c.lastInteractions  = lastInteractions_;

@@ -31,6 +31,7 @@
 #include "common/integrate.h"
 #include "common/phases.h"
 #include "host/core/params.h"
+#include "host/io/checkpoint.h"
 #include "host/tree/octree.h"
 #include "host/tree/packed_tree.h"
 
@@ -51,25 +52,19 @@ enum class PipelineDevice
     Gpu, ///< the device (device/resident_gpu.h); BackendError without one
 };
 
-/// What a checkpoint keeps of the policy, so that a restart adopts the same topologies at the same
-/// steps: the positions (caller's order) the current topology was built from, and those of a build in
-/// flight with the step that adopts it.
-struct PipelineCheckpoint
-{
-    int64_t lastRebuildStep = 0, freshInteractions = 0, lastInteractions = 0, rebuilds = 0;
-    std::vector<Vec3d> topologyPos;
-    int64_t adoptStep = -1; ///< -1: no build in flight
-    std::vector<Vec3d> inFlightPos;
-};
+/// What a checkpoint keeps of the policy (host/io/checkpoint.h, version 4), so that a restart adopts the
+/// same topologies at the same steps: the positions (caller's order) the current topology was built
+/// from, and those of a build in flight with the step that adopts it.
+using PipelineCheckpoint = PipelineFields;
 
 /// The per-step counters a benchmark and timing.csv read.
 struct PipelineStepInfo
 {
-    PhaseTimes times;           ///< refit (Phase::Packing), walk and forces of the last step
-    double buildSeconds = 0;    ///< host build of the topology adopted in the last step (0: none)
-    double waitSeconds  = 0;    ///< time the last step waited for that build (0 when it overlapped)
-    bool rebuilt        = false;
-    int64_t interactions = 0;   ///< node + leaf interactions of the last walk (self included)
+    PhaseTimes times;         ///< refit (Phase::Packing), walk and forces of the last step
+    double buildSeconds  = 0; ///< host build of the topology adopted in the last step (0: none)
+    double waitSeconds   = 0; ///< time the last step waited for that build (0 when it overlapped)
+    bool rebuilt         = false;
+    int64_t interactions = 0; ///< node + leaf interactions of the last walk (self included)
 };
 
 class Pipeline
@@ -87,8 +82,8 @@ public:
     void start(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
                int64_t n, int64_t step);
     /// As start, but the topology (and a build in flight) come from a checkpoint.
-    void restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
-                 const int32_t* callerIndex, int64_t n, int64_t step, const PipelineCheckpoint& c);
+    void restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
+                 int64_t n, int64_t step, const PipelineCheckpoint& c);
 
     /// One kick-drift-kick step of length h. InputError naming the body (smallest caller's index)
     /// whose position leaves the coordinate range or whose state is not finite.
@@ -99,7 +94,7 @@ public:
     /// The diagnostics' sums in the caller's order, as Simulation::diagnostics adds them.
     DiagnosticSums diagnosticSums();
     /// The policy's state for a checkpoint.
-    PipelineCheckpoint checkpoint();
+    PipelineCheckpoint checkpoint() const;
 
     const PipelineStepInfo& lastStep() const { return last_; }
     int64_t rebuilds() const { return rebuilds_; }
@@ -112,7 +107,6 @@ public:
     class Backend;
 
 private:
-
     /// A topology and what it was built from: positions, masses, ids and caller's indices in the
     /// order the state had when its positions were taken.
     struct Topology
@@ -161,9 +155,9 @@ private:
     std::unique_ptr<Topology> current_, next_;
     std::thread builder_;
     std::exception_ptr buildError_;
-    bool inFlight_     = false;
-    int64_t adoptStep_ = -1;
-    bool adoptedThisStep_ = false;
+    bool inFlight_           = false;
+    int64_t adoptStep_       = -1;
+    bool adoptedThisStep_    = false;
     int64_t lastRebuildStep_ = 0, freshInteractions_ = 0, lastInteractions_ = 0, rebuilds_ = 0;
     PipelineStepInfo last_;
 };

@@ -587,6 +587,7 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     c.direct        = forces_.direct;
     c.zeroNetForce  = forces_.zeroNetForce;
     c.extra         = extra;
+    if (pipeline_) c.pipeline = pipeline_->checkpoint();
     if (comoving_)
     {
         // The integrated state is p, not p / a: a restart continues from the same bits.
@@ -614,7 +615,9 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
         momentum = c.state.vel;
         for (Vec3d& v : c.state.vel) v = (1 / comoving->a) * v;
     }
-    Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce}, std::move(comoving));
+    ForceOptions forces{c.direct, c.zeroNetForce};
+    forces.rebuildEvery = c.pipeline.rebuildEvery;
+    Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving));
     if (sim.comoving_)
     {
         for (size_t k = 0; k < momentum.size(); ++k) sim.momentum_[k] = momentum[sim.callerIndex_[k]];
@@ -623,6 +626,13 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     }
     sim.step_          = c.step;
     sim.initialEnergy_ = c.initialEnergy;
+    if (sim.pipeline_)
+    {
+        // The topologies of the interrupted run, not a fresh one: the same forces, the same rebuilds.
+        const ParticleSet& s = sim.state_;
+        sim.pipeline_->restore(s.pos.data(), s.vel.data(), s.mass.data(), s.id.data(), sim.callerIndex_.data(),
+                               s.size(), c.step, c.pipeline);
+    }
     if (extra) *extra = std::move(c.extra);
     return sim;
 }
