@@ -134,6 +134,10 @@ void ResidentGpu::getState(Vec3d*, Vec3d*) { noCuda(); }
 
 void ResidentGpu::getPositions(Vec3d*) { noCuda(); }
 
+void ResidentGpu::beginPositionsDownload(Vec3d*) { noCuda(); }
+
+void ResidentGpu::finishPositionsDownload() { noCuda(); }
+
 void ResidentGpu::permute(const int32_t*) { noCuda(); }
 
 void ResidentGpu::setTopology(const RefitView&, const RefitLevels&, const TreeView&) { noCuda(); }

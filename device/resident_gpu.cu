@@ -106,12 +106,24 @@ struct ResidentGpu::Impl
     DeviceBuffer<Moments> moments{"resident refit moments"};
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
     Event refitStart, refitStop;
+    /// The positions' download for a host build: on its own stream, after the state's stream reached it.
+    Stream copyStream;
+    Event positionsReady, positionsDownloaded;
+    bool downloadPending = false;
     std::vector<int32_t> internalFirst;
     RefitView refit{};
     GpuSolver::ResidentTree tree{};
     GpuEvaluation evaluation;
 
     cudaStream_t stream() const { return cudaStreamOf(solver.stream()); }
+
+    /// Called before the positions are written: that waits for a pending download of them.
+    void beforeWritingPositions()
+    {
+        if (!downloadPending) return;
+        CUDA_CHECK(cudaStreamWaitEvent(stream(), positionsDownloaded.get(), 0));
+        downloadPending = false;
+    }
 
     /// Zeroes the flag, runs launch(flag), and returns the flag's value once the stream is done.
     template<class Launch>
@@ -139,7 +151,8 @@ void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mas
 {
     Impl& m        = *impl_;
     cudaStream_t s = m.stream();
-    n_             = n;
+    m.beforeWritingPositions();
+    n_ = n;
     upload(m.pos, pos, size_t(n), s);
     upload(m.vel, vel, size_t(n), s);
     upload(m.mass, mass, size_t(n), s);
@@ -163,9 +176,23 @@ void ResidentGpu::getPositions(Vec3d* pos)
     CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
+void ResidentGpu::beginPositionsDownload(Vec3d* pos)
+{
+    Impl& m = *impl_;
+    m.beforeWritingPositions();
+    CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), m.stream()));
+    CUDA_CHECK(cudaStreamWaitEvent(m.copyStream.get(), m.positionsReady.get(), 0));
+    download(pos, m.pos.data(), size_t(n_), m.copyStream.get());
+    CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), m.copyStream.get()));
+    m.downloadPending = true;
+}
+
+void ResidentGpu::finishPositionsDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->positionsDownloaded.get())); }
+
 void ResidentGpu::permute(const int32_t* order)
 {
-    Impl& m        = *impl_;
+    Impl& m = *impl_;
+    m.beforeWritingPositions();
     cudaStream_t s = m.stream();
     if (n_ == 0) return;
     upload(m.order, order, size_t(n_), s);
@@ -220,6 +247,7 @@ bool ResidentGpu::kickDrift(double G, double halfStep, double h, double boxSize)
 {
     Impl& m = *impl_;
     if (n_ == 0) return true;
+    m.beforeWritingPositions();
     const F4* result = m.solver.residentResults();
     return !m.flagRaised([&](int32_t* flag) {
         kickDriftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result,

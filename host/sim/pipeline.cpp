@@ -20,6 +20,8 @@ public:
     virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)         = 0;
     virtual void getState(Vec3d* pos, Vec3d* vel)                                                    = 0;
     virtual void getPositions(Vec3d* pos)                                                            = 0;
+    virtual void beginPositionsDownload(Vec3d* pos)                                                  = 0;
+    virtual void finishPositionsDownload()                                                           = 0;
     virtual void permute(const int32_t* order)                                                       = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     virtual InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times)                        = 0;
@@ -43,6 +45,8 @@ public:
     }
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
+    void beginPositionsDownload(Vec3d* pos) override { r_.beginPositionsDownload(pos); }
+    void finishPositionsDownload() override { r_.finishPositionsDownload(); }
     void permute(const int32_t* order) override { r_.permute(order); }
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
     {
@@ -90,17 +94,6 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery)
     }
 }
 
-/// v[k] = v[order[k]] through scratch.
-template<class T>
-void permuteHost(std::vector<T>& v, const std::vector<int32_t>& order, std::vector<T>& scratch)
-{
-    const int64_t n = int64_t(order.size());
-    scratch.resize(size_t(n));
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n; ++k) scratch[k] = v[order[k]];
-    v.swap(scratch);
-}
-
 } // namespace
 
 Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device) : params_(p), every_(rebuildEvery)
@@ -133,8 +126,9 @@ void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, con
                      const int32_t* callerIndex, int64_t n, int64_t step)
 {
     take(pos, vel, mass, id, callerIndex, n, step);
-    auto t = std::make_unique<Topology>();
-    snapshot(*t, std::vector<Vec3d>(pos, pos + n));
+    std::unique_ptr<Topology> t = spareTopology();
+    snapshot(*t);
+    std::copy(pos, pos + n, t->pos.begin());
     build(*t);
     adopt(t);
     evaluate();
@@ -145,13 +139,12 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
 {
     take(pos, vel, mass, id, callerIndex, n, step);
     // The checkpoint's positions are in the caller's order: arranged here as the state is.
-    auto arranged = [&](const std::vector<Vec3d>& byCaller) {
-        std::vector<Vec3d> p(static_cast<size_t>(n));
-        for (int64_t k = 0; k < n; ++k) p[k] = byCaller[callerIndex_[k]];
-        return p;
+    auto arranged = [&](const std::vector<Vec3d>& byCaller, Topology& t) {
+        snapshot(t);
+        for (int64_t k = 0; k < n; ++k) t.pos[k] = byCaller[callerIndex_[k]];
     };
-    auto t = std::make_unique<Topology>();
-    snapshot(*t, arranged(c.topologyPos));
+    std::unique_ptr<Topology> t = spareTopology();
+    arranged(c.topologyPos, *t);
     build(*t);
     adopt(t);
     lastRebuildStep_ = c.lastRebuildStep;
@@ -161,25 +154,25 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     lastInteractions_  = c.lastInteractions;
     if (c.adoptStep >= 0)
     {
-        next_ = std::make_unique<Topology>();
-        snapshot(*next_, arranged(c.inFlightPos));
+        next_ = spareTopology();
+        arranged(c.inFlightPos, *next_);
         launchBuild(c.adoptStep);
     }
 }
 
-void Pipeline::snapshot(Topology& t, std::vector<Vec3d> pos) const
+void Pipeline::snapshot(Topology& t) const
 {
-    t.pos  = std::move(pos);
+    t.pos.resize(static_cast<size_t>(n_));
     t.mass = mass_;
     t.id   = id_;
     t.rank = callerIndex_;
 }
 
-std::vector<Vec3d> Pipeline::positions()
+std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
 {
-    std::vector<Vec3d> pos(static_cast<size_t>(n_));
-    backend_->getPositions(pos.data());
-    return pos;
+    // A recycled topology keeps its buffers (pinned positions, the build's working memory).
+    if (spare_) return std::move(spare_);
+    return std::make_unique<Topology>();
 }
 
 void Pipeline::build(Topology& t) const
@@ -193,21 +186,32 @@ void Pipeline::build(Topology& t) const
     computeMultipoles(t.tree);
     makeGroups(params_.n_group, t.tree, params_.merge_groups);
     packTree(t.tree, params_, t.packed);
+    const std::vector<int32_t>& order = t.tree.order;
+    t.sortedId.resize(size_t(n_));
+    t.sortedRank.resize(size_t(n_));
+    t.slot.resize(size_t(n_));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k)
+    {
+        t.sortedId[k]            = t.id[order[k]];
+        t.sortedRank[k]          = t.rank[order[k]];
+        t.slot[t.rank[order[k]]] = int32_t(k);
+    }
     t.seconds = clock.lap();
 }
 
 void Pipeline::adopt(std::unique_ptr<Topology>& t)
 {
-    const std::vector<int32_t>& order = t->tree.order;
-    backend_->permute(order.data());
-    permuteHost(mass_, order, scratchMass_);
-    permuteHost(id_, order, scratchId_);
-    permuteHost(callerIndex_, order, scratchIndex_);
-    slot_.resize(static_cast<size_t>(n_));
-    for (int64_t k = 0; k < n_; ++k) slot_[callerIndex_[k]] = int32_t(k);
+    backend_->permute(t->tree.order.data());
+    // The build sorted the masses and prepared the rest: the host's state was the snapshot's since.
+    mass_ = t->tree.mass;
+    id_.swap(t->sortedId);
+    callerIndex_.swap(t->sortedRank);
+    slot_.swap(t->slot);
     PackedTree& packed = t->packed;
     backend_->setTopology(refitView(packed, nullptr, nullptr, nullptr, params_), refitLevels(packed),
                           packed.treeView());
+    spare_           = std::move(current_);
     current_         = std::move(t);
     lastRebuildStep_ = step_;
     adoptedThisStep_ = true;
@@ -227,8 +231,10 @@ bool Pipeline::buildDue() const
 
 void Pipeline::startBuild()
 {
-    next_ = std::make_unique<Topology>();
-    snapshot(*next_, positions());
+    next_ = spareTopology();
+    snapshot(*next_);
+    // Queued behind this step's drift; the build thread waits for it, the next drift too.
+    backend_->beginPositionsDownload(next_->pos.data());
     launchBuild(step_ + kRebuildLag);
 }
 
@@ -239,6 +245,7 @@ void Pipeline::launchBuild(int64_t adoptStep)
     builder_   = std::thread([this] {
         try
         {
+            backend_->finishPositionsDownload();
             build(*next_);
         }
         catch (...)
@@ -292,8 +299,9 @@ void Pipeline::step(double h)
     if (every_ == 1)
     {
         // The classic order: the tree of this step is built from this step's positions.
-        auto t = std::make_unique<Topology>();
-        snapshot(*t, positions());
+        std::unique_ptr<Topology> t = spareTopology();
+        snapshot(*t);
+        backend_->getPositions(t->pos.data());
         build(*t);
         last_.buildSeconds = t->seconds;
         adopt(t);
@@ -341,7 +349,7 @@ DiagnosticSums Pipeline::diagnosticSums()
 namespace {
 
 /// A topology's source positions in the caller's order.
-std::vector<Vec3d> byCaller(const std::vector<Vec3d>& pos, const std::vector<int32_t>& rank)
+std::vector<Vec3d> byCaller(const PinnedVector<Vec3d>& pos, const std::vector<int32_t>& rank)
 {
     std::vector<Vec3d> out(pos.size());
     for (size_t k = 0; k < pos.size(); ++k) out[size_t(rank[k])] = pos[k];
@@ -361,7 +369,8 @@ PipelineCheckpoint Pipeline::checkpoint() const
     c.topologyPos       = byCaller(current_->pos, current_->rank);
     if (inFlight_)
     {
-        // The builder only reads next_'s positions and ranks: reading them here as well is safe.
+        // Once downloaded, the builder only reads next_'s positions and ranks: reading them here is safe.
+        backend_->finishPositionsDownload();
         c.adoptStep   = adoptStep_;
         c.inFlightPos = byCaller(next_->pos, next_->rank);
     }

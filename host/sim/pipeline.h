@@ -34,6 +34,7 @@
 #include "host/io/checkpoint.h"
 #include "host/tree/octree.h"
 #include "host/tree/packed_tree.h"
+#include "device/pinned_memory.h"
 
 namespace octwalk {
 
@@ -111,22 +112,26 @@ private:
     /// order the state had when its positions were taken.
     struct Topology
     {
-        std::vector<Vec3d> pos;
+        PinnedVector<Vec3d> pos; ///< pinned: the device copies into it while it keeps stepping
         std::vector<double> mass;
         std::vector<uint64_t> id;
         std::vector<int32_t> rank;
         HostTree tree;
         PackedTree packed;
+        /// The host's view of the state in the new order (ids, caller's indices, slots), prepared by
+        /// the build so that the adoption only swaps them in.
+        std::vector<uint64_t> sortedId;
+        std::vector<int32_t> sortedRank, slot;
         double seconds = 0;
     };
 
     void take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
               int64_t n, int64_t step);
-    /// Fills t with positions pos and the host's view of the rest of the state (masses, ids, caller's
-    /// indices), in the state's current order.
-    void snapshot(Topology& t, std::vector<Vec3d> pos) const;
-    /// The backend's positions, its tree order.
-    std::vector<Vec3d> positions();
+    /// Sizes t's positions (the caller fills them) and copies the host's view of the rest of the state
+    /// (masses, ids, caller's indices), in the state's current order.
+    void snapshot(Topology& t) const;
+    /// The topology adopted before the current one (its buffers reused), or a new one.
+    std::unique_ptr<Topology> spareTopology();
     void build(Topology& t) const;
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current.
     void adopt(std::unique_ptr<Topology>& t);
@@ -149,10 +154,7 @@ private:
     std::vector<uint64_t> id_;
     std::vector<int32_t> callerIndex_;
     std::vector<int32_t> slot_; ///< slot_[callerIndex_[k]] = k
-    std::vector<int32_t> scratchIndex_;
-    std::vector<double> scratchMass_;
-    std::vector<uint64_t> scratchId_;
-    std::unique_ptr<Topology> current_, next_;
+    std::unique_ptr<Topology> current_, next_, spare_;
     std::thread builder_;
     std::exception_ptr buildError_;
     bool inFlight_           = false;
