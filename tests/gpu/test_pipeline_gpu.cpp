@@ -99,9 +99,9 @@ double largestRelativeDifference(const std::vector<F4>& a, const std::vector<F4>
 // within the twin tolerance.
 TEST_P(GpuPipelineTest, RefittedTopologyWalksTheCpuTwinsLists)
 {
-    const ParticleSet b = makeModel("plummer", 1 << 15, kSeed);
-    const int64_t n     = b.size();
-    const Parameters p  = parameters();
+    const ParticleSet b                    = makeModel("plummer", 1 << 15, kSeed);
+    const int64_t n                        = b.size();
+    const Parameters p                     = parameters();
     const std::vector<int32_t> callerIndex = identity(n);
     Pipeline gpu(p, GetParam(), PipelineDevice::Gpu);
     gpu.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
