@@ -74,7 +74,8 @@ TEST(PipelineCli, RefusesRebuildEveryWhereThePipelineDoesNotApply)
                                            std::vector<const char*>{"--rebuild-every", "4", "--direct"},
                                            std::vector<const char*>{"--rebuild-every", "0", "--zero-net-force"}})
     {
-        std::vector<const char*> args{"run", "--n", "256", "--quiet", "--backend", "cpu", "--output-dir", where.c_str()};
+        std::vector<const char*> args{"run",       "--n", "256",          "--quiet",
+                                      "--backend", "cpu", "--output-dir", where.c_str()};
         args.insert(args.end(), extra.begin(), extra.end());
         const CliResult r = run(args);
         EXPECT_NE(r.code, 0) << extra[1];

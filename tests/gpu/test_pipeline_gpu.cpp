@@ -139,7 +139,7 @@ TEST_P(GpuPipelineTest, RefittedTopologyWalksTheCpuTwinsLists)
     EXPECT_EQ(gpuAgain.rebuilds(), cpu.rebuilds());
 }
 
-INSTANTIATE_TEST_SUITE_P(Gpu, GpuPipelineTest, ::testing::Values(int64_t(1), int64_t(4)),
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuPipelineTest, ::testing::Values(int64_t(1), int64_t(4), int64_t(0)),
                          [](const ::testing::TestParamInfo<int64_t>& info) {
                              return "rebuild_every_" + std::to_string(info.param);
                          });
