@@ -17,6 +17,8 @@
 #include "host/core/random.h"
 #include "host/models/models.h"
 #include "host/solver/solver.h"
+#include "host/core/timer.h"
+#include "host/sim/pipeline.h"
 
 using namespace octwalk;
 using octwalk::bench::plummer;
@@ -333,10 +335,78 @@ void BM_GpuRefit(benchmark::State& state)
     state.counters["levels"]           = double(packed.internalLevelFirst.size() - 1);
 }
 
+/// Whole pipelined steps (host/sim/pipeline.h) on the device: Plummer sphere of range(0) bodies,
+/// epsilon = 0.01, theta 0.5, steps of 1/128, rebuild policy K = range(1) (0: automatic). Manual time:
+/// the step's wall time (host clock around Pipeline::step, which waits for the device at its end).
+/// Counters: ms per step and the device walk + forces alone (CUDA events, medians), their ratio (the
+/// target: <= 1.15), interactions per body, the host builds adopted, and the median host build and
+/// the median wait for a build at adoption (0 when the build overlapped the device steps).
+void BM_GpuPipelineStep(benchmark::State& state)
+{
+    if (!gpuAvailable())
+    {
+        state.SkipWithError("no GPU");
+        return;
+    }
+    const ParticleSet& b = plummer(state.range(0));
+    const int64_t n      = b.size();
+    Parameters p;
+    p.epsilon_squared = 1e-4;
+    p.backend         = Backend::Gpu;
+    Pipeline pipe(p, state.range(1), PipelineDevice::Gpu);
+    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) callerIndex[i] = int32_t(i);
+    pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    const double h = 1.0 / 128;
+    pipe.step(h); // warm-up: buffers grow, modules load
+    const int64_t rebuildsBefore = pipe.rebuilds();
+    std::vector<double> wall, walkForces, builds, waits;
+    double interactions = 0;
+    for (auto _ : state)
+    {
+        Stopwatch clock;
+        pipe.step(h);
+        wall.push_back(clock.lap());
+        state.SetIterationTime(wall.back());
+        const PipelineStepInfo& info = pipe.lastStep();
+        walkForces.push_back(info.times.walk() - info.times[Phase::Download]);
+        if (info.rebuilt)
+        {
+            builds.push_back(info.buildSeconds);
+            waits.push_back(info.waitSeconds);
+        }
+        interactions += double(info.interactions);
+    }
+    auto median = [](std::vector<double> v) {
+        if (v.empty()) return 0.0;
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double step = median(wall), device = median(walkForces);
+    bench::setRate(state, n);
+    state.counters["ms_per_step"]           = 1e3 * step;
+    state.counters["walk_forces_ms"]        = 1e3 * device;
+    state.counters["step_over_walk_forces"] = step / device;
+    state.counters["interactions_per_body"] = interactions / double(wall.size()) / double(n);
+    state.counters["rebuilds"]              = double(pipe.rebuilds() - rebuildsBefore);
+    state.counters["host_build_ms"]         = 1e3 * median(builds);
+    state.counters["build_wait_ms"]         = 1e3 * median(waits);
+}
+
+/// N = 2^20 and 2^22, K = 1, 4, 8 and automatic (0).
+void pipelineCases(benchmark::internal::Benchmark* b)
+{
+    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
+    {
+        for (int64_t k : {1, 4, 8, 0}) b->Args({n, k});
+    }
+}
+
 } // namespace
 
 // Tuning of the direct kernel (DirectKernelConfig): every variant at every size, in one binary.
 BENCHMARK(BM_GpuDirectTuning)->Apply(directTuningArgs)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_GpuPipelineStep)->Apply(pipelineCases)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(32);
 
 BENCHMARK(BM_GpuRefit)->Arg(1 << 20)->Arg(1 << 22)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
 

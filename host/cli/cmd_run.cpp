@@ -268,6 +268,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     std::string input, inputFormat = "auto", outputDir = "run", restart;
     double tEnd = 1.0;
     bool direct = false, quiet = false, zeroNetForce = false, timeline = false;
+    ForceOptions forceOptions;
     ComovingCli comoving;
     po::options_description cmd(
         "octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
@@ -275,6 +276,13 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         "checkpoint.bin into --output-dir. An --input with a BoxSize (GADGET, HDF5) runs in that periodic "
         "box, bodies wrapped into [0, L) after each drift, unless --box-size 0.\n"
         "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
+    const std::string rebuildHelp =
+        "steps between host tree builds [steps]: 1 builds a fresh tree every step; K >= 2 keeps the state on the "
+        "force backend and refits the tree in between, adopting a tree built in the background every K steps; 0 "
+        "rebuilds automatically when the interaction count has grown by " +
+        std::to_string(int(100 * kRebuildGrowth)) +
+        "%. Isolated Newtonian tree runs only (not --comoving, a periodic box, --direct, --zero-net-force or the "
+        "relative MAC)";
     // One option per line: Boost.Program_options chains read best that way.
     // clang-format off
     cmd.add_options()("help,h", "this help")
@@ -289,6 +297,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
         ("zero-net-force", po::bool_switch(&zeroNetForce),
          "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
+        ("rebuild-every", po::value(&forceOptions.rebuildEvery)->default_value(forceOptions.rebuildEvery),
+         rebuildHelp.c_str())
         ("restart", po::value(&restart), "continue a run: its directory or checkpoint file (the newest valid one of "
                                          "checkpoint.bin and checkpoint.bin.prev is used; the directory receives the "
                                          "outputs)")
@@ -327,6 +337,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                                    "inclination",
                                    "direct",
                                    "zero-net-force",
+                                   "rebuild-every",
                                    "timestep",
                                    "dt",
                                    "energy-every",
@@ -403,6 +414,10 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         if (vm["format"].defaulted()) rs.format = "gadget2";
         ParticleSet bodies = readInput(input, inputFormat);
         ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
+        if (forceOptions.rebuildEvery != 1)
+        {
+            throw UsageError("--rebuild-every does not apply to --comoving yet: comoving runs keep the per-step build");
+        }
         Simulation sim(std::move(bodies), p, s, ForceOptions{direct, zeroNetForce});
         const std::string source = "{\"input\": " + jsonString(input) + "}";
         fs::create_directories(dir);
@@ -433,7 +448,9 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         bodies = buildModel(mo);
         source = modelJson(mo);
     }
-    Simulation sim(std::move(bodies), p, plan, ForceOptions{direct, zeroNetForce});
+    forceOptions.direct       = direct;
+    forceOptions.zeroNetForce = zeroNetForce;
+    Simulation sim(std::move(bodies), p, plan, forceOptions);
     fs::create_directories(dir);
     writeRunJson(dir, sim, rs, source, -1);
     out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h

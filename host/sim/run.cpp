@@ -141,7 +141,8 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
       << ",\n  \"units\": " << jsonString(unitsText(sim)) << ",\n  \"initial_conditions\": " << source
       << ",\n  \"parameters\": " << toJson(sim.parameters())
       << ",\n  \"forces\": " << jsonString(sim.direct() ? "direct" : "tree")
-      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false");
+      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false")
+      << ",\n  \"rebuild_every\": " << sim.forceOptions().rebuildEvery;
     if (sim.comoving())
     {
         j << ",\n  \"integrator\": \"comoving kick-drift-kick leapfrog in the scale factor (GADGET-2 drift and kick "

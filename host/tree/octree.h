@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/gravity.h"
+#include "common/integrate.h" // kMaxCoordinate, positionInRange
 #include "common/vec.h"
 #include "host/tree/bounds.h"
 
@@ -29,10 +30,6 @@ struct BodySpan
     int64_t nameOf(int64_t k) const { return rank ? rank[k] : k; }
 };
 
-/// Largest coordinate magnitude accepted: squared distances, quadrupole terms and tree keys
-/// stay finite and meaningful in float beyond any astrophysical set-up in N-body units.
-constexpr double kMaxCoordinate = 1e15;
-
 /// Most bodies accepted (2^30 - 1): the packed tree indexes bodies and cells with 32-bit integers.
 /// validateBodies applies it; the command line checks --n against it before any work.
 constexpr int64_t kMaxBodies = INT32_MAX / 2;
@@ -40,13 +37,6 @@ constexpr int64_t kMaxBodies = INT32_MAX / 2;
 /// Throws InputError naming the first bad body (the smallest BodySpan::nameOf): non-finite or too
 /// large position, non-finite or negative mass; and for fewer than 2 bodies.
 void validateBodies(const BodySpan& bodies);
-
-/// Whether a position passes validateBodies (every coordinate finite and within kMaxCoordinate).
-inline bool positionInRange(const Vec3d& x)
-{
-    auto ok = [](double c) { return c >= -kMaxCoordinate && c <= kMaxCoordinate; };
-    return ok(x.x) && ok(x.y) && ok(x.z);
-}
 
 struct OctreeCells
 {
