@@ -22,7 +22,9 @@
 #   scaling   this tree's host pipeline at 1-16 threads (SCALING_FILTER) and its table
 #   cosmo     the 256^3 LCDM deliverable (scripts/device_cosmo256.sh; resumable across calls)
 #   (ROUNDS: how many times the old/new pairs alternate, default 2)
-#   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice
+#   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice (NEW_RUN_ARGS:
+#             extra options of the new side, e.g. --rebuild-every 0)
+#   pipeline  BM_GpuPipelineStep (this tree: whole device-resident steps, --rebuild-every 1, 4, 8, auto) and its table
 #   timeline  this tree's `octwalk profile --steps 6 --timeline` at 2^22 (TIMELINE_ARGS) and its Gantt chart
 #   accuracy  `octwalk accuracy` sweeps at 2^22 (ACCURACY_ARGS) with this tree
 set -uo pipefail
@@ -141,12 +143,19 @@ if has run; then
         dir=$RES/run_${side}_${n}_$round
         TIMEFORMAT=%R
         wall=$( { time "$(bin $side)/octwalk" run --n "$n" --t-end 0.125 --dt 0.0078125 --checkpoint-every 0 \
-          --energy-every 16 --quiet --backend gpu --output-dir "$dir" >"$dir.log" 2>&1; } 2>&1)
+          --energy-every 16 --quiet --backend gpu --output-dir "$dir" $([ $side = new ] && echo "${NEW_RUN_ARGS:-}") \
+          >"$dir.log" 2>&1; } 2>&1)
         log "run round $round $side n=$n: wall ${wall} s: $(tail -n 2 "$dir.log" | tr '\n' ' ')"
         rm -f "$dir"/*.tipsy "$dir"/*.ckpt "$dir"/checkpoint*
       done
     done
   done
+fi
+if has pipeline; then
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuPipelineStep' --benchmark_out="$RES/pipeline.json" \
+    --benchmark_out_format=json --benchmark_counters_tabular=true >"$RES/pipeline.txt" 2>&1
+  log "pipeline: exit $?"
+  grep -E 'BM_GpuPipelineStep|ms_per_step' "$RES/pipeline.txt" >>"$OUT/summary.txt"
 fi
 if has timeline; then
   # shellcheck disable=SC2086
