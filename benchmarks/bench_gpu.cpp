@@ -17,6 +17,8 @@
 #include "host/core/random.h"
 #include "host/models/models.h"
 #include "host/solver/solver.h"
+#include "host/core/timer.h"
+#include "host/sim/pipeline.h"
 
 using namespace octwalk;
 using octwalk::bench::plummer;
@@ -230,19 +232,19 @@ void BM_GpuPeriodic(benchmark::State& state)
     state.counters["device_bodies_per_second"] = double(b.size()) / periodic.walk();
 }
 
-/// Direct summation on the device (GpuSolver::direct, issue 12): range(0) targets, evenly spaced over
-/// range(1) Plummer bodies, eps2 = 1e-4, accumulation in double when range(2) is 1. Manual time: CUDA
-/// events around the direct kernels alone (no upload or download). interactions_per_s counts each
-/// target against every other body, acceleration and potential.
-void BM_GpuDirect(benchmark::State& state)
+/// Direct summation on the device (GpuSolver::direct, issue 12): numTargets targets, evenly spaced over
+/// numBodies Plummer bodies, eps2 = 1e-4. Manual time: CUDA events around the direct kernels alone (no
+/// upload or download). interactions_per_s counts each target against every other body, acceleration
+/// and potential.
+void runGpuDirect(benchmark::State& state, int64_t numTargets, int64_t numBodies, bool doubleAccumulate,
+                  const DirectKernelConfig& config)
 {
     if (!gpuAvailable())
     {
         state.SkipWithError("no GPU");
         return;
     }
-    const int64_t numTargets = state.range(0);
-    const ParticleSet& b     = plummer(state.range(1));
+    const ParticleSet& b = plummer(numBodies);
     std::vector<F4> bodies(size_t(b.size()));
     for (int64_t i = 0; i < b.size(); ++i)
     {
@@ -251,15 +253,14 @@ void BM_GpuDirect(benchmark::State& state)
     std::vector<int32_t> targets(static_cast<size_t>(numTargets));
     for (int64_t t = 0; t < numTargets; ++t) targets[size_t(t)] = int32_t(t * b.size() / numTargets);
     const BodyView view{bodies.data(), int32_t(bodies.size())};
-    const bool doubleAccumulate = state.range(2) != 0;
     GpuSolver device;
     std::vector<F4> out;
     double seconds = 0;
-    device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds); // warm-up: buffers, module load
+    device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds, config); // warm-up: buffers, module load
     std::vector<double> times;
     for (auto _ : state)
     {
-        device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds);
+        device.direct(view, targets, 1e-4f, doubleAccumulate, out, seconds, config);
         times.push_back(seconds);
         state.SetIterationTime(seconds);
     }
@@ -269,6 +270,36 @@ void BM_GpuDirect(benchmark::State& state)
     state.counters["sources"]            = benchmark::Counter(double(b.size()));
     state.counters["double"]             = benchmark::Counter(doubleAccumulate ? 1.0 : 0.0);
     state.counters["interactions_per_s"] = benchmark::Counter(pairs / times[times.size() / 2]);
+}
+
+/// range(0) targets against range(1) sources, accumulation in double when range(2) is 1; the default
+/// kernel variant.
+void BM_GpuDirect(benchmark::State& state)
+{
+    runGpuDirect(state, state.range(0), state.range(1), state.range(2) != 0, {});
+}
+
+/// range(0) targets against range(1) sources in float, kernel variant directTuningVariants()[range(2)]
+/// (its name is the label; variant 0 is the default).
+void BM_GpuDirectTuning(benchmark::State& state)
+{
+    const std::vector<DirectKernelConfig> variants = directTuningVariants();
+    const DirectKernelConfig& config               = variants.at(size_t(state.range(2)));
+    state.SetLabel(directVariantName(config));
+    state.counters["variant"] = benchmark::Counter(double(state.range(2)));
+    runGpuDirect(state, state.range(0), state.range(1), false, config);
+}
+
+/// The sizes of BM_GpuDirect's float rows and those between its wave counts, for every tuning variant.
+void directTuningArgs(benchmark::internal::Benchmark* b)
+{
+    const int64_t variants = int64_t(directTuningVariants().size());
+    const std::vector<std::pair<int64_t, int64_t>> sizes{{1 << 16, 1 << 16}, {1 << 18, 1 << 18}, {1 << 20, 1 << 20},
+                                                         {256, 1 << 20},     {1024, 1 << 20},    {3 << 17, 3 << 17}};
+    for (const auto& [targets, sources] : sizes)
+    {
+        for (int64_t v = 0; v < variants; ++v) b->Args({targets, sources, v});
+    }
 }
 
 /// The device refit of a Plummer sphere of range(0) bodies, double positions already on the device
@@ -304,7 +335,78 @@ void BM_GpuRefit(benchmark::State& state)
     state.counters["levels"]           = double(packed.internalLevelFirst.size() - 1);
 }
 
+/// Whole pipelined steps (host/sim/pipeline.h) on the device: Plummer sphere of range(0) bodies,
+/// epsilon = 0.01, theta 0.5, steps of 1/128, rebuild policy K = range(1) (0: automatic). Manual time:
+/// the step's wall time (host clock around Pipeline::step, which waits for the device at its end).
+/// Counters: ms per step and the device walk + forces alone (CUDA events, medians), their ratio (the
+/// target: <= 1.15), interactions per body, the host builds adopted, and the median host build and
+/// the median wait for a build at adoption (0 when the build overlapped the device steps).
+void BM_GpuPipelineStep(benchmark::State& state)
+{
+    if (!gpuAvailable())
+    {
+        state.SkipWithError("no GPU");
+        return;
+    }
+    const ParticleSet& b = plummer(state.range(0));
+    const int64_t n      = b.size();
+    Parameters p;
+    p.epsilon_squared = 1e-4;
+    p.backend         = Backend::Gpu;
+    Pipeline pipe(p, state.range(1), PipelineDevice::Gpu);
+    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) callerIndex[i] = int32_t(i);
+    pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    const double h = 1.0 / 128;
+    pipe.step(h); // warm-up: buffers grow, modules load
+    const int64_t rebuildsBefore = pipe.rebuilds();
+    std::vector<double> wall, walkForces, builds, waits;
+    double interactions = 0;
+    for (auto _ : state)
+    {
+        Stopwatch clock;
+        pipe.step(h);
+        wall.push_back(clock.lap());
+        state.SetIterationTime(wall.back());
+        const PipelineStepInfo& info = pipe.lastStep();
+        walkForces.push_back(info.times.walk() - info.times[Phase::Download]);
+        if (info.rebuilt)
+        {
+            builds.push_back(info.buildSeconds);
+            waits.push_back(info.waitSeconds);
+        }
+        interactions += double(info.interactions);
+    }
+    auto median = [](std::vector<double> v) {
+        if (v.empty()) return 0.0;
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double step = median(wall), device = median(walkForces);
+    bench::setRate(state, n);
+    state.counters["ms_per_step"]           = 1e3 * step;
+    state.counters["walk_forces_ms"]        = 1e3 * device;
+    state.counters["step_over_walk_forces"] = step / device;
+    state.counters["interactions_per_body"] = interactions / double(wall.size()) / double(n);
+    state.counters["rebuilds"]              = double(pipe.rebuilds() - rebuildsBefore);
+    state.counters["host_build_ms"]         = 1e3 * median(builds);
+    state.counters["build_wait_ms"]         = 1e3 * median(waits);
+}
+
+/// N = 2^20 and 2^22, K = 1, 4, 8 and automatic (0).
+void pipelineCases(benchmark::internal::Benchmark* b)
+{
+    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
+    {
+        for (int64_t k : {1, 4, 8, 0}) b->Args({n, k});
+    }
+}
+
 } // namespace
+
+// Tuning of the direct kernel (DirectKernelConfig): every variant at every size, in one binary.
+BENCHMARK(BM_GpuDirectTuning)->Apply(directTuningArgs)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_GpuPipelineStep)->Apply(pipelineCases)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(32);
 
 BENCHMARK(BM_GpuRefit)->Arg(1 << 20)->Arg(1 << 22)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
 

@@ -11,6 +11,7 @@
 /// and `octwalk profile --steps` report beside the force evaluation's.
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <iterator>
 
@@ -68,10 +69,29 @@ static_assert(static_cast<std::size_t>(Phase::Count) == kNumPhases, "one entry o
 
 inline constexpr const PhaseInfo& phaseInfo(Phase p) { return kPhases[static_cast<std::size_t>(p)]; }
 
+/// Seconds on the host's steady clock since its epoch: the one clock of every phase span and of the
+/// run's timeline (host/core/timeline.h). Host code only (the device maps its CUDA events onto it).
+inline double steadyClockSeconds()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Where each phase of one evaluation lay in time, on steadyClockSeconds()'s clock: the host's phases
+/// as read from it, the device's from CUDA events anchored to it (device/gpu_solver.cu). A phase with
+/// end == 0 has no span (not run, or a median of several evaluations).
+struct PhaseSpans
+{
+    std::array<double, kNumPhases> begin{}, end{};
+
+    bool has(std::size_t k) const { return end[k] > 0; }
+};
+
 /// Seconds per phase of one evaluation (or a median over several).
 struct PhaseTimes
 {
     std::array<double, kNumPhases> seconds{};
+    /// Start and end of each phase of the last evaluation (empty in medians).
+    PhaseSpans spans;
 
     double& operator[](Phase p) { return seconds[static_cast<std::size_t>(p)]; }
     double operator[](Phase p) const { return seconds[static_cast<std::size_t>(p)]; }

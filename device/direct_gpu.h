@@ -11,26 +11,93 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "common/errors.h"
 #include "common/tree_view.h"
 #include "device/gpu_stream.h"
 
 namespace octwalk {
+
+/// How the work (warps of targets x tiles of sources) is cut into the units of one launch.
+enum class DirectSplit
+{
+    /// A unit is one warp's targets against one slice of the sources, as many slices as fill one wave
+    /// (device/j_split.h); with more warps of targets than the device holds, no split and several waves.
+    OneWave,
+    /// As many units as the device holds warps, each the same number of source tiles (give or take one)
+    /// of the work laid out warp of targets after warp of targets, so that a unit may end one warp's
+    /// targets and begin the next (stream-K): no partly filled last wave at any size.
+    Balanced,
+};
+
+/// The variants of directGpu, chosen at run time so that one binary measures them side by side
+/// (BM_GpuDirectTuning in benchmarks/bench_gpu.cpp) and the twin tests cover each. Every variant is
+/// deterministic; they differ from each other by rounding (other slices, other sums).
+struct DirectKernelConfig
+{
+    // Defaults: the fastest variant in 5 of the 6 sizes of BM_GpuDirectTuning on the H200
+    // (benchmarks/results/h200_s19: 1.73e12 at 2^18 x 2^18 against 1.66e12 for 4 targets per lane
+    // in one wave; 1.74e12 against 1.76e12 at 2^20).
+    int targetsPerLane = 2;  ///< in float: 2, 4 or 8 (double sums always take 2)
+    int tileSources    = 64; ///< sources a warp stages per __syncwarp: 64 or 128
+    DirectSplit split  = DirectSplit::Balanced;
+    /// The reduction of the slices' sums reads 8 of a lane's slices before adding them (in the same
+    /// order, so the same bits), instead of one at a time.
+    bool batchedReduce = true;
+};
+
+/// Throws ParameterError for a variant that is not built.
+inline void checkDirectConfig(const DirectKernelConfig& c)
+{
+    if (c.targetsPerLane != 2 && c.targetsPerLane != 4 && c.targetsPerLane != 8)
+    {
+        throw ParameterError("DirectKernelConfig: targets per lane " + std::to_string(c.targetsPerLane) +
+                             " is not built (2, 4 or 8)");
+    }
+    if (c.tileSources != 64 && c.tileSources != 128)
+    {
+        throw ParameterError("DirectKernelConfig: tile of " + std::to_string(c.tileSources) +
+                             " sources is not built (64 or 128)");
+    }
+}
+
+/// "i4_t64_onewave" and the like: the name of a variant in test and benchmark labels.
+inline std::string directVariantName(const DirectKernelConfig& c)
+{
+    return "i" + std::to_string(c.targetsPerLane) + "_t" + std::to_string(c.tileSources) +
+           (c.split == DirectSplit::Balanced ? "_balanced" : "_onewave") + (c.batchedReduce ? "_batched" : "");
+}
+
+/// The variants the tuning benchmark measures and the twin tests cover, the default first (the index
+/// is BM_GpuDirectTuning's variant argument).
+inline std::vector<DirectKernelConfig> directTuningVariants()
+{
+    using S = DirectSplit;
+    return {{2, 64, S::Balanced, true},  {4, 64, S::OneWave, false}, {4, 64, S::OneWave, true},
+            {4, 128, S::OneWave, true},  {8, 64, S::OneWave, true},  {8, 128, S::OneWave, true},
+            {2, 64, S::OneWave, true},   {4, 64, S::Balanced, true}, {4, 128, S::Balanced, true},
+            {8, 64, S::Balanced, true},  {8, 128, S::Balanced, true}};
+}
 
 /// Bytes of device scratch directGpu needs for these sizes on the current device (0 when the source
 /// range is not split).
 /// @param[in] numBodies         sources
 /// @param[in] numTargets        targets
 /// @param[in] doubleAccumulate  accumulate in double
-size_t directScratchBytes(int32_t numBodies, int32_t numTargets, bool doubleAccumulate);
+/// @param[in] config            the kernel variant (checkDirectConfig)
+size_t directScratchBytes(int32_t numBodies, int32_t numTargets, bool doubleAccumulate,
+                          const DirectKernelConfig& config = {});
 
 /// Forces on bodies[targetIndex[t]] from all bodies, G = 1.
 /// @param[in]  targetIndex       numTargets body indices, each in [0, bodies.numBodies) (device memory)
 /// @param[in]  doubleAccumulate  accumulate (and evaluate) in double instead of float
 /// @param[out] out               (acc xyz, potential) per target, rounded to float (device memory)
 /// @param[out] scratch           at least directScratchBytes(bodies.numBodies, numTargets,
-///                               doubleAccumulate) bytes of device memory, 256-byte aligned
+///                               doubleAccumulate, config) bytes of device memory, 256-byte aligned
+/// @param[in]  config            the kernel variant; throws ParameterError for one not built
 void directGpu(const BodyView& bodies, const int32_t* targetIndex, int32_t numTargets, float eps2,
-               bool doubleAccumulate, F4* out, void* scratch, GpuStream stream);
+               bool doubleAccumulate, F4* out, void* scratch, GpuStream stream, const DirectKernelConfig& config = {});
 
 } // namespace octwalk

@@ -8,6 +8,7 @@
 #include "device/gpu_solver.h"
 #include "device/pinned_memory.h"
 #include "device/refit_gpu.h"
+#include "device/resident_gpu.h"
 #include "device/walk_gpu.h"
 
 namespace octwalk {
@@ -23,6 +24,10 @@ struct GpuSolver::Impl
 };
 
 struct GpuRefit::Impl
+{
+};
+
+struct ResidentGpu::Impl
 {
 };
 
@@ -52,7 +57,8 @@ void GpuSolver::evaluate(const TreeView&, const GroupView&, const BodyView&, con
     noCuda();
 }
 
-void GpuSolver::direct(const BodyView&, const std::vector<int32_t>&, float, bool, std::vector<F4>&, double&)
+void GpuSolver::direct(const BodyView&, const std::vector<int32_t>&, float, bool, std::vector<F4>&, double&,
+                       const DirectKernelConfig&)
 {
     noCuda();
 }
@@ -62,6 +68,14 @@ void GpuSolver::downloadLists(std::vector<int64_t>&, std::vector<int64_t>&, std:
 {
     noCuda();
 }
+
+GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView&, const GroupView&, int32_t) { noCuda(); }
+
+void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, bool) { noCuda(); }
+
+const F4* GpuSolver::residentResults() const { noCuda(); }
+
+GpuStream GpuSolver::stream() const { noCuda(); }
 
 void countInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, int32_t*, GpuStream, GpuWalk,
                           const TreeTextures&)
@@ -91,9 +105,12 @@ void bodyLeafForcesGpu(const TreeView&, const GroupView&, const ListView&, const
     noCuda();
 }
 
-size_t directScratchBytes(int32_t, int32_t, bool) { noCuda(); }
+size_t directScratchBytes(int32_t, int32_t, bool, const DirectKernelConfig&) { noCuda(); }
 
-void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, void*, GpuStream) { noCuda(); }
+void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, void*, GpuStream, const DirectKernelConfig&)
+{
+    noCuda();
+}
 
 void refitGpu(const RefitView&, const RefitLevels&, GpuStream) { noCuda(); }
 
@@ -108,5 +125,40 @@ void GpuRefit::setBodies(const Vec3d*, const double*) { noCuda(); }
 double GpuRefit::refit() { noCuda(); }
 
 void GpuRefit::download(const RefitView&) { noCuda(); }
+
+ResidentGpu::ResidentGpu() { noCuda(); }
+
+ResidentGpu::~ResidentGpu() = default;
+
+GpuSolver& ResidentGpu::solver() { noCuda(); }
+
+void ResidentGpu::setState(const Vec3d*, const Vec3d*, const double*, int64_t) { noCuda(); }
+
+void ResidentGpu::getState(Vec3d*, Vec3d*) { noCuda(); }
+
+void ResidentGpu::getPositions(Vec3d*) { noCuda(); }
+
+void ResidentGpu::beginPositionsDownload(Vec3d*) { noCuda(); }
+
+void ResidentGpu::finishPositionsDownload() { noCuda(); }
+
+void ResidentGpu::permute(const int32_t*) { noCuda(); }
+
+void ResidentGpu::setTopology(const RefitView&, const RefitLevels&, const TreeView&) { noCuda(); }
+
+InteractionTotals ResidentGpu::refitAndEvaluate(float, PhaseTimes&) { noCuda(); }
+
+bool ResidentGpu::kickDrift(double, double, double, double) { noCuda(); }
+
+bool ResidentGpu::kick(double, double) { noCuda(); }
+
+DiagnosticSums ResidentGpu::diagnosticSums(double, const int32_t*) { noCuda(); }
+
+void ResidentGpu::getResults(F4*) { noCuda(); }
+
+void ResidentGpu::getLists(std::vector<int64_t>&, std::vector<int64_t>&, std::vector<int32_t>&, std::vector<int32_t>&)
+{
+    noCuda();
+}
 
 } // namespace octwalk

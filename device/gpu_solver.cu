@@ -5,12 +5,17 @@
 // Timing: each phase is the interval between two CUDA events on the one stream. Upload includes
 // the host's copy into pinned staging (overlapped with the transfers); scan includes the read-back
 // of the list totals and the growth of the list buffers, since pass 2 cannot start before them.
+// The phases' spans on the host clock (PhaseSpans) are anchored at the last event, downloaded: the host
+// waits for it anyway and reads its clock right after, so the anchor costs no synchronisation. That read
+// is at most the synchronisation's latency late, so every span is at most that late, and all of them lie
+// inside the host's wall interval of the evaluation (the first event is recorded after it starts).
 #include "device/gpu_solver.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -215,7 +220,24 @@ struct GpuSolver::Impl
     ListView listView(int32_t numGroups);
     /// Scans the counts, reads back the totals and the pass-1 overflow flag, and grows the lists.
     void scanAndGrowLists(const CountsView& counts, int32_t numGroups);
+    /// The walk phases' spans on the host clock, from the events of a completed evaluation and the host
+    /// time at which its last event (downloaded) was seen complete.
+    void recordSpans(double downloadedOnHost, PhaseSpans& spans) const;
 };
+
+void GpuSolver::Impl::recordSpans(double downloadedOnHost, PhaseSpans& spans) const
+{
+    // The events bounding each walk phase, in kPhases order: phase k runs from bounds[k] to bounds[k + 1].
+    const Event* bounds[] = {&start, &uploaded, &counted, &scanned, &written, &nodesDone, &leavesDone, &downloaded};
+    const size_t first    = size_t(Phase::Upload);
+    static_assert(size_t(Phase::Download) - size_t(Phase::Upload) + 2 == std::size(bounds),
+                  "one event between consecutive walk phases");
+    for (size_t k = 0; k + 1 < std::size(bounds); ++k)
+    {
+        spans.begin[first + k] = downloadedOnHost - elapsedSeconds(*bounds[k], downloaded);
+        spans.end[first + k]   = downloadedOnHost - elapsedSeconds(*bounds[k + 1], downloaded);
+    }
+}
 
 TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>& transfers)
 {
@@ -374,6 +396,8 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
     enqueueDownload(downloads, m.downloadStaging, s);
     m.downloaded.record(m.stream);
     m.stream.synchronize();
+    // The anchor of the phase spans: the host reads its clock once the last event has completed.
+    const double downloadedOnHost = steadyClockSeconds();
     finishDownload(downloads, m.downloadStaging);
     if (overflowGroup != 0) throwOverflow("pass 2", overflowGroup);
 
@@ -390,12 +414,14 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
     t[Phase::BodyNode]   = elapsedSeconds(m.written, m.nodesDone);
     t[Phase::BodyLeaf]   = elapsedSeconds(m.nodesDone, m.leavesDone);
     t[Phase::Download]   = elapsedSeconds(m.leavesDone, m.downloaded);
-    m.listGroups         = numGroups;
+    m.recordSpans(downloadedOnHost, t.spans);
+    m.listGroups = numGroups;
 }
 
 void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2,
-                       bool doubleAccumulate, std::vector<F4>& acc, double& seconds)
+                       bool doubleAccumulate, std::vector<F4>& acc, double& seconds, const DirectKernelConfig& config)
 {
+    checkDirectConfig(config);
     for (size_t t = 0; t < targetIndex.size(); ++t)
     {
         if (targetIndex[t] < 0 || targetIndex[t] >= bodies.numBodies)
@@ -413,11 +439,11 @@ void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targe
                                     toDevice(m.targetIndex, targetIndex.data(), numTargets)};
     uploadStaged(transfers, m.uploadStaging, s);
     m.acc.reserve(numTargets);
-    m.directScratch.reserve(directScratchBytes(bodies.numBodies, int32_t(numTargets), doubleAccumulate));
+    m.directScratch.reserve(directScratchBytes(bodies.numBodies, int32_t(numTargets), doubleAccumulate, config));
 
     m.directStart.record(m.stream);
     directGpu({m.bodies.data(), bodies.numBodies}, m.targetIndex.data(), int32_t(numTargets), eps2, doubleAccumulate,
-              m.acc.data(), m.directScratch.data(), m.gpuStream());
+              m.acc.data(), m.directScratch.data(), m.gpuStream(), config);
     m.directStop.record(m.stream);
 
     std::vector<Transfer> downloads{toHost(acc, m.acc.data(), numTargets)};
@@ -444,5 +470,118 @@ void GpuSolver::downloadLists(std::vector<int64_t>& nodeOffset, std::vector<int6
     }
     m.stream.synchronize();
 }
+
+} // namespace octwalk
+
+namespace octwalk {
+
+GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, const GroupView& groups, int32_t numBodies)
+{
+    if (tree.periodic.boxSize > 0.0f)
+    {
+        throw std::invalid_argument("GpuSolver::setResidentTopology: the device-resident walk is isolated only");
+    }
+    Impl& m = *impl_;
+    m.stream.synchronize();
+    m.listGroups           = -1;
+    const size_t numNodes  = size_t(tree.numInternal) + size_t(tree.numLeaves);
+    const size_t numGroups = size_t(groups.numGroups);
+    std::vector<Transfer> transfers{toDevice(m.children, tree.children, 2 * size_t(tree.numInternal)),
+                                    toDevice(m.leafRange, tree.leafRange, size_t(tree.numLeaves)),
+                                    toDevice(m.groupRange, groups.range, numGroups)};
+    m.nodeMac.reserve(numNodes);
+    m.nodeCom.reserve(numNodes);
+    m.nodeQuad.reserve(2 * numNodes);
+    m.groupCenter.reserve(numGroups);
+    m.groupHalf.reserve(numGroups);
+    m.bodies.reserve(size_t(numBodies));
+    uploadStaged(transfers, m.uploadStaging, m.stream.get());
+    m.stream.synchronize();
+    ResidentTree r;
+    r.tree        = {m.children.data(), m.nodeMac.data(), m.nodeCom.data(), m.nodeQuad.data(), m.leafRange.data(),
+                     tree.numInternal,  tree.numLeaves,   tree.rootEntry,   tree.depth,        tree.periodic};
+    r.groups      = {m.groupRange.data(), m.groupCenter.data(), m.groupHalf.data(), groups.numGroups};
+    r.bodies      = {m.bodies.data(), numBodies};
+    r.nodeMac     = m.nodeMac.data();
+    r.nodeCom     = m.nodeCom.data();
+    r.nodeQuad    = m.nodeQuad.data();
+    r.bodyPosMass = m.bodies.data();
+    r.groupCenter = m.groupCenter.data();
+    r.groupHalf   = m.groupHalf.data();
+    return r;
+}
+
+void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults)
+{
+    Impl& m                  = *impl_;
+    cudaStream_t s           = m.stream.get();
+    GpuStream gs             = m.gpuStream();
+    m.listGroups             = -1;
+    const int32_t numGroups  = r.groups.numGroups;
+    const TreeView& dTree    = r.tree;
+    const GroupView& dGroups = r.groups;
+    const TargetView dTargets{r.bodies.posMass, r.bodies.numBodies, true};
+
+    // The refit queued before this on the stream wrote the tree: the walk starts where it ends.
+    m.start.record(m.stream);
+    m.uploaded.record(m.stream);
+    TreeTextures textures;
+    if (config_.textures && dTree.numInternal > 0)
+    {
+        // Rebinding needs the earlier kernels that read the old bindings to be done.
+        m.stream.synchronize();
+        textures = m.bindTextures(dTree);
+    }
+    CountsView dCounts = m.countsView(numGroups);
+    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs, config_.walk, textures);
+    m.counted.record(m.stream);
+    m.scanAndGrowLists(dCounts, numGroups);
+    m.scanned.record(m.stream);
+    ListView dLists = m.listView(numGroups);
+    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs, config_.walk, textures);
+    m.written.record(m.stream);
+    const size_t numTargets = size_t(dTargets.numTargets);
+    m.nodeAcc.reserve(numTargets);
+    m.acc.reserve(numTargets);
+    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures);
+    m.nodesDone.record(m.stream);
+    bodyLeafForcesGpu(dTree, dGroups, dLists, r.bodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs,
+                      config_.targetsPerLane);
+    m.leavesDone.record(m.stream);
+
+    std::vector<int64_t> leafBodies;
+    std::vector<I2> ranges;
+    int32_t overflowGroup = 0;
+    std::vector<Transfer> downloads{toHost(out.nodeCounts, m.nodeCount.data(), size_t(numGroups)),
+                                    toHost(out.leafCounts, m.leafCount.data(), size_t(numGroups)),
+                                    toHost(leafBodies, m.leafBodies.data(), size_t(numGroups)),
+                                    toHost(ranges, m.groupRange.data(), size_t(numGroups)),
+                                    {&overflowGroup, m.overflowGroup.data(), sizeof(int32_t)}};
+    if (downloadResults) downloads.push_back(toHost(out.acc, m.acc.data(), numTargets));
+    enqueueDownload(downloads, m.downloadStaging, s);
+    m.downloaded.record(m.stream);
+    m.stream.synchronize();
+    finishDownload(downloads, m.downloadStaging);
+    if (overflowGroup != 0) throwOverflow("pass 2", overflowGroup);
+
+    const GroupView hostGroups{ranges.data(), nullptr, nullptr, numGroups};
+    InteractionTotals totals =
+        interactionTotals(hostGroups, {out.nodeCounts.data(), out.leafCounts.data(), leafBodies.data(), numGroups});
+    out.nodeInteractions = totals.nodes;
+    out.leafInteractions = totals.leafBodies;
+    PhaseTimes& t        = out.times;
+    t                    = PhaseTimes{};
+    t[Phase::WalkCount]  = elapsedSeconds(m.uploaded, m.counted);
+    t[Phase::Scan]       = elapsedSeconds(m.counted, m.scanned);
+    t[Phase::WalkWrite]  = elapsedSeconds(m.scanned, m.written);
+    t[Phase::BodyNode]   = elapsedSeconds(m.written, m.nodesDone);
+    t[Phase::BodyLeaf]   = elapsedSeconds(m.nodesDone, m.leavesDone);
+    t[Phase::Download]   = elapsedSeconds(m.leavesDone, m.downloaded);
+    m.listGroups         = numGroups;
+}
+
+const F4* GpuSolver::residentResults() const { return impl_->acc.data(); }
+
+GpuStream GpuSolver::stream() const { return impl_->gpuStream(); }
 
 } // namespace octwalk

@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "common/phases.h"
 #include "common/tree_view.h"
+#include "device/direct_gpu.h"
 #include "device/forces_gpu.h"
 #include "device/pinned_memory.h"
 #include "device/walk_gpu.h"
@@ -71,6 +72,42 @@ public:
     void evaluate(const TreeView& tree, const GroupView& groups, const BodyView& bodies, const TargetView& targets,
                   float eps2, GpuEvaluation& out);
 
+    /// The device arrays of a tree kept on the device (evaluateResident): the topology as uploaded by
+    /// setResidentTopology, and the outputs a refit writes (moments, float bodies, group boxes).
+    struct ResidentTree
+    {
+        TreeView tree;    ///< device pointers
+        GroupView groups; ///< device pointers
+        BodyView bodies;  ///< device pointers: the float bodies, also the targets
+        F4* nodeMac;      ///< refit outputs (the arrays tree, groups and bodies point at)
+        F4* nodeCom;
+        F4* nodeQuad;
+        F4* bodyPosMass;
+        F4* groupCenter;
+        F4* groupHalf;
+    };
+
+    /// Uploads a packed tree's topology (children, leaf ranges, group ranges) into the buffers the
+    /// walk reads and sizes the buffers of the node, body and group words, which a refit on the
+    /// device then fills (device/resident_gpu.h); waits for the copies. The host view's
+    /// nodeMac/nodeCom/nodeQuad and the groups' boxes are not read.
+    /// @param[in] tree       the packed tree (host memory; isolated: periodic.boxSize 0)
+    /// @param[in] groups     its groups (host memory)
+    /// @param[in] numBodies  bodies of the tree
+    ResidentTree setResidentTopology(const TreeView& tree, const GroupView& groups, int32_t numBodies);
+
+    /// As evaluate, on the arrays of setResidentTopology as the stream's earlier work left them
+    /// (nothing is uploaded): the bodies are the targets. The results (acc, potential; G = 1, tree
+    /// order) stay on the device (residentResults) and are downloaded into out.acc only when
+    /// downloadResults; the per-group counts and totals always are (the pipeline's policy reads them).
+    void evaluateResident(const ResidentTree& tree, float eps2, GpuEvaluation& out, bool downloadResults);
+
+    /// Device pointer to the results of the last evaluateResident.
+    const F4* residentResults() const;
+
+    /// The stream every evaluation runs on: work queued on it by others is ordered with them.
+    GpuStream stream() const;
+
     /// The kernel variants of later evaluations. Throws ParameterError for a variant that is not built.
     void setKernelConfig(const GpuKernelConfig& config)
     {
@@ -80,9 +117,10 @@ public:
     const GpuKernelConfig& kernelConfig() const { return config_; }
 
     /// Tiled direct summation on the device: acc on bodies[targetIndex[t]] from all bodies, G = 1,
-    /// self skipped by index; accumulated in double when doubleAccumulate.
+    /// self skipped by index; accumulated in double when doubleAccumulate; config picks the kernel
+    /// variant (direct_gpu.h; ParameterError for one not built).
     void direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2, bool doubleAccumulate,
-                std::vector<F4>& acc, double& seconds);
+                std::vector<F4>& acc, double& seconds, const DirectKernelConfig& config = {});
 
     /// The interaction lists of the last evaluation (downloaded on request, for twin comparisons);
     /// 64-bit offsets, as on the CPU twin. Throws std::logic_error when no evaluation has completed.

@@ -78,6 +78,7 @@ def main():
     parser.add_argument("listing", help="cuobjdump -sass output or a .ptx file")
     parser.add_argument("kernel", help="a substring of the kernel's mangled name")
     parser.add_argument("--opcode", default=None, help="opcode a counted loop must hold (default: the rsqrt)")
+    parser.add_argument("--pairs", type=int, default=None, help="pairs one iteration evaluates: print per pair too")
     args = parser.parse_args()
     lines = open(args.listing).read().splitlines()
     body = kernel_lines(lines, args.kernel)
@@ -95,7 +96,9 @@ def main():
         if not any(needle in op for op in counts):
             continue
         found = True
-        print(f"innermost loop of {end - begin + 1} instructions:")
+        size = end - begin + 1
+        per_pair = f" = {size / args.pairs:.3f} a pair over {args.pairs} pairs" if args.pairs else ""
+        print(f"innermost loop of {size} instructions{per_pair}:")
         for op, c in counts.most_common():
             print(f"  {c:6d}  {op}")
     if not found:

@@ -12,6 +12,7 @@
 #   tests     this tree's GPU tests (OCTWALK_REQUIRE_GPU=1) and a sanitizer pass on the small cases
 #   sass      instructions per interaction from the SASS (benchmarks/loop_count.py), registers
 #   direct    BM_GpuDirect, old and new alternated twice
+#   directtuning BM_GpuDirectTuning (this tree's direct-kernel variants), SM clocks logged beside it
 #   forces    BM_GpuForces (default settings), old and new alternated twice, with the error counters
 #   variants  BM_GpuForcesTuning (this tree's kernel variants x groups) and the table of them
 #   periodic  BM_GpuPeriodic, old and new
@@ -21,7 +22,10 @@
 #   scaling   this tree's host pipeline at 1-16 threads (SCALING_FILTER) and its table
 #   cosmo     the 256^3 LCDM deliverable (scripts/device_cosmo256.sh; resumable across calls)
 #   (ROUNDS: how many times the old/new pairs alternate, default 2)
-#   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice
+#   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice (NEW_RUN_ARGS:
+#             extra options of the new side, e.g. --rebuild-every 0)
+#   pipeline  BM_GpuPipelineStep (this tree: whole device-resident steps, --rebuild-every 1, 4, 8, auto) and its table
+#   timeline  this tree's `octwalk profile --steps 6 --timeline` at 2^22 (TIMELINE_ARGS) and its Gantt chart
 #   accuracy  `octwalk accuracy` sweeps at 2^22 (ACCURACY_ARGS) with this tree
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -84,12 +88,25 @@ if has sass; then
     cuobjdump -res-usage "build/device/CMakeFiles/octwalk_device.dir/$f.cu.o" >>"$RES/res_usage.txt" 2>&1
   done
   python3 benchmarks/loop_count.py ILb0ELi <"$RES/forces_gpu.sass" >"$RES/sass_counts_forces.txt" 2>&1
-  python3 scripts/count_loop_instructions.py "$RES/direct_gpu.sass" directSliceKernelIfLi4 \
-    >"$RES/sass_counts_direct.txt" 2>&1
+  for k in directSliceKernelIfLi4ELi64E directSliceKernelIfLi4ELi128E directSliceKernelIfLi8ELi64E \
+    directSliceKernelIfLi8ELi128E directSliceKernelIfLi2ELi64E directBalancedKernelIfLi4ELi64E \
+    directBalancedKernelIfLi4ELi128E directBalancedKernelIfLi8ELi64E; do
+    echo "$k" && python3 scripts/count_loop_instructions.py "$RES/direct_gpu.sass" "$k" --pairs 64
+  done >"$RES/sass_counts_direct.txt" 2>&1
   gzip -f "$RES"/*.sass
   log "sass: $(head -c 600 "$RES/sass_counts_forces.txt" | tr '\n' ' ') | direct: $(tail -n 3 "$RES/sass_counts_direct.txt" | tr '\n' ' ')"
 fi
 has direct && bench_both octwalk_bench_gpu 'BM_GpuDirect' direct
+if has directtuning; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 >"$RES/direct_clocks.csv" &
+  clocks=$!
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuDirectTuning' --benchmark_out="$RES/direct_tuning.json" \
+    --benchmark_out_format=json >"$RES/direct_tuning.txt" 2>&1
+  log "direct tuning: exit $?"
+  kill $clocks
+  python3 benchmarks/direct_table.py "$RES/direct_tuning.json" >"$RES/direct_tuning.md" 2>&1
+  cat "$RES/direct_tuning.md" >>"$OUT/summary.txt"
+fi
 has forces && bench_both octwalk_bench_gpu 'BM_GpuForces/' forces
 if has variants; then
   build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuForcesTuning' --benchmark_out="$RES/variants.json" \
@@ -126,12 +143,28 @@ if has run; then
         dir=$RES/run_${side}_${n}_$round
         TIMEFORMAT=%R
         wall=$( { time "$(bin $side)/octwalk" run --n "$n" --t-end 0.125 --dt 0.0078125 --checkpoint-every 0 \
-          --energy-every 16 --quiet --backend gpu --output-dir "$dir" >"$dir.log" 2>&1; } 2>&1)
+          --energy-every 16 --quiet --backend gpu --output-dir "$dir" $([ $side = new ] && echo "${NEW_RUN_ARGS:-}") \
+          >"$dir.log" 2>&1; } 2>&1)
         log "run round $round $side n=$n: wall ${wall} s: $(tail -n 2 "$dir.log" | tr '\n' ' ')"
         rm -f "$dir"/*.tipsy "$dir"/*.ckpt "$dir"/checkpoint*
       done
     done
   done
+fi
+if has pipeline; then
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuPipelineStep' --benchmark_out="$RES/pipeline.json" \
+    --benchmark_out_format=json --benchmark_counters_tabular=true >"$RES/pipeline.txt" 2>&1
+  log "pipeline: exit $?"
+  grep -E 'BM_GpuPipelineStep|ms_per_step' "$RES/pipeline.txt" >>"$OUT/summary.txt"
+fi
+if has timeline; then
+  # shellcheck disable=SC2086
+  build/octwalk profile --model plummer --n 4194304 --theta 0.5 --steps 6 --backend gpu --direct-sample 0 \
+    ${TIMELINE_ARGS:-} --timeline "$RES/timeline_2e22.csv" >"$RES/timeline_2e22.txt" 2>&1
+  log "timeline [${TIMELINE_ARGS:-}]: exit $?"
+  python3 scripts/plot_timeline.py "$RES/timeline_2e22.csv" --steps last:3 --title "octwalk, Plummer 2^22, H200" \
+    -o "$RES/timeline_2e22.png" >"$RES/timeline_2e22.md" 2>&1
+  cat "$RES/timeline_2e22.md" >>"$OUT/summary.txt"
 fi
 if has accuracy; then
   # shellcheck disable=SC2086

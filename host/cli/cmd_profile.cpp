@@ -12,6 +12,7 @@
 #include "host/cli/options.h"
 #include "host/cli/study_report.h"
 #include "host/core/phases.h"
+#include "host/core/timeline.h"
 #include "host/io/atomic_file.h"
 #include "host/models/models.h"
 #include "host/sim/run.h"
@@ -21,6 +22,14 @@ namespace octwalk::cli {
 
 namespace {
 
+/// One CSV row per interval, each ending in a newline.
+std::string timelineCsvRows(const std::vector<TimelineInterval>& intervals)
+{
+    std::string rows;
+    for (const TimelineInterval& i : intervals) rows += timelineCsvRow(i) + "\n";
+    return rows;
+}
+
 /// The parameter the profile takes as a list instead of the table's single-valued option.
 const std::vector<std::string> kSweptParameters{"opening_angle"};
 
@@ -28,7 +37,7 @@ struct ProfileOptions
 {
     ModelOptions source;
     // --n and --theta are lists here; mac, n-leaf, n-group and monopole are the table's options.
-    std::string n = "2^20", theta = defaultText("opening_angle"), directSample = "auto", output, csv, json;
+    std::string n = "2^20", theta = defaultText("opening_angle"), directSample = "auto", output, csv, json, timeline;
     int repeat = 5;
     /// Whole simulation steps timed instead of force evaluations (0: force evaluations).
     int steps            = 0;
@@ -183,7 +192,11 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         ("step-diagnostics", po::bool_switch(&o.stepDiagnostics),
          "with --steps: also time the diagnostics a run writes (energy sums, Lagrangian radii) in each step")
         ("csv", po::value(&o.csv), "write one row per N x theta to this new CSV file")
-        ("json", po::value(&o.json), "write the profile to this new JSON file");
+        ("json", po::value(&o.json), "write the profile to this new JSON file")
+        ("timeline", po::value(&o.timeline),
+         "with --steps, one N and one theta: write what ran when in the timed steps to this new CSV file (one row "
+         "per interval: step, lane, phase, start and end in seconds since the first timed step), for "
+         "scripts/plot_timeline.py");
     // clang-format on
     po::options_description all;
     all.add(cmd)
@@ -222,6 +235,10 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         throw UsageError("--timestep, --dt and --step-diagnostics need --steps");
     }
     if (withSteps && !vm["repeat"].defaulted()) throw UsageError("give --steps or --repeat, not both");
+    if (!o.timeline.empty() && (!withSteps || counts.size() != 1 || thetas.size() != 1))
+    {
+        throw UsageError("--timeline needs --steps and a single --n and --theta (one timeline per file)");
+    }
     const double dt = timestepOption(vm);
     if (withSteps) planSteps(0.0, double(o.steps) * dt, dt); // ParameterError for a bad timestep, before any work
     Parameters base = studyParameters(vm, kSweptParameters);
@@ -239,6 +256,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     Backend backend                  = GravitySolver(settings.front()).activeBackend();
     int64_t directSample             = directSampleSize(o.directSample, backend);
     resolveReports(o.output, o.csv, o.json);
+    checkNewOutput("--timeline", o.timeline);
 
     out << versionHeader() << ": profile of " << o.source.model << " on " << toString(backend)
         << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", "
@@ -248,6 +266,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         << " targets to N, over the tree's total per evaluation\n";
     out << profileTableHeader();
     std::vector<ProfileResult> results;
+    std::string timelineRows;
     for (int64_t n : counts)
     {
         ModelOptions m     = o.source;
@@ -258,7 +277,9 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
             if (withSteps)
             {
                 Simulation sim(bodies, p, planSteps(0.0, double(o.steps) * dt, dt));
+                TimelineSession timelineSession(!o.timeline.empty());
                 std::vector<StepTimes> times = timeSteps(sim, o.steps, o.stepDiagnostics);
+                timelineRows                 = timelineCsvRows(processTimeline().take());
                 results.push_back(profileOfSteps(bodies, sim.solver(), times, directSample, o.source.seed + 1));
             }
             else
@@ -312,6 +333,11 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
             text += profileJsonRow(results[k]) + (k + 1 < results.size() ? ",\n" : "\n");
         }
         writeFileAtomically(o.json, text + "  ]\n}\n");
+    }
+    if (!o.timeline.empty())
+    {
+        writeFileAtomically(o.timeline,
+                            "# " + headJson + "\n" + timelineCsvComment() + timelineCsvHeader() + "\n" + timelineRows);
     }
     return 0;
 }

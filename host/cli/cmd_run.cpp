@@ -115,13 +115,14 @@ std::string timingSummary(const StepTiming& timing, int64_t n)
 
 /// Runs sim with a progress line and SIGINT/SIGTERM handling, then prints the median step times and
 /// rewrites run.json with them; the exit code (128 + signal when stopped).
-/// source, restartedFromStep: as written to run.json at the start (writeRunJson).
+/// source, restartedFromStep: as written to run.json at the start (writeRunJson); timeline: write timeline.csv.
 int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
-                    const std::string& source, int64_t restartedFromStep, std::ostream& out)
+                    const std::string& source, int64_t restartedFromStep, bool timeline, std::ostream& out)
 {
     Progress progress(!quiet);
     StopSignals signals;
     RunControl control;
+    control.timeline      = timeline;
     control.afterStep     = [&](const Simulation& s, const StepTiming& t) { progress.update(s, t, s.numBodies()); };
     control.stopRequested = [&] { return signals.received(); };
     RunOutcome r          = runSimulation(sim, dir, rs, resume, control);
@@ -266,7 +267,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     RunSettings rs;
     std::string input, inputFormat = "auto", outputDir = "run", restart;
     double tEnd = 1.0;
-    bool direct = false, quiet = false, zeroNetForce = false;
+    bool direct = false, quiet = false, zeroNetForce = false, timeline = false;
+    ForceOptions forceOptions;
     ComovingCli comoving;
     po::options_description cmd(
         "octwalk run: shared-timestep kick-drift-kick leapfrog. Writes energy.csv, "
@@ -274,6 +276,13 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         "checkpoint.bin into --output-dir. An --input with a BoxSize (GADGET, HDF5) runs in that periodic "
         "box, bodies wrapped into [0, L) after each drift, unless --box-size 0.\n"
         "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
+    const std::string rebuildHelp =
+        "steps between host tree builds [steps]: 1 builds a fresh tree every step; K >= 2 keeps the state on the "
+        "force backend and refits the tree in between, adopting a tree built in the background every K steps; 0 "
+        "rebuilds automatically when the interaction count has grown by " +
+        std::to_string(int(100 * kRebuildGrowth)) +
+        "%. Isolated Newtonian tree runs only (not --comoving, a periodic box, --direct, --zero-net-force or the "
+        "relative MAC)";
     // One option per line: Boost.Program_options chains read best that way.
     // clang-format off
     cmd.add_options()("help,h", "this help")
@@ -288,10 +297,15 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
         ("zero-net-force", po::bool_switch(&zeroNetForce),
          "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
+        ("rebuild-every", po::value(&forceOptions.rebuildEvery)->default_value(forceOptions.rebuildEvery),
+         rebuildHelp.c_str())
         ("restart", po::value(&restart), "continue a run: its directory or checkpoint file (the newest valid one of "
                                          "checkpoint.bin and checkpoint.bin.prev is used; the directory receives the "
                                          "outputs)")
-        ("quiet", po::bool_switch(&quiet), "no progress line");
+        ("quiet", po::bool_switch(&quiet), "no progress line")
+        ("timeline", po::bool_switch(&timeline),
+         "also write timeline.csv: one row per interval of host and device work (step, lane, phase, start and "
+         "end in seconds since the start of the run), for scripts/plot_timeline.py");
     // clang-format on
     po::options_description all;
     all.add(cmd)
@@ -323,6 +337,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                                    "inclination",
                                    "direct",
                                    "zero-net-force",
+                                   "rebuild-every",
                                    "timestep",
                                    "dt",
                                    "energy-every",
@@ -366,7 +381,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         }
         out << versionHeader() << ": restarting from " << point.checkpoint.string() << " at step " << from << " of "
             << sim.plan().numSteps << ", t = " << sim.time() << "\n";
-        return runWithProgress(sim, dir, saved, quiet, true, source, from, out);
+        return runWithProgress(sim, dir, saved, quiet, true, source, from, timeline, out);
     }
 
     Parameters p = toParameters(vm, defaults);
@@ -399,6 +414,10 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         if (vm["format"].defaulted()) rs.format = "gadget2";
         ParticleSet bodies = readInput(input, inputFormat);
         ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
+        if (forceOptions.rebuildEvery != 1)
+        {
+            throw UsageError("--rebuild-every does not apply to --comoving yet: comoving runs keep the per-step build");
+        }
         Simulation sim(std::move(bodies), p, s, ForceOptions{direct, zeroNetForce});
         const std::string source = "{\"input\": " + jsonString(input) + "}";
         fs::create_directories(dir);
@@ -407,7 +426,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
             << " to a = " << s.aEnd << " in a box of " << p.box_size << " (" << unitSystem(s.units).name
             << " units, H0 = " << sim.comoving()->hubble0 << "), about " << sim.plan().numSteps << " steps, "
             << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
-        return runWithProgress(sim, dir, rs, quiet, false, source, -1, out);
+        return runWithProgress(sim, dir, rs, quiet, false, source, -1, timeline, out);
     }
     StepPlan plan = planSteps(0.0, tEnd, timestep);
 
@@ -429,14 +448,16 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         bodies = buildModel(mo);
         source = modelJson(mo);
     }
-    Simulation sim(std::move(bodies), p, plan, ForceOptions{direct, zeroNetForce});
+    forceOptions.direct       = direct;
+    forceOptions.zeroNetForce = zeroNetForce;
+    Simulation sim(std::move(bodies), p, plan, forceOptions);
     fs::create_directories(dir);
     writeRunJson(dir, sim, rs, source, -1);
     out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h
         << " to t = " << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver());
     if (p.box_size > 0) out << ", periodic box of " << p.box_size << " (--box-size 0: isolated)";
     out << "\n";
-    return runWithProgress(sim, dir, rs, quiet, false, source, -1, out);
+    return runWithProgress(sim, dir, rs, quiet, false, source, -1, timeline, out);
 }
 
 } // namespace octwalk::cli

@@ -167,6 +167,40 @@ std::string stepPhasesTableHeader(int width) { return labelColumns(kStepPhases, 
 
 std::string stepPhasesTableRow(const StepTimes& t, int width) { return millisecondColumns(t.seconds, width); }
 
+void chainSpans(PhaseTimes& t, PhaseGroup g, double begin)
+{
+    double at = begin;
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group != g) continue;
+        t.spans.begin[k] = at;
+        at += t.seconds[k];
+        t.spans.end[k] = at;
+    }
+}
+
+void copySpans(PhaseSpans& to, const PhaseSpans& from, PhaseGroup g)
+{
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group != g) continue;
+        to.begin[k] = from.begin[k];
+        to.end[k]   = from.end[k];
+    }
+}
+
+SpanExtent spanExtent(const PhaseSpans& spans)
+{
+    SpanExtent e;
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (!spans.has(k)) continue;
+        e.begin = e.empty() ? spans.begin[k] : std::min(e.begin, spans.begin[k]);
+        e.end   = std::max(e.end, spans.end[k]);
+    }
+    return e;
+}
+
 double median(std::vector<double> values)
 {
     if (values.empty()) return 0;

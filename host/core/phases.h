@@ -53,6 +53,25 @@ std::string stepPhasesTableRow(const StepTimes& t, int width);
 /// Per phase (both lists), the median over the steps.
 StepTimes medianStepTimes(const std::vector<StepTimes>& times);
 
+/// Sets the spans of the phases of group g, which ran back to back from `begin` (steadyClockSeconds())
+/// in kPhases order, from their durations in t (the laps of one Stopwatch, so each starts where the
+/// previous one ended).
+/// @param[in,out] t      durations in, spans of group g out
+/// @param[in]     g      the group whose phases ran in sequence
+/// @param[in]     begin  the start of the first of them, on steadyClockSeconds()'s clock
+void chainSpans(PhaseTimes& t, PhaseGroup g, double begin);
+
+/// The earliest start and the latest end of the phases that have spans; empty when none has.
+struct SpanExtent
+{
+    double begin = 0, end = 0;
+    bool empty() const { return end <= 0; }
+};
+SpanExtent spanExtent(const PhaseSpans& spans);
+
+/// Copies the spans of group g's phases from `from` into `to`.
+void copySpans(PhaseSpans& to, const PhaseSpans& from, PhaseGroup g);
+
 /// Median of a set of values (the mean of the two middle ones for an even count; 0 when empty).
 double median(std::vector<double> values);
 

@@ -14,6 +14,7 @@ namespace {
 
 constexpr char kMagic[16]          = "OCTWALK-CKPT-v3";
 constexpr char kMagicV2[16]        = "OCTWALK-CKPT-v2";
+constexpr char kMagicV4[16]        = "OCTWALK-CKPT-v4";
 constexpr char kMagicV1[16]        = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
@@ -146,6 +147,29 @@ void readComoving(io::FileReader& in, CheckpointImage& c)
     c.comoving.assign(text.begin(), text.end());
 }
 
+/// Version 4's pipeline field (checkpoint.h).
+void readPipeline(io::FileReader& in, uint64_t n, CheckpointImage& c)
+{
+    const io::ByteOrder order = io::hostByteOrder();
+    const uint64_t at         = in.offset();
+    PipelineFields& f         = c.pipeline;
+    f.rebuildEvery            = in.read<int64_t>(order, "rebuild_every");
+    f.lastRebuildStep         = in.read<int64_t>(order, "last rebuild step");
+    f.freshInteractions       = in.read<int64_t>(order, "fresh interactions");
+    f.lastInteractions        = in.read<int64_t>(order, "last interactions");
+    f.rebuilds                = in.read<int64_t>(order, "rebuilds");
+    f.adoptStep               = in.read<int64_t>(order, "adopt step");
+    if (f.rebuildEvery < 0 || f.rebuildEvery == 1 || f.adoptStep < -1 || f.lastRebuildStep < 0)
+    {
+        in.fail("rebuild_every", at,
+                "rebuild_every " + std::to_string(f.rebuildEvery) + ", last rebuild " +
+                    std::to_string(f.lastRebuildStep) + ", adopt step " + std::to_string(f.adoptStep) +
+                    " are not a pipeline's state");
+    }
+    f.topologyPos = in.readArray<Vec3d>(n, order, "topology positions");
+    if (f.adoptStep >= 0) f.inFlightPos = in.readArray<Vec3d>(n, order, "in-flight positions");
+}
+
 /// Version 3: one GADGET type (0..5) per body.
 void readTypes(io::FileReader& in, uint64_t n, std::vector<uint8_t>& types)
 {
@@ -175,10 +199,17 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
                          std::to_string(s.vel.size()) + " velocities, " + std::to_string(s.mass.size()) + " masses, " +
                          std::to_string(s.id.size()) + " ids and " + std::to_string(s.type.size()) + " types");
     }
-    const Parameters& p = c.parameters;
+    const Parameters& p     = c.parameters;
+    const PipelineFields& f = c.pipeline;
+    const bool pipelined    = f.rebuildEvery != 1;
+    if (pipelined && (f.topologyPos.size() != size_t(n) || (f.adoptStep >= 0 && f.inFlightPos.size() != size_t(n))))
+    {
+        throw InputError("checkpoint '" + path + "': the pipeline's positions do not have " + std::to_string(n) +
+                         " entries");
+    }
     AtomicFile file(path, Existing::KeepAsPrev);
     HashedWriter out(file);
-    out.write(kMagic, sizeof(kMagic));
+    out.write(pipelined ? kMagicV4 : kMagic, sizeof(kMagic));
     out.put(n);
     out.put(c.step);
     out.put(c.numSteps);
@@ -197,6 +228,14 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
     out.putArray(s.type.empty() ? std::vector<uint8_t>(size_t(n), uint8_t(1)) : s.type); // no types: all halo
     out.put(uint64_t(c.extra.size()));
     out.write(c.extra.data(), c.extra.size());
+    if (pipelined)
+    {
+        for (int64_t v :
+             {f.rebuildEvery, f.lastRebuildStep, f.freshInteractions, f.lastInteractions, f.rebuilds, f.adoptStep})
+            out.put(v);
+        out.putArray(f.topologyPos);
+        if (f.adoptStep >= 0) out.putArray(f.inFlightPos);
+    }
     if (!c.comoving.empty())
     {
         out.put(uint64_t(c.comoving.size()));
@@ -219,7 +258,8 @@ CheckpointImage readCheckpoint(const std::string& path)
     in.read(magic, sizeof(magic), "magic");
     const bool v1 = std::memcmp(magic, kMagicV1, sizeof(kMagicV1)) == 0;
     const bool v2 = std::memcmp(magic, kMagicV2, sizeof(kMagicV2)) == 0;
-    if (!v1 && !v2 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    const bool v4 = std::memcmp(magic, kMagicV4, sizeof(kMagicV4)) == 0;
+    if (!v1 && !v2 && !v4 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
     {
         in.fail("magic", 0, "not an octwalk checkpoint");
     }
@@ -277,6 +317,7 @@ CheckpointImage readCheckpoint(const std::string& path)
     }
     std::vector<char> text = in.readArray<char>(settings, order, "settings");
     c.extra.assign(text.begin(), text.end());
+    if (v4) readPipeline(in, uint64_t(n), c);
     if (!v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
     if (in.remaining() != sizeof(uint64_t))
     {

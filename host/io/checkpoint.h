@@ -14,6 +14,13 @@
 ///     [comoving runs only: uint64 comoving length; char comoving[length]]
 ///     uint64 FNV-1a of everything above
 ///
+/// Version 4 ("OCTWALK-CKPT-v4\0", written by pipelined runs only: --rebuild-every != 1) is version 3
+/// with the pipeline field after the settings (host/sim/pipeline.h: PipelineCheckpoint):
+///
+///     int64 rebuild_every, last_rebuild_step, fresh_interactions, last_interactions, rebuilds, adopt_step
+///     Vec3d topology_pos[N]                    (caller's order: the positions the topology was built from)
+///     [adopt_step >= 0 only: Vec3d in_flight_pos[N]]  (those of the build in flight)
+///
 /// The comoving field (host/sim/simulation.cpp: the scale factor and H0, then the settings of
 /// host/sim/comoving.h as "name=value" lines) is absent from other runs' checkpoints, which therefore
 /// keep their bytes; in a comoving checkpoint vel[] holds the canonical momenta p = a^2 dx/dt.
@@ -31,11 +38,22 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "host/core/params.h"
 #include "host/core/particles.h"
 
 namespace octwalk {
+
+/// The pipelined step's policy state (host/sim/pipeline.h: PipelineCheckpoint, ForceOptions::rebuildEvery).
+struct PipelineFields
+{
+    /// 1: the classic step, no pipeline field in the file.
+    int64_t rebuildEvery    = 1;
+    int64_t lastRebuildStep = 0, freshInteractions = 0, lastInteractions = 0, rebuilds = 0;
+    int64_t adoptStep = -1;
+    std::vector<Vec3d> topologyPos, inFlightPos;
+};
 
 /// What a checkpoint holds.
 struct CheckpointImage
@@ -52,6 +70,8 @@ struct CheckpointImage
     bool direct = false, zeroNetForce = false;
     /// The caller's own settings (e.g. output cadences), stored verbatim.
     std::string extra;
+    /// The pipeline's state (version 4); rebuildEvery 1 otherwise.
+    PipelineFields pipeline;
     /// A comoving run's clock and settings (host/sim/simulation.cpp writes and reads them); empty otherwise.
     std::string comoving;
 };

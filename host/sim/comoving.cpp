@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/integrate.h"
 
 namespace octwalk {
 
@@ -202,17 +203,9 @@ double criterionDlna(const ComovingSettings& s, double hubble0, double a, double
     return std::min(s.maxDlna, hubble0 * hubbleRate(s.cosmology, a) * dt);
 }
 
-double wrapPeriodic(double x, double boxSize)
-{
-    x -= boxSize * std::floor(x / boxSize);
-    // A tiny negative x rounds to boxSize above; the box is half-open.
-    return x < boxSize ? x : x - boxSize;
-}
+double wrapPeriodic(double x, double boxSize) { return wrapCoordinate(x, boxSize); }
 
-Vec3d wrapIntoBox(const Vec3d& x, double boxSize)
-{
-    return {wrapPeriodic(x.x, boxSize), wrapPeriodic(x.y, boxSize), wrapPeriodic(x.z, boxSize)};
-}
+Vec3d wrapIntoBox(const Vec3d& x, double boxSize) { return wrapPosition(x, boxSize); }
 
 void checkInsideBox(const ParticleSet& p, double boxSize)
 {

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 
 #include "common/errors.h"
@@ -13,6 +14,9 @@ namespace octwalk {
 namespace fs = std::filesystem;
 
 namespace {
+
+/// The columns timing.csv appends after the phases (new columns go last: readers index the old ones).
+constexpr const char* kInteractionColumns = "node_interactions_per_body,leaf_interactions_per_body";
 
 /// Drops rows written after the checkpoint's step (a run killed between checkpoints).
 void truncateAfter(const fs::path& path, int64_t step)
@@ -35,18 +39,20 @@ void truncateAfter(const fs::path& path, int64_t step)
 } // namespace
 
 DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& headerComment, bool resume,
-                                   int64_t resumeStep, bool comoving)
+                                   int64_t resumeStep, bool comoving, bool timeline)
     : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv"), timingPath_(dir / "timing.csv"),
-      comoving_(comoving)
+      timelinePath_(dir / "timeline.csv"), comoving_(comoving)
 {
     if (resume)
     {
         truncateAfter(energyPath_, resumeStep);
         truncateAfter(lagrangePath_, resumeStep);
         truncateAfter(timingPath_, resumeStep);
+        if (timeline) truncateAfter(timelinePath_, resumeStep);
     }
     std::error_code ec;
     const bool timingIsNew = !resume || fs::file_size(timingPath_, ec) == 0 || ec;
+    if (timeline) openTimeline(headerComment, !resume || fs::file_size(timelinePath_, ec) == 0 || ec);
     energy_.open(energyPath_, std::ios::app);
     lagrange_.open(lagrangePath_, std::ios::app);
     timing_.open(timingPath_, std::ios::app);
@@ -58,7 +64,9 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
                 << "differ from run to run and after a restart (whose rows continue from the checkpoint's step). "
                 << "Force evaluation phases as in common/phases.h, then the step's own:";
         for (const StepPhaseInfo& p : kStepPhases) timing_ << " " << p.name << " = " << p.help << ";";
-        timing_ << "\nstep," << stepTimesCsvHeader() << "\n";
+        timing_ << " " << kInteractionColumns << " = the step's tree walk: body-node and body-body interactions "
+                << "per body (counts, not seconds; 0 with --direct)";
+        timing_ << "\nstep," << stepTimesCsvHeader() << "," << kInteractionColumns << "\n";
         timing_.flush();
     }
     if (!resume && comoving)
@@ -111,10 +119,28 @@ void DiagnosticsFiles::write(const Simulation& sim)
     lagrange_.flush();
 }
 
-void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t)
+void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats)
 {
-    timing_ << step << ',' << stepTimesCsv(t) << '\n';
+    char counts[64];
+    std::snprintf(counts, sizeof(counts), "%.9g,%.9g", stats.nodesPerBody(), stats.leavesPerBody());
+    timing_ << step << ',' << stepTimesCsv(t) << ',' << counts << '\n';
     timing_.flush();
+}
+
+void DiagnosticsFiles::openTimeline(const std::string& headerComment, bool isNew)
+{
+    timeline_.open(timelinePath_, std::ios::app);
+    if (!timeline_) throw FormatError("cannot open '" + timelinePath_.string() + "'");
+    if (!isNew) return;
+    timeline_ << headerComment << timelineCsvComment() << timelineCsvHeader() << "\n";
+    timeline_.flush();
+}
+
+void DiagnosticsFiles::writeTimeline(const std::vector<TimelineInterval>& intervals)
+{
+    if (!timeline_.is_open()) return;
+    for (const TimelineInterval& i : intervals) timeline_ << timelineCsvRow(i) << '\n';
+    timeline_.flush();
 }
 
 } // namespace octwalk

@@ -1,13 +1,15 @@
 #pragma once
 /// @file diagnostics_files.h
 /// energy.csv and lagrange.csv of a run: one row per diagnostics step; timing.csv: one row per step
-/// (the measured phase times). All kept consistent with the checkpoint on restart.
+/// (the measured phase times and the walk's interactions per body); timeline.csv when asked for: one row
+/// per recorded interval (host/core/timeline.h). All kept consistent with the checkpoint on restart.
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "host/core/timeline.h"
 #include "host/sim/simulation.h"
 
 namespace octwalk {
@@ -25,18 +27,27 @@ public:
     /// @param[in] comoving       a comoving run: energy.csv has a, z, the step in ln a, the peculiar kinetic
     ///                           and potential energies and momentum; lagrange.csv only its header (a
     ///                           periodic box has no centre to measure radii from)
+    /// @param[in] timeline       also open (append to) dir/timeline.csv, with its header when new (rows
+    ///                           after resumeStep dropped on a resume)
     DiagnosticsFiles(const std::filesystem::path& dir, const std::string& headerComment, bool resume,
-                     int64_t resumeStep, bool comoving = false);
+                     int64_t resumeStep, bool comoving = false, bool timeline = false);
 
     /// One row of each file for the current step of sim, flushed.
     void write(const Simulation& sim);
 
-    /// One row of timing.csv (step, then stepTimesCsv), flushed.
-    void writeTiming(int64_t step, const StepTimes& t);
+    /// One row of timing.csv (step, stepTimesCsv, then the walk's node and leaf interactions per body
+    /// from stats), flushed.
+    void writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats);
+
+    /// One row of timeline.csv per interval, flushed; nothing when the file was not asked for.
+    void writeTimeline(const std::vector<TimelineInterval>& intervals);
 
 private:
-    std::filesystem::path energyPath_, lagrangePath_, timingPath_;
-    std::ofstream energy_, lagrange_, timing_;
+    /// Opens timeline.csv for appending, with its header when isNew.
+    void openTimeline(const std::string& headerComment, bool isNew);
+
+    std::filesystem::path energyPath_, lagrangePath_, timingPath_, timelinePath_;
+    std::ofstream energy_, lagrange_, timing_, timeline_;
     bool comoving_;
 };
 

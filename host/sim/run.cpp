@@ -141,7 +141,8 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
       << ",\n  \"units\": " << jsonString(unitsText(sim)) << ",\n  \"initial_conditions\": " << source
       << ",\n  \"parameters\": " << toJson(sim.parameters())
       << ",\n  \"forces\": " << jsonString(sim.direct() ? "direct" : "tree")
-      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false");
+      << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false")
+      << ",\n  \"rebuild_every\": " << sim.forceOptions().rebuildEvery;
     if (sim.comoving())
     {
         j << ",\n  \"integrator\": \"comoving kick-drift-kick leapfrog in the scale factor (GADGET-2 drift and kick "
@@ -174,20 +175,43 @@ void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettin
     writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, sim.state(), meta, true);
 }
 
+void recordStepIntervals(Timeline& timeline, const Simulation& sim, double stepBegin, double stepEnd)
+{
+    if (!timeline.enabled()) return;
+    const int64_t step    = sim.stepIndex();
+    const PhaseTimes& f   = sim.lastStepTimes().forces;
+    const SpanExtent full = spanExtent(f.spans);
+    // Spans outside this step would be an earlier evaluation's: the step then shows as one interval.
+    if (full.empty() || full.begin < stepBegin || full.end > stepEnd)
+    {
+        timeline.recordSteady(step, "host", "step", stepBegin, stepEnd);
+        return;
+    }
+    recordForcePhases(timeline, step, f, sim.solver().activeBackend() == Backend::Gpu ? "device" : "host-walk");
+    timeline.recordSteady(step, "host", "kick_drift", stepBegin, full.begin);
+    timeline.recordSteady(step, "host", "reorder_kick", full.end, stepEnd);
+}
+
 std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagnostics)
 {
     std::vector<StepTimes> times;
+    Timeline& timeline = processTimeline();
     for (int64_t k = 0; k < steps && !sim.done(); ++k)
     {
         Stopwatch stepClock;
+        const double stepBegin = steadyClockSeconds();
         sim.step();
+        const double stepEnd = steadyClockSeconds();
+        recordStepIntervals(timeline, sim, stepBegin, stepEnd);
         StepTimes t = sim.lastStepTimes();
         if (withDiagnostics)
         {
             Stopwatch clock;
-            Diagnostics d             = sim.diagnostics();
-            std::vector<double> radii = lagrangianRadii(sim.state(), lagrangeFractions());
-            t[StepPhase::Diagnostics] = clock.lap();
+            const double diagnosticsBegin = steadyClockSeconds();
+            Diagnostics d                 = sim.diagnostics();
+            std::vector<double> radii     = lagrangianRadii(sim.state(), lagrangeFractions());
+            t[StepPhase::Diagnostics]     = clock.lap();
+            timeline.recordSteady(sim.stepIndex(), "host", "diagnostics", diagnosticsBegin, steadyClockSeconds());
             (void)d;
         }
         t[StepPhase::StepWall] = stepClock.lap();
@@ -244,7 +268,9 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
         sim.comoving() ? unitsText(sim) : "N-body, G = " + std::to_string(sim.parameters().gravitational_constant);
     std::string comment = "# " + versionHeader() + "; units " + units + "; parameters " + toJson(sim.parameters()) +
                           (sim.comoving() ? "; comoving " + comovingJson(*sim.comoving()) : std::string()) + "\n";
-    DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value());
+    TimelineSession timelineSession(control.timeline);
+    Timeline& timeline = processTimeline();
+    DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value(), control.timeline);
     RunOutcome outcome;
     outcome.checkpoint = dir / "checkpoint.bin";
     if (!resume)
@@ -255,12 +281,15 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
     while (!sim.done())
     {
         Stopwatch stepClock;
+        const double stepBegin = steadyClockSeconds();
         sim.step();
-        StepTimes t = sim.lastStepTimes();
+        const double stepEnd = steadyClockSeconds();
+        StepTimes t          = sim.lastStepTimes();
         Stopwatch clock;
         int64_t k = sim.stepIndex();
         if (k % rs.energyEvery == 0 || sim.done()) diag.write(sim);
-        t[StepPhase::Diagnostics] = clock.lap();
+        t[StepPhase::Diagnostics]   = clock.lap();
+        const double diagnosticsEnd = steadyClockSeconds();
         if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || sim.done() || sim.atOutputTime())
         {
             writeSnapshotAt(dir, sim, rs);
@@ -271,7 +300,14 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
         }
         t[StepPhase::Io]       = clock.lap();
         t[StepPhase::StepWall] = stepClock.lap();
-        diag.writeTiming(k, t);
+        if (timeline.enabled())
+        {
+            recordStepIntervals(timeline, sim, stepBegin, stepEnd);
+            timeline.recordSteady(k, "host", "diagnostics", stepEnd, diagnosticsEnd);
+            timeline.recordSteady(k, "host", "io", diagnosticsEnd, steadyClockSeconds());
+            diag.writeTimeline(timeline.take());
+        }
+        diag.writeTiming(k, t, sim.solver().stats());
         outcome.timing.add(t);
         if (control.afterStep) control.afterStep(sim, outcome.timing);
         int stop = control.stopRequested ? control.stopRequested() : 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "host/core/timeline.h"
 #include "host/sim/simulation.h"
 
 namespace octwalk {
@@ -83,7 +84,16 @@ struct RestartPoint
 /// Takes `steps` steps of sim (fewer when it reaches its end) writing nothing, and returns their times:
 /// the force evaluation's phases, integration and the step's wall time, and the diagnostics (energy
 /// sums and Lagrangian radii, as a run's rows need) only when withDiagnostics. For `octwalk profile --steps`.
+/// Each step's intervals also go to processTimeline() when it is on (recordStepIntervals).
 std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagnostics);
+
+/// Records the intervals of the step sim has just taken (sim.step() from stepBegin to stepEnd, on
+/// steadyClockSeconds()'s clock) into timeline when it is on: the force evaluation's phases
+/// (recordForcePhases: lane "host-build", and "device" on the GPU backend or "host-walk" on the CPU), and
+/// on lane "host" the rest of sim.step(): "kick_drift" up to the evaluation's first phase and
+/// "reorder_kick" after its last (one interval "step" when the evaluation has no phase spans, as with
+/// direct summation).
+void recordStepIntervals(Timeline& timeline, const Simulation& sim, double stepBegin, double stepEnd);
 
 /// Finds the newest valid checkpoint of a run for a restart: `where` is the run directory (its
 /// checkpoint.bin) or a checkpoint file; that file, else file + ".prev" when the file is missing or
@@ -101,6 +111,8 @@ struct RunControl
     /// Polled after every step; a non-zero value (e.g. a signal number) writes a checkpoint and
     /// stops the run. May be empty.
     std::function<int()> stopRequested;
+    /// Record what ran when (processTimeline(), on for the run) and write it to dir/timeline.csv.
+    bool timeline = false;
 };
 
 struct RunOutcome

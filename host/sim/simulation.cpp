@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/errors.h"
+#include "common/integrate.h"
 #include "host/core/mass_weighted.h"
 #include "host/core/parallel.h"
 #include "host/core/timer.h"
@@ -55,9 +56,6 @@ void checkStepCount(double steps)
 {
     if (steps > kMaxSteps) throw ParameterError("t_end / timestep needs more than 1e12 steps");
 }
-
-/// Whether a body's position and velocity are finite after a step.
-bool finiteBody(const Vec3d& x, const Vec3d& v) { return std::isfinite(x.x + x.y + x.z + v.x + v.y + v.z); }
 
 } // namespace
 
@@ -150,6 +148,22 @@ Simulation::Simulation(ParticleSet initial, const Parameters& p, const ComovingS
     : Simulation(std::move(initial), p, StepPlan{}, forces, comovingStart(initial, p, settings))
 {}
 
+namespace {
+
+/// The pipelined step for forces.rebuildEvery != 1 on the solver's backend; ParameterError for what it
+/// does not support (host/sim/pipeline.h).
+std::unique_ptr<Pipeline> makePipeline(const Parameters& p, const ForceOptions& forces, bool comoving)
+{
+    const std::string option = "option --rebuild-every = " + std::to_string(forces.rebuildEvery);
+    if (comoving) throw ParameterError(option + ": comoving runs keep the classic per-step build (--rebuild-every 1)");
+    if (forces.direct) throw ParameterError(option + " does not apply to direct summation (--rebuild-every 1)");
+    if (forces.zeroNetForce) throw ParameterError(option + " does not support zero_net_force (--rebuild-every 1)");
+    const PipelineDevice device = resolveBackend(p.backend) == Backend::Gpu ? PipelineDevice::Gpu : PipelineDevice::Cpu;
+    return std::make_unique<Pipeline>(p, forces.rebuildEvery, device);
+}
+
+} // namespace
+
 // initial is a reference here so that comovingStart above reads it before anything moves it.
 Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
                        std::optional<Comoving> comoving)
@@ -199,7 +213,13 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
         if (params_.box_size > 0) checkInsideBox(state_, params_.box_size);
         state_.boxSize = params_.box_size;
     }
+    if (forces_.rebuildEvery != 1) pipeline_ = makePipeline(params_, forces_, comoving_.has_value());
     computeForces();
+    if (pipeline_)
+    {
+        pipeline_->start(state_.pos.data(), state_.vel.data(), state_.mass.data(), state_.id.data(),
+                         callerIndex_.data(), state_.size(), step_);
+    }
     initialEnergy_ = diagnostics().total;
     if (comoving_)
     {
@@ -304,7 +324,8 @@ const ParticleSet& Simulation::state() const
     callerState_.time      = state_.time;
     callerState_.boxSize   = state_.boxSize;
     callerState_.cosmology = state_.cosmology;
-    callerStateValid_      = true;
+    if (pipeline_) pipeline_->copyState(callerState_.pos.data(), callerState_.vel.data());
+    callerStateValid_ = true;
     return callerState_;
 }
 
@@ -392,11 +413,28 @@ void Simulation::comovingStep()
     lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
 }
 
+void Simulation::pipelineStep()
+{
+    lastStepTimes_    = StepTimes{};
+    callerStateValid_ = false;
+    Stopwatch clock;
+    pipeline_->step(plan_.h);
+    lastStepTimes_.forces                = pipeline_->lastStep().times;
+    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
+    ++step_;
+    state_.time = time();
+}
+
 void Simulation::step()
 {
     if (comoving_)
     {
         comovingStep();
+        return;
+    }
+    if (pipeline_)
+    {
+        pipelineStep();
         return;
     }
     double h          = plan_.h;
@@ -411,10 +449,8 @@ void Simulation::step()
 #pragma omp parallel for schedule(static) reduction(max : outOfRange)
     for (int64_t i = 0; i < n; ++i)
     {
-        state_.vel[i] += (0.5 * h) * acc_[i];
-        state_.pos[i] += h * state_.vel[i];
-        // A periodic run keeps its bodies in [0, L): the solver refuses any outside.
-        if (box > 0) state_.pos[i] = wrapIntoBox(state_.pos[i], box);
+        kickVelocity(state_.vel[i], acc_[i], 0.5 * h);
+        driftPosition(state_.pos[i], state_.vel[i], h, box);
         outOfRange = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
     positionsChecked_  = outOfRange == 0;
@@ -426,7 +462,7 @@ void Simulation::step()
 #pragma omp parallel for schedule(static) reduction(max : notFinite)
     for (int64_t i = 0; i < n; ++i)
     {
-        state_.vel[i] += (0.5 * h) * acc_[i];
+        kickVelocity(state_.vel[i], acc_[i], 0.5 * h);
         notFinite = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
     }
     ++step_;
@@ -467,55 +503,23 @@ void Simulation::extendTo(double tEnd)
     plan_.numSteps = int64_t(whole);
 }
 
-namespace {
-
-/// The sums behind the diagnostics, added in fixed blocks (host/core/parallel.h) so they are the
-/// same for any thread count.
-struct DiagnosticSums
-{
-    double mass = 0, kinetic = 0, potential = 0;
-    Vec3d comPos{0, 0, 0}, momentum{0, 0, 0}, angularMomentum{0, 0, 0};
-
-    DiagnosticSums& operator+=(const DiagnosticSums& o)
-    {
-        mass += o.mass;
-        kinetic += o.kinetic;
-        potential += o.potential;
-        comPos += o.comPos;
-        momentum += o.momentum;
-        angularMomentum += o.angularMomentum;
-        return *this;
-    }
-};
-
-} // namespace
-
 Diagnostics Simulation::diagnostics() const
 {
     Diagnostics d;
     d.time = time();
     // Summed in the caller's order: the same bits whatever order the state is in.
     const std::vector<int32_t>& slot = slots();
-    const DiagnosticSums s           = deterministicSum<DiagnosticSums>(state_.size(), [this, &slot](int64_t c) {
-        const int32_t i = slot[c];
-        DiagnosticSums b;
-        double mi         = state_.mass[i];
-        const Vec3d& x    = state_.pos[i];
-        const Vec3d& v    = state_.vel[i];
-        b.mass            = mi;
-        b.kinetic         = 0.5 * mi * dot(v, v);
-        b.potential       = 0.5 * mi * pot_[i];
-        b.comPos          = mi * x;
-        b.momentum        = mi * v;
-        b.angularMomentum = mi * Vec3d{x.y * v.z - x.z * v.y, x.z * v.x - x.x * v.z, x.x * v.y - x.y * v.x};
-        return b;
-    });
-    const double m                   = s.mass;
-    d.kinetic                        = s.kinetic;
-    d.potential                      = s.potential;
-    d.comPos                         = s.comPos;
-    d.momentum                       = s.momentum;
-    d.angularMomentum                = s.angularMomentum;
+    const DiagnosticSums s =
+        pipeline_ ? pipeline_->diagnosticSums() : deterministicSum<DiagnosticSums>(state_.size(), [&](int64_t c) {
+            const int32_t i = slot[c];
+            return diagnosticTerms(state_.mass[i], state_.pos[i], state_.vel[i], pot_[i]);
+        });
+    const double m    = s.mass;
+    d.kinetic         = s.kinetic;
+    d.potential       = s.potential;
+    d.comPos          = s.comPos;
+    d.momentum        = s.momentum;
+    d.angularMomentum = s.angularMomentum;
     if (m > 0)
     {
         d.comPos = (1 / m) * d.comPos;
@@ -583,6 +587,7 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     c.direct        = forces_.direct;
     c.zeroNetForce  = forces_.zeroNetForce;
     c.extra         = extra;
+    if (pipeline_) c.pipeline = pipeline_->checkpoint();
     if (comoving_)
     {
         // The integrated state is p, not p / a: a restart continues from the same bits.
@@ -610,7 +615,9 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
         momentum = c.state.vel;
         for (Vec3d& v : c.state.vel) v = (1 / comoving->a) * v;
     }
-    Simulation sim(std::move(c.state), c.parameters, plan, ForceOptions{c.direct, c.zeroNetForce}, std::move(comoving));
+    ForceOptions forces{c.direct, c.zeroNetForce};
+    forces.rebuildEvery = c.pipeline.rebuildEvery;
+    Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving));
     if (sim.comoving_)
     {
         for (size_t k = 0; k < momentum.size(); ++k) sim.momentum_[k] = momentum[sim.callerIndex_[k]];
@@ -619,6 +626,13 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     }
     sim.step_          = c.step;
     sim.initialEnergy_ = c.initialEnergy;
+    if (sim.pipeline_)
+    {
+        // The topologies of the interrupted run, not a fresh one: the same forces, the same rebuilds.
+        const ParticleSet& s = sim.state_;
+        sim.pipeline_->restore(s.pos.data(), s.vel.data(), s.mass.data(), s.id.data(), sim.callerIndex_.data(),
+                               s.size(), c.step, c.pipeline);
+    }
     if (extra) *extra = std::move(c.extra);
     return sim;
 }

@@ -13,6 +13,7 @@
 /// plus the steps left at that step (exact with a fixed --dlna, an estimate with the criterion).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "host/core/particles.h"
 #include "host/core/params.h"
 #include "host/sim/comoving.h"
+#include "host/sim/pipeline.h"
 #include "host/solver/solver.h"
 
 namespace octwalk {
@@ -63,6 +65,12 @@ struct ForceOptions
     /// momentum is conserved to round-off. Off by default: a tree's forces are not pairwise
     /// symmetric, and the resulting centre-of-mass drift is an honest measure of its error.
     bool zeroNetForce = false;
+    /// Steps between host tree builds (`--rebuild-every`): 1 (default) is the classic step, a fresh host
+    /// tree every step; K >= 2 the pipelined step of host/sim/pipeline.h with a topology adopted every K
+    /// steps and refitted in between; 0 the same with automatic rebuilds (when the interaction count has
+    /// grown by kRebuildGrowth). The pipelined step needs an isolated Newtonian tree run (not comoving,
+    /// periodic, direct, zero_net_force or the relative MAC: ParameterError).
+    int64_t rebuildEvery = 1;
 };
 
 /// Largest velocity component accepted at setup (N-body units), as large as the coordinate limit
@@ -127,6 +135,8 @@ public:
     const ForceOptions& forceOptions() const { return forces_; }
     Diagnostics diagnostics() const;
     const GravitySolver& solver() const { return solver_; }
+    /// The pipelined step (rebuildEvery != 1), else null.
+    const Pipeline* pipeline() const { return pipeline_.get(); }
 
     /// Writes a checkpoint (host/io/checkpoint.h) through an AtomicFile; an existing checkpoint
     /// becomes path + ".prev" once the new one is complete and synced.
@@ -147,6 +157,8 @@ private:
     /// Slot in state_ of every caller's index (the inverse of callerIndex_), rebuilt when stale.
     const std::vector<int32_t>& slots() const;
     void comovingStep();
+    /// The step of a run with a pipeline (host/sim/pipeline.h).
+    void pipelineStep();
     /// The step limit in ln a at the current state: --dlna, or the criterion on the current forces.
     double comovingStepLimit() const;
     /// plan_ of a comoving run from its state (see the class comment).
@@ -181,6 +193,9 @@ private:
     std::optional<Comoving> comoving_;
     /// Canonical momenta p = a^2 dx/dt of a comoving run (the integrated state; state_.vel = p / a).
     std::vector<Vec3d> momentum_;
+    /// The pipelined step's state and policy when forces_.rebuildEvery != 1: the state lives there, and
+    /// state_'s positions and velocities are stale (state() and diagnostics() read the pipeline).
+    std::unique_ptr<Pipeline> pipeline_;
     /// 2K + W at the current a (comoving runs), the Layzer-Irvine integrand.
     double layzerIrvineRate_ = 0;
 };

@@ -12,6 +12,7 @@
 #include "host/reference/ewald_table.h"
 #include "common/errors.h"
 #include "host/core/parallel.h"
+#include "host/core/phases.h"
 #include "host/core/timer.h"
 #include "host/cpu/forces_cpu.h"
 
@@ -253,6 +254,7 @@ void GravitySolver::buildTree()
     if (bodies_.n == 0) throw InputError("no bodies set: call setBodies before evaluating forces");
     const BodySpan& bodies = bodies_;
     PhaseTimes& t          = times_;
+    const double begin     = steadyClockSeconds();
     Stopwatch clock;
     sortBodies(bodies, tree_, params_.box_size);
     t[Phase::Sort] = clock.lap();
@@ -266,6 +268,7 @@ void GravitySolver::buildTree()
     packed_.periodic  = periodicView(params_.box_size);
     t[Phase::Packing] = clock.lap();
     treeValid_        = true;
+    chainSpans(t, PhaseGroup::Host, begin);
 
     stats_.numGroups   = int64_t(packed_.groupRange.size());
     stats_.numInternal = packed_.numInternal;
@@ -280,6 +283,7 @@ InteractionTotals GravitySolver::evaluateCpu(const TargetView& targets)
     TreeView tree         = packed_.treeView();
     GroupView groups      = currentGroups_;
     int32_t overflowGroup = 0;
+    const double begin    = steadyClockSeconds();
     Stopwatch clock;
     counts_.resize(groups.numGroups);
     countInteractionsCpu(tree, groups, counts_.view(), &overflowGroup);
@@ -301,6 +305,7 @@ InteractionTotals GravitySolver::evaluateCpu(const TargetView& targets)
     t[Phase::BodyNode] = clock.lap();
     bodyLeafForcesCpu(tree, groups, lists, packed_.bodyView(), targets, eps2, cpuNodeAcc_.data(), cpuOut_.data());
     t[Phase::BodyLeaf] = clock.lap();
+    chainSpans(t, PhaseGroup::Walk, begin);
     return interactionTotals(groups, counts_.view());
 }
 
@@ -313,6 +318,7 @@ InteractionTotals GravitySolver::evaluateGpu(const TargetView& targets)
     {
         if (kPhases[k].group == PhaseGroup::Walk) times_.seconds[k] = result.times.seconds[k];
     }
+    copySpans(times_.spans, result.times.spans, PhaseGroup::Walk);
     return {result.nodeInteractions, result.leafInteractions};
 }
 

@@ -1,13 +1,14 @@
 #pragma once
 /// @file octree.h
-/// The host octree: Morton keys, body order, the cells (built level by level from the sorted
-/// keys, so the cell list comes out breadth-first), their multipoles in double and the groups.
+/// The host octree: Morton keys, body order, the cells (built by subtrees from the sorted keys and
+/// numbered breadth-first), their multipoles in double and the groups.
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
 #include "common/gravity.h"
+#include "common/integrate.h" // kMaxCoordinate, positionInRange
 #include "common/sfc.h"
 #include "common/vec.h"
 #include "host/tree/bounds.h"
@@ -30,10 +31,6 @@ struct BodySpan
     int64_t nameOf(int64_t k) const { return rank ? rank[k] : k; }
 };
 
-/// Largest coordinate magnitude accepted: squared distances, quadrupole terms and tree keys
-/// stay finite and meaningful in float beyond any astrophysical set-up in N-body units.
-constexpr double kMaxCoordinate = 1e15;
-
 /// Most bodies accepted (2^30 - 1): the packed tree indexes bodies and cells with 32-bit integers.
 /// validateBodies applies it; the command line checks --n against it before any work.
 constexpr int64_t kMaxBodies = INT32_MAX / 2;
@@ -41,13 +38,6 @@ constexpr int64_t kMaxBodies = INT32_MAX / 2;
 /// Throws InputError naming the first bad body (the smallest BodySpan::nameOf): non-finite or too
 /// large position, non-finite or negative mass; and for fewer than 2 bodies.
 void validateBodies(const BodySpan& bodies);
-
-/// Whether a position passes validateBodies (every coordinate finite and within kMaxCoordinate).
-inline bool positionInRange(const Vec3d& x)
-{
-    auto ok = [](double c) { return c >= -kMaxCoordinate && c <= kMaxCoordinate; };
-    return ok(x.x) && ok(x.y) && ok(x.z);
-}
 
 struct OctreeCells
 {
@@ -81,15 +71,13 @@ struct SortRange
 /// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
 struct BuildScratch
 {
-    std::vector<uint64_t> keys;                 ///< radix sort ping-pong buffer
-    std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
-    std::vector<int64_t> histograms;            ///< per thread, per digit value
-    std::vector<uint64_t> digitLo, digitHi;     ///< per thread, per digit value: smallest, largest key
-    std::vector<SortRange> large, small;        ///< runs still to split in parallel; runs sorted by one thread
-    std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
-    std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
-    std::vector<int32_t> numChildren;           ///< children per cell of one level, then their offsets
-    std::vector<int32_t> levelFirst;            ///< first cell of every level, then the cell count
+    std::vector<uint64_t> keys;          ///< radix sort ping-pong buffer
+    std::vector<int32_t> order;          ///< radix sort ping-pong buffer
+    std::vector<int64_t> histograms;     ///< per thread, per digit value
+    std::vector<int64_t> bucketTotals;   ///< per digit value, then one per thread
+    std::vector<SortRange> large, small; ///< runs still to split in parallel; runs sorted by one thread
+    std::vector<Box<Vec3d>> boxes;       ///< per thread: bounding box of a chunk
+    std::vector<int32_t> levelFirst;     ///< first cell of every level, then the cell count
 };
 
 /// Tree levels 0 to kMaxTreeLevel.

@@ -180,6 +180,8 @@ TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
     std::vector<std::string> names{"step"};
     for (const octwalk::PhaseInfo& p : octwalk::kPhases) names.push_back(p.name);
     for (const octwalk::StepPhaseInfo& p : octwalk::kStepPhases) names.push_back(p.name);
+    const size_t stepWall = names.size() - 1;
+    names.insert(names.end(), {"node_interactions_per_body", "leaf_interactions_per_body"});
     std::string expected;
     for (const std::string& n : names) expected += (expected.empty() ? "" : ",") + n;
     EXPECT_EQ(header, expected);
@@ -188,7 +190,8 @@ TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
         ASSERT_EQ(rows[k].size(), names.size()) << "row " << k;
         EXPECT_EQ(rows[k][0], std::to_string(k + 1));
         for (size_t c = 1; c < rows[k].size(); ++c) EXPECT_GE(std::stod(rows[k][c]), 0.0) << names[c];
-        EXPECT_GT(std::stod(rows[k].back()), 0.0) << "the step's wall time";
+        EXPECT_GT(std::stod(rows[k][stepWall]), 0.0) << "the step's wall time";
+        EXPECT_GT(std::stod(rows[k].back()), 0.0) << "leaf interactions per body";
     }
 
     std::string json = slurp(base / "run" / "run.json");

@@ -1,8 +1,8 @@
 // directGpu (through GpuSolver::direct) against its CPU twin directCpu where the device splits the
 // source range over warps (few targets), where it does not, at the edges of the split (one target,
 // more targets than bodies), on the range-safe path (eps2 = 0, a mass beyond softenedMassLimit), and
-// repeat runs bit for bit. Every test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a
-// failure (GPU CI).
+// repeat runs bit for bit; each kernel variant (DirectKernelConfig) the same way. Every test skips
+// without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure (GPU CI).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,12 +69,12 @@ std::vector<int32_t> randomTargets(int32_t numTargets, int32_t n, uint64_t seed)
 }
 
 std::vector<F4> onDevice(const std::vector<F4>& bodies, const std::vector<int32_t>& targets, float eps2,
-                         bool doubleAccumulate)
+                         bool doubleAccumulate, const DirectKernelConfig& config = {})
 {
     GpuSolver device;
     std::vector<F4> out;
     double seconds = -1;
-    device.direct({bodies.data(), int32_t(bodies.size())}, targets, eps2, doubleAccumulate, out, seconds);
+    device.direct({bodies.data(), int32_t(bodies.size())}, targets, eps2, doubleAccumulate, out, seconds, config);
     EXPECT_GE(seconds, 0.0);
     return out;
 }
@@ -197,6 +197,112 @@ TEST_F(GpuDirectSplit, RepeatedCallsAreBitIdentical)
             EXPECT_TRUE(bitIdentical(first, second));
         }
     }
+}
+
+/// Each variant of directTuningVariants against the CPU twin on the cases above that change its launch
+/// shape (one target, few, many, more targets than bodies; the range-safe paths), and bit for bit on
+/// repeats. The host sums are computed once per case.
+class GpuDirectVariant : public ::testing::TestWithParam<DirectKernelConfig>
+{
+protected:
+    void SetUp() override { requireGpu(); }
+
+    struct Case
+    {
+        std::vector<F4> bodies;
+        std::vector<int32_t> targets;
+        float eps2;
+        std::vector<F4> host[2]; ///< float, double accumulation
+    };
+
+    static const std::vector<Case>& cases()
+    {
+        static const std::vector<Case> all = [] {
+            std::vector<Case> c;
+            auto add = [&c](std::vector<F4> bodies, std::vector<int32_t> targets, float eps2) {
+                Case k{std::move(bodies), std::move(targets), eps2, {}};
+                for (int d = 0; d < 2; ++d) k.host[d] = onHost(k.bodies, k.targets, k.eps2, d == 1);
+                c.push_back(std::move(k));
+            };
+            add(uniformBodies(30001, kSeed), {30000}, kEps2);
+            add(uniformBodies(50000, kSeed), randomTargets(100, 50000, kSeed + 1), kEps2);
+            std::vector<int32_t> all(12000);
+            for (size_t i = 0; i < all.size(); ++i) all[i] = int32_t(i);
+            add(uniformBodies(12000, kSeed), all, kEps2);
+            add(uniformBodies(37, kSeed), randomTargets(1000, 37, kSeed + 2), kEps2);
+            add(uniformBodies(5000, kSeed), randomTargets(200, 5000, kSeed + 3), 0.0f);
+            std::vector<F4> heavy = uniformBodies(3000, kSeed);
+            heavy[1234].w         = 1e33f;
+            heavy[1235]           = {heavy[1234].x + 1e-4f, heavy[1234].y, heavy[1234].z, heavy[1235].w};
+            add(heavy, {1235, 1234, 0, 2999}, kEps2);
+            return c;
+        }();
+        return all;
+    }
+};
+
+TEST_P(GpuDirectVariant, MatchesCpuTwin)
+{
+    for (const Case& c : cases())
+    {
+        for (bool doubleAccumulate : {false, true})
+        {
+            SCOPED_TRACE(std::to_string(c.bodies.size()) + " bodies, " + std::to_string(c.targets.size()) +
+                         " targets, eps2 " + std::to_string(c.eps2) + (doubleAccumulate ? ", double" : ", float"));
+            std::vector<F4> device      = onDevice(c.bodies, c.targets, c.eps2, doubleAccumulate, GetParam());
+            const std::vector<F4>& host = c.host[doubleAccumulate ? 1 : 0];
+            if (doubleAccumulate) expectTwins(device, host, kTwinDouble, kTwinDouble);
+            else expectTwins(device, host, kTwinMedian, kTwinMax);
+        }
+    }
+}
+
+TEST_P(GpuDirectVariant, RepeatedCallsAreBitIdentical)
+{
+    std::vector<F4> bodies = uniformBodies(1 << 17, kSeed);
+    for (int32_t numTargets : {64, 1 << 14})
+    {
+        std::vector<int32_t> targets = randomTargets(numTargets, 1 << 17, kSeed + 4);
+        for (bool doubleAccumulate : {false, true})
+        {
+            SCOPED_TRACE(std::to_string(numTargets) + (doubleAccumulate ? " targets, double" : " targets, float"));
+            std::vector<F4> first  = onDevice(bodies, targets, kEps2, doubleAccumulate, GetParam());
+            std::vector<F4> second = onDevice(bodies, targets, kEps2, doubleAccumulate, GetParam());
+            EXPECT_TRUE(bitIdentical(first, second));
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GpuDirectVariant, ::testing::ValuesIn(directTuningVariants()),
+                         [](const ::testing::TestParamInfo<DirectKernelConfig>& info) {
+                             return directVariantName(info.param);
+                         });
+
+/// The batched reduction adds the same partial sums in the same order: the same bits as the plain
+/// one, for both splits, where a lane has more than one batch of slices (64 targets, 2^17 sources).
+TEST_F(GpuDirectSplit, BatchedReduceIsBitIdenticalToPlain)
+{
+    std::vector<F4> bodies       = uniformBodies(1 << 17, kSeed);
+    std::vector<int32_t> targets = randomTargets(64, 1 << 17, kSeed + 6);
+    for (DirectSplit split : {DirectSplit::OneWave, DirectSplit::Balanced})
+    {
+        for (bool doubleAccumulate : {false, true})
+        {
+            DirectKernelConfig plain{4, 64, split, false};
+            DirectKernelConfig batched{4, 64, split, true};
+            SCOPED_TRACE(directVariantName(plain) + (doubleAccumulate ? ", double" : ", float"));
+            EXPECT_TRUE(bitIdentical(onDevice(bodies, targets, kEps2, doubleAccumulate, plain),
+                                     onDevice(bodies, targets, kEps2, doubleAccumulate, batched)));
+        }
+    }
+}
+
+TEST(DirectKernelConfigTest, RejectsVariantsThatAreNotBuilt)
+{
+    EXPECT_THROW(checkDirectConfig({3, 64, DirectSplit::OneWave, false}), ParameterError);
+    EXPECT_THROW(checkDirectConfig({4, 96, DirectSplit::OneWave, false}), ParameterError);
+    for (const DirectKernelConfig& c : directTuningVariants())
+        EXPECT_NO_THROW(checkDirectConfig(c)) << directVariantName(c);
 }
 
 } // namespace

@@ -1,0 +1,112 @@
+#pragma once
+/// @file integrate.h
+/// The leapfrog's per-body arithmetic, once for the host state (host/sim/simulation.cpp) and the
+/// device-resident state (device/resident_gpu.cu and its CPU twin host/cpu/resident_cpu.cpp): the
+/// half kick, the drift with the periodic wrap, the range and finiteness checks of a drifted body,
+/// the solver's G applied to a float result, and the per-body terms of the diagnostics. Each is the
+/// same sequence of double operations on both sides; the device file is compiled without fused
+/// multiply-adds (-fmad=false), so the results agree bit for bit.
+
+#include <cstdint>
+
+#include "common/hostdevice.h"
+#include "common/vec.h"
+
+namespace octwalk {
+
+/// Largest coordinate magnitude accepted: squared distances, quadrupole terms and tree keys
+/// stay finite and meaningful in float beyond any astrophysical set-up in N-body units.
+constexpr double kMaxCoordinate = 1e15;
+
+/// Whether a position passes validateBodies (every coordinate finite and within kMaxCoordinate;
+/// NaN fails both comparisons).
+HOST_DEVICE inline bool positionInRange(const Vec3d& x)
+{
+    return x.x >= -kMaxCoordinate && x.x <= kMaxCoordinate && x.y >= -kMaxCoordinate && x.y <= kMaxCoordinate &&
+           x.z >= -kMaxCoordinate && x.z <= kMaxCoordinate;
+}
+
+HOST_DEVICE inline bool finiteValue(double x)
+{
+#ifdef __CUDA_ARCH__
+    return isfinite(x);
+#else
+    return std::isfinite(x);
+#endif
+}
+
+/// Whether a body's position and velocity are finite after a step.
+HOST_DEVICE inline bool finiteBody(const Vec3d& x, const Vec3d& v)
+{
+    return finiteValue(x.x + x.y + x.z + v.x + v.y + v.z);
+}
+
+/// x wrapped into [0, boxSize).
+HOST_DEVICE inline double wrapCoordinate(double x, double boxSize)
+{
+    x -= boxSize * floor(x / boxSize);
+    // A tiny negative x rounds to boxSize above; the box is half-open.
+    return x < boxSize ? x : x - boxSize;
+}
+
+/// Each coordinate of x wrapped into [0, boxSize).
+HOST_DEVICE inline Vec3d wrapPosition(const Vec3d& x, double boxSize)
+{
+    return {wrapCoordinate(x.x, boxSize), wrapCoordinate(x.y, boxSize), wrapCoordinate(x.z, boxSize)};
+}
+
+/// The half kick of the kick-drift-kick leapfrog: v += halfStep a (halfStep = h / 2).
+HOST_DEVICE inline void kickVelocity(Vec3d& v, const Vec3d& a, double halfStep) { v += halfStep * a; }
+
+/// The drift: x += h v, then wrapped into [0, boxSize) when boxSize > 0 (a periodic run keeps its
+/// bodies in the box: the solver refuses any outside).
+HOST_DEVICE inline void driftPosition(Vec3d& x, const Vec3d& v, double h, double boxSize)
+{
+    x += h * v;
+    if (boxSize > 0) x = wrapPosition(x, boxSize);
+}
+
+/// The acceleration of a walk's float result (acc xyz, potential; G = 1) in double with G applied.
+HOST_DEVICE inline Vec3d accelerationOf(const F4& out, double G) { return {G * out.x, G * out.y, G * out.z}; }
+
+/// The potential of a walk's float result with G applied.
+HOST_DEVICE inline double potentialOf(const F4& out, double G) { return G * out.w; }
+
+/// The sums behind the diagnostics (host/sim/simulation.h: Diagnostics), before the division by
+/// the total mass.
+struct DiagnosticSums
+{
+    double mass = 0, kinetic = 0, potential = 0;
+    Vec3d comPos{0, 0, 0}, momentum{0, 0, 0}, angularMomentum{0, 0, 0};
+
+    HOST_DEVICE DiagnosticSums& operator+=(const DiagnosticSums& o)
+    {
+        mass += o.mass;
+        kinetic += o.kinetic;
+        potential += o.potential;
+        comPos += o.comPos;
+        momentum += o.momentum;
+        angularMomentum += o.angularMomentum;
+        return *this;
+    }
+};
+
+/// One body's terms: mass, kinetic energy, half its potential energy (each pair counted twice),
+/// mass-weighted position, momentum and angular momentum about the origin.
+/// @param[in] mi  mass
+/// @param[in] x   position
+/// @param[in] v   velocity
+/// @param[in] pot potential (G applied)
+HOST_DEVICE inline DiagnosticSums diagnosticTerms(double mi, const Vec3d& x, const Vec3d& v, double pot)
+{
+    DiagnosticSums b;
+    b.mass            = mi;
+    b.kinetic         = 0.5 * mi * dot(v, v);
+    b.potential       = 0.5 * mi * pot;
+    b.comPos          = mi * x;
+    b.momentum        = mi * v;
+    b.angularMomentum = mi * Vec3d{x.y * v.z - x.z * v.y, x.z * v.x - x.x * v.z, x.x * v.y - x.y * v.x};
+    return b;
+}
+
+} // namespace octwalk

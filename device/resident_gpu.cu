@@ -1,0 +1,307 @@
+// The device-resident state's kernels (resident_gpu.h). Compiled with -fmad=false (device/CMakeLists.txt),
+// so the kick, the drift and the diagnostics' terms round as the host's common/integrate.h does.
+#include "device/resident_gpu.h"
+
+#include <cuda_runtime.h>
+
+#include "device/cuda_check.cuh"
+#include "device/device_buffer.cuh"
+#include "device/device_util.cuh"
+#include "device/refit_gpu.h"
+
+namespace octwalk {
+
+namespace {
+
+constexpr int kStateBlock = 256;
+/// Bodies per block of the diagnostics' sums: host/core/parallel.h's kReductionBlock, so the partial
+/// sums and their order are the host's.
+constexpr int64_t kDiagnosticBlock = 4096;
+
+__global__ void kickDriftKernel(Vec3d* pos, Vec3d* vel, const F4* result, int64_t n, double G, double halfStep,
+                                double h, double boxSize, int32_t* outOfRange)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Vec3d v = vel[i], x = pos[i];
+    kickVelocity(v, accelerationOf(result[i], G), halfStep);
+    driftPosition(x, v, h, boxSize);
+    vel[i] = v;
+    pos[i] = x;
+    // Every thread that finds a bad body stores the same 1: no order to depend on.
+    if (!positionInRange(x)) *outOfRange = 1;
+}
+
+__global__ void kickKernel(const Vec3d* pos, Vec3d* vel, const F4* result, int64_t n, double G, double halfStep,
+                           int32_t* notFinite)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Vec3d v = vel[i];
+    kickVelocity(v, accelerationOf(result[i], G), halfStep);
+    vel[i] = v;
+    if (!finiteBody(pos[i], v)) *notFinite = 1;
+}
+
+template<class T>
+__global__ void gatherKernel(const T* from, T* to, const int32_t* order, int64_t n)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < n) to[k] = from[order[k]];
+}
+
+/// One thread per block of kDiagnosticBlock caller's indices, summed in index order (as deterministicSum).
+__global__ void diagnosticBlocksKernel(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
+                                       const int32_t* slot, int64_t n, double G, int64_t numBlocks,
+                                       DiagnosticSums* partial)
+{
+    const int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (b >= numBlocks) return;
+    DiagnosticSums s;
+    const int64_t end = b * kDiagnosticBlock + kDiagnosticBlock < n ? b * kDiagnosticBlock + kDiagnosticBlock : n;
+    for (int64_t c = b * kDiagnosticBlock; c < end; ++c)
+    {
+        const int32_t i = slot[c];
+        s += diagnosticTerms(mass[i], pos[i], vel[i], potentialOf(result[i], G));
+    }
+    partial[b] = s;
+}
+
+template<class T>
+void upload(DeviceBuffer<T>& buffer, const T* host, size_t n, cudaStream_t stream)
+{
+    buffer.reserve(n);
+    if (n > 0) CUDA_CHECK(cudaMemcpyAsync(buffer.data(), host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+}
+
+template<class T>
+void download(T* host, const T* device, size_t n, cudaStream_t stream)
+{
+    if (n > 0) CUDA_CHECK(cudaMemcpyAsync(host, device, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
+}
+
+/// array[k] = array[order[k]] through scratch (a device-to-device copy back: the state's buffers keep
+/// their addresses).
+template<class T>
+void gatherInto(DeviceBuffer<T>& array, DeviceBuffer<T>& scratch, const int32_t* order, int64_t n, cudaStream_t s)
+{
+    scratch.reserve(size_t(n));
+    gatherKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(array.data(), scratch.data(), order, n);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpyAsync(array.data(), scratch.data(), size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, s));
+}
+
+} // namespace
+
+static_assert(kDiagnosticBlock == 4096, "the device's diagnostic blocks are host/core/parallel.h's kReductionBlock");
+
+struct ResidentGpu::Impl
+{
+    GpuSolver solver;
+    DeviceBuffer<Vec3d> pos{"resident positions"}, vel{"resident velocities"}, scratchVec{"resident scratch"};
+    DeviceBuffer<double> mass{"resident masses"}, scratchMass{"resident mass scratch"};
+    DeviceBuffer<int32_t> order{"resident permutation"}, slot{"resident slots"};
+    DeviceBuffer<int32_t> flag{"resident flag"};
+    DeviceBuffer<DiagnosticSums> partial{"diagnostic partial sums"};
+    DeviceBuffer<Moments> moments{"resident refit moments"};
+    PinnedBuffer<int32_t> flagHost{"resident flag readback"};
+    Event refitStart, refitStop;
+    /// The positions' download for a host build: on its own stream, after the state's stream reached it.
+    Stream copyStream;
+    Event positionsReady, positionsDownloaded;
+    bool downloadPending = false;
+    std::vector<int32_t> internalFirst;
+    RefitView refit{};
+    GpuSolver::ResidentTree tree{};
+    GpuEvaluation evaluation;
+
+    cudaStream_t stream() const { return cudaStreamOf(solver.stream()); }
+
+    /// Called before the positions are written: that waits for a pending download of them.
+    void beforeWritingPositions()
+    {
+        if (!downloadPending) return;
+        CUDA_CHECK(cudaStreamWaitEvent(stream(), positionsDownloaded.get(), 0));
+        downloadPending = false;
+    }
+
+    /// Zeroes the flag, runs launch(flag), and returns the flag's value once the stream is done.
+    template<class Launch>
+    bool flagRaised(Launch launch)
+    {
+        cudaStream_t s = stream();
+        flag.reserve(1);
+        flagHost.reserve(1);
+        CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int32_t), s));
+        launch(flag.data());
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpyAsync(flagHost.data(), flag.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        return *flagHost.data() != 0;
+    }
+};
+
+ResidentGpu::ResidentGpu() : impl_(std::make_unique<Impl>()) {}
+
+ResidentGpu::~ResidentGpu() = default;
+
+GpuSolver& ResidentGpu::solver() { return impl_->solver; }
+
+void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)
+{
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    m.beforeWritingPositions();
+    n_ = n;
+    upload(m.pos, pos, size_t(n), s);
+    upload(m.vel, vel, size_t(n), s);
+    upload(m.mass, mass, size_t(n), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void ResidentGpu::getState(Vec3d* pos, Vec3d* vel)
+{
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    download(pos, m.pos.data(), size_t(n_), s);
+    download(vel, m.vel.data(), size_t(n_), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void ResidentGpu::getPositions(Vec3d* pos)
+{
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    download(pos, m.pos.data(), size_t(n_), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void ResidentGpu::beginPositionsDownload(Vec3d* pos)
+{
+    Impl& m = *impl_;
+    m.beforeWritingPositions();
+    CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), m.stream()));
+    CUDA_CHECK(cudaStreamWaitEvent(m.copyStream.get(), m.positionsReady.get(), 0));
+    download(pos, m.pos.data(), size_t(n_), m.copyStream.get());
+    CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), m.copyStream.get()));
+    m.downloadPending = true;
+}
+
+void ResidentGpu::finishPositionsDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->positionsDownloaded.get())); }
+
+void ResidentGpu::permute(const int32_t* order)
+{
+    Impl& m = *impl_;
+    m.beforeWritingPositions();
+    cudaStream_t s = m.stream();
+    if (n_ == 0) return;
+    upload(m.order, order, size_t(n_), s);
+    gatherInto(m.pos, m.scratchVec, m.order.data(), n_, s);
+    gatherInto(m.vel, m.scratchVec, m.order.data(), n_, s);
+    gatherInto(m.mass, m.scratchMass, m.order.data(), n_, s);
+    // The order array is read by the kernels above before the next upload overwrites it.
+    CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)
+{
+    Impl& m = *impl_;
+    const GroupView groups{host.groupRange, nullptr, nullptr, host.numGroups};
+    m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies);
+    m.internalFirst.assign(levels.internalFirst, levels.internalFirst + levels.numLevels + 1);
+    m.moments.reserve(size_t(host.numInternal) + size_t(host.numLeaves));
+    m.refit = host;
+}
+
+InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, PhaseTimes& times)
+{
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    RefitView& v   = m.refit;
+    v.children     = m.tree.tree.children;
+    v.leafRange    = m.tree.tree.leafRange;
+    v.groupRange   = m.tree.groups.range;
+    v.pos          = m.pos.data();
+    v.mass         = m.mass.data();
+    v.moments      = m.moments.data();
+    v.nodeMac      = m.tree.nodeMac;
+    v.nodeCom      = m.tree.nodeCom;
+    v.nodeQuad     = m.tree.nodeQuad;
+    v.bodies       = m.tree.bodyPosMass;
+    v.groupCenter  = m.tree.groupCenter;
+    v.groupHalf    = m.tree.groupHalf;
+    CUDA_CHECK(cudaEventRecord(m.refitStart.get(), s));
+    refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
+    CUDA_CHECK(cudaEventRecord(m.refitStop.get(), s));
+    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false);
+    times.clear(PhaseGroup::Walk);
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group == PhaseGroup::Walk) times.seconds[k] = m.evaluation.times.seconds[k];
+    }
+    times[Phase::Packing] = elapsedSeconds(m.refitStart, m.refitStop);
+    return {m.evaluation.nodeInteractions, m.evaluation.leafInteractions};
+}
+
+bool ResidentGpu::kickDrift(double G, double halfStep, double h, double boxSize)
+{
+    Impl& m = *impl_;
+    if (n_ == 0) return true;
+    m.beforeWritingPositions();
+    const F4* result = m.solver.residentResults();
+    return !m.flagRaised([&](int32_t* flag) {
+        kickDriftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result,
+                                                                                    n_, G, halfStep, h, boxSize, flag);
+    });
+}
+
+bool ResidentGpu::kick(double G, double halfStep)
+{
+    Impl& m = *impl_;
+    if (n_ == 0) return true;
+    const F4* result = m.solver.residentResults();
+    return !m.flagRaised([&](int32_t* flag) {
+        kickKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result, n_,
+                                                                               G, halfStep, flag);
+    });
+}
+
+DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot)
+{
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    upload(m.slot, slot, size_t(n_), s);
+    const int64_t numBlocks = (n_ + kDiagnosticBlock - 1) / kDiagnosticBlock;
+    m.partial.reserve(size_t(numBlocks > 0 ? numBlocks : 1));
+    if (numBlocks > 0)
+    {
+        diagnosticBlocksKernel<<<blocksFor(numBlocks, 64), 64, 0, s>>>(m.pos.data(), m.vel.data(), m.mass.data(),
+                                                                       m.solver.residentResults(), m.slot.data(), n_, G,
+                                                                       numBlocks, m.partial.data());
+        CUDA_CHECK_LAUNCH();
+    }
+    std::vector<DiagnosticSums> partial(static_cast<size_t>(numBlocks));
+    download(partial.data(), m.partial.data(), partial.size(), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    // The block sums in block order, as deterministicSum adds them (one block: that block's sum).
+    if (numBlocks == 1) return partial[0];
+    DiagnosticSums total;
+    for (const DiagnosticSums& p : partial) total += p;
+    return total;
+}
+
+void ResidentGpu::getResults(F4* out)
+{
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    download(out, m.solver.residentResults(), size_t(n_), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void ResidentGpu::getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
+                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)
+{
+    impl_->solver.downloadLists(nodeOffset, leafOffset, nodeList, leafList);
+}
+
+} // namespace octwalk

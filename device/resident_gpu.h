@@ -1,0 +1,80 @@
+#pragma once
+/// @file resident_gpu.h
+/// The device-resident state of a run: double positions, velocities and masses in tree order on the
+/// device, with the pipeline's operations as kernels on the GpuSolver's stream (so they are ordered
+/// with its walk): the fused half kick and drift, the closing half kick, the gather into a new tree
+/// order, the refit of the kept topology (refit_gpu.h) straight from the resident positions into the
+/// arrays the walk reads, the walk and forces (GpuSolver::evaluateResident, results left on the
+/// device), and the diagnostics' sums in host/core/parallel.h's fixed blocks (no atomics: the same
+/// bits on every run, and those of the CPU twin). The twin of host/cpu/resident_cpu.h, method for
+/// method; resident_gpu.cu is compiled without fused multiply-adds (-fmad=false), so every state word
+/// equals the twin's for equal accelerations. Built from resident_gpu.cu with CUDA, from gpu_none.cpp
+/// without (then everything throws BackendError).
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/integrate.h"
+#include "common/phases.h"
+#include "common/refit.h"
+#include "common/tree_view.h"
+#include "device/gpu_solver.h"
+
+namespace octwalk {
+
+class ResidentGpu
+{
+public:
+    /// Owns a GpuSolver for the walk (BackendError without a device).
+    ResidentGpu();
+    ~ResidentGpu();
+    ResidentGpu(const ResidentGpu&)            = delete;
+    ResidentGpu& operator=(const ResidentGpu&) = delete;
+
+    /// Uploads the state (tree order of the topology given next) and waits.
+    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n);
+    /// Downloads the positions and velocities (n each, tree order).
+    void getState(Vec3d* pos, Vec3d* vel);
+    /// Downloads the positions (the host build reads them).
+    void getPositions(Vec3d* pos);
+    /// Queues the download of the positions as the stream's work so far leaves them, on a copy stream
+    /// so that the walk and forces queued next overlap it; the next write of the positions (drift,
+    /// gather, setState) waits for it. pos: page-locked host memory (device/pinned_memory.h).
+    void beginPositionsDownload(Vec3d* pos);
+    /// Waits until that download is complete (callable from another thread).
+    void finishPositionsDownload();
+    /// Gathers the state into a new order: slot k takes what was in slot order[k] (order: host memory).
+    void permute(const int32_t* order);
+    /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology) and
+    /// keeps the levels and MAC settings of the refit.
+    /// @param[in] host    refitView of the packed tree (host memory; topology pointers and sizes read)
+    /// @param[in] levels  the internal nodes by level (host memory)
+    /// @param[in] tree    the packed tree's view (host memory)
+    void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree);
+    /// Refits on the device from the resident positions, then walks and evaluates the forces; the
+    /// results stay on the device. Returns the interaction totals (self included); times receives the
+    /// refit (Phase::Packing, CUDA events), the walk and the force phases.
+    InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times);
+    /// As ResidentCpu::kickDrift; waits for the range flag.
+    bool kickDrift(double G, double halfStep, double h, double boxSize);
+    /// As ResidentCpu::kick; waits for the finiteness flag.
+    bool kick(double G, double halfStep);
+    /// As ResidentCpu::diagnosticSums (slot: host memory, uploaded).
+    DiagnosticSums diagnosticSums(double G, const int32_t* slot);
+    /// Downloads the last evaluation's results (acc xyz, potential; G = 1), tree order.
+    void getResults(F4* out);
+    /// The interaction lists of the last evaluation (GpuSolver::downloadLists).
+    void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
+                  std::vector<int32_t>& leafList);
+    int64_t size() const { return n_; }
+    /// The walk's solver (kernel variants: GpuSolver::setKernelConfig).
+    GpuSolver& solver();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    int64_t n_ = 0;
+};
+
+} // namespace octwalk

@@ -1,0 +1,170 @@
+#include "host/cpu/resident_cpu.h"
+
+#include <algorithm>
+
+#include "host/core/parallel.h"
+#include "host/core/timer.h"
+#include "host/cpu/forces_cpu.h"
+#include "host/cpu/refit_cpu.h"
+
+namespace octwalk {
+
+DiagnosticSums diagnosticSumsCpu(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
+                                 const int32_t* slot, int64_t n, double G)
+{
+    return deterministicSum<DiagnosticSums>(n, [&](int64_t c) {
+        const int32_t i = slot[c];
+        return diagnosticTerms(mass[i], pos[i], vel[i], potentialOf(result[i], G));
+    });
+}
+
+namespace {
+
+template<class T>
+void gather(std::vector<T>& v, const int32_t* order, std::vector<T>& scratch)
+{
+    const int64_t n = int64_t(v.size());
+    scratch.resize(v.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k) scratch[k] = v[order[k]];
+    v.swap(scratch);
+}
+
+} // namespace
+
+void ResidentCpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)
+{
+    pos_.assign(pos, pos + n);
+    vel_.assign(vel, vel + n);
+    mass_.assign(mass, mass + n);
+    result_.assign(size_t(n), F4{0, 0, 0, 0});
+}
+
+void ResidentCpu::getState(Vec3d* pos, Vec3d* vel) const
+{
+    std::copy(pos_.begin(), pos_.end(), pos);
+    std::copy(vel_.begin(), vel_.end(), vel);
+}
+
+void ResidentCpu::getPositions(Vec3d* pos) const { std::copy(pos_.begin(), pos_.end(), pos); }
+
+void ResidentCpu::permute(const int32_t* order)
+{
+    gather(pos_, order, scratchVec_);
+    gather(vel_, order, scratchVec_);
+    gather(mass_, order, scratchMass_);
+}
+
+void ResidentCpu::setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)
+{
+    const size_t numNodes = size_t(host.numInternal) + size_t(host.numLeaves);
+    children_.assign(host.children, host.children + 2 * size_t(host.numInternal));
+    leafRange_.assign(host.leafRange, host.leafRange + host.numLeaves);
+    groupRange_.assign(host.groupRange, host.groupRange + host.numGroups);
+    internalFirst_.assign(levels.internalFirst, levels.internalFirst + levels.numLevels + 1);
+    moments_.resize(numNodes);
+    nodeMac_.resize(numNodes);
+    nodeCom_.resize(numNodes);
+    nodeQuad_.resize(2 * numNodes);
+    bodies_.resize(size_t(host.numBodies));
+    groupCenter_.resize(size_t(host.numGroups));
+    groupHalf_.resize(size_t(host.numGroups));
+    refit_ = host;
+    tree_  = tree;
+}
+
+InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, PhaseTimes& t)
+{
+    RefitView& v    = refit_;
+    v.children      = children_.data();
+    v.leafRange     = leafRange_.data();
+    v.groupRange    = groupRange_.data();
+    v.pos           = pos_.data();
+    v.mass          = mass_.data();
+    v.moments       = moments_.data();
+    v.nodeMac       = nodeMac_.data();
+    v.nodeCom       = nodeCom_.data();
+    v.nodeQuad      = nodeQuad_.data();
+    v.bodies        = bodies_.data();
+    v.groupCenter   = groupCenter_.data();
+    v.groupHalf     = groupHalf_.data();
+    v.numBodies     = int32_t(pos_.size());
+    tree_.children  = children_.data();
+    tree_.nodeMac   = nodeMac_.data();
+    tree_.nodeCom   = nodeCom_.data();
+    tree_.nodeQuad  = nodeQuad_.data();
+    tree_.leafRange = leafRange_.data();
+    const GroupView groups{groupRange_.data(), groupCenter_.data(), groupHalf_.data(), int32_t(groupRange_.size())};
+    const BodyView bodies{bodies_.data(), int32_t(bodies_.size())};
+    const TargetView targets{bodies_.data(), int32_t(bodies_.size()), true};
+
+    t.clear(PhaseGroup::Walk);
+    Stopwatch clock;
+    refitCpu(v, {internalFirst_.data(), int32_t(internalFirst_.size()) - 1});
+    t[Phase::Packing] = clock.lap();
+    // The sequence of GravitySolver::evaluateCpu (host/solver/solver.cpp) on the refitted arrays.
+    int32_t overflowGroup = 0;
+    counts_.resize(groups.numGroups);
+    countInteractionsCpu(tree_, groups, counts_.view(), &overflowGroup);
+    checkWalkOverflow("pass 1", overflowGroup);
+    t[Phase::WalkCount] = clock.lap();
+    lists_.resizeOffsets(groups.numGroups);
+    scanCountsCpu(counts_.view(), lists_.view());
+    lists_.resizeLists();
+    t[Phase::Scan] = clock.lap();
+    writeInteractionsCpu(tree_, groups, lists_.view(), &overflowGroup);
+    checkWalkOverflow("pass 2", overflowGroup);
+    t[Phase::WalkWrite] = clock.lap();
+    nodeAcc_.resize(size_t(targets.numTargets));
+    result_.resize(size_t(targets.numTargets));
+    bodyNodeForcesCpu(tree_, groups, lists_.view(), targets, eps2, nodeAcc_.data());
+    t[Phase::BodyNode] = clock.lap();
+    bodyLeafForcesCpu(tree_, groups, lists_.view(), bodies, targets, eps2, nodeAcc_.data(), result_.data());
+    t[Phase::BodyLeaf] = clock.lap();
+    return interactionTotals(groups, counts_.view());
+}
+
+bool ResidentCpu::kickDrift(double G, double halfStep, double h, double boxSize)
+{
+    const int64_t n = size();
+    int outOfRange  = 0;
+#pragma omp parallel for schedule(static) reduction(max : outOfRange)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        kickVelocity(vel_[i], accelerationOf(result_[i], G), halfStep);
+        driftPosition(pos_[i], vel_[i], h, boxSize);
+        outOfRange = std::max(outOfRange, int(!positionInRange(pos_[i])));
+    }
+    return outOfRange == 0;
+}
+
+bool ResidentCpu::kick(double G, double halfStep)
+{
+    const int64_t n = size();
+    int notFinite   = 0;
+#pragma omp parallel for schedule(static) reduction(max : notFinite)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        kickVelocity(vel_[i], accelerationOf(result_[i], G), halfStep);
+        notFinite = std::max(notFinite, int(!finiteBody(pos_[i], vel_[i])));
+    }
+    return notFinite == 0;
+}
+
+DiagnosticSums ResidentCpu::diagnosticSums(double G, const int32_t* slot) const
+{
+    return diagnosticSumsCpu(pos_.data(), vel_.data(), mass_.data(), result_.data(), slot, size(), G);
+}
+
+void ResidentCpu::getResults(F4* out) const { std::copy(result_.begin(), result_.end(), out); }
+
+void ResidentCpu::getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
+                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList) const
+{
+    nodeOffset = lists_.nodeOffset;
+    leafOffset = lists_.leafOffset;
+    nodeList   = lists_.nodeList;
+    leafList   = lists_.leafList;
+}
+
+} // namespace octwalk

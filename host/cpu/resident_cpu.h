@@ -1,0 +1,87 @@
+#pragma once
+/// @file resident_cpu.h
+/// The CPU twin of device/resident_gpu.h: the state of a run (double positions, velocities and
+/// masses in tree order) with the pipeline's operations on it: the fused half kick and drift, the
+/// closing half kick, the gather into a new tree order, the refit of a kept topology
+/// (host/cpu/refit_cpu.h) followed by the walk and the forces (host/cpu/walk_cpu.h, forces_cpu.h),
+/// and the diagnostics' sums. Every operation calls the same common/ functions as the device's, in
+/// the same order, so the state after each is the device's bit for bit (the device's forces differ by
+/// float round-off: rsqrt and fused multiply-adds in its force kernels). Deterministic: results are
+/// bit-identical for any thread count.
+
+#include <cstdint>
+#include <vector>
+
+#include "common/integrate.h"
+#include "common/phases.h"
+#include "common/refit.h"
+#include "common/tree_view.h"
+#include "host/cpu/walk_cpu.h"
+
+namespace octwalk {
+
+/// The sum over caller's indices c in [0, n) of diagnosticTerms of body slot[c], in the fixed blocks
+/// of host/core/parallel.h (deterministicSum): equal to Simulation::diagnostics' sums bit for bit.
+/// @param[in] pos, vel, mass  the state, tree order
+/// @param[in] result          the walk's results (G = 1), tree order
+/// @param[in] slot            slot[c] = tree slot of the body with caller's index c
+/// @param[in] n               number of bodies
+/// @param[in] G               the gravitational constant
+DiagnosticSums diagnosticSumsCpu(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
+                                 const int32_t* slot, int64_t n, double G);
+
+class ResidentCpu
+{
+public:
+    /// Copies the state (tree order of the topology given next).
+    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n);
+    /// Copies the positions and velocities out (n each, tree order).
+    void getState(Vec3d* pos, Vec3d* vel) const;
+    /// Copies the positions out (the host build reads them).
+    void getPositions(Vec3d* pos) const;
+    /// As getPositions (the device's is asynchronous: ResidentGpu::beginPositionsDownload).
+    void beginPositionsDownload(Vec3d* pos) const { getPositions(pos); }
+    /// Nothing to wait for on the host.
+    void finishPositionsDownload() const {}
+    /// Gathers the state into a new order: slot k takes what was in slot order[k].
+    void permute(const int32_t* order);
+    /// Copies a packed tree's topology (children, leaf and group ranges, levels, root, depth, MAC
+    /// settings); the moments, float bodies and group boxes are the refit's.
+    /// @param[in] host    refitView of the packed tree (topology pointers and sizes read)
+    /// @param[in] levels  the internal nodes by level
+    /// @param[in] tree    the packed tree's view (rootEntry, depth, periodic read)
+    void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree);
+    /// Refits the topology to the current positions, then walks and evaluates the forces of all
+    /// bodies; the results stay here (kick reads them). Returns the interaction totals (self
+    /// included); times receives the refit (Phase::Packing), walk and force phases.
+    InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times);
+    /// v += halfStep G acc, x += h v (wrapped into [0, boxSize) when boxSize > 0); returns whether
+    /// every position passes positionInRange.
+    bool kickDrift(double G, double halfStep, double h, double boxSize);
+    /// v += halfStep G acc; returns whether every position and velocity is finite.
+    bool kick(double G, double halfStep);
+    /// The diagnostics' sums (diagnosticSumsCpu) of the current state and results.
+    DiagnosticSums diagnosticSums(double G, const int32_t* slot) const;
+    /// The last evaluation's results (acc xyz, potential; G = 1), tree order.
+    void getResults(F4* out) const;
+    /// The interaction lists of the last evaluation (as ResidentGpu::getLists).
+    void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
+                  std::vector<int32_t>& leafList) const;
+    int64_t size() const { return int64_t(pos_.size()); }
+
+private:
+    std::vector<Vec3d> pos_, vel_, scratchVec_;
+    std::vector<double> mass_, scratchMass_;
+    std::vector<U4> children_;
+    std::vector<I2> leafRange_, groupRange_;
+    std::vector<int32_t> internalFirst_;
+    std::vector<Moments> moments_;
+    std::vector<F4> nodeMac_, nodeCom_, nodeQuad_, bodies_, groupCenter_, groupHalf_;
+    RefitView refit_{};
+    TreeView tree_{};
+    WalkCounts counts_;
+    InteractionLists lists_;
+    std::vector<F4> nodeAcc_, result_;
+};
+
+} // namespace octwalk

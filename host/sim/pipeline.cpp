@@ -1,0 +1,392 @@
+#include "host/sim/pipeline.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "common/errors.h"
+#include "device/resident_gpu.h"
+#include "host/core/parallel.h"
+#include "host/core/timer.h"
+#include "host/cpu/resident_cpu.h"
+
+namespace octwalk {
+
+/// The two twins behind one interface: ResidentCpu and ResidentGpu have the same methods.
+class Pipeline::Backend
+{
+public:
+    virtual ~Backend()                                                                               = default;
+    virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)         = 0;
+    virtual void getState(Vec3d* pos, Vec3d* vel)                                                    = 0;
+    virtual void getPositions(Vec3d* pos)                                                            = 0;
+    virtual void beginPositionsDownload(Vec3d* pos)                                                  = 0;
+    virtual void finishPositionsDownload()                                                           = 0;
+    virtual void permute(const int32_t* order)                                                       = 0;
+    virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
+    virtual InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times)                        = 0;
+    virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                      = 0;
+    virtual bool kick(double G, double halfStep)                                                     = 0;
+    virtual DiagnosticSums diagnosticSums(double G, const int32_t* slot)                             = 0;
+    virtual void getResults(F4* out)                                                                 = 0;
+    virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
+                          std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
+};
+
+namespace {
+
+template<class Resident>
+class BackendOf final : public Pipeline::Backend
+{
+public:
+    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n) override
+    {
+        r_.setState(pos, vel, mass, n);
+    }
+    void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
+    void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
+    void beginPositionsDownload(Vec3d* pos) override { r_.beginPositionsDownload(pos); }
+    void finishPositionsDownload() override { r_.finishPositionsDownload(); }
+    void permute(const int32_t* order) override { r_.permute(order); }
+    void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
+    {
+        r_.setTopology(host, levels, tree);
+    }
+    InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times) override
+    {
+        return r_.refitAndEvaluate(eps2, times);
+    }
+    bool kickDrift(double G, double halfStep, double h, double boxSize) override
+    {
+        return r_.kickDrift(G, halfStep, h, boxSize);
+    }
+    bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
+    DiagnosticSums diagnosticSums(double G, const int32_t* slot) override { return r_.diagnosticSums(G, slot); }
+    void getResults(F4* out) override { r_.getResults(out); }
+    void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
+                  std::vector<int32_t>& leafList) override
+    {
+        r_.getLists(nodeOffset, leafOffset, nodeList, leafList);
+    }
+
+private:
+    Resident r_;
+};
+
+void checkSupported(const Parameters& p, int64_t rebuildEvery)
+{
+    if (rebuildEvery < 0)
+    {
+        throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
+                             " is invalid: must be >= 0 (0: automatic)");
+    }
+    if (p.box_size > 0)
+    {
+        throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
+                             " needs an isolated run: the pipelined step does not support a periodic box (box_size " +
+                             std::to_string(p.box_size) + "); use --rebuild-every 1");
+    }
+    if (p.mac == Mac::Relative)
+    {
+        throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
+                             " does not support the relative MAC (its group scales need a fresh estimate each "
+                             "step); use --rebuild-every 1");
+    }
+}
+
+} // namespace
+
+Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device) : params_(p), every_(rebuildEvery)
+{
+    validate(p);
+    checkSupported(p, rebuildEvery);
+    if (device == PipelineDevice::Gpu) backend_ = std::make_unique<BackendOf<ResidentGpu>>();
+    else backend_ = std::make_unique<BackendOf<ResidentCpu>>();
+}
+
+Pipeline::~Pipeline()
+{
+    if (builder_.joinable()) builder_.join();
+}
+
+void Pipeline::take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
+                    const int32_t* callerIndex, int64_t n, int64_t step)
+{
+    if (inFlight_) joinBuild();
+    inFlight_ = false;
+    n_        = n;
+    step_     = step;
+    mass_.assign(mass, mass + n);
+    id_.assign(id, id + n);
+    callerIndex_.assign(callerIndex, callerIndex + n);
+    backend_->setState(pos, vel, mass, n);
+}
+
+void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
+                     const int32_t* callerIndex, int64_t n, int64_t step)
+{
+    take(pos, vel, mass, id, callerIndex, n, step);
+    std::unique_ptr<Topology> t = spareTopology();
+    snapshot(*t);
+    std::copy(pos, pos + n, t->pos.begin());
+    build(*t);
+    adopt(t);
+    evaluate();
+}
+
+void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
+                       const int32_t* callerIndex, int64_t n, int64_t step, const PipelineCheckpoint& c)
+{
+    take(pos, vel, mass, id, callerIndex, n, step);
+    // The checkpoint's positions are in the caller's order: arranged here as the state is.
+    auto arranged = [&](const std::vector<Vec3d>& byCaller, Topology& t) {
+        snapshot(t);
+        for (int64_t k = 0; k < n; ++k) t.pos[k] = byCaller[callerIndex_[k]];
+    };
+    std::unique_ptr<Topology> t = spareTopology();
+    arranged(c.topologyPos, *t);
+    build(*t);
+    adopt(t);
+    lastRebuildStep_ = c.lastRebuildStep;
+    rebuilds_        = c.rebuilds;
+    evaluate();
+    freshInteractions_ = c.freshInteractions;
+    lastInteractions_  = c.lastInteractions;
+    if (c.adoptStep >= 0)
+    {
+        next_ = spareTopology();
+        arranged(c.inFlightPos, *next_);
+        launchBuild(c.adoptStep);
+    }
+}
+
+void Pipeline::snapshot(Topology& t) const
+{
+    t.pos.resize(static_cast<size_t>(n_));
+    t.mass = mass_;
+    t.id   = id_;
+    t.rank = callerIndex_;
+}
+
+std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
+{
+    // A recycled topology keeps its buffers (pinned positions, the build's working memory).
+    if (spare_) return std::move(spare_);
+    return std::make_unique<Topology>();
+}
+
+void Pipeline::build(Topology& t) const
+{
+    Stopwatch clock;
+    const BodySpan bodies{t.pos.data(), t.mass.data(), t.id.data(), n_, t.rank.data()};
+    // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
+    // does not depend on how the state happened to be arranged.
+    sortBodies(bodies, t.tree, 0.0);
+    buildCells(params_.n_leaf, t.tree);
+    computeMultipoles(t.tree);
+    makeGroups(params_.n_group, t.tree, params_.merge_groups);
+    packTree(t.tree, params_, t.packed);
+    const std::vector<int32_t>& order = t.tree.order;
+    t.sortedId.resize(size_t(n_));
+    t.sortedRank.resize(size_t(n_));
+    t.slot.resize(size_t(n_));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k)
+    {
+        t.sortedId[k]            = t.id[order[k]];
+        t.sortedRank[k]          = t.rank[order[k]];
+        t.slot[t.rank[order[k]]] = int32_t(k);
+    }
+    t.seconds = clock.lap();
+}
+
+void Pipeline::adopt(std::unique_ptr<Topology>& t)
+{
+    backend_->permute(t->tree.order.data());
+    // The build sorted the masses and prepared the rest: the host's state was the snapshot's since.
+    mass_ = t->tree.mass;
+    id_.swap(t->sortedId);
+    callerIndex_.swap(t->sortedRank);
+    slot_.swap(t->slot);
+    PackedTree& packed = t->packed;
+    backend_->setTopology(refitView(packed, nullptr, nullptr, nullptr, params_), refitLevels(packed),
+                          packed.treeView());
+    spare_           = std::move(current_);
+    current_         = std::move(t);
+    lastRebuildStep_ = step_;
+    adoptedThisStep_ = true;
+    ++rebuilds_;
+}
+
+bool Pipeline::buildDue() const
+{
+    if (every_ == 0)
+    {
+        // The fresh count is known from the first walk after an adoption on.
+        return step_ > lastRebuildStep_ &&
+               double(lastInteractions_) > (1 + kRebuildGrowth) * double(freshInteractions_);
+    }
+    return step_ - lastRebuildStep_ == every_ - kRebuildLag;
+}
+
+void Pipeline::startBuild()
+{
+    next_ = spareTopology();
+    snapshot(*next_);
+    // Queued behind this step's drift; the build thread waits for it, the next drift too.
+    backend_->beginPositionsDownload(next_->pos.data());
+    launchBuild(step_ + kRebuildLag);
+}
+
+void Pipeline::launchBuild(int64_t adoptStep)
+{
+    adoptStep_ = adoptStep;
+    inFlight_  = true;
+    builder_   = std::thread([this] {
+        try
+        {
+            backend_->finishPositionsDownload();
+            build(*next_);
+        }
+        catch (...)
+        {
+            buildError_ = std::current_exception();
+        }
+    });
+}
+
+void Pipeline::joinBuild()
+{
+    builder_.join();
+    inFlight_ = false;
+    if (buildError_)
+    {
+        std::exception_ptr e = buildError_;
+        buildError_          = nullptr;
+        std::rethrow_exception(e);
+    }
+}
+
+void Pipeline::evaluate()
+{
+    const InteractionTotals t = backend_->refitAndEvaluate(float(params_.epsilon_squared), last_.times);
+    lastInteractions_         = t.nodes + t.leafBodies;
+    if (adoptedThisStep_) freshInteractions_ = lastInteractions_;
+    last_.interactions = lastInteractions_;
+    last_.rebuilt      = adoptedThisStep_;
+}
+
+void Pipeline::step(double h)
+{
+    const double G     = params_.gravitational_constant;
+    adoptedThisStep_   = false;
+    last_              = PipelineStepInfo{};
+    const bool inRange = backend_->kickDrift(G, 0.5 * h, h, 0.0);
+    ++step_;
+    if (!inRange)
+    {
+        throwBadBody([](const Vec3d& x, const Vec3d&) { return positionInRange(x); },
+                     "has left the coordinate range (|x| <= 1e15)");
+    }
+    if (inFlight_ && step_ == adoptStep_)
+    {
+        Stopwatch wait;
+        joinBuild();
+        last_.waitSeconds = wait.lap();
+        adopt(next_);
+        last_.buildSeconds = current_->seconds;
+    }
+    if (every_ == 1)
+    {
+        // The classic order: the tree of this step is built from this step's positions.
+        std::unique_ptr<Topology> t = spareTopology();
+        snapshot(*t);
+        backend_->getPositions(t->pos.data());
+        build(*t);
+        last_.buildSeconds = t->seconds;
+        adopt(t);
+    }
+    else if (!inFlight_ && buildDue()) startBuild();
+    evaluate();
+    if (!backend_->kick(G, 0.5 * h))
+    {
+        throwBadBody([](const Vec3d& x, const Vec3d& v) { return finiteBody(x, v); },
+                     "has a non-finite position or velocity: the timestep is too large for the softening");
+    }
+}
+
+template<class Ok>
+void Pipeline::throwBadBody(Ok ok, const char* what)
+{
+    std::vector<Vec3d> pos(static_cast<size_t>(n_)), vel(static_cast<size_t>(n_));
+    backend_->getState(pos.data(), vel.data());
+    int64_t bad = n_, k = 0;
+    for (int64_t j = 0; j < n_; ++j)
+    {
+        if (callerIndex_[j] < bad && !ok(pos[j], vel[j])) bad = callerIndex_[k = j];
+    }
+    throw InputError("body " + std::to_string(bad) + " (id " + std::to_string(bad < n_ ? id_[k] : 0) + ") " + what +
+                     " after step " + std::to_string(step_));
+}
+
+void Pipeline::copyState(Vec3d* pos, Vec3d* vel)
+{
+    std::vector<Vec3d> p(static_cast<size_t>(n_)), v(static_cast<size_t>(n_));
+    backend_->getState(p.data(), v.data());
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k)
+    {
+        pos[callerIndex_[k]] = p[k];
+        vel[callerIndex_[k]] = v[k];
+    }
+}
+
+DiagnosticSums Pipeline::diagnosticSums()
+{
+    return backend_->diagnosticSums(params_.gravitational_constant, slot_.data());
+}
+
+namespace {
+
+/// A topology's source positions in the caller's order.
+std::vector<Vec3d> byCaller(const PinnedVector<Vec3d>& pos, const std::vector<int32_t>& rank)
+{
+    std::vector<Vec3d> out(pos.size());
+    for (size_t k = 0; k < pos.size(); ++k) out[size_t(rank[k])] = pos[k];
+    return out;
+}
+
+} // namespace
+
+PipelineCheckpoint Pipeline::checkpoint() const
+{
+    PipelineCheckpoint c;
+    c.rebuildEvery      = every_;
+    c.lastRebuildStep   = lastRebuildStep_;
+    c.freshInteractions = freshInteractions_;
+    c.lastInteractions  = lastInteractions_;
+    c.rebuilds          = rebuilds_;
+    c.topologyPos       = byCaller(current_->pos, current_->rank);
+    if (inFlight_)
+    {
+        // Once downloaded, the builder only reads next_'s positions and ranks: reading them here is safe.
+        backend_->finishPositionsDownload();
+        c.adoptStep   = adoptStep_;
+        c.inFlightPos = byCaller(next_->pos, next_->rank);
+    }
+    return c;
+}
+
+void Pipeline::getResults(std::vector<F4>& out)
+{
+    out.resize(static_cast<size_t>(n_));
+    backend_->getResults(out.data());
+}
+
+void Pipeline::getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
+                        std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)
+{
+    backend_->getLists(nodeOffset, leafOffset, nodeList, leafList);
+}
+
+} // namespace octwalk

@@ -1,0 +1,167 @@
+#pragma once
+/// @file pipeline.h
+/// The pipelined hybrid step (issue 11): the state of a run lives with the force backend (the device,
+/// device/resident_gpu.h, or its CPU twin, host/cpu/resident_cpu.h) in the tree order of a kept
+/// topology. A step is the fused half kick and drift, the refit of the topology to the new positions,
+/// the walk and the forces (results stay with the backend) and the closing half kick; nothing of size
+/// N crosses to the host. The host builds a new topology only now and then, from positions it
+/// downloads for that build, and the backend gathers its state into the new tree order.
+///
+/// The rebuild policy (rebuildEvery, ForceOptions in host/sim/simulation.h):
+///   K = 1  every step, synchronously, from the current positions: the classic per-step host build;
+///          the CPU twin then gives the classic Simulation's state bit for bit (tests/unit/test_pipeline.cpp).
+///   K >= 2 a topology is adopted every K steps; it is built from the positions of kRebuildLag steps
+///          earlier, on a host thread, while the backend keeps stepping on the refitted old topology
+///          (a stale topology only makes cells looser: more interactions, never a wrong force).
+///   K = 0  automatic: a build starts when the last walk's node + leaf interactions exceed the fresh
+///          topology's by more than kRebuildGrowth, and is adopted kRebuildLag steps later.
+/// Every decision is taken from step numbers and interaction counts, never from clocks, so a run is
+/// deterministic; with the policy's state in the checkpoint (PipelineCheckpoint) a restart is
+/// bit-identical to the uninterrupted run, also with a build in flight.
+///
+/// Isolated Newtonian runs only: a comoving run, a periodic box, the relative MAC, direct summation
+/// and zero_net_force keep the classic path (ParameterError here).
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "common/integrate.h"
+#include "common/phases.h"
+#include "host/core/params.h"
+#include "host/io/checkpoint.h"
+#include "host/tree/octree.h"
+#include "host/tree/packed_tree.h"
+#include "device/pinned_memory.h"
+
+namespace octwalk {
+
+/// Steps between the positions a topology is built from and the step that adopts it (K >= 2 and
+/// automatic): the host build overlaps one whole device step.
+constexpr int64_t kRebuildLag = 1;
+
+/// The automatic policy rebuilds when the interaction count has grown by more than this fraction over
+/// the fresh topology's (issue 11: "a few percent"; the refit study measured 1.3x after 4 Plummer drifts).
+constexpr double kRebuildGrowth = 0.05;
+
+/// Where the state lives.
+enum class PipelineDevice
+{
+    Cpu, ///< the CPU twin (host/cpu/resident_cpu.h)
+    Gpu, ///< the device (device/resident_gpu.h); BackendError without one
+};
+
+/// What a checkpoint keeps of the policy (host/io/checkpoint.h, version 4), so that a restart adopts the
+/// same topologies at the same steps: the positions (caller's order) the current topology was built
+/// from, and those of a build in flight with the step that adopts it.
+using PipelineCheckpoint = PipelineFields;
+
+/// The per-step counters a benchmark and timing.csv read.
+struct PipelineStepInfo
+{
+    PhaseTimes times;         ///< refit (Phase::Packing), walk and forces of the last step
+    double buildSeconds  = 0; ///< host build of the topology adopted in the last step (0: none)
+    double waitSeconds   = 0; ///< time the last step waited for that build (0 when it overlapped)
+    bool rebuilt         = false;
+    int64_t interactions = 0; ///< node + leaf interactions of the last walk (self included)
+};
+
+class Pipeline
+{
+public:
+    /// ParameterError for a rebuildEvery < 0 and for what the pipeline does not support (see the file
+    /// comment); BackendError for PipelineDevice::Gpu without a device.
+    Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device);
+    ~Pipeline();
+    Pipeline(const Pipeline&)            = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+
+    /// Takes the state (any order: callerIndex[k] = caller's index of slot k), builds a topology from
+    /// its positions and evaluates the forces: step is the run's current step number.
+    void start(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
+               int64_t n, int64_t step);
+    /// As start, but the topology (and a build in flight) come from a checkpoint.
+    void restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
+                 int64_t n, int64_t step, const PipelineCheckpoint& c);
+
+    /// One kick-drift-kick step of length h. InputError naming the body (smallest caller's index)
+    /// whose position leaves the coordinate range or whose state is not finite.
+    void step(double h);
+
+    /// Positions and velocities in the caller's order (index = caller's index), n each.
+    void copyState(Vec3d* pos, Vec3d* vel);
+    /// The diagnostics' sums in the caller's order, as Simulation::diagnostics adds them.
+    DiagnosticSums diagnosticSums();
+    /// The policy's state for a checkpoint.
+    PipelineCheckpoint checkpoint() const;
+
+    const PipelineStepInfo& lastStep() const { return last_; }
+    int64_t rebuilds() const { return rebuilds_; }
+    int64_t stepIndex() const { return step_; }
+    /// Results (acc, potential; G = 1) and lists of the last walk, tree order (twin comparisons).
+    void getResults(std::vector<F4>& out);
+    void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
+                  std::vector<int32_t>& leafList);
+    /// The state's owner: the CPU twin or the device (pipeline.cpp).
+    class Backend;
+
+private:
+    /// A topology and what it was built from: positions, masses, ids and caller's indices in the
+    /// order the state had when its positions were taken.
+    struct Topology
+    {
+        PinnedVector<Vec3d> pos; ///< pinned: the device copies into it while it keeps stepping
+        std::vector<double> mass;
+        std::vector<uint64_t> id;
+        std::vector<int32_t> rank;
+        HostTree tree;
+        PackedTree packed;
+        /// The host's view of the state in the new order (ids, caller's indices, slots), prepared by
+        /// the build so that the adoption only swaps them in.
+        std::vector<uint64_t> sortedId;
+        std::vector<int32_t> sortedRank, slot;
+        double seconds = 0;
+    };
+
+    void take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
+              int64_t n, int64_t step);
+    /// Sizes t's positions (the caller fills them) and copies the host's view of the rest of the state
+    /// (masses, ids, caller's indices), in the state's current order.
+    void snapshot(Topology& t) const;
+    /// The topology adopted before the current one (its buffers reused), or a new one.
+    std::unique_ptr<Topology> spareTopology();
+    void build(Topology& t) const;
+    /// Gathers the state into t's order and hands t's topology to the backend; t becomes current.
+    void adopt(std::unique_ptr<Topology>& t);
+    /// Snapshots the state's positions into next_ and builds it on a thread, adopted at step_ + kRebuildLag.
+    void startBuild();
+    void launchBuild(int64_t adoptStep);
+    void joinBuild();
+    bool buildDue() const;
+    void evaluate();
+    /// InputError naming the body with the smallest caller's index that fails ok(pos, vel).
+    template<class Ok>
+    [[noreturn]] void throwBadBody(Ok ok, const char* what);
+
+    Parameters params_;
+    int64_t every_;
+    std::unique_ptr<Backend> backend_;
+    int64_t n_ = 0, step_ = 0;
+    /// The host's copy of what does not change in a step, in the backend's tree order.
+    std::vector<double> mass_;
+    std::vector<uint64_t> id_;
+    std::vector<int32_t> callerIndex_;
+    std::vector<int32_t> slot_; ///< slot_[callerIndex_[k]] = k
+    std::unique_ptr<Topology> current_, next_, spare_;
+    std::thread builder_;
+    std::exception_ptr buildError_;
+    bool inFlight_           = false;
+    int64_t adoptStep_       = -1;
+    bool adoptedThisStep_    = false;
+    int64_t lastRebuildStep_ = 0, freshInteractions_ = 0, lastInteractions_ = 0, rebuilds_ = 0;
+    PipelineStepInfo last_;
+};
+
+} // namespace octwalk

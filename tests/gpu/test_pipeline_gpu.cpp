@@ -1,0 +1,228 @@
+// The device-resident pipeline against its CPU twin (host/sim/pipeline.h, device/resident_gpu.h):
+// the kick, the drift and the diagnostics' sums are the host's common/integrate.h arithmetic bit for
+// bit (resident_gpu.cu is compiled with -fmad=false), and on the same refitted topology and positions
+// the two backends walk identical lists and give forces within the twin tolerances (the device's force
+// kernels use rsqrtf and fused multiply-adds). Skips without a GPU, unless OCTWALK_REQUIRE_GPU=1
+// makes that a failure (GPU CI).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "device/gpu_solver.h"
+#include "device/resident_gpu.h"
+#include "host/cpu/resident_cpu.h"
+#include "host/models/models.h"
+#include "host/sim/pipeline.h"
+#include "test_helpers.h"
+#include "unit/refit_helpers.h"
+
+namespace octwalk {
+namespace {
+
+constexpr uint64_t kSeed = 20261123;
+constexpr double kDt     = 1.0 / 128;
+/// Twin tolerances of tests/gpu/test_gpu.cpp: the device uses rsqrtf and fused multiply-adds.
+constexpr double kTwinMax = 1e-4;
+
+void requireGpu()
+{
+    if (gpuAvailable()) return;
+    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
+    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
+    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
+}
+
+class GpuPipelineTest : public ::testing::TestWithParam<int64_t>
+{
+protected:
+    void SetUp() override { requireGpu(); }
+};
+
+class GpuResidentTest : public ::testing::Test
+{
+protected:
+    void SetUp() override { requireGpu(); }
+};
+
+Parameters parameters()
+{
+    Parameters p;
+    p.opening_angle          = 0.5;
+    p.epsilon_squared        = 1e-4;
+    p.gravitational_constant = 1.5;
+    p.backend                = Backend::Gpu;
+    return p;
+}
+
+std::vector<int32_t> identity(int64_t n)
+{
+    std::vector<int32_t> v(static_cast<size_t>(n));
+    std::iota(v.begin(), v.end(), 0);
+    return v;
+}
+
+struct State
+{
+    std::vector<Vec3d> pos, vel;
+};
+
+State stateOf(Pipeline& pipe, int64_t n)
+{
+    State s{std::vector<Vec3d>(static_cast<size_t>(n)), std::vector<Vec3d>(static_cast<size_t>(n))};
+    pipe.copyState(s.pos.data(), s.vel.data());
+    return s;
+}
+
+/// Largest |a - b| / |b| over the bodies' accelerations.
+double largestRelativeDifference(const std::vector<F4>& a, const std::vector<F4>& b)
+{
+    double worst = 0;
+    for (size_t k = 0; k < a.size(); ++k)
+    {
+        const double dx = double(a[k].x) - b[k].x, dy = double(a[k].y) - b[k].y, dz = double(a[k].z) - b[k].z;
+        const double norm = std::sqrt(double(b[k].x) * b[k].x + double(b[k].y) * b[k].y + double(b[k].z) * b[k].z);
+        worst             = std::max(worst, std::sqrt(dx * dx + dy * dy + dz * dz) / norm);
+    }
+    return worst;
+}
+
+} // namespace
+
+// After `steps` device steps with rebuild policy K (GetParam), a CPU twin restored from the device
+// pipeline's checkpoint and state holds the same topology and positions: identical lists, forces
+// within the twin tolerance.
+TEST_P(GpuPipelineTest, RefittedTopologyWalksTheCpuTwinsLists)
+{
+    const ParticleSet b                    = makeModel("plummer", 1 << 15, kSeed);
+    const int64_t n                        = b.size();
+    const Parameters p                     = parameters();
+    const std::vector<int32_t> callerIndex = identity(n);
+    Pipeline gpu(p, GetParam(), PipelineDevice::Gpu);
+    gpu.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    for (int s = 0; s < 6; ++s) gpu.step(kDt);
+    const State s = stateOf(gpu, n);
+
+    Pipeline cpu(p, GetParam(), PipelineDevice::Cpu);
+    cpu.restore(s.pos.data(), s.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, gpu.stepIndex(),
+                gpu.checkpoint());
+    // restore refitted and walked on the CPU; the device walks again on its current (same) state.
+    const PipelineCheckpoint atCheckpoint = gpu.checkpoint();
+    Pipeline gpuAgain(p, GetParam(), PipelineDevice::Gpu);
+    gpuAgain.restore(s.pos.data(), s.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, gpu.stepIndex(),
+                     atCheckpoint);
+
+    std::vector<int64_t> nodeOffset[2], leafOffset[2];
+    std::vector<int32_t> nodeList[2], leafList[2];
+    gpuAgain.getLists(nodeOffset[0], leafOffset[0], nodeList[0], leafList[0]);
+    cpu.getLists(nodeOffset[1], leafOffset[1], nodeList[1], leafList[1]);
+    EXPECT_EQ(nodeOffset[0], nodeOffset[1]);
+    EXPECT_EQ(leafOffset[0], leafOffset[1]);
+    EXPECT_EQ(nodeList[0], nodeList[1]);
+    EXPECT_EQ(leafList[0], leafList[1]);
+    std::vector<F4> resultGpu, resultCpu;
+    gpuAgain.getResults(resultGpu);
+    cpu.getResults(resultCpu);
+    EXPECT_LT(largestRelativeDifference(resultGpu, resultCpu), kTwinMax);
+    // Both continue equally: the same rebuilds at the same steps.
+    for (int k = 0; k < 6; ++k)
+    {
+        gpuAgain.step(kDt);
+        cpu.step(kDt);
+        EXPECT_EQ(gpuAgain.lastStep().rebuilt, cpu.lastStep().rebuilt) << "step " << gpuAgain.stepIndex();
+    }
+    EXPECT_EQ(gpuAgain.rebuilds(), cpu.rebuilds());
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuPipelineTest, ::testing::Values(int64_t(1), int64_t(4), int64_t(0)),
+                         [](const ::testing::TestParamInfo<int64_t>& info) {
+                             return "rebuild_every_" + std::to_string(info.param);
+                         });
+
+// The state kernels against the host applying common/integrate.h to the same inputs (the device's own
+// accelerations): every word of the gather, the kick and drift, the closing kick and the diagnostics'
+// sums; and the walk of the CPU twin's ResidentCpu on the same state gives the same lists.
+TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
+{
+    const Parameters p = parameters();
+    const double G = p.gravitational_constant, h = kDt;
+    test::BuiltTree t;
+    test::buildPackedTree(makeModel("plummer", 1 << 14, kSeed), p, t);
+    std::vector<Vec3d> pos = t.tree.pos, vel = t.vel;
+    const std::vector<double>& mass = t.tree.mass;
+    const int64_t n                 = int64_t(pos.size());
+    // A gather that moves every body (a rotation of the tree order) before anything else.
+    std::vector<int32_t> order(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) order[k] = int32_t((k + n / 3) % n);
+    std::vector<Vec3d> rotatedPos(pos.size()), rotatedVel(vel.size());
+    for (int64_t k = 0; k < n; ++k)
+    {
+        rotatedPos[k] = pos[order[k]];
+        rotatedVel[k] = vel[order[k]];
+    }
+    std::vector<int32_t> inverse(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) inverse[order[k]] = int32_t(k);
+
+    ResidentGpu gpu;
+    std::vector<double> rotatedMass(mass.size());
+    for (int64_t k = 0; k < n; ++k) rotatedMass[k] = mass[order[k]];
+    gpu.setState(rotatedPos.data(), rotatedVel.data(), rotatedMass.data(), n);
+    gpu.permute(inverse.data()); // back to the tree order of t
+    std::vector<Vec3d> gotPos(pos.size()), gotVel(vel.size());
+    gpu.getState(gotPos.data(), gotVel.data());
+    EXPECT_TRUE(test::sameBits(gotPos, pos)) << "gather";
+    EXPECT_TRUE(test::sameBits(gotVel, vel)) << "gather";
+
+    const RefitView view = refitView(t.packed, nullptr, nullptr, nullptr, p);
+    gpu.setTopology(view, refitLevels(t.packed), t.packed.treeView());
+    ResidentCpu cpu;
+    cpu.setState(pos.data(), vel.data(), mass.data(), n);
+    cpu.setTopology(view, refitLevels(t.packed), t.packed.treeView());
+    PhaseTimes times;
+    const float eps2 = float(p.epsilon_squared);
+    gpu.refitAndEvaluate(eps2, times);
+    cpu.refitAndEvaluate(eps2, times);
+    std::vector<int64_t> nodeOffset[2], leafOffset[2];
+    std::vector<int32_t> nodeList[2], leafList[2];
+    gpu.getLists(nodeOffset[0], leafOffset[0], nodeList[0], leafList[0]);
+    cpu.getLists(nodeOffset[1], leafOffset[1], nodeList[1], leafList[1]);
+    EXPECT_EQ(nodeList[0], nodeList[1]);
+    EXPECT_EQ(leafList[0], leafList[1]);
+    std::vector<F4> result(static_cast<size_t>(n)), twin(static_cast<size_t>(n));
+    gpu.getResults(result.data());
+    cpu.getResults(twin.data());
+    EXPECT_LT(largestRelativeDifference(result, twin), kTwinMax);
+
+    std::vector<int32_t> slot(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) slot[k] = int32_t((k * 7919) % n); // a permutation: 7919 is prime, n = 2^14
+    const DiagnosticSums d = gpu.diagnosticSums(G, slot.data());
+    const DiagnosticSums e = diagnosticSumsCpu(pos.data(), vel.data(), mass.data(), result.data(), slot.data(), n, G);
+    EXPECT_EQ(std::memcmp(&d, &e, sizeof(d)), 0) << "diagnostics' sums";
+
+    bool inRange = true, finite = true;
+    for (int64_t i = 0; i < n; ++i)
+    {
+        kickVelocity(vel[i], accelerationOf(result[i], G), 0.5 * h);
+        driftPosition(pos[i], vel[i], h, 0.0);
+        inRange = inRange && positionInRange(pos[i]);
+    }
+    EXPECT_EQ(gpu.kickDrift(G, 0.5 * h, h, 0.0), inRange);
+    gpu.getState(gotPos.data(), gotVel.data());
+    EXPECT_TRUE(test::sameBits(gotPos, pos)) << "kick and drift";
+    EXPECT_TRUE(test::sameBits(gotVel, vel)) << "kick and drift";
+    for (int64_t i = 0; i < n; ++i)
+    {
+        kickVelocity(vel[i], accelerationOf(result[i], G), 0.5 * h);
+        finite = finite && finiteBody(pos[i], vel[i]);
+    }
+    EXPECT_EQ(gpu.kick(G, 0.5 * h), finite);
+    gpu.getState(gotPos.data(), gotVel.data());
+    EXPECT_TRUE(test::sameBits(gotVel, vel)) << "closing kick";
+}
+
+} // namespace octwalk

@@ -1,0 +1,213 @@
+// The pipelined step (host/sim/pipeline.h) on its CPU twin: with a build every step it is the classic
+// Simulation bit for bit; with K = 4 and the automatic policy it conserves energy as the per-step
+// build does; it is deterministic for any thread count and rebuilds where the policy says.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <numeric>
+#include <vector>
+
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "common/errors.h"
+#include "host/sim/pipeline.h"
+#include "host/sim/simulation.h"
+#include "test_helpers.h"
+#include "unit/refit_helpers.h"
+
+using namespace octwalk;
+
+namespace {
+
+constexpr uint64_t kSeed = 20261123;
+constexpr double kDt     = 1.0 / 128;
+
+Parameters parameters()
+{
+    Parameters p = test::cpuParameters(0.5, 1e-4);
+    // G != 1, so a G applied twice or not at all shows.
+    p.gravitational_constant = 1.5;
+    return p;
+}
+
+ForceOptions rebuildEvery(int64_t k)
+{
+    ForceOptions f;
+    f.rebuildEvery = k;
+    return f;
+}
+
+struct State
+{
+    std::vector<Vec3d> pos, vel;
+};
+
+State stateOf(Pipeline& pipe, int64_t n)
+{
+    State s{std::vector<Vec3d>(size_t(n)), std::vector<Vec3d>(size_t(n))};
+    pipe.copyState(s.pos.data(), s.vel.data());
+    return s;
+}
+
+/// Largest |dE/E0| of a Plummer run of `steps` steps with the given rebuild policy.
+double worstEnergyError(const ParticleSet& b, int64_t steps, int64_t every, int64_t* rebuilds = nullptr)
+{
+    Simulation sim(b, parameters(), planSteps(0.0, double(steps) * kDt, kDt), rebuildEvery(every));
+    double worst = 0;
+    while (!sim.done())
+    {
+        sim.step();
+        worst = std::max(worst, std::fabs(sim.diagnostics().relativeEnergyError));
+    }
+    if (rebuilds) *rebuilds = sim.pipeline() ? sim.pipeline()->rebuilds() : sim.stepIndex() + 1;
+    return worst;
+}
+
+} // namespace
+
+TEST(Pipeline, RebuildEveryStepIsTheClassicSimulationBitForBit)
+{
+    const ParticleSet b = makeModel("plummer", 4096, kSeed);
+    const Parameters p  = parameters();
+    const int64_t n     = b.size();
+    Simulation classic(b, p, planSteps(0.0, 6 * kDt, kDt));
+    Pipeline pipe(p, 1, PipelineDevice::Cpu);
+    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
+    std::iota(callerIndex.begin(), callerIndex.end(), 0);
+    pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    while (!classic.done())
+    {
+        classic.step();
+        pipe.step(kDt);
+        const State s = stateOf(pipe, n);
+        ASSERT_TRUE(test::sameBits(s.pos, classic.state().pos)) << "positions after step " << classic.stepIndex();
+        ASSERT_TRUE(test::sameBits(s.vel, classic.state().vel)) << "velocities after step " << classic.stepIndex();
+    }
+    const Diagnostics d    = classic.diagnostics();
+    const DiagnosticSums e = pipe.diagnosticSums();
+    EXPECT_EQ(d.kinetic, e.kinetic);
+    EXPECT_EQ(d.potential, e.potential);
+    EXPECT_EQ(pipe.rebuilds(), 7);
+}
+
+TEST(Pipeline, RebuildsEveryKStepsFromPositionsOneStepOld)
+{
+    const ParticleSet b = makeModel("plummer", 4096, kSeed);
+    Simulation sim(b, parameters(), planSteps(0.0, 12 * kDt, kDt), rebuildEvery(4));
+    std::vector<int64_t> rebuiltAt;
+    while (!sim.done())
+    {
+        sim.step();
+        if (sim.pipeline()->lastStep().rebuilt) rebuiltAt.push_back(sim.stepIndex());
+    }
+    EXPECT_EQ(rebuiltAt, (std::vector<int64_t>{4, 8, 12}));
+    EXPECT_EQ(sim.pipeline()->rebuilds(), 4);
+}
+
+TEST(Pipeline, ConservesEnergyAsThePerStepBuildDoes)
+{
+    const ParticleSet b    = makeModel("plummer", 4096, kSeed);
+    const int64_t steps    = 100;
+    int64_t rebuilds[3]    = {};
+    const double classic   = worstEnergyError(b, steps, 1, &rebuilds[0]);
+    const double every4    = worstEnergyError(b, steps, 4, &rebuilds[1]);
+    const double automatic = worstEnergyError(b, steps, 0, &rebuilds[2]);
+    std::printf("Plummer 2^12, %lld steps of 1/128: max |dE/E0| per-step build %.3g, K = 4 %.3g (%lld builds), "
+                "automatic %.3g (%lld builds)\n",
+                (long long)steps, classic, every4, (long long)rebuilds[1], automatic, (long long)rebuilds[2]);
+    EXPECT_LT(every4, 1.5 * classic + 1e-6);
+    EXPECT_LT(automatic, 1.5 * classic + 1e-6);
+    EXPECT_EQ(rebuilds[1], 1 + steps / 4);
+    EXPECT_GE(rebuilds[2], 2);
+    EXPECT_LT(rebuilds[2], steps);
+}
+
+TEST(Pipeline, IsBitIdenticalForOneAndTwoThreads)
+{
+#ifdef _OPENMP
+    const ParticleSet b = makeModel("plummer", 4096, kSeed);
+    std::vector<ParticleSet> out;
+    const int threads = omp_get_max_threads();
+    for (int t : {1, 2})
+    {
+        omp_set_num_threads(t);
+        for (int64_t every : {int64_t(3), int64_t(0)})
+        {
+            Simulation sim(b, parameters(), planSteps(0.0, 10 * kDt, kDt), rebuildEvery(every));
+            while (!sim.done()) sim.step();
+            out.push_back(sim.state());
+        }
+    }
+    omp_set_num_threads(threads);
+    for (size_t k = 0; k < 2; ++k)
+    {
+        EXPECT_TRUE(test::sameBits(out[k].pos, out[k + 2].pos)) << "policy " << k;
+        EXPECT_TRUE(test::sameBits(out[k].vel, out[k + 2].vel)) << "policy " << k;
+    }
+#else
+    GTEST_SKIP() << "the serial build has one thread";
+#endif
+}
+
+TEST(Pipeline, RefusesWhatItDoesNotSupport)
+{
+    const ParticleSet b = makeModel("plummer", 256, kSeed);
+    const StepPlan plan = planSteps(0.0, kDt, kDt);
+    EXPECT_THROW(Simulation(b, parameters(), plan, rebuildEvery(-1)), ParameterError);
+    ForceOptions direct = rebuildEvery(4);
+    direct.direct       = true;
+    EXPECT_THROW(Simulation(b, parameters(), plan, direct), ParameterError);
+    Parameters relative = parameters();
+    relative.mac        = Mac::Relative;
+    EXPECT_THROW(Simulation(b, relative, plan, rebuildEvery(4)), ParameterError);
+    EXPECT_THROW(Pipeline(parameters(), -2, PipelineDevice::Cpu), ParameterError);
+}
+
+namespace {
+
+std::string slurp(const std::filesystem::path& f)
+{
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+} // namespace
+
+// Stopped after step 11, K = 4 has a build in flight (started at 11 from step 11's positions, adopted
+// at 12); the automatic policy stops wherever its counts put it.
+TEST(Pipeline, RestartIsBitIdenticalAlsoWithABuildInFlight)
+{
+    namespace fs       = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("octwalk_pipeline_restart_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const ParticleSet b = makeModel("plummer", 2048, kSeed);
+    const Parameters p  = parameters();
+    for (int64_t every : {int64_t(4), int64_t(0)})
+    {
+        Simulation whole(b, p, planSteps(0.0, 20 * kDt, kDt), rebuildEvery(every));
+        while (!whole.done()) whole.step();
+        whole.writeCheckpoint((dir / "whole.bin").string());
+
+        Simulation first(b, p, planSteps(0.0, 11 * kDt, kDt), rebuildEvery(every));
+        while (!first.done()) first.step();
+        first.writeCheckpoint((dir / "half.bin").string());
+        if (every == 4) EXPECT_EQ(first.pipeline()->checkpoint().adoptStep, 12);
+        Simulation resumed = Simulation::fromCheckpoint((dir / "half.bin").string());
+        ASSERT_NE(resumed.pipeline(), nullptr);
+        resumed.extendTo(20 * kDt);
+        while (!resumed.done()) resumed.step();
+        resumed.writeCheckpoint((dir / "resumed.bin").string());
+        EXPECT_TRUE(slurp(dir / "whole.bin") == slurp(dir / "resumed.bin")) << "rebuild every " << every;
+        EXPECT_EQ(resumed.pipeline()->rebuilds(), whole.pipeline()->rebuilds()) << "rebuild every " << every;
+    }
+    fs::remove_all(dir);
+}
