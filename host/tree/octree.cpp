@@ -364,7 +364,13 @@ KeyGrid keyGrid(const Vec3d* points, int64_t n, std::vector<Box<Vec3d>>& part)
     return {box.lo, double(kKeyGridSize) / size};
 }
 
-/// Splits the body range of a cell at `level` into its 8 octant ranges (binary search on keys).
+/// Cells of at most this many bodies are split by counting the octants of all their keys, bigger ones
+/// by binary searches. Measured with one thread on the 2-core development machine (thread CPU time of
+/// buildCells, Plummer 2^20 / 2^22): binary searches only 7.6 / 34.6 ms, counting up to 512 bodies
+/// 5.0 / 23.0, up to 4096 4.7 / 17.3, up to 16384 - / 18.3, always 6.7 / 27.0.
+constexpr int32_t kLinearSplitMax = 4096;
+
+/// Splits the body range of a cell at `level` into its 8 octant ranges.
 std::array<int32_t, 9> octantBounds(const uint64_t* keys, int32_t first, int32_t count, int level)
 {
     std::array<int32_t, 9> bounds;
@@ -372,6 +378,13 @@ std::array<int32_t, 9> octantBounds(const uint64_t* keys, int32_t first, int32_t
     bounds[8]          = first + count;
     const uint64_t* lo = keys + first;
     const uint64_t* hi = keys + first + count;
+    if (count <= kLinearSplitMax)
+    {
+        int32_t n[8] = {};
+        for (const uint64_t* k = lo; k < hi; ++k) n[octantAtLevel(*k, level + 1)]++;
+        for (int oct = 0; oct < 7; ++oct) bounds[oct + 1] = bounds[oct] + n[oct];
+        return bounds;
+    }
     for (int oct = 1; oct < 8; ++oct)
     {
         const uint64_t* p =
@@ -588,70 +601,232 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     }
 }
 
+namespace {
+
+/// A thread builds subtrees of at most about n / (kSubtreesPerThread * threads) bodies: enough of them
+/// that the dynamic schedule evens out their sizes, few enough that the serial top stays small.
+/// Measured on Plummer 2^22 for 16 threads: 155 top cells split in 0.3 ms (development machine), the
+/// biggest of 1086 subtrees holds 16221 bodies (6% of a thread's share).
+constexpr int64_t kSubtreesPerThread = 16;
+
+/// Whether buildCells splits a cell.
+bool splits(int32_t count, int level, int nLeaf) { return count > nLeaf && level < kMaxTreeLevel; }
+
+/// Appends the unit of the cell (first, count, level) and, for a top cell (splits with more than
+/// topMin bodies), the units below it, in pre-order; returns the unit's index.
+int32_t addUnits(const uint64_t* keys, int32_t first, int32_t count, int level, int nLeaf, int64_t topMin,
+                 std::vector<CellUnit>& units)
+{
+    const int32_t u = int32_t(units.size());
+    const bool top  = splits(count, level, nLeaf) && count > topMin;
+    units.push_back({first, count, level, top, {-1, -1, -1, -1, -1, -1, -1, -1}, -1, 0});
+    if (!top) return u;
+    const std::array<int32_t, 9> b = octantBounds(keys, first, count, level);
+    for (int o = 0; o < 8; ++o)
+    {
+        if (b[o + 1] == b[o]) continue;
+        const int32_t v       = addUnits(keys, b[o], b[o + 1] - b[o], level + 1, nLeaf, topMin, units);
+        units[u].childUnit[o] = v;
+    }
+    return u;
+}
+
+/// Builds the subtree of unit u breadth-first at the end of arena, counting its cells per level.
+void buildSubtree(const uint64_t* keys, int nLeaf, CellUnit& unit, std::vector<SubtreeCell>& arena, int32_t* levelCount)
+{
+    const int32_t begin = int32_t(arena.size());
+    unit.arenaBegin     = begin;
+    arena.push_back({unit.first, unit.count, -1, uint8_t(unit.level), 0});
+    for (size_t i = size_t(begin); i < arena.size(); ++i)
+    {
+        const SubtreeCell cell = arena[i];
+        levelCount[cell.level]++;
+        if (!splits(cell.count, cell.level, nLeaf)) continue;
+        const std::array<int32_t, 9> b = octantBounds(keys, cell.first, cell.count, cell.level);
+        const int32_t firstChild       = int32_t(arena.size()) - begin;
+        uint8_t mask                   = 0;
+        for (int o = 0; o < 8; ++o)
+        {
+            if (b[o + 1] == b[o]) continue;
+            mask |= uint8_t(1u << o);
+            arena.push_back({b[o], b[o + 1] - b[o], -1, uint8_t(cell.level + 1), 0});
+        }
+        arena[i].firstChild = firstChild;
+        arena[i].childMask  = mask;
+    }
+}
+
+/// The children of a split cell whose first child is cell firstChild (breadth-first children of one
+/// cell are consecutive), one per set bit of mask.
+std::array<int32_t, 8> childrenFrom(int32_t firstChild, unsigned mask)
+{
+    std::array<int32_t, 8> child;
+    for (int o = 0; o < 8; ++o) child[o] = (mask >> o) & 1u ? firstChild++ : -1;
+    return child;
+}
+
+/// The first cell of unit u at every level (breadth-first numbering).
+std::array<int32_t, kNumTreeLevels> unitLevelStarts(const CellScratch& s, const std::vector<int32_t>& levelFirst,
+                                                    int32_t u)
+{
+    std::array<int32_t, kNumTreeLevels> start;
+    const int32_t* base = s.levelBase.data() + size_t(u) * kNumTreeLevels;
+    const int numLevels = int(levelFirst.size()) - 1;
+    for (int l = 0; l < kNumTreeLevels; ++l) start[l] = l < numLevels ? levelFirst[l] + base[l] : 0;
+    return start;
+}
+
+/// Writes the cells of subtree unit u at their breadth-first numbers.
+void numberSubtree(const CellScratch& s, const std::vector<int32_t>& levelFirst, int32_t u, OctreeCells& c)
+{
+    const CellUnit& unit                             = s.units[u];
+    const SubtreeCell* cells                         = s.arenas[unit.arena].data() + unit.arenaBegin;
+    const int32_t* count                             = s.levelCount.data() + size_t(u) * kNumTreeLevels;
+    const std::array<int32_t, kNumTreeLevels> global = unitLevelStarts(s, levelFirst, u);
+    std::array<int32_t, kNumTreeLevels + 1> local;
+    local[unit.level] = 0;
+    for (int l = unit.level; l < kNumTreeLevels; ++l) local[l + 1] = local[l] + count[l];
+    for (int32_t i = 0; i < local[kNumTreeLevels]; ++i)
+    {
+        const SubtreeCell& cell = cells[i];
+        const int l             = cell.level;
+        const int32_t g         = global[l] + i - local[l];
+        c.first[g]              = cell.first;
+        c.count[g]              = cell.count;
+        c.level[g]              = l;
+        c.isLeaf[g]             = cell.childMask == 0;
+        c.child[g] = childrenFrom(cell.childMask ? global[l + 1] + cell.firstChild - local[l + 1] : 0, cell.childMask);
+    }
+}
+
+/// Writes top cell u at its breadth-first number (its units' first cells are their roots).
+void numberTopCell(const CellScratch& s, const std::vector<int32_t>& levelFirst, int32_t u, OctreeCells& c)
+{
+    const CellUnit& unit = s.units[u];
+    const int32_t g      = unitLevelStarts(s, levelFirst, u)[unit.level];
+    c.first[g]           = unit.first;
+    c.count[g]           = unit.count;
+    c.level[g]           = unit.level;
+    c.isLeaf[g]          = 0;
+    for (int o = 0; o < 8; ++o)
+    {
+        const int32_t v = unit.childUnit[o];
+        c.child[g][o]   = v < 0 ? -1 : unitLevelStarts(s, levelFirst, v)[unit.level + 1];
+    }
+}
+
+/// levelBase (every unit's cells of each level before it) and levelFirst from levelCount; returns the
+/// number of cells.
+int32_t numberUnits(CellScratch& s, std::vector<int32_t>& levelFirst)
+{
+    const size_t numUnits = s.units.size();
+    s.levelBase.resize(numUnits * kNumTreeLevels);
+    std::array<int32_t, kNumTreeLevels> total{};
+    for (size_t u = 0; u < numUnits; ++u)
+    {
+        for (int l = 0; l < kNumTreeLevels; ++l)
+        {
+            s.levelBase[u * kNumTreeLevels + l] = total[l];
+            total[l] += s.levelCount[u * kNumTreeLevels + l];
+        }
+    }
+    levelFirst.assign(1, 0);
+    for (int l = 0; l < kNumTreeLevels && total[l] > 0; ++l) levelFirst.push_back(levelFirst.back() + total[l]);
+    return levelFirst.back();
+}
+
+} // namespace
+
 void buildCells(int nLeaf, HostTree& t)
 {
-    OctreeCells& c  = t.cells;
-    BuildScratch& s = t.scratch;
-    constexpr std::array<int32_t, 8> kNoChildren{-1, -1, -1, -1, -1, -1, -1, -1};
-    // clear() keeps the capacity of the last build.
-    c.first.assign(1, 0);
-    c.count.assign(1, int32_t(t.keys.size()));
-    c.level.assign(1, 0);
-    c.child.assign(1, kNoChildren);
-    s.levelFirst.assign(1, 0);
+    OctreeCells& c       = t.cells;
+    CellScratch& s       = t.cellScratch;
+    const uint64_t* keys = t.keys.data();
+    const int32_t n      = int32_t(t.keys.size());
+    const int numArenas  = maxThreads();
+    const int64_t topMin = std::max<int64_t>(nLeaf, n / (kSubtreesPerThread * numArenas));
 
-    int32_t levelBegin = 0, levelEnd = 1;
-    while (levelBegin < levelEnd)
+    // The top of the tree serially, down to cells of at most topMin bodies: the subtrees.
+    s.units.clear();
+    addUnits(keys, 0, n, 0, nLeaf, topMin, s.units);
+    const int32_t numUnits = int32_t(s.units.size());
+    s.levelCount.assign(size_t(numUnits) * kNumTreeLevels, 0);
+    s.subtrees.clear();
+    for (int32_t u = 0; u < numUnits; ++u)
     {
-        s.levelFirst.push_back(levelEnd);
-        int32_t width = levelEnd - levelBegin;
-        s.bounds.resize(width);
-        s.numChildren.assign(width + 1, 0);
-        std::array<int32_t, 9>* bounds = s.bounds.data();
-        int32_t* numChildren           = s.numChildren.data();
-#pragma omp parallel for schedule(dynamic, 64)
-        for (int32_t j = 0; j < width; ++j)
-        {
-            int32_t cell = levelBegin + j;
-            if (c.count[cell] <= nLeaf || c.level[cell] >= kMaxTreeLevel) continue;
-            bounds[j] = octantBounds(t.keys.data(), c.first[cell], c.count[cell], c.level[cell]);
-            for (int o = 0; o < 8; ++o) numChildren[j] += bounds[j][o + 1] > bounds[j][o];
-        }
-        std::exclusive_scan(numChildren, numChildren + width + 1, numChildren, 0);
-        int32_t next  = levelEnd;
-        int32_t total = numChildren[width];
-        c.first.resize(next + total);
-        c.count.resize(next + total);
-        c.level.resize(next + total);
-        c.child.resize(next + total, kNoChildren);
-#pragma omp parallel for schedule(dynamic, 64)
-        for (int32_t j = 0; j < width; ++j)
-        {
-            if (numChildren[j + 1] == numChildren[j]) continue;
-            int32_t cell = levelBegin + j;
-            int32_t out  = next + numChildren[j];
-            for (int o = 0; o < 8; ++o)
-            {
-                if (bounds[j][o + 1] == bounds[j][o]) continue;
-                c.first[out]     = bounds[j][o];
-                c.count[out]     = bounds[j][o + 1] - bounds[j][o];
-                c.level[out]     = c.level[cell] + 1;
-                c.child[cell][o] = out++;
-            }
-        }
-        levelBegin = levelEnd;
-        levelEnd   = next + total;
+        if (s.units[u].top) s.levelCount[size_t(u) * kNumTreeLevels + s.units[u].level] = 1;
+        else s.subtrees.push_back(u);
     }
-    const int32_t numCells = c.size();
+    std::stable_sort(s.subtrees.begin(), s.subtrees.end(),
+                     [&s](int32_t a, int32_t b) { return s.units[a].count > s.units[b].count; });
+
+    // Every subtree by one thread, into that thread's arena; then all are numbered breadth-first
+    // from the counts per unit and level, each by the thread that built it (its cells in its cache).
+    s.arenas.resize(size_t(numArenas));
+    s.arenaUnits.resize(size_t(numArenas));
+    for (int a = 0; a < numArenas; ++a)
+    {
+        s.arenas[a].clear();
+        s.arenaUnits[a].clear();
+    }
+    const int32_t numSubtrees = int32_t(s.subtrees.size());
+#pragma omp parallel num_threads(numArenas)
+    {
+        const int a = threadIndex();
+#pragma omp for schedule(dynamic, 1)
+        for (int32_t j = 0; j < numSubtrees; ++j)
+        {
+            const int32_t u  = s.subtrees[j];
+            s.units[u].arena = a;
+            s.arenaUnits[a].push_back(u);
+            buildSubtree(keys, nLeaf, s.units[u], s.arenas[a], s.levelCount.data() + size_t(u) * kNumTreeLevels);
+        }
+    }
+    const int32_t numCells = numberUnits(s, t.scratch.levelFirst);
+    c.first.resize(numCells);
+    c.count.resize(numCells);
+    c.level.resize(numCells);
+    c.child.resize(numCells);
     c.isLeaf.resize(numCells);
-#pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < numCells; ++i) c.isLeaf[i] = c.child[i] == kNoChildren;
-    c.depth = c.level[numCells - 1]; // breadth-first: the last cell is one of the deepest
+#pragma omp parallel num_threads(numArenas)
+    {
+        for (int a = threadIndex(); a < numArenas; a += threadCount())
+        {
+            for (int32_t u : s.arenaUnits[a]) numberSubtree(s, t.scratch.levelFirst, u, c);
+        }
+#pragma omp for schedule(static)
+        for (int32_t u = 0; u < numUnits; ++u)
+        {
+            if (s.units[u].top) numberTopCell(s, t.scratch.levelFirst, u, c);
+        }
+    }
+    c.depth    = int32_t(t.scratch.levelFirst.size()) - 2;
+    s.numCells = numCells;
 }
+
+namespace {
+
+/// The multipoles of a cell and all cells below it, children before parents (depth <= kMaxTreeLevel).
+void multipolesBelow(const HostTree& t, int32_t cell, Multipoles& mp)
+{
+    if (t.cells.isLeaf[cell])
+    {
+        leafMultipole(t, cell, mp);
+        return;
+    }
+    for (int32_t k : t.cells.child[cell])
+    {
+        if (k >= 0) multipolesBelow(t, k, mp);
+    }
+    internalMultipole(t, cell, mp);
+}
+
+} // namespace
 
 void computeMultipoles(HostTree& t)
 {
     const OctreeCells& c = t.cells;
+    const CellScratch& s = t.cellScratch;
     Multipoles& mp       = t.poles;
     int32_t n            = c.size();
     mp.mass.resize(n);
@@ -659,20 +834,28 @@ void computeMultipoles(HostTree& t)
     mp.quad.resize(n);
     mp.boxMin.resize(n);
     mp.boxMax.resize(n);
-
-    // Level by level from the deepest (cells are breadth-first, so each level's children are done
-    // before it): leaves from their bodies, internal cells from their children. Each cell sums in
-    // the same order as ever, whatever the schedule.
-    const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
-    for (size_t level = levelFirst.size() - 1; level-- > 0;)
+    if (n == 0) return;
+    if (s.numCells != n || s.units.empty())
     {
-        const int32_t begin = levelFirst[level], end = levelFirst[level + 1];
-#pragma omp parallel for schedule(dynamic, 64)
-        for (int32_t i = begin; i < end; ++i)
-        {
-            if (c.isLeaf[i]) leafMultipole(t, i, mp);
-            else internalMultipole(t, i, mp);
-        }
+        multipolesBelow(t, 0, mp); // cells that buildCells did not make: one thread
+        return;
+    }
+
+    // Each subtree by one thread, in post-order (its cells need only its own cells and bodies; the
+    // leaves come in body order, so the bodies stream in), then the top cells serially in reverse
+    // pre-order (children before parents). Each cell sums in the same order as ever, whatever the
+    // schedule.
+    const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
+    const int32_t numSubtrees              = int32_t(s.subtrees.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t j = 0; j < numSubtrees; ++j)
+    {
+        const int32_t u = s.subtrees[j];
+        multipolesBelow(t, unitLevelStarts(s, levelFirst, u)[s.units[u].level], mp);
+    }
+    for (int32_t u = int32_t(s.units.size()); u-- > 0;)
+    {
+        if (s.units[u].top) internalMultipole(t, unitLevelStarts(s, levelFirst, u)[s.units[u].level], mp);
     }
 }
 
@@ -710,11 +893,86 @@ void collectGroups(const OctreeCells& c, int32_t cell, int nGroup, bool merge, s
 
 } // namespace
 
+namespace {
+
+/// collectGroups over top cell u, in pieces: a child that is a top cell with more than nGroup bodies
+/// is entered, a subtree with more than nGroup bodies is a piece of its own (its groups are collected
+/// in parallel), smaller children are groups, merged as collectGroups merges them.
+void collectTopGroups(const OctreeCells& c, const CellScratch& s, int32_t u, int nGroup, bool merge,
+                      std::vector<GroupPiece>& pieces)
+{
+    bool previousSiblingIsGroup = false;
+    for (int32_t v : s.units[u].childUnit)
+    {
+        if (v < 0) continue;
+        const CellUnit& child = s.units[v];
+        if (child.count > nGroup)
+        {
+            if (child.top) collectTopGroups(c, s, v, nGroup, merge, pieces);
+            else pieces.push_back({{0, 0}, v});
+            previousSiblingIsGroup = false;
+            continue;
+        }
+        if (merge && previousSiblingIsGroup && pieces.back().group.y + child.count <= nGroup)
+        {
+            pieces.back().group.y += child.count;
+        }
+        else pieces.push_back({{child.first, child.count}, -1});
+        previousSiblingIsGroup = true;
+    }
+}
+
+} // namespace
+
 void makeGroups(int nGroup, HostTree& t, bool merge)
 {
-    t.groups.clear();
-    if (t.cells.count[0] <= nGroup) t.groups.push_back({0, t.cells.count[0]});
-    else collectGroups(t.cells, 0, nGroup, merge, t.groups);
+    const OctreeCells& c = t.cells;
+    CellScratch& s       = t.cellScratch;
+    if (c.count[0] <= nGroup)
+    {
+        t.groups.assign(1, {0, c.count[0]});
+        return;
+    }
+    if (s.numCells != c.size() || s.units.empty())
+    {
+        // Cells that buildCells did not make (its units do not describe them): one recursion.
+        t.groups.clear();
+        collectGroups(c, 0, nGroup, merge, t.groups);
+        return;
+    }
+    const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
+    const int32_t numSubtrees              = int32_t(s.subtrees.size());
+    s.unitGroups.resize(s.units.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t j = 0; j < numSubtrees; ++j)
+    {
+        const int32_t u = s.subtrees[j];
+        s.unitGroups[u].clear();
+        const int32_t root = unitLevelStarts(s, levelFirst, u)[s.units[u].level];
+        if (c.count[root] > nGroup) collectGroups(c, root, nGroup, merge, s.unitGroups[u]);
+    }
+    std::vector<GroupPiece>& pieces = s.groupPieces;
+    pieces.clear();
+    if (s.units[0].top) collectTopGroups(c, s, 0, nGroup, merge, pieces);
+    else pieces.push_back({{0, 0}, 0});
+
+    // Each piece's place in the groups, then the pieces copied there in parallel.
+    const int32_t numPieces = int32_t(pieces.size());
+    s.pieceFirst.resize(size_t(numPieces) + 1);
+    s.pieceFirst[0] = 0;
+    for (int32_t k = 0; k < numPieces; ++k)
+    {
+        const int32_t u     = pieces[k].unit;
+        s.pieceFirst[k + 1] = s.pieceFirst[k] + (u < 0 ? 1 : int32_t(s.unitGroups[u].size()));
+    }
+    t.groups.resize(size_t(s.pieceFirst[numPieces]));
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t k = 0; k < numPieces; ++k)
+    {
+        const int32_t u = pieces[k].unit;
+        if (u < 0) t.groups[s.pieceFirst[k]] = pieces[k].group;
+        else std::copy(s.unitGroups[u].begin(), s.unitGroups[u].end(), t.groups.begin() + s.pieceFirst[k]);
+    }
 }
 
 } // namespace octwalk

@@ -1,7 +1,7 @@
 #pragma once
 /// @file octree.h
-/// The host octree: Morton keys, body order, the cells (built level by level from the sorted
-/// keys, so the cell list comes out breadth-first), their multipoles in double and the groups.
+/// The host octree: Morton keys, body order, the cells (built by subtrees from the sorted keys and
+/// numbered breadth-first), their multipoles in double and the groups.
 
 #include <array>
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "common/gravity.h"
 #include "common/integrate.h" // kMaxCoordinate, positionInRange
+#include "common/sfc.h"
 #include "common/vec.h"
 #include "host/tree/bounds.h"
 
@@ -70,15 +71,57 @@ struct SortRange
 /// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
 struct BuildScratch
 {
-    std::vector<uint64_t> keys;                 ///< radix sort ping-pong buffer
-    std::vector<int32_t> order;                 ///< radix sort ping-pong buffer
-    std::vector<int64_t> histograms;            ///< per thread, per digit value
-    std::vector<int64_t> bucketTotals;          ///< per digit value, then one per thread
-    std::vector<SortRange> large, small;        ///< runs still to split in parallel; runs sorted by one thread
-    std::vector<Box<Vec3d>> boxes;              ///< per thread: bounding box of a chunk
-    std::vector<std::array<int32_t, 9>> bounds; ///< octant bounds of one level's cells
-    std::vector<int32_t> numChildren;           ///< children per cell of one level, then their offsets
-    std::vector<int32_t> levelFirst;            ///< first cell of every level, then the cell count
+    std::vector<uint64_t> keys;          ///< radix sort ping-pong buffer
+    std::vector<int32_t> order;          ///< radix sort ping-pong buffer
+    std::vector<int64_t> histograms;     ///< per thread, per digit value
+    std::vector<int64_t> bucketTotals;   ///< per digit value, then one per thread
+    std::vector<SortRange> large, small; ///< runs still to split in parallel; runs sorted by one thread
+    std::vector<Box<Vec3d>> boxes;       ///< per thread: bounding box of a chunk
+    std::vector<int32_t> levelFirst;     ///< first cell of every level, then the cell count
+};
+
+/// Tree levels 0 to kMaxTreeLevel.
+constexpr int kNumTreeLevels = kMaxTreeLevel + 1;
+
+/// A cell of a subtree as one thread builds it (buildCells): breadth-first within the subtree, its
+/// children consecutive from firstChild (an index in the subtree), one per set bit of childMask.
+struct SubtreeCell
+{
+    int32_t first, count, firstChild;
+    uint8_t level, childMask;
+};
+
+/// A piece of the cell build, in pre-order (a piece before the pieces below it), so that the cells of
+/// any level appear across the pieces in Morton order, which is their breadth-first order: a top cell
+/// (one internal cell, split serially) or a subtree (built, numbered and summed by one thread).
+struct CellUnit
+{
+    int32_t first, count, level;
+    bool top;
+    std::array<int32_t, 8> childUnit; ///< top cell: the unit of each octant (-1: empty)
+    int32_t arena, arenaBegin;        ///< subtree: where its cells lie (CellScratch::arenas)
+};
+
+/// A run of the groups makeGroups assembles: one group (unit < 0) or the groups of subtree unit `unit`.
+struct GroupPiece
+{
+    I2 group;
+    int32_t unit;
+};
+
+/// Working memory of buildCells, computeMultipoles and makeGroups, kept between builds.
+struct CellScratch
+{
+    std::vector<CellUnit> units;
+    std::vector<int32_t> subtrees;                ///< the subtree units, most bodies first (ties: pre-order)
+    std::vector<int32_t> levelCount;              ///< [unit * kNumTreeLevels + level]: the unit's cells at the level
+    std::vector<int32_t> levelBase;               ///< the same: cells of the level in the units before it
+    std::vector<std::vector<SubtreeCell>> arenas; ///< per thread of the build: its subtrees' cells
+    std::vector<std::vector<int32_t>> arenaUnits; ///< per arena: the subtree units it holds
+    std::vector<std::vector<I2>> unitGroups;      ///< makeGroups: per subtree unit, its groups
+    std::vector<GroupPiece> groupPieces;          ///< makeGroups: the groups' runs, in order
+    std::vector<int32_t> pieceFirst;              ///< makeGroups: first group of each run, then the count
+    int32_t numCells = 0;                         ///< the cells the units describe (0: none yet)
 };
 
 /// Everything the host builds for one set of bodies.
@@ -93,6 +136,7 @@ struct HostTree
     Multipoles poles;
     std::vector<I2> groups; ///< contiguous body ranges (first, count), in Morton order
     BuildScratch scratch;
+    CellScratch cellScratch;
 };
 
 /// Throws InputError naming the first body with a coordinate outside the periodic box [0, boxSize)
@@ -113,16 +157,19 @@ void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64
 /// itself (the root cell of a periodic tree), and a body outside it is an InputError (validateInBox).
 void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 
-/// Splits cells with more than nLeaf bodies until kMaxTreeLevel, level by level (parallel per level).
+/// Splits cells with more than nLeaf bodies until kMaxTreeLevel; the cells are numbered breadth-first.
+/// The top of the tree is split serially into subtrees (CellUnit), each built by one thread and
+/// numbered from the counts of cells per subtree and level: the same cells for any thread count.
 void buildCells(int nLeaf, HostTree& tree);
 
-/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, bottom-up
-/// level by level (the levels as the last buildCells on this tree left them).
+/// Mass, centre of mass, traceless quadrupole and tight box of every cell, in double, children before
+/// parents: each subtree of the last buildCells on this tree by one thread, then the top cells.
 void computeMultipoles(HostTree& tree);
 
 /// The highest cells with at most nGroup bodies, in Morton order; a maximum-depth leaf with more
 /// bodies (coincident bodies) is cut into chunks of nGroup. With merge, consecutive groups are
-/// then joined while together they hold at most nGroup bodies.
+/// then joined while together they hold at most nGroup bodies. Each subtree of the last buildCells on
+/// this tree is searched by one thread; cells that buildCells did not make are searched serially.
 void makeGroups(int nGroup, HostTree& tree, bool merge = false);
 
 } // namespace octwalk

@@ -79,6 +79,46 @@ Moments cellMoments(const Multipoles& mp, int32_t i)
     return {mp.mass[i], mp.com[i], mp.quad[i], mp.boxMin[i], mp.boxMax[i]};
 }
 
+/// Whether groups, in order, cover the bodies [0, n) exactly (as makeGroups leaves them).
+bool groupsTileBodies(const std::vector<I2>& groups, int64_t n)
+{
+    const int64_t numGroups = int64_t(groups.size());
+    if (numGroups == 0) return n == 0;
+    const int64_t gap = firstIndexWhere(numGroups, [&groups](int64_t g) {
+        return groups[g].y < 0 || groups[g].x != (g == 0 ? 0 : groups[g - 1].x + groups[g - 1].y);
+    });
+    return gap == numGroups && int64_t(groups.back().x) + groups.back().y == n;
+}
+
+/// The float bodies, the group ranges and the groups' boxes. When the groups tile the bodies, one pass
+/// over the groups converts each group's bodies and boxes them while they are in cache.
+void packBodiesAndGroups(const HostTree& t, PackedTree& out)
+{
+    const int64_t n         = int64_t(t.pos.size());
+    const int64_t numGroups = int64_t(t.groups.size());
+    out.bodies.resize(size_t(n));
+    out.groupRange.resize(size_t(numGroups));
+    out.groupCenter.resize(size_t(numGroups));
+    out.groupHalf.resize(size_t(numGroups));
+    F4* bodies = out.bodies.data();
+    if (groupsTileBodies(t.groups, n))
+    {
+#pragma omp parallel for schedule(static)
+        for (int64_t g = 0; g < numGroups; ++g)
+        {
+            const I2 r = t.groups[g];
+            for (int32_t k = r.x; k < r.x + r.y; ++k) bodies[k] = toF4(t.pos[k], t.mass[k]);
+            out.groupRange[g] = r;
+            groupBox(bodies, r, out.groupCenter[g], out.groupHalf[g]);
+        }
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k) bodies[k] = toF4(t.pos[k], t.mass[k]);
+    std::copy(t.groups.begin(), t.groups.end(), out.groupRange.begin());
+    groupBoxes(bodies, out.groupRange.data(), numGroups, out.groupCenter.data(), out.groupHalf.data());
+}
+
 } // namespace
 
 void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
@@ -121,18 +161,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
                  out.nodeQuad.data() + 2 * n);
     }
 
-    size_t n = t.pos.size();
-    out.bodies.resize(n);
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < int64_t(n); ++k)
-    {
-        out.bodies[k] = toF4(t.pos[k], t.mass[k]);
-    }
-    out.groupRange.assign(t.groups.begin(), t.groups.end());
-    out.groupCenter.resize(t.groups.size());
-    out.groupHalf.resize(t.groups.size());
-    groupBoxes(out.bodies.data(), out.groupRange.data(), int64_t(t.groups.size()), out.groupCenter.data(),
-               out.groupHalf.data());
+    packBodiesAndGroups(t, out);
 }
 
 void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half)

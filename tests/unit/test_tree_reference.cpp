@@ -175,7 +175,13 @@ PackedTree referencePacking(const HostTree& t, const Parameters& p)
     }
     out.numLeaves = c.size() - out.numInternal;
     out.depth     = c.depth;
-    auto entry    = [&](int32_t cell) {
+    for (int32_t level = 0; level <= c.depth + 1; ++level) // internal cells above each level
+    {
+        int32_t above = 0;
+        for (int32_t i = 0; i < c.size(); ++i) above += !c.isLeaf[i] && c.level[i] < level;
+        out.internalLevelFirst.push_back(above);
+    }
+    auto entry = [&](int32_t cell) {
         if (cell < 0) return kEmptyChild;
         return c.isLeaf[cell] ? (kLeafBit | uint32_t(index[cell])) : uint32_t(index[cell]);
     };
@@ -257,6 +263,7 @@ void expectSamePacking(const PackedTree& a, const PackedTree& r)
     EXPECT_TRUE(sameBits(a.groupCenter, r.groupCenter)) << "groupCenter";
     EXPECT_TRUE(sameBits(a.groupHalf, r.groupHalf)) << "groupHalf";
     EXPECT_TRUE(sameBits(a.bodies, r.bodies)) << "bodies";
+    EXPECT_EQ(a.internalLevelFirst, r.internalLevelFirst) << "refit levels";
 }
 
 /// The pipeline on every thread count in `threads` (one HostTree reused, as the solver does),
@@ -269,7 +276,7 @@ void checkAgainstReference(const ParticleSet& b, const Parameters& p)
     PackedTree packed;
 #ifdef _OPENMP
     const int saved = omp_get_max_threads();
-    for (int threads : {1, 2, 3, 4, 7})
+    for (int threads : {1, 2, 3, 4, 7, 16})
     {
         omp_set_num_threads(threads);
 #else
@@ -349,6 +356,93 @@ TEST(TreeReference, AllBodiesCoincidentMatchBitForBit)
         b.id[i]   = uint64_t(b.size() - i); // decreasing: the order is reversed from the caller's
     }
     checkAgainstReference(b, test::cpuParameters(0.5, 1e-4));
+}
+
+namespace {
+
+/// n bodies uniform in the unit cube, with distinct ids.
+ParticleSet uniformCube(int64_t n, uint64_t seed)
+{
+    Random rng(seed);
+    ParticleSet b;
+    b.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        b.pos[i]  = {rng.uniform(), rng.uniform(), rng.uniform()};
+        b.mass[i] = rng.uniform();
+        b.id[i]   = uint64_t(i);
+    }
+    return b;
+}
+
+/// Clumps of `perClump` coincident bodies (leaves at the deepest level, bigger than a subtree of the
+/// build on many threads) at random places, between uniform bodies.
+ParticleSet deepClumps(int64_t numClumps, int64_t perClump, int64_t numUniform, uint64_t seed)
+{
+    Random rng(seed);
+    ParticleSet b = uniformCube(numUniform + numClumps * perClump, seed + 1);
+    for (int64_t c = 0; c < numClumps; ++c)
+    {
+        const Vec3d at{rng.uniform(), rng.uniform(), rng.uniform()};
+        for (int64_t k = 0; k < perClump; ++k) b.pos[numUniform + c * perClump + k] = at;
+    }
+    return b;
+}
+
+} // namespace
+
+// Trees of one leaf (n <= n_leaf), of one split and a little more: the build on every thread count
+// has a single subtree or a top of one cell.
+TEST(TreeReference, SmallTreesMatchBitForBit)
+{
+    Parameters p = test::cpuParameters(0.5, 1e-4);
+    for (int64_t n : {2, 3, 15, 16, 17, 100, 1000})
+    {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        checkAgainstReference(uniformCube(n, 40 + uint64_t(n)), p);
+    }
+}
+
+// Groups bigger than the subtrees of the build (top cells that are whole groups, merged with their
+// siblings) and leaves bigger than groups, with and without merging.
+TEST(TreeReference, GroupsAcrossSubtreesMatchBitForBit)
+{
+    Parameters p = test::cpuParameters(0.5, 1e-4);
+    p.n_leaf     = 4;
+    p.n_group    = 300;
+    for (bool merge : {false, true})
+    {
+        SCOPED_TRACE(merge ? "merged" : "not merged");
+        p.merge_groups = merge;
+        checkAgainstReference(uniformCube(5000, 7), p);
+        checkAgainstReference(makePlummer(5000, 8), p);
+    }
+    p.n_leaf  = 64;
+    p.n_group = 16;
+    checkAgainstReference(makePlummer(5000, 9), p);
+}
+
+// Coincident clumps of 600 bodies: maximum-depth leaves inside subtrees and as subtrees of their own,
+// cut into group chunks.
+TEST(TreeReference, DeepClumpsMatchBitForBit)
+{
+    Parameters p = test::cpuParameters(0.5, 1e-4);
+    checkAgainstReference(deepClumps(12, 600, 3000, 11), p);
+    p.merge_groups = true;
+    checkAgainstReference(deepClumps(3, 40, 200, 12), p);
+}
+
+// Cells that buildCells did not make (the reference's) have no subtrees to follow: computeMultipoles
+// and makeGroups fall back to one recursion from the root and still match.
+TEST(TreeReference, MultipolesAndGroupsOfCellsBuiltElsewhereMatchBitForBit)
+{
+    const HostTree ref = referenceTree(makePlummer(3000, 13), 8, 32, true);
+    HostTree t         = ref;
+    t.poles            = Multipoles{};
+    t.groups.clear();
+    computeMultipoles(t);
+    makeGroups(32, t, true);
+    expectSameTree(t, ref);
 }
 
 TEST(TreeReference, MultipolesMatchDirectSumsOverEachCell)
