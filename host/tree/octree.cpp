@@ -23,55 +23,28 @@ std::string bodyMessage(int64_t i, const char* field, double value, const char* 
     return s.str();
 }
 
-/// Digit width of the parallel most-significant-digit passes (the first over all keys, then over runs
-/// too long for one thread).
-constexpr int kWideBits = 11;
-constexpr int kWideSize = 1 << kWideBits;
-
-/// Digit width of one thread's most-significant-digit passes over a run too long for its cache.
-constexpr int kRunBits = 8;
-
-/// The first pass sorts by the top kWideBits of the 63-bit keys (fused with computing them).
-constexpr int kKeyBits  = 3 * kMaxTreeLevel;
-constexpr int kTopShift = kKeyBits - kWideBits;
+constexpr int kRadixBits = 8;
+constexpr int kRadixSize = 1 << kRadixBits;
 
 /// Runs at most this long are sorted by insertion.
 constexpr int64_t kInsertionSortMax = 32;
 
-/// Runs longer than this are split by all threads (also at least half a thread's share: a parallel
-/// pass over less costs more in start-up than it saves).
-constexpr int64_t kParallelSplitMin = int64_t(1) << 15;
+/// Runs up to this long are sorted by least-significant-digit passes in cache; a longer run on one
+/// thread is first split by a most-significant-digit pass.
+constexpr int64_t kLocalSortMin = int64_t(1) << 15;
 
-/// How many low bits keys may differ in when `diff` is the OR of their XORs with one of them: all keys
-/// of a run agree above them.
-int varyingBits(uint64_t diff) { return diff == 0 ? 0 : 64 - __builtin_clzll(diff); }
+/// How many low bits keys between lo and hi may differ in: all keys of a run agree above them.
+int varyingBits(uint64_t lo, uint64_t hi) { return lo == hi ? 0 : 64 - __builtin_clzll(lo ^ hi); }
 
-/// The tree order of bodies with equal keys: by id, then by BodySpan::nameOf (the caller's index
-/// unless ranks are given). With neither, the order is the caller's, which the stable passes keep.
-struct TieBreak
-{
-    const uint64_t* id;
-    const int32_t* rank;
-
-    bool needed() const { return id || rank; }
-
-    bool before(int32_t a, int32_t c) const
-    {
-        const uint64_t idA = id ? id[a] : 0, idC = id ? id[c] : 0;
-        if (idA != idC) return idA < idC;
-        return rank ? rank[a] < rank[c] : a < c;
-    }
-};
-
-/// Insertion sort of keys[0, n) carrying index, in the tree order (key, then TieBreak).
-void insertionSort(uint64_t* keys, int32_t* index, int64_t n, const TieBreak& tie)
+/// Stable insertion sort of keys[0, n) carrying index.
+void insertionSort(uint64_t* keys, int32_t* index, int64_t n)
 {
     for (int64_t i = 1; i < n; ++i)
     {
         const uint64_t k = keys[i];
         const int32_t x  = index[i];
         int64_t j        = i;
-        for (; j > 0 && (keys[j - 1] > k || (keys[j - 1] == k && tie.before(x, index[j - 1]))); --j)
+        for (; j > 0 && keys[j - 1] > k; --j)
         {
             keys[j]  = keys[j - 1];
             index[j] = index[j - 1];
@@ -91,241 +64,191 @@ struct SortBuffers
     int32_t* orderOf(bool scratch) const { return scratch ? scratchOrder : order; }
 };
 
-/// Turns every thread's bucket counts hist[u * numBuckets + b] into where that thread's keys of
-/// bucket b go: bucket by bucket, and within a bucket thread by thread, so the pass is
-/// stable. Called by every thread of a parallel region, each summing a slice of the buckets; totals
-/// gets every bucket's count, sliceSums one entry per thread.
-void offsetsInParallel(int64_t* hist, int64_t numBuckets, int numThreads, int t, int64_t* totals, int64_t* sliceSums)
-{
-    const Chunk c = chunkOf(numBuckets, t, numThreads);
-    int64_t sum   = 0;
-    for (int64_t b = c.begin; b < c.end; ++b)
-    {
-        int64_t before = 0;
-        for (int u = 0; u < numThreads; ++u)
-        {
-            const int64_t count      = hist[u * numBuckets + b];
-            hist[u * numBuckets + b] = before;
-            before += count;
-        }
-        totals[b] = before;
-        sum += before;
-    }
-    sliceSums[t] = sum;
-#pragma omp barrier
-    int64_t base = 0;
-    for (int u = 0; u < t; ++u) base += sliceSums[u];
-    for (int64_t b = c.begin; b < c.end; ++b)
-    {
-        for (int u = 0; u < numThreads; ++u) hist[u * numBuckets + b] += base;
-        base += totals[b];
-    }
-#pragma omp barrier
-}
+/// Digit width of the sort of one run on one thread (least significant digit first).
+constexpr int kLocalBits      = 8;
+constexpr int kLocalSize      = 1 << kLocalBits;
+constexpr int kMaxLocalDigits = (64 + kLocalBits - 1) / kLocalBits;
 
-/// Stable scatter of src[begin, end) by the digit (key >> shift) & mask to dst at offset (advanced).
-void scatterByDigit(const uint64_t* src, const int32_t* srcIx, int64_t begin, int64_t end, int shift, uint64_t mask,
-                    int64_t* offset, uint64_t* dst, int32_t* dstIx)
+/// Sorts one run on this thread, stably, by least-significant-digit radix passes over the digits below
+/// r.bits (the run's keys agree above): one counting pass gives every digit's histogram, and a digit
+/// on which all keys agree is skipped without moving the run. The result lands in the result buffers.
+void sortRun(const SortBuffers& buf, const SortRange& r);
+
+/// A run too long for the cache, on one thread: one stable most-significant-digit pass on the top
+/// kLocalBits of its varying bits into the other buffer, then each digit's run by sortRun.
+void splitRun(const SortBuffers& buf, const SortRange& r)
 {
-    for (int64_t i = begin; i < end; ++i)
+    const int shift           = r.bits - kLocalBits;
+    const uint64_t mask       = kLocalSize - 1;
+    const uint64_t* src       = buf.keysOf(r.inScratch);
+    const int32_t* srcIx      = buf.orderOf(r.inScratch);
+    int64_t count[kLocalSize] = {};
+    for (int64_t i = r.begin; i < r.end; ++i) count[(src[i] >> shift) & mask]++;
+    int64_t offset[kLocalSize];
+    std::exclusive_scan(count, count + kLocalSize, offset, r.begin);
+    uint64_t* dst  = buf.keysOf(!r.inScratch);
+    int32_t* dstIx = buf.orderOf(!r.inScratch);
+    for (int64_t i = r.begin; i < r.end; ++i)
     {
         const uint64_t k = src[i];
         const int64_t to = offset[(k >> shift) & mask]++;
         dst[to]          = k;
         dstIx[to]        = srcIx[i];
     }
-}
-
-/// Appends the runs of one parallel pass (totals: the keys of each of numBuckets digit values, now in
-/// the buffer `inScratch` from `begin`, agreeing above bit `bits`) to `large` (split again by all
-/// threads) or `small` (sorted by one thread each).
-void appendRuns(const int64_t* totals, int64_t numBuckets, int64_t begin, int bits, bool inScratch, int64_t largeMin,
-                BuildScratch& s)
-{
-    for (int64_t b = 0; b < numBuckets; ++b)
+    int64_t begin = r.begin;
+    for (int d = 0; d < kLocalSize; begin += count[d], ++d)
     {
-        const int64_t count = totals[b];
-        if (count == 0) continue;
-        const SortRange run{begin, begin + count, bits, inScratch};
-        (count > largeMin && bits > 0 ? s.large : s.small).push_back(run);
-        begin += count;
+        if (count[d] > 0) sortRun(buf, {begin, begin + count[d], shift, !r.inScratch});
     }
 }
 
-/// Digit width of the least-significant-digit passes over a run in cache.
-constexpr int kLsdBits      = 8;
-constexpr int kLsdSize      = 1 << kLsdBits;
-constexpr int kMaxLsdDigits = (kKeyBits + kLsdBits - 1) / kLsdBits;
-
-/// Runs up to this long (in cache) are sorted by least-significant-digit passes.
-constexpr int64_t kLsdRunMax = int64_t(1) << 15;
-
-/// Within runs of equal keys of keys[0, n), orders the indices by the tie-break: the stable passes
-/// left them in the caller's order.
-void breakTies(const uint64_t* keys, int32_t* index, int64_t n, const TieBreak& tie)
+void sortRun(const SortBuffers& buf, const SortRange& r)
 {
-    for (int64_t i = 0; i < n;)
+    const int64_t n = r.end - r.begin;
+    if (n > kLocalSortMin && r.bits > kLocalBits)
     {
-        int64_t j = i + 1;
-        while (j < n && keys[j] == keys[i]) ++j;
-        if (j - i > 1) std::sort(index + i, index + j, [&tie](int32_t a, int32_t c) { return tie.before(a, c); });
-        i = j;
+        splitRun(buf, r);
+        return;
     }
-}
-
-/// Sorts a run in cache (keys agree above `bits`) into the result buffers by stable least-significant-
-/// digit passes: one counting pass gives every digit's histogram, and a digit on which all keys agree
-/// is skipped without moving the run.
-void sortRunLsd(const SortBuffers& buf, const TieBreak& tie, const SortRange& r, int bits)
-{
-    const int64_t n     = r.end - r.begin;
-    const int numDigits = (bits + kLsdBits - 1) / kLsdBits;
-    const uint64_t mask = kLsdSize - 1;
-    int32_t count[kMaxLsdDigits][kLsdSize];
-    std::fill(&count[0][0], &count[0][0] + numDigits * kLsdSize, 0);
     bool inScratch = r.inScratch;
+    if (r.bits > 0 && n <= kInsertionSortMax)
     {
+        insertionSort(buf.keysOf(inScratch) + r.begin, buf.orderOf(inScratch) + r.begin, n);
+    }
+    else if (r.bits > 0)
+    {
+        const int numDigits = (r.bits + kLocalBits - 1) / kLocalBits;
+        const uint64_t mask = kLocalSize - 1;
+        int32_t count[kMaxLocalDigits][kLocalSize];
+        std::fill(&count[0][0], &count[0][0] + numDigits * kLocalSize, 0);
         const uint64_t* keys = buf.keysOf(inScratch) + r.begin;
         for (int64_t i = 0; i < n; ++i)
         {
             const uint64_t k = keys[i];
-            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * kLsdBits)) & mask]++;
+            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * kLocalBits)) & mask]++;
         }
-    }
-    for (int d = 0; d < numDigits; ++d)
-    {
-        const int shift      = d * kLsdBits;
-        const uint64_t* src  = buf.keysOf(inScratch) + r.begin;
-        const int32_t* srcIx = buf.orderOf(inScratch) + r.begin;
-        if (count[d][(src[0] >> shift) & mask] == n) continue;
-        int32_t offset[kLsdSize];
-        std::exclusive_scan(count[d], count[d] + kLsdSize, offset, 0);
-        uint64_t* dst  = buf.keysOf(!inScratch) + r.begin;
-        int32_t* dstIx = buf.orderOf(!inScratch) + r.begin;
-        for (int64_t i = 0; i < n; ++i)
+        for (int d = 0; d < numDigits; ++d)
         {
-            const uint64_t k = src[i];
-            const int32_t to = offset[(k >> shift) & mask]++;
-            dst[to]          = k;
-            dstIx[to]        = srcIx[i];
+            const int shift      = d * kLocalBits;
+            const uint64_t* src  = buf.keysOf(inScratch) + r.begin;
+            const int32_t* srcIx = buf.orderOf(inScratch) + r.begin;
+            if (count[d][(src[0] >> shift) & mask] == n) continue;
+            int32_t offset[kLocalSize];
+            std::exclusive_scan(count[d], count[d] + kLocalSize, offset, 0);
+            uint64_t* dst  = buf.keysOf(!inScratch) + r.begin;
+            int32_t* dstIx = buf.orderOf(!inScratch) + r.begin;
+            for (int64_t i = 0; i < n; ++i)
+            {
+                const uint64_t k = src[i];
+                const int32_t to = offset[(k >> shift) & mask]++;
+                dst[to]          = k;
+                dstIx[to]        = srcIx[i];
+            }
+            inScratch = !inScratch;
         }
-        inScratch = !inScratch;
     }
     if (inScratch)
     {
         std::copy(buf.scratchKeys + r.begin, buf.scratchKeys + r.end, buf.keys + r.begin);
         std::copy(buf.scratchOrder + r.begin, buf.scratchOrder + r.end, buf.order + r.begin);
     }
-    if (tie.needed()) breakTies(buf.keys + r.begin, buf.order + r.begin, n, tie);
 }
 
-/// Orders runs by decreasing length class (floor of log2), in a linear pass, so that no long run starts
-/// last (the order of the runs does not change the result); spare is working memory.
-void longestFirst(std::vector<SortRange>& runs, std::vector<SortRange>& spare)
-{
-    constexpr int kClasses = 64;
-    std::array<size_t, kClasses + 1> start{};
-    auto lengthClass = [](const SortRange& r) { return 63 - __builtin_clzll(uint64_t(r.end - r.begin)); };
-    for (const SortRange& r : runs) start[size_t(kClasses - 1 - lengthClass(r)) + 1]++;
-    std::partial_sum(start.begin(), start.end(), start.begin());
-    spare.resize(runs.size());
-    for (const SortRange& r : runs) spare[start[size_t(kClasses - 1 - lengthClass(r))]++] = r;
-    runs.swap(spare);
-}
-
-/// Sorts one run on this thread into the result buffers, in the tree order: a run already in order
-/// stays; one too long for the cache is split by a most-significant-digit pass on the top kRunBits of
-/// the bits its keys vary in; one in cache takes least-significant-digit passes, a short one insertion
-/// sort; runs of equal keys are ordered by the tie-break.
-void sortRun(const SortBuffers& buf, const TieBreak& tie, const SortRange& r)
-{
-    const int64_t n      = r.end - r.begin;
-    uint64_t* keys       = buf.keysOf(r.inScratch) + r.begin;
-    int32_t* index       = buf.orderOf(r.inScratch) + r.begin;
-    uint64_t diff        = 0;
-    bool sorted          = true;
-    const uint64_t first = keys[0];
-    for (int64_t i = 0; i < n; ++i) diff |= keys[i] ^ first;
-    for (int64_t i = 1; i < n && sorted; ++i) sorted = keys[i - 1] < keys[i];
-    const int bits = r.bits > 0 ? varyingBits(diff) : 0;
-    if (bits == 0 && tie.needed())
-    {
-        std::sort(index, index + n, [&tie](int32_t a, int32_t c) { return tie.before(a, c); });
-    }
-    else if (!sorted && n <= kInsertionSortMax)
-    {
-        insertionSort(keys, index, n, tie);
-    }
-    else if (!sorted && n <= kLsdRunMax)
-    {
-        sortRunLsd(buf, tie, r, bits);
-        return;
-    }
-    else if (!sorted && bits > 0)
-    {
-        const int width     = std::min(bits, kRunBits);
-        const int shift     = bits - width;
-        const uint64_t mask = (uint64_t(1) << width) - 1;
-        int64_t offset[1 << kRunBits];
-        std::fill(offset, offset + (1 << width), int64_t(0));
-        for (int64_t i = 0; i < n; ++i) offset[(keys[i] >> shift) & mask]++;
-        std::exclusive_scan(offset, offset + (1 << width), offset, r.begin);
-        scatterByDigit(keys - r.begin, index - r.begin, r.begin, r.end, shift, mask, offset, buf.keysOf(!r.inScratch),
-                       buf.orderOf(!r.inScratch));
-        // offset[d] is now the end of digit d's run.
-        int64_t begin = r.begin;
-        for (int d = 0; d < (1 << width); ++d)
-        {
-            if (offset[d] > begin) sortRun(buf, tie, {begin, offset[d], shift, !r.inScratch});
-            begin = offset[d];
-        }
-        return;
-    }
-    if (r.inScratch)
-    {
-        std::copy(keys, keys + n, buf.keys + r.begin);
-        std::copy(index, index + n, buf.order + r.begin);
-    }
-}
-
-/// One most-significant-digit pass over a long run by all threads: the top kWideBits of the bits its
-/// keys vary in, each thread histogramming and scattering one static chunk (stable); the digits' runs
-/// go to s.large or s.small by length.
+/// One most-significant-digit pass over a long run by all threads: each thread histograms and
+/// scatters one static chunk (offsets bucket by bucket, chunk by chunk: stable); the digit's runs
+/// are appended to `large` or `small` by length.
 void splitRunInParallel(const SortBuffers& buf, const SortRange& r, int64_t largeMin, BuildScratch& s)
 {
-    const uint64_t* src   = buf.keysOf(r.inScratch) + r.begin;
-    const int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin;
-    const int64_t n       = r.end - r.begin;
-    uint64_t diff         = 0;
-#pragma omp parallel for schedule(static) reduction(| : diff)
-    for (int64_t i = 0; i < n; ++i) diff |= src[i] ^ src[0];
-    const int bits = varyingBits(diff);
-    if (bits == 0)
-    {
-        s.small.push_back({r.begin, r.end, 0, r.inScratch});
-        return;
-    }
-    const int shift          = std::max(0, bits - kWideBits);
-    const int64_t numBuckets = int64_t(1) << (bits - shift);
-    const uint64_t mask      = uint64_t(numBuckets - 1);
-    s.histograms.resize(size_t(maxThreads()) * size_t(numBuckets));
-    s.bucketTotals.resize(size_t(numBuckets) + size_t(maxThreads()));
-    int64_t* hist   = s.histograms.data();
-    int64_t* totals = s.bucketTotals.data();
+    const int shift = std::max(0, r.bits - kRadixBits);
+    s.histograms.resize(size_t(maxThreads()) * kRadixSize);
+    s.digitLo.resize(size_t(maxThreads()) * kRadixSize);
+    s.digitHi.resize(size_t(maxThreads()) * kRadixSize);
+    int64_t* hist  = s.histograms.data();
+    int numThreads = 1;
 #pragma omp parallel
     {
-        const int t          = threadIndex();
-        const int numThreads = threadCount();
-        const Chunk c        = chunkOf(n, t, numThreads);
-        int64_t* offset      = hist + t * numBuckets;
-        std::fill(offset, offset + numBuckets, int64_t(0));
-        for (int64_t i = c.begin; i < c.end; ++i) offset[(src[i] >> shift) & mask]++;
+        const int t = threadIndex();
+#pragma omp single
+        numThreads            = threadCount();
+        const Chunk c         = chunkOf(r.end - r.begin, t, numThreads);
+        int64_t* h            = hist + size_t(t) * kRadixSize;
+        uint64_t* lo          = s.digitLo.data() + size_t(t) * kRadixSize;
+        uint64_t* hi          = s.digitHi.data() + size_t(t) * kRadixSize;
+        const uint64_t* src   = buf.keysOf(r.inScratch) + r.begin;
+        const int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin;
+        uint64_t* dst         = buf.keysOf(!r.inScratch) + r.begin;
+        int32_t* dstIdx       = buf.orderOf(!r.inScratch) + r.begin;
+        std::fill(h, h + kRadixSize, int64_t(0));
+        std::fill(lo, lo + kRadixSize, ~uint64_t(0));
+        std::fill(hi, hi + kRadixSize, uint64_t(0));
+        for (int64_t i = c.begin; i < c.end; ++i)
+        {
+            const uint64_t k = src[i];
+            const int d      = int((k >> shift) & (kRadixSize - 1));
+            h[d]++;
+            lo[d] = std::min(lo[d], k);
+            hi[d] = std::max(hi[d], k);
+        }
 #pragma omp barrier
-        offsetsInParallel(hist, numBuckets, numThreads, t, totals, totals + numBuckets);
-        scatterByDigit(src, srcIdx, c.begin, c.end, shift, mask, offset, buf.keysOf(!r.inScratch) + r.begin,
-                       buf.orderOf(!r.inScratch) + r.begin);
+        int64_t offset[kRadixSize];
+        int64_t below = 0;
+        for (int d = 0; d < kRadixSize; ++d)
+        {
+            int64_t before = 0, all = 0;
+            for (int u = 0; u < numThreads; ++u)
+            {
+                const int64_t count = hist[size_t(u) * kRadixSize + d];
+                before += u < t ? count : 0;
+                all += count;
+            }
+            offset[d] = below + before;
+            below += all;
+        }
+        for (int64_t i = c.begin; i < c.end; ++i)
+        {
+            const uint64_t k = src[i];
+            const int64_t to = offset[(k >> shift) & (kRadixSize - 1)]++;
+            dst[to]          = k;
+            dstIdx[to]       = srcIdx[i];
+        }
     }
-    appendRuns(totals, numBuckets, r.begin, shift, !r.inScratch, largeMin, s);
+    int64_t begin = r.begin;
+    for (int d = 0; d < kRadixSize; ++d)
+    {
+        int64_t count = 0;
+        uint64_t lo = ~uint64_t(0), hi = 0;
+        for (int u = 0; u < numThreads; ++u)
+        {
+            const size_t at = size_t(u) * kRadixSize + d;
+            count += hist[at];
+            if (hist[at] == 0) continue;
+            lo = std::min(lo, s.digitLo[at]);
+            hi = std::max(hi, s.digitHi[at]);
+        }
+        if (count == 0) continue;
+        const SortRange sub{begin, begin + count, varyingBits(lo, hi), !r.inScratch};
+        (count > largeMin && sub.bits > 0 ? s.large : s.small).push_back(sub);
+        begin += count;
+    }
+}
+
+/// Within a run of equal keys, orders the indices by (id, name): the sort left them by index, which
+/// is already that order when the bodies carry no ranks.
+void breakTiesById(const uint64_t* keys, const BodySpan& b, int32_t* order, int64_t begin, int64_t end)
+{
+    for (int64_t i = begin; i < end;)
+    {
+        int64_t j = i + 1;
+        while (j < end && keys[j] == keys[i]) ++j;
+        if (j - i > 1)
+        {
+            std::sort(order + i, order + j, [&b](int32_t a, int32_t c) {
+                const uint64_t idA = b.id ? b.id[a] : 0, idC = b.id ? b.id[c] : 0;
+                return idA != idC ? idA < idC : b.nameOf(a) < b.nameOf(c);
+            });
+        }
+        i = j;
+    }
 }
 
 /// The tight box of points[0, n), n >= 1, in parallel (min and max do not depend on the order);
@@ -530,64 +453,49 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     t.order.resize(size_t(n));
     s.keys.resize(size_t(n));
     s.order.resize(size_t(n));
-    t.pos.resize(size_t(n));
-    t.mass.resize(size_t(n));
-    const SortBuffers buf{t.keys.data(), s.keys.data(), t.order.data(), s.order.data()};
-    s.histograms.resize(size_t(maxThreads()) * kWideSize);
-    s.bucketTotals.resize(size_t(kWideSize) + size_t(maxThreads()));
-
-    // The keys, each thread's histogram of their top digit and the stable scatter by it into the
-    // scratch buffers, in one parallel region: each thread reads its chunk of bodies once.
-    int64_t* hist   = s.histograms.data();
-    int64_t* totals = s.bucketTotals.data();
-#pragma omp parallel
+    uint64_t* keys = t.keys.data();
+    int32_t* order = t.order.data();
+    uint64_t lo = ~uint64_t(0), hi = 0;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
+    for (int64_t i = 0; i < n; ++i)
     {
-        const int th         = threadIndex();
-        const int numThreads = threadCount();
-        const Chunk c        = chunkOf(n, th, numThreads);
-        int64_t* offset      = hist + th * kWideSize;
-        std::fill(offset, offset + kWideSize, int64_t(0));
-        for (int64_t i = c.begin; i < c.end; ++i)
-        {
-            const uint64_t k = grid.key(b.pos[i]);
-            buf.keys[i]      = k;
-            offset[k >> kTopShift]++;
-        }
-#pragma omp barrier
-        offsetsInParallel(hist, kWideSize, numThreads, th, totals, totals + kWideSize);
-        for (int64_t i = c.begin; i < c.end; ++i)
-        {
-            const uint64_t k     = buf.keys[i];
-            const int64_t to     = offset[k >> kTopShift]++;
-            buf.scratchKeys[to]  = k;
-            buf.scratchOrder[to] = int32_t(i);
-        }
+        const uint64_t k = grid.key(b.pos[i]);
+        keys[i]          = k;
+        order[i]         = int32_t(i);
+        lo               = std::min(lo, k);
+        hi               = std::max(hi, k);
     }
 
-    // Runs longer than largeMin are split again by all threads; the rest are sorted, their ties
-    // broken and their bodies gathered by one thread each, longest first. Every pass is stable and
-    // the runs end in the tree order (key, id, name), so the order does not depend on the thread count.
-    const int64_t largeMin = std::max(kParallelSplitMin, n / (2 * int64_t(maxThreads())));
+    // Most-significant-digit radix passes by all threads split the keys into runs of at most
+    // largeMin (half a thread's share: a parallel pass over less costs more in start-up than it saves);
+    // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
+    // Every pass is stable, so the order is (key, caller's index) for any thread count.
+    const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
+    const int64_t largeMin = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
     s.small.clear();
-    appendRuns(totals, kWideSize, 0, kTopShift, true, largeMin, s);
+    const SortRange all{0, n, varyingBits(lo, hi), false};
+    (n > largeMin && all.bits > 0 ? s.large : s.small).push_back(all);
     while (!s.large.empty())
     {
         const SortRange r = s.large.back();
         s.large.pop_back();
         splitRunInParallel(buf, r, largeMin, s);
     }
-    longestFirst(s.small, s.large);
-    const TieBreak tie{b.id, b.rank};
+
+    // Longest first, so that no long run starts last (the order of the runs does not change the result).
+    std::sort(s.small.begin(), s.small.end(), [](const SortRange& a, const SortRange& c) {
+        return a.end - a.begin != c.end - c.begin ? a.end - a.begin > c.end - c.begin : a.begin < c.begin;
+    });
+    t.pos.resize(size_t(n));
+    t.mass.resize(size_t(n));
     const int64_t numRuns = int64_t(s.small.size());
-    const int32_t* order  = buf.order;
-    Vec3d* pos            = t.pos.data();
-    double* mass          = t.mass.data();
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t j = 0; j < numRuns; ++j)
     {
         const SortRange& r = s.small[j];
-        sortRun(buf, tie, r);
+        sortRun(buf, r);
+        if (b.id || b.rank) breakTiesById(keys, b, order, r.begin, r.end);
         for (int64_t k = r.begin; k < r.end; ++k)
         {
             if (k + kGatherPrefetch < r.end)
@@ -595,8 +503,8 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
                 __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
                 __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
             }
-            pos[k]  = b.pos[order[k]];
-            mass[k] = b.mass[order[k]];
+            t.pos[k]  = b.pos[order[k]];
+            t.mass[k] = b.mass[order[k]];
         }
     }
 }

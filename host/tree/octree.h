@@ -74,7 +74,7 @@ struct BuildScratch
     std::vector<uint64_t> keys;          ///< radix sort ping-pong buffer
     std::vector<int32_t> order;          ///< radix sort ping-pong buffer
     std::vector<int64_t> histograms;     ///< per thread, per digit value
-    std::vector<int64_t> bucketTotals;   ///< per digit value, then one per thread
+    std::vector<uint64_t> digitLo, digitHi; ///< per thread, per digit value: smallest, largest key
     std::vector<SortRange> large, small; ///< runs still to split in parallel; runs sorted by one thread
     std::vector<Box<Vec3d>> boxes;       ///< per thread: bounding box of a chunk
     std::vector<int32_t> levelFirst;     ///< first cell of every level, then the cell count
