@@ -75,10 +75,10 @@ inline std::string directVariantName(const DirectKernelConfig& c)
 inline std::vector<DirectKernelConfig> directTuningVariants()
 {
     using S = DirectSplit;
-    return {{2, 64, S::Balanced, true},  {4, 64, S::OneWave, false}, {4, 64, S::OneWave, true},
-            {4, 128, S::OneWave, true},  {8, 64, S::OneWave, true},  {8, 128, S::OneWave, true},
-            {2, 64, S::OneWave, true},   {4, 64, S::Balanced, true}, {4, 128, S::Balanced, true},
-            {8, 64, S::Balanced, true},  {8, 128, S::Balanced, true}};
+    return {{2, 64, S::Balanced, true}, {4, 64, S::OneWave, false}, {4, 64, S::OneWave, true},
+            {4, 128, S::OneWave, true}, {8, 64, S::OneWave, true},  {8, 128, S::OneWave, true},
+            {2, 64, S::OneWave, true},  {4, 64, S::Balanced, true}, {4, 128, S::Balanced, true},
+            {8, 64, S::Balanced, true}, {8, 128, S::Balanced, true}};
 }
 
 /// Bytes of device scratch directGpu needs for these sizes on the current device (0 when the source

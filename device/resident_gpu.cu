@@ -106,7 +106,8 @@ struct ResidentGpu::Impl
     DeviceBuffer<Moments> moments{"resident refit moments"};
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
     Event refitStart, refitStop;
-    /// The positions' download for a host build: on its own stream, after the state's stream reached it.
+    /// The positions' and velocities' download for a host build: on its own stream, after the state's
+    /// stream reached it.
     Stream copyStream;
     Event positionsReady, positionsDownloaded;
     bool downloadPending = false;
@@ -117,8 +118,8 @@ struct ResidentGpu::Impl
 
     cudaStream_t stream() const { return cudaStreamOf(solver.stream()); }
 
-    /// Called before the positions are written: that waits for a pending download of them.
-    void beforeWritingPositions()
+    /// Called before the positions or velocities are written: that waits for a pending download of them.
+    void beforeWritingState()
     {
         if (!downloadPending) return;
         CUDA_CHECK(cudaStreamWaitEvent(stream(), positionsDownloaded.get(), 0));
@@ -151,7 +152,7 @@ void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mas
 {
     Impl& m        = *impl_;
     cudaStream_t s = m.stream();
-    m.beforeWritingPositions();
+    m.beforeWritingState();
     n_ = n;
     upload(m.pos, pos, size_t(n), s);
     upload(m.vel, vel, size_t(n), s);
@@ -176,23 +177,24 @@ void ResidentGpu::getPositions(Vec3d* pos)
     CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-void ResidentGpu::beginPositionsDownload(Vec3d* pos)
+void ResidentGpu::beginStateDownload(Vec3d* pos, Vec3d* vel)
 {
     Impl& m = *impl_;
-    m.beforeWritingPositions();
+    m.beforeWritingState();
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), m.stream()));
     CUDA_CHECK(cudaStreamWaitEvent(m.copyStream.get(), m.positionsReady.get(), 0));
     download(pos, m.pos.data(), size_t(n_), m.copyStream.get());
+    download(vel, m.vel.data(), size_t(n_), m.copyStream.get());
     CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), m.copyStream.get()));
     m.downloadPending = true;
 }
 
-void ResidentGpu::finishPositionsDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->positionsDownloaded.get())); }
+void ResidentGpu::finishStateDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->positionsDownloaded.get())); }
 
 void ResidentGpu::permute(const int32_t* order)
 {
     Impl& m = *impl_;
-    m.beforeWritingPositions();
+    m.beforeWritingState();
     cudaStream_t s = m.stream();
     if (n_ == 0) return;
     upload(m.order, order, size_t(n_), s);
@@ -247,7 +249,7 @@ bool ResidentGpu::kickDrift(double G, double halfStep, double h, double boxSize)
 {
     Impl& m = *impl_;
     if (n_ == 0) return true;
-    m.beforeWritingPositions();
+    m.beforeWritingState();
     const F4* result = m.solver.residentResults();
     return !m.flagRaised([&](int32_t* flag) {
         kickDriftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result,
@@ -259,6 +261,7 @@ bool ResidentGpu::kick(double G, double halfStep)
 {
     Impl& m = *impl_;
     if (n_ == 0) return true;
+    m.beforeWritingState();
     const F4* result = m.solver.residentResults();
     return !m.flagRaised([&](int32_t* flag) {
         kickKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result, n_,

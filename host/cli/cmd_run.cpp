@@ -279,10 +279,10 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     const std::string rebuildHelp =
         "steps between host tree builds [steps]: 1 builds a fresh tree every step; K >= 2 keeps the state on the "
         "force backend and refits the tree in between, adopting a tree built in the background every K steps; 0 "
-        "rebuilds automatically when the interaction count has grown by " +
-        std::to_string(int(100 * kRebuildGrowth)) +
-        "%. Isolated Newtonian tree runs only (not --comoving, a periodic box, --direct, --zero-net-force or the "
-        "relative MAC)";
+        "rebuilds continuously: each step adopts the tree built in the background during the step before and "
+        "starts the next. Background trees are built from the positions predicted for the step that adopts them "
+        "(x + h v); forces always use the true positions. Isolated Newtonian tree runs only (not --comoving, a "
+        "periodic box, --direct, --zero-net-force or the relative MAC)";
     // One option per line: Boost.Program_options chains read best that way.
     // clang-format off
     cmd.add_options()("help,h", "this help")

@@ -39,10 +39,10 @@ public:
     void getState(Vec3d* pos, Vec3d* vel) const;
     /// Copies the positions out (the host build reads them).
     void getPositions(Vec3d* pos) const;
-    /// As getPositions (the device's is asynchronous: ResidentGpu::beginPositionsDownload).
-    void beginPositionsDownload(Vec3d* pos) const { getPositions(pos); }
+    /// As getState (the device's is asynchronous: ResidentGpu::beginStateDownload).
+    void beginStateDownload(Vec3d* pos, Vec3d* vel) const { getState(pos, vel); }
     /// Nothing to wait for on the host.
-    void finishPositionsDownload() const {}
+    void finishStateDownload() const {}
     /// Gathers the state into a new order: slot k takes what was in slot order[k].
     void permute(const int32_t* order);
     /// Copies a packed tree's topology (children, leaf and group ranges, levels, root, depth, MAC

@@ -20,8 +20,8 @@ public:
     virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)         = 0;
     virtual void getState(Vec3d* pos, Vec3d* vel)                                                    = 0;
     virtual void getPositions(Vec3d* pos)                                                            = 0;
-    virtual void beginPositionsDownload(Vec3d* pos)                                                  = 0;
-    virtual void finishPositionsDownload()                                                           = 0;
+    virtual void beginStateDownload(Vec3d* pos, Vec3d* vel)                                          = 0;
+    virtual void finishStateDownload()                                                               = 0;
     virtual void permute(const int32_t* order)                                                       = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     virtual InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times)                        = 0;
@@ -45,8 +45,8 @@ public:
     }
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
-    void beginPositionsDownload(Vec3d* pos) override { r_.beginPositionsDownload(pos); }
-    void finishPositionsDownload() override { r_.finishPositionsDownload(); }
+    void beginStateDownload(Vec3d* pos, Vec3d* vel) override { r_.beginStateDownload(pos, vel); }
+    void finishStateDownload() override { r_.finishStateDownload(); }
     void permute(const int32_t* order) override { r_.permute(order); }
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
     {
@@ -96,7 +96,8 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery)
 
 } // namespace
 
-Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device) : params_(p), every_(rebuildEvery)
+Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict)
+    : params_(p), every_(rebuildEvery), predict_(predict)
 {
     validate(p);
     checkSupported(p, rebuildEvery);
@@ -129,6 +130,7 @@ void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, con
     std::unique_ptr<Topology> t = spareTopology();
     snapshot(*t);
     std::copy(pos, pos + n, t->pos.begin());
+    t->ahead = 0;
     build(*t);
     adopt(t);
     evaluate();
@@ -141,6 +143,7 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     // The checkpoint's positions are in the caller's order: arranged here as the state is.
     auto arranged = [&](const std::vector<Vec3d>& byCaller, Topology& t) {
         snapshot(t);
+        t.ahead = 0;
         for (int64_t k = 0; k < n; ++k) t.pos[k] = byCaller[callerIndex_[k]];
     };
     std::unique_ptr<Topology> t = spareTopology();
@@ -163,6 +166,7 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
 void Pipeline::snapshot(Topology& t) const
 {
     t.pos.resize(static_cast<size_t>(n_));
+    t.vel.resize(static_cast<size_t>(n_));
     t.mass = mass_;
     t.id   = id_;
     t.rank = callerIndex_;
@@ -178,7 +182,9 @@ std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
 void Pipeline::build(Topology& t) const
 {
     Stopwatch clock;
-    const BodySpan bodies{t.pos.data(), t.mass.data(), t.id.data(), n_, t.rank.data()};
+    if (t.ahead != 0) predictPositions(t, t.predicted);
+    const BodySpan bodies{t.ahead != 0 ? t.predicted.data() : t.pos.data(), t.mass.data(), t.id.data(), n_,
+                          t.rank.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
     sortBodies(bodies, t.tree, 0.0);
@@ -218,23 +224,30 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t)
     ++rebuilds_;
 }
 
+void Pipeline::predictPositions(const Topology& t, std::vector<Vec3d>& out) const
+{
+    out.resize(size_t(n_));
+    const double ahead = t.ahead;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k) out[k] = t.pos[k] + ahead * t.vel[k];
+}
+
 bool Pipeline::buildDue() const
 {
-    if (every_ == 0)
-    {
-        // The fresh count is known from the first walk after an adoption on.
-        return step_ > lastRebuildStep_ &&
-               double(lastInteractions_) > (1 + kRebuildGrowth) * double(freshInteractions_);
-    }
+    // Automatic: continuous, the adopting step starts the next build (none is in flight when asked).
+    if (every_ == 0) return true;
     return step_ - lastRebuildStep_ == every_ - kRebuildLag;
 }
 
-void Pipeline::startBuild()
+void Pipeline::startBuild(double h)
 {
     next_ = spareTopology();
     snapshot(*next_);
-    // Queued behind this step's drift; the build thread waits for it, the next drift too.
-    backend_->beginPositionsDownload(next_->pos.data());
+    // The drifts until the adoption move the bodies by about kRebuildLag h v (v: the velocities of the
+    // drift just done); to O(h^2 a) the adopted topology then fits the positions it is walked with.
+    next_->ahead = predict_ ? double(kRebuildLag) * h : 0.0;
+    // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
+    backend_->beginStateDownload(next_->pos.data(), next_->vel.data());
     launchBuild(step_ + kRebuildLag);
 }
 
@@ -245,7 +258,7 @@ void Pipeline::launchBuild(int64_t adoptStep)
     builder_   = std::thread([this] {
         try
         {
-            backend_->finishPositionsDownload();
+            backend_->finishStateDownload();
             build(*next_);
         }
         catch (...)
@@ -301,12 +314,13 @@ void Pipeline::step(double h)
         // The classic order: the tree of this step is built from this step's positions.
         std::unique_ptr<Topology> t = spareTopology();
         snapshot(*t);
+        t->ahead = 0;
         backend_->getPositions(t->pos.data());
         build(*t);
         last_.buildSeconds = t->seconds;
         adopt(t);
     }
-    else if (!inFlight_ && buildDue()) startBuild();
+    else if (!inFlight_ && buildDue()) startBuild(h);
     evaluate();
     if (!backend_->kick(G, 0.5 * h))
     {
@@ -348,8 +362,9 @@ DiagnosticSums Pipeline::diagnosticSums()
 
 namespace {
 
-/// A topology's source positions in the caller's order.
-std::vector<Vec3d> byCaller(const PinnedVector<Vec3d>& pos, const std::vector<int32_t>& rank)
+/// A topology's build positions in the caller's order.
+template<class Positions>
+std::vector<Vec3d> byCaller(const Positions& pos, const std::vector<int32_t>& rank)
 {
     std::vector<Vec3d> out(pos.size());
     for (size_t k = 0; k < pos.size(); ++k) out[size_t(rank[k])] = pos[k];
@@ -366,13 +381,21 @@ PipelineCheckpoint Pipeline::checkpoint() const
     c.freshInteractions = freshInteractions_;
     c.lastInteractions  = lastInteractions_;
     c.rebuilds          = rebuilds_;
-    c.topologyPos       = byCaller(current_->pos, current_->rank);
+    c.topologyPos =
+        current_->ahead != 0 ? byCaller(current_->predicted, current_->rank) : byCaller(current_->pos, current_->rank);
     if (inFlight_)
     {
-        // Once downloaded, the builder only reads next_'s positions and ranks: reading them here is safe.
-        backend_->finishPositionsDownload();
-        c.adoptStep   = adoptStep_;
-        c.inFlightPos = byCaller(next_->pos, next_->rank);
+        // Once downloaded, the builder only reads next_'s state and ranks: reading them here is safe;
+        // the prediction is computed again (the builder writes its own copy), with the same bits.
+        backend_->finishStateDownload();
+        c.adoptStep = adoptStep_;
+        if (next_->ahead != 0)
+        {
+            std::vector<Vec3d> predicted;
+            predictPositions(*next_, predicted);
+            c.inFlightPos = byCaller(predicted, next_->rank);
+        }
+        else c.inFlightPos = byCaller(next_->pos, next_->rank);
     }
     return c;
 }

@@ -10,14 +10,21 @@
 /// The rebuild policy (rebuildEvery, ForceOptions in host/sim/simulation.h):
 ///   K = 1  every step, synchronously, from the current positions: the classic per-step host build;
 ///          the CPU twin then gives the classic Simulation's state bit for bit (tests/unit/test_pipeline.cpp).
-///   K >= 2 a topology is adopted every K steps; it is built from the positions of kRebuildLag steps
-///          earlier, on a host thread, while the backend keeps stepping on the refitted old topology
+///   K >= 2 a topology is adopted every K steps; it is built on a host thread from the state of
+///          kRebuildLag steps earlier, while the backend keeps stepping on the refitted old topology
 ///          (a stale topology only makes cells looser: more interactions, never a wrong force).
-///   K = 0  automatic: a build starts when the last walk's node + leaf interactions exceed the fresh
-///          topology's by more than kRebuildGrowth, and is adopted kRebuildLag steps later.
-/// Every decision is taken from step numbers and interaction counts, never from clocks, so a run is
-/// deterministic; with the policy's state in the checkpoint (PipelineCheckpoint) a restart is
-/// bit-identical to the uninterrupted run, also with a build in flight.
+///   K = 0  automatic, continuous: the step that adopts a topology starts the next build, so one build
+///          is always in flight and every step from the second on walks a topology built kRebuildLag
+///          steps earlier (if the host build is late, the adopting step waits for it).
+/// A lagged build (K != 1) is made from predicted positions x + kRebuildLag h v (the state downloaded
+/// after a drift, v the velocities of that drift): the positions the drifts until the adoption give,
+/// to O(h^2 a). A Plummer core body moves about half a leaf per step at h = 1/128, N = 2^20, so a
+/// topology of x alone already costs about twice a fresh tree's interactions when adopted. Only the
+/// topology (order, cells, groups) comes from the prediction: every step's refit recomputes the
+/// moments and boxes from the true positions, so the forces keep the tree's accuracy.
+/// Every decision is taken from step numbers, never from clocks, so a run is deterministic; with the
+/// policy's state in the checkpoint (PipelineCheckpoint) a restart is bit-identical to the
+/// uninterrupted run, also with a build in flight.
 ///
 /// Isolated Newtonian runs only: a comoving run, a periodic box, the relative MAC, direct summation
 /// and zero_net_force keep the classic path (ParameterError here).
@@ -42,10 +49,6 @@ namespace octwalk {
 /// automatic): the host build overlaps one whole device step.
 constexpr int64_t kRebuildLag = 1;
 
-/// The automatic policy rebuilds when the interaction count has grown by more than this fraction over
-/// the fresh topology's (issue 11: "a few percent"; the refit study measured 1.3x after 4 Plummer drifts).
-constexpr double kRebuildGrowth = 0.05;
-
 /// Where the state lives.
 enum class PipelineDevice
 {
@@ -55,7 +58,9 @@ enum class PipelineDevice
 
 /// What a checkpoint keeps of the policy (host/io/checkpoint.h, version 4), so that a restart adopts the
 /// same topologies at the same steps: the positions (caller's order) the current topology was built
-/// from, and those of a build in flight with the step that adopts it.
+/// from, and those of a build in flight with the step that adopts it; for a lagged build these are the
+/// predicted positions, so the restart builds from them without predicting again. The interaction
+/// counts are kept for the record: no policy reads them.
 using PipelineCheckpoint = PipelineFields;
 
 /// The per-step counters a benchmark and timing.csv read.
@@ -73,7 +78,9 @@ class Pipeline
 public:
     /// ParameterError for a rebuildEvery < 0 and for what the pipeline does not support (see the file
     /// comment); BackendError for PipelineDevice::Gpu without a device.
-    Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device);
+    /// @param predict  build lagged topologies from predicted positions (the file comment); false
+    ///                 builds them from the downloaded positions alone (the comparison in the tests)
+    Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict = true);
     ~Pipeline();
     Pipeline(const Pipeline&)            = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -108,11 +115,14 @@ public:
     class Backend;
 
 private:
-    /// A topology and what it was built from: positions, masses, ids and caller's indices in the
-    /// order the state had when its positions were taken.
+    /// A topology and what it was built from: positions, velocities, masses, ids and caller's indices
+    /// in the order the state had when its positions were taken.
     struct Topology
     {
-        PinnedVector<Vec3d> pos; ///< pinned: the device copies into it while it keeps stepping
+        PinnedVector<Vec3d> pos, vel; ///< pinned: the device copies into them while it keeps stepping
+        /// The build's positions are pos + ahead vel (predicted), or pos where ahead is 0.
+        double ahead = 0;
+        std::vector<Vec3d> predicted;
         std::vector<double> mass;
         std::vector<uint64_t> id;
         std::vector<int32_t> rank;
@@ -135,8 +145,11 @@ private:
     void build(Topology& t) const;
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current.
     void adopt(std::unique_ptr<Topology>& t);
-    /// Snapshots the state's positions into next_ and builds it on a thread, adopted at step_ + kRebuildLag.
-    void startBuild();
+    /// Snapshots the state into next_ and builds it on a thread from the positions predicted for the
+    /// adoption at step_ + kRebuildLag (h: the step just done).
+    void startBuild(double h);
+    /// out = t.pos + t.ahead t.vel.
+    void predictPositions(const Topology& t, std::vector<Vec3d>& out) const;
     void launchBuild(int64_t adoptStep);
     void joinBuild();
     bool buildDue() const;
@@ -147,6 +160,7 @@ private:
 
     Parameters params_;
     int64_t every_;
+    bool predict_;
     std::unique_ptr<Backend> backend_;
     int64_t n_ = 0, step_ = 0;
     /// The host's copy of what does not change in a step, in the backend's tree order.
