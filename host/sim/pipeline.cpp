@@ -159,7 +159,7 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     {
         next_ = spareTopology();
         arranged(c.inFlightPos, *next_);
-        launchBuild(c.adoptStep);
+        launchBuild(c.adoptStep, false);
     }
 }
 
@@ -167,9 +167,21 @@ void Pipeline::snapshot(Topology& t) const
 {
     t.pos.resize(static_cast<size_t>(n_));
     t.vel.resize(static_cast<size_t>(n_));
-    t.mass = mass_;
-    t.id   = id_;
-    t.rank = callerIndex_;
+    copyArrangement(t);
+}
+
+void Pipeline::copyArrangement(Topology& t) const
+{
+    t.mass.resize(static_cast<size_t>(n_));
+    t.id.resize(static_cast<size_t>(n_));
+    t.rank.resize(static_cast<size_t>(n_));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k)
+    {
+        t.mass[k] = mass_[k];
+        t.id[k]   = id_[k];
+        t.rank[k] = callerIndex_[k];
+    }
 }
 
 std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
@@ -210,7 +222,9 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t)
 {
     backend_->permute(t->tree.order.data());
     // The build sorted the masses and prepared the rest: the host's state was the snapshot's since.
-    mass_ = t->tree.mass;
+    const std::vector<double>& sortedMass = t->tree.mass;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k) mass_[k] = sortedMass[k];
     id_.swap(t->sortedId);
     callerIndex_.swap(t->sortedRank);
     slot_.swap(t->slot);
@@ -242,22 +256,26 @@ bool Pipeline::buildDue() const
 void Pipeline::startBuild(double h)
 {
     next_ = spareTopology();
-    snapshot(*next_);
+    next_->pos.resize(static_cast<size_t>(n_));
+    next_->vel.resize(static_cast<size_t>(n_));
     // The drifts until the adoption move the bodies by about kRebuildLag h v (v: the velocities of the
     // drift just done); to O(h^2 a) the adopted topology then fits the positions it is walked with.
     next_->ahead = predict_ ? double(kRebuildLag) * h : 0.0;
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
     backend_->beginStateDownload(next_->pos.data(), next_->vel.data());
-    launchBuild(step_ + kRebuildLag);
+    // The build thread copies the masses, ids and caller indices itself (80 MB at 2^22, off the
+    // critical path): nothing writes them before the next adoption, which joins it first.
+    launchBuild(step_ + kRebuildLag, true);
 }
 
-void Pipeline::launchBuild(int64_t adoptStep)
+void Pipeline::launchBuild(int64_t adoptStep, bool copyState)
 {
     adoptStep_ = adoptStep;
     inFlight_  = true;
-    builder_   = std::thread([this] {
+    builder_   = std::thread([this, copyState] {
         try
         {
+            if (copyState) copyArrangement(*next_);
             backend_->finishStateDownload();
             build(*next_);
         }
@@ -385,17 +403,18 @@ PipelineCheckpoint Pipeline::checkpoint() const
         current_->ahead != 0 ? byCaller(current_->predicted, current_->rank) : byCaller(current_->pos, current_->rank);
     if (inFlight_)
     {
-        // Once downloaded, the builder only reads next_'s state and ranks: reading them here is safe;
-        // the prediction is computed again (the builder writes its own copy), with the same bits.
+        // Once downloaded, the builder only reads next_'s positions and velocities: reading them here is
+        // safe; the prediction is computed again (the builder writes its own copy), with the same bits.
+        // The ranks are callerIndex_ (the builder may still be copying them into next_).
         backend_->finishStateDownload();
         c.adoptStep = adoptStep_;
         if (next_->ahead != 0)
         {
             std::vector<Vec3d> predicted;
             predictPositions(*next_, predicted);
-            c.inFlightPos = byCaller(predicted, next_->rank);
+            c.inFlightPos = byCaller(predicted, callerIndex_);
         }
-        else c.inFlightPos = byCaller(next_->pos, next_->rank);
+        else c.inFlightPos = byCaller(next_->pos, callerIndex_);
     }
     return c;
 }
