@@ -211,7 +211,7 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
     }
 }
 
-void Simulation::computeForces()
+Simulation::ForceOutcome Simulation::computeForces(const double* halfKick)
 {
     if (comoving_ && comoving_->settings.softeningMaxPhys > 0)
     {
@@ -227,44 +227,75 @@ void Simulation::computeForces()
     solver_.attachBodies({state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size(), callerIndex_.data()},
                          positionsChecked_);
     positionsChecked_ = false;
+    ForceOutcome outcome;
     if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
     else
     {
-        solver_.computeForcesInTreeOrder(acc_, pot_);
-        reorder(solver_.treeOrder());
+        const F4* out = solver_.evaluateInTreeOrder();
+        // The net force is removed from all accelerations before any kick.
+        outcome.kicked = halfKick && !forces_.zeroNetForce;
+        Stopwatch clock;
+        outcome.kickedNotFinite            = reorder(out, outcome.kicked ? halfKick : nullptr);
+        lastStepTimes_[StepPhase::Reorder] = clock.lap();
     }
     if (forces_.zeroNetForce) removeNetForce();
+    return outcome;
 }
 
-namespace {
-
-/// v = v[order[k]] for every k, through scratch (which keeps the old buffer for the next call).
-template<class T>
-void permute(std::vector<T>& v, const std::vector<int32_t>& order, std::vector<T>& scratch)
+bool Simulation::reorder(const F4* out, const double* halfKick)
 {
-    const int64_t n = int64_t(order.size());
-    scratch.resize(size_t(n));
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n; ++k) scratch[k] = v[order[k]];
-    v.swap(scratch);
-}
-
-} // namespace
-
-void Simulation::reorder(const std::vector<int32_t>& order)
-{
-    permute(state_.pos, order, scratchVec_);
-    permute(state_.vel, order, scratchVec_);
-    permute(state_.mass, order, scratchMass_);
-    permute(state_.id, order, scratchId_);
-    if (state_.type.size() == order.size()) permute(state_.type, order, scratchType_);
-    permute(callerIndex_, order, scratchIndex_);
-    if (comoving_) permute(momentum_, order, scratchVec_);
+    const std::vector<int32_t>& order = solver_.treeOrder();
+    const std::vector<Vec3d>& treePos = solver_.hostTree().pos;
+    const int64_t n                   = state_.size();
+    const double G                    = solver_.parameters().gravitational_constant;
+    const bool typed                  = state_.type.size() == size_t(n);
+    const bool comoving               = comoving_.has_value();
+    acc_.resize(size_t(n));
+    pot_.resize(size_t(n));
+    scratchVec_.resize(size_t(n));
+    scratchId_.resize(size_t(n));
+    scratchIndex_.resize(size_t(n));
+    if (typed) scratchType_.resize(size_t(n));
+    if (comoving) scratchMomentum_.resize(size_t(n));
+    // One pass, everything a body carries at once: the permutation reads order once and each gather streams
+    // (the order of the last step is almost the new one). Positions and masses are not gathered: the sort
+    // already made them in tree order (swapTreeOrderBodies).
+    int resultNotFinite = 0, bodyNotFinite = 0;
+#pragma omp parallel for schedule(static) reduction(max : resultNotFinite, bodyNotFinite)
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const int32_t j = order[k];
+        const Vec3d a{G * out[k].x, G * out[k].y, G * out[k].z};
+        const double phi = G * out[k].w;
+        acc_[k]          = a;
+        pot_[k]          = phi;
+        resultNotFinite  = std::max(resultNotFinite, int(!finiteResult(a, phi)));
+        Vec3d v          = state_.vel[j];
+        if (halfKick)
+        {
+            v += *halfKick * a;
+            bodyNotFinite = std::max(bodyNotFinite, int(!finiteBody(treePos[k], v)));
+        }
+        scratchVec_[k]   = v;
+        scratchId_[k]    = state_.id[j];
+        scratchIndex_[k] = callerIndex_[j];
+        if (typed) scratchType_[k] = state_.type[j];
+        if (comoving) scratchMomentum_[k] = momentum_[j];
+    }
+    // Before the state changes: an error leaves it as it was.
+    solver_.checkTreeOrderResults(out, resultNotFinite != 0);
+    state_.vel.swap(scratchVec_);
+    state_.id.swap(scratchId_);
+    callerIndex_.swap(scratchIndex_);
+    if (typed) state_.type.swap(scratchType_);
+    if (comoving) momentum_.swap(scratchMomentum_);
+    solver_.swapTreeOrderBodies(state_.pos, state_.mass);
     callerStateValid_ = false;
     slotsValid_       = false;
     // The buffers the solver read now hold other data: it reads the reordered state from here on.
     solver_.attachBodies({state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size(), callerIndex_.data()},
                          true);
+    return bodyNotFinite != 0;
 }
 
 const std::vector<int32_t>& Simulation::slots() const
@@ -370,9 +401,8 @@ void Simulation::comovingStep()
     comoving_->lastDlna = std::log(a1 / a0);
     double integration  = clock.lap();
     computeForces();
-    lastStepTimes_.forces                = solver_.timings();
-    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-    int notFinite                        = 0;
+    recordForceTimes(clock.lap());
+    int notFinite = 0;
 #pragma omp parallel for schedule(static) reduction(max : notFinite)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -417,22 +447,34 @@ void Simulation::step()
         if (box > 0) state_.pos[i] = wrapIntoBox(state_.pos[i], box);
         outOfRange = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
-    positionsChecked_  = outOfRange == 0;
-    double integration = clock.lap();
-    computeForces();
-    lastStepTimes_.forces                = solver_.timings();
-    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-    int notFinite                        = 0;
-#pragma omp parallel for schedule(static) reduction(max : notFinite)
-    for (int64_t i = 0; i < n; ++i)
+    positionsChecked_          = outOfRange == 0;
+    double integration         = clock.lap();
+    const double halfKick      = 0.5 * h;
+    const ForceOutcome outcome = computeForces(&halfKick);
+    recordForceTimes(clock.lap());
+    int notFinite = outcome.kickedNotFinite;
+    if (!outcome.kicked)
     {
-        state_.vel[i] += (0.5 * h) * acc_[i];
-        notFinite = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
+#pragma omp parallel for schedule(static) reduction(max : notFinite)
+        for (int64_t i = 0; i < n; ++i)
+        {
+            state_.vel[i] += halfKick * acc_[i];
+            notFinite = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
+        }
     }
     ++step_;
     state_.time = time();
     checkFinite(notFinite != 0);
     lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
+}
+
+void Simulation::recordForceTimes(double wall)
+{
+    StepTimes& t            = lastStepTimes_;
+    t.forces                = solver_.timings();
+    t[StepPhase::ForceWall] = wall;
+    // Whatever of the wall time no phase names (clock noise aside, never negative).
+    t[StepPhase::ForceOther] = std::max(0.0, wall - t.forces.total() - t[StepPhase::Reorder]);
 }
 
 void Simulation::checkFinite(bool bad) const
