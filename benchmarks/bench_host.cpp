@@ -238,8 +238,8 @@ void BM_SimulationStep(benchmark::State& state)
     const int saved = maxThreads();
     if (state.range(1) > 0) bench::setThreads(int(state.range(1)));
     Parameters p;
-    p.backend         = Backend::Auto;
-    p.epsilon_squared = 1e-4;
+    p.backend              = Backend::Auto;
+    p.epsilon_squared      = 1e-4;
     constexpr double kStep = 1.0 / 64;
     Simulation sim(plummer(state.range(0)), p, planSteps(0.0, 1e6 * kStep, kStep));
     sim.step();

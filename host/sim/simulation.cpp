@@ -56,6 +56,28 @@ void checkStepCount(double steps)
     if (steps > kMaxSteps) throw ParameterError("t_end / timestep needs more than 1e12 steps");
 }
 
+/// The acceleration of a tree evaluation's result: G times its float components (the solver's conversion).
+Vec3d scaledAcceleration(const F4& result, double G) { return {G * result.x, G * result.y, G * result.z}; }
+
+/// The first half of a step on every body: half-kick with acc(i), drift, and the wrap into a periodic box
+/// (box > 0). Returns whether a position fails positionInRange (what validateBodies would check of it).
+template<class Acceleration>
+bool kickAndDrift(ParticleSet& s, Acceleration acc, double h, double box)
+{
+    const int64_t n = s.size();
+    int outOfRange  = 0;
+#pragma omp parallel for schedule(static) reduction(max : outOfRange)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        s.vel[i] += (0.5 * h) * acc(i);
+        s.pos[i] += h * s.vel[i];
+        // A periodic run keeps its bodies in [0, L): the solver refuses any outside.
+        if (box > 0) s.pos[i] = wrapIntoBox(s.pos[i], box);
+        outOfRange = std::max(outOfRange, int(!positionInRange(s.pos[i])));
+    }
+    return outOfRange != 0;
+}
+
 /// Whether a body's position and velocity are finite after a step.
 bool finiteBody(const Vec3d& x, const Vec3d& v) { return std::isfinite(x.x + x.y + x.z + v.x + v.y + v.z); }
 
@@ -228,6 +250,7 @@ Simulation::ForceOutcome Simulation::computeForces(const double* halfKick)
                          positionsChecked_);
     positionsChecked_ = false;
     ForceOutcome outcome;
+    results_ = nullptr;
     if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
     else
     {
@@ -250,7 +273,11 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
     const double G                    = solver_.parameters().gravitational_constant;
     const bool typed                  = state_.type.size() == size_t(n);
     const bool comoving               = comoving_.has_value();
-    acc_.resize(size_t(n));
+    // Only what reads the accelerations again beyond the drift needs them stored in double: the net force's
+    // removal and the comoving step criterion.
+    const bool storeAcc = forces_.zeroNetForce || comoving;
+    if (storeAcc) acc_.resize(size_t(n));
+    else acc_.clear();
     pot_.resize(size_t(n));
     scratchVec_.resize(size_t(n));
     scratchId_.resize(size_t(n));
@@ -264,13 +291,13 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
 #pragma omp parallel for schedule(static) reduction(max : resultNotFinite, bodyNotFinite)
     for (int64_t k = 0; k < n; ++k)
     {
-        const int32_t j = order[k];
-        const Vec3d a{G * out[k].x, G * out[k].y, G * out[k].z};
+        const int32_t j  = order[k];
+        const Vec3d a    = scaledAcceleration(out[k], G);
         const double phi = G * out[k].w;
-        acc_[k]          = a;
-        pot_[k]          = phi;
-        resultNotFinite  = std::max(resultNotFinite, int(!finiteResult(a, phi)));
-        Vec3d v          = state_.vel[j];
+        if (storeAcc) acc_[k] = a;
+        pot_[k]         = phi;
+        resultNotFinite = std::max(resultNotFinite, int(!finiteResult(a, phi)));
+        Vec3d v         = state_.vel[j];
         if (halfKick)
         {
             v += *halfKick * a;
@@ -284,6 +311,7 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
     }
     // Before the state changes: an error leaves it as it was.
     solver_.checkTreeOrderResults(out, resultNotFinite != 0);
+    results_ = storeAcc ? nullptr : out;
     state_.vel.swap(scratchVec_);
     state_.id.swap(scratchId_);
     callerIndex_.swap(scratchIndex_);
@@ -437,17 +465,18 @@ void Simulation::step()
     Stopwatch clock;
     // The drift checks what validateBodies would check of the positions (the masses do not change), so
     // the solver does not read them all again; a body out of range is left to its full message there.
-    int outOfRange = 0;
-#pragma omp parallel for schedule(static) reduction(max : outOfRange)
-    for (int64_t i = 0; i < n; ++i)
+    bool outOfRange = false;
+    if (results_)
     {
-        state_.vel[i] += (0.5 * h) * acc_[i];
-        state_.pos[i] += h * state_.vel[i];
-        // A periodic run keeps its bodies in [0, L): the solver refuses any outside.
-        if (box > 0) state_.pos[i] = wrapIntoBox(state_.pos[i], box);
-        outOfRange = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
+        const F4* out  = results_;
+        const double G = solver_.parameters().gravitational_constant;
+        outOfRange     = kickAndDrift(
+                state_, [out, G](int64_t i) { return scaledAcceleration(out[i], G); }, h, box);
     }
-    positionsChecked_          = outOfRange == 0;
+    else
+        outOfRange = kickAndDrift(
+            state_, [this](int64_t i) -> const Vec3d& { return acc_[i]; }, h, box);
+    positionsChecked_          = !outOfRange;
     double integration         = clock.lap();
     const double halfKick      = 0.5 * h;
     const ForceOutcome outcome = computeForces(&halfKick);

@@ -191,7 +191,12 @@ private:
     int64_t step_         = 0;
     double initialEnergy_ = 0;
     GravitySolver solver_;
+    /// Accelerations (G applied) in the state's order, stored only when results_ is null.
     std::vector<Vec3d> acc_;
+    /// The last tree evaluation's results (tree order = the state's, G = 1, float) when acc_ is not stored
+    /// (Newtonian tree forces without zero_net_force): the drift takes G times them, the bits acc_ would hold.
+    /// The solver keeps them until its next evaluation (its buffers move with it).
+    const F4* results_ = nullptr;
     std::vector<double> pot_;
     StepTimes lastStepTimes_;
     std::optional<Comoving> comoving_;
