@@ -276,9 +276,16 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
     // Only what reads the accelerations again beyond the drift needs them stored in double: the net force's
     // removal and the comoving step criterion.
     const bool storeAcc = forces_.zeroNetForce || comoving;
-    if (storeAcc) acc_.resize(size_t(n));
-    else acc_.clear();
-    pot_.resize(size_t(n));
+    if (storeAcc)
+    {
+        acc_.resize(size_t(n));
+        pot_.resize(size_t(n));
+    }
+    else
+    {
+        acc_.clear();
+        pot_.clear();
+    }
     scratchVec_.resize(size_t(n));
     scratchId_.resize(size_t(n));
     scratchIndex_.resize(size_t(n));
@@ -294,8 +301,11 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
         const int32_t j  = order[k];
         const Vec3d a    = scaledAcceleration(out[k], G);
         const double phi = G * out[k].w;
-        if (storeAcc) acc_[k] = a;
-        pot_[k]         = phi;
+        if (storeAcc)
+        {
+            acc_[k] = a;
+            pot_[k] = phi;
+        }
         resultNotFinite = std::max(resultNotFinite, int(!finiteResult(a, phi)));
         Vec3d v         = state_.vel[j];
         if (halfKick)
@@ -567,7 +577,9 @@ Diagnostics Simulation::diagnostics() const
     d.time = time();
     // Summed in the caller's order: the same bits whatever order the state is in.
     const std::vector<int32_t>& slot = slots();
-    const DiagnosticSums s           = deterministicSum<DiagnosticSums>(state_.size(), [this, &slot](int64_t c) {
+    const F4* out                    = results_;
+    const double G                   = solver_.parameters().gravitational_constant;
+    const DiagnosticSums s = deterministicSum<DiagnosticSums>(state_.size(), [this, &slot, out, G](int64_t c) {
         const int32_t i = slot[c];
         DiagnosticSums b;
         double mi         = state_.mass[i];
@@ -575,18 +587,18 @@ Diagnostics Simulation::diagnostics() const
         const Vec3d& v    = state_.vel[i];
         b.mass            = mi;
         b.kinetic         = 0.5 * mi * dot(v, v);
-        b.potential       = 0.5 * mi * pot_[i];
+        b.potential       = 0.5 * mi * (out ? G * out[i].w : pot_[i]);
         b.comPos          = mi * x;
         b.momentum        = mi * v;
         b.angularMomentum = mi * Vec3d{x.y * v.z - x.z * v.y, x.z * v.x - x.x * v.z, x.x * v.y - x.y * v.x};
         return b;
     });
-    const double m                   = s.mass;
-    d.kinetic                        = s.kinetic;
-    d.potential                      = s.potential;
-    d.comPos                         = s.comPos;
-    d.momentum                       = s.momentum;
-    d.angularMomentum                = s.angularMomentum;
+    const double m         = s.mass;
+    d.kinetic              = s.kinetic;
+    d.potential            = s.potential;
+    d.comPos               = s.comPos;
+    d.momentum             = s.momentum;
+    d.angularMomentum      = s.angularMomentum;
     if (m > 0)
     {
         d.comPos = (1 / m) * d.comPos;

@@ -155,7 +155,7 @@ private:
     /// after a step; bad = whether there is one.
     void checkFinite(bool bad) const;
     /// One pass over the bodies after a tree evaluation: G times its results (out, tree order) into acc_ and
-    /// pot_, the state (and the momenta of a comoving run) permuted into the new tree order (positions and
+    /// pot_ when they are stored (else results_ = out), the state (and the momenta of a comoving run) permuted into the new tree order (positions and
     /// masses taken from the solver's tree-order copies), and the closing half-kick when halfKick is given.
     /// Returns whether a kicked body is not finite. The results are checked before the state is replaced.
     bool reorder(const F4* out, const double* halfKick);
@@ -191,13 +191,14 @@ private:
     int64_t step_         = 0;
     double initialEnergy_ = 0;
     GravitySolver solver_;
-    /// Accelerations (G applied) in the state's order, stored only when results_ is null.
+    /// Accelerations and potentials (G applied) in the state's order, stored only when results_ is null.
     std::vector<Vec3d> acc_;
+    std::vector<double> pot_;
     /// The last tree evaluation's results (tree order = the state's, G = 1, float) when acc_ is not stored
-    /// (Newtonian tree forces without zero_net_force): the drift takes G times them, the bits acc_ would hold.
+    /// (Newtonian tree forces without zero_net_force): the drift and the diagnostics take G times them, the
+    /// bits acc_ and pot_ would hold.
     /// The solver keeps them until its next evaluation (its buffers move with it).
     const F4* results_ = nullptr;
-    std::vector<double> pot_;
     StepTimes lastStepTimes_;
     std::optional<Comoving> comoving_;
     /// Canonical momenta p = a^2 dx/dt of a comoving run (the integrated state; state_.vel = p / a).

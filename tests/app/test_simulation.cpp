@@ -258,7 +258,7 @@ int setThreads(int n)
 // plain leapfrog in the caller's order, bit for bit, whatever the thread count.
 TEST(Simulation, TreeOrderedStateIsTheCallersOrderLeapfrogBitForBit)
 {
-    ParticleSet b = makePlummer(1000, 21);
+    ParticleSet b = makePlummer(600, 21);
     for (int64_t i = 0; i < b.size(); ++i)
     {
         b.id[i]   = uint64_t((i * 7919) % b.size());
