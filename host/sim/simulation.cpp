@@ -475,6 +475,11 @@ void Simulation::step()
     Stopwatch clock;
     // The drift checks what validateBodies would check of the positions (the masses do not change), so
     // the solver does not read them all again; a body out of range is left to its full message there.
+    if (!results_ && int64_t(acc_.size()) != n)
+    {
+        throw InputError("simulation: no forces to step with at step " + std::to_string(step_) +
+                         " (their evaluation failed)");
+    }
     bool outOfRange = false;
     if (results_)
     {

@@ -180,7 +180,6 @@ private:
     bool positionsChecked_ = false;
     /// Working memory of reorder(), kept between steps.
     std::vector<Vec3d> scratchVec_;
-    std::vector<double> scratchMass_;
     std::vector<uint64_t> scratchId_;
     std::vector<uint8_t> scratchType_;
     std::vector<int32_t> scratchIndex_;

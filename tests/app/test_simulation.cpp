@@ -328,6 +328,27 @@ TEST(Simulation, ResultsThatAreNotFiniteOrUnderflowAreRefusedAsTheSolverRefusesT
     EXPECT_NE(underflow.find("underflow"), std::string::npos) << underflow;
 }
 
+// A step whose forces cannot be evaluated throws, and so does every later step (never a crash on stale or
+// missing forces).
+TEST(Simulation, AFailedStepFailsAgainWhenRepeated)
+{
+    ParticleSet b = kepler(0.5);
+    b.vel[1]      = {kMaxVelocity, 0, 0};
+    Simulation sim(b, simParameters(0.5, 0.01), planSteps(0.0, 8.0, 2.0));
+    for (int attempt = 0; attempt < 2; ++attempt)
+    {
+        try
+        {
+            sim.step();
+            ADD_FAILURE() << "a body drifted to 2e15 was accepted";
+        }
+        catch (const InputError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("body 1"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(Simulation, ExtendingARunHasTheLimitsOfAFreshOne)
 {
     Simulation sim(makePlummer(200, 3), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
