@@ -349,6 +349,20 @@ TEST(Simulation, AFailedStepFailsAgainWhenRepeated)
     }
 }
 
+// The radii sort in parallel above a few thousand bodies: the same radii as the one-thread sort.
+TEST(Simulation, LagrangianRadiiAreTheSameForAnyThreadCount)
+{
+    const ParticleSet b           = makePlummer(20000, 4);
+    const int saved               = setThreads(1);
+    const std::vector<double> one = lagrangianRadii(b, lagrangeFractions());
+    for (int threads : {2, 3})
+    {
+        setThreads(threads);
+        EXPECT_EQ(lagrangianRadii(b, lagrangeFractions()), one) << threads << " threads";
+    }
+    setThreads(saved);
+}
+
 TEST(Simulation, ExtendingARunHasTheLimitsOfAFreshOne)
 {
     Simulation sim(makePlummer(200, 3), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
