@@ -8,6 +8,7 @@
 #include "host/core/timer.h"
 #include "host/cpu/refit_cpu.h"
 #include "host/cpu/walk_cpu.h"
+#include "host/sim/simulation.h"
 
 using namespace octwalk;
 using octwalk::bench::plummer;
@@ -226,6 +227,41 @@ void BM_HostRefit(benchmark::State& state)
     state.counters["threads"]          = maxThreads();
 }
 
+/// Whole Simulation::step()s of the Plummer sphere of range(0) bodies on range(1) threads (0: the OpenMP
+/// default), real forces on the default backend (the GPU where there is one), after one untimed step. The
+/// counter "host_rest_s" is the step's host work outside the force evaluation's phases: force_wall minus
+/// those phases, plus integration (issue 10's "rest of a step", diagnostics and I/O aside). The median of
+/// every step phase is a counter too ("<name>_s"), looked up by name so that this benchmark builds on any
+/// commit that times whole steps (for old-versus-new runs).
+void BM_SimulationStep(benchmark::State& state)
+{
+    const int saved = maxThreads();
+    if (state.range(1) > 0) bench::setThreads(int(state.range(1)));
+    Parameters p;
+    p.backend              = Backend::Auto;
+    p.epsilon_squared      = 1e-4;
+    constexpr double kStep = 1.0 / 64;
+    Simulation sim(plummer(state.range(0)), p, planSteps(0.0, 1e6 * kStep, kStep));
+    sim.step();
+    std::vector<StepTimes> times;
+    std::vector<double> rest;
+    for (auto _ : state)
+    {
+        sim.step();
+        const StepTimes& t = sim.lastStepTimes();
+        times.push_back(t);
+        rest.push_back(t[StepPhase::ForceWall] - t.forces.total() + t[StepPhase::Integration]);
+    }
+    const StepTimes m = medianStepTimes(times);
+    for (size_t k = 0; k < kNumStepPhases; ++k) state.counters[std::string(kStepPhases[k].name) + "_s"] = m.seconds[k];
+    state.counters["host_rest_s"] = median(rest);
+    state.counters["build_s"]     = m.forces.host();
+    state.counters["walk_s"]      = m.forces.walk();
+    state.counters["threads"]     = maxThreads();
+    bench::setThreads(saved);
+    setRate(state, state.range(0));
+}
+
 } // namespace
 
 BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -242,6 +278,11 @@ BENCHMARK(BM_HostRefit)->Arg(1 << 20)->Arg(1 << 22)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_HostStep)
     ->Apply(hostTotalArgs)
     ->ArgNames({"n", "model", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_SimulationStep)
+    ->ArgsProduct({{1 << 16, 1 << 20, 1 << 22}, {0, 1, 2, 16}})
+    ->ArgNames({"n", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_CpuTwin)->Args({1 << 16, 50})->Args({1 << 16, 75})->Unit(benchmark::kMillisecond)->Iterations(2);

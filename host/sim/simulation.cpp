@@ -15,18 +15,50 @@
 
 namespace octwalk {
 
+namespace {
+
+/// Sorts v ascending: chunks sorted by the threads, then merged pairwise. Equal pairs are identical, so
+/// the result is std::sort's for any thread count.
+void parallelSort(std::vector<std::pair<double, double>>& v)
+{
+    const int64_t n = int64_t(v.size());
+    const int parts = maxThreads();
+    if (parts < 2 || n < int64_t(parts) * 1024)
+    {
+        std::sort(v.begin(), v.end());
+        return;
+    }
+    std::vector<int64_t> bound(size_t(parts) + 1);
+    for (int k = 0; k <= parts; ++k) bound[k] = n * k / parts;
+#pragma omp parallel for schedule(static, 1)
+    for (int k = 0; k < parts; ++k) std::sort(v.begin() + bound[k], v.begin() + bound[k + 1]);
+    for (int width = 1; width < parts; width *= 2)
+    {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int k = 0; k < parts; k += 2 * width)
+        {
+            if (k + width >= parts) continue;
+            std::inplace_merge(v.begin() + bound[k], v.begin() + bound[k + width],
+                               v.begin() + bound[std::min(k + 2 * width, parts)]);
+        }
+    }
+}
+
+} // namespace
+
 std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<double>& fractions)
 {
     const MassWeighted centre = massWeighted(p.mass, p.pos);
     const double m            = centre.mass;
     const Vec3d c             = centre.mean();
     std::vector<std::pair<double, double>> rm(p.size());
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < p.size(); ++i)
     {
         Vec3d d = p.pos[i] - c;
         rm[i]   = {std::sqrt(dot(d, d)), p.mass[i]};
     }
-    std::sort(rm.begin(), rm.end());
+    parallelSort(rm);
     std::vector<double> radii(fractions.size(), rm.empty() ? 0.0 : rm.back().first);
     double cumulative = 0;
     size_t next       = 0;
@@ -55,6 +87,23 @@ constexpr double kMaxSteps = 1e12;
 void checkStepCount(double steps)
 {
     if (steps > kMaxSteps) throw ParameterError("t_end / timestep needs more than 1e12 steps");
+}
+
+/// The first half of a step on every body: half-kick with acc(i), drift, and the wrap into a periodic box
+/// (box > 0). Returns whether a position fails positionInRange (what validateBodies would check of it).
+template<class Acceleration>
+bool kickAndDrift(ParticleSet& s, Acceleration acc, double h, double box)
+{
+    const int64_t n = s.size();
+    int outOfRange  = 0;
+#pragma omp parallel for schedule(static) reduction(max : outOfRange)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        kickVelocity(s.vel[i], acc(i), 0.5 * h);
+        driftPosition(s.pos[i], s.vel[i], h, box);
+        outOfRange = std::max(outOfRange, int(!positionInRange(s.pos[i])));
+    }
+    return outOfRange != 0;
 }
 
 } // namespace
@@ -231,7 +280,7 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
     }
 }
 
-void Simulation::computeForces()
+Simulation::ForceOutcome Simulation::computeForces(const double* halfKick)
 {
     if (comoving_ && comoving_->settings.softeningMaxPhys > 0)
     {
@@ -247,44 +296,91 @@ void Simulation::computeForces()
     solver_.attachBodies({state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size(), callerIndex_.data()},
                          positionsChecked_);
     positionsChecked_ = false;
+    ForceOutcome outcome;
+    results_ = nullptr;
     if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
     else
     {
-        solver_.computeForcesInTreeOrder(acc_, pot_);
-        reorder(solver_.treeOrder());
+        const F4* out = solver_.evaluateInTreeOrder();
+        // The net force is removed from all accelerations before any kick.
+        outcome.kicked = halfKick && !forces_.zeroNetForce;
+        Stopwatch clock;
+        outcome.kickedNotFinite            = reorder(out, outcome.kicked ? halfKick : nullptr);
+        lastStepTimes_[StepPhase::Reorder] = clock.lap();
     }
     if (forces_.zeroNetForce) removeNetForce();
+    return outcome;
 }
 
-namespace {
-
-/// v = v[order[k]] for every k, through scratch (which keeps the old buffer for the next call).
-template<class T>
-void permute(std::vector<T>& v, const std::vector<int32_t>& order, std::vector<T>& scratch)
+bool Simulation::reorder(const F4* out, const double* halfKick)
 {
-    const int64_t n = int64_t(order.size());
-    scratch.resize(size_t(n));
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n; ++k) scratch[k] = v[order[k]];
-    v.swap(scratch);
-}
-
-} // namespace
-
-void Simulation::reorder(const std::vector<int32_t>& order)
-{
-    permute(state_.pos, order, scratchVec_);
-    permute(state_.vel, order, scratchVec_);
-    permute(state_.mass, order, scratchMass_);
-    permute(state_.id, order, scratchId_);
-    if (state_.type.size() == order.size()) permute(state_.type, order, scratchType_);
-    permute(callerIndex_, order, scratchIndex_);
-    if (comoving_) permute(momentum_, order, scratchVec_);
+    const std::vector<int32_t>& order = solver_.treeOrder();
+    const std::vector<Vec3d>& treePos = solver_.hostTree().pos;
+    const int64_t n                   = state_.size();
+    const double G                    = solver_.parameters().gravitational_constant;
+    const bool typed                  = state_.type.size() == size_t(n);
+    const bool comoving               = comoving_.has_value();
+    // Only what reads the accelerations again beyond the drift needs them stored in double: the net force's
+    // removal and the comoving step criterion.
+    const bool storeAcc = forces_.zeroNetForce || comoving;
+    if (storeAcc)
+    {
+        acc_.resize(size_t(n));
+        pot_.resize(size_t(n));
+    }
+    else
+    {
+        acc_.clear();
+        pot_.clear();
+    }
+    scratchVec_.resize(size_t(n));
+    scratchId_.resize(size_t(n));
+    scratchIndex_.resize(size_t(n));
+    if (typed) scratchType_.resize(size_t(n));
+    if (comoving) scratchMomentum_.resize(size_t(n));
+    // One pass, everything a body carries at once: the permutation reads order once and each gather streams
+    // (the order of the last step is almost the new one). Positions and masses are not gathered: the sort
+    // already made them in tree order (swapTreeOrderBodies).
+    int resultNotFinite = 0, bodyNotFinite = 0;
+#pragma omp parallel for schedule(static) reduction(max : resultNotFinite, bodyNotFinite)
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const int32_t j  = order[k];
+        const Vec3d a    = accelerationOf(out[k], G);
+        const double phi = potentialOf(out[k], G);
+        if (storeAcc)
+        {
+            acc_[k] = a;
+            pot_[k] = phi;
+        }
+        resultNotFinite = std::max(resultNotFinite, int(!finiteResult(a, phi)));
+        Vec3d v         = state_.vel[j];
+        if (halfKick)
+        {
+            kickVelocity(v, a, *halfKick);
+            bodyNotFinite = std::max(bodyNotFinite, int(!finiteBody(treePos[k], v)));
+        }
+        scratchVec_[k]   = v;
+        scratchId_[k]    = state_.id[j];
+        scratchIndex_[k] = callerIndex_[j];
+        if (typed) scratchType_[k] = state_.type[j];
+        if (comoving) scratchMomentum_[k] = momentum_[j];
+    }
+    // Before the state changes: an error leaves it as it was.
+    solver_.checkTreeOrderResults(out, resultNotFinite != 0);
+    results_ = storeAcc ? nullptr : out;
+    state_.vel.swap(scratchVec_);
+    state_.id.swap(scratchId_);
+    callerIndex_.swap(scratchIndex_);
+    if (typed) state_.type.swap(scratchType_);
+    if (comoving) momentum_.swap(scratchMomentum_);
+    solver_.swapTreeOrderBodies(state_.pos, state_.mass);
     callerStateValid_ = false;
     slotsValid_       = false;
     // The buffers the solver read now hold other data: it reads the reordered state from here on.
     solver_.attachBodies({state_.pos.data(), state_.mass.data(), state_.id.data(), state_.size(), callerIndex_.data()},
                          true);
+    return bodyNotFinite != 0;
 }
 
 const std::vector<int32_t>& Simulation::slots() const
@@ -391,9 +487,8 @@ void Simulation::comovingStep()
     comoving_->lastDlna = std::log(a1 / a0);
     double integration  = clock.lap();
     computeForces();
-    lastStepTimes_.forces                = solver_.timings();
-    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-    int notFinite                        = 0;
+    recordForceTimes(clock.lap());
+    int notFinite = 0;
 #pragma omp parallel for schedule(static) reduction(max : notFinite)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -445,30 +540,50 @@ void Simulation::step()
     Stopwatch clock;
     // The drift checks what validateBodies would check of the positions (the masses do not change), so
     // the solver does not read them all again; a body out of range is left to its full message there.
-    int outOfRange = 0;
-#pragma omp parallel for schedule(static) reduction(max : outOfRange)
-    for (int64_t i = 0; i < n; ++i)
+    if (!results_ && int64_t(acc_.size()) != n)
     {
-        kickVelocity(state_.vel[i], acc_[i], 0.5 * h);
-        driftPosition(state_.pos[i], state_.vel[i], h, box);
-        outOfRange = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
+        throw InputError("simulation: no forces to step with at step " + std::to_string(step_) +
+                         " (their evaluation failed)");
     }
-    positionsChecked_  = outOfRange == 0;
-    double integration = clock.lap();
-    computeForces();
-    lastStepTimes_.forces                = solver_.timings();
-    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
-    int notFinite                        = 0;
-#pragma omp parallel for schedule(static) reduction(max : notFinite)
-    for (int64_t i = 0; i < n; ++i)
+    bool outOfRange = false;
+    if (results_)
     {
-        kickVelocity(state_.vel[i], acc_[i], 0.5 * h);
-        notFinite = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
+        const F4* out  = results_;
+        const double G = solver_.parameters().gravitational_constant;
+        outOfRange     = kickAndDrift(
+                state_, [out, G](int64_t i) { return accelerationOf(out[i], G); }, h, box);
+    }
+    else
+        outOfRange = kickAndDrift(
+            state_, [this](int64_t i) -> const Vec3d& { return acc_[i]; }, h, box);
+    positionsChecked_          = !outOfRange;
+    double integration         = clock.lap();
+    const double halfKick      = 0.5 * h;
+    const ForceOutcome outcome = computeForces(&halfKick);
+    recordForceTimes(clock.lap());
+    int notFinite = outcome.kickedNotFinite;
+    if (!outcome.kicked)
+    {
+#pragma omp parallel for schedule(static) reduction(max : notFinite)
+        for (int64_t i = 0; i < n; ++i)
+        {
+            kickVelocity(state_.vel[i], acc_[i], halfKick);
+            notFinite = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
+        }
     }
     ++step_;
     state_.time = time();
     checkFinite(notFinite != 0);
     lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
+}
+
+void Simulation::recordForceTimes(double wall)
+{
+    StepTimes& t            = lastStepTimes_;
+    t.forces                = solver_.timings();
+    t[StepPhase::ForceWall] = wall;
+    // Whatever of the wall time no phase names (clock noise aside, never negative).
+    t[StepPhase::ForceOther] = std::max(0.0, wall - t.forces.total() - t[StepPhase::Reorder]);
 }
 
 void Simulation::checkFinite(bool bad) const
@@ -509,10 +624,13 @@ Diagnostics Simulation::diagnostics() const
     d.time = time();
     // Summed in the caller's order: the same bits whatever order the state is in.
     const std::vector<int32_t>& slot = slots();
+    const F4* out                    = results_;
+    const double G                   = solver_.parameters().gravitational_constant;
     const DiagnosticSums s =
         pipeline_ ? pipeline_->diagnosticSums() : deterministicSum<DiagnosticSums>(state_.size(), [&](int64_t c) {
             const int32_t i = slot[c];
-            return diagnosticTerms(state_.mass[i], state_.pos[i], state_.vel[i], pot_[i]);
+            return diagnosticTerms(state_.mass[i], state_.pos[i], state_.vel[i],
+                                   out ? potentialOf(out[i], G) : pot_[i]);
         });
     const double m    = s.mass;
     d.kinetic         = s.kinetic;

@@ -98,8 +98,9 @@ public:
 
     /// One kick-drift-kick step.
     void step();
-    /// Times of the last step(): its force evaluation by phase, StepPhase::ForceWall and
-    /// StepPhase::Integration (the other step phases are the caller's, e.g. runSimulation's; zero here).
+    /// Times of the last step(): its force evaluation by phase, StepPhase::ForceWall (of it
+    /// StepPhase::Reorder and StepPhase::ForceOther) and StepPhase::Integration (the other step phases are
+    /// the caller's, e.g. runSimulation's; zero here).
     const StepTimes& lastStepTimes() const { return lastStepTimes_; }
 
     bool done() const { return comoving_ ? comoving_->a >= comoving_->settings.aEnd : step_ >= plan_.numSteps; }
@@ -146,14 +147,28 @@ public:
 private:
     Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
                std::optional<Comoving> comoving);
-    void computeForces();
+    /// What computeForces did beyond the forces: whether it applied the closing half-kick, and whether a
+    /// body it kicked has a position or velocity that is not finite (for checkFinite).
+    struct ForceOutcome
+    {
+        bool kicked = false, kickedNotFinite = false;
+    };
+    /// Forces of the current state into acc_ and pot_ (after a tree evaluation the state is in its new tree
+    /// order). halfKick (not null): the closing half-kick v += halfKick a, fused into the pass that reorders
+    /// the state when there is one and no net force is to be removed first.
+    ForceOutcome computeForces(const double* halfKick = nullptr);
     void removeNetForce();
+    /// The force phases of the step in lastStepTimes_: the solver's, the wall time of computeForces (wall)
+    /// and what of it no phase names.
+    void recordForceTimes(double wall);
     /// InputError naming the body (smallest caller's index) whose position or velocity is not finite
     /// after a step; bad = whether there is one.
     void checkFinite(bool bad) const;
-    /// Reorders the state (and the momenta of a comoving run) into the tree order of the last
-    /// evaluation: order[k] = slot of the state that becomes slot k.
-    void reorder(const std::vector<int32_t>& order);
+    /// One pass over the bodies after a tree evaluation: G times its results (out, tree order) into acc_ and
+    /// pot_ when they are stored (else results_ = out), the state (and the momenta of a comoving run) permuted into the new tree order (positions and
+    /// masses taken from the solver's tree-order copies), and the closing half-kick when halfKick is given.
+    /// Returns whether a kicked body is not finite. The results are checked before the state is replaced.
+    bool reorder(const F4* out, const double* halfKick);
     /// Slot in state_ of every caller's index (the inverse of callerIndex_), rebuilt when stale.
     const std::vector<int32_t>& slots() const;
     void comovingStep();
@@ -177,18 +192,24 @@ private:
     bool positionsChecked_ = false;
     /// Working memory of reorder(), kept between steps.
     std::vector<Vec3d> scratchVec_;
-    std::vector<double> scratchMass_;
     std::vector<uint64_t> scratchId_;
     std::vector<uint8_t> scratchType_;
     std::vector<int32_t> scratchIndex_;
+    std::vector<Vec3d> scratchMomentum_;
     Parameters params_;
     StepPlan plan_;
     ForceOptions forces_;
     int64_t step_         = 0;
     double initialEnergy_ = 0;
     GravitySolver solver_;
+    /// Accelerations and potentials (G applied) in the state's order, stored only when results_ is null.
     std::vector<Vec3d> acc_;
     std::vector<double> pot_;
+    /// The last tree evaluation's results (tree order = the state's, G = 1, float) when acc_ is not stored
+    /// (Newtonian tree forces without zero_net_force): the drift and the diagnostics take G times them, the
+    /// bits acc_ and pot_ would hold.
+    /// The solver keeps them until its next evaluation (its buffers move with it).
+    const F4* results_ = nullptr;
     StepTimes lastStepTimes_;
     std::optional<Comoving> comoving_;
     /// Canonical momenta p = a^2 dx/dt of a comoving run (the integrated state; state_.vel = p / a).

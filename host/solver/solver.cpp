@@ -95,11 +95,6 @@ void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
 /// No body: the start of a search for the smallest name of a bad one.
 constexpr int64_t kNoBody = INT64_MAX;
 
-bool finiteResult(const Vec3d& a, double pot)
-{
-    return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot);
-}
-
 /// InputError naming the first result that is not finite (throwNotFinite).
 void checkFinite(const std::vector<Vec3d>& acc, const std::vector<double>& pot, const char* what,
                  const std::vector<int64_t>* index = nullptr)
@@ -411,6 +406,40 @@ void GravitySolver::computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vecto
         out, bodies_.n, params_.gravitational_constant, [](int64_t k) { return k; },
         [&](int64_t k) { return bodies_.nameOf(tree_.order[k]); }, acc, pot);
     checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
+}
+
+const F4* GravitySolver::evaluateInTreeOrder() { return evaluateBodies(); }
+
+void GravitySolver::checkTreeOrderResults(const F4* out, bool anyNotFinite) const
+{
+    const int64_t n = bodies_.n;
+    const double G  = params_.gravitational_constant;
+    if (anyNotFinite)
+    {
+        // The error path only: the same body and message as storeScaled's, found serially.
+        int64_t firstBad = kNoBody, at = 0;
+        for (int64_t k = 0; k < n; ++k)
+        {
+            const Vec3d a{G * out[k].x, G * out[k].y, G * out[k].z};
+            const int64_t name = bodies_.nameOf(tree_.order[k]);
+            if (!finiteResult(a, G * out[k].w) && name < firstBad)
+            {
+                firstBad = name;
+                at       = k;
+            }
+        }
+        if (firstBad != kNoBody)
+        {
+            throwNotFinite({G * out[at].x, G * out[at].y, G * out[at].z}, G * out[at].w, "body", firstBad);
+        }
+    }
+    checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
+}
+
+void GravitySolver::swapTreeOrderBodies(std::vector<Vec3d>& pos, std::vector<double>& mass)
+{
+    tree_.pos.swap(pos);
+    tree_.mass.swap(mass);
 }
 
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)

@@ -10,6 +10,7 @@
 ///   solver.computeForces(acc, pot);
 ///   solver.timings()[Phase::Cells];  solver.stats().nodesPerBody();
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +44,12 @@ constexpr double kFlopsPerBodyNode = 70;
 /// The backend an evaluation requested as `requested` runs on: Auto is the GPU when one is present,
 /// else the CPU; Cpu and Gpu are themselves.
 Backend resolveBackend(Backend requested);
+
+/// Whether an acceleration and potential (G applied) are finite: the solver's check of its results.
+inline bool finiteResult(const Vec3d& a, double pot)
+{
+    return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(pot);
+}
 
 class GravitySolver
 {
@@ -82,6 +89,28 @@ public:
     /// the attached arrays: no scatter back to the caller's order (an integrator that keeps its state in
     /// tree order reorders it with treeOrder() instead).
     void computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vector<double>& pot);
+
+    /// For an integrator that converts the results in its own pass over its bodies (Simulation): builds the
+    /// tree and walks it for all bodies, without storing the results anywhere. Result k (acc xyz, potential;
+    /// float, G = 1) belongs to the k-th body in tree order, body treeOrder()[k] of the attached arrays; valid
+    /// until the next evaluation. The caller checks them with checkTreeOrderResults before using them.
+    const F4* evaluateInTreeOrder();
+
+    /// The checks computeForcesInTreeOrder applies to its results, for those of evaluateInTreeOrder: an
+    /// InputError naming the body (smallest BodySpan::nameOf) whose result times G is not finite, then one
+    /// when softening has left every acceleration below float32's normal range.
+    /// @param[in] out          what evaluateInTreeOrder returned
+    /// @param[in] anyNotFinite whether the caller found a result times G that is not finite
+    void checkTreeOrderResults(const F4* out, bool anyNotFinite) const;
+
+    /// Exchanges the copies of the attached positions and masses in tree order that the last tree build made
+    /// (hostTree().pos and .mass: bit-identical copies, pos[k] = attached pos[treeOrder()[k]]) with pos and
+    /// mass, so that an integrator keeping its bodies in tree order takes them instead of permuting its own.
+    /// The tree holds what pos and mass held until its next build (which only writes them); the arrays
+    /// attached stay attached: the caller attaches the new ones.
+    /// @param[in,out] pos  gets the positions in tree order
+    /// @param[in,out] mass gets the masses in tree order
+    void swapTreeOrderBodies(std::vector<Vec3d>& pos, std::vector<double>& mass);
 
     /// order[k] = index in the attached (or set) arrays of the k-th body in tree order, from the last
     /// tree evaluation.

@@ -71,13 +71,13 @@ struct SortRange
 /// Working memory of the build, kept between calls so a step allocates nothing once N is reached.
 struct BuildScratch
 {
-    std::vector<uint64_t> keys;          ///< radix sort ping-pong buffer
-    std::vector<int32_t> order;          ///< radix sort ping-pong buffer
-    std::vector<int64_t> histograms;     ///< per thread, per digit value
+    std::vector<uint64_t> keys;             ///< radix sort ping-pong buffer
+    std::vector<int32_t> order;             ///< radix sort ping-pong buffer
+    std::vector<int64_t> histograms;        ///< per thread, per digit value
     std::vector<uint64_t> digitLo, digitHi; ///< per thread, per digit value: smallest, largest key
-    std::vector<SortRange> large, small; ///< runs still to split in parallel; runs sorted by one thread
-    std::vector<Box<Vec3d>> boxes;       ///< per thread: bounding box of a chunk
-    std::vector<int32_t> levelFirst;     ///< first cell of every level, then the cell count
+    std::vector<SortRange> large, small;    ///< runs still to split in parallel; runs sorted by one thread
+    std::vector<Box<Vec3d>> boxes;          ///< per thread: bounding box of a chunk
+    std::vector<int32_t> levelFirst;        ///< first cell of every level, then the cell count
 };
 
 /// Tree levels 0 to kMaxTreeLevel.

@@ -9,9 +9,14 @@
 
 #include <unistd.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "common/errors.h"
 #include "host/io/checkpoint.h"
 #include "host/models/galaxy.h"
+#include "host/sim/comoving.h"
 #include "host/sim/simulation.h"
 #include "test_helpers.h"
 
@@ -191,6 +196,171 @@ TEST(Simulation, StateIsInTheCallersOrderWhateverOrderItIsKeptIn)
         farthest      = std::max(farthest, std::sqrt(dot(d, d)));
     }
     EXPECT_LT(farthest, 0.5);
+}
+
+namespace {
+
+/// The leapfrog as written in the caller's order, forces from GravitySolver::computeForces (the bodies
+/// set in that order each step): what the simulation's tree-ordered state must equal bit for bit.
+ParticleSet leapfrogInTheCallersOrder(ParticleSet b, const Parameters& p, double h, int steps, bool zeroNetForce)
+{
+    GravitySolver solver(p);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    auto forces = [&] {
+        solver.setBodies(b.pos, b.mass, b.id);
+        solver.computeForces(acc, pot);
+        if (!zeroNetForce) return;
+        double mass = 0;
+        Vec3d sum{0, 0, 0};
+        for (int64_t i = 0; i < b.size(); ++i)
+        {
+            mass += b.mass[i];
+            sum += b.mass[i] * acc[i];
+        }
+        const Vec3d mean = (1 / mass) * sum;
+        for (Vec3d& a : acc) a = a - mean;
+    };
+    forces();
+    for (int s = 0; s < steps; ++s)
+    {
+        for (int64_t i = 0; i < b.size(); ++i)
+        {
+            b.vel[i] += (0.5 * h) * acc[i];
+            b.pos[i] += h * b.vel[i];
+            if (p.box_size > 0) b.pos[i] = wrapIntoBox(b.pos[i], p.box_size);
+        }
+        forces();
+        for (int64_t i = 0; i < b.size(); ++i) b.vel[i] += (0.5 * h) * acc[i];
+    }
+    return b;
+}
+
+bool sameBits(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
+}
+
+int setThreads(int n)
+{
+#ifdef _OPENMP
+    const int previous = omp_get_max_threads();
+    omp_set_num_threads(n);
+    return previous;
+#else
+    return n;
+#endif
+}
+
+} // namespace
+
+// The state kept in tree order (reordered, kicked and handed the tree's positions in one pass) is the
+// plain leapfrog in the caller's order, bit for bit, whatever the thread count.
+TEST(Simulation, TreeOrderedStateIsTheCallersOrderLeapfrogBitForBit)
+{
+    ParticleSet b = makePlummer(600, 21);
+    for (int64_t i = 0; i < b.size(); ++i)
+    {
+        b.id[i]   = uint64_t((i * 7919) % b.size());
+        b.type[i] = uint8_t(i % 6);
+    }
+    const double h  = 1.0 / 64;
+    const int steps = 3;
+    struct Case
+    {
+        const char* name;
+        double box;
+        bool zeroNetForce;
+    };
+    for (const Case& c :
+         {Case{"isolated", 0.0, false}, Case{"zero net force", 0.0, true}, Case{"periodic", 4.0, false}})
+    {
+        ParticleSet start = b;
+        if (c.box > 0)
+        {
+            for (Vec3d& x : start.pos) x = wrapIntoBox(x, c.box);
+        }
+        Parameters p               = simParameters(0.6, 0.02);
+        p.box_size                 = c.box;
+        const ParticleSet expected = leapfrogInTheCallersOrder(start, p, h, steps, c.zeroNetForce);
+        for (int threads : {1, 2})
+        {
+            const int saved = setThreads(threads);
+            Simulation sim(start, p, planSteps(0.0, steps * h, h), ForceOptions{false, c.zeroNetForce});
+            while (!sim.done()) sim.step();
+            setThreads(saved);
+            const ParticleSet& s = sim.state();
+            EXPECT_TRUE(sameBits(s.pos, expected.pos)) << c.name << ", " << threads << " threads";
+            EXPECT_TRUE(sameBits(s.vel, expected.vel)) << c.name << ", " << threads << " threads";
+            EXPECT_EQ(s.id, b.id) << c.name;
+            EXPECT_EQ(s.type, b.type) << c.name;
+            EXPECT_EQ(s.mass, b.mass) << c.name;
+        }
+    }
+}
+
+// The simulation checks the results it converts itself (in tree order) as the solver checks its own: the
+// body named is the same (the smallest caller's index), whatever order the bodies are kept in.
+TEST(Simulation, ResultsThatAreNotFiniteOrUnderflowAreRefusedAsTheSolverRefusesThem)
+{
+    auto message = [](const ParticleSet& b, const Parameters& p) {
+        try
+        {
+            Simulation sim(b, p, planSteps(0.0, 0.1, 0.05));
+        }
+        catch (const InputError& e)
+        {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    ParticleSet b = makePlummer(200, 3);
+    for (int64_t i = 0; i < b.size(); ++i) b.id[i] = uint64_t((i * 7919) % b.size());
+    b.pos[3]  = {1e-18, 0, 0};
+    b.pos[4]  = {0, 0, 0};
+    b.mass[3] = b.mass[4]       = 1e3; // 1e3 / 1e-36 = 1e39 > FLT_MAX
+    const std::string notFinite = message(b, simParameters(0.5, 0.0));
+    EXPECT_NE(notFinite.find("body 3:"), std::string::npos) << notFinite;
+    EXPECT_NE(notFinite.find("not all finite"), std::string::npos) << notFinite;
+    EXPECT_THROW(test::treeForces(b, simParameters(0.5, 0.0)), InputError);
+
+    const std::string underflow = message(makePlummer(300, 2), simParameters(0.5, 1e15));
+    EXPECT_NE(underflow.find("underflow"), std::string::npos) << underflow;
+}
+
+// A step whose forces cannot be evaluated throws, and so does every later step (never a crash on stale or
+// missing forces).
+TEST(Simulation, AFailedStepFailsAgainWhenRepeated)
+{
+    ParticleSet b = kepler(0.5);
+    b.vel[1]      = {kMaxVelocity, 0, 0};
+    Simulation sim(b, simParameters(0.5, 0.01), planSteps(0.0, 8.0, 2.0));
+    for (int attempt = 0; attempt < 2; ++attempt)
+    {
+        try
+        {
+            sim.step();
+            ADD_FAILURE() << "a body drifted to 2e15 was accepted";
+        }
+        catch (const InputError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("body 1"), std::string::npos) << e.what();
+        }
+    }
+}
+
+// The radii sort in parallel above a few thousand bodies: the same radii as the one-thread sort.
+TEST(Simulation, LagrangianRadiiAreTheSameForAnyThreadCount)
+{
+    const ParticleSet b           = makePlummer(20000, 4);
+    const int saved               = setThreads(1);
+    const std::vector<double> one = lagrangianRadii(b, lagrangeFractions());
+    for (int threads : {2, 3})
+    {
+        setThreads(threads);
+        EXPECT_EQ(lagrangianRadii(b, lagrangeFractions()), one) << threads << " threads";
+    }
+    setThreads(saved);
 }
 
 TEST(Simulation, ExtendingARunHasTheLimitsOfAFreshOne)
