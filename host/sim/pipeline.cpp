@@ -159,7 +159,7 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     {
         next_ = spareTopology();
         arranged(c.inFlightPos, *next_);
-        launchBuild(c.adoptStep, false);
+        launchBuild(c.adoptStep);
     }
 }
 
@@ -167,21 +167,9 @@ void Pipeline::snapshot(Topology& t) const
 {
     t.pos.resize(static_cast<size_t>(n_));
     t.vel.resize(static_cast<size_t>(n_));
-    copyArrangement(t);
-}
-
-void Pipeline::copyArrangement(Topology& t) const
-{
-    t.mass.resize(static_cast<size_t>(n_));
-    t.id.resize(static_cast<size_t>(n_));
-    t.rank.resize(static_cast<size_t>(n_));
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n_; ++k)
-    {
-        t.mass[k] = mass_[k];
-        t.id[k]   = id_[k];
-        t.rank[k] = callerIndex_[k];
-    }
+    t.mass = mass_;
+    t.id   = id_;
+    t.rank = callerIndex_;
 }
 
 std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
@@ -222,9 +210,7 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t)
 {
     backend_->permute(t->tree.order.data());
     // The build sorted the masses and prepared the rest: the host's state was the snapshot's since.
-    const std::vector<double>& sortedMass = t->tree.mass;
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n_; ++k) mass_[k] = sortedMass[k];
+    mass_ = t->tree.mass;
     id_.swap(t->sortedId);
     callerIndex_.swap(t->sortedRank);
     slot_.swap(t->slot);
@@ -256,26 +242,22 @@ bool Pipeline::buildDue() const
 void Pipeline::startBuild(double h)
 {
     next_ = spareTopology();
-    next_->pos.resize(static_cast<size_t>(n_));
-    next_->vel.resize(static_cast<size_t>(n_));
+    snapshot(*next_);
     // The drifts until the adoption move the bodies by about kRebuildLag h v (v: the velocities of the
     // drift just done); to O(h^2 a) the adopted topology then fits the positions it is walked with.
     next_->ahead = predict_ ? double(kRebuildLag) * h : 0.0;
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
     backend_->beginStateDownload(next_->pos.data(), next_->vel.data());
-    // The build thread copies the masses, ids and caller indices itself (80 MB at 2^22, off the
-    // critical path): nothing writes them before the next adoption, which joins it first.
-    launchBuild(step_ + kRebuildLag, true);
+    launchBuild(step_ + kRebuildLag);
 }
 
-void Pipeline::launchBuild(int64_t adoptStep, bool copyState)
+void Pipeline::launchBuild(int64_t adoptStep)
 {
     adoptStep_ = adoptStep;
     inFlight_  = true;
-    builder_   = std::thread([this, copyState] {
+    builder_   = std::thread([this] {
         try
         {
-            if (copyState) copyArrangement(*next_);
             backend_->finishStateDownload();
             build(*next_);
         }
@@ -403,18 +385,17 @@ PipelineCheckpoint Pipeline::checkpoint() const
         current_->ahead != 0 ? byCaller(current_->predicted, current_->rank) : byCaller(current_->pos, current_->rank);
     if (inFlight_)
     {
-        // Once downloaded, the builder only reads next_'s positions and velocities: reading them here is
-        // safe; the prediction is computed again (the builder writes its own copy), with the same bits.
-        // The ranks are callerIndex_ (the builder may still be copying them into next_).
+        // Once downloaded, the builder only reads next_'s state and ranks: reading them here is safe;
+        // the prediction is computed again (the builder writes its own copy), with the same bits.
         backend_->finishStateDownload();
         c.adoptStep = adoptStep_;
         if (next_->ahead != 0)
         {
             std::vector<Vec3d> predicted;
             predictPositions(*next_, predicted);
-            c.inFlightPos = byCaller(predicted, callerIndex_);
+            c.inFlightPos = byCaller(predicted, next_->rank);
         }
-        else c.inFlightPos = byCaller(next_->pos, callerIndex_);
+        else c.inFlightPos = byCaller(next_->pos, next_->rank);
     }
     return c;
 }

@@ -140,8 +140,6 @@ private:
     /// Sizes t's positions (the caller fills them) and copies the host's view of the rest of the state
     /// (masses, ids, caller's indices), in the state's current order.
     void snapshot(Topology& t) const;
-    /// Copies the masses, ids and caller indices of the state's arrangement into t (in parallel).
-    void copyArrangement(Topology& t) const;
     /// The topology adopted before the current one (its buffers reused), or a new one.
     std::unique_ptr<Topology> spareTopology();
     void build(Topology& t) const;
@@ -152,7 +150,7 @@ private:
     void startBuild(double h);
     /// out = t.pos + t.ahead t.vel.
     void predictPositions(const Topology& t, std::vector<Vec3d>& out) const;
-    void launchBuild(int64_t adoptStep, bool copyState);
+    void launchBuild(int64_t adoptStep);
     void joinBuild();
     bool buildDue() const;
     void evaluate();
