@@ -142,7 +142,14 @@ struct ResidentGpu::Impl
     }
 };
 
-ResidentGpu::ResidentGpu() : impl_(std::make_unique<Impl>()) {}
+ResidentGpu::ResidentGpu() : impl_(std::make_unique<Impl>())
+{
+    // The pipeline builds topologies on every host core while this thread waits for the device; the
+    // runtime's default wait with one context spins, taking a core from the build, whose static
+    // schedules then wait for the thread that lost it. A blocking wait sleeps instead (the flag is the
+    // process's: the classic path's few waits a step cost a wake-up of some microseconds more).
+    CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+}
 
 ResidentGpu::~ResidentGpu() = default;
 

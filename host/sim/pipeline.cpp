@@ -167,9 +167,6 @@ void Pipeline::snapshot(Topology& t) const
 {
     t.pos.resize(static_cast<size_t>(n_));
     t.vel.resize(static_cast<size_t>(n_));
-    t.mass = mass_;
-    t.id   = id_;
-    t.rank = callerIndex_;
 }
 
 std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
@@ -183,8 +180,10 @@ void Pipeline::build(Topology& t) const
 {
     Stopwatch clock;
     if (t.ahead != 0) predictPositions(t, t.predicted);
-    const BodySpan bodies{t.ahead != 0 ? t.predicted.data() : t.pos.data(), t.mass.data(), t.id.data(), n_,
-                          t.rank.data()};
+    // The masses, ids and caller's indices are the host's own: only an adoption changes them, and none
+    // happens while a build is in flight (the adopting step joins the build first).
+    const BodySpan bodies{t.ahead != 0 ? t.predicted.data() : t.pos.data(), mass_.data(), id_.data(), n_,
+                          callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
     sortBodies(bodies, t.tree, 0.0);
@@ -196,21 +195,24 @@ void Pipeline::build(Topology& t) const
     t.sortedId.resize(size_t(n_));
     t.sortedRank.resize(size_t(n_));
     t.slot.resize(size_t(n_));
+    t.order.resize(size_t(n_));
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n_; ++k)
     {
-        t.sortedId[k]            = t.id[order[k]];
-        t.sortedRank[k]          = t.rank[order[k]];
-        t.slot[t.rank[order[k]]] = int32_t(k);
+        t.order[k]                     = order[k];
+        t.sortedId[k]                  = id_[order[k]];
+        t.sortedRank[k]                = callerIndex_[order[k]];
+        t.slot[callerIndex_[order[k]]] = int32_t(k);
     }
     t.seconds = clock.lap();
 }
 
 void Pipeline::adopt(std::unique_ptr<Topology>& t)
 {
-    backend_->permute(t->tree.order.data());
-    // The build sorted the masses and prepared the rest: the host's state was the snapshot's since.
-    mass_ = t->tree.mass;
+    backend_->permute(t->order.data());
+    // The build sorted the masses and prepared the rest: swapped in, not copied (the tree's copy is
+    // rewritten by the next build of these buffers).
+    mass_.swap(t->tree.mass);
     id_.swap(t->sortedId);
     callerIndex_.swap(t->sortedRank);
     slot_.swap(t->slot);
@@ -362,12 +364,12 @@ DiagnosticSums Pipeline::diagnosticSums()
 
 namespace {
 
-/// A topology's build positions in the caller's order.
+/// A topology's build positions in the caller's order: pos[from[k]] belongs to caller's index rank[k].
 template<class Positions>
-std::vector<Vec3d> byCaller(const Positions& pos, const std::vector<int32_t>& rank)
+std::vector<Vec3d> byCaller(const Positions& pos, const std::vector<int32_t>& rank, const int32_t* from = nullptr)
 {
     std::vector<Vec3d> out(pos.size());
-    for (size_t k = 0; k < pos.size(); ++k) out[size_t(rank[k])] = pos[k];
+    for (size_t k = 0; k < pos.size(); ++k) out[size_t(rank[k])] = pos[from ? size_t(from[k]) : k];
     return out;
 }
 
@@ -381,21 +383,25 @@ PipelineCheckpoint Pipeline::checkpoint() const
     c.freshInteractions = freshInteractions_;
     c.lastInteractions  = lastInteractions_;
     c.rebuilds          = rebuilds_;
-    c.topologyPos =
-        current_->ahead != 0 ? byCaller(current_->predicted, current_->rank) : byCaller(current_->pos, current_->rank);
+    // The current topology's positions are in the order before its adoption: slot k of the state now
+    // held what its slot order[k] held then.
+    const int32_t* from = current_->tree.order.data();
+    c.topologyPos       = current_->ahead != 0 ? byCaller(current_->predicted, callerIndex_, from)
+                                               : byCaller(current_->pos, callerIndex_, from);
     if (inFlight_)
     {
-        // Once downloaded, the builder only reads next_'s state and ranks: reading them here is safe;
-        // the prediction is computed again (the builder writes its own copy), with the same bits.
+        // Once downloaded, the builder only reads next_'s state and the host's ranks (unchanged until
+        // the adoption): reading them here is safe; the prediction is computed again (the builder
+        // writes its own copy), with the same bits.
         backend_->finishStateDownload();
         c.adoptStep = adoptStep_;
         if (next_->ahead != 0)
         {
             std::vector<Vec3d> predicted;
             predictPositions(*next_, predicted);
-            c.inFlightPos = byCaller(predicted, next_->rank);
+            c.inFlightPos = byCaller(predicted, callerIndex_);
         }
-        else c.inFlightPos = byCaller(next_->pos, next_->rank);
+        else c.inFlightPos = byCaller(next_->pos, callerIndex_);
     }
     return c;
 }

@@ -115,30 +115,29 @@ public:
     class Backend;
 
 private:
-    /// A topology and what it was built from: positions, velocities, masses, ids and caller's indices
-    /// in the order the state had when its positions were taken.
+    /// A topology and what it was built from: positions and velocities in the order the state had when
+    /// they were taken (the masses, ids and caller's indices of that order are the host's mass_, id_
+    /// and callerIndex_, which only the adoption of this topology changes).
     struct Topology
     {
         PinnedVector<Vec3d> pos, vel; ///< pinned: the device copies into them while it keeps stepping
         /// The build's positions are pos + ahead vel (predicted), or pos where ahead is 0.
         double ahead = 0;
         std::vector<Vec3d> predicted;
-        std::vector<double> mass;
-        std::vector<uint64_t> id;
-        std::vector<int32_t> rank;
         HostTree tree;
         PackedTree packed;
         /// The host's view of the state in the new order (ids, caller's indices, slots), prepared by
         /// the build so that the adoption only swaps them in.
         std::vector<uint64_t> sortedId;
         std::vector<int32_t> sortedRank, slot;
+        /// The tree order again, pinned: the adoption's upload of it is one DMA transfer.
+        PinnedVector<int32_t> order;
         double seconds = 0;
     };
 
     void take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
               int64_t n, int64_t step);
-    /// Sizes t's positions (the caller fills them) and copies the host's view of the rest of the state
-    /// (masses, ids, caller's indices), in the state's current order.
+    /// Sizes t's positions and velocities (the caller fills them).
     void snapshot(Topology& t) const;
     /// The topology adopted before the current one (its buffers reused), or a new one.
     std::unique_ptr<Topology> spareTopology();
