@@ -24,7 +24,9 @@
 #   (ROUNDS: how many times the old/new pairs alternate, default 2)
 #   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice (NEW_RUN_ARGS:
 #             extra options of the new side, e.g. --rebuild-every 0)
-#   pipeline  BM_GpuPipelineStep (this tree: whole device-resident steps, --rebuild-every 1, 4, 8, auto) and its table
+#   pipeline  BM_GpuPipelineStep (this tree: whole device-resident steps, --rebuild-every 1, 4, 8, auto;
+#             PIPELINE_FILTER) and its table
+#   pipelineboth  the same filter, old and new alternated (ROUNDS)
 #   timeline  this tree's `octwalk profile --steps 6 --timeline` at 2^22 (TIMELINE_ARGS) and its Gantt chart
 #   accuracy  `octwalk accuracy` sweeps at 2^22 (ACCURACY_ARGS) with this tree
 set -uo pipefail
@@ -37,6 +39,7 @@ STAGES=${STAGES:-build tests}
 RUN_SIZES=${RUN_SIZES:-1048576 4194304}
 HOST_FILTER=${HOST_FILTER:-BM_Host(Total|Step)/n:(1048576|4194304)/model:(0|1)/threads:16/}
 SCALING_FILTER=${SCALING_FILTER:-BM_Host(Total|Step)/n:(1048576|4194304)/model:0/threads:(1|2|4|8|16)/|BM_HostTotal/n:16777216/model:0/threads:(1|16)/}
+PIPELINE_FILTER=${PIPELINE_FILTER:-BM_GpuPipelineStep}
 ACCURACY_ARGS=${ACCURACY_ARGS:---model plummer --n 4194304 --theta 0.4:0.6:0.05 --sample 2000 --backend gpu}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 RES=$OUT/results
@@ -152,10 +155,14 @@ if has run; then
   done
 fi
 if has pipeline; then
-  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuPipelineStep' --benchmark_out="$RES/pipeline.json" \
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter="$PIPELINE_FILTER" --benchmark_out="$RES/pipeline.json" \
     --benchmark_out_format=json --benchmark_counters_tabular=true >"$RES/pipeline.txt" 2>&1
   log "pipeline: exit $?"
   grep -E 'BM_GpuPipelineStep|ms_per_step' "$RES/pipeline.txt" >>"$OUT/summary.txt"
+fi
+if has pipelineboth; then
+  bench_both octwalk_bench_gpu "$PIPELINE_FILTER" pipelineboth
+  grep -E 'BM_GpuPipelineStep' "$RES/pipelineboth.txt" >>"$OUT/summary.txt"
 fi
 if has timeline; then
   # shellcheck disable=SC2086
