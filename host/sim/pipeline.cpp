@@ -73,8 +73,13 @@ private:
     Resident r_;
 };
 
-void checkSupported(const Parameters& p, int64_t rebuildEvery)
+void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 {
+    if (lag < 1 || (rebuildEvery >= 2 && lag > rebuildEvery))
+    {
+        throw ParameterError("the pipeline's rebuild lag " + std::to_string(lag) + " is invalid for --rebuild-every " +
+                             std::to_string(rebuildEvery) + ": must be >= 1 and at most the rebuild interval");
+    }
     if (rebuildEvery < 0)
     {
         throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
@@ -96,11 +101,11 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery)
 
 } // namespace
 
-Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict)
-    : params_(p), every_(rebuildEvery), predict_(predict)
+Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict, int64_t lag)
+    : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict)
 {
     validate(p);
-    checkSupported(p, rebuildEvery);
+    checkSupported(p, rebuildEvery, lag);
     if (device == PipelineDevice::Gpu) backend_ = std::make_unique<BackendOf<ResidentGpu>>();
     else backend_ = std::make_unique<BackendOf<ResidentCpu>>();
 }
@@ -238,19 +243,19 @@ bool Pipeline::buildDue() const
 {
     // Automatic: continuous, the adopting step starts the next build (none is in flight when asked).
     if (every_ == 0) return true;
-    return step_ - lastRebuildStep_ == every_ - kRebuildLag;
+    return step_ - lastRebuildStep_ == every_ - lag_;
 }
 
 void Pipeline::startBuild(double h)
 {
     next_ = spareTopology();
     snapshot(*next_);
-    // The drifts until the adoption move the bodies by about kRebuildLag h v (v: the velocities of the
-    // drift just done); to O(h^2 a) the adopted topology then fits the positions it is walked with.
-    next_->ahead = predict_ ? double(kRebuildLag) * h : 0.0;
+    // The drifts until the adoption move the bodies by about lag h v (v: the velocities of the drift
+    // just done); to O((lag h)^2 a) the adopted topology then fits the positions it is walked with.
+    next_->ahead = predict_ ? double(lag_) * h : 0.0;
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
     backend_->beginStateDownload(next_->pos.data(), next_->vel.data());
-    launchBuild(step_ + kRebuildLag);
+    launchBuild(step_ + lag_);
 }
 
 void Pipeline::launchBuild(int64_t adoptStep)

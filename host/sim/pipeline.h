@@ -11,12 +11,13 @@
 ///   K = 1  every step, synchronously, from the current positions: the classic per-step host build;
 ///          the CPU twin then gives the classic Simulation's state bit for bit (tests/unit/test_pipeline.cpp).
 ///   K >= 2 a topology is adopted every K steps; it is built on a host thread from the state of
-///          kRebuildLag steps earlier, while the backend keeps stepping on the refitted old topology
-///          (a stale topology only makes cells looser: more interactions, never a wrong force).
+///          L (the lag, kRebuildLag unless the constructor says) steps earlier, while the backend keeps
+///          stepping on the refitted old topology (a stale topology only makes cells looser: more
+///          interactions, never a wrong force).
 ///   K = 0  automatic, continuous: the step that adopts a topology starts the next build, so one build
-///          is always in flight and every step from the second on walks a topology built kRebuildLag
-///          steps earlier (if the host build is late, the adopting step waits for it).
-/// A lagged build (K != 1) is made from predicted positions x + kRebuildLag h v (the state downloaded
+///          is always in flight and a topology is adopted every L steps, built L steps earlier (if the
+///          host build takes longer than L device steps, the adopting step waits for it).
+/// A lagged build (K != 1) is made from predicted positions x + L h v (the state downloaded
 /// after a drift, v the velocities of that drift): the positions the drifts until the adoption give,
 /// to O(h^2 a). A Plummer core body moves about half a leaf per step at h = 1/128, N = 2^20, so a
 /// topology of x alone already costs about twice a fresh tree's interactions when adopted. Only the
@@ -46,7 +47,7 @@
 namespace octwalk {
 
 /// Steps between the positions a topology is built from and the step that adopts it (K >= 2 and
-/// automatic): the host build overlaps one whole device step.
+/// automatic): the host build overlaps that many whole device steps.
 constexpr int64_t kRebuildLag = 1;
 
 /// Where the state lives.
@@ -80,7 +81,10 @@ public:
     /// comment); BackendError for PipelineDevice::Gpu without a device.
     /// @param predict  build lagged topologies from predicted positions (the file comment); false
     ///                 builds them from the downloaded positions alone (the comparison in the tests)
-    Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict = true);
+    /// @param lag      steps between a lagged build's positions and its adoption (file comment): 1 to
+    ///                 rebuildEvery (ParameterError otherwise)
+    Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict = true,
+             int64_t lag = kRebuildLag);
     ~Pipeline();
     Pipeline(const Pipeline&)            = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -145,7 +149,7 @@ private:
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current.
     void adopt(std::unique_ptr<Topology>& t);
     /// Snapshots the state into next_ and builds it on a thread from the positions predicted for the
-    /// adoption at step_ + kRebuildLag (h: the step just done).
+    /// adoption at step_ + lag_ (h: the step just done).
     void startBuild(double h);
     /// out = t.pos + t.ahead t.vel.
     void predictPositions(const Topology& t, std::vector<Vec3d>& out) const;
@@ -158,7 +162,7 @@ private:
     [[noreturn]] void throwBadBody(Ok ok, const char* what);
 
     Parameters params_;
-    int64_t every_;
+    int64_t every_, lag_;
     bool predict_;
     std::unique_ptr<Backend> backend_;
     int64_t n_ = 0, step_ = 0;

@@ -203,6 +203,40 @@ TEST(Pipeline, PredictedTopologyWalksAboutAsMuchAsAFreshTree)
     EXPECT_GT(ratio[1], ratio[0] + 0.05);
 }
 
+// With a lag of two steps the automatic policy adopts every other step (its first build starts in step
+// 1) a topology predicted two steps
+// ahead (each build has two device steps to finish), and K = 4 starts its builds two steps before
+// the adoption.
+TEST(Pipeline, LagOfTwoStepsAdoptsWhatWasBuiltTwoStepsEarlier)
+{
+    const ParticleSet b = makeModel("plummer", 1 << 14, kSeed);
+    const Parameters p  = parameters();
+    const int64_t n     = b.size();
+    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
+    std::iota(callerIndex.begin(), callerIndex.end(), 0);
+    for (int64_t every : {int64_t(0), int64_t(4)})
+    {
+        Pipeline pipe(p, every, PipelineDevice::Cpu, true, 2);
+        pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+        std::vector<int64_t> rebuiltAt;
+        double ratio = 0;
+        for (int k = 0; k < 8; ++k)
+        {
+            pipe.step(kPredictDt);
+            if (!pipe.lastStep().rebuilt) continue;
+            rebuiltAt.push_back(pipe.stepIndex());
+            ratio = std::max(ratio, double(pipe.lastStep().interactions) / double(freshInteractions(pipe, b, p)));
+        }
+        std::printf("Plummer 2^14, h = %g, rebuild every %lld, lag 2: largest interactions / fresh tree's at an "
+                    "adoption %.4f\n",
+                    kPredictDt, (long long)every, ratio);
+        EXPECT_EQ(rebuiltAt, every == 0 ? (std::vector<int64_t>{3, 5, 7}) : (std::vector<int64_t>{4, 8}));
+        EXPECT_LT(ratio, 1.06);
+    }
+    EXPECT_THROW(Pipeline(p, 0, PipelineDevice::Cpu, true, 0), ParameterError);
+    EXPECT_THROW(Pipeline(p, 2, PipelineDevice::Cpu, true, 3), ParameterError);
+}
+
 TEST(Pipeline, RefusesWhatItDoesNotSupport)
 {
     const ParticleSet b = makeModel("plummer", 256, kSeed);
