@@ -110,10 +110,7 @@ Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice dev
     else backend_ = std::make_unique<BackendOf<ResidentCpu>>();
 }
 
-Pipeline::~Pipeline()
-{
-    if (builder_.joinable()) builder_.join();
-}
+Pipeline::~Pipeline() { builder_.wait(); }
 
 void Pipeline::take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
                     const int32_t* callerIndex, int64_t n, int64_t step)
@@ -262,7 +259,7 @@ void Pipeline::launchBuild(int64_t adoptStep)
 {
     adoptStep_ = adoptStep;
     inFlight_  = true;
-    builder_   = std::thread([this] {
+    builder_.run([this] {
         try
         {
             backend_->finishStateDownload();
@@ -277,7 +274,7 @@ void Pipeline::launchBuild(int64_t adoptStep)
 
 void Pipeline::joinBuild()
 {
-    builder_.join();
+    builder_.wait();
     inFlight_ = false;
     if (buildError_)
     {

@@ -33,12 +33,12 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "common/integrate.h"
 #include "common/phases.h"
 #include "host/core/params.h"
+#include "host/core/worker_thread.h"
 #include "host/io/checkpoint.h"
 #include "host/tree/octree.h"
 #include "host/tree/packed_tree.h"
@@ -172,7 +172,7 @@ private:
     std::vector<int32_t> callerIndex_;
     std::vector<int32_t> slot_; ///< slot_[callerIndex_[k]] = k
     std::unique_ptr<Topology> current_, next_, spare_;
-    std::thread builder_;
+    WorkerThread builder_;
     std::exception_ptr buildError_;
     bool inFlight_           = false;
     int64_t adoptStep_       = -1;
