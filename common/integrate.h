@@ -55,6 +55,10 @@ HOST_DEVICE inline Vec3d wrapPosition(const Vec3d& x, double boxSize)
     return {wrapCoordinate(x.x, boxSize), wrapCoordinate(x.y, boxSize), wrapCoordinate(x.z, boxSize)};
 }
 
+/// Where a body at x moving at v will be `ahead` time later, to first order: the pipeline builds its
+/// lagged topologies from these (host/sim/pipeline.h); host and device round it alike.
+HOST_DEVICE inline Vec3d predictPosition(const Vec3d& x, const Vec3d& v, double ahead) { return x + ahead * v; }
+
 /// The half kick of the kick-drift-kick leapfrog: v += halfStep a (halfStep = h / 2).
 HOST_DEVICE inline void kickVelocity(Vec3d& v, const Vec3d& a, double halfStep) { v += halfStep * a; }
 

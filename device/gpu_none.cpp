@@ -138,9 +138,9 @@ void ResidentGpu::getState(Vec3d*, Vec3d*) { noCuda(); }
 
 void ResidentGpu::getPositions(Vec3d*) { noCuda(); }
 
-void ResidentGpu::beginStateDownload(Vec3d*, Vec3d*) { noCuda(); }
+void ResidentGpu::beginPositionDownload(Vec3d*, double) { noCuda(); }
 
-void ResidentGpu::finishStateDownload() { noCuda(); }
+void ResidentGpu::finishPositionDownload() { noCuda(); }
 
 void ResidentGpu::permute(const int32_t*) { noCuda(); }
 

@@ -43,6 +43,12 @@ __global__ void kickKernel(const Vec3d* pos, Vec3d* vel, const F4* result, int64
     if (!finiteBody(pos[i], v)) *notFinite = 1;
 }
 
+__global__ void predictKernel(const Vec3d* pos, const Vec3d* vel, double ahead, int64_t n, Vec3d* out)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = predictPosition(pos[i], vel[i], ahead);
+}
+
 template<class T>
 __global__ void gatherKernel(const T* from, T* to, const int32_t* order, int64_t n)
 {
@@ -99,6 +105,8 @@ struct ResidentGpu::Impl
 {
     GpuSolver solver;
     DeviceBuffer<Vec3d> pos{"resident positions"}, vel{"resident velocities"}, scratchVec{"resident scratch"};
+    /// The predicted positions a host build downloads (kept until the download is done).
+    DeviceBuffer<Vec3d> predicted{"resident predicted positions"};
     DeviceBuffer<double> mass{"resident masses"}, scratchMass{"resident mass scratch"};
     DeviceBuffer<int32_t> order{"resident permutation"}, slot{"resident slots"};
     DeviceBuffer<int32_t> flag{"resident flag"};
@@ -106,8 +114,7 @@ struct ResidentGpu::Impl
     DeviceBuffer<Moments> moments{"resident refit moments"};
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
     Event refitStart, refitStop;
-    /// The positions' and velocities' download for a host build: on its own stream, after the state's
-    /// stream reached it.
+    /// The positions' download for a host build: on its own stream, after the state's stream reached it.
     Stream copyStream;
     Event positionsReady, positionsDownloaded;
     bool downloadPending = false;
@@ -184,19 +191,29 @@ void ResidentGpu::getPositions(Vec3d* pos)
     CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-void ResidentGpu::beginStateDownload(Vec3d* pos, Vec3d* vel)
+void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead)
 {
     Impl& m = *impl_;
     m.beforeWritingState();
-    CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), m.stream()));
+    cudaStream_t s    = m.stream();
+    const Vec3d* from = m.pos.data();
+    if (ahead != 0 && n_ > 0)
+    {
+        // Predicted here, so that only the positions cross the bus (not the velocities too).
+        m.predicted.reserve(size_t(n_));
+        predictKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, s>>>(m.pos.data(), m.vel.data(), ahead, n_,
+                                                                         m.predicted.data());
+        CUDA_CHECK_LAUNCH();
+        from = m.predicted.data();
+    }
+    CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
     CUDA_CHECK(cudaStreamWaitEvent(m.copyStream.get(), m.positionsReady.get(), 0));
-    download(pos, m.pos.data(), size_t(n_), m.copyStream.get());
-    download(vel, m.vel.data(), size_t(n_), m.copyStream.get());
+    download(pos, from, size_t(n_), m.copyStream.get());
     CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), m.copyStream.get()));
     m.downloadPending = true;
 }
 
-void ResidentGpu::finishStateDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->positionsDownloaded.get())); }
+void ResidentGpu::finishPositionDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->positionsDownloaded.get())); }
 
 void ResidentGpu::permute(const int32_t* order)
 {

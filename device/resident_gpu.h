@@ -38,13 +38,14 @@ public:
     void getState(Vec3d* pos, Vec3d* vel);
     /// Downloads the positions (the host build reads them).
     void getPositions(Vec3d* pos);
-    /// Queues the download of the positions and velocities as the stream's work so far leaves them, on
-    /// a copy stream so that the walk and forces queued next overlap it; the next write of the state
-    /// (kick, drift, gather, setState) waits for it.
-    /// @param[out] pos, vel  page-locked host memory (device/pinned_memory.h), n each
-    void beginStateDownload(Vec3d* pos, Vec3d* vel);
+    /// Queues the download of the positions as the stream's work so far leaves them, predicted `ahead`
+    /// time on (predictPosition; as they are for ahead = 0), on a copy stream so that the walk and
+    /// forces queued next overlap it; the next write of the state (kick, drift, gather, setState) waits
+    /// for it.
+    /// @param[out] pos  page-locked host memory (device/pinned_memory.h), n
+    void beginPositionDownload(Vec3d* pos, double ahead);
     /// Waits until that download is complete (callable from another thread).
-    void finishStateDownload();
+    void finishPositionDownload();
     /// Gathers the state into a new order: slot k takes what was in slot order[k] (order: host memory).
     void permute(const int32_t* order);
     /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology) and

@@ -48,6 +48,14 @@ void ResidentCpu::getState(Vec3d* pos, Vec3d* vel) const
 
 void ResidentCpu::getPositions(Vec3d* pos) const { std::copy(pos_.begin(), pos_.end(), pos); }
 
+void ResidentCpu::beginPositionDownload(Vec3d* pos, double ahead) const
+{
+    const int64_t n = int64_t(pos_.size());
+    if (ahead == 0) return getPositions(pos);
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k) pos[k] = predictPosition(pos_[k], vel_[k], ahead);
+}
+
 void ResidentCpu::permute(const int32_t* order)
 {
     gather(pos_, order, scratchVec_);

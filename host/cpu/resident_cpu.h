@@ -39,10 +39,11 @@ public:
     void getState(Vec3d* pos, Vec3d* vel) const;
     /// Copies the positions out (the host build reads them).
     void getPositions(Vec3d* pos) const;
-    /// As getState (the device's is asynchronous: ResidentGpu::beginStateDownload).
-    void beginStateDownload(Vec3d* pos, Vec3d* vel) const { getState(pos, vel); }
+    /// The positions predicted `ahead` time on (as they are for ahead = 0), as the device's
+    /// ResidentGpu::beginPositionDownload gives them (there asynchronously).
+    void beginPositionDownload(Vec3d* pos, double ahead) const;
     /// Nothing to wait for on the host.
-    void finishStateDownload() const {}
+    void finishPositionDownload() const {}
     /// Gathers the state into a new order: slot k takes what was in slot order[k].
     void permute(const int32_t* order);
     /// Copies a packed tree's topology (children, leaf and group ranges, levels, root, depth, MAC

@@ -20,8 +20,8 @@ public:
     virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)         = 0;
     virtual void getState(Vec3d* pos, Vec3d* vel)                                                    = 0;
     virtual void getPositions(Vec3d* pos)                                                            = 0;
-    virtual void beginStateDownload(Vec3d* pos, Vec3d* vel)                                          = 0;
-    virtual void finishStateDownload()                                                               = 0;
+    virtual void beginPositionDownload(Vec3d* pos, double ahead)                                     = 0;
+    virtual void finishPositionDownload()                                                            = 0;
     virtual void permute(const int32_t* order)                                                       = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     virtual InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times)                        = 0;
@@ -45,8 +45,8 @@ public:
     }
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
-    void beginStateDownload(Vec3d* pos, Vec3d* vel) override { r_.beginStateDownload(pos, vel); }
-    void finishStateDownload() override { r_.finishStateDownload(); }
+    void beginPositionDownload(Vec3d* pos, double ahead) override { r_.beginPositionDownload(pos, ahead); }
+    void finishPositionDownload() override { r_.finishPositionDownload(); }
     void permute(const int32_t* order) override { r_.permute(order); }
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
     {
@@ -132,7 +132,6 @@ void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, con
     std::unique_ptr<Topology> t = spareTopology();
     snapshot(*t);
     std::copy(pos, pos + n, t->pos.begin());
-    t->ahead = 0;
     build(*t);
     adopt(t);
     evaluate();
@@ -145,7 +144,6 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     // The checkpoint's positions are in the caller's order: arranged here as the state is.
     auto arranged = [&](const std::vector<Vec3d>& byCaller, Topology& t) {
         snapshot(t);
-        t.ahead = 0;
         for (int64_t k = 0; k < n; ++k) t.pos[k] = byCaller[callerIndex_[k]];
     };
     std::unique_ptr<Topology> t = spareTopology();
@@ -165,11 +163,7 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     }
 }
 
-void Pipeline::snapshot(Topology& t) const
-{
-    t.pos.resize(static_cast<size_t>(n_));
-    t.vel.resize(static_cast<size_t>(n_));
-}
+void Pipeline::snapshot(Topology& t) const { t.pos.resize(static_cast<size_t>(n_)); }
 
 std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
 {
@@ -181,11 +175,9 @@ std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
 void Pipeline::build(Topology& t) const
 {
     Stopwatch clock;
-    if (t.ahead != 0) predictPositions(t, t.predicted);
     // The masses, ids and caller's indices are the host's own: only an adoption changes them, and none
     // happens while a build is in flight (the adopting step joins the build first).
-    const BodySpan bodies{t.ahead != 0 ? t.predicted.data() : t.pos.data(), mass_.data(), id_.data(), n_,
-                          callerIndex_.data()};
+    const BodySpan bodies{t.pos.data(), mass_.data(), id_.data(), n_, callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
     sortBodies(bodies, t.tree, 0.0);
@@ -228,14 +220,6 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t)
     ++rebuilds_;
 }
 
-void Pipeline::predictPositions(const Topology& t, std::vector<Vec3d>& out) const
-{
-    out.resize(size_t(n_));
-    const double ahead = t.ahead;
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n_; ++k) out[k] = t.pos[k] + ahead * t.vel[k];
-}
-
 bool Pipeline::buildDue() const
 {
     // Automatic: continuous, the adopting step starts the next build (none is in flight when asked).
@@ -249,9 +233,9 @@ void Pipeline::startBuild(double h)
     snapshot(*next_);
     // The drifts until the adoption move the bodies by about lag h v (v: the velocities of the drift
     // just done); to O((lag h)^2 a) the adopted topology then fits the positions it is walked with.
-    next_->ahead = predict_ ? double(lag_) * h : 0.0;
+    const double ahead = predict_ ? double(lag_) * h : 0.0;
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
-    backend_->beginStateDownload(next_->pos.data(), next_->vel.data());
+    backend_->beginPositionDownload(next_->pos.data(), ahead);
     launchBuild(step_ + lag_);
 }
 
@@ -262,7 +246,7 @@ void Pipeline::launchBuild(int64_t adoptStep)
     builder_.run([this] {
         try
         {
-            backend_->finishStateDownload();
+            backend_->finishPositionDownload();
             build(*next_);
         }
         catch (...)
@@ -318,7 +302,6 @@ void Pipeline::step(double h)
         // The classic order: the tree of this step is built from this step's positions.
         std::unique_ptr<Topology> t = spareTopology();
         snapshot(*t);
-        t->ahead = 0;
         backend_->getPositions(t->pos.data());
         build(*t);
         last_.buildSeconds = t->seconds;
@@ -388,22 +371,14 @@ PipelineCheckpoint Pipeline::checkpoint() const
     // The current topology's positions are in the order before its adoption: slot k of the state now
     // held what its slot order[k] held then.
     const int32_t* from = current_->tree.order.data();
-    c.topologyPos       = current_->ahead != 0 ? byCaller(current_->predicted, callerIndex_, from)
-                                               : byCaller(current_->pos, callerIndex_, from);
+    c.topologyPos       = byCaller(current_->pos, callerIndex_, from);
     if (inFlight_)
     {
-        // Once downloaded, the builder only reads next_'s state and the host's ranks (unchanged until
-        // the adoption): reading them here is safe; the prediction is computed again (the builder
-        // writes its own copy), with the same bits.
-        backend_->finishStateDownload();
-        c.adoptStep = adoptStep_;
-        if (next_->ahead != 0)
-        {
-            std::vector<Vec3d> predicted;
-            predictPositions(*next_, predicted);
-            c.inFlightPos = byCaller(predicted, callerIndex_);
-        }
-        else c.inFlightPos = byCaller(next_->pos, callerIndex_);
+        // Once downloaded, the builder only reads next_'s positions and the host's ranks (unchanged
+        // until the adoption): reading them here is safe.
+        backend_->finishPositionDownload();
+        c.adoptStep   = adoptStep_;
+        c.inFlightPos = byCaller(next_->pos, callerIndex_);
     }
     return c;
 }

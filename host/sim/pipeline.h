@@ -17,9 +17,9 @@
 ///   K = 0  automatic, continuous: the step that adopts a topology starts the next build, so one build
 ///          is always in flight and a topology is adopted every L steps, built L steps earlier (if the
 ///          host build takes longer than L device steps, the adopting step waits for it).
-/// A lagged build (K != 1) is made from predicted positions x + L h v (the state downloaded
-/// after a drift, v the velocities of that drift): the positions the drifts until the adoption give,
-/// to O(h^2 a). A Plummer core body moves about half a leaf per step at h = 1/128, N = 2^20, so a
+/// A lagged build (K != 1) is made from predicted positions x + L h v (common/integrate.h's
+/// predictPosition, computed by the backend after a drift, v the velocities of that drift; only the
+/// predicted positions are downloaded): the positions the drifts until the adoption give, to O(h^2 a). A Plummer core body moves about half a leaf per step at h = 1/128, N = 2^20, so a
 /// topology of x alone already costs about twice a fresh tree's interactions when adopted. Only the
 /// topology (order, cells, groups) comes from the prediction: every step's refit recomputes the
 /// moments and boxes from the true positions, so the forces keep the tree's accuracy.
@@ -119,15 +119,12 @@ public:
     class Backend;
 
 private:
-    /// A topology and what it was built from: positions and velocities in the order the state had when
-    /// they were taken (the masses, ids and caller's indices of that order are the host's mass_, id_
-    /// and callerIndex_, which only the adoption of this topology changes).
+    /// A topology and the positions it was built from (predicted, for a lagged build), in the order the
+    /// state had when they were taken (the masses, ids and caller's indices of that order are the
+    /// host's mass_, id_ and callerIndex_, which only the adoption of this topology changes).
     struct Topology
     {
-        PinnedVector<Vec3d> pos, vel; ///< pinned: the device copies into them while it keeps stepping
-        /// The build's positions are pos + ahead vel (predicted), or pos where ahead is 0.
-        double ahead = 0;
-        std::vector<Vec3d> predicted;
+        PinnedVector<Vec3d> pos; ///< pinned: the device copies into them while it keeps stepping
         HostTree tree;
         PackedTree packed;
         /// The host's view of the state in the new order (ids, caller's indices, slots), prepared by
@@ -141,7 +138,7 @@ private:
 
     void take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
               int64_t n, int64_t step);
-    /// Sizes t's positions and velocities (the caller fills them).
+    /// Sizes t's positions (the caller fills them).
     void snapshot(Topology& t) const;
     /// The topology adopted before the current one (its buffers reused), or a new one.
     std::unique_ptr<Topology> spareTopology();
@@ -151,8 +148,6 @@ private:
     /// Snapshots the state into next_ and builds it on a thread from the positions predicted for the
     /// adoption at step_ + lag_ (h: the step just done).
     void startBuild(double h);
-    /// out = t.pos + t.ahead t.vel.
-    void predictPositions(const Topology& t, std::vector<Vec3d>& out) const;
     void launchBuild(int64_t adoptStep);
     void joinBuild();
     bool buildDue() const;
