@@ -182,9 +182,10 @@ void Pipeline::build(Topology& t) const
     // does not depend on how the state happened to be arranged.
     sortBodies(bodies, t.tree, 0.0);
     buildCells(params_.n_leaf, t.tree);
-    computeMultipoles(t.tree);
+    // No multipoles: every step's refit computes the moments, boxes and MAC radii from the backend's
+    // positions, so only the topology is packed.
     makeGroups(params_.n_group, t.tree, params_.merge_groups);
-    packTree(t.tree, params_, t.packed);
+    packTree(t.tree, params_, t.packed, PackContent::Topology);
     const std::vector<int32_t>& order = t.tree.order;
     t.sortedId.resize(size_t(n_));
     t.sortedRank.resize(size_t(n_));

@@ -121,7 +121,7 @@ void packBodiesAndGroups(const HostTree& t, PackedTree& out)
 
 } // namespace
 
-void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
+void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackContent content)
 {
     const OctreeCells& c        = t.cells;
     const Multipoles& mp        = t.poles;
@@ -141,6 +141,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
 
     const float invTheta  = packedInvTheta(p);
     const float quadScale = packedQuadScale(p);
+    const bool moments    = content == PackContent::Everything;
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < numCells; ++i)
     {
@@ -157,11 +158,19 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
             out.children[2 * n + 1] = {childEntry(c, index, ch[4]), childEntry(c, index, ch[5]),
                                        childEntry(c, index, ch[6]), childEntry(c, index, ch[7])};
         }
-        packNode(cellMoments(mp, i), p.mac, invTheta, quadScale, out.nodeCom[n], out.nodeMac[n],
-                 out.nodeQuad.data() + 2 * n);
+        if (moments)
+        {
+            packNode(cellMoments(mp, i), p.mac, invTheta, quadScale, out.nodeCom[n], out.nodeMac[n],
+                     out.nodeQuad.data() + 2 * n);
+        }
     }
 
-    packBodiesAndGroups(t, out);
+    if (moments) return packBodiesAndGroups(t, out);
+    const size_t numGroups = t.groups.size();
+    out.bodies.resize(t.pos.size());
+    out.groupRange.assign(t.groups.begin(), t.groups.end());
+    out.groupCenter.resize(numGroups);
+    out.groupHalf.resize(numGroups);
 }
 
 void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half)

@@ -42,9 +42,21 @@ struct PackedTree
     BodyView bodyView() const;
 };
 
+/// What packTree fills.
+enum class PackContent
+{
+    /// Everything the walk reads.
+    Everything,
+    /// The topology alone: children, leaf and group ranges, levels; the node, body and group-box arrays
+    /// are sized but not filled, for a refit to fill them (the pipeline, host/sim/pipeline.h, whose
+    /// builds then need no multipoles: computeMultipoles may be skipped).
+    Topology,
+};
+
 /// Fills packed from the host tree; theta and the MAC are applied here (nodeMac.w), and the
 /// quadrupoles are zeroed when p.use_quadrupole is false.
-void packTree(const HostTree& tree, const Parameters& p, PackedTree& packed);
+void packTree(const HostTree& tree, const Parameters& p, PackedTree& packed,
+              PackContent content = PackContent::Everything);
 
 /// Tight float boxes (centre, half-size) of body ranges, so the box contains every float position.
 /// @param[in]  bodies     positions (w ignored)
