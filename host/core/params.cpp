@@ -102,6 +102,18 @@ const std::vector<ParameterInfo>& parameterTable()
          {},
          "monopole only (drop the quadrupole moments)",
          true},
+        {"softened_quadrupole",
+         "traceless-quadrupole",
+         nullptr,
+         CliForm::Negated,
+         &Parameters::softened_quadrupole,
+         "",
+         {},
+         "expand the unsoftened potential (traceless quadrupole only; default: the softened potential's "
+         "expansion, whose second-moment trace term eps^2 sum m |s|^2 Bonsai also keeps)",
+         true,
+         // Checkpoints written before it existed ran the traceless expansion.
+         true},
         // Where the forces run, not what they are: a restart keeps the checkpoint's (as before the table).
         {"backend",
          "backend",

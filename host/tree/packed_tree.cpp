@@ -139,8 +139,9 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
     out.leafRange.resize(out.numLeaves);
     internalLevels(c, index, out.numInternal, out.internalLevelFirst);
 
-    const float invTheta  = packedInvTheta(p);
-    const float quadScale = packedQuadScale(p);
+    const float invTheta    = packedInvTheta(p);
+    const float quadScale   = packedQuadScale(p);
+    const float spreadScale = packedSpreadScale(p);
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < numCells; ++i)
     {
@@ -157,7 +158,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out)
             out.children[2 * n + 1] = {childEntry(c, index, ch[4]), childEntry(c, index, ch[5]),
                                        childEntry(c, index, ch[6]), childEntry(c, index, ch[7])};
         }
-        packNode(cellMoments(mp, i), p.mac, invTheta, quadScale, out.nodeCom[n], out.nodeMac[n],
+        packNode(cellMoments(mp, i), p.mac, invTheta, quadScale, spreadScale, out.nodeCom[n], out.nodeMac[n],
                  out.nodeQuad.data() + 2 * n);
     }
 
@@ -173,6 +174,8 @@ void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* cente
 float packedInvTheta(const Parameters& p) { return float(1.0 / p.opening_angle); }
 
 float packedQuadScale(const Parameters& p) { return p.use_quadrupole ? 1.0f : 0.0f; }
+
+float packedSpreadScale(const Parameters& p) { return p.use_quadrupole && p.softened_quadrupole ? 1.0f : 0.0f; }
 
 RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Moments* moments, const Parameters& p)
 {
@@ -194,7 +197,8 @@ RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Mo
             int32_t(packed.bodies.size()),
             p.mac,
             packedInvTheta(p),
-            packedQuadScale(p)};
+            packedQuadScale(p),
+            packedSpreadScale(p)};
 }
 
 RefitLevels refitLevels(const PackedTree& packed)
