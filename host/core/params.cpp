@@ -112,7 +112,8 @@ const std::vector<ParameterInfo>& parameterTable()
          "expand the unsoftened potential (traceless quadrupole only; default: the softened potential's "
          "expansion, whose second-moment trace term eps^2 sum m |s|^2 Bonsai also keeps)",
          true,
-         // Checkpoints written before it existed ran the traceless expansion.
+         // Absent from a checkpoint written before it existed: the default, so such a run continues with
+         // the softened expansion (the interaction lists are the same, the forces more accurate).
          true},
         // Where the forces run, not what they are: a restart keeps the checkpoint's (as before the table).
         {"backend",
