@@ -102,19 +102,6 @@ const std::vector<ParameterInfo>& parameterTable()
          {},
          "monopole only (drop the quadrupole moments)",
          true},
-        {"softened_quadrupole",
-         "traceless-quadrupole",
-         nullptr,
-         CliForm::Negated,
-         &Parameters::softened_quadrupole,
-         "",
-         {},
-         "expand the unsoftened potential (traceless quadrupole only; default: the softened potential's "
-         "expansion, whose second-moment trace term eps^2 sum m |s|^2 Bonsai also keeps)",
-         true,
-         // Absent from a checkpoint written before it existed: the default, so such a run continues with
-         // the softened expansion (the interaction lists are the same, the forces more accurate).
-         true},
         // Where the forces run, not what they are: a restart keeps the checkpoint's (as before the table).
         {"backend",
          "backend",
@@ -135,6 +122,19 @@ const std::vector<ParameterInfo>& parameterTable()
          "periodic box side L (bodies in [0, L)^3, Ewald-summed images); 0: isolated",
          true,
          // Checkpoints written before it existed hold isolated runs.
+         true},
+        {"softened_quadrupole",
+         "traceless-quadrupole",
+         nullptr,
+         CliForm::Negated,
+         &Parameters::softened_quadrupole,
+         "",
+         {},
+         "expand the unsoftened potential (traceless quadrupole only; default: the softened potential's "
+         "expansion, whose second-moment trace term eps^2 sum m |s|^2 Bonsai also keeps)",
+         true,
+         // Absent from a checkpoint written before it existed: the default, so such a run continues with
+         // the softened expansion (the interaction lists are the same, the forces more accurate).
          true},
     };
     return table;
