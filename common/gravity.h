@@ -11,11 +11,15 @@
 
 namespace octwalk {
 
-/// Traceless quadrupole Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij) about the centre of mass.
+/// Traceless quadrupole Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij) about the centre of mass, and the
+/// trace of the second moment, spread = sum m |d|^2, which the traceless part cannot carry: the
+/// expansion of the *softened* potential needs it (bodyNode). 0 where it is not known (then bodyNode is
+/// the plain traceless expansion, bit for bit).
 template<class T>
 struct SymTensor
 {
     T xx, yy, zz, xy, xz, yz;
+    T spread = T(0);
 };
 
 template<class T>
@@ -138,11 +142,15 @@ HOST_DEVICE inline float softenedMassLimit(float eps2)
 
 /// Adds the pull of a node (mass, traceless quadrupole q about its centre of mass) at offset
 /// d = com - target:
-///   phi = -M/r - (d.Q.d)/(2 r^5)
-///   a   =  M d/r^3 - Q.d/r^5 + (5/2)(d.Q.d) d/r^7
-/// evaluated, for the range of float32 as in bodyBody, with u = d/r (|u| <= 1):
-///   phi = -(M + (u.Q.u)/(2 r^2)) / r
-///   a   = (M u + (5/2 (u.Q.u) u - Q.u) / r^2) / r^2
+///   phi = -M/r - (d.Q.d - S eps^2)/(2 r^5)
+///   a   =  M d/r^3 - Q.d/r^5 + (5/2)(d.Q.d - S eps^2) d/r^7
+/// with r^2 = |d|^2 + eps^2 and S = q.spread (sum m |s|^2): the second-order Taylor expansion of the
+/// Plummer-softened potential, whose Laplacian does not vanish, so the trace of the second moment
+/// contributes the S eps^2 terms (Bonsai keeps the full second moment for the same reason; measured:
+/// benchmarks/results/mac_study.md section 7). Evaluated, for the range of float32 as in bodyBody,
+/// with u = d/r (|u| <= 1):
+///   phi = -(M + (u.Q.u - S eps^2/r^2)/(2 r^2)) / r
+///   a   = (M u + (5/2 (u.Q.u - S eps^2/r^2) u - Q.u) / r^2) / r^2
 template<class T>
 HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps2, Vec3<T>& acc, T& pot)
 {
@@ -153,8 +161,10 @@ HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps
 
     Vec3<T> qu{q.xx * u.x + q.xy * u.y + q.xz * u.z, q.xy * u.x + q.yy * u.y + q.yz * u.z,
                q.xz * u.x + q.yz * u.y + q.zz * u.z};
-    // One product (u.Q.u)/r^2 serves both terms: one multiply and one fused multiply-add each.
-    T uquR2 = dot(u, qu) * invR2;
+    // One product (u.Q.u - S eps^2/r^2)/r^2 serves both terms: one multiply and one fused multiply-add
+    // each. S eps^2 is one product per node (hoisted out of a loop over targets); with S = 0 the
+    // difference is exactly u.Q.u.
+    T uquR2 = (dot(u, qu) - (q.spread * eps2) * invR2) * invR2;
 
     T radial = mass + T(2.5) * uquR2;
     pot -= (mass + T(0.5) * uquR2) * invR;
@@ -163,7 +173,7 @@ HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps
     acc.z += (radial * u.z - invR2 * qu.z) * invR2;
 }
 
-/// Unpacks the two F4 words of a packed quadrupole: (xx, yy, zz, xy), (xz, yz, -, -).
-HOST_DEVICE inline SymTensor<float> unpackQuadrupole(F4 a, F4 b) { return {a.x, a.y, a.z, a.w, b.x, b.y}; }
+/// Unpacks the two F4 words of a packed quadrupole: (xx, yy, zz, xy), (xz, yz, spread, -).
+HOST_DEVICE inline SymTensor<float> unpackQuadrupole(F4 a, F4 b) { return {a.x, a.y, a.z, a.w, b.x, b.y, b.z}; }
 
 } // namespace octwalk

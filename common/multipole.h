@@ -9,11 +9,13 @@
 
 namespace octwalk {
 
-/// Adds m (3 s s^T - |s|^2 I): the quadrupole of a point mass m at offset s from the expansion centre.
-/// P2M uses it with s = body - com; M2M with s = child com - parent com on top of the child's Q.
+/// Adds m (3 s s^T - |s|^2 I) and its spread m |s|^2: the quadrupole of a point mass m at offset s from
+/// the expansion centre. P2M uses it with s = body - com; M2M with s = child com - parent com on top of
+/// the child's Q.
 HOST_DEVICE inline void addPointQuadrupole(Vec3d s, double m, SymTensor<double>& q)
 {
     double s2 = dot(s, s);
+    q.spread += m * s2;
     q.xx += m * (3 * s.x * s.x - s2);
     q.yy += m * (3 * s.y * s.y - s2);
     q.zz += m * (3 * s.z * s.z - s2);
@@ -32,6 +34,7 @@ HOST_DEVICE inline void shiftQuadrupole(const SymTensor<double>& child, Vec3d ch
     parent.xy += child.xy;
     parent.xz += child.xz;
     parent.yz += child.yz;
+    parent.spread += child.spread;
     addPointQuadrupole(childCom - parentCom, childMass, parent);
 }
 
@@ -82,7 +85,7 @@ HOST_DEVICE inline Moments leafMoments(const Vec3d* pos, const double* mass, int
     mo.hi = pos[first];
     for (int32_t i = first + 1; i < last; ++i) includeInBox(pos[i], pos[i], mo.lo, mo.hi);
     mo.com  = centreOfMass(mo.mass, weighted, mo.lo, mo.hi);
-    mo.quad = {0, 0, 0, 0, 0, 0};
+    mo.quad = {0, 0, 0, 0, 0, 0, 0};
     for (int32_t i = first; i < last; ++i) addPointQuadrupole(pos[i] - mo.com, mass[i], mo.quad);
     return mo;
 }
@@ -105,7 +108,7 @@ HOST_DEVICE inline Moments combineMoments(const Moments* const* children, int32_
         includeInBox(c.lo, c.hi, mo.lo, mo.hi);
     }
     mo.com  = centreOfMass(mo.mass, weighted, mo.lo, mo.hi);
-    mo.quad = {0, 0, 0, 0, 0, 0};
+    mo.quad = {0, 0, 0, 0, 0, 0, 0};
     for (int32_t k = 0; k < count; ++k)
     {
         shiftQuadrupole(children[k]->quad, children[k]->com, children[k]->mass, mo.com, mo.quad);

@@ -39,8 +39,9 @@ struct RefitView
     F4* groupHalf;        ///< out: per group
     int32_t numInternal, numLeaves, numGroups, numBodies;
     Mac mac;
-    float invTheta;  ///< float(1 / theta), as the packer rounds it
-    float quadScale; ///< 1, or 0 for monopole-only trees
+    float invTheta;    ///< float(1 / theta), as the packer rounds it
+    float quadScale;   ///< 1, or 0 for monopole-only trees
+    float spreadScale; ///< 1 when the quadrupole's spread is packed (the softened expansion), else 0
 };
 
 /// The internal nodes by level, in host memory (the twins loop over levels on the host):
@@ -65,15 +66,16 @@ HOST_DEVICE inline float nodeMacRadius2(const Moments& mo, Mac mac, float invThe
     return macRadius2(mac, float(side), delta, invTheta);
 }
 
-/// Packs one node's moments into its nodeCom, nodeMac (nodeMacRadius2) and two nodeQuad words.
-HOST_DEVICE inline void packNode(const Moments& mo, Mac mac, float invTheta, float quadScale, F4& nodeCom, F4& nodeMac,
-                                 F4* nodeQuad)
+/// Packs one node's moments into its nodeCom, nodeMac (nodeMacRadius2) and two nodeQuad words
+/// (common/tree_view.h); spreadScale 0 packs a zero spread (bodyNode's traceless expansion).
+HOST_DEVICE inline void packNode(const Moments& mo, Mac mac, float invTheta, float quadScale, float spreadScale,
+                                 F4& nodeCom, F4& nodeMac, F4* nodeQuad)
 {
     nodeCom                    = toF4(mo.com, mo.mass);
     nodeMac                    = toF4(mo.com, nodeMacRadius2(mo, mac, invTheta));
     const SymTensor<double>& q = mo.quad;
     nodeQuad[0] = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz), quadScale * float(q.xy)};
-    nodeQuad[1] = {quadScale * float(q.xz), quadScale * float(q.yz), 0.0f, 0.0f};
+    nodeQuad[1] = {quadScale * float(q.xz), quadScale * float(q.yz), spreadScale * float(q.spread), 0.0f};
 }
 
 HOST_DEVICE inline float minOf(float a, float b) { return b < a ? b : a; }
@@ -111,7 +113,8 @@ HOST_DEVICE inline void refitLeaf(const RefitView& v, int32_t f)
 {
     const int32_t n = v.numInternal + f;
     v.moments[n]    = leafMoments(v.pos, v.mass, v.leafRange[f].x, v.leafRange[f].y);
-    packNode(v.moments[n], v.mac, v.invTheta, v.quadScale, v.nodeCom[n], v.nodeMac[n], v.nodeQuad + 2 * n);
+    packNode(v.moments[n], v.mac, v.invTheta, v.quadScale, v.spreadScale, v.nodeCom[n], v.nodeMac[n],
+             v.nodeQuad + 2 * n);
 }
 
 /// Refits internal node c from its children (refitted before it), in octant order.
@@ -126,7 +129,8 @@ HOST_DEVICE inline void refitInternal(const RefitView& v, int32_t c)
         if (e != kEmptyChild) kids[count++] = v.moments + childNode(e);
     }
     v.moments[c] = combineMoments(kids, count);
-    packNode(v.moments[c], v.mac, v.invTheta, v.quadScale, v.nodeCom[c], v.nodeMac[c], v.nodeQuad + 2 * c);
+    packNode(v.moments[c], v.mac, v.invTheta, v.quadScale, v.spreadScale, v.nodeCom[c], v.nodeMac[c],
+             v.nodeQuad + 2 * c);
 }
 
 /// The float copy of body k (position, mass), as the packer writes it.

@@ -16,7 +16,8 @@
 ///                                   (x, y, z bits of the octant = bits 2, 1, 0)
 ///   nodeMac[n]    F4: centre of mass xyz, squared MAC radius (theta and MAC applied by the packer)
 ///   nodeCom[n]    F4: centre of mass xyz, mass
-///   nodeQuad[2n], nodeQuad[2n+1]  F4: (Qxx, Qyy, Qzz, Qxy), (Qxz, Qyz, 0, 0), traceless, about the com
+///   nodeQuad[2n], nodeQuad[2n+1]  F4: (Qxx, Qyy, Qzz, Qxy), (Qxz, Qyz, S, 0), traceless, about the com;
+///                                   S = sum m |s|^2, the softened expansion's spread (0 when not packed)
 ///   leafRange[f]  I2: first body (tree order), body count
 ///
 /// Worked example: 20 bodies, n_leaf = 16. The root has bodies in octants 0, 3 and 6; octant 3

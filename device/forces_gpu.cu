@@ -68,12 +68,13 @@ struct LaneTargets
     __device__ bool active(int s) const { return index[s] < end; }
 };
 
-/// What the body-node kernel needs of one list entry: centre of mass and mass, and the quadrupole.
+/// What the body-node kernel needs of one list entry: centre of mass and mass, and the quadrupole's two
+/// packed words (the second with the spread, common/tree_view.h).
 struct NodeEntry
 {
     F4 com;
     F4 quadA;
-    float2 quadB;
+    F4 quadB;
 };
 
 /// One list entry's node, through __ldg or (Tex) the texture objects over the same arrays.
@@ -85,10 +86,10 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, const TreeTextur
         float4 com = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeCom), n);
         float4 a   = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeQuad), 2 * n);
         float4 b   = tex1Dfetch<float4>(cudaTextureObject_t(tex.nodeQuad), 2 * n + 1);
-        return {{com.x, com.y, com.z, com.w}, {a.x, a.y, a.z, a.w}, make_float2(b.x, b.y)};
+        return {{com.x, com.y, com.z, com.w}, {a.x, a.y, a.z, a.w}, {b.x, b.y, b.z, b.w}};
     }
-    F4 b = loadReadOnly(tree.nodeQuad + 2 * n + 1);
-    return {loadReadOnly(tree.nodeCom + n), loadReadOnly(tree.nodeQuad + 2 * n), make_float2(b.x, b.y)};
+    return {loadReadOnly(tree.nodeCom + n), loadReadOnly(tree.nodeQuad + 2 * n),
+            loadReadOnly(tree.nodeQuad + 2 * n + 1)};
 }
 
 /// Body-node forces: one warp per group (see LaneTargets for why). The group's node list is
@@ -139,8 +140,8 @@ __global__ void __launch_bounds__(kForceBlock)
 #pragma unroll 4
             for (int k = 0; k < count; ++k)
             {
-                NodeEntry e = tileNodes[k];
-                SymTensor<float> q{e.quadA.x, e.quadA.y, e.quadA.z, e.quadA.w, e.quadB.x, e.quadB.y};
+                NodeEntry e        = tileNodes[k];
+                SymTensor<float> q = unpackQuadrupole(e.quadA, e.quadB);
 #pragma unroll
                 for (int s = 0; s < TargetsPerLane; ++s)
                 {

@@ -80,6 +80,7 @@ std::string accuracyHeaderJson(const AccuracyOptions& o, const Parameters& base,
       << "}, \"repeat\": " << o.repeat << ", \"epsilon\": " << num(std::sqrt(base.epsilon_squared))
       << ", \"G\": " << num(base.gravitational_constant) << ", \"backend\": " << jsonString(toString(base.backend))
       << ", \"merge_groups\": " << (base.merge_groups ? "true" : "false")
+      << ", \"softened_quadrupole\": " << (base.softened_quadrupole ? "true" : "false")
       << ", \"error\": \"|a_tree - a_direct| / |a_direct| over the reference bodies; percentiles by nearest rank\""
       << ", \"potential_energy_error\": \"(W_tree - W_direct) / |W_direct|, W = 1/2 sum m phi over the reference "
          "bodies\"}";

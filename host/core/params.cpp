@@ -123,6 +123,19 @@ const std::vector<ParameterInfo>& parameterTable()
          true,
          // Checkpoints written before it existed hold isolated runs.
          true},
+        {"softened_quadrupole",
+         "traceless-quadrupole",
+         nullptr,
+         CliForm::Negated,
+         &Parameters::softened_quadrupole,
+         "",
+         {},
+         "expand the unsoftened potential (traceless quadrupole only; default: the softened potential's "
+         "expansion, whose second-moment trace term eps^2 sum m |s|^2 Bonsai also keeps)",
+         true,
+         // Absent from a checkpoint written before it existed: the default, so such a run continues with
+         // the softened expansion (the interaction lists are the same, the forces more accurate).
+         true},
     };
     return table;
 }

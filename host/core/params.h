@@ -43,7 +43,10 @@ struct Parameters
     Mac mac = Mac::Bonsai;
     /// Use the quadrupole moments (false: monopole only, for accuracy studies).
     bool use_quadrupole = true;
-    Backend backend     = Backend::Auto;
+    /// Expand the softened potential to second order (the quadrupole's spread term, common/gravity.h
+    /// bodyNode, as Bonsai does); false: the traceless quadrupole of the unsoftened potential.
+    bool softened_quadrupole = true;
+    Backend backend          = Backend::Auto;
     /// GADGET's BoxSize: 0 = isolated (open boundaries); > 0 = a periodic cube [0, box_size)^3 whose
     /// images are summed by Ewald's method (common/ewald.h), [length]. finite, >= 0
     double box_size = 0.0;

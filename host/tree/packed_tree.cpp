@@ -139,9 +139,10 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     out.leafRange.resize(out.numLeaves);
     internalLevels(c, index, out.numInternal, out.internalLevelFirst);
 
-    const float invTheta  = packedInvTheta(p);
-    const float quadScale = packedQuadScale(p);
-    const bool moments    = content == PackContent::Everything;
+    const float invTheta    = packedInvTheta(p);
+    const float quadScale   = packedQuadScale(p);
+    const float spreadScale = packedSpreadScale(p);
+    const bool moments      = content == PackContent::Everything;
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < numCells; ++i)
     {
@@ -160,7 +161,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
         }
         if (moments)
         {
-            packNode(cellMoments(mp, i), p.mac, invTheta, quadScale, out.nodeCom[n], out.nodeMac[n],
+            packNode(cellMoments(mp, i), p.mac, invTheta, quadScale, spreadScale, out.nodeCom[n], out.nodeMac[n],
                      out.nodeQuad.data() + 2 * n);
         }
     }
@@ -183,6 +184,8 @@ float packedInvTheta(const Parameters& p) { return float(1.0 / p.opening_angle);
 
 float packedQuadScale(const Parameters& p) { return p.use_quadrupole ? 1.0f : 0.0f; }
 
+float packedSpreadScale(const Parameters& p) { return p.use_quadrupole && p.softened_quadrupole ? 1.0f : 0.0f; }
+
 RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Moments* moments, const Parameters& p)
 {
     return {packed.children.data(),
@@ -203,7 +206,8 @@ RefitView refitView(PackedTree& packed, const Vec3d* pos, const double* mass, Mo
             int32_t(packed.bodies.size()),
             p.mac,
             packedInvTheta(p),
-            packedQuadScale(p)};
+            packedQuadScale(p),
+            packedSpreadScale(p)};
 }
 
 RefitLevels refitLevels(const PackedTree& packed)

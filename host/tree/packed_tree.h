@@ -71,6 +71,9 @@ float packedInvTheta(const Parameters& p);
 /// 1, or 0 when p.use_quadrupole is false (the packed quadrupoles are zeroed).
 float packedQuadScale(const Parameters& p);
 
+/// 1 when the packed quadrupoles carry their spread (p.softened_quadrupole with the quadrupole on), else 0.
+float packedSpreadScale(const Parameters& p);
+
 /// The refit view of a packed tree (host memory): its topology and outputs, and the bodies' current
 /// positions and masses in tree order.
 /// @param[in,out] packed   packed by packTree; its node, body and group arrays are the outputs

@@ -126,7 +126,12 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
     for (const std::string& option : octwalk::cli::fixedOnRestartOptions())
     {
         std::string flag = "--" + option;
-        bool isSwitch    = option == "no-merge-groups" || option == "monopole";
+        bool isSwitch    = false; // a Negated row is a switch without a value
+        for (const octwalk::ParameterInfo& row : octwalk::parameterTable())
+        {
+            if (option == row.option || (row.alias && option == row.alias))
+                isSwitch = row.form == octwalk::CliForm::Negated;
+        }
         std::vector<const char*> args{"run", "--restart", ckpt.c_str(), flag.c_str()};
         if (!isSwitch) args.push_back("1");
         CliResult fixed = run(args);

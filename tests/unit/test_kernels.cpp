@@ -8,6 +8,7 @@
 #include "common/multipole.h"
 #include "common/sfc.h"
 #include "host/reference/direct.h"
+#include "host/reference/error_stats.h"
 #include "test_helpers.h"
 
 using namespace octwalk;
@@ -135,6 +136,82 @@ TEST(Kernels, QuadrupoleShiftMatchesDirectAccumulation)
     EXPECT_NEAR(shifted.xy, direct.xy, 1e-12);
     EXPECT_NEAR(shifted.yz, direct.yz, 1e-12);
     EXPECT_NEAR(shifted.zz, direct.zz, 1e-12);
+    EXPECT_NEAR(shifted.spread, direct.spread, 1e-12);
+    double spread = 0;
+    for (int i = 0; i < 50; ++i) spread += c.mass[i] * dot(c.pos[i] - origin, c.pos[i] - origin);
+    EXPECT_NEAR(direct.spread, spread, 1e-12);
+}
+
+namespace {
+
+/// A point-symmetric cluster (bodies at com +- s): no odd moments, so the second-order expansion's
+/// own error is of fourth order and the softening term stands out.
+struct SymmetricCluster
+{
+    std::vector<Vec3d> pos;
+    std::vector<double> mass;
+    double m = 0;
+    SymTensor<double> q{0, 0, 0, 0, 0, 0};
+};
+
+SymmetricCluster symmetricCluster(Vec3d com)
+{
+    ParticleSet c = makeUniformSphere(20, 11);
+    SymmetricCluster s;
+    for (int64_t i = 0; i < c.size(); ++i)
+    {
+        Vec3d d{0.3 * c.pos[i].x, 0.2 * c.pos[i].y, 0.25 * c.pos[i].z};
+        for (double sign : {1.0, -1.0})
+        {
+            s.pos.push_back(com + sign * d);
+            s.mass.push_back(c.mass[i]);
+            addPointQuadrupole(sign * d, c.mass[i], s.q);
+            s.m += c.mass[i];
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+// With softening the traceless quadrupole misses the term eps^2 sum m |s|^2 of the softened potential's
+// expansion; with it (q.spread) the error drops to the fourth-order remainder.
+TEST(Kernels, SoftenedQuadrupoleKeepsTheSpreadTerm)
+{
+    const Vec3d com{0.1, -0.2, 0.3};
+    SymmetricCluster c          = symmetricCluster(com);
+    SymTensor<double> traceless = c.q;
+    traceless.spread            = 0;
+    for (double eps : {0.5, 1.0, 2.0})
+    {
+        const Vec3d target = com - Vec3d{1.2, 1.6, 0.0}; // distance 2
+        Vec3d exact{0, 0, 0}, soft{0, 0, 0}, plain{0, 0, 0};
+        double exactPot = 0, softPot = 0, plainPot = 0;
+        for (size_t i = 0; i < c.pos.size(); ++i) bodyBody(c.pos[i] - target, c.mass[i], eps * eps, exact, exactPot);
+        bodyNode(com - target, c.m, c.q, eps * eps, soft, softPot);
+        bodyNode(com - target, c.m, traceless, eps * eps, plain, plainPot);
+        double errSoft  = std::sqrt(dot(soft - exact, soft - exact) / dot(exact, exact));
+        double errPlain = std::sqrt(dot(plain - exact, plain - exact) / dot(exact, exact));
+        SCOPED_TRACE("eps = " + std::to_string(eps));
+        EXPECT_LT(errSoft, 0.1 * errPlain);
+        EXPECT_LT(std::fabs(softPot / exactPot - 1), 0.1 * std::fabs(plainPot / exactPot - 1));
+    }
+}
+
+// Unsoftened, the spread term vanishes exactly: the same bits with and without it.
+TEST(Kernels, SpreadTermVanishesWithoutSoftening)
+{
+    SymTensor<float> q{0.3f, -0.1f, -0.2f, 0.05f, 0.02f, -0.04f, 0.7f};
+    SymTensor<float> traceless = q;
+    traceless.spread           = 0;
+    Vec3f a{0, 0, 0}, b{0, 0, 0};
+    float pa = 0, pb = 0;
+    bodyNode(Vec3f{1.5f, -2.0f, 0.7f}, 2.0f, q, 0.0f, a, pa);
+    bodyNode(Vec3f{1.5f, -2.0f, 0.7f}, 2.0f, traceless, 0.0f, b, pb);
+    EXPECT_EQ(a.x, b.x);
+    EXPECT_EQ(a.y, b.y);
+    EXPECT_EQ(a.z, b.z);
+    EXPECT_EQ(pa, pb);
 }
 
 TEST(Kernels, MacRadiusAndBoxDistance)
@@ -156,4 +233,21 @@ TEST(Kernels, MortonKeysOrderOctants)
     EXPECT_EQ(octantAtLevel(mortonKey(1, 1, 1), kMaxTreeLevel), 7);
     EXPECT_EQ(gridCoordinate(-5.0, 0.0, 1.0), 0u);
     EXPECT_EQ(gridCoordinate(1e30, 0.0, 1.0), kKeyGridSize - 1);
+}
+
+// Layer (b): the whole CPU path (P2M/M2M, packer, walk, force kernel) uses the spread. A softening
+// comparable to the core's leaves, where the traceless expansion's error is largest (mac_study.md section 7).
+TEST(Kernels, SoftenedQuadrupoleThinsTheTreeErrorTail)
+{
+    ParticleSet b = makePlummer(10000, 5);
+    Parameters p  = test::cpuParameters(0.5, 0.05 * 0.05);
+    std::vector<Vec3d> exact;
+    std::vector<double> exactPot;
+    directSumAll(b.pos.data(), b.mass.data(), b.size(), p.epsilon_squared, 1.0, exact, exactPot);
+    const ErrorStats soft  = errorStats(relativeErrors(test::treeForces(b, p).acc, exact));
+    p.softened_quadrupole  = false;
+    const ErrorStats plain = errorStats(relativeErrors(test::treeForces(b, p).acc, exact));
+    // Measured: median 1.04e-4 vs 1.82e-4, p99 6.7e-4 vs 1.68e-3.
+    EXPECT_LT(soft.p99, 0.6 * plain.p99) << soft.p99 << " vs " << plain.p99;
+    EXPECT_LT(soft.median, 0.8 * plain.median) << soft.median << " vs " << plain.median;
 }

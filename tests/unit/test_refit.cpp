@@ -148,8 +148,8 @@ void freshOnTopology(PackedTree& packed, const std::vector<Vec3d>& pos, const st
     }
     for (size_t n = 0; n < moments.size(); ++n)
     {
-        packNode(moments[n], p.mac, packedInvTheta(p), packedQuadScale(p), packed.nodeCom[n], packed.nodeMac[n],
-                 packed.nodeQuad.data() + 2 * n);
+        packNode(moments[n], p.mac, packedInvTheta(p), packedQuadScale(p), packedSpreadScale(p), packed.nodeCom[n],
+                 packed.nodeMac[n], packed.nodeQuad.data() + 2 * n);
     }
     for (size_t k = 0; k < pos.size(); ++k) packed.bodies[k] = toF4(pos[k], mass[k]);
     groupBoxes(packed.bodies.data(), packed.groupRange.data(), int64_t(packed.groupRange.size()),

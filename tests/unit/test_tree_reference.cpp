@@ -191,8 +191,9 @@ PackedTree referencePacking(const HostTree& t, const Parameters& p)
     out.nodeCom.resize(c.size());
     out.nodeQuad.resize(2 * size_t(c.size()));
     out.leafRange.resize(out.numLeaves);
-    float invTheta  = float(1.0 / p.opening_angle);
-    float quadScale = p.use_quadrupole ? 1.0f : 0.0f;
+    float invTheta    = float(1.0 / p.opening_angle);
+    float quadScale   = p.use_quadrupole ? 1.0f : 0.0f;
+    float spreadScale = p.use_quadrupole && p.softened_quadrupole ? 1.0f : 0.0f;
     for (int32_t i = 0; i < c.size(); ++i)
     {
         int32_t k = index[i];
@@ -214,7 +215,8 @@ PackedTree referencePacking(const HostTree& t, const Parameters& p)
         const SymTensor<double>& q = mp.quad[i];
         out.nodeQuad[2 * k]        = {quadScale * float(q.xx), quadScale * float(q.yy), quadScale * float(q.zz),
                                       quadScale * float(q.xy)};
-        out.nodeQuad[2 * k + 1]    = {quadScale * float(q.xz), quadScale * float(q.yz), 0.0f, 0.0f};
+        out.nodeQuad[2 * k + 1]    = {quadScale * float(q.xz), quadScale * float(q.yz), spreadScale * float(q.spread),
+                                      0.0f};
     }
     for (size_t k = 0; k < t.pos.size(); ++k)
     {
@@ -336,6 +338,14 @@ TEST(TreeReference, GalaxyWithMergedGroupsMatchesBitForBit)
     p.merge_groups = true;
     p.n_leaf       = 8;
     checkAgainstReference(makeGalaxy(20000, 5), p);
+}
+
+// The traceless expansion packs a zero spread (nodeQuad[2n+1].z), the default packs sum m |s|^2.
+TEST(TreeReference, TracelessQuadrupoleMatchesBitForBit)
+{
+    Parameters p          = test::cpuParameters(0.5, 1e-4);
+    p.softened_quadrupole = false;
+    checkAgainstReference(makePlummer(20000, 6), p);
 }
 
 TEST(TreeReference, CoincidentBodiesWithShuffledIdsMatchBitForBit)
@@ -475,7 +485,8 @@ TEST(TreeReference, MultipolesMatchDirectSumsOverEachCell)
         ASSERT_LE(std::sqrt(dot(d, d)), 1e-11 * (l + std::sqrt(dot(com, com)))) << "cell " << i;
         double scale = m * l * l + 1e-300;
         for (double diff : {t.poles.quad[i].xx - q.xx, t.poles.quad[i].yy - q.yy, t.poles.quad[i].zz - q.zz,
-                            t.poles.quad[i].xy - q.xy, t.poles.quad[i].xz - q.xz, t.poles.quad[i].yz - q.yz})
+                            t.poles.quad[i].xy - q.xy, t.poles.quad[i].xz - q.xz, t.poles.quad[i].yz - q.yz,
+                            t.poles.quad[i].spread - q.spread})
         {
             ASSERT_LE(std::fabs(diff), 1e-10 * scale) << "cell " << i;
         }
