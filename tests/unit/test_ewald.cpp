@@ -261,7 +261,10 @@ PeriodicCase clusteredBox(int64_t n, double L, uint64_t seed)
     return c;
 }
 
-ErrorStats treeErrors(const PeriodicCase& c, Parameters p, int64_t sample, double eps2 = 0.0)
+/// The tree's relative errors against the Ewald sum at `sample` bodies; interactions (nodes + leaf bodies,
+/// all bodies) when asked for.
+ErrorStats treeErrors(const PeriodicCase& c, Parameters p, int64_t sample, double eps2 = 0.0,
+                      double* interactions = nullptr)
 {
     p.box_size        = c.L;
     p.epsilon_squared = eps2;
@@ -270,6 +273,7 @@ ErrorStats treeErrors(const PeriodicCase& c, Parameters p, int64_t sample, doubl
     std::vector<Vec3d> acc;
     std::vector<double> pot;
     s.computeForces(acc, pot);
+    if (interactions) *interactions = double(s.stats().nodeInteractions + s.stats().leafInteractions);
     std::vector<int64_t> idx = sampleIndices(int64_t(c.pos.size()), sample, 3);
     std::vector<Vec3d> ref, tree;
     std::vector<double> refPot;
@@ -434,27 +438,25 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 
 TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSumAtThetasCost)
 {
-    Parameters p      = Parameters{};
-    p.backend         = Backend::Cpu;
-    p.box_size        = 10.0;
-    const auto c      = clusteredBox(1 << 14, 10.0, 9);
-    ErrorStats e      = treeErrors(c, p, 256, 1e-6);
-    auto interactions = [&c](Parameters q) {
-        q.epsilon_squared = 1e-6;
-        GravitySolver s(q);
-        s.setBodies(c.pos, c.mass);
-        std::vector<Vec3d> acc;
-        std::vector<double> pot;
-        s.computeForces(acc, pot);
-        return double(s.stats().nodeInteractions + s.stats().leafInteractions);
-    };
-    const double controlled = interactions(p);
-    p.err_tol_force_acc     = 0;
-    const double plain      = interactions(p);
+    Parameters p            = Parameters{};
+    p.backend               = Backend::Cpu;
+    p.box_size              = 10.0;
+    Parameters theta        = p;
+    theta.epsilon_squared   = 1e-6;
+    theta.err_tol_force_acc = 0;
+    GravitySolver plainSolver(theta);
+    const PeriodicCase c = clusteredBox(1 << 14, 10.0, 9);
+    double controlled    = 0;
+    ErrorStats e         = treeErrors(c, p, 256, 1e-6, &controlled);
+    plainSolver.setBodies(c.pos, c.mass);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    plainSolver.computeForces(acc, pot);
+    const double plain = double(plainSolver.stats().nodeInteractions + plainSolver.stats().leafInteractions);
     std::printf("clustered 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g; interactions %.4g of theta's\n", e.median,
                 e.p99, e.max, controlled / plain);
-    // Measured: median 1.4e-4, p99 1.5e-3 (issue 13's target), the same as with theta everywhere: the
-    // clusters' net forces are far above the box's pull, so their groups keep theta 0.5.
+    // Measured: median 1.1e-4, p99 7.9e-4 (issue 13's target) at 1.003 times the interactions of theta 0.5
+    // everywhere: the clusters' net forces are far above the box's pull, so their groups keep theta 0.5.
     EXPECT_LE(e.median, 2e-4);
     EXPECT_LE(e.p99, 2e-3);
     EXPECT_LE(controlled, 1.02 * plain);
