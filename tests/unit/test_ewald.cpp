@@ -4,8 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "common/errors.h"
 #include "host/core/params.h"
@@ -414,6 +419,31 @@ TEST(PeriodicErrorControl, GroupScaleFollowsTheNetForce)
     EXPECT_TRUE(acceptNode(node, center, F4{0.05f, 0.05f, 0.05f, 0.0f}, box));
     EXPECT_FALSE(acceptNode(node, center, F4{0.05f, 0.05f, 0.05f, 1.5f * 1.5f - 1.0f}, box));
 }
+
+#ifdef _OPENMP
+TEST(PeriodicErrorControl, OneAndTwoThreadsAreBitIdentical)
+{
+    // The estimate walk and the group scales are part of the evaluation: no thread may change them.
+    const PeriodicCase c = uniformBox(1 << 12, 1.0, 11);
+    Parameters p         = Parameters{};
+    p.backend            = Backend::Cpu;
+    p.box_size           = c.L;
+    auto forces          = [&](int threads) {
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        GravitySolver s(p);
+        s.setBodies(c.pos, c.mass);
+        std::vector<Vec3d> acc;
+        std::vector<double> pot;
+        s.computeForces(acc, pot);
+        omp_set_num_threads(saved);
+        return acc;
+    };
+    const std::vector<Vec3d> one = forces(1), two = forces(2);
+    ASSERT_EQ(one.size(), two.size());
+    EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(Vec3d)), 0);
+}
+#endif
 
 TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 {
