@@ -450,9 +450,10 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
     Parameters p = Parameters{};
     p.backend    = Backend::Cpu;
     ErrorStats e = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 256);
-    std::printf("uniform 2^14, theta 0.5, err_tol_force_acc 0.02: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99,
+    std::printf("uniform 2^14, theta 0.5, err_tol_force_acc 0.002: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99,
                 e.max);
-    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.2e-4 / 1.0e-3.
+    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.65e-4 / 1.4e-3 (1.65e-4 / 1.6e-3
+    // with err_tol_force_acc 0.02).
     EXPECT_LE(e.median, 2e-4);
     EXPECT_LE(e.p99, 2e-3);
     p.err_tol_force_acc = 0;
@@ -485,11 +486,12 @@ TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSumAtThetasCost)
     const double plain = double(plainSolver.stats().nodeInteractions + plainSolver.stats().leafInteractions);
     std::printf("clustered 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g; interactions %.4g of theta's\n", e.median,
                 e.p99, e.max, controlled / plain);
-    // Measured: median 1.1e-4, p99 7.9e-4 (issue 13's target) at 1.003 times the interactions of theta 0.5
-    // everywhere: the clusters' net forces are far above the box's pull, so their groups keep theta 0.5.
+    // Measured: median 1.0e-4, p99 7.9e-4 (issue 13's target) at 1.025 times the interactions of theta 0.5
+    // everywhere (1.003 with err_tol_force_acc 0.02): the clusters' net forces are far above the box's pull, so
+    // their groups keep theta 0.5.
     EXPECT_LE(e.median, 2e-4);
     EXPECT_LE(e.p99, 2e-3);
-    EXPECT_LE(controlled, 1.02 * plain);
+    EXPECT_LE(controlled, 1.05 * plain);
 }
 
 TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
@@ -511,7 +513,7 @@ TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
     double worst = 0;
     for (const Vec3d& x : acc) worst = std::max(worst, std::sqrt(dot(x, x)));
     std::printf("lattice 16^3, theta 0.5: largest force %.3g of a single-pair force\n", worst / (m / (a * a)));
-    // Measured: 1.95e-3 with err_tol_force_acc 0.02 (the net force vanishes: every group opens to theta / 2.25);
+    // Measured: 1.95e-3 with err_tol_force_acc 0.002 or 0.02 (the net force vanishes: every group opens to theta / 2.25);
     // with theta 0.5 everywhere 0.137 with the groups' Ewald expansion, 0.133 with the per-interaction
     // correction, 5.6e-4 at theta 0.25 (issue 13 asks for 1e-6): the 2x2x2 nodes accepted at twice their
     // side carry a few per cent of hexadecapole error each. Opening every node gives 3.8e-5 (float sums and
