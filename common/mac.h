@@ -3,7 +3,8 @@
 /// Multipole acceptance criteria. All reduce to one comparison in the walk: a node is accepted
 /// for a group when the squared minimum distance from the group's box to the node's centre of
 /// mass exceeds the node's squared MAC radius (precomputed by the packer with macRadius2()) times
-/// the group's scale 1 + groupHalf.w (0 for every group but under Mac::Relative).
+/// the group's scale 1 + groupHalf.w (0 for every group but under Mac::Relative and, in a periodic
+/// box, err_tol_force_acc > 0).
 
 #include <cstdint>
 
@@ -57,6 +58,40 @@ HOST_DEVICE inline float relativeGroupScale(float cGroup, float cRef)
     return f * f - 1.0f;
 }
 
+/// Periodic boxes: the per-group opening angle of the error-controlled criterion (parameter
+/// err_tol_force_acc, alpha). In a periodic box every body is pulled by the whole box, G M / L^2 in
+/// scale, and its net force is what is left when those pulls cancel; the quadrupole tree's error is
+/// a fraction of order theta^3 of the pulls (not of the net force), so the relative error of a group
+/// with net force |a_g| grows as theta^3 c_g with c_g = (G M / L^2) / |a_g| (the box's pull over the
+/// net force, an absolute measure: the median of phi^2 / |a| of Mac::Relative cannot see a box that
+/// cancels everywhere). The criterion keeps theta where theta^3 c_g <= alpha and opens the group to
+/// theta_g = (alpha / c_g)^(1/3) elsewhere, GADGET-2's relative criterion (a node's pull times its
+/// truncation factor below ErrTolForceAcc times the old |a|) with the box's pull for the node's.
+/// |a_g| is estimated at the centre of the group's box with theta kPeriodicEstimateTheta.
+constexpr double kPeriodicEstimateTheta = 0.8;
+/// Largest factor theta / theta_g (a group whose net force vanishes, as in a perfect lattice, would
+/// open every node of the box otherwise). At theta 0.5 the bound is theta 0.22, where a uniform box of
+/// 2^15-2^17 bodies, whose groups all reach it, meets issue 13's 2e-4 / 2e-3 (README, Periodic boxes).
+constexpr float kPeriodicMaxFactor = 2.25f;
+
+/// Steps per unit of the factor theta / theta_g: the factor is rounded up to a multiple of
+/// 1/kPeriodicFactorSteps, so that the GPU's estimate, whose float rounding differs from the CPU
+/// twin's, almost always gives a group the same factor (and both walks the same lists).
+constexpr float kPeriodicFactorSteps = 16.0f;
+
+/// The value stored in groupHalf.w in a periodic box: f_g^2 - 1 with f_g = theta / theta_g =
+/// max(1, theta (c_g / alpha)^(1/3)) rounded up to a step, at most kPeriodicMaxFactor.
+/// @param accGroup |a_g|, the group's estimated net acceleration (before G)
+/// @param accBox   M / L^2, the box's mass over its side squared (before G)
+/// @param theta    the nominal opening angle
+/// @param alpha    err_tol_force_acc (> 0)
+HOST_DEVICE inline float periodicGroupScale(float accGroup, float accBox, float theta, float alpha)
+{
+    float f = accGroup > 0.0f ? theta * cbrtf(accBox / (alpha * accGroup)) : kPeriodicMaxFactor;
+    f       = fminf(fmaxf(ceilf(f * kPeriodicFactorSteps) / kPeriodicFactorSteps, 1.0f), kPeriodicMaxFactor);
+    return f * f - 1.0f;
+}
+
 /// Squared MAC radius of a node with tight-box side l (largest extent) and centre-of-mass offset delta.
 HOST_DEVICE inline float macRadius2(Mac mac, float l, float delta, float invTheta)
 {
@@ -100,7 +135,8 @@ HOST_DEVICE inline bool acceptNode(F4 nodeMac, F4 groupCenter, F4 groupHalf)
 HOST_DEVICE inline bool acceptNode(F4 nodeMac, F4 groupCenter, F4 groupHalf, const PeriodicView& box)
 {
     if (box.boxSize == 0.0f) return acceptNode(nodeMac, groupCenter, groupHalf);
-    return boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac), box) > nodeMac.w;
+    return boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac), box) >
+           mulNoFma(nodeMac.w, addNoFma(1.0f, groupHalf.w));
 }
 
 } // namespace octwalk

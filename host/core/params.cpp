@@ -136,6 +136,19 @@ const std::vector<ParameterInfo>& parameterTable()
          // Absent from a checkpoint written before it existed: the default, so such a run continues with
          // the softened expansion (the interaction lists are the same, the forces more accurate).
          true},
+        {"err_tol_force_acc",
+         "err-tol-force-acc",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::err_tol_force_acc,
+         "",
+         {0, kInf, false, true},
+         "periodic boxes: a group opens to theta_g = min(theta, (alpha |a_g| L^2 / (G M))^(1/3)), |a_g| its net "
+         "force estimated at theta 0.8, so the tree's error (~theta^3 of the box's pull G M / L^2) stays near "
+         "alpha of the net force (GADGET's ErrTolForceAcc, with the box's pull for the node's); 0: theta everywhere",
+         true,
+         // Checkpoints written before it existed take the default (they ran with theta everywhere).
+         true},
     };
     return table;
 }

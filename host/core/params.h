@@ -50,6 +50,10 @@ struct Parameters
     /// GADGET's BoxSize: 0 = isolated (open boundaries); > 0 = a periodic cube [0, box_size)^3 whose
     /// images are summed by Ewald's method (common/ewald.h), [length]. finite, >= 0
     double box_size = 0.0;
+    /// Periodic boxes only: the error-controlled opening (common/mac.h, periodicGroupScale) keeps a
+    /// group's theta_g^3 (G M / L^2) / |a_g| <= err_tol_force_acc, so a group whose net force is a small
+    /// remainder of the box's cancelling pulls gets a smaller opening angle. 0: theta everywhere. >= 0
+    double err_tol_force_acc = 0.002;
 };
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.

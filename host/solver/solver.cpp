@@ -92,6 +92,26 @@ void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
     throw InputError(s.str());
 }
 
+/// Whether the walk scales its groups' opening angles by the periodic error control (common/mac.h).
+bool periodicErrorControl(const Parameters& p) { return p.box_size > 0 && p.err_tol_force_acc > 0; }
+
+/// Periodic error control: sets every group's scale (groupHalf.w) by periodicGroupScale() from the
+/// estimate of its net force at its centre (group g's at index g, before G).
+/// @param totalMass the box's mass M
+void setPeriodicGroupScales(const F4* estimate, double totalMass, const Parameters& p, PackedTree& packed)
+{
+    const int64_t numGroups = int64_t(packed.groupRange.size());
+    const float accBox      = float(totalMass / (p.box_size * p.box_size));
+    const float theta = float(p.opening_angle), alpha = float(p.err_tol_force_acc);
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        const F4 a            = estimate[g];
+        const float accGroup  = std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z);
+        packed.groupHalf[g].w = periodicGroupScale(accGroup, accBox, theta, alpha);
+    }
+}
+
 /// No body: the start of a search for the smallest name of a bad one.
 constexpr int64_t kNoBody = INT64_MAX;
 
@@ -335,19 +355,24 @@ const F4* GravitySolver::evaluateBodies()
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     PhaseTimes estimateTimes;
-    if (params_.mac == Mac::Relative)
+    const bool relative = params_.mac == Mac::Relative;
+    if (relative || periodicErrorControl(params_))
     {
-        // The relative criterion needs phi and |a| per group: estimated at a few points of each group's
-        // box, with the group's own walk at a larger theta (a small fraction of a full evaluation).
+        // The relative criterion needs phi and |a| per group, the periodic one |a|: estimated at the
+        // centre of each group's box, with the group's own walk at a larger theta (a small fraction of
+        // a full evaluation).
         std::vector<F4> probes;
         std::vector<I2> ranges;
         relativeProbes(packed_, probes, ranges);
-        packMacRadii(tree_, Mac::Bonsai, std::max(params_.opening_angle, kRelativeEstimateTheta), packed_);
+        const double estimateTheta = relative ? kRelativeEstimateTheta : kPeriodicEstimateTheta;
+        packMacRadii(tree_, relative ? Mac::Bonsai : params_.mac, std::max(params_.opening_angle, estimateTheta),
+                     packed_);
         currentGroups_ = {ranges.data(), packed_.groupCenter.data(), packed_.groupHalf.data(),
                           currentGroups_.numGroups};
         namingMemory("walking the tree (acceleration estimate)", n, 100, [&] {
             const F4* estimate = evaluateTargets({probes.data(), int32_t(probes.size()), false});
-            setRelativeGroupScales(estimate, ranges.data(), packed_);
+            if (relative) setRelativeGroupScales(estimate, ranges.data(), packed_);
+            else setPeriodicGroupScales(estimate, tree_.poles.mass[0], params_, packed_);
         });
         currentGroups_ = packed_.groupView();
         packMacRadii(tree_, params_.mac, params_.opening_angle, packed_);

@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,11 +32,12 @@ const Cosmology kEdS{1.0, 0.0, 0.7};
 constexpr double kLatticeRoundOff = 1e-12;
 /// The same under the tree. Issue 13's target, a lattice force below 1e-6 of a pair force (g = 1.25e-7 for
 /// 8^3 bodies of total mass 1 in the unit box), would move a body at most 2.9 g / H0^2 = 4.4e-8 from a = 0.05
-/// to 1 (EdS, H0^2 = 8 pi / 3). NOT MET: the tree at theta 0.5 leaves a lattice force of ~0.13 of a pair
-/// force (README, Periodic boxes): the lattice drifts by 6.6e-3 and reaches peculiar speeds of 0.033
+/// to 1 (EdS, H0^2 = 8 pi / 3). NOT MET: with theta 0.5 everywhere the tree leaves a lattice force of ~0.13
+/// of a pair force (README, Periodic boxes): the lattice drifted by 6.6e-3 and reached peculiar speeds of
+/// 0.033; with err_tol_force_acc 0.002 (every group of a lattice opens to theta / 2.25) 6.8e-7 and 1.7e-6
 /// (measured). These bounds guard those figures against regressions; they are not the target.
-constexpr double kLatticeTreeTolerance      = 1e-2;
-constexpr double kLatticeTreeSpeedTolerance = 5e-2;
+constexpr double kLatticeTreeTolerance      = 2e-6;
+constexpr double kLatticeTreeSpeedTolerance = 5e-6;
 /// Step of the Layzer-Irvine check, and the change of K + W + int (2K + W) d ln a it allows, over |W|
 /// (measured 8.7e-3, 2.4e-3 and 6.3e-4 at dlna = 0.05, 0.025, 0.0125: second order).
 constexpr double kLayzerIrvineDlna      = 0.025;
@@ -43,6 +46,8 @@ constexpr double kLayzerIrvineTolerance = 5e-3;
 /// (issue 13 asks 1%; measured -0.21% at a = 0.5 and -0.18% at a = 1, the same at dlna 0.05).
 constexpr double kLinearGrowthDlna      = 0.1;
 constexpr double kLinearGrowthTolerance = 1e-2;
+/// The same under the tree (LinearGrowth.ALongWaveGrowsAsTheGrowthFactorUnderTheTree; measured +1.1%).
+constexpr double kLinearGrowthTreeTolerance = 1.5e-2;
 /// rms velocity error of the pancake at z = 2 relative to the rms velocity (measured 4.9e-3 with the tree).
 constexpr double kPancakeVelocityTolerance = 1e-2;
 
@@ -279,6 +284,8 @@ TEST(ComovingRun, HomogeneousLatticeStaysPutUnderExactEwaldForces)
 TEST(ComovingRun, HomogeneousLatticeStaysPutUnderTreeForces)
 {
     const auto [moved, speed] = latticeDrift(8, ForceOptions{}, 0.1);
+    std::printf("lattice 8^3 under the tree, a = 0.05 to 1: largest displacement %.3g, peculiar speed %.3g\n", moved,
+                speed);
     EXPECT_LT(moved, kLatticeTreeTolerance) << "largest displacement";
     EXPECT_LT(speed, kLatticeTreeSpeedTolerance) << "largest peculiar speed";
 }
@@ -668,17 +675,14 @@ ParticleSet splitInPlane(const ParticleSet& p, double spacing)
     return out;
 }
 
-TEST(LinearGrowth, ALongWaveGrowsAsTheGrowthFactorInLcdm)
+namespace {
+
+/// The longest wave along z of an nGrid^3 box of 500 Mpc/h (GADGET units) in LCDM, from z = 49 to z = 0
+/// (split in plane, 4 nGrid^3 bodies): its growth over D(a) / D(a_begin) at a = 0.5 and a = 1.
+std::array<double, 2> planeWaveGrowth(int nGrid, const ForceOptions& forces)
 {
-    // The longest wave along z of a 4^3 box of 500 Mpc/h (GADGET units) in LCDM, from z = 49 to z = 0,
-    // exact Ewald forces: a plane wave's Zel'dovich motion is exact before shell crossing (its second-order
-    // source vanishes), so its displacement grows as D(a) / D(a_begin), a factor 38 here. This proves
-    // the ICs' velocities (f(a)), the drift and kick factors of LCDM and the growth factor together,
-    // with nothing from a power spectrum measurement. Under the tree at theta 0.5 the same wave (8^3 split)
-    // grows 10% too fast (measured): in a near-uniform box the tree's force error is as large as the wave's
-    // pull (README, Periodic boxes).
     CosmoIcParams ic;
-    ic.nGrid     = 4;
+    ic.nGrid     = nGrid;
     ic.boxSize   = 500;
     ic.zBegin    = 49;
     ic.cosmology = Cosmology{0.3, 0.7, 0.7};
@@ -702,16 +706,45 @@ TEST(LinearGrowth, ALongWaveGrowsAsTheGrowthFactorInLcdm)
     s.aEnd       = 1.0;
     s.outputList = {0.5};
     s.dlna       = kLinearGrowthDlna;
-    Simulation sim(start, p, s, ForceOptions{true, false});
+    Simulation sim(start, p, s, forces);
     const double psi0 = planeWaveAmplitude(start, points, ic.boxSize);
     const double d0   = growthFactor(ic.cosmology, s.aBegin);
-    for (double a : {0.5, 1.0})
+    std::array<double, 2> growth{};
+    const double outputs[2] = {0.5, 1.0};
+    for (int k = 0; k < 2; ++k)
     {
-        while (sim.time() < a) sim.step();
-        ASSERT_EQ(sim.time(), a);
-        const double growth = planeWaveAmplitude(sim.state(), points, ic.boxSize) / psi0;
-        EXPECT_NEAR(growth / (growthFactor(ic.cosmology, a) / d0), 1.0, kLinearGrowthTolerance) << "a = " << a;
+        while (sim.time() < outputs[k]) sim.step();
+        EXPECT_EQ(sim.time(), outputs[k]);
+        growth[k] =
+            planeWaveAmplitude(sim.state(), points, ic.boxSize) / psi0 / (growthFactor(ic.cosmology, outputs[k]) / d0);
     }
+    return growth;
+}
+
+} // namespace
+
+TEST(LinearGrowth, ALongWaveGrowsAsTheGrowthFactorInLcdm)
+{
+    // The longest wave of a 4^3 box, exact Ewald forces: a plane wave's Zel'dovich motion is exact before
+    // shell crossing (its second-order source vanishes), so its displacement grows as D(a) / D(a_begin), a
+    // factor 38 here. This proves the ICs' velocities (f(a)), the drift and kick factors of LCDM and the
+    // growth factor together, with nothing from a power spectrum measurement.
+    const std::array<double, 2> growth = planeWaveGrowth(4, ForceOptions{true, false});
+    EXPECT_NEAR(growth[0], 1.0, kLinearGrowthTolerance) << "a = 0.5";
+    EXPECT_NEAR(growth[1], 1.0, kLinearGrowthTolerance) << "a = 1";
+}
+
+TEST(LinearGrowth, ALongWaveGrowsAsTheGrowthFactorUnderTheTree)
+{
+    // The same wave in an 8^3 box under the tree (theta 0.5, err_tol_force_acc 0.002): measured +1.09% at
+    // a = 0.5 and +1.14% at a = 1 (with theta 0.5 everywhere +10%: in a near-uniform box the tree's error is
+    // as large as the wave's pull; the error control opens every group of this near-lattice to theta / 2.25,
+    // README, Periodic boxes). Not yet the 1% of the exact forces: the bound guards the measured figure.
+    const std::array<double, 2> growth = planeWaveGrowth(8, ForceOptions{});
+    std::printf("plane wave 8^3 under the tree: growth / (D / D_begin) = %.4f at a = 0.5, %.4f at a = 1\n", growth[0],
+                growth[1]);
+    EXPECT_NEAR(growth[0], 1.0, kLinearGrowthTreeTolerance) << "a = 0.5";
+    EXPECT_NEAR(growth[1], 1.0, kLinearGrowthTreeTolerance) << "a = 1";
 }
 
 } // namespace octwalk

@@ -4,8 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "common/errors.h"
 #include "host/core/params.h"
@@ -17,6 +22,7 @@
 #include "host/models/models.h"
 #include "host/solver/solver.h"
 #include "common/ewald.h"
+#include "common/mac.h"
 
 using namespace octwalk;
 
@@ -260,7 +266,10 @@ PeriodicCase clusteredBox(int64_t n, double L, uint64_t seed)
     return c;
 }
 
-ErrorStats treeErrors(const PeriodicCase& c, Parameters p, int64_t sample, double eps2 = 0.0)
+/// The tree's relative errors against the Ewald sum at `sample` bodies; interactions (nodes + leaf bodies,
+/// all bodies) when asked for.
+ErrorStats treeErrors(const PeriodicCase& c, Parameters p, int64_t sample, double eps2 = 0.0,
+                      double* interactions = nullptr)
 {
     p.box_size        = c.L;
     p.epsilon_squared = eps2;
@@ -269,6 +278,7 @@ ErrorStats treeErrors(const PeriodicCase& c, Parameters p, int64_t sample, doubl
     std::vector<Vec3d> acc;
     std::vector<double> pot;
     s.computeForces(acc, pot);
+    if (interactions) *interactions = double(s.stats().nodeInteractions + s.stats().leafInteractions);
     std::vector<int64_t> idx = sampleIndices(int64_t(c.pos.size()), sample, 3);
     std::vector<Vec3d> ref, tree;
     std::vector<double> refPot;
@@ -388,29 +398,100 @@ TEST(PeriodicPair, BodyInAPerfectLatticeFeelsNoForce)
                 worstPot);
 }
 
+TEST(PeriodicErrorControl, GroupScaleFollowsTheNetForce)
+{
+    const float theta = 0.5f, alpha = 0.02f, accBox = 3.0f;
+    // A net force far above the box's pull keeps theta: no scale.
+    EXPECT_EQ(periodicGroupScale(100.0f * accBox, accBox, theta, alpha), 0.0f);
+    // theta (accBox / (alpha |a|))^(1/3) = 1.5 / 1.01^(1/3), rounded up to 1.5: theta_g = theta / 1.5.
+    const float acc = 1.01f * accBox / (alpha * 27.0f);
+    EXPECT_FLOAT_EQ(periodicGroupScale(acc, accBox, theta, alpha), 1.5f * 1.5f - 1.0f);
+    // Only the ratio of the forces counts (units, G).
+    EXPECT_EQ(periodicGroupScale(4.0f * acc, 4.0f * accBox, theta, alpha),
+              periodicGroupScale(acc, accBox, theta, alpha));
+    // A vanishing net force (a perfect lattice) is bounded.
+    const float most = kPeriodicMaxFactor * kPeriodicMaxFactor - 1.0f;
+    EXPECT_EQ(periodicGroupScale(0.0f, accBox, theta, alpha), most);
+    EXPECT_EQ(periodicGroupScale(1e-30f, accBox, theta, alpha), most);
+    // The scale widens the squared MAC radius of a periodic walk as of an isolated one.
+    const PeriodicView box{nullptr, 0, 1.0f, 1.0f}; // the MAC reads no table
+    const F4 node{0.5f, 0.5f, 0.5f, 0.04f}, center{0.2f, 0.5f, 0.5f, 0.0f};
+    EXPECT_TRUE(acceptNode(node, center, F4{0.05f, 0.05f, 0.05f, 0.0f}, box));
+    EXPECT_FALSE(acceptNode(node, center, F4{0.05f, 0.05f, 0.05f, 1.5f * 1.5f - 1.0f}, box));
+}
+
+#ifdef _OPENMP
+TEST(PeriodicErrorControl, OneAndTwoThreadsAreBitIdentical)
+{
+    // The estimate walk and the group scales are part of the evaluation: no thread may change them.
+    const PeriodicCase c = uniformBox(1 << 12, 1.0, 11);
+    Parameters p         = Parameters{};
+    p.backend            = Backend::Cpu;
+    p.box_size           = c.L;
+    auto forces          = [&](int threads) {
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        GravitySolver s(p);
+        s.setBodies(c.pos, c.mass);
+        std::vector<Vec3d> acc;
+        std::vector<double> pot;
+        s.computeForces(acc, pot);
+        omp_set_num_threads(saved);
+        return acc;
+    };
+    const std::vector<Vec3d> one = forces(1), two = forces(2);
+    ASSERT_EQ(one.size(), two.size());
+    EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(Vec3d)), 0);
+}
+#endif
+
 TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 {
     Parameters p = Parameters{};
     p.backend    = Backend::Cpu;
     ErrorStats e = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 256);
-    std::printf("uniform 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
-    // Measured: median 2.1e-3, p99 1.3e-2 -- ten times the target of issue 13 (2e-4, 2e-3): in a uniform box
-    // the net force is a small remainder of large cancelling pulls, and the quadrupole expansion's
-    // truncation at theta 0.5 is most of the error (it falls as theta^3: theta 0.2 gives 1.3e-4 / 8.8e-4;
-    // the table's error and float rounding are 2e-6; README, Periodic boxes, has the table against theta).
+    std::printf("uniform 2^14, theta 0.5, err_tol_force_acc 0.002: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99,
+                e.max);
+    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.65e-4 / 1.4e-3 (1.65e-4 / 1.6e-3
+    // with err_tol_force_acc 0.02).
+    EXPECT_LE(e.median, 2e-4);
+    EXPECT_LE(e.p99, 2e-3);
+    p.err_tol_force_acc = 0;
+    e                   = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 256);
+    std::printf("uniform 2^14, theta 0.5 everywhere: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
+    // Measured: median 2.1e-3, p99 1.3e-2 with theta 0.5 everywhere: in a uniform box the net force is a
+    // small remainder of large cancelling pulls, and the quadrupole expansion's truncation at theta 0.5 is
+    // most of the error (it falls as theta^3; the table's error and float rounding are 2e-6; README,
+    // Periodic boxes, has the table against theta).
     EXPECT_LE(e.median, 2.5e-3);
     EXPECT_LE(e.p99, 1.5e-2);
 }
 
-TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSum)
+TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSumAtThetasCost)
 {
-    Parameters p = Parameters{};
-    p.backend    = Backend::Cpu;
-    ErrorStats e = treeErrors(clusteredBox(1 << 14, 10.0, 9), p, 256, 1e-6);
-    std::printf("clustered 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
-    // Measured: median 1.4e-4, p99 1.5e-3 (issue 13's target).
+    Parameters p            = Parameters{};
+    p.backend               = Backend::Cpu;
+    p.box_size              = 10.0;
+    Parameters theta        = p;
+    theta.epsilon_squared   = 1e-6;
+    theta.err_tol_force_acc = 0;
+    GravitySolver plainSolver(theta);
+    const PeriodicCase c = clusteredBox(1 << 14, 10.0, 9);
+    double controlled    = 0;
+    ErrorStats e         = treeErrors(c, p, 256, 1e-6, &controlled);
+    plainSolver.setBodies(c.pos, c.mass);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    plainSolver.computeForces(acc, pot);
+    const double plain = double(plainSolver.stats().nodeInteractions + plainSolver.stats().leafInteractions);
+    std::printf("clustered 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g; interactions %.4g of theta's\n", e.median,
+                e.p99, e.max, controlled / plain);
+    // Measured: median 1.0e-4, p99 7.9e-4 (issue 13's target) at 1.025 times the interactions of theta 0.5
+    // everywhere (1.003 with err_tol_force_acc 0.02): the clusters' net forces are far above the box's pull, so
+    // their groups keep theta 0.5.
     EXPECT_LE(e.median, 2e-4);
     EXPECT_LE(e.p99, 2e-3);
+    EXPECT_LE(controlled, 1.05 * plain);
 }
 
 TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
@@ -432,10 +513,12 @@ TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
     double worst = 0;
     for (const Vec3d& x : acc) worst = std::max(worst, std::sqrt(dot(x, x)));
     std::printf("lattice 16^3, theta 0.5: largest force %.3g of a single-pair force\n", worst / (m / (a * a)));
-    // Measured: 0.137 with the groups' Ewald expansion, 0.133 with the per-interaction correction (issue 13
-    // asks for 1e-6): the 2x2x2 nodes accepted at twice their side carry a few per cent of hexadecapole
-    // error each. Opening every node gives 3.8e-5 (float sums and the table).
-    EXPECT_LT(worst, 0.15 * m / (a * a));
+    // Measured: 1.95e-3 with err_tol_force_acc 0.002 or 0.02 (the net force vanishes: every group opens to theta / 2.25);
+    // with theta 0.5 everywhere 0.137 with the groups' Ewald expansion, 0.133 with the per-interaction
+    // correction, 5.6e-4 at theta 0.25 (issue 13 asks for 1e-6): the 2x2x2 nodes accepted at twice their
+    // side carry a few per cent of hexadecapole error each. Opening every node gives 3.8e-5 (float sums and
+    // the table).
+    EXPECT_LT(worst, 3e-3 * m / (a * a));
 }
 
 TEST(PeriodicTree, BodiesOutsideTheBoxAreRejectedByName)
