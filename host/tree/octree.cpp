@@ -1,6 +1,7 @@
 #include "host/tree/octree.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -442,19 +443,31 @@ void validateInBox(const BodySpan& b, double boxSize)
     }
 }
 
-void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
+namespace {
+
+/// Copies the bodies order[begin, end) names into pos and mass at the same positions.
+void gatherBodies(const BodySpan& b, const int32_t* order, int64_t begin, int64_t end, Vec3d* pos, double* mass)
+{
+    for (int64_t k = begin; k < end; ++k)
+    {
+        if (k + kGatherPrefetch < end)
+        {
+            __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
+            __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
+        }
+        pos[k]  = b.pos[order[k]];
+        mass[k] = b.mass[order[k]];
+    }
+}
+
+/// The radix path of sortBodies, for any input order: keys in the caller's order, most-significant-digit
+/// passes by all threads, then runs sorted, tie-broken and gathered one per thread.
+void radixSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
 {
     const int64_t n = b.n;
     BuildScratch& s = t.scratch;
-    if (boxSize > 0) validateInBox(b, boxSize);
-    const KeyGrid grid =
-        boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
-    t.keys.resize(size_t(n));
-    t.order.resize(size_t(n));
-    s.keys.resize(size_t(n));
-    s.order.resize(size_t(n));
-    uint64_t* keys = t.keys.data();
-    int32_t* order = t.order.data();
+    uint64_t* keys  = t.keys.data();
+    int32_t* order  = t.order.data();
     uint64_t lo = ~uint64_t(0), hi = 0;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
     for (int64_t i = 0; i < n; ++i)
@@ -487,8 +500,6 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     std::sort(s.small.begin(), s.small.end(), [](const SortRange& a, const SortRange& c) {
         return a.end - a.begin != c.end - c.begin ? a.end - a.begin > c.end - c.begin : a.begin < c.begin;
     });
-    t.pos.resize(size_t(n));
-    t.mass.resize(size_t(n));
     const int64_t numRuns = int64_t(s.small.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t j = 0; j < numRuns; ++j)
@@ -496,17 +507,192 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         const SortRange& r = s.small[j];
         sortRun(buf, r);
         if (b.id || b.rank) breakTiesById(keys, b, order, r.begin, r.end);
-        for (int64_t k = r.begin; k < r.end; ++k)
+        gatherBodies(b, order, r.begin, r.end, t.pos.data(), t.mass.data());
+    }
+}
+
+/// The bucket path handles at least this many bodies per thread (below, the radix path does).
+constexpr int64_t kBucketMinPerThread = 4096;
+
+/// The bucket path gives up when more than 1 / kForeignShare of a chunk's keys belong to other
+/// threads' buckets (an input far from its tree order: a fresh model), or when a bucket holds more
+/// than kBucketImbalance times a thread's share.
+constexpr int64_t kForeignShare    = 4;
+constexpr int64_t kBucketImbalance = 2;
+
+/// How many bodies a thread scans between looks at whether another thread gave up.
+constexpr int64_t kScanBlock = 4096;
+
+/// The median of the keys of the bodies at i - 1, i and i + 1 (those in [0, n)): the smallest key of
+/// a bucket, taken where the input order puts the bucket's start, so that a single body far from
+/// its place cannot set it.
+uint64_t splitterAt(const BodySpan& b, const KeyGrid& grid, int64_t i)
+{
+    const uint64_t here = grid.key(b.pos[i]);
+    if (i == 0 || i + 1 >= b.n) return here;
+    const uint64_t before = grid.key(b.pos[i - 1]), after = grid.key(b.pos[i + 1]);
+    return std::max(std::min(before, here), std::min(std::max(before, here), after));
+}
+
+/// The keys a thread of the bucket path owns: [lo, hi), or [lo, ...) for the last thread.
+struct KeyRange
+{
+    uint64_t lo, hi;
+    bool last;
+
+    bool holds(uint64_t k) const { return k >= lo && (last || k < hi); }
+};
+
+KeyRange bucketKeys(const std::vector<uint64_t>& splitters, int u, int numThreads)
+{
+    return {splitters[size_t(u)], u + 1 < numThreads ? splitters[size_t(u) + 1] : 0, u + 1 == numThreads};
+}
+
+/// Calls f(key, index) for the foreign keys of chunk c that range holds, in the caller's order (the
+/// scan wrote them from the chunk's end backwards).
+template<class F>
+void forForeignIn(const SortBuffers& buf, const Chunk& c, int64_t numForeign, const KeyRange& range, F&& f)
+{
+    for (int64_t at = c.end - 1; at >= c.end - numForeign; --at)
+    {
+        const uint64_t k = buf.scratchKeys[at];
+        if (range.holds(k)) f(k, buf.scratchOrder[at]);
+    }
+}
+
+/// The bucket path of sortBodies, for an input close to its tree order (a simulation step keeps its
+/// bodies in the last tree order): bodies move only locally, so the keys at the threads' chunk
+/// boundaries split the key range into one bucket per thread that mostly holds the thread's own chunk.
+/// Each thread computes its chunk's keys, keeping those of its bucket in place and setting the others
+/// (foreign) aside; collects its bucket (foreign keys of lower chunks, its own, those of higher chunks:
+/// the caller's order), sorts it in cache (sortRun, stable), breaks ties and gathers its bodies. The order
+/// is (key, caller's index) before ties, as on the radix path, for any thread count. Returns false,
+/// with nothing in tree order, when a count shows the input too far from sorted (kForeignShare,
+/// kBucketImbalance): then the radix path sorts.
+bool bucketSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
+{
+    const int64_t n = b.n;
+    if (n < kBucketMinPerThread * maxThreads()) return false;
+    BuildScratch& s    = t.scratch;
+    const size_t slots = size_t(maxThreads());
+    s.splitters.resize(slots);
+    s.chunkOwn.resize(slots);
+    s.chunkForeign.resize(slots);
+    s.bucketFirst.resize(slots + 1);
+    const SortBuffers buf{t.keys.data(), s.keys.data(), t.order.data(), s.order.data()};
+    std::atomic<bool> givenUp{false};
+#pragma omp parallel
+    {
+        const int u            = threadIndex();
+        const int numThreads   = threadCount();
+        const Chunk c          = chunkOf(n, u, numThreads);
+        s.splitters[size_t(u)] = u == 0 ? 0 : splitterAt(b, grid, c.begin);
+#pragma omp barrier
+#pragma omp single
+        for (int v = 1; v < numThreads; ++v)
+            s.splitters[size_t(v)] = std::max(s.splitters[size_t(v)], s.splitters[size_t(v) - 1]);
+        const KeyRange mine = bucketKeys(s.splitters, u, numThreads);
+
+        // The scan: own keys from the chunk's start forwards, foreign ones from its end backwards.
+        int64_t own = 0, foreign = 0;
+        uint64_t lo = ~uint64_t(0), hi = 0;
+        const int64_t foreignMax = (c.end - c.begin) / kForeignShare;
+        for (int64_t block = c.begin; block < c.end && !givenUp.load(std::memory_order_relaxed); block += kScanBlock)
         {
-            if (k + kGatherPrefetch < r.end)
+            for (int64_t i = block, end = std::min(c.end, block + kScanBlock); i < end; ++i)
             {
-                __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
-                __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
+                const uint64_t k = grid.key(b.pos[i]);
+                int64_t at       = c.end - (foreign + 1);
+                if (mine.holds(k))
+                {
+                    at = c.begin + own++;
+                    lo = std::min(lo, k);
+                    hi = std::max(hi, k);
+                }
+                else
+                {
+                    ++foreign;
+                }
+                buf.scratchKeys[at]  = k;
+                buf.scratchOrder[at] = int32_t(i);
             }
-            t.pos[k]  = b.pos[order[k]];
-            t.mass[k] = b.mass[order[k]];
+            if (foreign > foreignMax) givenUp.store(true, std::memory_order_relaxed);
+        }
+        s.chunkOwn[size_t(u)]     = own;
+        s.chunkForeign[size_t(u)] = foreign;
+#pragma omp barrier
+        if (!givenUp.load())
+        {
+            int64_t size = own;
+            for (int v = 0; v < numThreads; ++v)
+            {
+                if (v == u) continue;
+                forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], mine, [&](uint64_t k, int32_t) {
+                    ++size;
+                    lo = std::min(lo, k);
+                    hi = std::max(hi, k);
+                });
+            }
+            s.bucketFirst[size_t(u) + 1] = size;
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+            s.bucketFirst[0] = 0;
+            for (int v = 0; v < numThreads && !givenUp.load(); ++v)
+            {
+                const int64_t size = s.bucketFirst[size_t(v) + 1];
+                if (size > kBucketImbalance * (n / numThreads + 1)) givenUp.store(true);
+                s.bucketFirst[size_t(v) + 1] += s.bucketFirst[size_t(v)];
+            }
+        }
+        if (!givenUp.load())
+        {
+            const int64_t first = s.bucketFirst[size_t(u)];
+            int64_t to          = first;
+            auto append         = [&](uint64_t k, int32_t i) {
+                buf.keys[to]    = k;
+                buf.order[to++] = i;
+            };
+            for (int v = 0; v < u; ++v)
+            {
+                forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], mine, append);
+            }
+            for (int64_t at = c.begin; at < c.begin + own; ++at) append(buf.scratchKeys[at], buf.scratchOrder[at]);
+            for (int v = u + 1; v < numThreads; ++v)
+            {
+                forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], mine, append);
+            }
+            // The scratch buffers become the sort's ping-pong partners once every thread has read them.
+#pragma omp barrier
+            if (to > first)
+            {
+                sortRun(buf, {first, to, varyingBits(lo, hi), false});
+                if (b.id || b.rank) breakTiesById(buf.keys, b, buf.order, first, to);
+                gatherBodies(b, buf.order, first, to, t.pos.data(), t.mass.data());
+            }
         }
     }
+    return !givenUp.load();
+}
+
+} // namespace
+
+void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
+{
+    const int64_t n = b.n;
+    BuildScratch& s = t.scratch;
+    if (boxSize > 0) validateInBox(b, boxSize);
+    const KeyGrid grid =
+        boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
+    t.keys.resize(size_t(n));
+    t.order.resize(size_t(n));
+    s.keys.resize(size_t(n));
+    s.order.resize(size_t(n));
+    t.pos.resize(size_t(n));
+    t.mass.resize(size_t(n));
+    s.bucketPath = bucketSortBodies(b, grid, t);
+    if (!s.bucketPath) radixSortBodies(b, grid, t);
 }
 
 namespace {

@@ -77,6 +77,11 @@ struct BuildScratch
     std::vector<uint64_t> digitLo, digitHi; ///< per thread, per digit value: smallest, largest key
     std::vector<SortRange> large, small;    ///< runs still to split in parallel; runs sorted by one thread
     std::vector<Box<Vec3d>> boxes;          ///< per thread: bounding box of a chunk
+    std::vector<uint64_t> splitters;        ///< bucket path: per thread, the smallest key of its bucket
+    std::vector<int64_t> chunkOwn;          ///< bucket path: per chunk, keys of the chunk's own bucket
+    std::vector<int64_t> chunkForeign;      ///< bucket path: per chunk, keys of other buckets
+    std::vector<int64_t> bucketFirst;       ///< bucket path: first tree position of every bucket, then n
+    bool bucketPath = false;                ///< whether the last sortBodies took the bucket path
     std::vector<int32_t> levelFirst;        ///< first cell of every level, then the cell count
 };
 
