@@ -514,24 +514,36 @@ void radixSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
 /// The bucket path handles at least this many bodies per thread (below, the radix path does).
 constexpr int64_t kBucketMinPerThread = 4096;
 
-/// The bucket path gives up when more than 1 / kForeignShare of a chunk's keys belong to other
-/// threads' buckets (an input far from its tree order: a fresh model), or when a bucket holds more
-/// than kBucketImbalance times a thread's share.
-constexpr int64_t kForeignShare    = 4;
+/// The bucket path gives up when a chunk's keys of other threads' buckets (foreign) exceed
+/// (scanned + min(chunk, kForeignSlack)) / kForeignShare at the end of a block of its scan (an input
+/// far from its tree order, a fresh model, is found within a block or two), or when a bucket holds
+/// more than kBucketImbalance times a thread's share. Measured on a step's input (BM_SortDisorder's,
+/// 2^20, 16 threads): 2.6% (Plummer, dt 1/64), 1.3% (1/128), 0.66% and 0.33% (galaxy) of the keys
+/// foreign, at most 4.4% of a chunk, most of them at its start; buckets within 1% of a share.
+constexpr int64_t kForeignShare    = 8;
+constexpr int64_t kForeignSlack    = 16384;
 constexpr int64_t kBucketImbalance = 2;
 
-/// How many bodies a thread scans between looks at whether another thread gave up.
+/// How many bodies a thread scans between looks at its foreign count and at whether another thread
+/// gave up.
 constexpr int64_t kScanBlock = 4096;
 
-/// The median of the keys of the bodies at i - 1, i and i + 1 (those in [0, n)): the smallest key of
-/// a bucket, taken where the input order puts the bucket's start, so that a single body far from
-/// its place cannot set it.
+/// A bucket's smallest key is the median of kSplitterSamples keys kSplitterSpacing bodies apart around
+/// the start of the thread's chunk, where the input order puts the bucket's start: a run of fewer than
+/// kSplitterSamples / 2 * kSplitterSpacing bodies far from their place cannot set it.
+constexpr int kSplitterSamples     = 9;
+constexpr int64_t kSplitterSpacing = 64;
+
 uint64_t splitterAt(const BodySpan& b, const KeyGrid& grid, int64_t i)
 {
-    const uint64_t here = grid.key(b.pos[i]);
-    if (i == 0 || i + 1 >= b.n) return here;
-    const uint64_t before = grid.key(b.pos[i - 1]), after = grid.key(b.pos[i + 1]);
-    return std::max(std::min(before, here), std::min(std::max(before, here), after));
+    std::array<uint64_t, kSplitterSamples> keys;
+    for (int j = 0; j < kSplitterSamples; ++j)
+    {
+        const int64_t at = std::clamp(i + (j - kSplitterSamples / 2) * kSplitterSpacing, int64_t(0), b.n - 1);
+        keys[size_t(j)]  = grid.key(b.pos[at]);
+    }
+    std::nth_element(keys.begin(), keys.begin() + kSplitterSamples / 2, keys.end());
+    return keys[kSplitterSamples / 2];
 }
 
 /// The keys a thread of the bucket path owns: [lo, hi), or [lo, ...) for the last thread.
@@ -558,6 +570,92 @@ void forForeignIn(const SortBuffers& buf, const Chunk& c, int64_t numForeign, co
         const uint64_t k = buf.scratchKeys[at];
         if (range.holds(k)) f(k, buf.scratchOrder[at]);
     }
+}
+
+/// What the scan of one chunk found: its own and foreign keys, the smallest and largest own key.
+struct ChunkScan
+{
+    int64_t own = 0, foreign = 0;
+    uint64_t lo = ~uint64_t(0), hi = 0;
+};
+
+/// The keys of chunk c into the scratch buffers: those `mine` holds from the chunk's start forwards,
+/// the foreign ones from its end backwards. Sets givenUp when the foreign keys are too many
+/// (kForeignShare) and stops early when any thread has set it.
+ChunkScan scanChunk(const BodySpan& b, const KeyGrid& grid, const SortBuffers& buf, const Chunk& c,
+                    const KeyRange& mine, std::atomic<bool>& givenUp)
+{
+    ChunkScan r;
+    const int64_t slack = std::min(c.end - c.begin, kForeignSlack);
+    for (int64_t block = c.begin; block < c.end && !givenUp.load(std::memory_order_relaxed); block += kScanBlock)
+    {
+        const int64_t end = std::min(c.end, block + kScanBlock);
+        for (int64_t i = block; i < end; ++i)
+        {
+            const uint64_t k = grid.key(b.pos[i]);
+            int64_t at       = c.end - (r.foreign + 1);
+            if (mine.holds(k))
+            {
+                at   = c.begin + r.own++;
+                r.lo = std::min(r.lo, k);
+                r.hi = std::max(r.hi, k);
+            }
+            else
+            {
+                ++r.foreign;
+            }
+            buf.scratchKeys[at]  = k;
+            buf.scratchOrder[at] = int32_t(i);
+        }
+        if (r.foreign * kForeignShare > end - c.begin + slack) givenUp.store(true, std::memory_order_relaxed);
+    }
+    return r;
+}
+
+/// Where the keys of every bucket lie after the scan of the bucket path: each chunk's own keys at its
+/// start, its foreign keys from its end backwards.
+struct BucketPieces
+{
+    const SortBuffers& buf;
+    const BuildScratch& s;
+    int64_t n;
+    int numThreads;
+
+    /// Calls f(key, index) for every key of bucket u (its keys: range) in the caller's order: the foreign
+    /// keys of lower chunks, chunk u's own keys, the foreign keys of higher chunks.
+    template<class F>
+    void forEach(int u, const KeyRange& range, F&& f) const
+    {
+        for (int v = 0; v < u; ++v) forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], range, f);
+        const Chunk c = chunkOf(n, u, numThreads);
+        for (int64_t at = c.begin; at < c.begin + s.chunkOwn[size_t(u)]; ++at)
+            f(buf.scratchKeys[at], buf.scratchOrder[at]);
+        for (int v = u + 1; v < numThreads; ++v)
+        {
+            forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], range, f);
+        }
+    }
+};
+
+/// Collects bucket u (keys differing in their low `bits` bits) into the result buffers from `first` on,
+/// by a stable radix pass on the top kLocalBits of those bits (the first pass of its sort); returns the
+/// count of every digit.
+std::array<int64_t, kLocalSize> collectBucket(const BucketPieces& pieces, int u, const KeyRange& range, int bits,
+                                              int64_t first)
+{
+    const int shift                       = std::max(0, bits - kLocalBits);
+    const uint64_t mask                   = kLocalSize - 1;
+    std::array<int64_t, kLocalSize> count = {};
+    pieces.forEach(u, range, [&](uint64_t k, int32_t) { count[(k >> shift) & mask]++; });
+    int64_t offset[kLocalSize];
+    std::exclusive_scan(count.begin(), count.end(), offset, first);
+    const SortBuffers& buf = pieces.buf;
+    pieces.forEach(u, range, [&](uint64_t k, int32_t i) {
+        const int64_t to = offset[(k >> shift) & mask]++;
+        buf.keys[to]     = k;
+        buf.order[to]    = i;
+    });
+    return count;
 }
 
 /// The bucket path of sortBodies, for an input close to its tree order (a simulation step keeps its
@@ -589,41 +687,22 @@ bool bucketSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
         s.splitters[size_t(u)] = u == 0 ? 0 : splitterAt(b, grid, c.begin);
 #pragma omp barrier
 #pragma omp single
-        for (int v = 1; v < numThreads; ++v)
-            s.splitters[size_t(v)] = std::max(s.splitters[size_t(v)], s.splitters[size_t(v) - 1]);
+        {
+            for (int v = 1; v < numThreads; ++v)
+            {
+                s.splitters[size_t(v)] = std::max(s.splitters[size_t(v)], s.splitters[size_t(v) - 1]);
+            }
+        }
         const KeyRange mine = bucketKeys(s.splitters, u, numThreads);
 
-        // The scan: own keys from the chunk's start forwards, foreign ones from its end backwards.
-        int64_t own = 0, foreign = 0;
-        uint64_t lo = ~uint64_t(0), hi = 0;
-        const int64_t foreignMax = (c.end - c.begin) / kForeignShare;
-        for (int64_t block = c.begin; block < c.end && !givenUp.load(std::memory_order_relaxed); block += kScanBlock)
-        {
-            for (int64_t i = block, end = std::min(c.end, block + kScanBlock); i < end; ++i)
-            {
-                const uint64_t k = grid.key(b.pos[i]);
-                int64_t at       = c.end - (foreign + 1);
-                if (mine.holds(k))
-                {
-                    at = c.begin + own++;
-                    lo = std::min(lo, k);
-                    hi = std::max(hi, k);
-                }
-                else
-                {
-                    ++foreign;
-                }
-                buf.scratchKeys[at]  = k;
-                buf.scratchOrder[at] = int32_t(i);
-            }
-            if (foreign > foreignMax) givenUp.store(true, std::memory_order_relaxed);
-        }
-        s.chunkOwn[size_t(u)]     = own;
-        s.chunkForeign[size_t(u)] = foreign;
+        const ChunkScan scan = scanChunk(b, grid, buf, c, mine, givenUp);
+        uint64_t lo = scan.lo, hi = scan.hi;
+        s.chunkOwn[size_t(u)]     = scan.own;
+        s.chunkForeign[size_t(u)] = scan.foreign;
 #pragma omp barrier
         if (!givenUp.load())
         {
-            int64_t size = own;
+            int64_t size = scan.own;
             for (int v = 0; v < numThreads; ++v)
             {
                 if (v == u) continue;
@@ -648,28 +727,23 @@ bool bucketSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
         }
         if (!givenUp.load())
         {
-            const int64_t first = s.bucketFirst[size_t(u)];
-            int64_t to          = first;
-            auto append         = [&](uint64_t k, int32_t i) {
-                buf.keys[to]    = k;
-                buf.order[to++] = i;
-            };
-            for (int v = 0; v < u; ++v)
-            {
-                forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], mine, append);
-            }
-            for (int64_t at = c.begin; at < c.begin + own; ++at) append(buf.scratchKeys[at], buf.scratchOrder[at]);
-            for (int v = u + 1; v < numThreads; ++v)
-            {
-                forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], mine, append);
-            }
+            const int64_t first = s.bucketFirst[size_t(u)], end = s.bucketFirst[size_t(u) + 1];
+            const BucketPieces pieces{buf, s, n, numThreads};
+            const int bits                              = varyingBits(lo, hi);
+            const std::array<int64_t, kLocalSize> count = collectBucket(pieces, u, mine, bits, first);
             // The scratch buffers become the sort's ping-pong partners once every thread has read them.
 #pragma omp barrier
-            if (to > first)
+            const int shift = std::max(0, bits - kLocalBits);
+            int64_t begin   = first;
+            for (int64_t digitCount : count)
             {
-                sortRun(buf, {first, to, varyingBits(lo, hi), false});
-                if (b.id || b.rank) breakTiesById(buf.keys, b, buf.order, first, to);
-                gatherBodies(b, buf.order, first, to, t.pos.data(), t.mass.data());
+                if (digitCount > 0) sortRun(buf, {begin, begin + digitCount, shift, false});
+                begin += digitCount;
+            }
+            if (end > first)
+            {
+                if (b.id || b.rank) breakTiesById(buf.keys, b, buf.order, first, end);
+                gatherBodies(b, buf.order, first, end, t.pos.data(), t.mass.data());
             }
         }
     }
