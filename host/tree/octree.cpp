@@ -560,16 +560,32 @@ KeyRange bucketKeys(const std::vector<uint64_t>& splitters, int u, int numThread
     return {splitters[size_t(u)], u + 1 < numThreads ? splitters[size_t(u) + 1] : 0, u + 1 == numThreads};
 }
 
-/// Calls f(key, index) for the foreign keys of chunk c that range holds, in the caller's order (the
-/// scan wrote them from the chunk's end backwards).
-template<class F>
-void forForeignIn(const SortBuffers& buf, const Chunk& c, int64_t numForeign, const KeyRange& range, F&& f)
+/// Groups the foreign keys of chunk c (the scan wrote them from the chunk's end backwards) by their
+/// bucket, each group in the caller's order, back into their place in the scratch buffers; first (one
+/// entry per bucket, then the end) receives where each group starts. The result buffers at the
+/// chunk's foreign keys serve as working memory (no bucket is collected yet).
+void groupForeign(const SortBuffers& buf, const Chunk& c, int64_t numForeign, const std::vector<uint64_t>& splitters,
+                  int numThreads, int64_t* first)
 {
-    for (int64_t at = c.end - 1; at >= c.end - numForeign; --at)
+    const int64_t begin = c.end - numForeign;
+    auto bucketOf       = [&](uint64_t k) {
+        return int(std::upper_bound(splitters.begin(), splitters.begin() + numThreads, k) - splitters.begin()) - 1;
+    };
+    std::fill(first, first + numThreads + 1, int64_t(0));
+    for (int64_t at = begin; at < c.end; ++at) first[bucketOf(buf.scratchKeys[at]) + 1]++;
+    std::partial_sum(first, first + numThreads + 1, first);
+    for (int u = 0; u <= numThreads; ++u) first[u] += begin;
+    // first[u] serves as group u's cursor, which ends where group u + 1 starts: shifted back below.
+    for (int64_t at = c.end - 1; at >= begin; --at)
     {
-        const uint64_t k = buf.scratchKeys[at];
-        if (range.holds(k)) f(k, buf.scratchOrder[at]);
+        const int64_t into = first[bucketOf(buf.scratchKeys[at])]++;
+        buf.keys[into]     = buf.scratchKeys[at];
+        buf.order[into]    = buf.scratchOrder[at];
     }
+    for (int u = numThreads - 1; u > 0; --u) first[u] = first[u - 1];
+    first[0] = begin;
+    std::copy(buf.keys + begin, buf.keys + c.end, buf.scratchKeys + begin);
+    std::copy(buf.order + begin, buf.order + c.end, buf.scratchOrder + begin);
 }
 
 /// What the scan of one chunk found: its own and foreign keys, the smallest and largest own key.
@@ -621,18 +637,19 @@ struct BucketPieces
     int64_t n;
     int numThreads;
 
-    /// Calls f(key, index) for every key of bucket u (its keys: range) in the caller's order: the foreign
-    /// keys of lower chunks, chunk u's own keys, the foreign keys of higher chunks.
+    /// Where chunk v's foreign keys of bucket u start (u = numThreads: where they end).
+    int64_t foreignFirst(int v, int u) const { return s.foreignFirst[size_t(v) * size_t(numThreads + 1) + size_t(u)]; }
+
+    /// Calls f(key, index) for every key of bucket u in the caller's order: the foreign keys of lower
+    /// chunks, chunk u's own keys, the foreign keys of higher chunks.
     template<class F>
-    void forEach(int u, const KeyRange& range, F&& f) const
+    void forEach(int u, F&& f) const
     {
-        for (int v = 0; v < u; ++v) forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], range, f);
-        const Chunk c = chunkOf(n, u, numThreads);
-        for (int64_t at = c.begin; at < c.begin + s.chunkOwn[size_t(u)]; ++at)
-            f(buf.scratchKeys[at], buf.scratchOrder[at]);
-        for (int v = u + 1; v < numThreads; ++v)
+        for (int v = 0; v < numThreads; ++v)
         {
-            forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], range, f);
+            const int64_t begin = v == u ? chunkOf(n, u, numThreads).begin : foreignFirst(v, u);
+            const int64_t end   = v == u ? begin + s.chunkOwn[size_t(u)] : foreignFirst(v, u + 1);
+            for (int64_t at = begin; at < end; ++at) f(buf.scratchKeys[at], buf.scratchOrder[at]);
         }
     }
 };
@@ -640,17 +657,16 @@ struct BucketPieces
 /// Collects bucket u (keys differing in their low `bits` bits) into the result buffers from `first` on,
 /// by a stable radix pass on the top kLocalBits of those bits (the first pass of its sort); returns the
 /// count of every digit.
-std::array<int64_t, kLocalSize> collectBucket(const BucketPieces& pieces, int u, const KeyRange& range, int bits,
-                                              int64_t first)
+std::array<int64_t, kLocalSize> collectBucket(const BucketPieces& pieces, int u, int bits, int64_t first)
 {
     const int shift                       = std::max(0, bits - kLocalBits);
     const uint64_t mask                   = kLocalSize - 1;
     std::array<int64_t, kLocalSize> count = {};
-    pieces.forEach(u, range, [&](uint64_t k, int32_t) { count[(k >> shift) & mask]++; });
+    pieces.forEach(u, [&](uint64_t k, int32_t) { count[(k >> shift) & mask]++; });
     int64_t offset[kLocalSize];
     std::exclusive_scan(count.begin(), count.end(), offset, first);
     const SortBuffers& buf = pieces.buf;
-    pieces.forEach(u, range, [&](uint64_t k, int32_t i) {
+    pieces.forEach(u, [&](uint64_t k, int32_t i) {
         const int64_t to = offset[(k >> shift) & mask]++;
         buf.keys[to]     = k;
         buf.order[to]    = i;
@@ -677,6 +693,7 @@ bool bucketSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
     s.chunkOwn.resize(slots);
     s.chunkForeign.resize(slots);
     s.bucketFirst.resize(slots + 1);
+    s.foreignFirst.resize(slots * (slots + 1));
     const SortBuffers buf{t.keys.data(), s.keys.data(), t.order.data(), s.order.data()};
     std::atomic<bool> givenUp{false};
 #pragma omp parallel
@@ -700,18 +717,21 @@ bool bucketSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
         s.chunkOwn[size_t(u)]     = scan.own;
         s.chunkForeign[size_t(u)] = scan.foreign;
 #pragma omp barrier
+        const size_t stride = size_t(numThreads) + 1;
         if (!givenUp.load())
         {
-            int64_t size = scan.own;
-            for (int v = 0; v < numThreads; ++v)
-            {
-                if (v == u) continue;
-                forForeignIn(buf, chunkOf(n, v, numThreads), s.chunkForeign[size_t(v)], mine, [&](uint64_t k, int32_t) {
-                    ++size;
-                    lo = std::min(lo, k);
-                    hi = std::max(hi, k);
-                });
-            }
+            groupForeign(buf, c, scan.foreign, s.splitters, numThreads, s.foreignFirst.data() + size_t(u) * stride);
+        }
+#pragma omp barrier
+        const BucketPieces pieces{buf, s, n, numThreads};
+        if (!givenUp.load())
+        {
+            int64_t size = 0;
+            pieces.forEach(u, [&](uint64_t k, int32_t) {
+                ++size;
+                lo = std::min(lo, k);
+                hi = std::max(hi, k);
+            });
             s.bucketFirst[size_t(u) + 1] = size;
         }
 #pragma omp barrier
@@ -728,9 +748,8 @@ bool bucketSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
         if (!givenUp.load())
         {
             const int64_t first = s.bucketFirst[size_t(u)], end = s.bucketFirst[size_t(u) + 1];
-            const BucketPieces pieces{buf, s, n, numThreads};
             const int bits                              = varyingBits(lo, hi);
-            const std::array<int64_t, kLocalSize> count = collectBucket(pieces, u, mine, bits, first);
+            const std::array<int64_t, kLocalSize> count = collectBucket(pieces, u, bits, first);
             // The scratch buffers become the sort's ping-pong partners once every thread has read them.
 #pragma omp barrier
             const int shift = std::max(0, bits - kLocalBits);

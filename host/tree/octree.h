@@ -81,6 +81,7 @@ struct BuildScratch
     std::vector<int64_t> chunkOwn;          ///< bucket path: per chunk, keys of the chunk's own bucket
     std::vector<int64_t> chunkForeign;      ///< bucket path: per chunk, keys of other buckets
     std::vector<int64_t> bucketFirst;       ///< bucket path: first tree position of every bucket, then n
+    std::vector<int64_t> foreignFirst;      ///< bucket path: per chunk, where its foreign keys of each bucket start
     bool bucketPath = false;                ///< whether the last sortBodies took the bucket path
     std::vector<int32_t> levelFirst;        ///< first cell of every level, then the cell count
 };
