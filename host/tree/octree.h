@@ -161,6 +161,10 @@ void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64
 /// by id, then BodySpan::nameOf (the caller's index unless ranks are given), so the tree order does not depend on the input order when ids are
 /// unique. Fills order, keys, pos, mass. With boxSize > 0 the cube is the periodic box [0, boxSize)^3
 /// itself (the root cell of a periodic tree), and a body outside it is an InputError (validateInBox).
+/// Bodies close to their tree order (a simulation step's, in the last step's tree order) are sorted in
+/// one bucket per thread; others, or when the counts of the first pass say the order is far from
+/// sorted, by radix passes over all bodies (BuildScratch::bucketPath says which ran). The order is the
+/// same either way, for any thread count.
 void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel; the cells are numbered breadth-first.
