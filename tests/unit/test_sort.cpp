@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 #include <cstring>
 #include <numeric>
 
@@ -216,4 +217,236 @@ TEST(Sort, ReusedTreeMatchesReferenceForChangingInputs)
     for (Vec3d& p : shifted.set.pos) p = {p.x * 1e-3 + 5.0, p.y * 1e3, p.z};
     expectReferenceOrder(shifted, t);
     expectReferenceOrder(plummer, t);
+}
+
+// The bucket path (bodies near their tree order, as a simulation step gives them) and its fallback to
+// the radix path: the order is the reference's either way, for every thread count; which path ran is
+// checked so that each test exercises the path it is about.
+namespace {
+
+/// Enough bodies for the bucket path on every thread count of expectReferenceOrder (4096 per thread).
+constexpr int64_t kBucketN = 70000;
+
+/// The thread counts expectReferenceOrder sorts on.
+std::vector<int> threadCounts()
+{
+#ifdef _OPENMP
+    return {1, 2, 3, 4, 7, 16};
+#else
+    return {1};
+#endif
+}
+
+/// expectReferenceOrder, and that each thread count took the bucket path (bucket) or the radix path.
+void expectReferenceOrderOnPath(const Bodies& b, bool bucket)
+{
+    HostTree t;
+    expectReferenceOrder(b, t);
+#ifdef _OPENMP
+    const int saved = omp_get_max_threads();
+#endif
+    for (int threads : threadCounts())
+    {
+#ifdef _OPENMP
+        omp_set_num_threads(threads);
+#endif
+        sortBodies(b.span(), t, b.boxSize);
+        // One thread owns every key: nothing is foreign, so even a random order takes the bucket path.
+        EXPECT_EQ(t.scratch.bucketPath, bucket || threads == 1) << "threads = " << threads;
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(saved);
+#endif
+}
+
+/// The bodies of b in their tree order (ranks the caller's indices) drifted by dt.
+Bodies inTreeOrder(const Bodies& b, double dt)
+{
+    HostTree t;
+    sortBodies(b.span(), t);
+    const int64_t n = b.set.size();
+    Bodies s;
+    s.set.resize(n);
+    s.rank.resize(size_t(n));
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const int32_t i = t.order[k];
+        s.set.pos[k]    = b.set.pos[i] + dt * b.set.vel[i];
+        s.set.mass[k]   = b.set.mass[i];
+        s.set.id[k]     = b.set.id[i];
+        s.rank[k]       = i;
+    }
+    return s;
+}
+
+/// A Plummer sphere whose bounding cube two bodies at rest fix, so that the edits of a test do not move
+/// the key grid (a grid moved by a fair fraction of a cell reorders the keys at that cell's level and
+/// below: the fallback's case, not the bucket path's), and with coincident pairs (bodies 5j + 2 and
+/// 5j + 3, same velocity) for ties of key.
+Bodies anchoredPlummer(int64_t n, uint64_t seed)
+{
+    Bodies b     = plummerBodies(n, seed);
+    b.set.pos[0] = {-40.0, -40.0, -40.0};
+    b.set.pos[1] = {40.0, 40.0, 40.0};
+    b.set.vel[0] = {0.0, 0.0, 0.0};
+    b.set.vel[1] = {0.0, 0.0, 0.0};
+    for (int64_t i = 2; i + 1 < n; i += 5)
+    {
+        b.set.pos[i + 1] = b.set.pos[i];
+        b.set.vel[i + 1] = b.set.vel[i];
+    }
+    return b;
+}
+
+/// Every chunk boundary of 2, 3, 4, 7 and 16 threads over n bodies.
+std::vector<int64_t> chunkBoundaries(int64_t n)
+{
+    std::vector<int64_t> at;
+    for (int parts : {2, 3, 4, 7, 16})
+    {
+        for (int p = 1; p < parts; ++p) at.push_back(n * p / parts);
+    }
+    return at;
+}
+
+} // namespace
+
+TEST(SortBuckets, SimulationStepInputTakesTheBucketPath)
+{
+    const Bodies plummer = anchoredPlummer(kBucketN, 31);
+    expectReferenceOrderOnPath(inTreeOrder(plummerBodies(kBucketN, 31), 1.0 / 64), true);
+    expectReferenceOrderOnPath(inTreeOrder(plummer, 1.0 / 64), true);
+    expectReferenceOrderOnPath(inTreeOrder(plummer, 1.0 / 128), true);
+    expectReferenceOrderOnPath(inTreeOrder(plummer, 0.0), true);
+}
+
+// Short runs of bodies far ahead of their place and far behind it, next to the chunk boundaries and
+// inside chunks: a few bodies set aside each, the rest of the chunk kept.
+TEST(SortBuckets, FarJumpsForwardAndBackwardMatchReference)
+{
+    Bodies b        = inTreeOrder(anchoredPlummer(kBucketN, 32), 1.0 / 64);
+    const int64_t n = b.set.size();
+    for (int64_t at : chunkBoundaries(n))
+    {
+        for (int64_t k = 0; k < 12; ++k)
+        {
+            std::swap(b.set.pos[at - 6 + k], b.set.pos[(at * 7 + k * 977) % n]); // far either way
+        }
+    }
+    for (int64_t k = 0; k < 40; ++k) std::swap(b.set.pos[1000 + k], b.set.pos[n - 1000 + k]);
+    for (int64_t k = 0; k < 40; ++k) std::swap(b.set.pos[n / 2 + 500 + k], b.set.pos[50 + k]);
+    expectReferenceOrderOnPath(b, true);
+}
+
+// Runs of equal keys (coincident bodies, ids decreasing, ranks given) across every chunk boundary: part
+// of each run lies in the chunk before the boundary (foreign there), part in the one after it.
+TEST(SortBuckets, EqualKeysAcrossChunksAndForeignKeysMatchReference)
+{
+    Bodies b        = inTreeOrder(anchoredPlummer(kBucketN, 33), 1.0 / 64);
+    const int64_t n = b.set.size();
+    for (int64_t at : chunkBoundaries(n))
+    {
+        for (int64_t k = at - 40; k < at + 40; ++k)
+        {
+            b.set.pos[k] = b.set.pos[at];
+            b.set.id[k]  = uint64_t(n - k);
+        }
+    }
+    expectReferenceOrderOnPath(b, true);
+    // Equal ids too: the ranks decide.
+    for (int64_t at : chunkBoundaries(n))
+    {
+        for (int64_t k = at - 40; k < at + 40; ++k) b.set.id[k] = 7;
+    }
+    expectReferenceOrderOnPath(b, true);
+}
+
+// Coincident pairs with ids repeated in threes and ranks reversed: ties by id, then by rank.
+TEST(SortBuckets, TiesByIdAndRankMatchReference)
+{
+    Bodies b        = inTreeOrder(anchoredPlummer(kBucketN, 34), 1.0 / 64);
+    const int64_t n = b.set.size();
+    for (int64_t k = 0; k < n; ++k)
+    {
+        b.set.id[k]       = uint64_t(k / 3);
+        b.rank[size_t(k)] = int32_t(n - 1 - k);
+    }
+    expectReferenceOrderOnPath(b, true);
+}
+
+// Inputs far from their tree order fall back to the radix path: a fresh model (random order), and a
+// step's input reversed.
+TEST(SortBuckets, RandomAndReversedOrdersFallBackToRadix)
+{
+    expectReferenceOrderOnPath(plummerBodies(kBucketN, 35), false);
+    Bodies reversed = inTreeOrder(plummerBodies(kBucketN, 36), 1.0 / 64);
+    std::reverse(reversed.set.pos.begin(), reversed.set.pos.end());
+    expectReferenceOrderOnPath(reversed, false);
+}
+
+// Too few bodies for buckets on the thread count (fewer than 4096 per thread, down to one body): the
+// radix path; 4096 per thread: the bucket path.
+TEST(SortBuckets, FewBodiesPerThreadTakeTheRadixPath)
+{
+    for (int64_t n : {int64_t(1), int64_t(2), int64_t(5), int64_t(8191), int64_t(8192)})
+    {
+        Bodies b = inTreeOrder(plummerBodies(std::max<int64_t>(n, 2), 37), 1.0 / 64);
+        b.set.resize(n);
+        b.rank.resize(size_t(n));
+        for (int64_t k = 0; k < n; ++k) b.rank[size_t(k)] = int32_t(k);
+        HostTree t;
+        expectReferenceOrder(b, t);
+#ifdef _OPENMP
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(2);
+        sortBodies(b.span(), t);
+        EXPECT_EQ(t.scratch.bucketPath, n >= 8192) << "n = " << n;
+        omp_set_num_threads(saved);
+#endif
+    }
+}
+
+// One tree alternates between the paths and between sizes: the scratch of one call never leaks into
+// the order of the next.
+TEST(SortBuckets, ReusedTreeAlternatingPathsMatchesReference)
+{
+    HostTree t;
+    const Bodies plummer = plummerBodies(kBucketN, 38);
+    expectReferenceOrder(inTreeOrder(plummer, 1.0 / 64), t);
+    expectReferenceOrder(plummer, t);
+    expectReferenceOrder(inTreeOrder(plummerBodies(2 * kBucketN, 39), 1.0 / 128), t);
+    expectReferenceOrder(inTreeOrder(plummer, 1.0 / 64), t);
+}
+
+// Without ids and ranks, equal keys keep the caller's order: the bucket collects the keys of lower
+// chunks, then its own, then those of higher chunks, so that its stable sort sees them in that order.
+TEST(SortBuckets, EqualKeysWithoutIdsKeepTheCallersOrder)
+{
+    Bodies b        = inTreeOrder(anchoredPlummer(kBucketN, 40), 1.0 / 64);
+    const int64_t n = b.set.size();
+    for (int64_t at : chunkBoundaries(n))
+    {
+        for (int64_t k = at - 300; k < at + 300; k += 3) b.set.pos[k] = b.set.pos[at];
+    }
+    const BodySpan span{b.set.pos.data(), b.set.mass.data(), nullptr, n};
+    const std::vector<uint64_t> keys = mortonKeysInBoundingCube(b.set.pos.data(), n);
+    std::vector<int32_t> ref(static_cast<size_t>(n));
+    std::iota(ref.begin(), ref.end(), 0);
+    std::stable_sort(ref.begin(), ref.end(), [&keys](int32_t a, int32_t c) { return keys[a] < keys[c]; });
+    HostTree t;
+#ifdef _OPENMP
+    const int saved = omp_get_max_threads();
+#endif
+    for (int threads : threadCounts())
+    {
+#ifdef _OPENMP
+        omp_set_num_threads(threads);
+#endif
+        sortBodies(span, t);
+        EXPECT_TRUE(t.scratch.bucketPath) << "threads = " << threads;
+        EXPECT_EQ(t.order, ref) << "threads = " << threads;
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(saved);
+#endif
 }
