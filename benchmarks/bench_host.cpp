@@ -3,10 +3,6 @@
 // interactions per body. Run: build/benchmarks/octwalk_bench_host --benchmark_out=...
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <vector>
-
 #include "bench_common.h"
 #include "host/solver/solver.h"
 #include "host/core/timer.h"
@@ -111,8 +107,7 @@ void timeHostBuild(benchmark::State& state, const ParticleSet& b)
         pt[Phase::Packing] = clock.lap();
         times.push_back(pt);
     }
-    state.counters["threads"]     = maxThreads();
-    state.counters["bucket_path"] = t.scratch.bucketPath;
+    state.counters["threads"] = maxThreads();
     bench::setThreads(saved);
     bench::setHostPhaseCounters(state, times);
     setRate(state, b.size());
@@ -122,12 +117,13 @@ void timeHostBuild(benchmark::State& state, const ParticleSet& b)
 void BM_HostTotal(benchmark::State& state) { timeHostBuild(state, model(state.range(0), state.range(1))); }
 
 /// The bodies of model `which` as a simulation step finds them when it keeps its state in tree order
-/// (host/sim/simulation.h): in the tree order of the previous step, then drifted for one step.
-ParticleSet inPreviousTreeOrder(int64_t n, int64_t which, double kStep = 1.0 / 64)
+/// (host/sim/simulation.h): in the tree order of the previous step, then drifted for one step of 1/64.
+ParticleSet inPreviousTreeOrder(int64_t n, int64_t which)
 {
     const ParticleSet& b = model(n, which);
     HostTree t;
     sortBodies(span(b), t);
+    constexpr double kStep = 1.0 / 64;
     ParticleSet s;
     s.resize(n);
     for (int64_t k = 0; k < n; ++k)
@@ -144,53 +140,6 @@ ParticleSet inPreviousTreeOrder(int64_t n, int64_t which, double kStep = 1.0 / 6
 /// BM_HostTotal on the bodies of a simulation step (inPreviousTreeOrder): the order they arrive in is
 /// almost the tree's, so the sort moves little and the gather into tree order streams.
 void BM_HostStep(benchmark::State& state) { timeHostBuild(state, inPreviousTreeOrder(state.range(0), state.range(1))); }
-
-/// Position in the tree order of every body of b, by its index in b.
-std::vector<int64_t> treeRanks(const ParticleSet& b)
-{
-    HostTree t;
-    sortBodies(span(b), t);
-    std::vector<int64_t> rank(size_t(b.size()));
-    for (int64_t k = 0; k < b.size(); ++k) rank[size_t(t.order[k])] = k;
-    return rank;
-}
-
-/// Length of a longest increasing subsequence of the distinct values v (patience sorting).
-int64_t longestIncreasing(const std::vector<int64_t>& v)
-{
-    std::vector<int64_t> tails;
-    for (int64_t x : v)
-    {
-        auto it = std::lower_bound(tails.begin(), tails.end(), x);
-        if (it == tails.end()) tails.push_back(x);
-        else *it = x;
-    }
-    return int64_t(tails.size());
-}
-
-/// How nearly sorted a simulation step's input is (inPreviousTreeOrder, one drift of 1 / range(2)):
-/// "displaced" = the fraction of bodies outside a longest sorted subsequence; "move_p50" ... "move_max"
-/// = percentiles of |tree position - input position|; "step_order" = 1 when the input is already the
-/// tree order. Counts, not times: one iteration.
-void BM_SortDisorder(benchmark::State& state)
-{
-    const ParticleSet b             = inPreviousTreeOrder(state.range(0), state.range(1), 1.0 / double(state.range(2)));
-    const std::vector<int64_t> rank = treeRanks(b);
-    for (auto _ : state) benchmark::DoNotOptimize(rank.data());
-    const int64_t n = b.size();
-    std::vector<int64_t> move(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) move[size_t(i)] = std::abs(rank[size_t(i)] - i);
-    std::sort(move.begin(), move.end());
-    auto at                     = [&](double q) { return double(move[size_t(q * double(n - 1))]); };
-    state.counters["displaced"] = double(n - longestIncreasing(rank)) / double(n);
-    state.counters["moved"]    = double(n - (std::upper_bound(move.begin(), move.end(), 0) - move.begin())) / double(n);
-    state.counters["move_p50"] = at(0.5);
-    state.counters["move_p90"] = at(0.9);
-    state.counters["move_p99"] = at(0.99);
-    state.counters["move_p999"] = at(0.999);
-    state.counters["move_max"]  = double(move.back());
-    state.SetLabel(state.range(1) == 0 ? "plummer" : "galaxy");
-}
 
 /// N, model and threads: 2^20 and 2^22 for both models on the default threads and on 1, 2, 4, 8, 16
 /// threads.
@@ -325,10 +274,6 @@ BENCHMARK(BM_HostTotal)
     ->ArgNames({"n", "model", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_SortDisorder)
-    ->ArgsProduct({{1 << 20, 1 << 22}, {0, 1}, {64, 128}})
-    ->ArgNames({"n", "model", "inverse_dt"})
-    ->Iterations(1);
 BENCHMARK(BM_HostRefit)->Arg(1 << 20)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HostStep)
     ->Apply(hostTotalArgs)

@@ -1,7 +1,6 @@
 #include "host/tree/octree.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -443,31 +442,19 @@ void validateInBox(const BodySpan& b, double boxSize)
     }
 }
 
-namespace {
-
-/// Copies the bodies order[begin, end) names into pos and mass at the same positions.
-void gatherBodies(const BodySpan& b, const int32_t* order, int64_t begin, int64_t end, Vec3d* pos, double* mass)
-{
-    for (int64_t k = begin; k < end; ++k)
-    {
-        if (k + kGatherPrefetch < end)
-        {
-            __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
-            __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
-        }
-        pos[k]  = b.pos[order[k]];
-        mass[k] = b.mass[order[k]];
-    }
-}
-
-/// The radix path of sortBodies, for any input order: keys in the caller's order, most-significant-digit
-/// passes by all threads, then runs sorted, tie-broken and gathered one per thread.
-void radixSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
+void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
 {
     const int64_t n = b.n;
     BuildScratch& s = t.scratch;
-    uint64_t* keys  = t.keys.data();
-    int32_t* order  = t.order.data();
+    if (boxSize > 0) validateInBox(b, boxSize);
+    const KeyGrid grid =
+        boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
+    t.keys.resize(size_t(n));
+    t.order.resize(size_t(n));
+    s.keys.resize(size_t(n));
+    s.order.resize(size_t(n));
+    uint64_t* keys = t.keys.data();
+    int32_t* order = t.order.data();
     uint64_t lo = ~uint64_t(0), hi = 0;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
     for (int64_t i = 0; i < n; ++i)
@@ -500,6 +487,8 @@ void radixSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
     std::sort(s.small.begin(), s.small.end(), [](const SortRange& a, const SortRange& c) {
         return a.end - a.begin != c.end - c.begin ? a.end - a.begin > c.end - c.begin : a.begin < c.begin;
     });
+    t.pos.resize(size_t(n));
+    t.mass.resize(size_t(n));
     const int64_t numRuns = int64_t(s.small.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t j = 0; j < numRuns; ++j)
@@ -507,287 +496,17 @@ void radixSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
         const SortRange& r = s.small[j];
         sortRun(buf, r);
         if (b.id || b.rank) breakTiesById(keys, b, order, r.begin, r.end);
-        gatherBodies(b, order, r.begin, r.end, t.pos.data(), t.mass.data());
-    }
-}
-
-/// The bucket path handles at least this many bodies per thread (below, the radix path does: with so
-/// few bodies the parallel regions' start-up dominates either path). Not tuned by measurement: low
-/// enough that the unit tests reach the bucket path with 70000 bodies on 16 threads.
-constexpr int64_t kBucketMinPerThread = 4096;
-
-/// The bucket path gives up when a chunk's keys of other threads' buckets (foreign) exceed
-/// (scanned + min(chunk, kForeignSlack)) / kForeignShare at the end of a block of its scan (an input
-/// far from its tree order, a fresh model, is found within a block or two), or when a bucket holds
-/// more than kBucketImbalance times a thread's share. Measured on a step's input (BM_SortDisorder's,
-/// 2^20, 16 threads): 2.6% (Plummer, dt 1/64), 1.3% (1/128), 0.66% and 0.33% (galaxy) of the keys
-/// foreign, at most 4.4% of a chunk, most of them at its start; buckets within 1% of a share.
-constexpr int64_t kForeignShare    = 8;
-constexpr int64_t kForeignSlack    = 16384;
-constexpr int64_t kBucketImbalance = 2;
-
-/// How many bodies a thread scans between looks at its foreign count and at whether another thread
-/// gave up.
-constexpr int64_t kScanBlock = 4096;
-
-/// A bucket's smallest key is the median of kSplitterSamples keys kSplitterSpacing bodies apart around
-/// the start of the thread's chunk, where the input order puts the bucket's start: a run of fewer than
-/// kSplitterSamples / 2 * kSplitterSpacing bodies far from their place cannot set it.
-constexpr int kSplitterSamples     = 9;
-constexpr int64_t kSplitterSpacing = 64;
-
-uint64_t splitterAt(const BodySpan& b, const KeyGrid& grid, int64_t i)
-{
-    std::array<uint64_t, kSplitterSamples> keys;
-    for (int j = 0; j < kSplitterSamples; ++j)
-    {
-        const int64_t at = std::clamp(i + (j - kSplitterSamples / 2) * kSplitterSpacing, int64_t(0), b.n - 1);
-        keys[size_t(j)]  = grid.key(b.pos[at]);
-    }
-    std::nth_element(keys.begin(), keys.begin() + kSplitterSamples / 2, keys.end());
-    return keys[kSplitterSamples / 2];
-}
-
-/// The keys a thread of the bucket path owns: [lo, hi), or [lo, ...) for the last thread.
-struct KeyRange
-{
-    uint64_t lo, hi;
-    bool last;
-
-    bool holds(uint64_t k) const { return k >= lo && (last || k < hi); }
-};
-
-KeyRange bucketKeys(const std::vector<uint64_t>& splitters, int u, int numThreads)
-{
-    return {splitters[size_t(u)], u + 1 < numThreads ? splitters[size_t(u) + 1] : 0, u + 1 == numThreads};
-}
-
-/// Groups the foreign keys of chunk c (the scan wrote them from the chunk's end backwards) by their
-/// bucket, each group in the caller's order, back into their place in the scratch buffers; first (one
-/// entry per bucket, then the end) receives where each group starts. The result buffers at the
-/// chunk's foreign keys serve as working memory (no bucket is collected yet).
-void groupForeign(const SortBuffers& buf, const Chunk& c, int64_t numForeign, const std::vector<uint64_t>& splitters,
-                  int numThreads, int64_t* first)
-{
-    const int64_t begin = c.end - numForeign;
-    auto bucketOf       = [&](uint64_t k) {
-        return int(std::upper_bound(splitters.begin(), splitters.begin() + numThreads, k) - splitters.begin()) - 1;
-    };
-    std::fill(first, first + numThreads + 1, int64_t(0));
-    for (int64_t at = begin; at < c.end; ++at) first[bucketOf(buf.scratchKeys[at]) + 1]++;
-    std::partial_sum(first, first + numThreads + 1, first);
-    for (int u = 0; u <= numThreads; ++u) first[u] += begin;
-    // first[u] serves as group u's cursor, which ends where group u + 1 starts: shifted back below.
-    for (int64_t at = c.end - 1; at >= begin; --at)
-    {
-        const int64_t into = first[bucketOf(buf.scratchKeys[at])]++;
-        buf.keys[into]     = buf.scratchKeys[at];
-        buf.order[into]    = buf.scratchOrder[at];
-    }
-    for (int u = numThreads - 1; u > 0; --u) first[u] = first[u - 1];
-    first[0] = begin;
-    std::copy(buf.keys + begin, buf.keys + c.end, buf.scratchKeys + begin);
-    std::copy(buf.order + begin, buf.order + c.end, buf.scratchOrder + begin);
-}
-
-/// What the scan of one chunk found: its own and foreign keys, the smallest and largest own key.
-struct ChunkScan
-{
-    int64_t own = 0, foreign = 0;
-    uint64_t lo = ~uint64_t(0), hi = 0;
-};
-
-/// The keys of chunk c into the scratch buffers: those `mine` holds from the chunk's start forwards,
-/// the foreign ones from its end backwards. Sets givenUp when the foreign keys are too many
-/// (kForeignShare) and stops early when any thread has set it.
-ChunkScan scanChunk(const BodySpan& b, const KeyGrid& grid, const SortBuffers& buf, const Chunk& c,
-                    const KeyRange& mine, std::atomic<bool>& givenUp)
-{
-    ChunkScan r;
-    const int64_t slack = std::min(c.end - c.begin, kForeignSlack);
-    for (int64_t block = c.begin; block < c.end && !givenUp.load(std::memory_order_relaxed); block += kScanBlock)
-    {
-        const int64_t end = std::min(c.end, block + kScanBlock);
-        for (int64_t i = block; i < end; ++i)
+        for (int64_t k = r.begin; k < r.end; ++k)
         {
-            const uint64_t k = grid.key(b.pos[i]);
-            int64_t at       = c.end - (r.foreign + 1);
-            if (mine.holds(k))
+            if (k + kGatherPrefetch < r.end)
             {
-                at   = c.begin + r.own++;
-                r.lo = std::min(r.lo, k);
-                r.hi = std::max(r.hi, k);
+                __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
+                __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
             }
-            else
-            {
-                ++r.foreign;
-            }
-            buf.scratchKeys[at]  = k;
-            buf.scratchOrder[at] = int32_t(i);
-        }
-        if (r.foreign * kForeignShare > end - c.begin + slack) givenUp.store(true, std::memory_order_relaxed);
-    }
-    return r;
-}
-
-/// Where the keys of every bucket lie after the scan of the bucket path: each chunk's own keys at its
-/// start, its foreign keys from its end backwards.
-struct BucketPieces
-{
-    const SortBuffers& buf;
-    const BuildScratch& s;
-    int64_t n;
-    int numThreads;
-
-    /// Where chunk v's foreign keys of bucket u start (u = numThreads: where they end).
-    int64_t foreignFirst(int v, int u) const { return s.foreignFirst[size_t(v) * size_t(numThreads + 1) + size_t(u)]; }
-
-    /// Calls f(key, index) for every key of bucket u in the caller's order: the foreign keys of lower
-    /// chunks, chunk u's own keys, the foreign keys of higher chunks.
-    template<class F>
-    void forEach(int u, F&& f) const
-    {
-        for (int v = 0; v < numThreads; ++v)
-        {
-            const int64_t begin = v == u ? chunkOf(n, u, numThreads).begin : foreignFirst(v, u);
-            const int64_t end   = v == u ? begin + s.chunkOwn[size_t(u)] : foreignFirst(v, u + 1);
-            for (int64_t at = begin; at < end; ++at) f(buf.scratchKeys[at], buf.scratchOrder[at]);
+            t.pos[k]  = b.pos[order[k]];
+            t.mass[k] = b.mass[order[k]];
         }
     }
-};
-
-/// Collects bucket u (keys differing in their low `bits` bits) into the result buffers from `first` on,
-/// by a stable radix pass on the top kLocalBits of those bits (the first pass of its sort); returns the
-/// count of every digit.
-std::array<int64_t, kLocalSize> collectBucket(const BucketPieces& pieces, int u, int bits, int64_t first)
-{
-    const int shift                       = std::max(0, bits - kLocalBits);
-    const uint64_t mask                   = kLocalSize - 1;
-    std::array<int64_t, kLocalSize> count = {};
-    pieces.forEach(u, [&](uint64_t k, int32_t) { count[(k >> shift) & mask]++; });
-    int64_t offset[kLocalSize];
-    std::exclusive_scan(count.begin(), count.end(), offset, first);
-    const SortBuffers& buf = pieces.buf;
-    pieces.forEach(u, [&](uint64_t k, int32_t i) {
-        const int64_t to = offset[(k >> shift) & mask]++;
-        buf.keys[to]     = k;
-        buf.order[to]    = i;
-    });
-    return count;
-}
-
-/// The bucket path of sortBodies, for an input close to its tree order (a simulation step keeps its
-/// bodies in the last tree order): bodies move only locally, so the keys at the threads' chunk
-/// boundaries split the key range into one bucket per thread that mostly holds the thread's own chunk.
-/// Each thread computes its chunk's keys, keeping those of its bucket in place and setting the others
-/// (foreign) aside; collects its bucket (foreign keys of lower chunks, its own, those of higher chunks:
-/// the caller's order), sorts it in cache (sortRun, stable), breaks ties and gathers its bodies. The order
-/// is (key, caller's index) before ties, as on the radix path, for any thread count. Returns false,
-/// with nothing in tree order, when a count shows the input too far from sorted (kForeignShare,
-/// kBucketImbalance): then the radix path sorts.
-bool bucketSortBodies(const BodySpan& b, const KeyGrid& grid, HostTree& t)
-{
-    const int64_t n = b.n;
-    if (n < kBucketMinPerThread * maxThreads()) return false;
-    BuildScratch& s    = t.scratch;
-    const size_t slots = size_t(maxThreads());
-    s.splitters.resize(slots);
-    s.chunkOwn.resize(slots);
-    s.chunkForeign.resize(slots);
-    s.bucketFirst.resize(slots + 1);
-    s.foreignFirst.resize(slots * (slots + 1));
-    const SortBuffers buf{t.keys.data(), s.keys.data(), t.order.data(), s.order.data()};
-    std::atomic<bool> givenUp{false};
-#pragma omp parallel
-    {
-        const int u            = threadIndex();
-        const int numThreads   = threadCount();
-        const Chunk c          = chunkOf(n, u, numThreads);
-        s.splitters[size_t(u)] = u == 0 ? 0 : splitterAt(b, grid, c.begin);
-#pragma omp barrier
-#pragma omp single
-        {
-            for (int v = 1; v < numThreads; ++v)
-            {
-                s.splitters[size_t(v)] = std::max(s.splitters[size_t(v)], s.splitters[size_t(v) - 1]);
-            }
-        }
-        const KeyRange mine = bucketKeys(s.splitters, u, numThreads);
-
-        const ChunkScan scan = scanChunk(b, grid, buf, c, mine, givenUp);
-        uint64_t lo = scan.lo, hi = scan.hi;
-        s.chunkOwn[size_t(u)]     = scan.own;
-        s.chunkForeign[size_t(u)] = scan.foreign;
-#pragma omp barrier
-        const size_t stride = size_t(numThreads) + 1;
-        if (!givenUp.load())
-        {
-            groupForeign(buf, c, scan.foreign, s.splitters, numThreads, s.foreignFirst.data() + size_t(u) * stride);
-        }
-#pragma omp barrier
-        const BucketPieces pieces{buf, s, n, numThreads};
-        if (!givenUp.load())
-        {
-            int64_t size = 0;
-            pieces.forEach(u, [&](uint64_t k, int32_t) {
-                ++size;
-                lo = std::min(lo, k);
-                hi = std::max(hi, k);
-            });
-            s.bucketFirst[size_t(u) + 1] = size;
-        }
-#pragma omp barrier
-#pragma omp single
-        {
-            s.bucketFirst[0] = 0;
-            for (int v = 0; v < numThreads && !givenUp.load(); ++v)
-            {
-                const int64_t size = s.bucketFirst[size_t(v) + 1];
-                if (size > kBucketImbalance * (n / numThreads + 1)) givenUp.store(true);
-                s.bucketFirst[size_t(v) + 1] += s.bucketFirst[size_t(v)];
-            }
-        }
-        if (!givenUp.load())
-        {
-            const int64_t first = s.bucketFirst[size_t(u)], end = s.bucketFirst[size_t(u) + 1];
-            const int bits                              = varyingBits(lo, hi);
-            const std::array<int64_t, kLocalSize> count = collectBucket(pieces, u, bits, first);
-            // The scratch buffers become the sort's ping-pong partners once every thread has read them.
-#pragma omp barrier
-            const int shift = std::max(0, bits - kLocalBits);
-            int64_t begin   = first;
-            for (int64_t digitCount : count)
-            {
-                if (digitCount > 0) sortRun(buf, {begin, begin + digitCount, shift, false});
-                begin += digitCount;
-            }
-            if (end > first)
-            {
-                if (b.id || b.rank) breakTiesById(buf.keys, b, buf.order, first, end);
-                gatherBodies(b, buf.order, first, end, t.pos.data(), t.mass.data());
-            }
-        }
-    }
-    return !givenUp.load();
-}
-
-} // namespace
-
-void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
-{
-    const int64_t n = b.n;
-    BuildScratch& s = t.scratch;
-    if (boxSize > 0) validateInBox(b, boxSize);
-    const KeyGrid grid =
-        boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
-    t.keys.resize(size_t(n));
-    t.order.resize(size_t(n));
-    s.keys.resize(size_t(n));
-    s.order.resize(size_t(n));
-    t.pos.resize(size_t(n));
-    t.mass.resize(size_t(n));
-    s.bucketPath = bucketSortBodies(b, grid, t);
-    if (!s.bucketPath) radixSortBodies(b, grid, t);
 }
 
 namespace {

@@ -77,12 +77,6 @@ struct BuildScratch
     std::vector<uint64_t> digitLo, digitHi; ///< per thread, per digit value: smallest, largest key
     std::vector<SortRange> large, small;    ///< runs still to split in parallel; runs sorted by one thread
     std::vector<Box<Vec3d>> boxes;          ///< per thread: bounding box of a chunk
-    std::vector<uint64_t> splitters;        ///< bucket path: per thread, the smallest key of its bucket
-    std::vector<int64_t> chunkOwn;          ///< bucket path: per chunk, keys of the chunk's own bucket
-    std::vector<int64_t> chunkForeign;      ///< bucket path: per chunk, keys of other buckets
-    std::vector<int64_t> bucketFirst;       ///< bucket path: first tree position of every bucket, then n
-    std::vector<int64_t> foreignFirst;      ///< bucket path: per chunk, where its foreign keys of each bucket start
-    bool bucketPath = false;                ///< whether the last sortBodies took the bucket path
     std::vector<int32_t> levelFirst;        ///< first cell of every level, then the cell count
 };
 
@@ -161,10 +155,6 @@ void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64
 /// by id, then BodySpan::nameOf (the caller's index unless ranks are given), so the tree order does not depend on the input order when ids are
 /// unique. Fills order, keys, pos, mass. With boxSize > 0 the cube is the periodic box [0, boxSize)^3
 /// itself (the root cell of a periodic tree), and a body outside it is an InputError (validateInBox).
-/// Bodies close to their tree order (a simulation step's, in the last step's tree order) are sorted in
-/// one bucket per thread; others, or when the counts of the first pass say the order is far from
-/// sorted, by radix passes over all bodies (BuildScratch::bucketPath says which ran). The order is the
-/// same either way, for any thread count.
 void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel; the cells are numbered breadth-first.
