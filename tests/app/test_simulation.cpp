@@ -329,12 +329,14 @@ TEST(Simulation, StateBetweenStepsIsThePlainLeapfrogWhetherReadOrNot)
         }
         const std::string name = shuffled ? "shuffled ids" : "ids in order";
         Simulation read(start, p, planSteps(0.0, steps * h, h)), unread(start, p, planSteps(0.0, steps * h, h));
+        ParticleSet expected = start;
         for (int s = 1; s <= steps; ++s)
         {
             read.step();
             unread.step();
             if (s == 2) unread.writeCheckpoint(checkpoint);
-            const ParticleSet expected = leapfrogInTheCallersOrder(start, p, h, s, false);
+            // A step of the plain leapfrog depends only on the state it starts from.
+            expected = leapfrogInTheCallersOrder(expected, p, h, 1, false);
             EXPECT_TRUE(sameBits(read.state().pos, expected.pos)) << name << ", step " << s;
             EXPECT_TRUE(sameBits(read.state().vel, expected.vel)) << name << ", step " << s;
             EXPECT_EQ(read.state().id, start.id) << name;
