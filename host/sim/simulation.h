@@ -242,9 +242,10 @@ private:
     /// plan_ of a comoving run from its state (see the class comment).
     void updateComovingPlan(double dlna);
 
-    /// The bodies, kept in the tree order of the last tree evaluation (a step's sort then moves little and
-    /// its gather streams); callerIndex_[k] = caller's index of slot k. What never changes stays in the
-    /// caller's order instead, read through callerIndex_: the types always, the ids when idsByCaller_.
+    /// The bodies, kept in the tree order of the last tree evaluation (a step's sort then moves little, though
+    /// the gather into the new order still jumps: see treeOrderPass); callerIndex_[k] = caller's index of slot
+    /// k. What never changes stays in the caller's order instead, read through callerIndex_: the types always,
+    /// the ids when idsByCaller_.
     ParticleSet state_;
     std::vector<int32_t> callerIndex_;
     /// Whether the ids never decrease in the caller's order (as the models and most files number them), so
