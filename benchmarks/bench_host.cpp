@@ -3,6 +3,8 @@
 // interactions per body. Run: build/benchmarks/octwalk_bench_host --benchmark_out=...
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+
 #include "bench_common.h"
 #include "host/solver/solver.h"
 #include "host/core/timer.h"
@@ -262,6 +264,74 @@ void BM_SimulationStep(benchmark::State& state)
     setRate(state, state.range(0));
 }
 
+/// The host passes of a classic Simulation step around its force evaluation, without the evaluation: range(0)
+/// Plummer bodies in the previous step's tree order (inPreviousTreeOrder) and the permutation of their sort,
+/// on range(1) threads. range(2) = 0: the pass after the evaluation (results times G checked, velocities,
+/// caller's indices and ids gathered into the new order, closing half-kick) followed by the next step's
+/// opening half-kick and drift as a second pass (kickAndDriftPass), as the step did before session 20; 1: the
+/// one pass of the step now (treeOrderPass with nextPos, ids left in the caller's order). The results are a
+/// Plummer sphere's field in float (their values do not change the work). One iteration = one step's passes.
+void BM_StepPasses(benchmark::State& state)
+{
+    const int saved = maxThreads();
+    if (state.range(1) > 0) bench::setThreads(int(state.range(1)));
+    const int64_t n       = state.range(0);
+    const bool fused      = state.range(2) == 1;
+    const ParticleSet now = inPreviousTreeOrder(n, 0);
+    HostTree t;
+    sortBodies(span(now), t);
+    std::vector<F4> out(static_cast<size_t>(n));
+    std::vector<Vec3d> vel(now.vel), velOut(static_cast<size_t>(n)), pos(t.pos), nextPos(static_cast<size_t>(n));
+    std::vector<int32_t> index(static_cast<size_t>(n)), indexOut(static_cast<size_t>(n));
+    std::vector<uint64_t> id(now.id), idOut(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const Vec3d& x   = t.pos[k];
+        const double r2  = dot(x, x) + 1;
+        const double phi = -1 / std::sqrt(r2);
+        out[k]           = {float(phi / r2 * x.x), float(phi / r2 * x.y), float(phi / r2 * x.z), float(phi)};
+        index[k]         = int32_t(k);
+    }
+    constexpr double kStep = 1.0 / 64;
+    TreeOrderPass p;
+    p.n        = n;
+    p.order    = t.order.data();
+    p.out      = out.data();
+    p.kick     = true;
+    p.halfKick = 0.5 * kStep;
+    p.h        = kStep;
+    for (auto _ : state)
+    {
+        p.pos            = pos.data();
+        p.vel            = vel.data();
+        p.velOut         = velOut.data();
+        p.callerIndex    = index.data();
+        p.callerIndexOut = indexOut.data();
+        if (fused) p.nextPos = nextPos.data();
+        else
+        {
+            p.id    = id.data();
+            p.idOut = idOut.data();
+        }
+        const TreeOrderFlags flags = treeOrderPass(p);
+        benchmark::DoNotOptimize(flags);
+        // The buffers change hands as in Simulation::reorder, so that every step writes where the last read.
+        vel.swap(velOut);
+        index.swap(indexOut);
+        if (fused) pos.swap(nextPos);
+        else
+        {
+            id.swap(idOut);
+            benchmark::DoNotOptimize(kickAndDriftPass(pos.data(), vel.data(), out.data(), 1.0, n, kStep, 0.0));
+        }
+    }
+    state.counters["threads"] = maxThreads();
+    bench::setThreads(saved);
+    setRate(state, n);
+    state.SetLabel(fused ? "one fused pass" : "reorder + kick-drift passes");
+}
+
 } // namespace
 
 BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -283,6 +353,11 @@ BENCHMARK(BM_HostStep)
 BENCHMARK(BM_SimulationStep)
     ->ArgsProduct({{1 << 16, 1 << 20, 1 << 22}, {0, 1, 2, 16}})
     ->ArgNames({"n", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_StepPasses)
+    ->ArgsProduct({{1 << 20, 1 << 22}, {1, 2, 16}, {0, 1}})
+    ->ArgNames({"n", "threads", "fused"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_CpuTwin)->Args({1 << 16, 50})->Args({1 << 16, 75})->Unit(benchmark::kMillisecond)->Iterations(2);

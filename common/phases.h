@@ -147,11 +147,12 @@ inline constexpr StepPhaseInfo kStepPhases[] = {
     {"force_wall", "force-wall", "wall time of the step's force evaluation (its phases plus reordering)"},
     {"reorder", "reorder",
      "part of force_wall: results times G stored, state permuted into the new tree order, closing half-kick and "
-     "finiteness check fused in (Newtonian runs without zero_net_force)"},
+     "finiteness check fused in, and the next step's opening half-kick and drift (Newtonian runs without "
+     "zero_net_force)"},
     {"force_other", "force-other",
      "part of force_wall outside the evaluation's phases and reorder (validation, the device's launches and waits)"},
     {"integration", "integration",
-     "half-kick + drift, and the closing half-kick + finiteness check when not in reorder"},
+     "half-kick + drift, and the closing half-kick + finiteness check, when not in reorder"},
     {"diagnostics", "diagnostics", "energy.csv and lagrange.csv rows (0 in steps that write none)"},
     {"io", "io", "snapshots and checkpoints (0 in steps that write none)"},
     {"step_wall", "step-wall", "wall time of the whole step"},

@@ -73,6 +73,57 @@ struct ForceOptions
     int64_t rebuildEvery = 1;
 };
 
+/// The pass over all bodies that follows each tree evaluation of a state kept in tree order (Simulation's
+/// classic step), over plain arrays so that a benchmark can time it without an evaluation. Body k of the new
+/// tree order is body order[k] of the old one: what the bodies carry is gathered into the new order, the
+/// results are converted (G applied) and checked, and the closing half-kick v += halfKick a applied; with
+/// nextPos, also the next step's opening half-kick and drift, so that no further pass over the state is
+/// needed before the next evaluation. Each is the same sequence of double operations as in separate passes.
+struct TreeOrderPass
+{
+    int64_t n            = 0;
+    const int32_t* order = nullptr;
+    /// The evaluation's results in the new order (acc xyz, potential; float, G = 1) and G.
+    const F4* out = nullptr;
+    double G      = 1;
+    /// Positions in the new order (the sort's copy), read by the finiteness check and the drift.
+    const Vec3d* pos = nullptr;
+    /// Gathered from the old order into the new one (vel and callerIndex required, the others when not null).
+    const Vec3d* vel           = nullptr;
+    Vec3d* velOut              = nullptr;
+    const int32_t* callerIndex = nullptr;
+    int32_t* callerIndexOut    = nullptr;
+    const uint64_t* id         = nullptr;
+    uint64_t* idOut            = nullptr;
+    const Vec3d* momentum      = nullptr;
+    Vec3d* momentumOut         = nullptr;
+    /// When not null: G times the results, stored in the new order.
+    Vec3d* acc  = nullptr;
+    double* pot = nullptr;
+    /// Whether to apply the closing half-kick v += halfKick a (then positions and velocities are checked).
+    bool kick       = false;
+    double halfKick = 0;
+    /// When not null (with kick): velOut gets the next opening half-kick as well, and nextPos the drifted
+    /// positions x + h v wrapped into the periodic box of size box (box > 0; 0: isolated).
+    Vec3d* nextPos = nullptr;
+    double h = 0, box = 0;
+};
+
+/// What treeOrderPass found: a result times G that is not finite, a kicked body (position or velocity) that
+/// is not finite, a drifted position that fails positionInRange.
+struct TreeOrderFlags
+{
+    bool resultNotFinite = false, bodyNotFinite = false, nextOutOfRange = false;
+};
+
+/// Runs the pass p (see TreeOrderPass) on all threads; the outputs do not depend on the thread count.
+TreeOrderFlags treeOrderPass(const TreeOrderPass& p);
+
+/// The opening half of a step on pos and vel (n bodies, in the order of the results out): v += (h / 2) G out,
+/// then x += h v, wrapped into the periodic box of size box when box > 0. Returns whether a position fails
+/// positionInRange. (Simulation's step when the last pass did not drift already.)
+bool kickAndDriftPass(Vec3d* pos, Vec3d* vel, const F4* out, double G, int64_t n, double h, double box);
+
 /// Largest velocity component accepted at setup (N-body units), as large as the coordinate limit
 /// (kMaxCoordinate): a faster body would leave it within a step of ordinary size.
 constexpr double kMaxVelocity = 1e15;
@@ -96,11 +147,14 @@ public:
     /// extra (optional) receives the caller's text stored with writeCheckpoint.
     static Simulation fromCheckpoint(const std::string& path, std::string* extra = nullptr);
 
-    /// One kick-drift-kick step.
+    /// One kick-drift-kick step. In a Newtonian tree run without zero_net_force the pass after the evaluation
+    /// also makes the next step's opening half-kick and drift (the state then runs half a step ahead inside;
+    /// state(), diagnostics() and checkpoints see the synchronised state all the same).
     void step();
     /// Times of the last step(): its force evaluation by phase, StepPhase::ForceWall (of it
     /// StepPhase::Reorder and StepPhase::ForceOther) and StepPhase::Integration (the other step phases are
-    /// the caller's, e.g. runSimulation's; zero here).
+    /// the caller's, e.g. runSimulation's; zero here). When the last pass drifted ahead, the next step's opening
+    /// half-kick and drift are part of this step's Reorder, and that step's Integration is about zero.
     const StepTimes& lastStepTimes() const { return lastStepTimes_; }
 
     bool done() const { return comoving_ ? comoving_->a >= comoving_->settings.aEnd : step_ >= plan_.numSteps; }
@@ -164,13 +218,22 @@ private:
     /// InputError naming the body (smallest caller's index) whose position or velocity is not finite
     /// after a step; bad = whether there is one.
     void checkFinite(bool bad) const;
-    /// One pass over the bodies after a tree evaluation: G times its results (out, tree order) into acc_ and
-    /// pot_ when they are stored (else results_ = out), the state (and the momenta of a comoving run) permuted into the new tree order (positions and
-    /// masses taken from the solver's tree-order copies), and the closing half-kick when halfKick is given.
-    /// Returns whether a kicked body is not finite. The results are checked before the state is replaced.
+    /// One pass over the bodies after a tree evaluation (treeOrderPass): G times its results (out, tree order)
+    /// into acc_ and pot_ when they are stored (else results_ = out), the state (and the momenta of a comoving
+    /// run) permuted into the new tree order (positions and masses taken from the solver's tree-order copies),
+    /// and the closing half-kick when halfKick is given; with it and results_, the next step's opening
+    /// half-kick and drift too (ahead_). Returns whether a kicked body is not finite. The results are checked
+    /// before the state is replaced.
     bool reorder(const F4* out, const double* halfKick);
     /// Slot in state_ of every caller's index (the inverse of callerIndex_), rebuilt when stale.
     const std::vector<int32_t>& slots() const;
+    /// The velocity of slot k at the current time: state_.vel[k], or while the state runs ahead (ahead_) the
+    /// closing half-kick recomputed from the old order's velocity (the bits the pass computed on the way).
+    Vec3d velocityAt(int64_t k) const;
+    /// The id of slot k.
+    uint64_t idAt(int64_t k) const { return idsByCaller_ ? state_.id[callerIndex_[k]] : state_.id[k]; }
+    /// The state as the solver reads it (ids through the caller's index when idsByCaller_).
+    BodySpan bodySpan() const;
     void comovingStep();
     /// The step of a run with a pipeline (host/sim/pipeline.h).
     void pipelineStep();
@@ -179,10 +242,22 @@ private:
     /// plan_ of a comoving run from its state (see the class comment).
     void updateComovingPlan(double dlna);
 
-    /// The bodies, kept in the tree order of the last tree evaluation (a step's sort then moves little and
-    /// its gather streams); callerIndex_[k] = caller's index of slot k.
+    /// The bodies, kept in the tree order of the last tree evaluation (a step's sort then moves little, though
+    /// the gather into the new order still jumps: see treeOrderPass); callerIndex_[k] = caller's index of slot
+    /// k. What never changes stays in the caller's order instead, read through callerIndex_: the types always,
+    /// the ids when idsByCaller_.
     ParticleSet state_;
     std::vector<int32_t> callerIndex_;
+    /// Whether the ids never decrease in the caller's order (as the models and most files number them), so
+    /// that the sort's tie-break by (id, caller's index) is by the caller's index alone: the solver then reads
+    /// no ids and they are not permuted. Not with a pipeline (it takes the ids in the state's order).
+    bool idsByCaller_ = false;
+    /// Set by a pass that drifted ahead (TreeOrderPass::nextPos): the next step's positions are in nextPos_
+    /// (nextOutOfRange_: whether one fails positionInRange) and state_.vel holds the next step's velocities
+    /// after its opening half-kick; the current state is state_.pos and velocityAt.
+    bool ahead_          = false;
+    bool nextOutOfRange_ = false;
+    std::vector<Vec3d> nextPos_;
     /// state() and slots(), valid until the state is reordered or stepped.
     mutable ParticleSet callerState_;
     mutable bool callerStateValid_ = false;
@@ -190,10 +265,10 @@ private:
     mutable bool slotsValid_ = false;
     /// Whether the drift has checked the positions as validateBodies would (then the solver does not).
     bool positionsChecked_ = false;
-    /// Working memory of reorder(), kept between steps.
+    /// Working memory of reorder(), kept between steps; while ahead_, scratchVec_ holds the velocities
+    /// before the closing half-kick in the old order (velocityAt reads them).
     std::vector<Vec3d> scratchVec_;
     std::vector<uint64_t> scratchId_;
-    std::vector<uint8_t> scratchType_;
     std::vector<int32_t> scratchIndex_;
     std::vector<Vec3d> scratchMomentum_;
     Parameters params_;

@@ -233,7 +233,8 @@ void GravitySolver::attachBodies(const Vec3d* pos, const double* mass, const uin
 
 void GravitySolver::attachBodies(const BodySpan& b, bool checked)
 {
-    if (!b.pos || !b.mass || !b.id) throw InputError("attachBodies: positions, masses and ids are all required");
+    if (!b.pos || !b.mass || !(b.id || b.rank))
+        throw InputError("attachBodies: positions, masses and ids (or ranks) are all required");
     if (!checked || b.n < 2 || b.n > kMaxBodies) validateBodies(b);
     treeValid_ = false;
     bodies_    = b;

@@ -78,7 +78,9 @@ public:
     /// again (only N is): the caller vouches that every position passes positionInRange and that the
     /// masses are those an earlier validateBodies accepted (an integrator checks the positions it drifts
     /// in the drift itself).
-    /// @param[in] bodies  ids required; the arrays must stay alive and unchanged until the next attach
+    /// @param[in] bodies  ids required unless ranks are given (none: ties are broken by rank alone, as by
+    ///                    ids that never decrease with the rank); the arrays must stay alive and unchanged until
+    ///                    the next attach
     /// @param[in] checked whether the caller has already checked the bodies
     void attachBodies(const BodySpan& bodies, bool checked);
 
