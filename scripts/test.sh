@@ -29,10 +29,12 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # reaches no code that the faster tests do not: the long physics checks
   # Simulation.{PlummerEnergyConservedWithoutDrift, KeplerOrbitKeepsItsElements,
   # ZeroNetForceKeepsTheCentreOfMassInPlace, LeapfrogIsSecondOrder}, Galaxy.ComponentsAndNearEquilibrium,
-  # Pipeline.ConservesEnergyAsThePerStepBuildDoes (the other Pipeline tests run the same code) and the
+  # Pipeline.ConservesEnergyAsThePerStepBuildDoes (the other Pipeline tests run the same code),
+  # LinearGrowth.ALongWaveGrowsAsTheGrowthFactorUnderTheTree (the other periodic tests run its walk) and the
   # accuracy sweeps Models/TreeVsDirect.*.
   slow='PlummerEnergyConservedWithoutDrift|KeplerOrbitKeepsItsElements|ZeroNetForceKeepsTheCentreOfMassInPlace'
   slow="$slow|LeapfrogIsSecondOrder|Galaxy\.ComponentsAndNearEquilibrium|TreeVsDirect\.|Pipeline\.ConservesEnergy"
+  slow="$slow|LinearGrowth\.ALongWaveGrowsAsTheGrowthFactorUnderTheTree"
   # The Fortran client (g6.fortran_client) is a separate gfortran program, not part of octwalk_tests; it
   # runs in the first stage.
   slow="$slow|g6\.fortran_client"
