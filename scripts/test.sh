@@ -2,17 +2,17 @@
 # Sets up, checks the sources' format (.clang-format), builds everything that can be built here
 # (device code too when nvcc is present) and runs every test. GPU tests (label gpu) skip without a GPU; OCTWALK_REQUIRE_GPU=1 makes them fail instead.
 # Then the two hardening stages (README: Reliability), each skippable:
-#   - every libFuzzer target for OCTWALK_FUZZ_SECONDS seconds (default 30; scripts/fuzz.sh, build-fuzz,
+#   - every libFuzzer target for OCTWALK_FUZZ_SECONDS seconds (default 20; scripts/fuzz.sh, build-fuzz,
 #     clang); OCTWALK_FUZZ_SECONDS=0 skips it;
 #   - the CPU tests again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, g++, no
 #     CUDA); OCTWALK_ASAN_TESTS=0 skips it. It runs last, so the log ends with ctest's summary.
-# From scratch on 2 idle cores it took 19.2 minutes (2026-11-23, session 19: `CI=true bash .ci/run` on a
-# fresh clone, before the pipeline's energy test left the sanitizer stage): building everything (CUDA
-# included) and running the 893 tests (4.8 minutes of them testing), the fuzz stage (4 targets x 30 s),
-# and the 371 tests of the sanitizer stage (5.6 minutes).
+# From scratch on 2 idle cores it took 19.6 minutes in session 20 (2026-11-23: `CI=true bash .ci/run` on a
+# fresh clone, fuzz targets 30 s each, before the slow periodic and comoving runs left the sanitizer
+# stage): building everything (CUDA included) and running the 914 tests (4.6 minutes of them testing),
+# the fuzz stage (4 targets x 30 s), and the 381 tests of the sanitizer stage (5.7 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzz_seconds=${OCTWALK_FUZZ_SECONDS:-30}
+fuzz_seconds=${OCTWALK_FUZZ_SECONDS:-20}
 OCTWALK_FUZZ_PACKAGES=$([ "$fuzz_seconds" = 0 ] && echo 0 || echo 1) bash scripts/setup.sh
 bash scripts/check_format.sh
 cmake --build build -j "$(nproc)"
@@ -30,11 +30,14 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # Simulation.{PlummerEnergyConservedWithoutDrift, KeplerOrbitKeepsItsElements,
   # ZeroNetForceKeepsTheCentreOfMassInPlace, LeapfrogIsSecondOrder}, Galaxy.ComponentsAndNearEquilibrium,
   # Pipeline.ConservesEnergyAsThePerStepBuildDoes (the other Pipeline tests run the same code),
-  # LinearGrowth.ALongWaveGrowsAsTheGrowthFactorUnderTheTree (the other periodic tests run its walk) and the
-  # accuracy sweeps Models/TreeVsDirect.*.
+  # the comoving and periodic runs under the tree (LinearGrowth...UnderTheTree, ComovingRun.ZeldovichPancake...,
+  # ...LatticeStaysPutUnderTreeForces, PeriodicTree.ClusteredBox...AtThetasCost, PeriodicErrorControl's thread
+  # test: PeriodicTree.UniformBox... and the restart tests run the same code), Pipeline.LagOfTwoSteps... (the
+  # other Pipeline tests run its code) and the accuracy sweeps Models/TreeVsDirect.*.
   slow='PlummerEnergyConservedWithoutDrift|KeplerOrbitKeepsItsElements|ZeroNetForceKeepsTheCentreOfMassInPlace'
   slow="$slow|LeapfrogIsSecondOrder|Galaxy\.ComponentsAndNearEquilibrium|TreeVsDirect\.|Pipeline\.ConservesEnergy"
-  slow="$slow|LinearGrowth\.ALongWaveGrowsAsTheGrowthFactorUnderTheTree"
+  slow="$slow|LinearGrowth\.ALongWaveGrowsAsTheGrowthFactorUnderTheTree|ZeldovichPancake|LatticeStaysPutUnderTreeForces"
+  slow="$slow|ClusteredBoxMatchesTheEwaldSumAtThetasCost|PeriodicErrorControl\.OneAndTwoThreads|Pipeline\.LagOfTwoSteps"
   # The Fortran client (g6.fortran_client) is a separate gfortran program, not part of octwalk_tests; it
   # runs in the first stage.
   slow="$slow|g6\.fortran_client"
