@@ -3,10 +3,26 @@
 
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "host/models/models.h"
 #include "host/solver/solver.h"
 
 namespace octwalk::test {
+
+/// Sets the OpenMP thread count (nothing in the serial suite) and returns the previous one.
+inline int setThreads(int n)
+{
+#ifdef _OPENMP
+    const int previous = omp_get_max_threads();
+    omp_set_num_threads(n);
+    return previous;
+#else
+    return n;
+#endif
+}
 
 inline Parameters cpuParameters(double theta = 0.5, double eps2 = 0.0)
 {

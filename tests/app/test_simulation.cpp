@@ -242,17 +242,6 @@ bool sameBits(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b)
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
 }
 
-int setThreads(int n)
-{
-#ifdef _OPENMP
-    const int previous = omp_get_max_threads();
-    omp_set_num_threads(n);
-    return previous;
-#else
-    return n;
-#endif
-}
-
 } // namespace
 
 // The state kept in tree order (reordered, kicked and handed the tree's positions in one pass) is the
@@ -286,10 +275,10 @@ TEST(Simulation, TreeOrderedStateIsTheCallersOrderLeapfrogBitForBit)
         const ParticleSet expected = leapfrogInTheCallersOrder(start, p, h, steps, c.zeroNetForce);
         for (int threads : {1, 2})
         {
-            const int saved = setThreads(threads);
+            const int saved = test::setThreads(threads);
             Simulation sim(start, p, planSteps(0.0, steps * h, h), ForceOptions{false, c.zeroNetForce});
             while (!sim.done()) sim.step();
-            setThreads(saved);
+            test::setThreads(saved);
             const ParticleSet& s = sim.state();
             EXPECT_TRUE(sameBits(s.pos, expected.pos)) << c.name << ", " << threads << " threads";
             EXPECT_TRUE(sameBits(s.vel, expected.vel)) << c.name << ", " << threads << " threads";
@@ -410,14 +399,14 @@ TEST(Simulation, AFailedStepFailsAgainWhenRepeated)
 TEST(Simulation, LagrangianRadiiAreTheSameForAnyThreadCount)
 {
     const ParticleSet b           = makePlummer(20000, 4);
-    const int saved               = setThreads(1);
+    const int saved               = test::setThreads(1);
     const std::vector<double> one = lagrangianRadii(b, lagrangeFractions());
     for (int threads : {2, 3})
     {
-        setThreads(threads);
+        test::setThreads(threads);
         EXPECT_EQ(lagrangianRadii(b, lagrangeFractions()), one) << threads << " threads";
     }
-    setThreads(saved);
+    test::setThreads(saved);
 }
 
 TEST(Simulation, ExtendingARunHasTheLimitsOfAFreshOne)

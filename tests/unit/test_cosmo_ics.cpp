@@ -15,6 +15,7 @@
 #include "host/models/cosmo_ics.h"
 #include "host/models/linear_power.h"
 #include "host/study/power_spectrum.h"
+#include "test_helpers.h"
 
 using namespace octwalk;
 
@@ -44,18 +45,6 @@ SpectrumParams cclSpectrum()
     s.sigma8      = 0.8;
     s.tcmb        = 2.725;
     return s;
-}
-
-/// Sets the OpenMP thread count (nothing in the serial suite) and returns the previous one.
-int setThreads(int n)
-{
-#ifdef _OPENMP
-    const int previous = omp_get_max_threads();
-    omp_set_num_threads(n);
-    return previous;
-#else
-    return n;
-#endif
 }
 
 CosmoIcParams smallBox(int64_t n, int lpt)
@@ -250,11 +239,11 @@ TEST(CosmoIcs, SameSeedIsBitIdenticalForAnyThreadCount)
 {
     CosmoIcParams p   = smallBox(16, 2);
     LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
-    const int threads = setThreads(1);
+    const int threads = test::setThreads(1);
     ParticleSet one   = makeCosmoIcs(p, power);
-    setThreads(std::max(2, threads));
+    test::setThreads(std::max(2, threads));
     ParticleSet many = makeCosmoIcs(p, power);
-    setThreads(threads);
+    test::setThreads(threads);
     ParticleSet again = makeCosmoIcs(p, power);
     for (int64_t i = 0; i < one.size(); ++i)
     {
