@@ -21,6 +21,8 @@
 #   host      BM_HostTotal and BM_HostStep, old and new at 16 threads (HOST_FILTER)
 #   scaling   this tree's host pipeline at 1-16 threads (SCALING_FILTER) and its table
 #   cosmo     the 256^3 LCDM deliverable (scripts/device_cosmo256.sh; resumable across calls)
+#   growth    issue 13's linear-growth check (scripts/growth_check.sh) on the GPU: GROWTH_GRID^3 bodies
+#             (default 32) in 500 Mpc/h, GROWTH_ARGS added to the run (e.g. --err-tol-force-acc 0)
 #   (ROUNDS: how many times the old/new pairs alternate, default 2)
 #   run       whole `octwalk run` simulations of RUN_SIZES bodies, old and new alternated twice (NEW_RUN_ARGS:
 #             extra options of the new side, e.g. --rebuild-every 0)
@@ -138,6 +140,14 @@ fi
 if has cosmo; then
   OUT=$RES/cosmo256 bash scripts/device_cosmo256.sh >"$RES/cosmo256.txt" 2>&1
   log "cosmo256: exit $? — $(tail -n 5 "$RES/cosmo256.txt" | tr '\n' ' ')"
+fi
+if has growth; then
+  # shellcheck disable=SC2086
+  WORK=$RES/growth RUN_ARGS="--backend gpu ${GROWTH_ARGS:-}" bash scripts/growth_check.sh "${GROWTH_GRID:-32}" 500 \
+    >"$RES/growth.txt" 2>&1
+  log "growth ${GROWTH_GRID:-32}^3 [${GROWTH_ARGS:-}]: exit $?"
+  grep -E '^(z1|z0|diagnostic|growth_check)' "$RES/growth.txt" >>"$OUT/summary.txt"
+  rm -f "$RES"/growth/*.gadget "$RES"/growth/run/*.gadget "$RES"/growth/run/*.ckpt
 fi
 if has run; then
   for round in $(seq 1 "${ROUNDS:-2}"); do
