@@ -64,7 +64,12 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
         ("seed", po::value(&p.seed)->default_value(p.seed),
          "random seed of the phases (a mode's amplitude depends on the seed and its integer wavenumber only, so "
          "the same seed gives the same large-scale modes whatever n-grid)")
-        ("lpt", po::value(&p.lptOrder)->default_value(p.lptOrder), "Lagrangian perturbation order: 1 Zel'dovich, 2 2LPT");
+        ("lpt", po::value(&p.lptOrder)->default_value(p.lptOrder), "Lagrangian perturbation order: 1 Zel'dovich, 2 2LPT")
+        ("fix-amplitudes", po::bool_switch(&p.fixAmplitudes),
+         "every mode's amplitude set to its mean, |delta(k)|^2 = P(k) / V, phases random (monofonIC's DoFixing)")
+        ("invert-phases", po::bool_switch(&p.invertPhases),
+         "every mode negated (monofonIC's DoInversion): with the same seed, the paired twin whose mean power "
+         "cancels the realisation's second-order term");
     // clang-format on
     po::options_description all;
     all.add(cmd)
@@ -94,7 +99,9 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
     settings.precision(17);
     settings << "{\"model\": \"cosmo\", \"n_grid\": " << p.nGrid << ", \"box_size\": " << p.boxSize
              << ", \"z_begin\": " << p.zBegin << ", \"a_begin\": " << bodies.time << ", \"seed\": " << p.seed
-             << ", \"lpt\": " << p.lptOrder << ", \"growth_factor\": " << growthFactor(p.cosmology, bodies.time)
+             << ", \"lpt\": " << p.lptOrder << ", \"fix_amplitudes\": " << (p.fixAmplitudes ? "true" : "false")
+             << ", \"invert_phases\": " << (p.invertPhases ? "true" : "false")
+             << ", \"growth_factor\": " << growthFactor(p.cosmology, bodies.time)
              << ", \"particle_mass\": " << bodies.mass[0] << ", \"linear_power\": " << jsonString(power.description())
              << ", \"cosmology\": " << cosmoJson(co) << "}";
     SnapshotMeta meta{settings.str(), versionAndHash(), p.units.gravitationalConstant};

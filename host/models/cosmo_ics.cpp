@@ -164,6 +164,14 @@ Complex whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz)
     return upper ? g : std::conj(g);
 }
 
+Complex icMode(const CosmoIcParams& p, int64_t kx, int64_t ky, int64_t kz)
+{
+    Complex g = whiteNoiseMode(p.seed, kx, ky, kz);
+    // k = 0 is the only mode of modulus 0 (u1 > 0 keeps every other draw away from it).
+    if (p.fixAmplitudes && std::abs(g) > 0.0) g /= std::abs(g);
+    return p.invertPhases ? -g : g;
+}
+
 ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power)
 {
     validateCosmoIcs(p);
@@ -176,7 +184,7 @@ ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power)
     // delta(k) at a_begin: <|delta_k|^2> = D^2 P(k) / V, with delta(x) = sum_k delta_k e^{ik.x}.
     return makeLptIcs(p, [&](int kx, int ky, int kz) {
         const double k = kFundamental * std::sqrt(double(kx) * kx + double(ky) * ky + double(kz) * kz);
-        return whiteNoiseMode(p.seed, kx, ky, kz) * (d1 * std::sqrt(power(k * kToHperMpc) / volumeMpc));
+        return icMode(p, kx, ky, kz) * (d1 * std::sqrt(power(k * kToHperMpc) / volumeMpc));
     });
 }
 

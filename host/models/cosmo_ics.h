@@ -10,6 +10,9 @@
 /// count; a mode and its mirror -k are one draw (Hermitian symmetry exactly); the k = 0 mode and every
 /// mode on a Nyquist plane (|ki| = n/2 on any axis) are zero.
 ///
+/// With fixAmplitudes every mode keeps its phase and takes unit modulus; with invertPhases every mode is
+/// negated (the two compose: fixed, inverted pairs).
+///
 /// Output convention (ParticleSet): comoving positions in [0, L), `vel` the peculiar velocity a dx/dt,
 /// time = a_begin, cosmology and boxSize set, type 1, ids 0..n^3-1 in grid order (id = (i n + j) n + l
 /// for the particle starting at grid point (i, j, l) L / n).
@@ -51,6 +54,13 @@ struct CosmoIcParams
     uint64_t seed = 1;
     /// 1: Zel'dovich; 2: 2LPT.
     int lptOrder = 2;
+    /// Every mode's amplitude |g| = 1 instead of a Rayleigh draw (monofonIC's DoFixing; Angulo & Pontzen
+    /// 2016): the realisation's power equals P(k) mode by mode, its phases stay random.
+    bool fixAmplitudes = false;
+    /// Every mode's phase shifted by pi, g -> -g (monofonIC's DoInversion): a run and its inverted twin
+    /// have opposite first-order fields, so the second-order term 2 Re(delta1 delta2*) of a bin's power,
+    /// which does not average away over a bin's few large-scale modes, cancels in the pair's mean.
+    bool invertPhases = false;
     Cosmology cosmology;
     IcUnits units;
 };
@@ -63,6 +73,10 @@ void validateCosmoIcs(const CosmoIcParams& p);
 /// of the mode with integer wavenumber (kx, ky, kz): the hash described above, conjugated for the
 /// mirror half so that g(-k) = conj(g(k)); 0 for k = 0.
 std::complex<double> whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz);
+
+/// whiteNoiseMode with p's seed, its amplitude fixed to 1 (p.fixAmplitudes) and negated (p.invertPhases)
+/// as asked.
+std::complex<double> icMode(const CosmoIcParams& p, int64_t kx, int64_t ky, int64_t kz);
 
 /// The initial conditions described above.
 /// @param[in] p      grid, box, redshift, seed, LPT order, cosmology and units (validated here)

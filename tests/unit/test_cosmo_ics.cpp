@@ -351,3 +351,56 @@ TEST(CosmoIcs, SameSeedGivesTheSameLargeScalesAtAnyResolution)
     EXPECT_LT(worstSame, 0.01); // measured 3.2e-3 (the two lattices' discreteness), 0.63 between seeds
     EXPECT_GT(worstOther, 0.05);
 }
+
+// Fixed amplitudes keep every phase and set |g| = 1; inversion negates every mode; k = 0 stays 0.
+TEST(CosmoIcs, FixedAndInvertedModes)
+{
+    CosmoIcParams p     = smallBox(16, 1);
+    CosmoIcParams fixed = p, inverted = p;
+    fixed.fixAmplitudes   = true;
+    inverted.invertPhases = true;
+    for (int64_t kx : {-3, 0, 2})
+    {
+        for (int64_t kz : {0, 1, 5})
+        {
+            if (kx == 0 && kz == 0) continue;
+            const std::complex<double> g = icMode(p, kx, 1, kz);
+            EXPECT_EQ(g, whiteNoiseMode(p.seed, kx, 1, kz));
+            EXPECT_EQ(icMode(inverted, kx, 1, kz), -g);
+            const std::complex<double> f = icMode(fixed, kx, 1, kz);
+            EXPECT_NEAR(std::abs(f), 1.0, 1e-15);
+            EXPECT_NEAR(std::arg(f), std::arg(g), 1e-12);
+        }
+    }
+    EXPECT_EQ(icMode(fixed, 0, 0, 0), std::complex<double>(0.0));
+}
+
+// The inverted twin of a Zel'dovich set is displaced the other way: x - q changes sign body by body
+// (q the lattice point, separations taken across the periodic box), and so do the velocities.
+TEST(CosmoIcs, InvertedTwinHasTheOppositeZeldovichDisplacement)
+{
+    CosmoIcParams p = smallBox(16, 1), q = p;
+    q.invertPhases      = true;
+    LinearPower power   = LinearPower::eisensteinHu(Cosmology{}, SpectrumParams{});
+    const ParticleSet a = makeCosmoIcs(p, power), b = makeCosmoIcs(q, power);
+    ASSERT_EQ(a.size(), b.size());
+    const double cell = p.boxSize / double(p.nGrid);
+    auto wrap         = [&](double d) { return d - p.boxSize * std::round(d / p.boxSize); };
+    double largest    = 0;
+    for (int64_t i = 0; i < a.size(); ++i)
+    {
+        ASSERT_EQ(a.id[i], b.id[i]);
+        const int64_t id        = int64_t(a.id[i]);
+        const double lattice[3] = {double(id / (p.nGrid * p.nGrid)) * cell, double((id / p.nGrid) % p.nGrid) * cell,
+                                   double(id % p.nGrid) * cell};
+        const double xa[3] = {a.pos[i].x, a.pos[i].y, a.pos[i].z}, xb[3] = {b.pos[i].x, b.pos[i].y, b.pos[i].z};
+        for (int d = 0; d < 3; ++d)
+        {
+            const double psi = wrap(xa[d] - lattice[d]);
+            EXPECT_NEAR(wrap(xb[d] - lattice[d]), -psi, 1e-9 * p.boxSize) << "body " << i << " axis " << d;
+            largest = std::max(largest, std::abs(psi));
+        }
+        EXPECT_NEAR(b.vel[i].x, -a.vel[i].x, 1e-9 * (1.0 + std::abs(a.vel[i].x))) << i;
+    }
+    EXPECT_GT(largest, 1e-3 * cell); // the check above is not vacuous
+}
