@@ -42,6 +42,9 @@ RUN_SIZES=${RUN_SIZES:-1048576 4194304}
 HOST_FILTER=${HOST_FILTER:-BM_Host(Total|Step)/n:(1048576|4194304)/model:(0|1)/threads:16/}
 SCALING_FILTER=${SCALING_FILTER:-BM_Host(Total|Step)/n:(1048576|4194304)/model:0/threads:(1|2|4|8|16)/|BM_HostTotal/n:16777216/model:0/threads:(1|16)/}
 PIPELINE_FILTER=${PIPELINE_FILTER:-BM_GpuPipelineStep}
+# The small cases under compute-sanitizer: one walk of each kind and both node-kernel shapes (every Small case
+# with every kernel variant takes longer than a call allows).
+SANITIZER_FILTER=${SANITIZER_FILTER:-*Small*/nGroup16_teamWalk_2PerLane:*Small*/nGroup64_teamWalk_2PerLane:*Small*/nGroup64_threadWalk_2PerLane:*Small*/nGroup100_teamWalk_4PerLane:*Small*/nGroup64_teamWalk_2PerLane_noSplit:GpuDirectSplit.FewTargets*:*GpuRefit*Plummer*0*}
 ACCURACY_ARGS=${ACCURACY_ARGS:---model plummer --n 4194304 --theta 0.4:0.6:0.05 --sample 2000 --backend gpu}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 RES=$OUT/results
@@ -83,7 +86,7 @@ if has tests; then
   grep -E '^\s+[0-9]+ - .*(Failed|Timeout|Exception)' "$RES/ctest_gpu.log" | head -20 | tee -a "$OUT/summary.txt"
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 build/tests/octwalk_tests_gpu \
-      --gtest_filter='*Small*:GpuDirectSplit.FewTargets*:*GpuRefit*Plummer*0*' >"$RES/sanitizer_$tool.log" 2>&1
+      --gtest_filter="$SANITIZER_FILTER" >"$RES/sanitizer_$tool.log" 2>&1
     log "compute-sanitizer $tool: exit $? — $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$RES/sanitizer_$tool.log" | tail -1)"
   done
 fi
