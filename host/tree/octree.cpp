@@ -9,6 +9,7 @@
 #include "common/multipole.h"
 #include "common/sfc.h"
 #include "host/core/parallel.h"
+#include "host/core/timer.h"
 #include "host/tree/bounds.h"
 
 namespace octwalk {
@@ -446,6 +447,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
 {
     const int64_t n = b.n;
     BuildScratch& s = t.scratch;
+    Stopwatch clock;
     if (boxSize > 0) validateInBox(b, boxSize);
     const KeyGrid grid =
         boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
@@ -470,6 +472,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     // largeMin (half a thread's share: a parallel pass over less costs more in start-up than it saves);
     // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
     // Every pass is stable, so the order is (key, caller's index) for any thread count.
+    t.partTimes.sortKeys = clock.lap();
     const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
     const int64_t largeMin = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
@@ -482,6 +485,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         s.large.pop_back();
         splitRunInParallel(buf, r, largeMin, s);
     }
+    t.partTimes.sortSplit = clock.lap();
 
     // Longest first, so that no long run starts last (the order of the runs does not change the result).
     std::sort(s.small.begin(), s.small.end(), [](const SortRange& a, const SortRange& c) {
@@ -507,6 +511,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
             t.mass[k] = b.mass[order[k]];
         }
     }
+    t.partTimes.sortRuns = clock.lap();
 }
 
 namespace {
@@ -539,16 +544,19 @@ int32_t addUnits(const uint64_t* keys, int32_t first, int32_t count, int level, 
     return u;
 }
 
-/// Builds the subtree of unit u breadth-first at the end of arena, counting its cells per level.
+/// Builds the subtree of unit u breadth-first at the end of arena, counting its cells per level. The
+/// counts are summed locally and stored once: rows of neighbouring units share cache lines while other
+/// threads build those units.
 void buildSubtree(const uint64_t* keys, int nLeaf, CellUnit& unit, std::vector<SubtreeCell>& arena, int32_t* levelCount)
 {
     const int32_t begin = int32_t(arena.size());
     unit.arenaBegin     = begin;
+    std::array<int32_t, kNumTreeLevels> count{};
     arena.push_back({unit.first, unit.count, -1, uint8_t(unit.level), 0});
     for (size_t i = size_t(begin); i < arena.size(); ++i)
     {
         const SubtreeCell cell = arena[i];
-        levelCount[cell.level]++;
+        count[cell.level]++;
         if (!splits(cell.count, cell.level, nLeaf)) continue;
         const std::array<int32_t, 9> b = octantBounds(keys, cell.first, cell.count, cell.level);
         const int32_t firstChild       = int32_t(arena.size()) - begin;
@@ -562,6 +570,7 @@ void buildSubtree(const uint64_t* keys, int nLeaf, CellUnit& unit, std::vector<S
         arena[i].firstChild = firstChild;
         arena[i].childMask  = mask;
     }
+    std::copy(count.begin(), count.end(), levelCount);
 }
 
 /// The children of a split cell whose first child is cell firstChild (breadth-first children of one
@@ -653,6 +662,7 @@ void buildCells(int nLeaf, HostTree& t)
     const int32_t n      = int32_t(t.keys.size());
     const int numArenas  = maxThreads();
     const int64_t topMin = std::max<int64_t>(nLeaf, n / (kSubtreesPerThread * numArenas));
+    Stopwatch clock;
 
     // The top of the tree serially, down to cells of at most topMin bodies: the subtrees.
     s.units.clear();
@@ -670,6 +680,7 @@ void buildCells(int nLeaf, HostTree& t)
 
     // Every subtree by one thread, into that thread's arena; then all are numbered breadth-first
     // from the counts per unit and level, each by the thread that built it (its cells in its cache).
+    t.partTimes.cellsTop = clock.lap();
     s.arenas.resize(size_t(numArenas));
     s.arenaUnits.resize(size_t(numArenas));
     for (int a = 0; a < numArenas; ++a)
@@ -680,22 +691,30 @@ void buildCells(int nLeaf, HostTree& t)
     const int32_t numSubtrees = int32_t(s.subtrees.size());
 #pragma omp parallel num_threads(numArenas)
     {
+        // The arena and its unit list are grown through vectors on this thread's stack: the headers in
+        // s.arenas lie side by side, and every push_back of a cell would write a line other threads read.
         const int a = threadIndex();
-#pragma omp for schedule(dynamic, 1)
+        std::vector<SubtreeCell> arena(std::move(s.arenas[a]));
+        std::vector<int32_t> arenaUnits(std::move(s.arenaUnits[a]));
+#pragma omp for schedule(dynamic, 1) nowait
         for (int32_t j = 0; j < numSubtrees; ++j)
         {
             const int32_t u  = s.subtrees[j];
             s.units[u].arena = a;
-            s.arenaUnits[a].push_back(u);
-            buildSubtree(keys, nLeaf, s.units[u], s.arenas[a], s.levelCount.data() + size_t(u) * kNumTreeLevels);
+            arenaUnits.push_back(u);
+            buildSubtree(keys, nLeaf, s.units[u], arena, s.levelCount.data() + size_t(u) * kNumTreeLevels);
         }
+        s.arenas[a]     = std::move(arena);
+        s.arenaUnits[a] = std::move(arenaUnits);
     }
+    t.partTimes.cellsBuild = clock.lap();
     const int32_t numCells = numberUnits(s, t.scratch.levelFirst);
     c.first.resize(numCells);
     c.count.resize(numCells);
     c.level.resize(numCells);
     c.child.resize(numCells);
     c.isLeaf.resize(numCells);
+    t.partTimes.cellsCount = clock.lap();
 #pragma omp parallel num_threads(numArenas)
     {
         for (int a = threadIndex(); a < numArenas; a += threadCount())
@@ -708,8 +727,9 @@ void buildCells(int nLeaf, HostTree& t)
             if (s.units[u].top) numberTopCell(s, t.scratch.levelFirst, u, c);
         }
     }
-    c.depth    = int32_t(t.scratch.levelFirst.size()) - 2;
-    s.numCells = numCells;
+    c.depth                = int32_t(t.scratch.levelFirst.size()) - 2;
+    s.numCells             = numCells;
+    t.partTimes.cellsWrite = clock.lap();
 }
 
 namespace {
@@ -855,9 +875,14 @@ void makeGroups(int nGroup, HostTree& t, bool merge)
     for (int32_t j = 0; j < numSubtrees; ++j)
     {
         const int32_t u = s.subtrees[j];
-        s.unitGroups[u].clear();
+        // Collected through a vector on this thread's stack: the headers in s.unitGroups lie side by
+        // side, and every push_back would write a line other threads read.
+        std::vector<I2> groups;
+        groups.swap(s.unitGroups[u]);
+        groups.clear();
         const int32_t root = unitLevelStarts(s, levelFirst, u)[s.units[u].level];
-        if (c.count[root] > nGroup) collectGroups(c, root, nGroup, merge, s.unitGroups[u]);
+        if (c.count[root] > nGroup) collectGroups(c, root, nGroup, merge, groups);
+        groups.swap(s.unitGroups[u]);
     }
     std::vector<GroupPiece>& pieces = s.groupPieces;
     pieces.clear();

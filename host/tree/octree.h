@@ -124,6 +124,19 @@ struct CellScratch
     int32_t numCells = 0;                         ///< the cells the units describe (0: none yet)
 };
 
+/// Wall seconds of the parts of the last build, for profiles (benchmarks/bench_host.cpp reports them as
+/// counters): where a phase's time goes at a given thread count.
+struct BuildPartTimes
+{
+    double sortKeys   = 0; ///< sortBodies: bounding box and keys
+    double sortSplit  = 0; ///< sortBodies: the parallel most-significant-digit passes
+    double sortRuns   = 0; ///< sortBodies: the runs sorted, tie-broken and gathered, one thread each
+    double cellsTop   = 0; ///< buildCells: the serial top cells, the subtrees ordered
+    double cellsBuild = 0; ///< buildCells: the subtrees built, one thread each
+    double cellsCount = 0; ///< buildCells: the serial numbering of the units by level
+    double cellsWrite = 0; ///< buildCells: the cells written at their breadth-first numbers
+};
+
 /// Everything the host builds for one set of bodies.
 struct HostTree
 {
@@ -137,6 +150,7 @@ struct HostTree
     std::vector<I2> groups; ///< contiguous body ranges (first, count), in Morton order
     BuildScratch scratch;
     CellScratch cellScratch;
+    BuildPartTimes partTimes;
 };
 
 /// Throws InputError naming the first body with a coordinate outside the periodic box [0, boxSize)
