@@ -70,6 +70,22 @@ constexpr int kLocalBits      = 8;
 constexpr int kLocalSize      = 1 << kLocalBits;
 constexpr int kMaxLocalDigits = (64 + kLocalBits - 1) / kLocalBits;
 
+/// Widest and narrowest digit of the least-significant-digit passes over one run: wider digits mean
+/// fewer passes, but the histograms (2^bits counters per digit) must stay small beside the run.
+constexpr int kLsdMaxBits   = 11;
+constexpr int kLsdMinBits   = 8;
+constexpr int kLsdMaxSize   = 1 << kLsdMaxBits;
+constexpr int kMaxLsdDigits = (64 + kLsdMinBits - 1) / kLsdMinBits;
+
+/// The digit width of the passes over a run of n keys that vary in their low `bits`: as few passes as
+/// digits of at most min(log2 n, kLsdMaxBits) bits allow, split evenly.
+int lsdDigitBits(int bits, int64_t n)
+{
+    const int widest    = std::clamp(63 - __builtin_clzll(uint64_t(n)), kLsdMinBits, kLsdMaxBits);
+    const int numDigits = (bits + widest - 1) / widest;
+    return (bits + numDigits - 1) / numDigits;
+}
+
 /// Sorts one run on this thread, stably, by least-significant-digit radix passes over the digits below
 /// r.bits (the run's keys agree above): one counting pass gives every digit's histogram, and a digit
 /// on which all keys agree is skipped without moving the run. The result lands in the result buffers.
@@ -118,24 +134,26 @@ void sortRun(const SortBuffers& buf, const SortRange& r)
     }
     else if (r.bits > 0)
     {
-        const int numDigits = (r.bits + kLocalBits - 1) / kLocalBits;
-        const uint64_t mask = kLocalSize - 1;
-        int32_t count[kMaxLocalDigits][kLocalSize];
-        std::fill(&count[0][0], &count[0][0] + numDigits * kLocalSize, 0);
+        const int width     = lsdDigitBits(r.bits, n);
+        const int numDigits = (r.bits + width - 1) / width;
+        const int32_t size  = int32_t(1) << width;
+        const uint64_t mask = uint64_t(size) - 1;
+        int32_t count[kMaxLsdDigits][kLsdMaxSize];
+        for (int d = 0; d < numDigits; ++d) std::fill(count[d], count[d] + size, 0);
         const uint64_t* keys = buf.keysOf(inScratch) + r.begin;
         for (int64_t i = 0; i < n; ++i)
         {
             const uint64_t k = keys[i];
-            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * kLocalBits)) & mask]++;
+            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * width)) & mask]++;
         }
         for (int d = 0; d < numDigits; ++d)
         {
-            const int shift      = d * kLocalBits;
+            const int shift      = d * width;
             const uint64_t* src  = buf.keysOf(inScratch) + r.begin;
             const int32_t* srcIx = buf.orderOf(inScratch) + r.begin;
             if (count[d][(src[0] >> shift) & mask] == n) continue;
-            int32_t offset[kLocalSize];
-            std::exclusive_scan(count[d], count[d] + kLocalSize, offset, 0);
+            int32_t offset[kLsdMaxSize];
+            std::exclusive_scan(count[d], count[d] + size, offset, 0);
             uint64_t* dst  = buf.keysOf(!inScratch) + r.begin;
             int32_t* dstIx = buf.orderOf(!inScratch) + r.begin;
             for (int64_t i = 0; i < n; ++i)
