@@ -634,6 +634,19 @@ void numberSubtree(const CellScratch& s, const std::vector<int32_t>& levelFirst,
     }
 }
 
+/// The units thread `part` of `parts` writes: a run of units in pre-order holding about a part's share of
+/// the cells. Neighbouring units' cells of a level are neighbours in the arrays, so a thread that writes
+/// a run of units writes both sides of most unit boundaries: few cache lines pass between threads.
+std::pair<int32_t, int32_t> unitsOfPart(const CellScratch& s, int part, int parts)
+{
+    const int64_t numCells = s.cellsBefore.back();
+    auto unitAt            = [&s, numCells, parts](int p) {
+        const int64_t cell = numCells * p / parts;
+        return int32_t(std::lower_bound(s.cellsBefore.begin(), s.cellsBefore.end() - 1, cell) - s.cellsBefore.begin());
+    };
+    return {unitAt(part), part + 1 == parts ? int32_t(s.units.size()) : unitAt(part + 1)};
+}
+
 /// Writes top cell u at its breadth-first number (its units' first cells are their roots).
 void numberTopCell(const CellScratch& s, const std::vector<int32_t>& levelFirst, int32_t u, OctreeCells& c)
 {
@@ -650,20 +663,25 @@ void numberTopCell(const CellScratch& s, const std::vector<int32_t>& levelFirst,
     }
 }
 
-/// levelBase (every unit's cells of each level before it) and levelFirst from levelCount; returns the
-/// number of cells.
+/// levelBase (every unit's cells of each level before it), cellsBefore and levelFirst from levelCount;
+/// returns the number of cells.
 int32_t numberUnits(CellScratch& s, std::vector<int32_t>& levelFirst)
 {
     const size_t numUnits = s.units.size();
     s.levelBase.resize(numUnits * kNumTreeLevels);
+    s.cellsBefore.resize(numUnits + 1);
+    s.cellsBefore[0] = 0;
     std::array<int32_t, kNumTreeLevels> total{};
     for (size_t u = 0; u < numUnits; ++u)
     {
+        int32_t cells = 0;
         for (int l = 0; l < kNumTreeLevels; ++l)
         {
             s.levelBase[u * kNumTreeLevels + l] = total[l];
             total[l] += s.levelCount[u * kNumTreeLevels + l];
+            cells += s.levelCount[u * kNumTreeLevels + l];
         }
+        s.cellsBefore[u + 1] = s.cellsBefore[u] + cells;
     }
     levelFirst.assign(1, 0);
     for (int l = 0; l < kNumTreeLevels && total[l] > 0; ++l) levelFirst.push_back(levelFirst.back() + total[l]);
@@ -697,33 +715,25 @@ void buildCells(int nLeaf, HostTree& t)
                      [&s](int32_t a, int32_t b) { return s.units[a].count > s.units[b].count; });
 
     // Every subtree by one thread, into that thread's arena; then all are numbered breadth-first
-    // from the counts per unit and level, each by the thread that built it (its cells in its cache).
+    // from the counts per unit and level, and written by runs of units in pre-order (unitsOfPart).
     t.partTimes.cellsTop = clock.lap();
     s.arenas.resize(size_t(numArenas));
-    s.arenaUnits.resize(size_t(numArenas));
-    for (int a = 0; a < numArenas; ++a)
-    {
-        s.arenas[a].clear();
-        s.arenaUnits[a].clear();
-    }
+    for (std::vector<SubtreeCell>& arena : s.arenas) arena.clear();
     const int32_t numSubtrees = int32_t(s.subtrees.size());
 #pragma omp parallel num_threads(numArenas)
     {
-        // The arena and its unit list are grown through vectors on this thread's stack: the headers in
-        // s.arenas lie side by side, and every push_back of a cell would write a line other threads read.
+        // The arena is grown through a vector on this thread's stack: the headers in s.arenas lie side by
+        // side, and every push_back of a cell would write a line other threads read.
         const int a = threadIndex();
         std::vector<SubtreeCell> arena(std::move(s.arenas[a]));
-        std::vector<int32_t> arenaUnits(std::move(s.arenaUnits[a]));
 #pragma omp for schedule(dynamic, 1) nowait
         for (int32_t j = 0; j < numSubtrees; ++j)
         {
             const int32_t u  = s.subtrees[j];
             s.units[u].arena = a;
-            arenaUnits.push_back(u);
             buildSubtree(keys, nLeaf, s.units[u], arena, s.levelCount.data() + size_t(u) * kNumTreeLevels);
         }
-        s.arenas[a]     = std::move(arena);
-        s.arenaUnits[a] = std::move(arenaUnits);
+        s.arenas[a] = std::move(arena);
     }
     t.partTimes.cellsBuild = clock.lap();
     const int32_t numCells = numberUnits(s, t.scratch.levelFirst);
@@ -733,16 +743,13 @@ void buildCells(int nLeaf, HostTree& t)
     c.child.resize(numCells);
     c.isLeaf.resize(numCells);
     t.partTimes.cellsCount = clock.lap();
-#pragma omp parallel num_threads(numArenas)
+#pragma omp parallel
     {
-        for (int a = threadIndex(); a < numArenas; a += threadCount())
-        {
-            for (int32_t u : s.arenaUnits[a]) numberSubtree(s, t.scratch.levelFirst, u, c);
-        }
-#pragma omp for schedule(static)
-        for (int32_t u = 0; u < numUnits; ++u)
+        const auto [begin, end] = unitsOfPart(s, threadIndex(), threadCount());
+        for (int32_t u = begin; u < end; ++u)
         {
             if (s.units[u].top) numberTopCell(s, t.scratch.levelFirst, u, c);
+            else numberSubtree(s, t.scratch.levelFirst, u, c);
         }
     }
     c.depth                = int32_t(t.scratch.levelFirst.size()) - 2;

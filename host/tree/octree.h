@@ -117,7 +117,7 @@ struct CellScratch
     std::vector<int32_t> levelCount;              ///< [unit * kNumTreeLevels + level]: the unit's cells at the level
     std::vector<int32_t> levelBase;               ///< the same: cells of the level in the units before it
     std::vector<std::vector<SubtreeCell>> arenas; ///< per thread of the build: its subtrees' cells
-    std::vector<std::vector<int32_t>> arenaUnits; ///< per arena: the subtree units it holds
+    std::vector<int32_t> cellsBefore;             ///< per unit: the cells of the units before it, then all
     std::vector<std::vector<I2>> unitGroups;      ///< makeGroups: per subtree unit, its groups
     std::vector<GroupPiece> groupPieces;          ///< makeGroups: the groups' runs, in order
     std::vector<int32_t> pieceFirst;              ///< makeGroups: first group of each run, then the count
