@@ -535,7 +535,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
 namespace {
 
 /// A thread builds subtrees of at most about n / (kSubtreesPerThread * threads) bodies: enough of them
-/// that the dynamic schedule evens out their sizes, few enough that the serial top stays small.
+/// that the dynamic schedule evens out their sizes, few enough that the top (splitTop) stays small.
 /// Measured on Plummer 2^22 for 16 threads: 155 top cells split in 0.3 ms (development machine), the
 /// biggest of 1086 subtrees holds 16221 bodies (6% of a thread's share).
 constexpr int64_t kSubtreesPerThread = 16;
@@ -543,21 +543,55 @@ constexpr int64_t kSubtreesPerThread = 16;
 /// Whether buildCells splits a cell.
 bool splits(int32_t count, int level, int nLeaf) { return count > nLeaf && level < kMaxTreeLevel; }
 
-/// Appends the unit of the cell (first, count, level) and, for a top cell (splits with more than
-/// topMin bodies), the units below it, in pre-order; returns the unit's index.
-int32_t addUnits(const uint64_t* keys, int32_t first, int32_t count, int level, int nLeaf, int64_t topMin,
-                 std::vector<CellUnit>& units)
+/// The unit of the cell (first, count, level): a top cell when it splits with more than topMin bodies.
+CellUnit unitOf(int32_t first, int32_t count, int level, int nLeaf, int64_t topMin)
+{
+    return {first, count, level, splits(count, level, nLeaf) && count > topMin, {-1, -1, -1, -1, -1, -1, -1, -1},
+            -1,    0};
+}
+
+/// The top of the tree into split, breadth-first (childUnit: indices in split), level by level: the
+/// octant bounds of a level's top cells in parallel (binary searches over all keys, which take most
+/// of the time), then their children appended in order.
+void splitTop(const uint64_t* keys, int32_t n, int nLeaf, int64_t topMin, CellScratch& s)
+{
+    std::vector<CellUnit>& split = s.topSplit;
+    split.assign(1, unitOf(0, n, 0, nLeaf, topMin));
+    for (size_t begin = 0, end = 1; begin < end; begin = end, end = split.size())
+    {
+        s.topBounds.resize(end - begin);
+        const int64_t numCells = int64_t(end - begin);
+#pragma omp parallel for schedule(dynamic, 1) if (numCells > 1)
+        for (int64_t i = 0; i < numCells; ++i)
+        {
+            const CellUnit& cell = split[begin + size_t(i)];
+            if (cell.top) s.topBounds[size_t(i)] = octantBounds(keys, cell.first, cell.count, cell.level);
+        }
+        for (size_t i = begin; i < end; ++i)
+        {
+            if (!split[i].top) continue;
+            const std::array<int32_t, 9>& b = s.topBounds[i - begin];
+            const int level                 = split[i].level;
+            for (int o = 0; o < 8; ++o)
+            {
+                if (b[o + 1] == b[o]) continue;
+                split[i].childUnit[o] = int32_t(split.size());
+                split.push_back(unitOf(b[o], b[o + 1] - b[o], level + 1, nLeaf, topMin));
+            }
+        }
+    }
+}
+
+/// Appends cell i of the split top (splitTop) and the cells below it to units, in pre-order; returns
+/// its unit.
+int32_t addUnits(const std::vector<CellUnit>& split, int32_t i, std::vector<CellUnit>& units)
 {
     const int32_t u = int32_t(units.size());
-    const bool top  = splits(count, level, nLeaf) && count > topMin;
-    units.push_back({first, count, level, top, {-1, -1, -1, -1, -1, -1, -1, -1}, -1, 0});
-    if (!top) return u;
-    const std::array<int32_t, 9> b = octantBounds(keys, first, count, level);
+    units.push_back(split[i]);
     for (int o = 0; o < 8; ++o)
     {
-        if (b[o + 1] == b[o]) continue;
-        const int32_t v       = addUnits(keys, b[o], b[o + 1] - b[o], level + 1, nLeaf, topMin, units);
-        units[u].childUnit[o] = v;
+        const int32_t child = split[i].childUnit[o];
+        if (child >= 0) units[u].childUnit[o] = addUnits(split, child, units);
     }
     return u;
 }
@@ -700,9 +734,10 @@ void buildCells(int nLeaf, HostTree& t)
     const int64_t topMin = std::max<int64_t>(nLeaf, n / (kSubtreesPerThread * numArenas));
     Stopwatch clock;
 
-    // The top of the tree serially, down to cells of at most topMin bodies: the subtrees.
+    // The top of the tree, down to cells of at most topMin bodies: the subtrees.
+    splitTop(keys, n, nLeaf, topMin, s);
     s.units.clear();
-    addUnits(keys, 0, n, 0, nLeaf, topMin, s.units);
+    addUnits(s.topSplit, 0, s.units);
     const int32_t numUnits = int32_t(s.units.size());
     s.levelCount.assign(size_t(numUnits) * kNumTreeLevels, 0);
     s.subtrees.clear();
