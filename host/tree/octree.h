@@ -133,7 +133,7 @@ struct BuildPartTimes
     double sortKeys   = 0; ///< sortBodies: bounding box and keys
     double sortSplit  = 0; ///< sortBodies: the parallel most-significant-digit passes
     double sortRuns   = 0; ///< sortBodies: the runs sorted, tie-broken and gathered, one thread each
-    double cellsTop   = 0; ///< buildCells: the serial top cells, the subtrees ordered
+    double cellsTop   = 0; ///< buildCells: the top cells split (splitTop), the subtrees ordered
     double cellsBuild = 0; ///< buildCells: the subtrees built, one thread each
     double cellsCount = 0; ///< buildCells: the serial numbering of the units by level
     double cellsWrite = 0; ///< buildCells: the cells written at their breadth-first numbers
