@@ -3,6 +3,7 @@
 // interactions per body. Run: build/benchmarks/octwalk_bench_host --benchmark_out=...
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <cmath>
 
 #include "bench_common.h"
@@ -74,6 +75,38 @@ void BM_Packing(benchmark::State& state)
 /// The model a benchmark builds: range(1) = 0 Plummer, 1 galaxy (host/models/galaxy.h).
 const ParticleSet& model(int64_t n, int64_t which) { return which == 0 ? plummer(n) : bench::galaxy(n); }
 
+/// The parts of a host build (HostTree::partTimes, PackedTree's pack*Seconds), as counter names and values.
+constexpr int kNumBuildParts                      = 10;
+constexpr const char* kBuildParts[kNumBuildParts] = {
+    "part_sort_keys_s",   "part_sort_split_s",  "part_sort_runs_s",    "part_cells_top_s",  "part_cells_build_s",
+    "part_cells_count_s", "part_cells_write_s", "part_pack_indices_s", "part_pack_nodes_s", "part_pack_bodies_s"};
+
+std::array<double, kNumBuildParts> buildParts(const HostTree& t, const PackedTree& packed)
+{
+    const BuildPartTimes& p = t.partTimes;
+    return {p.sortKeys,
+            p.sortSplit,
+            p.sortRuns,
+            p.cellsTop,
+            p.cellsBuild,
+            p.cellsCount,
+            p.cellsWrite,
+            packed.packIndicesSeconds,
+            packed.packNodesSeconds,
+            packed.packBodiesSeconds};
+}
+
+/// The median of every build part over the iterations, as counters.
+void setBuildPartCounters(benchmark::State& state, const std::vector<std::array<double, kNumBuildParts>>& parts)
+{
+    for (int k = 0; k < kNumBuildParts; ++k)
+    {
+        std::vector<double> seconds;
+        for (const auto& p : parts) seconds.push_back(p[size_t(k)]);
+        state.counters[kBuildParts[k]] = median(seconds);
+    }
+}
+
 /// The whole host side of one evaluation of bodies b (sort, cells, multipoles, groups, packing, with the
 /// default parameters), after one untimed build (steady state: no fresh memory), on range(2) threads
 /// (0: the OpenMP default). Counters: bodies per second, the median of every host phase ("sort_s", ...)
@@ -86,6 +119,7 @@ void timeHostBuild(benchmark::State& state, const ParticleSet& b)
     PackedTree packed;
     Parameters p;
     std::vector<PhaseTimes> times;
+    std::vector<std::array<double, kNumBuildParts>> parts;
     // One untimed build first: a simulation step reuses the tree's memory, so the timed builds
     // measure the steady state, not the first touch of fresh pages.
     sortBodies(span(b), t);
@@ -108,10 +142,12 @@ void timeHostBuild(benchmark::State& state, const ParticleSet& b)
         packTree(t, p, packed);
         pt[Phase::Packing] = clock.lap();
         times.push_back(pt);
+        parts.push_back(buildParts(t, packed));
     }
     state.counters["threads"] = maxThreads();
     bench::setThreads(saved);
     bench::setHostPhaseCounters(state, times);
+    setBuildPartCounters(state, parts);
     setRate(state, b.size());
     state.SetLabel(state.range(1) == 0 ? "plummer" : "galaxy");
 }

@@ -9,6 +9,7 @@
 #include "common/multipole.h"
 #include "common/sfc.h"
 #include "host/core/parallel.h"
+#include "host/core/timer.h"
 #include "host/tree/bounds.h"
 
 namespace octwalk {
@@ -69,6 +70,22 @@ constexpr int kLocalBits      = 8;
 constexpr int kLocalSize      = 1 << kLocalBits;
 constexpr int kMaxLocalDigits = (64 + kLocalBits - 1) / kLocalBits;
 
+/// Widest and narrowest digit of the least-significant-digit passes over one run: wider digits mean
+/// fewer passes, but the histograms (2^bits counters per digit) must stay small beside the run.
+constexpr int kLsdMaxBits   = 11;
+constexpr int kLsdMinBits   = 8;
+constexpr int kLsdMaxSize   = 1 << kLsdMaxBits;
+constexpr int kMaxLsdDigits = (64 + kLsdMinBits - 1) / kLsdMinBits;
+
+/// The digit width of the passes over a run of n keys that vary in their low `bits`: as few passes as
+/// digits of at most min(log2 n, kLsdMaxBits) bits allow, split evenly.
+int lsdDigitBits(int bits, int64_t n)
+{
+    const int widest    = std::clamp(63 - __builtin_clzll(uint64_t(n)), kLsdMinBits, kLsdMaxBits);
+    const int numDigits = (bits + widest - 1) / widest;
+    return (bits + numDigits - 1) / numDigits;
+}
+
 /// Sorts one run on this thread, stably, by least-significant-digit radix passes over the digits below
 /// r.bits (the run's keys agree above): one counting pass gives every digit's histogram, and a digit
 /// on which all keys agree is skipped without moving the run. The result lands in the result buffers.
@@ -117,24 +134,26 @@ void sortRun(const SortBuffers& buf, const SortRange& r)
     }
     else if (r.bits > 0)
     {
-        const int numDigits = (r.bits + kLocalBits - 1) / kLocalBits;
-        const uint64_t mask = kLocalSize - 1;
-        int32_t count[kMaxLocalDigits][kLocalSize];
-        std::fill(&count[0][0], &count[0][0] + numDigits * kLocalSize, 0);
+        const int width     = lsdDigitBits(r.bits, n);
+        const int numDigits = (r.bits + width - 1) / width;
+        const int32_t size  = int32_t(1) << width;
+        const uint64_t mask = uint64_t(size) - 1;
+        int32_t count[kMaxLsdDigits][kLsdMaxSize];
+        for (int d = 0; d < numDigits; ++d) std::fill(count[d], count[d] + size, 0);
         const uint64_t* keys = buf.keysOf(inScratch) + r.begin;
         for (int64_t i = 0; i < n; ++i)
         {
             const uint64_t k = keys[i];
-            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * kLocalBits)) & mask]++;
+            for (int d = 0; d < numDigits; ++d) count[d][(k >> (d * width)) & mask]++;
         }
         for (int d = 0; d < numDigits; ++d)
         {
-            const int shift      = d * kLocalBits;
+            const int shift      = d * width;
             const uint64_t* src  = buf.keysOf(inScratch) + r.begin;
             const int32_t* srcIx = buf.orderOf(inScratch) + r.begin;
             if (count[d][(src[0] >> shift) & mask] == n) continue;
-            int32_t offset[kLocalSize];
-            std::exclusive_scan(count[d], count[d] + kLocalSize, offset, 0);
+            int32_t offset[kLsdMaxSize];
+            std::exclusive_scan(count[d], count[d] + size, offset, 0);
             uint64_t* dst  = buf.keysOf(!inScratch) + r.begin;
             int32_t* dstIx = buf.orderOf(!inScratch) + r.begin;
             for (int64_t i = 0; i < n; ++i)
@@ -446,6 +465,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
 {
     const int64_t n = b.n;
     BuildScratch& s = t.scratch;
+    Stopwatch clock;
     if (boxSize > 0) validateInBox(b, boxSize);
     const KeyGrid grid =
         boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
@@ -470,6 +490,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     // largeMin (half a thread's share: a parallel pass over less costs more in start-up than it saves);
     // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
     // Every pass is stable, so the order is (key, caller's index) for any thread count.
+    t.partTimes.sortKeys = clock.lap();
     const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
     const int64_t largeMin = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
@@ -482,6 +503,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         s.large.pop_back();
         splitRunInParallel(buf, r, largeMin, s);
     }
+    t.partTimes.sortSplit = clock.lap();
 
     // Longest first, so that no long run starts last (the order of the runs does not change the result).
     std::sort(s.small.begin(), s.small.end(), [](const SortRange& a, const SortRange& c) {
@@ -507,12 +529,13 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
             t.mass[k] = b.mass[order[k]];
         }
     }
+    t.partTimes.sortRuns = clock.lap();
 }
 
 namespace {
 
 /// A thread builds subtrees of at most about n / (kSubtreesPerThread * threads) bodies: enough of them
-/// that the dynamic schedule evens out their sizes, few enough that the serial top stays small.
+/// that the dynamic schedule evens out their sizes, few enough that the top (splitTop) stays small.
 /// Measured on Plummer 2^22 for 16 threads: 155 top cells split in 0.3 ms (development machine), the
 /// biggest of 1086 subtrees holds 16221 bodies (6% of a thread's share).
 constexpr int64_t kSubtreesPerThread = 16;
@@ -520,35 +543,72 @@ constexpr int64_t kSubtreesPerThread = 16;
 /// Whether buildCells splits a cell.
 bool splits(int32_t count, int level, int nLeaf) { return count > nLeaf && level < kMaxTreeLevel; }
 
-/// Appends the unit of the cell (first, count, level) and, for a top cell (splits with more than
-/// topMin bodies), the units below it, in pre-order; returns the unit's index.
-int32_t addUnits(const uint64_t* keys, int32_t first, int32_t count, int level, int nLeaf, int64_t topMin,
-                 std::vector<CellUnit>& units)
+/// The unit of the cell (first, count, level): a top cell when it splits with more than topMin bodies.
+CellUnit unitOf(int32_t first, int32_t count, int level, int nLeaf, int64_t topMin)
+{
+    return {first, count, level, splits(count, level, nLeaf) && count > topMin, {-1, -1, -1, -1, -1, -1, -1, -1},
+            -1,    0};
+}
+
+/// The top of the tree into split, breadth-first (childUnit: indices in split), level by level: the
+/// octant bounds of a level's top cells in parallel (binary searches over all keys, which take most
+/// of the time), then their children appended in order.
+void splitTop(const uint64_t* keys, int32_t n, int nLeaf, int64_t topMin, CellScratch& s)
+{
+    std::vector<CellUnit>& split = s.topSplit;
+    split.assign(1, unitOf(0, n, 0, nLeaf, topMin));
+    for (size_t begin = 0, end = 1; begin < end; begin = end, end = split.size())
+    {
+        s.topBounds.resize(end - begin);
+        const int64_t numCells = int64_t(end - begin);
+#pragma omp parallel for schedule(dynamic, 1) if (numCells > 1)
+        for (int64_t i = 0; i < numCells; ++i)
+        {
+            const CellUnit& cell = split[begin + size_t(i)];
+            if (cell.top) s.topBounds[size_t(i)] = octantBounds(keys, cell.first, cell.count, cell.level);
+        }
+        for (size_t i = begin; i < end; ++i)
+        {
+            if (!split[i].top) continue;
+            const std::array<int32_t, 9>& b = s.topBounds[i - begin];
+            const int level                 = split[i].level;
+            for (int o = 0; o < 8; ++o)
+            {
+                if (b[o + 1] == b[o]) continue;
+                split[i].childUnit[o] = int32_t(split.size());
+                split.push_back(unitOf(b[o], b[o + 1] - b[o], level + 1, nLeaf, topMin));
+            }
+        }
+    }
+}
+
+/// Appends cell i of the split top (splitTop) and the cells below it to units, in pre-order; returns
+/// its unit.
+int32_t addUnits(const std::vector<CellUnit>& split, int32_t i, std::vector<CellUnit>& units)
 {
     const int32_t u = int32_t(units.size());
-    const bool top  = splits(count, level, nLeaf) && count > topMin;
-    units.push_back({first, count, level, top, {-1, -1, -1, -1, -1, -1, -1, -1}, -1, 0});
-    if (!top) return u;
-    const std::array<int32_t, 9> b = octantBounds(keys, first, count, level);
+    units.push_back(split[i]);
     for (int o = 0; o < 8; ++o)
     {
-        if (b[o + 1] == b[o]) continue;
-        const int32_t v       = addUnits(keys, b[o], b[o + 1] - b[o], level + 1, nLeaf, topMin, units);
-        units[u].childUnit[o] = v;
+        const int32_t child = split[i].childUnit[o];
+        if (child >= 0) units[u].childUnit[o] = addUnits(split, child, units);
     }
     return u;
 }
 
-/// Builds the subtree of unit u breadth-first at the end of arena, counting its cells per level.
+/// Builds the subtree of unit u breadth-first at the end of arena, counting its cells per level. The
+/// counts are summed locally and stored once: rows of neighbouring units share cache lines while other
+/// threads build those units.
 void buildSubtree(const uint64_t* keys, int nLeaf, CellUnit& unit, std::vector<SubtreeCell>& arena, int32_t* levelCount)
 {
     const int32_t begin = int32_t(arena.size());
     unit.arenaBegin     = begin;
+    std::array<int32_t, kNumTreeLevels> count{};
     arena.push_back({unit.first, unit.count, -1, uint8_t(unit.level), 0});
     for (size_t i = size_t(begin); i < arena.size(); ++i)
     {
         const SubtreeCell cell = arena[i];
-        levelCount[cell.level]++;
+        count[cell.level]++;
         if (!splits(cell.count, cell.level, nLeaf)) continue;
         const std::array<int32_t, 9> b = octantBounds(keys, cell.first, cell.count, cell.level);
         const int32_t firstChild       = int32_t(arena.size()) - begin;
@@ -562,6 +622,7 @@ void buildSubtree(const uint64_t* keys, int nLeaf, CellUnit& unit, std::vector<S
         arena[i].firstChild = firstChild;
         arena[i].childMask  = mask;
     }
+    std::copy(count.begin(), count.end(), levelCount);
 }
 
 /// The children of a split cell whose first child is cell firstChild (breadth-first children of one
@@ -607,6 +668,19 @@ void numberSubtree(const CellScratch& s, const std::vector<int32_t>& levelFirst,
     }
 }
 
+/// The units thread `part` of `parts` writes: a run of units in pre-order holding about a part's share of
+/// the cells. Neighbouring units' cells of a level are neighbours in the arrays, so a thread that writes
+/// a run of units writes both sides of most unit boundaries: few cache lines pass between threads.
+std::pair<int32_t, int32_t> unitsOfPart(const CellScratch& s, int part, int parts)
+{
+    const int64_t numCells = s.cellsBefore.back();
+    auto unitAt            = [&s, numCells, parts](int p) {
+        const int64_t cell = numCells * p / parts;
+        return int32_t(std::lower_bound(s.cellsBefore.begin(), s.cellsBefore.end() - 1, cell) - s.cellsBefore.begin());
+    };
+    return {unitAt(part), part + 1 == parts ? int32_t(s.units.size()) : unitAt(part + 1)};
+}
+
 /// Writes top cell u at its breadth-first number (its units' first cells are their roots).
 void numberTopCell(const CellScratch& s, const std::vector<int32_t>& levelFirst, int32_t u, OctreeCells& c)
 {
@@ -623,20 +697,25 @@ void numberTopCell(const CellScratch& s, const std::vector<int32_t>& levelFirst,
     }
 }
 
-/// levelBase (every unit's cells of each level before it) and levelFirst from levelCount; returns the
-/// number of cells.
+/// levelBase (every unit's cells of each level before it), cellsBefore and levelFirst from levelCount;
+/// returns the number of cells.
 int32_t numberUnits(CellScratch& s, std::vector<int32_t>& levelFirst)
 {
     const size_t numUnits = s.units.size();
     s.levelBase.resize(numUnits * kNumTreeLevels);
+    s.cellsBefore.resize(numUnits + 1);
+    s.cellsBefore[0] = 0;
     std::array<int32_t, kNumTreeLevels> total{};
     for (size_t u = 0; u < numUnits; ++u)
     {
+        int32_t cells = 0;
         for (int l = 0; l < kNumTreeLevels; ++l)
         {
             s.levelBase[u * kNumTreeLevels + l] = total[l];
             total[l] += s.levelCount[u * kNumTreeLevels + l];
+            cells += s.levelCount[u * kNumTreeLevels + l];
         }
+        s.cellsBefore[u + 1] = s.cellsBefore[u] + cells;
     }
     levelFirst.assign(1, 0);
     for (int l = 0; l < kNumTreeLevels && total[l] > 0; ++l) levelFirst.push_back(levelFirst.back() + total[l]);
@@ -653,10 +732,12 @@ void buildCells(int nLeaf, HostTree& t)
     const int32_t n      = int32_t(t.keys.size());
     const int numArenas  = maxThreads();
     const int64_t topMin = std::max<int64_t>(nLeaf, n / (kSubtreesPerThread * numArenas));
+    Stopwatch clock;
 
-    // The top of the tree serially, down to cells of at most topMin bodies: the subtrees.
+    // The top of the tree, down to cells of at most topMin bodies: the subtrees.
+    splitTop(keys, n, nLeaf, topMin, s);
     s.units.clear();
-    addUnits(keys, 0, n, 0, nLeaf, topMin, s.units);
+    addUnits(s.topSplit, 0, s.units);
     const int32_t numUnits = int32_t(s.units.size());
     s.levelCount.assign(size_t(numUnits) * kNumTreeLevels, 0);
     s.subtrees.clear();
@@ -669,47 +750,46 @@ void buildCells(int nLeaf, HostTree& t)
                      [&s](int32_t a, int32_t b) { return s.units[a].count > s.units[b].count; });
 
     // Every subtree by one thread, into that thread's arena; then all are numbered breadth-first
-    // from the counts per unit and level, each by the thread that built it (its cells in its cache).
+    // from the counts per unit and level, and written by runs of units in pre-order (unitsOfPart).
+    t.partTimes.cellsTop = clock.lap();
     s.arenas.resize(size_t(numArenas));
-    s.arenaUnits.resize(size_t(numArenas));
-    for (int a = 0; a < numArenas; ++a)
-    {
-        s.arenas[a].clear();
-        s.arenaUnits[a].clear();
-    }
+    for (std::vector<SubtreeCell>& arena : s.arenas) arena.clear();
     const int32_t numSubtrees = int32_t(s.subtrees.size());
 #pragma omp parallel num_threads(numArenas)
     {
+        // The arena is grown through a vector on this thread's stack: the headers in s.arenas lie side by
+        // side, and every push_back of a cell would write a line other threads read.
         const int a = threadIndex();
-#pragma omp for schedule(dynamic, 1)
+        std::vector<SubtreeCell> arena(std::move(s.arenas[a]));
+#pragma omp for schedule(dynamic, 1) nowait
         for (int32_t j = 0; j < numSubtrees; ++j)
         {
             const int32_t u  = s.subtrees[j];
             s.units[u].arena = a;
-            s.arenaUnits[a].push_back(u);
-            buildSubtree(keys, nLeaf, s.units[u], s.arenas[a], s.levelCount.data() + size_t(u) * kNumTreeLevels);
+            buildSubtree(keys, nLeaf, s.units[u], arena, s.levelCount.data() + size_t(u) * kNumTreeLevels);
         }
+        s.arenas[a] = std::move(arena);
     }
+    t.partTimes.cellsBuild = clock.lap();
     const int32_t numCells = numberUnits(s, t.scratch.levelFirst);
     c.first.resize(numCells);
     c.count.resize(numCells);
     c.level.resize(numCells);
     c.child.resize(numCells);
     c.isLeaf.resize(numCells);
-#pragma omp parallel num_threads(numArenas)
+    t.partTimes.cellsCount = clock.lap();
+#pragma omp parallel
     {
-        for (int a = threadIndex(); a < numArenas; a += threadCount())
-        {
-            for (int32_t u : s.arenaUnits[a]) numberSubtree(s, t.scratch.levelFirst, u, c);
-        }
-#pragma omp for schedule(static)
-        for (int32_t u = 0; u < numUnits; ++u)
+        const auto [begin, end] = unitsOfPart(s, threadIndex(), threadCount());
+        for (int32_t u = begin; u < end; ++u)
         {
             if (s.units[u].top) numberTopCell(s, t.scratch.levelFirst, u, c);
+            else numberSubtree(s, t.scratch.levelFirst, u, c);
         }
     }
-    c.depth    = int32_t(t.scratch.levelFirst.size()) - 2;
-    s.numCells = numCells;
+    c.depth                = int32_t(t.scratch.levelFirst.size()) - 2;
+    s.numCells             = numCells;
+    t.partTimes.cellsWrite = clock.lap();
 }
 
 namespace {
@@ -855,9 +935,14 @@ void makeGroups(int nGroup, HostTree& t, bool merge)
     for (int32_t j = 0; j < numSubtrees; ++j)
     {
         const int32_t u = s.subtrees[j];
-        s.unitGroups[u].clear();
+        // Collected through a vector on this thread's stack: the headers in s.unitGroups lie side by
+        // side, and every push_back would write a line other threads read.
+        std::vector<I2> groups;
+        groups.swap(s.unitGroups[u]);
+        groups.clear();
         const int32_t root = unitLevelStarts(s, levelFirst, u)[s.units[u].level];
-        if (c.count[root] > nGroup) collectGroups(c, root, nGroup, merge, s.unitGroups[u]);
+        if (c.count[root] > nGroup) collectGroups(c, root, nGroup, merge, groups);
+        groups.swap(s.unitGroups[u]);
     }
     std::vector<GroupPiece>& pieces = s.groupPieces;
     pieces.clear();

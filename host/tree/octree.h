@@ -113,15 +113,30 @@ struct GroupPiece
 struct CellScratch
 {
     std::vector<CellUnit> units;
-    std::vector<int32_t> subtrees;                ///< the subtree units, most bodies first (ties: pre-order)
-    std::vector<int32_t> levelCount;              ///< [unit * kNumTreeLevels + level]: the unit's cells at the level
-    std::vector<int32_t> levelBase;               ///< the same: cells of the level in the units before it
-    std::vector<std::vector<SubtreeCell>> arenas; ///< per thread of the build: its subtrees' cells
-    std::vector<std::vector<int32_t>> arenaUnits; ///< per arena: the subtree units it holds
-    std::vector<std::vector<I2>> unitGroups;      ///< makeGroups: per subtree unit, its groups
-    std::vector<GroupPiece> groupPieces;          ///< makeGroups: the groups' runs, in order
-    std::vector<int32_t> pieceFirst;              ///< makeGroups: first group of each run, then the count
-    int32_t numCells = 0;                         ///< the cells the units describe (0: none yet)
+    std::vector<CellUnit> topSplit;                ///< the top cells and subtree roots, breadth-first
+    std::vector<std::array<int32_t, 9>> topBounds; ///< octant bounds of one level's top cells
+    std::vector<int32_t> subtrees;                 ///< the subtree units, most bodies first (ties: pre-order)
+    std::vector<int32_t> levelCount;               ///< [unit * kNumTreeLevels + level]: the unit's cells at the level
+    std::vector<int32_t> levelBase;                ///< the same: cells of the level in the units before it
+    std::vector<std::vector<SubtreeCell>> arenas;  ///< per thread of the build: its subtrees' cells
+    std::vector<int32_t> cellsBefore;              ///< per unit: the cells of the units before it, then all
+    std::vector<std::vector<I2>> unitGroups;       ///< makeGroups: per subtree unit, its groups
+    std::vector<GroupPiece> groupPieces;           ///< makeGroups: the groups' runs, in order
+    std::vector<int32_t> pieceFirst;               ///< makeGroups: first group of each run, then the count
+    int32_t numCells = 0;                          ///< the cells the units describe (0: none yet)
+};
+
+/// Wall seconds of the parts of the last build, for profiles (benchmarks/bench_host.cpp reports them as
+/// counters): where a phase's time goes at a given thread count.
+struct BuildPartTimes
+{
+    double sortKeys   = 0; ///< sortBodies: bounding box and keys
+    double sortSplit  = 0; ///< sortBodies: the parallel most-significant-digit passes
+    double sortRuns   = 0; ///< sortBodies: the runs sorted, tie-broken and gathered, one thread each
+    double cellsTop   = 0; ///< buildCells: the top cells split (splitTop), the subtrees ordered
+    double cellsBuild = 0; ///< buildCells: the subtrees built, one thread each
+    double cellsCount = 0; ///< buildCells: the serial numbering of the units by level
+    double cellsWrite = 0; ///< buildCells: the cells written at their breadth-first numbers
 };
 
 /// Everything the host builds for one set of bodies.
@@ -137,6 +152,7 @@ struct HostTree
     std::vector<I2> groups; ///< contiguous body ranges (first, count), in Morton order
     BuildScratch scratch;
     CellScratch cellScratch;
+    BuildPartTimes partTimes;
 };
 
 /// Throws InputError naming the first body with a coordinate outside the periodic box [0, boxSize)

@@ -6,6 +6,7 @@
 #include "common/mac.h"
 #include "common/refit.h"
 #include "host/core/parallel.h"
+#include "host/core/timer.h"
 #include "host/tree/bounds.h"
 
 namespace octwalk {
@@ -127,6 +128,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     const Multipoles& mp        = t.poles;
     int32_t numCells            = c.size();
     std::vector<int32_t>& index = out.cellIndex;
+    Stopwatch clock;
     packedIndices(c, index, out.numInternal);
     out.numLeaves = numCells - out.numInternal;
     out.depth     = c.depth;
@@ -143,6 +145,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     const float quadScale   = packedQuadScale(p);
     const float spreadScale = packedSpreadScale(p);
     const bool moments      = content == PackContent::Everything;
+    out.packIndicesSeconds  = clock.lap();
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < numCells; ++i)
     {
@@ -166,12 +169,19 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
         }
     }
 
-    if (moments) return packBodiesAndGroups(t, out);
+    out.packNodesSeconds = clock.lap();
+    if (moments)
+    {
+        packBodiesAndGroups(t, out);
+        out.packBodiesSeconds = clock.lap();
+        return;
+    }
     const size_t numGroups = t.groups.size();
     out.bodies.resize(t.pos.size());
     out.groupRange.assign(t.groups.begin(), t.groups.end());
     out.groupCenter.resize(numGroups);
     out.groupHalf.resize(numGroups);
+    out.packBodiesSeconds = clock.lap();
 }
 
 void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* center, F4* half)

@@ -29,6 +29,10 @@ struct PackedTree
 
     std::vector<int32_t> cellIndex; ///< packed index of every host cell (working memory of packTree)
 
+    /// Wall seconds of the last packTree's parts, for profiles: packed indices and levels, the cells'
+    /// nodes, the bodies and groups.
+    double packIndicesSeconds = 0, packNodesSeconds = 0, packBodiesSeconds = 0;
+
     /// Internal nodes by level: level L's are [internalLevelFirst[L], internalLevelFirst[L + 1]),
     /// depth + 2 entries (the refit's order, common/refit.h).
     std::vector<int32_t> internalLevelFirst;
