@@ -165,20 +165,33 @@ void expectListsEqual(GpuSolver& device, const InteractionLists& ref)
 /// Every kernel variant the device backend builds (GpuKernelConfig); the twin rule holds for each.
 std::vector<GpuKernelConfig> kernelVariants()
 {
-    return {{GpuWalk::Thread, 2, false}, {GpuWalk::Team, 2, false}, {GpuWalk::Thread, 4, false},
-            {GpuWalk::Team, 4, false},   {GpuWalk::Team, 2, true},  {GpuWalk::Thread, 4, true}};
+    return {{GpuWalk::Thread, 2, false},
+            {GpuWalk::Team, 2, false},
+            {GpuWalk::Thread, 4, false},
+            {GpuWalk::Team, 4, false},
+            {GpuWalk::Team, 2, true},
+            {GpuWalk::Thread, 4, true},
+            {GpuWalk::Team, 2, false, {false, 0}},
+            {GpuWalk::Team, 2, false, {true, 0}},
+            {GpuWalk::Team, 2, true, {true, 8}},
+            {GpuWalk::Team, 4, false, {false, 0}}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
 {
-    return std::string(c.walk == GpuWalk::Team ? "teamWalk" : "threadWalk") + "_" + std::to_string(c.targetsPerLane) +
-           "PerLane" + (c.textures ? "_textures" : "");
+    const NodeKernelShape d{};
+    std::string name = std::string(c.walk == GpuWalk::Team ? "teamWalk" : "threadWalk") + "_" +
+                       std::to_string(c.targetsPerLane) + "PerLane" + (c.textures ? "_textures" : "");
+    if (!c.node.splitTail) name += "_noSplit";
+    if (c.node.minBlocks != d.minBlocks) name += "_minBlocks" + std::to_string(c.node.minBlocks);
+    return name;
 }
 
 bool isDefault(const GpuKernelConfig& c)
 {
     const GpuKernelConfig d{};
-    return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures;
+    return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures &&
+           c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -579,6 +592,51 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
         EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, perLane, false}), ParameterError) << perLane;
     }
     EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 4, true}));
+    for (int minBlocks : {-1, 1, 6, 9})
+    {
+        EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}), ParameterError)
+            << minBlocks;
+    }
+    for (int minBlocks : {0, 7, 8})
+        EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}));
+}
+
+/// Needs no device: the body-node kernel's split of a pass (tailPlan) uses every target once and at most
+/// the warp's lanes, and costs the slowest lane no more than the unsplit pass and no less than an even
+/// share of the work (passLaneIterations).
+TEST(NodeKernelPlanTest, TailSplitCoversThePassWithinTheWarp)
+{
+    for (int perLane : {2, 4})
+    {
+        for (int m = 1; m <= 32 * perLane; ++m)
+        {
+            const TailPlan plan = tailPlan(m, perLane);
+            if (plan.tail > 0)
+            {
+                EXPECT_EQ(32 * plan.plainSlots + plan.tail, m) << m;
+                EXPECT_LT(plan.plainSlots, perLane) << m;
+                EXPECT_LE(plan.tail, 16) << m;
+                EXPECT_LE(plan.tail * plan.ways, 32) << m;
+                EXPECT_GT(plan.tail * (plan.ways + 1), 32) << m;
+            }
+            else
+            {
+                EXPECT_EQ(plan.ways, 0) << m;
+                EXPECT_EQ((m + 31) / 32, plan.plainSlots) << m;
+            }
+            for (int64_t list : {1, 31, 32, 33, 100, 3000})
+            {
+                const int64_t split = passLaneIterations(m, list, perLane, true);
+                const int64_t whole = passLaneIterations(m, list, perLane, false);
+                EXPECT_EQ(whole, (m + 31) / 32 * list) << m << " " << list;
+                EXPECT_LE(split, whole) << m << " " << list;
+                EXPECT_GE(32 * split, int64_t(m) * list) << m << " " << list;
+            }
+        }
+    }
+    // A merged group's typical pass: 46 targets, the 14 of the tail on two lanes each.
+    EXPECT_EQ(passLaneIterations(46, 64, 2, true), 64 + 32);
+    EXPECT_EQ(passLaneIterations(46, 64, 2, false), 128);
 }
 
 } // namespace
