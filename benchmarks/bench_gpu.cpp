@@ -87,8 +87,8 @@ void BM_GpuForces(benchmark::State& state)
                  state.range(4) != 0, kernels);
 }
 
-/// The landed body-node kernel (no split, no minimum) beside the split one uncapped and at 7 and 8 blocks
-/// an SM, and the landed one at 8, for the tree's groups and the merged ones; theta 0.75 at the default.
+/// The landed body-node kernel (no split, no minimum) beside the split one, each without a minimum of blocks
+/// an SM and at 8 (64 registers), for the tree's groups and the merged ones; theta 0.75 at the default.
 void forcesShapes(benchmark::internal::Benchmark* b)
 {
     b->ArgNames({"N", "theta100", "split", "min_blocks", "merge"});
@@ -97,7 +97,7 @@ void forcesShapes(benchmark::internal::Benchmark* b)
     {
         for (int64_t merge : {0, 1})
         {
-            for (auto [split, minBlocks] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {1, 7}, {1, 8}, {0, 8}})
+            for (auto [split, minBlocks] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {1, 8}, {0, 8}})
             {
                 b->Args({n, 50, split, minBlocks, merge});
             }

@@ -12,6 +12,7 @@
 #include <cub/warp/warp_scan.cuh>
 
 #include <string>
+#include <type_traits>
 
 #include "common/errors.h"
 #include "common/ewald.h"
@@ -229,20 +230,24 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
             tileNodes[lane] = next;
             __syncwarp();
             if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
-            if (!SplitTail || t.plain > 0)
-            {
+            // The plain slots: every slot (no test in the loop), or fewer (the first t.plain).
+            auto plainSlots = [&](auto slots) {
+                constexpr int n = decltype(slots)::value;
 #pragma unroll 4
                 for (int k = 0; k < count; ++k)
                 {
                     NodeEntry e        = tileNodes[k];
                     SymTensor<float> q = unpackQuadrupole(e.quadA, e.quadB);
 #pragma unroll
-                    for (int s = 0; s < TargetsPerLane; ++s)
+                    for (int s = 0; s < n; ++s)
                     {
-                        if (s < t.plain) nodeInteraction<perPair>(e, q, eps2, tree.periodic, t, s);
+                        if (n == TargetsPerLane || s < t.plain)
+                            nodeInteraction<perPair>(e, q, eps2, tree.periodic, t, s);
                     }
                 }
-            }
+            };
+            if (t.plain == TargetsPerLane) plainSlots(std::integral_constant<int, TargetsPerLane>{});
+            else if (t.plain > 0) plainSlots(std::integral_constant<int, TargetsPerLane - 1>{});
             if (SplitTail && t.ways > 0)
             {
 #pragma unroll 1
@@ -276,7 +281,7 @@ __global__ void __launch_bounds__(kForceBlock)
 
 /// bodyNodeKernel with at least MinBlocks blocks an SM (NodeKernelShape::minBlocks), which caps its
 /// registers at 65536 / (MinBlocks 128) (benchmarks/results/kernel_sass.md). Its own kernel, since a
-/// minimum of 1 block is not the same as none (ptxas then takes 96 registers instead of 71).
+/// minimum of 1 block is not the same as none (ptxas then takes 96 registers instead of 72).
 template<int MinBlocks, bool Tex, bool SplitTail>
 __global__ void __launch_bounds__(kForceBlock, MinBlocks)
     bodyNodeKernelCapped(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
@@ -438,7 +443,6 @@ NodeKernel nodeKernelOf(const NodeKernelShape& shape)
         switch (shape.minBlocks)
         {
         case 0: break;
-        case 7: return cappedNodeKernel<7, Tex>(shape.splitTail);
         case 8: return cappedNodeKernel<8, Tex>(shape.splitTail);
         default: throw ParameterError(nodeKernelShapeError(shape));
         }

@@ -28,17 +28,18 @@ struct NodeKernelShape
     /// shuffles in a fixed order. Off: every lane computes every slot, on dummy targets where there are none.
     bool splitTail = true;
     /// Blocks of 128 threads an SM that the isolated 2-per-lane kernel is built for (__launch_bounds__'s
-    /// minimum, which caps its registers at 65536 / (128 minBlocks)): 0 (no minimum), 7 (72 registers)
-    /// or 8 (64). The periodic and 4-per-lane kernels ignore it. ptxas (CUDA 13.0, sm_90): split 79
-    /// registers uncapped, 72 at 7 without spills; at 8 both shapes spill.
-    int minBlocks = 7;
+    /// minimum, which caps its registers at 65536 / (128 minBlocks)): 0 (no minimum) or 8 (64 registers,
+    /// 50% occupancy). The periodic and 4-per-lane kernels ignore it. ptxas (CUDA 13.0, sm_90): 72
+    /// registers (44%) without a minimum, split or not; at 8 it spills (8/16 bytes a thread stored/loaded
+    /// unsplit, 36/84 split), so the benchmarks decide.
+    int minBlocks = 0;
 };
 
 /// Empty when the shape is built, else why not (ParameterError's message).
 inline std::string nodeKernelShapeError(const NodeKernelShape& shape)
 {
-    if (shape.minBlocks == 0 || shape.minBlocks == 7 || shape.minBlocks == 8) return {};
-    return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) + " blocks an SM is not built (0, 7 or 8)";
+    if (shape.minBlocks == 0 || shape.minBlocks == 8) return {};
+    return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) + " blocks an SM is not built (0 or 8)";
 }
 
 /// The lanes of one pass of m targets (1 <= m <= 32 targetsPerLane) through the body-node kernel.

@@ -172,8 +172,8 @@ std::vector<GpuKernelConfig> kernelVariants()
             {GpuWalk::Team, 2, true},
             {GpuWalk::Thread, 4, true},
             {GpuWalk::Team, 2, false, {false, 0}},
-            {GpuWalk::Team, 2, false, {true, 0}},
-            {GpuWalk::Team, 2, true, {true, 8}},
+            {GpuWalk::Team, 2, false, {true, 8}},
+            {GpuWalk::Team, 2, true, {false, 8}},
             {GpuWalk::Team, 4, false, {false, 0}}};
 }
 
@@ -592,12 +592,12 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
         EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, perLane, false}), ParameterError) << perLane;
     }
     EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 4, true}));
-    for (int minBlocks : {-1, 1, 6, 9})
+    for (int minBlocks : {-1, 1, 7, 9})
     {
         EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}), ParameterError)
             << minBlocks;
     }
-    for (int minBlocks : {0, 7, 8})
+    for (int minBlocks : {0, 8})
         EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}));
 }
 
