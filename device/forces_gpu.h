@@ -1,8 +1,9 @@
 #pragma once
 /// @file forces_gpu.h
 /// Body-node and body-leaf forces on the device. Twin of host/cpu/forces_cpu.h: the same arguments
-/// (views pointing at device memory) plus a stream; every target sums its lists in list order, and no
-/// floating-point atomics. Launches are asynchronous on the stream; built from forces_gpu.cu with CUDA,
+/// (views pointing at device memory) plus a stream; every target sums its lists in list order (a split tail
+/// target of the body-node kernel: shares of its list, each in list order, added in a fixed order; see
+/// NodeKernelShape), and no floating-point atomics. Launches are asynchronous on the stream; built from forces_gpu.cu with CUDA,
 /// from gpu_none.cpp without (then they throw BackendError).
 
 #include <cstdint>
