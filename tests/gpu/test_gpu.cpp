@@ -3,8 +3,10 @@
 // Every test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure (GPU CI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -637,6 +639,43 @@ TEST(NodeKernelPlanTest, TailSplitCoversThePassWithinTheWarp)
     // A merged group's typical pass: 46 targets, the 14 of the tail on two lanes each.
     EXPECT_EQ(passLaneIterations(46, 64, 2, true), 64 + 32);
     EXPECT_EQ(passLaneIterations(46, 64, 2, false), 128);
+}
+
+/// Lane iterations of the body-node kernel (32 x the slowest lane's, every pass of every group) per
+/// interaction, from a build's groups and their node-list lengths (pass 1 of the CPU twin).
+double laneIterationsPerInteraction(const PackedTree& packed, const WalkCounts& counts, bool splitTail)
+{
+    const GroupView groups = packed.groupView();
+    double lanes = 0, interactions = 0;
+    for (int32_t g = 0; g < groups.numGroups; ++g)
+    {
+        const int n = groups.range[g].y;
+        for (int done = 0; done < n; done += 32 * kDefaultTargetsPerLane)
+        {
+            const int m = std::min(n - done, 32 * kDefaultTargetsPerLane);
+            lanes += 32.0 * double(passLaneIterations(m, counts.nodes[g], kDefaultTargetsPerLane, splitTail));
+        }
+        interactions += double(n) * counts.nodes[g];
+    }
+    return lanes / interactions;
+}
+
+/// Needs no device: the estimate of benchmarks/results/kernel_sass.md (there at 2^20 and 2^22) on a small
+/// Plummer sphere, merged groups and the tree's own: the split leaves fewer lanes idle, and no fewer than none.
+TEST(NodeKernelPlanTest, SplitTailIdlesFewerLanesOnPlummerGroups)
+{
+    for (bool merge : {true, false})
+    {
+        Parameters p   = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+        p.merge_groups = merge;
+        CpuReference cpu(model("plummer", 15), p);
+        const double whole = laneIterationsPerInteraction(cpu.solver.packedTree(), cpu.solver.cpuCounts(), false);
+        const double split = laneIterationsPerInteraction(cpu.solver.packedTree(), cpu.solver.cpuCounts(), true);
+        std::printf("Plummer 2^15, %s groups: lane iterations per interaction %.3f unsplit, %.3f split\n",
+                    merge ? "merged" : "the tree's", whole, split);
+        EXPECT_GE(split, 1.0);
+        EXPECT_LT(split, whole);
+    }
 }
 
 } // namespace
