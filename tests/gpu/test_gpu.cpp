@@ -746,14 +746,18 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
     // (measured on the H200: 2.3e-4 at a median of 3.6e-6).
     const double worstTolerance = GetParam().clustered ? kTwinMax : 10 * kTwinMax;
     EXPECT_LE(a.max, worstTolerance) << "acceleration, median " << a.median;
-    // The periodic potential has zero mean, so it is compared against its largest magnitude.
+    // The periodic potential has zero mean, so it is compared against its largest magnitude. In a uniform box
+    // that too is a small remainder (of the node and leaf sums and the Ewald correction), so the float rounding
+    // of the sums, which depends on their order (the body-node kernel's split tails add shares of a list,
+    // NodeKernelShape), moves it relatively further: measured on the H200 5.8e-6 against a largest magnitude of
+    // 2.2e-2 (2.7e-4, 2.7 kTwinMax); the same tolerance as the force's.
     double scale = 0, worst = 0;
     for (size_t i = 0; i < pot.size(); ++i)
     {
         scale = std::max(scale, std::fabs(cpu.pot[i]));
         worst = std::max(worst, std::fabs(pot[i] - cpu.pot[i]));
     }
-    EXPECT_LE(worst, kTwinMax * scale);
+    EXPECT_LE(worst, worstTolerance * scale);
 
     // The groups' expansions are reduced in a fixed order: a second evaluation is bit-identical.
     std::vector<Vec3d> again;
