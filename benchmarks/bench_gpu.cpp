@@ -76,10 +76,38 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
     state.counters["p99_error"]    = e.p99;
 }
 
-/// N = range(0), theta = range(1) / 100, default leaf and group sizes.
+/// N = range(0), theta = range(1) / 100, the default leaf size; the body-node kernel's shape: split tails
+/// when range(2) is 1, range(3) blocks an SM as its minimum (NodeKernelShape); the tree's groups as cut
+/// (range(4) = 0) or merged (1), of at most n_group = range(5) bodies.
 void BM_GpuForces(benchmark::State& state)
 {
-    runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, Parameters{}.n_leaf, Parameters{}.n_group);
+    GpuKernelConfig kernels;
+    kernels.node = {state.range(2) != 0, int(state.range(3))};
+    runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, Parameters{}.n_leaf, int(state.range(5)),
+                 state.range(4) != 0, kernels);
+}
+
+/// The landed body-node kernel (no split, no minimum) beside the split one, each without a minimum of blocks
+/// an SM and at 8 (64 registers), for the tree's groups and the merged ones; merged groups of at most 48
+/// bodies (a tail of at most 16, which the split serves whole: 1.08 lane iterations per interaction against
+/// 1.11 at 64, benchmarks/results/kernel_sass.md); theta 0.75 at the default.
+void forcesShapes(benchmark::internal::Benchmark* b)
+{
+    b->ArgNames({"N", "theta100", "split", "min_blocks", "merge", "n_group"});
+    const NodeKernelShape d{};
+    const int64_t nGroup = Parameters{}.n_group;
+    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
+    {
+        for (int64_t merge : {0, 1})
+        {
+            for (auto [split, minBlocks] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {1, 8}, {0, 8}})
+            {
+                b->Args({n, 50, split, minBlocks, merge, nGroup});
+            }
+        }
+        for (int64_t split : {0, 1}) b->Args({n, 50, split, 0, 1, 48});
+        b->Args({n, 75, d.splitTail ? 1 : 0, d.minBlocks, 0, nGroup});
+    }
 }
 
 /// N = range(0), theta = range(1) / 100, n_leaf = range(2), n_group = range(3), merge_groups = range(4),
@@ -427,14 +455,7 @@ BENCHMARK(BM_GpuPeriodic)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(10);
 
-BENCHMARK(BM_GpuForces)
-    ->Args({1 << 20, 50})
-    ->Args({1 << 20, 75})
-    ->Args({1 << 22, 50})
-    ->Args({1 << 22, 75})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(10);
+BENCHMARK(BM_GpuForces)->Apply(forcesShapes)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
 
 // Tuning: groups, leaf size and kernel variants (tuningVariants).
 BENCHMARK(BM_GpuForcesTuning)->Apply(tuningVariants)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);

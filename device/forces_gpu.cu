@@ -3,7 +3,8 @@
 // Read-only path: the kernels load the views' arrays explicitly with __ldg (loadReadOnly), since the
 // views' members cannot carry __restrict__ (checked in the PTX).
 //
-// Determinism: every result is written by exactly one thread and summed in list order; no atomics.
+// Determinism: every result is written by exactly one thread and summed in list order, or (a split tail
+// target of the body-node kernel) in shares of the list added in a fixed order by warp shuffles; no atomics.
 #include "device/forces_gpu.h"
 
 #include <cuda_runtime.h>
@@ -11,6 +12,7 @@
 #include <cub/warp/warp_scan.cuh>
 
 #include <string>
+#include <type_traits>
 
 #include "common/errors.h"
 #include "common/ewald.h"
@@ -92,21 +94,109 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, const TreeTextur
             loadReadOnly(tree.nodeQuad + 2 * n + 1)};
 }
 
-/// Body-node forces: one warp per group (see LaneTargets for why). The group's node list is
-/// staged through the warp's shared tile 32 entries at a time, and every target sums the whole
-/// list in list order, like the CPU twin. Each lane fetches its entry of the next tile before the
-/// warp computes on the current one, so the scattered node loads overlap the arithmetic.
+/// The targets one lane serves in one pass of the body-node kernel (tailPlan, forces_gpu.h). Split
+/// (SplitTail): slots 0..plain-1 hold base + lane + 32 s (or a dummy) and take every staged node; the
+/// tail targets, if any, sit in the last slot, lane l holding target l % tail on the staged nodes k with
+/// k % ways == l / tail (part), and lanes l >= tail * ways none (they idle through the tail loop). Not
+/// split: as LaneTargets, every slot a plain one, dummies where there is no target.
+template<int TargetsPerLane, bool SplitTail>
+struct NodeLaneTargets
+{
+    static_assert(TargetsPerLane >= 1, "every lane serves at least one target per pass");
+    static constexpr int kPerWarp = kWarp * TargetsPerLane;
+    static constexpr int kTail    = TargetsPerLane - 1;
+
+    Vec3f pos[TargetsPerLane];
+    Vec3f acc[TargetsPerLane];
+    float pot[TargetsPerLane];
+    int plain; ///< warp-uniform
+    int ways;  ///< lanes per tail target, 0 without a tail; warp-uniform
+    int part;  ///< the lane's share of the tail target's nodes; kWarp for a lane without one
+
+    /// m: the pass's targets, from base on.
+    __device__ NodeLaneTargets(const F4* targets, int32_t base, int m, int lane)
+    {
+        const TailPlan plan = SplitTail ? tailPlan(m, TargetsPerLane) : TailPlan{(m + kWarp - 1) / kWarp, 0, 0};
+        plain               = plan.plainSlots;
+        ways                = plan.ways;
+        part                = ways > 0 && lane < plan.tail * ways ? lane / plan.tail : kWarp;
+#pragma unroll
+        for (int s = 0; s < TargetsPerLane; ++s)
+        {
+            const int32_t i = index(s, m, lane);
+            pos[s]          = i >= 0 ? xyz(loadReadOnly(targets + base + i)) : Vec3f{0, 0, 0};
+            acc[s]          = {0, 0, 0};
+            pot[s]          = 0;
+        }
+    }
+
+    /// The target of slot s, from the pass's base: -1 for a dummy slot. Recomputed where needed rather
+    /// than kept in registers.
+    __device__ int32_t index(int s, int m, int lane) const
+    {
+        if (s < plain) return lane + s * kWarp < m ? lane + s * kWarp : -1;
+        if (s != kTail || part == kWarp) return -1;
+        return kWarp * plain + lane % (m - kWarp * plain);
+    }
+
+    /// The target whose sum slot s of this lane writes (from the pass's base), or -1: a plain slot's real
+    /// target, or the tail target's first part (after reduceTail).
+    __device__ int32_t writes(int s, int m, int lane) const
+    {
+        if (s >= plain && part != 0) return -1;
+        return index(s, m, lane);
+    }
+
+    /// Adds the tail's partial sums into the lanes of part 0, in the order of the parts (a fixed order,
+    /// so repeated runs agree bit for bit). Warp-uniform: every lane takes part in each shuffle.
+    __device__ void reduceTail(int m, int lane)
+    {
+        const int tail = m - kWarp * plain;
+        for (int p = 1; p < ways; ++p)
+        {
+            const int from = (lane + p * tail) % kWarp;
+            const float ax = __shfl_sync(0xffffffffu, acc[kTail].x, from);
+            const float ay = __shfl_sync(0xffffffffu, acc[kTail].y, from);
+            const float az = __shfl_sync(0xffffffffu, acc[kTail].z, from);
+            const float ph = __shfl_sync(0xffffffffu, pot[kTail], from);
+            if (part == 0)
+            {
+                acc[kTail].x += ax;
+                acc[kTail].y += ay;
+                acc[kTail].z += az;
+                pot[kTail] += ph;
+            }
+        }
+    }
+};
+
+/// One body-node interaction of target slot s with a staged node: the isolated formula, or in a periodic
+/// box that does not expand the per-interaction Ewald correction.
+template<bool PerPair, class Targets>
+__device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float>& q, float eps2,
+                                       const PeriodicView& box, Targets& t, int s)
+{
+    if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
+    else bodyNode(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
+}
+
+/// Body-node forces of one warp's group: one warp per group (see LaneTargets for why). The group's node
+/// list is staged through the warp's shared tile 32 entries at a time. Each lane fetches its entry of the
+/// next tile before the warp computes on the current one, so the scattered node loads overlap the
+/// arithmetic. A plain slot's target sums the whole list in list order, like the CPU twin; a split tail
+/// target's lanes each sum their share in list order, and reduceTail adds the shares (NodeLaneTargets).
 /// Periodic: a group that ewaldGroupExpands takes each node's image nearest to its centre (shifted once,
-/// when staged) with the isolated formula, its Ewald correction coming from the group's expansion
-/// (device/ewald_gpu.h, after the leaf kernel); a larger group takes the per-interaction correction. As on
-/// the CPU twin.
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex>
-__global__ void __launch_bounds__(kForceBlock)
-    bodyNodeKernel(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
-                   const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
-                   F4* __restrict__ nodeAcc)
+/// when staged, so plain and tail slots see the same images) with the isolated formula, its Ewald
+/// correction coming from the group's expansion (device/ewald_gpu.h, after the leaf kernel); a larger
+/// group takes the per-interaction correction. As on the CPU twin.
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail>
+__device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTextures& tex, const GroupView& groups,
+                                             const int64_t* __restrict__ nodeOffset,
+                                             const int32_t* __restrict__ nodeList, const F4* __restrict__ targets,
+                                             float eps2, F4* __restrict__ nodeAcc)
 {
     __shared__ NodeEntry sNode[kForceWarps][kWarp];
+    using Targets = NodeLaneTargets<TargetsPerLane, SplitTail>;
 
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
@@ -117,12 +207,15 @@ __global__ void __launch_bounds__(kForceBlock)
     NodeEntry* tileNodes = sNode[warp];
     // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
     if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
-    constexpr bool expand = Periodic && Expand;
-    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    constexpr bool expand  = Periodic && Expand;
+    constexpr bool perPair = Periodic && !Expand;
+    const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const int32_t groupEnd = range.x + range.y;
 
-    for (int32_t base = range.x; base < range.x + range.y; base += LaneTargets<TargetsPerLane>::kPerWarp)
+    for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
     {
-        LaneTargets<TargetsPerLane> t(targets, base, range.x + range.y, lane);
+        const int m = min(Targets::kPerWarp, groupEnd - base);
+        Targets t(targets, base, m, lane);
         NodeEntry next{};
         if (listBegin + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[listBegin + lane]);
         for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
@@ -137,29 +230,65 @@ __global__ void __launch_bounds__(kForceBlock)
             tileNodes[lane] = next;
             __syncwarp();
             if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
+            // The plain slots: every slot (no test in the loop), or fewer (the first t.plain).
+            auto plainSlots = [&](auto slots) {
+                constexpr int n = decltype(slots)::value;
 #pragma unroll 4
-            for (int k = 0; k < count; ++k)
-            {
-                NodeEntry e        = tileNodes[k];
-                SymTensor<float> q = unpackQuadrupole(e.quadA, e.quadB);
-#pragma unroll
-                for (int s = 0; s < TargetsPerLane; ++s)
+                for (int k = 0; k < count; ++k)
                 {
-                    if (s >= t.slots) continue;
-                    if (Periodic && !expand)
+                    NodeEntry e        = tileNodes[k];
+                    SymTensor<float> q = unpackQuadrupole(e.quadA, e.quadB);
+#pragma unroll
+                    for (int s = 0; s < n; ++s)
                     {
-                        bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, tree.periodic, t.acc[s], t.pot[s]);
+                        if (n == TargetsPerLane || s < t.plain)
+                            nodeInteraction<perPair>(e, q, eps2, tree.periodic, t, s);
                     }
-                    else bodyNode(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
+                }
+            };
+            if (t.plain == TargetsPerLane) plainSlots(std::integral_constant<int, TargetsPerLane>{});
+            else if (t.plain > 0) plainSlots(std::integral_constant<int, TargetsPerLane - 1>{});
+            if (SplitTail && t.ways > 0)
+            {
+#pragma unroll 1
+                for (int k = t.part; k < count; k += t.ways)
+                {
+                    NodeEntry e = tileNodes[k];
+                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), eps2, tree.periodic, t,
+                                             Targets::kTail);
                 }
             }
         }
+        if (SplitTail) t.reduceTail(m, lane);
 #pragma unroll
         for (int s = 0; s < TargetsPerLane; ++s)
         {
-            if (t.active(s)) nodeAcc[t.index[s]] = {t.acc[s].x, t.acc[s].y, t.acc[s].z, t.pot[s]};
+            const int32_t i = t.writes(s, m, lane);
+            if (i >= 0) nodeAcc[base + i] = {t.acc[s].x, t.acc[s].y, t.acc[s].z, t.pot[s]};
         }
     }
+}
+
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail>
+__global__ void __launch_bounds__(kForceBlock)
+    bodyNodeKernel(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                   const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
+                   F4* __restrict__ nodeAcc)
+{
+    bodyNodeWarp<Periodic, Expand, TargetsPerLane, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets,
+                                                                   eps2, nodeAcc);
+}
+
+/// bodyNodeKernel with at least MinBlocks blocks an SM (NodeKernelShape::minBlocks), which caps its
+/// registers at 65536 / (MinBlocks 128) (benchmarks/results/kernel_sass.md). Its own kernel, since a
+/// minimum of 1 block is not the same as none (ptxas then takes 96 registers instead of 72).
+template<int MinBlocks, bool Tex, bool SplitTail>
+__global__ void __launch_bounds__(kForceBlock, MinBlocks)
+    bodyNodeKernelCapped(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                         const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
+                         F4* __restrict__ nodeAcc)
+{
+    bodyNodeWarp<false, false, 2, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets, eps2, nodeAcc);
 }
 
 /// Index of the leaf holding flattened body f: the last l with leafStart[l] <= f (empty leaves,
@@ -279,7 +408,7 @@ __global__ void __launch_bounds__(kForceBlock)
 static_assert(sizeof(NodeEntry) * kWarp * kForceWarps <= 48 * 1024,
               "the body-node kernel's tiles fit in static shared memory");
 
-/// The kernel of one (periodic, targets per lane, textures) choice; the launchers pick it at run time.
+/// The body-leaf kernel of one (periodic, targets per lane) choice; the launcher picks it at run time.
 /// expand: in a periodic box, the kernel for the groups whose Ewald correction is their expansion.
 template<template<bool, int, bool> class Pick>
 auto pickKernel(bool periodic, int targetsPerLane, bool textures, bool expand)
@@ -298,19 +427,47 @@ auto pickKernel(bool periodic, int targetsPerLane, bool textures, bool expand)
     }
 }
 
-template<bool Periodic, int TargetsPerLane, bool Tex>
-struct PickNode
+using NodeKernel = void (*)(TreeView, TreeTextures, GroupView, const int64_t*, const int32_t*, const F4*, float, F4*);
+
+template<int MinBlocks, bool Tex>
+NodeKernel cappedNodeKernel(bool splitTail)
 {
-    static auto kernel(bool expand)
+    return splitTail ? bodyNodeKernelCapped<MinBlocks, Tex, true> : bodyNodeKernelCapped<MinBlocks, Tex, false>;
+}
+
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex>
+NodeKernel nodeKernelOf(const NodeKernelShape& shape)
+{
+    if constexpr (!Periodic && TargetsPerLane == 2)
     {
-        if constexpr (Periodic)
+        switch (shape.minBlocks)
         {
-            return expand ? bodyNodeKernel<true, true, TargetsPerLane, Tex>
-                          : bodyNodeKernel<true, false, TargetsPerLane, Tex>;
+        case 0: break;
+        case 8: return cappedNodeKernel<8, Tex>(shape.splitTail);
+        default: throw ParameterError(nodeKernelShapeError(shape));
         }
-        else return bodyNodeKernel<false, false, TargetsPerLane, Tex>;
     }
-};
+    return shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true>
+                           : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false>;
+}
+
+/// The body-node kernel of one (periodic, expand, targets per lane, textures, shape) choice.
+template<bool Periodic, bool Expand>
+NodeKernel pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelShape& shape)
+{
+    switch (targetsPerLane)
+    {
+    case 2:
+        return textures ? nodeKernelOf<Periodic, Expand, 2, true>(shape)
+                        : nodeKernelOf<Periodic, Expand, 2, false>(shape);
+    case 4:
+        return textures ? nodeKernelOf<Periodic, Expand, 4, true>(shape)
+                        : nodeKernelOf<Periodic, Expand, 4, false>(shape);
+    default:
+        throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
+                             " is not built (2 or 4)");
+    }
+}
 
 /// The body-leaf kernel reads bodies and leaf ranges only: no texture variant.
 template<bool Periodic, int TargetsPerLane, bool>
@@ -329,15 +486,17 @@ struct PickLeaf
 } // namespace
 
 void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
-                       float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane, const TreeTextures& textures)
+                       float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane, const TreeTextures& textures,
+                       NodeKernelShape shape)
 {
     const bool periodic = tree.periodic.boxSize > 0.0f;
     // The periodic groups that expand get a kernel of their own, free of the per-interaction correction's
     // registers; the others take the second launch.
-    auto expanding = pickKernel<PickNode>(periodic, targetsPerLane, textures.present(), true);
-    auto perPair   = pickKernel<PickNode>(periodic, targetsPerLane, textures.present(), false);
+    NodeKernel first  = periodic ? pickNodeKernel<true, true>(targetsPerLane, textures.present(), shape)
+                                 : pickNodeKernel<false, false>(targetsPerLane, textures.present(), shape);
+    NodeKernel second = periodic ? pickNodeKernel<true, false>(targetsPerLane, textures.present(), shape) : nullptr;
     if (groups.numGroups == 0) return;
-    for (auto kernel : {expanding, periodic ? perPair : nullptr})
+    for (NodeKernel kernel : {first, second})
     {
         if (kernel == nullptr) continue;
         kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(

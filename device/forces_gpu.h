@@ -1,10 +1,15 @@
 #pragma once
 /// @file forces_gpu.h
 /// Body-node and body-leaf forces on the device. Twin of host/cpu/forces_cpu.h: the same arguments
-/// (views pointing at device memory) plus a stream; every target sums its lists in list order, and no
-/// floating-point atomics. Launches are asynchronous on the stream; built from forces_gpu.cu with CUDA,
+/// (views pointing at device memory) plus a stream; every target sums its lists in list order (a split tail
+/// target of the body-node kernel: shares of its list, each in list order, added in a fixed order; see
+/// NodeKernelShape), and no floating-point atomics. Launches are asynchronous on the stream; built from forces_gpu.cu with CUDA,
 /// from gpu_none.cpp without (then they throw BackendError).
 
+#include <cstdint>
+#include <string>
+
+#include "common/hostdevice.h"
 #include "common/tree_view.h"
 #include "device/gpu_stream.h"
 #include "device/walk_gpu.h"
@@ -16,13 +21,77 @@ namespace octwalk {
 /// in groups of 33..127 bodies. The default is the landed one; the benchmarks measure both.
 constexpr int kDefaultTargetsPerLane = 2;
 
+/// How the body-node kernel spreads a pass of a group's targets over the 32 lanes of its warp.
+struct NodeKernelShape
+{
+    /// Split the tail: the r = m % 32 targets that do not fill a slot, when r <= 16, are each served by
+    /// 32 / r lanes, every lane on its share of the list (tailPlan), their partial sums added by warp
+    /// shuffles in a fixed order. Off: every lane computes every slot, on dummy targets where there are none.
+    bool splitTail = true;
+    /// Blocks of 128 threads an SM that the isolated 2-per-lane kernel is built for (__launch_bounds__'s
+    /// minimum, which caps its registers at 65536 / (128 minBlocks)): 0 (no minimum) or 8 (64 registers,
+    /// 50% occupancy). The periodic and 4-per-lane kernels ignore it. ptxas (CUDA 13.0, sm_90): 72
+    /// registers (44%) without a minimum, split or not; at 8 it spills (8/16 bytes a thread stored/loaded
+    /// unsplit, 36/84 split), so the benchmarks decide.
+    int minBlocks = 0;
+};
+
+/// Empty when the shape is built, else why not (ParameterError's message).
+inline std::string nodeKernelShapeError(const NodeKernelShape& shape)
+{
+    if (shape.minBlocks == 0 || shape.minBlocks == 8) return {};
+    return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) + " blocks an SM is not built (0 or 8)";
+}
+
+/// The lanes of one pass of m targets (1 <= m <= 32 targetsPerLane) through the body-node kernel.
+struct TailPlan
+{
+    int plainSlots; ///< slots in which each lane serves its own target (or a dummy) over every node of the list
+    int tail;       ///< targets left over, 1..16, or 0 when the plain slots hold them all
+    int ways; ///< lanes per tail target, 32 / tail (0 without a tail); lane l has part l / tail of target l % tail
+};
+
+/// The split of a pass of m targets: the targets that do not fill a slot of 32, when they are 16 or fewer, each
+/// take 32 / tail lanes, one in ways staged nodes a lane; 17..31 of them keep a plain slot (one lane each).
+/// @param[in] m               targets of the pass, 1..32 targetsPerLane
+/// @param[in] targetsPerLane  slots of a lane
+HOST_DEVICE constexpr TailPlan tailPlan(int m, int targetsPerLane)
+{
+    const int full = m / 32 < targetsPerLane ? m / 32 : targetsPerLane;
+    const int tail = m - 32 * full;
+    if (tail > 16) return {full + 1, 0, 0};
+    return {full, tail, tail > 0 ? 32 / tail : 0};
+}
+
+/// What a pass costs the warp: lane iterations (a lane's interactions, real or dummy, the slowest lane's)
+/// over a list of listLength nodes staged 32 at a time. The estimate behind NodeKernelShape::splitTail
+/// (benchmarks/results/kernel_sass.md); the kernel does exactly this many.
+/// @param[in] m               targets of the pass, 1..32 targetsPerLane
+/// @param[in] listLength      node-list entries of the group
+/// @param[in] targetsPerLane  slots of a lane
+/// @param[in] splitTail       NodeKernelShape::splitTail
+HOST_DEVICE constexpr int64_t passLaneIterations(int m, int64_t listLength, int targetsPerLane, bool splitTail)
+{
+    if (!splitTail) return int64_t((m + 31) / 32) * listLength;
+    const TailPlan plan = tailPlan(m, targetsPerLane);
+    int64_t iterations  = plan.plainSlots * listLength;
+    if (plan.ways == 0) return iterations;
+    for (int64_t tile = 0; tile < listLength; tile += 32)
+    {
+        const int64_t count = listLength - tile < 32 ? listLength - tile : 32;
+        iterations += (count + plan.ways - 1) / plan.ways;
+    }
+    return iterations;
+}
+
 /// Body-node (quadrupole) forces from the node lists.
 /// @param[out] nodeAcc         (acc xyz, potential) with G = 1, indexed like targets (device memory)
 /// @param[in]  targetsPerLane  2 or 4 (kDefaultTargetsPerLane)
 /// @param[in]  textures        when present, the node entries are read through them instead of __ldg
+/// @param[in]  shape           the lanes' split of the groups' targets and the register cap
 void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
                        float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane = kDefaultTargetsPerLane,
-                       const TreeTextures& textures = {});
+                       const TreeTextures& textures = {}, NodeKernelShape shape = {});
 
 /// Body-leaf (softened body-body) forces from the leaf lists, added to the body-node ones: the total.
 /// A target that is a body skips itself by index. In a periodic box the groups' Ewald expansions

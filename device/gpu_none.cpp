@@ -94,7 +94,7 @@ void writeInteractionsGpu(const TreeView&, const GroupView&, const ListView&, in
 }
 
 void bodyNodeForcesGpu(const TreeView&, const GroupView&, const ListView&, const TargetView&, float, F4*, GpuStream,
-                       int, const TreeTextures&)
+                       int, const TreeTextures&, NodeKernelShape)
 {
     noCuda();
 }

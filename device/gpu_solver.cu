@@ -380,7 +380,8 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
     size_t numTargets = size_t(targets.numTargets);
     m.nodeAcc.reserve(numTargets);
     m.acc.reserve(numTargets);
-    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures);
+    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures,
+                      config_.node);
     m.nodesDone.record(m.stream);
     bodyLeafForcesGpu(dTree, dGroups, dLists, dBodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs,
                       config_.targetsPerLane);
@@ -543,7 +544,8 @@ void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluatio
     const size_t numTargets = size_t(dTargets.numTargets);
     m.nodeAcc.reserve(numTargets);
     m.acc.reserve(numTargets);
-    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures);
+    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures,
+                      config_.node);
     m.nodesDone.record(m.stream);
     bodyLeafForcesGpu(dTree, dGroups, dLists, r.bodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs,
                       config_.targetsPerLane);

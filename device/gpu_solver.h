@@ -41,6 +41,8 @@ struct GpuKernelConfig
     /// Read the child words and MAC words (team walk) and the node entries (body-node kernel)
     /// through texture objects instead of __ldg.
     bool textures = false;
+    /// The body-node kernel's split of a group's targets over the lanes and its register cap.
+    NodeKernelShape node{};
 };
 
 /// Throws ParameterError for a variant that is not built.
@@ -51,6 +53,8 @@ inline void checkKernelConfig(const GpuKernelConfig& config)
         throw ParameterError("GpuKernelConfig: targets per lane " + std::to_string(config.targetsPerLane) +
                              " is not built (2 or 4)");
     }
+    const std::string shape = nodeKernelShapeError(config.node);
+    if (!shape.empty()) throw ParameterError("GpuKernelConfig: " + shape);
 }
 
 /// True when this build has CUDA and a device is present. Never throws.

@@ -3,8 +3,10 @@
 // Every test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure (GPU CI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -165,20 +167,33 @@ void expectListsEqual(GpuSolver& device, const InteractionLists& ref)
 /// Every kernel variant the device backend builds (GpuKernelConfig); the twin rule holds for each.
 std::vector<GpuKernelConfig> kernelVariants()
 {
-    return {{GpuWalk::Thread, 2, false}, {GpuWalk::Team, 2, false}, {GpuWalk::Thread, 4, false},
-            {GpuWalk::Team, 4, false},   {GpuWalk::Team, 2, true},  {GpuWalk::Thread, 4, true}};
+    return {{GpuWalk::Thread, 2, false},
+            {GpuWalk::Team, 2, false},
+            {GpuWalk::Thread, 4, false},
+            {GpuWalk::Team, 4, false},
+            {GpuWalk::Team, 2, true},
+            {GpuWalk::Thread, 4, true},
+            {GpuWalk::Team, 2, false, {false, 0}},
+            {GpuWalk::Team, 2, false, {true, 8}},
+            {GpuWalk::Team, 2, true, {false, 8}},
+            {GpuWalk::Team, 4, false, {false, 0}}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
 {
-    return std::string(c.walk == GpuWalk::Team ? "teamWalk" : "threadWalk") + "_" + std::to_string(c.targetsPerLane) +
-           "PerLane" + (c.textures ? "_textures" : "");
+    const NodeKernelShape d{};
+    std::string name = std::string(c.walk == GpuWalk::Team ? "teamWalk" : "threadWalk") + "_" +
+                       std::to_string(c.targetsPerLane) + "PerLane" + (c.textures ? "_textures" : "");
+    if (!c.node.splitTail) name += "_noSplit";
+    if (c.node.minBlocks != d.minBlocks) name += "_minBlocks" + std::to_string(c.node.minBlocks);
+    return name;
 }
 
 bool isDefault(const GpuKernelConfig& c)
 {
     const GpuKernelConfig d{};
-    return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures;
+    return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures &&
+           c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -579,6 +594,88 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
         EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, perLane, false}), ParameterError) << perLane;
     }
     EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 4, true}));
+    for (int minBlocks : {-1, 1, 7, 9})
+    {
+        EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}), ParameterError)
+            << minBlocks;
+    }
+    for (int minBlocks : {0, 8})
+        EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}));
+}
+
+/// Needs no device: the body-node kernel's split of a pass (tailPlan) uses every target once and at most
+/// the warp's lanes, and costs the slowest lane no more than the unsplit pass and no less than an even
+/// share of the work (passLaneIterations).
+TEST(NodeKernelPlanTest, TailSplitCoversThePassWithinTheWarp)
+{
+    for (int perLane : {2, 4})
+    {
+        for (int m = 1; m <= 32 * perLane; ++m)
+        {
+            const TailPlan plan = tailPlan(m, perLane);
+            if (plan.tail > 0)
+            {
+                EXPECT_EQ(32 * plan.plainSlots + plan.tail, m) << m;
+                EXPECT_LT(plan.plainSlots, perLane) << m;
+                EXPECT_LE(plan.tail, 16) << m;
+                EXPECT_LE(plan.tail * plan.ways, 32) << m;
+                EXPECT_GT(plan.tail * (plan.ways + 1), 32) << m;
+            }
+            else
+            {
+                EXPECT_EQ(plan.ways, 0) << m;
+                EXPECT_EQ((m + 31) / 32, plan.plainSlots) << m;
+            }
+            for (int64_t list : {1, 31, 32, 33, 100, 3000})
+            {
+                const int64_t split = passLaneIterations(m, list, perLane, true);
+                const int64_t whole = passLaneIterations(m, list, perLane, false);
+                EXPECT_EQ(whole, (m + 31) / 32 * list) << m << " " << list;
+                EXPECT_LE(split, whole) << m << " " << list;
+                EXPECT_GE(32 * split, int64_t(m) * list) << m << " " << list;
+            }
+        }
+    }
+    // A merged group's typical pass: 46 targets, the 14 of the tail on two lanes each.
+    EXPECT_EQ(passLaneIterations(46, 64, 2, true), 64 + 32);
+    EXPECT_EQ(passLaneIterations(46, 64, 2, false), 128);
+}
+
+/// Lane iterations of the body-node kernel (32 x the slowest lane's, every pass of every group) per
+/// interaction, from a build's groups and their node-list lengths (pass 1 of the CPU twin).
+double laneIterationsPerInteraction(const PackedTree& packed, const WalkCounts& counts, bool splitTail)
+{
+    const GroupView groups = packed.groupView();
+    double lanes = 0, interactions = 0;
+    for (int32_t g = 0; g < groups.numGroups; ++g)
+    {
+        const int n = groups.range[g].y;
+        for (int done = 0; done < n; done += 32 * kDefaultTargetsPerLane)
+        {
+            const int m = std::min(n - done, 32 * kDefaultTargetsPerLane);
+            lanes += 32.0 * double(passLaneIterations(m, counts.nodes[g], kDefaultTargetsPerLane, splitTail));
+        }
+        interactions += double(n) * counts.nodes[g];
+    }
+    return lanes / interactions;
+}
+
+/// Needs no device: the estimate of benchmarks/results/kernel_sass.md (there at 2^20 and 2^22) on a small
+/// Plummer sphere, merged groups and the tree's own: the split leaves fewer lanes idle, and no fewer than none.
+TEST(NodeKernelPlanTest, SplitTailIdlesFewerLanesOnPlummerGroups)
+{
+    for (bool merge : {true, false})
+    {
+        Parameters p   = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+        p.merge_groups = merge;
+        CpuReference cpu(model("plummer", 15), p);
+        const double whole = laneIterationsPerInteraction(cpu.solver.packedTree(), cpu.solver.cpuCounts(), false);
+        const double split = laneIterationsPerInteraction(cpu.solver.packedTree(), cpu.solver.cpuCounts(), true);
+        std::printf("Plummer 2^15, %s groups: lane iterations per interaction %.3f unsplit, %.3f split\n",
+                    merge ? "merged" : "the tree's", whole, split);
+        EXPECT_GE(split, 1.0);
+        EXPECT_LT(split, whole);
+    }
 }
 
 } // namespace
@@ -649,14 +746,18 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
     // (measured on the H200: 2.3e-4 at a median of 3.6e-6).
     const double worstTolerance = GetParam().clustered ? kTwinMax : 10 * kTwinMax;
     EXPECT_LE(a.max, worstTolerance) << "acceleration, median " << a.median;
-    // The periodic potential has zero mean, so it is compared against its largest magnitude.
+    // The periodic potential has zero mean, so it is compared against its largest magnitude. In a uniform box
+    // that too is a small remainder (of the node and leaf sums and the Ewald correction), so the float rounding
+    // of the sums, which depends on their order (the body-node kernel's split tails add shares of a list,
+    // NodeKernelShape), moves it relatively further: measured on the H200 5.8e-6 against a largest magnitude of
+    // 2.2e-2 (2.7e-4, 2.7 kTwinMax); the same tolerance as the force's.
     double scale = 0, worst = 0;
     for (size_t i = 0; i < pot.size(); ++i)
     {
         scale = std::max(scale, std::fabs(cpu.pot[i]));
         worst = std::max(worst, std::fabs(pot[i] - cpu.pot[i]));
     }
-    EXPECT_LE(worst, kTwinMax * scale);
+    EXPECT_LE(worst, worstTolerance * scale);
 
     // The groups' expansions are reduced in a fixed order: a second evaluation is bit-identical.
     std::vector<Vec3d> again;
