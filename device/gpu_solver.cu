@@ -234,8 +234,8 @@ void GpuSolver::Impl::recordSpans(double downloadedOnHost, PhaseSpans& spans) co
                   "one event between consecutive walk phases");
     for (size_t k = 0; k + 1 < std::size(bounds); ++k)
     {
-        spans.begin[first + k] = downloadedOnHost - elapsedSeconds(*bounds[k], downloaded);
-        spans.end[first + k]   = downloadedOnHost - elapsedSeconds(*bounds[k + 1], downloaded);
+        spans.begin[first + k] = hostSecondsOf(*bounds[k], downloaded, downloadedOnHost);
+        spans.end[first + k]   = hostSecondsOf(*bounds[k + 1], downloaded, downloadedOnHost);
     }
 }
 
@@ -511,7 +511,8 @@ GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, con
     return r;
 }
 
-void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults)
+void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults,
+                                 const std::function<void()>& beforeWalk)
 {
     Impl& m                  = *impl_;
     cudaStream_t s           = m.stream.get();
@@ -522,8 +523,9 @@ void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluatio
     const GroupView& dGroups = r.groups;
     const TargetView dTargets{r.bodies.posMass, r.bodies.numBodies, true};
 
-    // The refit queued before this on the stream wrote the tree: the walk starts where it ends.
+    // The work that writes the tree (the refit) is timed as the upload it replaces.
     m.start.record(m.stream);
+    if (beforeWalk) beforeWalk();
     m.uploaded.record(m.stream);
     TreeTextures textures;
     if (config_.textures && dTree.numInternal > 0)
@@ -561,6 +563,7 @@ void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluatio
     enqueueDownload(downloads, m.downloadStaging, s);
     m.downloaded.record(m.stream);
     m.stream.synchronize();
+    const double downloadedOnHost = steadyClockSeconds();
     finishDownload(downloads, m.downloadStaging);
     if (overflowGroup != 0) throwOverflow("pass 2", overflowGroup);
 
@@ -571,13 +574,15 @@ void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluatio
     out.leafInteractions = totals.leafBodies;
     PhaseTimes& t        = out.times;
     t                    = PhaseTimes{};
+    t[Phase::Upload]     = elapsedSeconds(m.start, m.uploaded);
     t[Phase::WalkCount]  = elapsedSeconds(m.uploaded, m.counted);
     t[Phase::Scan]       = elapsedSeconds(m.counted, m.scanned);
     t[Phase::WalkWrite]  = elapsedSeconds(m.scanned, m.written);
     t[Phase::BodyNode]   = elapsedSeconds(m.written, m.nodesDone);
     t[Phase::BodyLeaf]   = elapsedSeconds(m.nodesDone, m.leavesDone);
     t[Phase::Download]   = elapsedSeconds(m.leavesDone, m.downloaded);
-    m.listGroups         = numGroups;
+    m.recordSpans(downloadedOnHost, t.spans);
+    m.listGroups = numGroups;
 }
 
 const F4* GpuSolver::residentResults() const { return impl_->acc.data(); }
