@@ -22,10 +22,10 @@ enum class SpanLane
 /// One interval of a SpanLog.
 struct LoggedSpan
 {
-    int64_t step = 0;            ///< SpanLog::step when the work was queued
-    SpanLane lane = SpanLane::Walk;
-    const char* phase = "";      ///< a string literal: kPhases' names for the walk, the twin's own otherwise
-    double begin = 0, end = 0;   ///< steadyClockSeconds(), end >= begin
+    int64_t step      = 0; ///< SpanLog::step when the work was queued
+    SpanLane lane     = SpanLane::Walk;
+    const char* phase = "";    ///< a string literal: kPhases' names for the walk, the twin's own otherwise
+    double begin = 0, end = 0; ///< steadyClockSeconds(), end >= begin
 };
 
 /// What the twins append to; the pipeline sets on and step before each operation.

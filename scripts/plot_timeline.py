@@ -4,8 +4,8 @@ of octwalk profile --steps K --timeline FILE.
 
 Each row of the file is one interval: step, lane (host, host-build, device, host-walk, copy, ...), phase,
 start_s and end_s in seconds since the start of the run on the host's steady clock. Prints, per chosen step,
-its wall span, each lane's busy time and how much of the host-build lane overlaps the device lane (the
-pipelined step's point: the host build off the critical path), and with -o draws the lanes as rows, the
+its wall span (its host lane's), each lane's busy time and how much of the host-build lane overlaps the
+device lane (host-walk on the CPU backend; the pipelined step's point: the host build off the critical path), and with -o draws the lanes as rows, the
 phases as coloured bars, and the step boundaries. The chart shows everything that ran between the start
 of the first chosen step and the end of the last, also what an earlier step started (a pipelined run's
 background build, lane host-build, belongs to the step that started it and runs into the next).
@@ -111,7 +111,8 @@ def step_summary(intervals, steps):
         wall = end - begin
         busy = {lane: union_length([(i[3], i[4]) for i in mine if i[1] == lane]) for lane in lanes_of(mine)}
         build = [(i[3], i[4]) for i in mine if i[1] == "host-build"]
-        device = [(i[3], i[4]) for i in intervals if i[1] == "device"]
+        # The walk's lane: the device, or the CPU twin's host-walk.
+        device = [(i[3], i[4]) for i in intervals if i[1] in ("device", "host-walk")]
         out.append((step, wall, busy, overlap(build, device)))
     return out
 
