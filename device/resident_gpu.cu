@@ -150,7 +150,8 @@ public:
         {
             if (!p.closed || !completed(*p.end))
             {
-                pending_[kept++] = std::move(p);
+                if (&pending_[kept] != &p) pending_[kept] = std::move(p);
+                ++kept;
                 continue;
             }
             log_->spans.push_back({p.step, p.lane, p.phase, hostSecondsOf(*p.begin, anchor_, anchorOnHost),
