@@ -49,10 +49,12 @@ auto ResidentCpu::logged(const char* phase, Work work) const
 
 void ResidentCpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)
 {
-    pos_.assign(pos, pos + n);
-    vel_.assign(vel, vel + n);
-    mass_.assign(mass, mass + n);
-    result_.assign(size_t(n), F4{0, 0, 0, 0});
+    logged("upload_state", [&] {
+        pos_.assign(pos, pos + n);
+        vel_.assign(vel, vel + n);
+        mass_.assign(mass, mass + n);
+        result_.assign(size_t(n), F4{0, 0, 0, 0});
+    });
 }
 
 void ResidentCpu::getState(Vec3d* pos, Vec3d* vel) const
