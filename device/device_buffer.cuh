@@ -159,4 +159,12 @@ inline double elapsedSeconds(const Event& start, const Event& stop)
     return 1e-3 * double(ms);
 }
 
+/// When event completed, on the host's steady clock (steadyClockSeconds()), from an anchor: an event
+/// recorded after it that has completed, and the host clock read right after the host waited for the
+/// anchor (at most the wait's latency late, and so is the result).
+inline double hostSecondsOf(const Event& event, const Event& anchor, double anchorOnHost)
+{
+    return anchorOnHost - elapsedSeconds(event, anchor);
+}
+
 } // namespace octwalk

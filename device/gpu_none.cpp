@@ -71,7 +71,10 @@ void GpuSolver::downloadLists(std::vector<int64_t>&, std::vector<int64_t>&, std:
 
 GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView&, const GroupView&, int32_t) { noCuda(); }
 
-void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, bool) { noCuda(); }
+void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, bool, const std::function<void()>&)
+{
+    noCuda();
+}
 
 const F4* GpuSolver::residentResults() const { noCuda(); }
 
@@ -131,6 +134,8 @@ ResidentGpu::ResidentGpu() { noCuda(); }
 ResidentGpu::~ResidentGpu() = default;
 
 GpuSolver& ResidentGpu::solver() { noCuda(); }
+
+void ResidentGpu::setSpanLog(SpanLog*) { noCuda(); }
 
 void ResidentGpu::setState(const Vec3d*, const Vec3d*, const double*, int64_t) { noCuda(); }
 

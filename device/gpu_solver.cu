@@ -223,6 +223,23 @@ struct GpuSolver::Impl
     /// The walk phases' spans on the host clock, from the events of a completed evaluation and the host
     /// time at which its last event (downloaded) was seen complete.
     void recordSpans(double downloadedOnHost, PhaseSpans& spans) const;
+
+    /// The device arrays an evaluation walks, once its upload (or the refit of a resident tree) is queued.
+    struct Inputs
+    {
+        TreeView tree;
+        GroupView groups;
+        BodyView bodies;
+        TargetView targets;
+    };
+    /// The sequence of GpuSolver::evaluate and evaluateResident: prepare() queues what the walk reads
+    /// and returns the device views of it (timed as the upload); then both walk passes, the scan, the
+    /// force kernels and the download of the counts, and of the results when downloadResults.
+    /// @param hostRanges  the groups' ranges in host memory for the totals (nullptr: downloaded)
+    /// @param idle        whether the stream was idle before prepare (else texture rebinding waits for it)
+    template<class Prepare>
+    void evaluate(const GpuKernelConfig& config, float eps2, GpuEvaluation& out, const I2* hostRanges,
+                  bool downloadResults, bool idle, Prepare prepare);
 };
 
 void GpuSolver::Impl::recordSpans(double downloadedOnHost, PhaseSpans& spans) const
@@ -234,8 +251,8 @@ void GpuSolver::Impl::recordSpans(double downloadedOnHost, PhaseSpans& spans) co
                   "one event between consecutive walk phases");
     for (size_t k = 0; k + 1 < std::size(bounds); ++k)
     {
-        spans.begin[first + k] = downloadedOnHost - elapsedSeconds(*bounds[k], downloaded);
-        spans.end[first + k]   = downloadedOnHost - elapsedSeconds(*bounds[k + 1], downloaded);
+        spans.begin[first + k] = hostSecondsOf(*bounds[k], downloaded, downloadedOnHost);
+        spans.end[first + k]   = hostSecondsOf(*bounds[k + 1], downloaded, downloadedOnHost);
     }
 }
 
@@ -330,6 +347,83 @@ GpuSolver::GpuSolver()
 
 GpuSolver::~GpuSolver() = default;
 
+template<class Prepare>
+void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEvaluation& out, const I2* hostRanges,
+                               bool downloadResults, bool idle, Prepare prepare)
+{
+    cudaStream_t s = stream.get();
+    GpuStream gs   = gpuStream();
+    listGroups     = -1;
+
+    start.record(stream);
+    const Inputs in = prepare();
+    uploaded.record(stream);
+    const int32_t numGroups = in.groups.numGroups;
+    // No kernel may still read the old bindings: on an idle stream the upload's copies read none. A tree
+    // without internal nodes has no child words to bind: it walks through __ldg.
+    TreeTextures textures;
+    if (config.textures && in.tree.numInternal > 0)
+    {
+        if (!idle) stream.synchronize();
+        textures = bindTextures(in.tree);
+    }
+
+    CountsView dCounts = countsView(numGroups);
+    countInteractionsGpu(in.tree, in.groups, dCounts, overflowGroup.data(), gs, config.walk, textures);
+    counted.record(stream);
+    scanAndGrowLists(dCounts, numGroups);
+    // Recorded on the idle stream after the host has read the totals and grown the lists, so the
+    // scan phase includes that read-back.
+    scanned.record(stream);
+    ListView dLists = listView(numGroups);
+    writeInteractionsGpu(in.tree, in.groups, dLists, overflowGroup.data(), gs, config.walk, textures);
+    written.record(stream);
+
+    const size_t numTargets = size_t(in.targets.numTargets);
+    nodeAcc.reserve(numTargets);
+    acc.reserve(numTargets);
+    bodyNodeForcesGpu(in.tree, in.groups, dLists, in.targets, eps2, nodeAcc.data(), gs, config.targetsPerLane,
+                      textures, config.node);
+    nodesDone.record(stream);
+    bodyLeafForcesGpu(in.tree, in.groups, dLists, in.bodies, in.targets, eps2, nodeAcc.data(), acc.data(), gs,
+                      config.targetsPerLane);
+    leavesDone.record(stream);
+
+    std::vector<int64_t> leafBodyCounts;
+    std::vector<I2> ranges;
+    int32_t overflow = 0;
+    std::vector<Transfer> downloads{toHost(out.nodeCounts, nodeCount.data(), size_t(numGroups)),
+                                    toHost(out.leafCounts, leafCount.data(), size_t(numGroups)),
+                                    toHost(leafBodyCounts, leafBodies.data(), size_t(numGroups)),
+                                    {&overflow, overflowGroup.data(), sizeof(int32_t)}};
+    if (!hostRanges) downloads.push_back(toHost(ranges, groupRange.data(), size_t(numGroups)));
+    if (downloadResults) downloads.push_back(toHost(out.acc, acc.data(), numTargets));
+    enqueueDownload(downloads, downloadStaging, s);
+    downloaded.record(stream);
+    stream.synchronize();
+    // The anchor of the phase spans: the host reads its clock once the last event has completed.
+    const double downloadedOnHost = steadyClockSeconds();
+    finishDownload(downloads, downloadStaging);
+    if (overflow != 0) throwOverflow("pass 2", overflow);
+
+    const GroupView totalsGroups{hostRanges ? hostRanges : ranges.data(), nullptr, nullptr, numGroups};
+    InteractionTotals totals = interactionTotals(
+        totalsGroups, {out.nodeCounts.data(), out.leafCounts.data(), leafBodyCounts.data(), numGroups});
+    out.nodeInteractions = totals.nodes;
+    out.leafInteractions = totals.leafBodies;
+    PhaseTimes& t        = out.times;
+    t                    = PhaseTimes{};
+    t[Phase::Upload]     = elapsedSeconds(start, uploaded);
+    t[Phase::WalkCount]  = elapsedSeconds(uploaded, counted);
+    t[Phase::Scan]       = elapsedSeconds(counted, scanned);
+    t[Phase::WalkWrite]  = elapsedSeconds(scanned, written);
+    t[Phase::BodyNode]   = elapsedSeconds(written, nodesDone);
+    t[Phase::BodyLeaf]   = elapsedSeconds(nodesDone, leavesDone);
+    t[Phase::Download]   = elapsedSeconds(leavesDone, downloaded);
+    recordSpans(downloadedOnHost, t.spans);
+    listGroups = numGroups;
+}
+
 void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const BodyView& bodies,
                          const TargetView& targets, float eps2, GpuEvaluation& out)
 {
@@ -339,84 +433,26 @@ void GpuSolver::evaluate(const TreeView& tree, const GroupView& groups, const Bo
                                     std::to_string(targets.numTargets) + " targets and " +
                                     std::to_string(bodies.numBodies) + " bodies");
     }
-    Impl& m        = *impl_;
-    cudaStream_t s = m.stream.get();
-    GpuStream gs   = m.gpuStream();
+    Impl& m = *impl_;
     // A failed earlier call may have left copies in flight that read the staging buffers.
     m.stream.synchronize();
-    m.listGroups      = -1;
-    int32_t numGroups = groups.numGroups;
-
-    m.start.record(m.stream);
-    std::vector<Transfer> transfers;
-    TreeView dTree    = m.uploadTree(tree, transfers);
-    GroupView dGroups = m.uploadGroups(groups, transfers);
-    transfers.push_back(toDevice(m.bodies, bodies.posMass, size_t(bodies.numBodies)));
-    BodyView dBodies{m.bodies.data(), bodies.numBodies};
-    TargetView dTargets{m.bodies.data(), targets.numTargets, targets.areBodies};
-    if (!targets.areBodies)
-    {
-        transfers.push_back(toDevice(m.targets, targets.pos, size_t(targets.numTargets)));
-        dTargets.pos = m.targets.data();
-    }
-    uploadStaged(transfers, m.uploadStaging, s);
-    m.uploaded.record(m.stream);
-    // The stream was synchronised above, so no kernel still reads the old bindings. A tree without
-    // internal nodes has no child words to bind: it walks through __ldg.
-    TreeTextures textures;
-    if (config_.textures && dTree.numInternal > 0) textures = m.bindTextures(dTree);
-
-    CountsView dCounts = m.countsView(numGroups);
-    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs, config_.walk, textures);
-    m.counted.record(m.stream);
-    m.scanAndGrowLists(dCounts, numGroups);
-    // Recorded on the idle stream after the host has read the totals and grown the lists, so the
-    // scan phase includes that read-back.
-    m.scanned.record(m.stream);
-    ListView dLists = m.listView(numGroups);
-    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs, config_.walk, textures);
-    m.written.record(m.stream);
-
-    size_t numTargets = size_t(targets.numTargets);
-    m.nodeAcc.reserve(numTargets);
-    m.acc.reserve(numTargets);
-    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures,
-                      config_.node);
-    m.nodesDone.record(m.stream);
-    bodyLeafForcesGpu(dTree, dGroups, dLists, dBodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs,
-                      config_.targetsPerLane);
-    m.leavesDone.record(m.stream);
-
-    std::vector<int64_t> leafBodies;
-    int32_t overflowGroup = 0;
-    std::vector<Transfer> downloads{toHost(out.acc, m.acc.data(), numTargets),
-                                    toHost(out.nodeCounts, m.nodeCount.data(), size_t(numGroups)),
-                                    toHost(out.leafCounts, m.leafCount.data(), size_t(numGroups)),
-                                    toHost(leafBodies, m.leafBodies.data(), size_t(numGroups)),
-                                    {&overflowGroup, m.overflowGroup.data(), sizeof(int32_t)}};
-    enqueueDownload(downloads, m.downloadStaging, s);
-    m.downloaded.record(m.stream);
-    m.stream.synchronize();
-    // The anchor of the phase spans: the host reads its clock once the last event has completed.
-    const double downloadedOnHost = steadyClockSeconds();
-    finishDownload(downloads, m.downloadStaging);
-    if (overflowGroup != 0) throwOverflow("pass 2", overflowGroup);
-
-    InteractionTotals totals =
-        interactionTotals(groups, {out.nodeCounts.data(), out.leafCounts.data(), leafBodies.data(), numGroups});
-    out.nodeInteractions = totals.nodes;
-    out.leafInteractions = totals.leafBodies;
-    PhaseTimes& t        = out.times;
-    t                    = PhaseTimes{};
-    t[Phase::Upload]     = elapsedSeconds(m.start, m.uploaded);
-    t[Phase::WalkCount]  = elapsedSeconds(m.uploaded, m.counted);
-    t[Phase::Scan]       = elapsedSeconds(m.counted, m.scanned);
-    t[Phase::WalkWrite]  = elapsedSeconds(m.scanned, m.written);
-    t[Phase::BodyNode]   = elapsedSeconds(m.written, m.nodesDone);
-    t[Phase::BodyLeaf]   = elapsedSeconds(m.nodesDone, m.leavesDone);
-    t[Phase::Download]   = elapsedSeconds(m.leavesDone, m.downloaded);
-    m.recordSpans(downloadedOnHost, t.spans);
-    m.listGroups = numGroups;
+    m.evaluate(config_, eps2, out, groups.range, true, true, [&] {
+        std::vector<Transfer> transfers;
+        const TreeView dTree    = m.uploadTree(tree, transfers);
+        const GroupView dGroups = m.uploadGroups(groups, transfers);
+        transfers.push_back(toDevice(m.bodies, bodies.posMass, size_t(bodies.numBodies)));
+        Impl::Inputs in{dTree,
+                        dGroups,
+                        {m.bodies.data(), bodies.numBodies},
+                        {m.bodies.data(), targets.numTargets, targets.areBodies}};
+        if (!targets.areBodies)
+        {
+            transfers.push_back(toDevice(m.targets, targets.pos, size_t(targets.numTargets)));
+            in.targets.pos = m.targets.data();
+        }
+        uploadStaged(transfers, m.uploadStaging, m.stream.get());
+        return in;
+    });
 }
 
 void GpuSolver::direct(const BodyView& bodies, const std::vector<int32_t>& targetIndex, float eps2,
@@ -512,74 +548,14 @@ GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, con
     return r;
 }
 
-void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults)
+void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults,
+                                 const std::function<void()>& beforeWalk)
 {
-    Impl& m                  = *impl_;
-    cudaStream_t s           = m.stream.get();
-    GpuStream gs             = m.gpuStream();
-    m.listGroups             = -1;
-    const int32_t numGroups  = r.groups.numGroups;
-    const TreeView& dTree    = r.tree;
-    const GroupView& dGroups = r.groups;
-    const TargetView dTargets{r.bodies.posMass, r.bodies.numBodies, true};
-
-    // The refit queued before this on the stream wrote the tree: the walk starts where it ends.
-    m.start.record(m.stream);
-    m.uploaded.record(m.stream);
-    TreeTextures textures;
-    if (config_.textures && dTree.numInternal > 0)
-    {
-        // Rebinding needs the earlier kernels that read the old bindings to be done.
-        m.stream.synchronize();
-        textures = m.bindTextures(dTree);
-    }
-    CountsView dCounts = m.countsView(numGroups);
-    countInteractionsGpu(dTree, dGroups, dCounts, m.overflowGroup.data(), gs, config_.walk, textures);
-    m.counted.record(m.stream);
-    m.scanAndGrowLists(dCounts, numGroups);
-    m.scanned.record(m.stream);
-    ListView dLists = m.listView(numGroups);
-    writeInteractionsGpu(dTree, dGroups, dLists, m.overflowGroup.data(), gs, config_.walk, textures);
-    m.written.record(m.stream);
-    const size_t numTargets = size_t(dTargets.numTargets);
-    m.nodeAcc.reserve(numTargets);
-    m.acc.reserve(numTargets);
-    bodyNodeForcesGpu(dTree, dGroups, dLists, dTargets, eps2, m.nodeAcc.data(), gs, config_.targetsPerLane, textures,
-                      config_.node);
-    m.nodesDone.record(m.stream);
-    bodyLeafForcesGpu(dTree, dGroups, dLists, r.bodies, dTargets, eps2, m.nodeAcc.data(), m.acc.data(), gs,
-                      config_.targetsPerLane);
-    m.leavesDone.record(m.stream);
-
-    std::vector<int64_t> leafBodies;
-    std::vector<I2> ranges;
-    int32_t overflowGroup = 0;
-    std::vector<Transfer> downloads{toHost(out.nodeCounts, m.nodeCount.data(), size_t(numGroups)),
-                                    toHost(out.leafCounts, m.leafCount.data(), size_t(numGroups)),
-                                    toHost(leafBodies, m.leafBodies.data(), size_t(numGroups)),
-                                    toHost(ranges, m.groupRange.data(), size_t(numGroups)),
-                                    {&overflowGroup, m.overflowGroup.data(), sizeof(int32_t)}};
-    if (downloadResults) downloads.push_back(toHost(out.acc, m.acc.data(), numTargets));
-    enqueueDownload(downloads, m.downloadStaging, s);
-    m.downloaded.record(m.stream);
-    m.stream.synchronize();
-    finishDownload(downloads, m.downloadStaging);
-    if (overflowGroup != 0) throwOverflow("pass 2", overflowGroup);
-
-    const GroupView hostGroups{ranges.data(), nullptr, nullptr, numGroups};
-    InteractionTotals totals =
-        interactionTotals(hostGroups, {out.nodeCounts.data(), out.leafCounts.data(), leafBodies.data(), numGroups});
-    out.nodeInteractions = totals.nodes;
-    out.leafInteractions = totals.leafBodies;
-    PhaseTimes& t        = out.times;
-    t                    = PhaseTimes{};
-    t[Phase::WalkCount]  = elapsedSeconds(m.uploaded, m.counted);
-    t[Phase::Scan]       = elapsedSeconds(m.counted, m.scanned);
-    t[Phase::WalkWrite]  = elapsedSeconds(m.scanned, m.written);
-    t[Phase::BodyNode]   = elapsedSeconds(m.written, m.nodesDone);
-    t[Phase::BodyLeaf]   = elapsedSeconds(m.nodesDone, m.leavesDone);
-    t[Phase::Download]   = elapsedSeconds(m.leavesDone, m.downloaded);
-    m.listGroups         = numGroups;
+    // The work that writes the tree (the refit) is timed as the upload it replaces.
+    impl_->evaluate(config_, eps2, out, nullptr, downloadResults, false, [&] {
+        if (beforeWalk) beforeWalk();
+        return Impl::Inputs{r.tree, r.groups, r.bodies, {r.bodies.posMass, r.bodies.numBodies, true}};
+    });
 }
 
 const F4* GpuSolver::residentResults() const { return impl_->acc.data(); }

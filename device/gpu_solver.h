@@ -7,6 +7,7 @@
 /// GpuSolver throws BackendError).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,7 +105,10 @@ public:
     /// (nothing is uploaded): the bodies are the targets. The results (acc, potential; G = 1, tree
     /// order) stay on the device (residentResults) and are downloaded into out.acc only when
     /// downloadResults; the per-group counts and totals always are (the pipeline's policy reads them).
-    void evaluateResident(const ResidentTree& tree, float eps2, GpuEvaluation& out, bool downloadResults);
+    /// beforeWalk queues work on stream() that the walk reads (the refit of device/resident_gpu.h); it
+    /// takes the place of the upload: out.times' Phase::Upload and its span are that work's.
+    void evaluateResident(const ResidentTree& tree, float eps2, GpuEvaluation& out, bool downloadResults,
+                          const std::function<void()>& beforeWalk = {});
 
     /// Device pointer to the results of the last evaluateResident.
     const F4* residentResults() const;

@@ -4,6 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <iterator>
+#include <memory>
+
 #include "device/cuda_check.cuh"
 #include "device/device_buffer.cuh"
 #include "device/device_util.cuh"
@@ -101,6 +104,98 @@ void gatherInto(DeviceBuffer<T>& array, DeviceBuffer<T>& scratch, const int32_t*
 
 static_assert(kDiagnosticBlock == 4096, "the device's diagnostic blocks are host/core/parallel.h's kReductionBlock");
 
+namespace {
+
+/// The device intervals of the resident operations for a SpanLog: begin and end events around each,
+/// mapped onto the host's clock once the host has waited for them (through an anchor recorded last on
+/// the stream it waited for: hostSecondsOf, as GpuSolver maps the walk's phases).
+class DeviceSpans
+{
+public:
+    void setLog(SpanLog* log) { log_ = log; }
+    bool on() const { return log_ && log_->on; }
+
+    /// Logs an interval already on the host's clock.
+    void add(SpanLane lane, const char* phase, double begin, double end)
+    {
+        if (on()) log_->add(lane, phase, begin, end);
+    }
+    /// Records the begin event of `phase` on stream s when the log is on; close records its end.
+    void open(SpanLane lane, const char* phase, cudaStream_t s)
+    {
+        if (!on()) return;
+        pending_.push_back({log_->step, lane, phase, event(), event(), false});
+        CUDA_CHECK(cudaEventRecord(pending_.back().begin->get(), s));
+    }
+    /// Records the end event of the span opened last (nothing when none is open).
+    void close(cudaStream_t s)
+    {
+        if (pending_.empty() || pending_.back().closed) return;
+        CUDA_CHECK(cudaEventRecord(pending_.back().end->get(), s));
+        pending_.back().closed = true;
+    }
+    /// Waits for stream s; then logs every span whose end has completed (on s or on another stream).
+    void synchronize(cudaStream_t s)
+    {
+        if (pending_.empty())
+        {
+            CUDA_CHECK(cudaStreamSynchronize(s));
+            return;
+        }
+        CUDA_CHECK(cudaEventRecord(anchor_.get(), s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        const double anchorOnHost = steadyClockSeconds();
+        size_t kept               = 0;
+        for (Pending& p : pending_)
+        {
+            if (!p.closed || !completed(*p.end))
+            {
+                if (&pending_[kept] != &p) pending_[kept] = std::move(p);
+                ++kept;
+                continue;
+            }
+            log_->spans.push_back({p.step, p.lane, p.phase, hostSecondsOf(*p.begin, anchor_, anchorOnHost),
+                                   hostSecondsOf(*p.end, anchor_, anchorOnHost)});
+            spare_.push_back(std::move(p.begin));
+            spare_.push_back(std::move(p.end));
+        }
+        pending_.resize(kept);
+    }
+
+private:
+    struct Pending
+    {
+        int64_t step;
+        SpanLane lane;
+        const char* phase;
+        std::unique_ptr<Event> begin, end;
+        bool closed;
+    };
+
+    static bool completed(const Event& e)
+    {
+        const cudaError_t status = cudaEventQuery(e.get());
+        if (status == cudaErrorNotReady) return false;
+        CUDA_CHECK(status);
+        return true;
+    }
+    /// An event of an earlier span, or a new one.
+    std::unique_ptr<Event> event()
+    {
+        if (spare_.empty()) return std::make_unique<Event>();
+        std::unique_ptr<Event> e = std::move(spare_.back());
+        spare_.pop_back();
+        return e;
+    }
+
+    SpanLog* log_ = nullptr;
+    std::vector<Pending> pending_;
+    std::vector<std::unique_ptr<Event>> spare_;
+    Event anchor_;
+};
+
+} // namespace
+
 struct ResidentGpu::Impl
 {
     GpuSolver solver;
@@ -113,7 +208,7 @@ struct ResidentGpu::Impl
     DeviceBuffer<DiagnosticSums> partial{"diagnostic partial sums"};
     DeviceBuffer<Moments> moments{"resident refit moments"};
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
-    Event refitStart, refitStop;
+    DeviceSpans spans;
     /// The positions' download for a host build: on its own stream, after the state's stream reached it.
     Stream copyStream;
     Event positionsReady, positionsDownloaded;
@@ -133,19 +228,42 @@ struct ResidentGpu::Impl
         downloadPending = false;
     }
 
-    /// Zeroes the flag, runs launch(flag), and returns the flag's value once the stream is done.
+    /// Zeroes the flag, runs launch(flag), and returns the flag's value once the stream is done; the
+    /// whole is logged as `phase`.
     template<class Launch>
-    bool flagRaised(Launch launch)
+    bool flagRaised(const char* phase, Launch launch)
     {
         cudaStream_t s = stream();
         flag.reserve(1);
         flagHost.reserve(1);
+        spans.open(SpanLane::Walk, phase, s);
         CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int32_t), s));
         launch(flag.data());
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemcpyAsync(flagHost.data(), flag.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
-        CUDA_CHECK(cudaStreamSynchronize(s));
+        spans.close(s);
+        spans.synchronize(s);
         return *flagHost.data() != 0;
+    }
+
+    /// Logs the last evaluation's phases: the refit (timed in the upload's place) and the walk's.
+    void logEvaluationSpans(const PhaseSpans& walk)
+    {
+        for (size_t k = 0; k < kNumPhases; ++k)
+        {
+            if (kPhases[k].group != PhaseGroup::Walk || !walk.has(k)) continue;
+            spans.add(SpanLane::Walk, k == size_t(Phase::Upload) ? "refit" : kPhases[k].name, walk.begin[k],
+                      walk.end[k]);
+        }
+    }
+
+    /// Queues enqueue()'s work on the stream between the events of the span `phase`.
+    template<class Enqueue>
+    void logged(const char* phase, Enqueue enqueue)
+    {
+        spans.open(SpanLane::Walk, phase, stream());
+        enqueue();
+        spans.close(stream());
     }
 };
 
@@ -162,33 +280,39 @@ ResidentGpu::~ResidentGpu() = default;
 
 GpuSolver& ResidentGpu::solver() { return impl_->solver; }
 
+void ResidentGpu::setSpanLog(SpanLog* log) { impl_->spans.setLog(log); }
+
 void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)
 {
     Impl& m        = *impl_;
     cudaStream_t s = m.stream();
     m.beforeWritingState();
     n_ = n;
-    upload(m.pos, pos, size_t(n), s);
-    upload(m.vel, vel, size_t(n), s);
-    upload(m.mass, mass, size_t(n), s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
+    m.logged("upload_state", [&] {
+        upload(m.pos, pos, size_t(n), s);
+        upload(m.vel, vel, size_t(n), s);
+        upload(m.mass, mass, size_t(n), s);
+    });
+    m.spans.synchronize(s);
 }
 
 void ResidentGpu::getState(Vec3d* pos, Vec3d* vel)
 {
     Impl& m        = *impl_;
     cudaStream_t s = m.stream();
-    download(pos, m.pos.data(), size_t(n_), s);
-    download(vel, m.vel.data(), size_t(n_), s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
+    m.logged("download_state", [&] {
+        download(pos, m.pos.data(), size_t(n_), s);
+        download(vel, m.vel.data(), size_t(n_), s);
+    });
+    m.spans.synchronize(s);
 }
 
 void ResidentGpu::getPositions(Vec3d* pos)
 {
     Impl& m        = *impl_;
     cudaStream_t s = m.stream();
-    download(pos, m.pos.data(), size_t(n_), s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
+    m.logged("download_positions", [&] { download(pos, m.pos.data(), size_t(n_), s); });
+    m.spans.synchronize(s);
 }
 
 void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead)
@@ -201,15 +325,20 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead)
     {
         // Predicted here, so that only the positions cross the bus (not the velocities too).
         m.predicted.reserve(size_t(n_));
-        predictKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, s>>>(m.pos.data(), m.vel.data(), ahead, n_,
-                                                                         m.predicted.data());
-        CUDA_CHECK_LAUNCH();
+        m.logged("predict", [&] {
+            predictKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, s>>>(m.pos.data(), m.vel.data(), ahead, n_,
+                                                                             m.predicted.data());
+            CUDA_CHECK_LAUNCH();
+        });
         from = m.predicted.data();
     }
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
-    CUDA_CHECK(cudaStreamWaitEvent(m.copyStream.get(), m.positionsReady.get(), 0));
-    download(pos, from, size_t(n_), m.copyStream.get());
-    CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), m.copyStream.get()));
+    cudaStream_t copy = m.copyStream.get();
+    CUDA_CHECK(cudaStreamWaitEvent(copy, m.positionsReady.get(), 0));
+    m.spans.open(SpanLane::Copy, "download_positions", copy);
+    download(pos, from, size_t(n_), copy);
+    m.spans.close(copy);
+    CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), copy));
     m.downloadPending = true;
 }
 
@@ -221,19 +350,23 @@ void ResidentGpu::permute(const int32_t* order)
     m.beforeWritingState();
     cudaStream_t s = m.stream();
     if (n_ == 0) return;
-    upload(m.order, order, size_t(n_), s);
-    gatherInto(m.pos, m.scratchVec, m.order.data(), n_, s);
-    gatherInto(m.vel, m.scratchVec, m.order.data(), n_, s);
-    gatherInto(m.mass, m.scratchMass, m.order.data(), n_, s);
+    m.logged("upload_order", [&] { upload(m.order, order, size_t(n_), s); });
+    m.logged("permute", [&] {
+        gatherInto(m.pos, m.scratchVec, m.order.data(), n_, s);
+        gatherInto(m.vel, m.scratchVec, m.order.data(), n_, s);
+        gatherInto(m.mass, m.scratchMass, m.order.data(), n_, s);
+    });
     // The order array is read by the kernels above before the next upload overwrites it.
-    CUDA_CHECK(cudaStreamSynchronize(s));
+    m.spans.synchronize(s);
 }
 
 void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)
 {
     Impl& m = *impl_;
     const GroupView groups{host.groupRange, nullptr, nullptr, host.numGroups};
-    m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies);
+    // The upload waits for its copies; the span's own wait costs a second one only when logging.
+    m.logged("upload_topology", [&] { m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies); });
+    if (m.spans.on()) m.spans.synchronize(m.stream());
     m.internalFirst.assign(levels.internalFirst, levels.internalFirst + levels.numLevels + 1);
     m.moments.reserve(size_t(host.numInternal) + size_t(host.numLeaves));
     m.refit = host;
@@ -241,31 +374,32 @@ void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, 
 
 InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, PhaseTimes& times)
 {
-    Impl& m        = *impl_;
-    cudaStream_t s = m.stream();
-    RefitView& v   = m.refit;
-    v.children     = m.tree.tree.children;
-    v.leafRange    = m.tree.tree.leafRange;
-    v.groupRange   = m.tree.groups.range;
-    v.pos          = m.pos.data();
-    v.mass         = m.mass.data();
-    v.moments      = m.moments.data();
-    v.nodeMac      = m.tree.nodeMac;
-    v.nodeCom      = m.tree.nodeCom;
-    v.nodeQuad     = m.tree.nodeQuad;
-    v.bodies       = m.tree.bodyPosMass;
-    v.groupCenter  = m.tree.groupCenter;
-    v.groupHalf    = m.tree.groupHalf;
-    CUDA_CHECK(cudaEventRecord(m.refitStart.get(), s));
-    refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
-    CUDA_CHECK(cudaEventRecord(m.refitStop.get(), s));
-    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false);
+    Impl& m       = *impl_;
+    RefitView& v  = m.refit;
+    v.children    = m.tree.tree.children;
+    v.leafRange   = m.tree.tree.leafRange;
+    v.groupRange  = m.tree.groups.range;
+    v.pos         = m.pos.data();
+    v.mass        = m.mass.data();
+    v.moments     = m.moments.data();
+    v.nodeMac     = m.tree.nodeMac;
+    v.nodeCom     = m.tree.nodeCom;
+    v.nodeQuad    = m.tree.nodeQuad;
+    v.bodies      = m.tree.bodyPosMass;
+    v.groupCenter = m.tree.groupCenter;
+    v.groupHalf   = m.tree.groupHalf;
+    // Queued by the solver in place of an upload, so its events time it with the walk's.
+    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false, [&] {
+        refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
+    });
+    const PhaseTimes& e = m.evaluation.times;
     times.clear(PhaseGroup::Walk);
     for (size_t k = 0; k < kNumPhases; ++k)
     {
-        if (kPhases[k].group == PhaseGroup::Walk) times.seconds[k] = m.evaluation.times.seconds[k];
+        if (kPhases[k].group == PhaseGroup::Walk && k != size_t(Phase::Upload)) times.seconds[k] = e.seconds[k];
     }
-    times[Phase::Packing] = elapsedSeconds(m.refitStart, m.refitStop);
+    times[Phase::Packing] = e[Phase::Upload];
+    m.logEvaluationSpans(e.spans);
     return {m.evaluation.nodeInteractions, m.evaluation.leafInteractions};
 }
 
@@ -275,7 +409,7 @@ bool ResidentGpu::kickDrift(double G, double halfStep, double h, double boxSize)
     if (n_ == 0) return true;
     m.beforeWritingState();
     const F4* result = m.solver.residentResults();
-    return !m.flagRaised([&](int32_t* flag) {
+    return !m.flagRaised("kick_drift", [&](int32_t* flag) {
         kickDriftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result,
                                                                                     n_, G, halfStep, h, boxSize, flag);
     });
@@ -287,7 +421,7 @@ bool ResidentGpu::kick(double G, double halfStep)
     if (n_ == 0) return true;
     m.beforeWritingState();
     const F4* result = m.solver.residentResults();
-    return !m.flagRaised([&](int32_t* flag) {
+    return !m.flagRaised("kick", [&](int32_t* flag) {
         kickKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result, n_,
                                                                                G, halfStep, flag);
     });
@@ -295,21 +429,23 @@ bool ResidentGpu::kick(double G, double halfStep)
 
 DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot)
 {
-    Impl& m        = *impl_;
-    cudaStream_t s = m.stream();
-    upload(m.slot, slot, size_t(n_), s);
+    Impl& m                 = *impl_;
+    cudaStream_t s          = m.stream();
     const int64_t numBlocks = (n_ + kDiagnosticBlock - 1) / kDiagnosticBlock;
-    m.partial.reserve(size_t(numBlocks > 0 ? numBlocks : 1));
-    if (numBlocks > 0)
-    {
-        diagnosticBlocksKernel<<<blocksFor(numBlocks, 64), 64, 0, s>>>(m.pos.data(), m.vel.data(), m.mass.data(),
-                                                                       m.solver.residentResults(), m.slot.data(), n_, G,
-                                                                       numBlocks, m.partial.data());
-        CUDA_CHECK_LAUNCH();
-    }
     std::vector<DiagnosticSums> partial(static_cast<size_t>(numBlocks));
-    download(partial.data(), m.partial.data(), partial.size(), s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
+    m.partial.reserve(size_t(numBlocks > 0 ? numBlocks : 1));
+    m.logged("diagnostics", [&] {
+        upload(m.slot, slot, size_t(n_), s);
+        if (numBlocks > 0)
+        {
+            diagnosticBlocksKernel<<<blocksFor(numBlocks, 64), 64, 0, s>>>(m.pos.data(), m.vel.data(), m.mass.data(),
+                                                                           m.solver.residentResults(), m.slot.data(),
+                                                                           n_, G, numBlocks, m.partial.data());
+            CUDA_CHECK_LAUNCH();
+        }
+        download(partial.data(), m.partial.data(), partial.size(), s);
+    });
+    m.spans.synchronize(s);
     // The block sums in block order, as deterministicSum adds them (one block: that block's sum).
     if (numBlocks == 1) return partial[0];
     DiagnosticSums total;

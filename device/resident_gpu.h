@@ -8,7 +8,10 @@
 /// device), and the diagnostics' sums in host/core/parallel.h's fixed blocks (no atomics: the same
 /// bits on every run, and those of the CPU twin). The twin of host/cpu/resident_cpu.h, method for
 /// method; resident_gpu.cu is compiled without fused multiply-adds (-fmad=false), so every state word
-/// equals the twin's for equal accelerations. Built from resident_gpu.cu with CUDA, from gpu_none.cpp
+/// equals the twin's for equal accelerations. With a SpanLog that is on, each operation logs its device
+/// interval (CUDA events around it, mapped onto the host's clock when the host next waits for the
+/// stream, as GpuSolver maps the walk's phases), and the walk's phases by their kPhases names; off, no
+/// event is recorded for it. Built from resident_gpu.cu with CUDA, from gpu_none.cpp
 /// without (then everything throws BackendError).
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "common/integrate.h"
 #include "common/phases.h"
 #include "common/refit.h"
+#include "common/span_log.h"
 #include "common/tree_view.h"
 #include "device/gpu_solver.h"
 
@@ -72,6 +76,10 @@ public:
     int64_t size() const { return n_; }
     /// The walk's solver (kernel variants: GpuSolver::setKernelConfig).
     GpuSolver& solver();
+    /// Where the operations log their intervals while log->on (nullptr: nowhere); the log outlives
+    /// this object or is reset first. An interval is logged once the host has waited for it: the
+    /// positions' download of beginPositionDownload at a later operation's wait.
+    void setSpanLog(SpanLog* log);
 
 private:
     struct Impl;

@@ -4,12 +4,17 @@ of octwalk profile --steps K --timeline FILE.
 
 Each row of the file is one interval: step, lane (host, host-build, device, host-walk, copy, ...), phase,
 start_s and end_s in seconds since the start of the run on the host's steady clock. Prints, per chosen step,
-its wall span, each lane's busy time and how much of the host-build lane overlaps the device lane (the
-pipelined step's point: the host build off the critical path), and with -o draws the lanes as rows, the
-phases as coloured bars, and the step boundaries.
+its wall span (its host lane's), each lane's busy time and how much of the host-build lane overlaps the
+device lane (host-walk on the CPU backend; the pipelined step's point: the host build off the critical path), and with -o draws the lanes as rows, the
+phases as coloured bars, and the step boundaries. The chart shows everything that ran between the start
+of the first chosen step and the end of the last, also what an earlier step started (a pipelined run's
+background build, lane host-build, belongs to the step that started it and runs into the next).
 
   octwalk run --model plummer --n 4194304 --t-end 0.05 --timestep 0.01 --backend gpu --timeline --output-dir run22
   python3 scripts/plot_timeline.py run22/timeline.csv --steps 2:4 -o timeline_2e22.png
+  octwalk run --model plummer --n 4194304 --t-end 0.05 --timestep 0.01 --backend gpu --rebuild-every 0 \
+      --timeline --output-dir pipe22          # pipelined: lanes host, host-build (the build thread), copy, device
+  python3 scripts/plot_timeline.py pipe22/timeline.csv --steps 2:4 -o pipeline_2e22.png
 
 The table needs only the standard library; the plot needs matplotlib (Debian: python3-matplotlib).
 """
@@ -89,15 +94,25 @@ def overlap(a, b):
     return total
 
 
+def step_extent(intervals, step):
+    """(start, end) of a step: of its host lane when it has one (the stepping thread; a background build
+    labelled with the step may outlast it), else of all its intervals."""
+    mine = [i for i in intervals if i[0] == step]
+    host = [i for i in mine if i[1] == "host"] or mine
+    return min(i[3] for i in host), max(i[4] for i in host)
+
+
 def step_summary(intervals, steps):
     """[(step, wall, {lane: busy}, build_device_overlap), ...] in seconds."""
     out = []
     for step in steps:
         mine = [i for i in intervals if i[0] == step]
-        wall = max(i[4] for i in mine) - min(i[3] for i in mine)
+        begin, end = step_extent(intervals, step)
+        wall = end - begin
         busy = {lane: union_length([(i[3], i[4]) for i in mine if i[1] == lane]) for lane in lanes_of(mine)}
         build = [(i[3], i[4]) for i in mine if i[1] == "host-build"]
-        device = [(i[3], i[4]) for i in intervals if i[1] == "device"]
+        # The walk's lane: the device, or the CPU twin's host-walk.
+        device = [(i[3], i[4]) for i in intervals if i[1] in ("device", "host-walk")]
         out.append((step, wall, busy, overlap(build, device)))
     return out
 
@@ -118,22 +133,26 @@ def plot(intervals, steps, out, title):
         import matplotlib.pyplot as plt
     except ImportError as missing:
         sys.exit(f"plot_timeline.py: {missing}; the table above is complete, install python3-matplotlib for -o")
-    chosen = [i for i in intervals if i[0] in set(steps)]
-    origin = min(i[3] for i in chosen)
+    origin = step_extent(intervals, steps[0])[0]
+    window_end = step_extent(intervals, steps[-1])[1]
+    # Whatever ran in the window, clipped to it: also a build an earlier step started.
+    chosen = [(i[0], i[1], i[2], max(i[3], origin), min(i[4], window_end))
+              for i in intervals if i[4] > origin and i[3] < window_end]
     lanes = lanes_of(chosen)
     phases = []
     for i in chosen:
         if i[2] not in phases:
             phases.append(i[2])
-    cmap = plt.get_cmap("tab20")
-    colour = {p: cmap(k % 20) for k, p in enumerate(phases)}
+    # 40 distinct colours: a pipelined run has about 30 phases.
+    palette = [plt.get_cmap("tab20")(k) for k in range(20)] + [plt.get_cmap("tab20b")(k) for k in range(20)]
+    colour = {p: palette[k % len(palette)] for k, p in enumerate(phases)}
     fig, ax = plt.subplots(figsize=(13, 1.0 + 0.6 * len(lanes)))
     for i in chosen:
         row = lanes.index(i[1])
         ax.barh(row, 1e3 * (i[4] - i[3]), left=1e3 * (i[3] - origin), height=0.7, color=colour[i[2]],
                 edgecolor="k", linewidth=0.2)
     for step in steps:
-        start = 1e3 * (min(i[3] for i in chosen if i[0] == step) - origin)
+        start = 1e3 * (step_extent(intervals, step)[0] - origin)
         ax.axvline(start, color="k", ls="--", lw=0.7)
         ax.text(start, -0.6, f" step {step}", fontsize=8, va="bottom")
     ax.set_yticks(range(len(lanes)))

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <tuple>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -71,15 +72,43 @@ Timeline& processTimeline()
     return timeline;
 }
 
+TimelineLaps::TimelineLaps(Timeline& timeline, int64_t step, std::string lane)
+    : timeline_(timeline), on_(timeline.enabled()), step_(step), lane_(std::move(lane))
+{
+    if (on_) last_ = steadyClockSeconds();
+}
+
+void TimelineLaps::lap(const char* phase)
+{
+    if (!on_) return;
+    const double now = steadyClockSeconds();
+    timeline_.recordSteady(step_, lane_, phase, last_, now);
+    last_ = now;
+}
+
+void TimelineLaps::skip()
+{
+    if (on_) last_ = steadyClockSeconds();
+}
+
+namespace {
+
+void recordGroup(Timeline& timeline, int64_t step, const PhaseTimes& t, PhaseGroup g, const std::string& lane)
+{
+    for (size_t k = 0; k < kNumPhases; ++k)
+    {
+        if (kPhases[k].group != g || !t.spans.has(k)) continue;
+        timeline.recordSteady(step, lane, kPhases[k].name, t.spans.begin[k], t.spans.end[k]);
+    }
+}
+
+} // namespace
+
 void recordForcePhases(Timeline& timeline, int64_t step, const PhaseTimes& t, const std::string& walkLane)
 {
     if (!timeline.enabled()) return;
-    for (size_t k = 0; k < kNumPhases; ++k)
-    {
-        if (!t.spans.has(k)) continue;
-        const std::string& lane = kPhases[k].group == PhaseGroup::Host ? std::string("host-build") : walkLane;
-        timeline.recordSteady(step, lane, kPhases[k].name, t.spans.begin[k], t.spans.end[k]);
-    }
+    recordGroup(timeline, step, t, PhaseGroup::Host, "host-build");
+    recordGroup(timeline, step, t, PhaseGroup::Walk, walkLane);
 }
 
 std::string timelineCsvComment()
@@ -89,8 +118,14 @@ std::string timelineCsvComment()
            "anchored to that clock (at most the synchronisation latency late). Lanes: host = the step's own host "
            "work (kick_drift: first half-kick, drift and attaching the bodies; reorder_kick: results into the "
            "state's order, reordering and the closing half-kick; diagnostics; io); host-build = the tree build's "
-           "phases; device = upload, walk, forces and download on the GPU; host-walk = the same on the CPU twin; "
-           "other lanes as their recording code names them\n";
+           "phases; device = upload, walk, forces and download on the GPU; host-walk = the same on the CPU twin. "
+           "A pipelined run (--rebuild-every other than 1) instead records: host = the stepping thread (kick_drift, "
+           "wait_build, adopt, download_positions, start_build, evaluate, kick; diagnostics; io); host-build = the "
+           "topology build on its own thread (wait_positions, sort, cells, groups, packing, order), under the step "
+           "that started it; device (host-walk on the CPU twin) = the resident state's operations (kick_drift, "
+           "predict, upload_order, permute, upload_topology, refit, walk_count, scan, walk_write, body_node, "
+           "body_leaf, download, kick, diagnostics, download_state); copy = the positions' download for the build "
+           "on the device's copy stream\n";
 }
 
 std::string timelineCsvHeader() { return "step,lane,phase,start_s,end_s"; }

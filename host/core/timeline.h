@@ -79,6 +79,32 @@ private:
 /// the owner of a device stream) record. Off unless a run or a profile started it.
 Timeline& processTimeline();
 
+/// The consecutive phases of one thread on one lane: each lap records the interval from the end of the
+/// previous lap (or from construction) to now. Reads no clock when the timeline is off.
+///
+///   TimelineLaps host(processTimeline(), step, "host");
+///   kickDrift();  host.lap("kick_drift");
+///   evaluate();   host.lap("evaluate");
+class TimelineLaps
+{
+public:
+    /// @param[in,out] timeline  where the laps go (off at construction: nowhere)
+    /// @param[in]     step      the step they belong to
+    /// @param[in]     lane      where they run
+    TimelineLaps(Timeline& timeline, int64_t step, std::string lane);
+    /// Records the interval since the previous lap as `phase`.
+    void lap(const char* phase);
+    /// Starts the next lap now without recording (the time since the previous lap is recorded elsewhere).
+    void skip();
+
+private:
+    Timeline& timeline_;
+    bool on_;
+    int64_t step_;
+    std::string lane_;
+    double last_ = 0;
+};
+
 /// Starts processTimeline() when `wanted` and stops it at the end of the scope (also on an exception).
 class TimelineSession
 {

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "host/core/parallel.h"
-#include "host/core/timer.h"
 #include "host/cpu/forces_cpu.h"
 #include "host/cpu/refit_cpu.h"
 
@@ -32,38 +31,70 @@ void gather(std::vector<T>& v, const int32_t* order, std::vector<T>& scratch)
 
 } // namespace
 
+template<class Work>
+auto ResidentCpu::logged(const char* phase, Work work) const
+{
+    if (!log_ || !log_->on) return work();
+    const double begin = steadyClockSeconds();
+    // Every operation's work returns: the interval is logged after it, also for a void result.
+    struct LogOnExit
+    {
+        SpanLog& log;
+        const char* phase;
+        double begin;
+        ~LogOnExit() { log.add(SpanLane::Walk, phase, begin, steadyClockSeconds()); }
+    } onExit{*log_, phase, begin};
+    return work();
+}
+
 void ResidentCpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)
 {
-    pos_.assign(pos, pos + n);
-    vel_.assign(vel, vel + n);
-    mass_.assign(mass, mass + n);
-    result_.assign(size_t(n), F4{0, 0, 0, 0});
+    logged("upload_state", [&] {
+        pos_.assign(pos, pos + n);
+        vel_.assign(vel, vel + n);
+        mass_.assign(mass, mass + n);
+        result_.assign(size_t(n), F4{0, 0, 0, 0});
+    });
 }
 
 void ResidentCpu::getState(Vec3d* pos, Vec3d* vel) const
 {
-    std::copy(pos_.begin(), pos_.end(), pos);
-    std::copy(vel_.begin(), vel_.end(), vel);
+    logged("download_state", [&] {
+        std::copy(pos_.begin(), pos_.end(), pos);
+        std::copy(vel_.begin(), vel_.end(), vel);
+    });
 }
 
-void ResidentCpu::getPositions(Vec3d* pos) const { std::copy(pos_.begin(), pos_.end(), pos); }
+void ResidentCpu::getPositions(Vec3d* pos) const
+{
+    logged("download_positions", [&] { std::copy(pos_.begin(), pos_.end(), pos); });
+}
 
 void ResidentCpu::beginPositionDownload(Vec3d* pos, double ahead) const
 {
     const int64_t n = int64_t(pos_.size());
     if (ahead == 0) return getPositions(pos);
+    logged("predict", [&] {
 #pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n; ++k) pos[k] = predictPosition(pos_[k], vel_[k], ahead);
+        for (int64_t k = 0; k < n; ++k) pos[k] = predictPosition(pos_[k], vel_[k], ahead);
+    });
 }
 
 void ResidentCpu::permute(const int32_t* order)
 {
-    gather(pos_, order, scratchVec_);
-    gather(vel_, order, scratchVec_);
-    gather(mass_, order, scratchMass_);
+    logged("permute", [&] {
+        gather(pos_, order, scratchVec_);
+        gather(vel_, order, scratchVec_);
+        gather(mass_, order, scratchMass_);
+    });
 }
 
 void ResidentCpu::setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)
+{
+    logged("upload_topology", [&] { copyTopology(host, levels, tree); });
+}
+
+void ResidentCpu::copyTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)
 {
     const size_t numNodes = size_t(host.numInternal) + size_t(host.numLeaves);
     children_.assign(host.children, host.children + 2 * size_t(host.numInternal));
@@ -107,61 +138,75 @@ InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, PhaseTimes& t)
     const TargetView targets{bodies_.data(), int32_t(bodies_.size()), true};
 
     t.clear(PhaseGroup::Walk);
-    Stopwatch clock;
+    // Each phase from the end of the one before, on the one clock of the spans.
+    double at     = steadyClockSeconds();
+    auto endPhase = [&](Phase p, const char* name) {
+        const double now = steadyClockSeconds();
+        t[p]             = now - at;
+        if (log_) log_->add(SpanLane::Walk, name, at, now);
+        at = now;
+    };
+    auto endWalkPhase = [&](Phase p) { endPhase(p, phaseInfo(p).name); };
     refitCpu(v, {internalFirst_.data(), int32_t(internalFirst_.size()) - 1});
-    t[Phase::Packing] = clock.lap();
+    endPhase(Phase::Packing, "refit");
     // The sequence of GravitySolver::evaluateCpu (host/solver/solver.cpp) on the refitted arrays.
     int32_t overflowGroup = 0;
     counts_.resize(groups.numGroups);
     countInteractionsCpu(tree_, groups, counts_.view(), &overflowGroup);
     checkWalkOverflow("pass 1", overflowGroup);
-    t[Phase::WalkCount] = clock.lap();
+    endWalkPhase(Phase::WalkCount);
     lists_.resizeOffsets(groups.numGroups);
     scanCountsCpu(counts_.view(), lists_.view());
     lists_.resizeLists();
-    t[Phase::Scan] = clock.lap();
+    endWalkPhase(Phase::Scan);
     writeInteractionsCpu(tree_, groups, lists_.view(), &overflowGroup);
     checkWalkOverflow("pass 2", overflowGroup);
-    t[Phase::WalkWrite] = clock.lap();
+    endWalkPhase(Phase::WalkWrite);
     nodeAcc_.resize(size_t(targets.numTargets));
     result_.resize(size_t(targets.numTargets));
     bodyNodeForcesCpu(tree_, groups, lists_.view(), targets, eps2, nodeAcc_.data());
-    t[Phase::BodyNode] = clock.lap();
+    endWalkPhase(Phase::BodyNode);
     bodyLeafForcesCpu(tree_, groups, lists_.view(), bodies, targets, eps2, nodeAcc_.data(), result_.data());
-    t[Phase::BodyLeaf] = clock.lap();
+    endWalkPhase(Phase::BodyLeaf);
     return interactionTotals(groups, counts_.view());
 }
 
 bool ResidentCpu::kickDrift(double G, double halfStep, double h, double boxSize)
 {
-    const int64_t n = size();
-    int outOfRange  = 0;
+    return logged("kick_drift", [&] {
+        const int64_t n = size();
+        int outOfRange  = 0;
 #pragma omp parallel for schedule(static) reduction(max : outOfRange)
-    for (int64_t i = 0; i < n; ++i)
-    {
-        kickVelocity(vel_[i], accelerationOf(result_[i], G), halfStep);
-        driftPosition(pos_[i], vel_[i], h, boxSize);
-        outOfRange = std::max(outOfRange, int(!positionInRange(pos_[i])));
-    }
-    return outOfRange == 0;
+        for (int64_t i = 0; i < n; ++i)
+        {
+            kickVelocity(vel_[i], accelerationOf(result_[i], G), halfStep);
+            driftPosition(pos_[i], vel_[i], h, boxSize);
+            outOfRange = std::max(outOfRange, int(!positionInRange(pos_[i])));
+        }
+        return outOfRange == 0;
+    });
 }
 
 bool ResidentCpu::kick(double G, double halfStep)
 {
-    const int64_t n = size();
-    int notFinite   = 0;
+    return logged("kick", [&] {
+        const int64_t n = size();
+        int notFinite   = 0;
 #pragma omp parallel for schedule(static) reduction(max : notFinite)
-    for (int64_t i = 0; i < n; ++i)
-    {
-        kickVelocity(vel_[i], accelerationOf(result_[i], G), halfStep);
-        notFinite = std::max(notFinite, int(!finiteBody(pos_[i], vel_[i])));
-    }
-    return notFinite == 0;
+        for (int64_t i = 0; i < n; ++i)
+        {
+            kickVelocity(vel_[i], accelerationOf(result_[i], G), halfStep);
+            notFinite = std::max(notFinite, int(!finiteBody(pos_[i], vel_[i])));
+        }
+        return notFinite == 0;
+    });
 }
 
 DiagnosticSums ResidentCpu::diagnosticSums(double G, const int32_t* slot) const
 {
-    return diagnosticSumsCpu(pos_.data(), vel_.data(), mass_.data(), result_.data(), slot, size(), G);
+    return logged("diagnostics", [&] {
+        return diagnosticSumsCpu(pos_.data(), vel_.data(), mass_.data(), result_.data(), slot, size(), G);
+    });
 }
 
 void ResidentCpu::getResults(F4* out) const { std::copy(result_.begin(), result_.end(), out); }

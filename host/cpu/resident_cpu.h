@@ -7,7 +7,8 @@
 /// and the diagnostics' sums. Every operation calls the same common/ functions as the device's, in
 /// the same order, so the state after each is the device's bit for bit (the device's forces differ by
 /// float round-off: rsqrt and fused multiply-adds in its force kernels). Deterministic: results are
-/// bit-identical for any thread count.
+/// bit-identical for any thread count. With a SpanLog that is on, each operation logs its interval on
+/// the host's clock (the refit and the walk's phases by their kPhases names), as the device's twin does.
 
 #include <cstdint>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "common/integrate.h"
 #include "common/phases.h"
 #include "common/refit.h"
+#include "common/span_log.h"
 #include "common/tree_view.h"
 #include "host/cpu/walk_cpu.h"
 
@@ -69,8 +71,17 @@ public:
     void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
                   std::vector<int32_t>& leafList) const;
     int64_t size() const { return int64_t(pos_.size()); }
+    /// Where the operations log their intervals while log->on (nullptr: nowhere); the log outlives
+    /// this object or is reset first.
+    void setSpanLog(SpanLog* log) { log_ = log; }
 
 private:
+    /// Runs work(), logging its interval as `phase` when the log is on.
+    template<class Work>
+    auto logged(const char* phase, Work work) const;
+    void copyTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree);
+
+    SpanLog* log_ = nullptr;
     std::vector<Vec3d> pos_, vel_, scratchVec_;
     std::vector<double> mass_, scratchMass_;
     std::vector<U4> children_;

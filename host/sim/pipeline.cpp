@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "device/resident_gpu.h"
 #include "host/core/parallel.h"
+#include "host/core/timeline.h"
 #include "host/core/timer.h"
 #include "host/cpu/resident_cpu.h"
 
@@ -31,6 +32,7 @@ public:
     virtual void getResults(F4* out)                                                                 = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
+    virtual void setSpanLog(SpanLog* log)                                                            = 0;
 };
 
 namespace {
@@ -68,6 +70,7 @@ public:
     {
         r_.getLists(nodeOffset, leafOffset, nodeList, leafList);
     }
+    void setSpanLog(SpanLog* log) override { r_.setSpanLog(log); }
 
 private:
     Resident r_;
@@ -102,12 +105,14 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 } // namespace
 
 Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict, int64_t lag)
-    : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict)
+    : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict),
+      backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk")
 {
     validate(p);
     checkSupported(p, rebuildEvery, lag);
     if (device == PipelineDevice::Gpu) backend_ = std::make_unique<BackendOf<ResidentGpu>>();
     else backend_ = std::make_unique<BackendOf<ResidentCpu>>();
+    backend_->setSpanLog(&spans_);
 }
 
 Pipeline::~Pipeline() { builder_.wait(); }
@@ -128,18 +133,21 @@ void Pipeline::take(const Vec3d* pos, const Vec3d* vel, const double* mass, cons
 void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
                      const int32_t* callerIndex, int64_t n, int64_t step)
 {
+    beginSpans(step);
     take(pos, vel, mass, id, callerIndex, n, step);
     std::unique_ptr<Topology> t = spareTopology();
     snapshot(*t);
     std::copy(pos, pos + n, t->pos.begin());
-    build(*t);
+    build(*t, step);
     adopt(t);
     evaluate();
+    recordSpans();
 }
 
 void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
                        const int32_t* callerIndex, int64_t n, int64_t step, const PipelineCheckpoint& c)
 {
+    beginSpans(step);
     take(pos, vel, mass, id, callerIndex, n, step);
     // The checkpoint's positions are in the caller's order: arranged here as the state is.
     auto arranged = [&](const std::vector<Vec3d>& byCaller, Topology& t) {
@@ -148,7 +156,7 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     };
     std::unique_ptr<Topology> t = spareTopology();
     arranged(c.topologyPos, *t);
-    build(*t);
+    build(*t, step);
     adopt(t);
     lastRebuildStep_ = c.lastRebuildStep;
     rebuilds_        = c.rebuilds;
@@ -161,6 +169,7 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
         arranged(c.inFlightPos, *next_);
         launchBuild(c.adoptStep);
     }
+    recordSpans();
 }
 
 void Pipeline::snapshot(Topology& t) const { t.pos.resize(static_cast<size_t>(n_)); }
@@ -172,20 +181,25 @@ std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
     return std::make_unique<Topology>();
 }
 
-void Pipeline::build(Topology& t) const
+void Pipeline::build(Topology& t, int64_t step) const
 {
     Stopwatch clock;
+    TimelineLaps laps(processTimeline(), step, "host-build");
     // The masses, ids and caller's indices are the host's own: only an adoption changes them, and none
     // happens while a build is in flight (the adopting step joins the build first).
     const BodySpan bodies{t.pos.data(), mass_.data(), id_.data(), n_, callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
     sortBodies(bodies, t.tree, 0.0);
+    laps.lap("sort");
     buildCells(params_.n_leaf, t.tree);
+    laps.lap("cells");
     // No multipoles: every step's refit computes the moments, boxes and MAC radii from the backend's
     // positions, so only the topology is packed.
     makeGroups(params_.n_group, t.tree, params_.merge_groups);
+    laps.lap("groups");
     packTree(t.tree, params_, t.packed, PackContent::Topology);
+    laps.lap("packing");
     const std::vector<int32_t>& order = t.tree.order;
     t.sortedId.resize(size_t(n_));
     t.sortedRank.resize(size_t(n_));
@@ -199,6 +213,7 @@ void Pipeline::build(Topology& t) const
         t.sortedRank[k]                = callerIndex_[order[k]];
         t.slot[callerIndex_[order[k]]] = int32_t(k);
     }
+    laps.lap("order");
     t.seconds = clock.lap();
 }
 
@@ -244,11 +259,13 @@ void Pipeline::launchBuild(int64_t adoptStep)
 {
     adoptStep_ = adoptStep;
     inFlight_  = true;
-    builder_.run([this] {
+    builder_.run([this, step = step_] {
         try
         {
+            TimelineLaps laps(processTimeline(), step, "host-build");
             backend_->finishPositionDownload();
-            build(*next_);
+            laps.lap("wait_positions");
+            build(*next_, step);
         }
         catch (...)
         {
@@ -278,12 +295,32 @@ void Pipeline::evaluate()
     last_.rebuilt      = adoptedThisStep_;
 }
 
+void Pipeline::beginSpans(int64_t step)
+{
+    spans_.on   = processTimeline().enabled();
+    spans_.step = step;
+}
+
+void Pipeline::recordSpans()
+{
+    Timeline& timeline = processTimeline();
+    for (const LoggedSpan& s : spans_.spans)
+    {
+        timeline.recordSteady(s.step, s.lane == SpanLane::Copy ? "copy" : backendLane_, s.phase, s.begin, s.end);
+    }
+    spans_.spans.clear();
+}
+
 void Pipeline::step(double h)
 {
-    const double G     = params_.gravitational_constant;
-    adoptedThisStep_   = false;
-    last_              = PipelineStepInfo{};
+    const double G   = params_.gravitational_constant;
+    adoptedThisStep_ = false;
+    last_            = PipelineStepInfo{};
+    // Every interval of this step carries the step index after it, as timing.csv's rows do.
+    beginSpans(step_ + 1);
+    TimelineLaps host(processTimeline(), step_ + 1, "host");
     const bool inRange = backend_->kickDrift(G, 0.5 * h, h, 0.0);
+    host.lap("kick_drift");
     ++step_;
     if (!inRange)
     {
@@ -295,8 +332,10 @@ void Pipeline::step(double h)
         Stopwatch wait;
         joinBuild();
         last_.waitSeconds = wait.lap();
+        host.lap("wait_build");
         adopt(next_);
         last_.buildSeconds = current_->seconds;
+        host.lap("adopt");
     }
     if (every_ == 1)
     {
@@ -304,17 +343,27 @@ void Pipeline::step(double h)
         std::unique_ptr<Topology> t = spareTopology();
         snapshot(*t);
         backend_->getPositions(t->pos.data());
-        build(*t);
+        host.lap("download_positions");
+        build(*t, step_);
+        host.skip();
         last_.buildSeconds = t->seconds;
         adopt(t);
+        host.lap("adopt");
     }
-    else if (!inFlight_ && buildDue()) startBuild(h);
+    else if (!inFlight_ && buildDue())
+    {
+        startBuild(h);
+        host.lap("start_build");
+    }
     evaluate();
+    host.lap("evaluate");
     if (!backend_->kick(G, 0.5 * h))
     {
         throwBadBody([](const Vec3d& x, const Vec3d& v) { return finiteBody(x, v); },
                      "has a non-finite position or velocity: the timestep is too large for the softening");
     }
+    host.lap("kick");
+    recordSpans();
 }
 
 template<class Ok>
@@ -334,7 +383,9 @@ void Pipeline::throwBadBody(Ok ok, const char* what)
 void Pipeline::copyState(Vec3d* pos, Vec3d* vel)
 {
     std::vector<Vec3d> p(static_cast<size_t>(n_)), v(static_cast<size_t>(n_));
+    beginSpans(step_);
     backend_->getState(p.data(), v.data());
+    recordSpans();
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n_; ++k)
     {
@@ -345,7 +396,10 @@ void Pipeline::copyState(Vec3d* pos, Vec3d* vel)
 
 DiagnosticSums Pipeline::diagnosticSums()
 {
-    return backend_->diagnosticSums(params_.gravitational_constant, slot_.data());
+    beginSpans(step_);
+    const DiagnosticSums s = backend_->diagnosticSums(params_.gravitational_constant, slot_.data());
+    recordSpans();
+    return s;
 }
 
 namespace {

@@ -27,6 +27,15 @@
 /// policy's state in the checkpoint (PipelineCheckpoint) a restart is bit-identical to the
 /// uninterrupted run, also with a build in flight.
 ///
+/// With the process's timeline on (host/core/timeline.h: octwalk run --timeline, profile --timeline) a
+/// step records what ran when: on lane "host" the stepping thread's phases (kick_drift, wait_build,
+/// adopt, download_positions, start_build, evaluate, kick), on lane "host-build" the build's phases
+/// (wait_positions, sort, cells, groups, packing, order) under the step that started it, and on lane
+/// "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict, upload_order,
+/// permute, upload_topology, refit, the walk's and forces' phases, kick, diagnostics, download_state),
+/// with the positions' download for a lagged build on lane "copy" (the device's copy stream). Off, no
+/// clock is read and no event recorded for it; on or off, the results are the same bits.
+///
 /// Isolated Newtonian runs only: a comoving run, a periodic box, the relative MAC, direct summation
 /// and zero_net_force keep the classic path (ParameterError here).
 
@@ -37,6 +46,7 @@
 
 #include "common/integrate.h"
 #include "common/phases.h"
+#include "common/span_log.h"
 #include "host/core/params.h"
 #include "host/core/worker_thread.h"
 #include "host/io/checkpoint.h"
@@ -142,7 +152,8 @@ private:
     void snapshot(Topology& t) const;
     /// The topology adopted before the current one (its buffers reused), or a new one.
     std::unique_ptr<Topology> spareTopology();
-    void build(Topology& t) const;
+    /// Builds t's topology; its phases go on the timeline under `step` (the step that asked for it).
+    void build(Topology& t, int64_t step) const;
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current.
     void adopt(std::unique_ptr<Topology>& t);
     /// Snapshots the state into next_ and builds it on a thread from the positions predicted for the
@@ -152,6 +163,10 @@ private:
     void joinBuild();
     bool buildDue() const;
     void evaluate();
+    /// Lets the backend log its operations, under `step`, when the timeline is on.
+    void beginSpans(int64_t step);
+    /// Moves what the backend logged onto the timeline.
+    void recordSpans();
     /// InputError naming the body with the smallest caller's index that fails ok(pos, vel).
     template<class Ok>
     [[noreturn]] void throwBadBody(Ok ok, const char* what);
@@ -160,6 +175,9 @@ private:
     int64_t every_, lag_;
     bool predict_;
     std::unique_ptr<Backend> backend_;
+    /// What the backend logs for the timeline, and the lane of its own work there.
+    SpanLog spans_;
+    const char* backendLane_;
     int64_t n_ = 0, step_ = 0;
     /// The host's copy of what does not change in a step, in the backend's tree order.
     std::vector<double> mass_;

@@ -177,7 +177,8 @@ void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettin
 
 void recordStepIntervals(Timeline& timeline, const Simulation& sim, double stepBegin, double stepEnd)
 {
-    if (!timeline.enabled()) return;
+    // The pipelined step records its own intervals as it runs (host/sim/pipeline.h).
+    if (!timeline.enabled() || sim.pipeline()) return;
     const int64_t step    = sim.stepIndex();
     const PhaseTimes& f   = sim.lastStepTimes().forces;
     const SpanExtent full = spanExtent(f.spans);

@@ -92,7 +92,7 @@ std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagno
 /// (recordForcePhases: lane "host-build", and "device" on the GPU backend or "host-walk" on the CPU), and
 /// on lane "host" the rest of sim.step(): "kick_drift" up to the evaluation's first phase and
 /// "reorder_kick" after its last (one interval "step" when the evaluation has no phase spans, as with
-/// direct summation).
+/// direct summation). Nothing for a pipelined run: its step records its own (host/sim/pipeline.h).
 void recordStepIntervals(Timeline& timeline, const Simulation& sim, double stepBegin, double stepEnd);
 
 /// Finds the newest valid checkpoint of a run for a restart: `where` is the run directory (its

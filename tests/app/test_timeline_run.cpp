@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <set>
@@ -167,5 +170,163 @@ TEST(TimelineRun, ProfileStepsWritesATimelineFile)
         2)
         << "two N";
     EXPECT_FALSE(fs::exists(other));
+    fs::remove_all(base);
+}
+
+namespace {
+
+/// rows' intervals by step and lane/phase (the last of each when a phase repeats).
+std::map<long, std::map<std::string, Row>> byStepAndPhase(const std::vector<Row>& rows)
+{
+    std::map<long, std::map<std::string, Row>> out;
+    for (const Row& r : rows) out[r.step][r.lane + "/" + r.phase] = r;
+    return out;
+}
+
+/// Steps of rows on `lane`, in the order of their start (rows are written by step, and a build thread's
+/// rows may come a step late).
+std::vector<const Row*> laneByStart(const std::vector<Row>& rows, const std::string& lane)
+{
+    std::vector<const Row*> out;
+    for (const Row& r : rows)
+    {
+        if (r.lane == lane) out.push_back(&r);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Row* a, const Row* b) { return a->start < b->start; });
+    return out;
+}
+
+/// A pipelined run of `steps` steps with --rebuild-every `every` on the CPU twin, with and without --timeline:
+/// the same energy.csv and checkpoint; returns the timeline's rows.
+std::vector<Row> pipelineTimeline(const fs::path& base, const char* every, long steps)
+{
+    const std::string with = (base / "with").string(), without = (base / "without").string();
+    char tEnd[32];
+    std::snprintf(tEnd, sizeof(tEnd), "%.17g", double(steps) / 128);
+    std::string err;
+    for (const std::string* dir : {&with, &without})
+    {
+        std::vector<const char*> args{"run",       "--n",       "2000",         "--t-end",         tEnd,
+                                      "--dt",      "0.0078125", "--quiet",      "--rebuild-every", every,
+                                      "--backend", "cpu",       "--output-dir", dir->c_str()};
+        if (dir == &with) args.push_back("--timeline");
+        EXPECT_EQ(runCli(args, &err), 0) << err;
+    }
+    EXPECT_FALSE(fs::exists(base / "without" / "timeline.csv"));
+    EXPECT_EQ(slurp(base / "with" / "energy.csv"), slurp(base / "without" / "energy.csv"));
+    EXPECT_EQ(slurp(base / "with" / "checkpoint.bin"), slurp(base / "without" / "checkpoint.bin"));
+    std::string comments, columns;
+    std::vector<Row> rows = timelineRows(slurp(base / "with" / "timeline.csv"), comments, columns);
+    EXPECT_EQ(columns, "step,lane,phase,start_s,end_s");
+    return rows;
+}
+
+/// The checks of every pipelined timeline of steps 1..steps on the CPU twin: intervals end after they
+/// start; the host lane's intervals do not overlap and their steps increase; each step has its host
+/// phases and the twin's refit, walk, forces and kick/drift inside its host kick_drift..kick; each build
+/// lies after the drift of the step that started it, its phases in order.
+void checkPipelineTimeline(const std::vector<Row>& rows, long steps)
+{
+    for (const Row& r : rows)
+    {
+        EXPECT_GE(r.end, r.start) << r.lane << " " << r.phase << " of step " << r.step;
+        EXPECT_GE(r.start, 0.0);
+    }
+    const Row* previous = nullptr;
+    for (const Row* r : laneByStart(rows, "host"))
+    {
+        if (previous)
+        {
+            EXPECT_GE(r->start, previous->end) << "host intervals overlap at step " << r->step << " " << r->phase;
+            EXPECT_GE(r->step, previous->step) << "host intervals out of step order at " << r->phase;
+        }
+        previous = r;
+    }
+    previous = nullptr;
+    for (const Row* r : laneByStart(rows, "host-build"))
+    {
+        if (previous) EXPECT_GE(r->step, previous->step) << "builds out of step order at " << r->phase;
+        previous = r;
+    }
+    auto phases = byStepAndPhase(rows);
+    // Before the first step: the diagnostics and the snapshot of the initial state, read from the twin.
+    for (const auto& [name, r] : phases[0]) EXPECT_EQ(r.lane, "host-walk") << name << " before the first step";
+    phases.erase(0);
+    ASSERT_EQ(long(phases.size()), steps);
+    for (const auto& [step, p] : phases)
+    {
+        SCOPED_TRACE("step " + std::to_string(step));
+        for (const char* name :
+             {"host/kick_drift", "host/evaluate", "host/kick", "host/diagnostics", "host/io", "host-walk/kick_drift",
+              "host-walk/refit", "host-walk/walk_count", "host-walk/scan", "host-walk/walk_write",
+              "host-walk/body_node", "host-walk/body_leaf", "host-walk/kick"})
+        {
+            EXPECT_EQ(p.count(name), 1u) << name;
+        }
+        if (p.count("host/kick_drift") == 0 || p.count("host/kick") == 0) continue;
+        const double from = p.at("host/kick_drift").start, to = p.at("host/kick").end;
+        for (const auto& [name, r] : p)
+        {
+            if (r.lane != "host-walk" || r.phase == "diagnostics" || r.phase == "download_state") continue;
+            EXPECT_GE(r.start, from) << name;
+            EXPECT_LE(r.end, to) << name;
+        }
+        // A build still running at the end of the run may be cut off; the others are complete.
+        if (p.count("host-build/order") == 0) continue;
+        EXPECT_GE(p.at("host-build/wait_positions").start, p.at("host/kick_drift").end) << "built from drifted state";
+        const char* order[] = {"wait_positions", "sort", "cells", "groups", "packing", "order"};
+        for (size_t k = 1; k < std::size(order); ++k)
+        {
+            const std::string before = std::string("host-build/") + order[k - 1],
+                              now    = std::string("host-build/") + order[k];
+            ASSERT_EQ(p.count(now), 1u) << now;
+            ASSERT_EQ(p.count(before), 1u) << before;
+            EXPECT_GE(p.at(now).start, p.at(before).end) << now;
+        }
+    }
+}
+
+/// The steps whose rows have lane/phase.
+std::set<long> stepsWith(const std::vector<Row>& rows, const std::string& lane, const std::string& phase)
+{
+    std::set<long> out;
+    for (const Row& r : rows)
+    {
+        if (r.lane == lane && r.phase == phase) out.insert(r.step);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST(TimelineRun, ContinuousPipelineRecordsBuildRefitWalkAndKicksAndChangesNothingElse)
+{
+    fs::path base = fs::temp_directory_path() / ("octwalk_timeline_pipe0_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    const std::vector<Row> rows = pipelineTimeline(base, "0", 8);
+    checkPipelineTimeline(rows, 8);
+    // Every step starts a build (written by the step that joins it: the last one's may be cut off),
+    // and every later step adopts the one before.
+    const std::set<long> built = stepsWith(rows, "host-build", "sort");
+    for (long s = 1; s <= 7; ++s) EXPECT_EQ(built.count(s), 1u) << "build started at step " << s;
+    const std::set<long> predicted = stepsWith(rows, "host-walk", "predict");
+    EXPECT_EQ(predicted, (std::set<long>{1, 2, 3, 4, 5, 6, 7, 8}));
+    const std::set<long> adopted = stepsWith(rows, "host", "adopt"), permuted = stepsWith(rows, "host-walk", "permute");
+    EXPECT_EQ(adopted, (std::set<long>{2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_EQ(permuted, adopted);
+    EXPECT_EQ(stepsWith(rows, "host", "wait_build"), adopted);
+    fs::remove_all(base);
+}
+
+TEST(TimelineRun, PipelineEveryThreeStepsRecordsBuildsAtTheirSteps)
+{
+    fs::path base = fs::temp_directory_path() / ("octwalk_timeline_pipe3_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    const std::vector<Row> rows = pipelineTimeline(base, "3", 7);
+    checkPipelineTimeline(rows, 7);
+    // K = 3, lag 1: builds start after the drifts of steps 2 and 5 and are adopted at steps 3 and 6.
+    EXPECT_EQ(stepsWith(rows, "host-build", "order"), (std::set<long>{2, 5}));
+    EXPECT_EQ(stepsWith(rows, "host", "start_build"), (std::set<long>{2, 5}));
+    EXPECT_EQ(stepsWith(rows, "host-walk", "upload_topology"), (std::set<long>{3, 6}));
     fs::remove_all(base);
 }

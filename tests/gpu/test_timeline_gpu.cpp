@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,88 @@ TEST_F(GpuTimelineTest, StepsRecordDeviceIntervalsInsideTheirStep)
             EXPECT_LE(i.end, to + 1e-9) << i.lane << " " << i.phase << " of step " << step;
         }
     }
+}
+
+TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
+{
+    ParticleSet bodies = makeModel("plummer", int64_t(1) << 16, 20240517);
+    ForceOptions continuous;
+    continuous.rebuildEvery = 0;
+    const double dt         = 1.0 / 128;
+    Simulation sim(bodies, gpuParameters(), planSteps(0.0, 5 * dt, dt), continuous);
+    {
+        TimelineSession session(true);
+        ASSERT_EQ(timeSteps(sim, 5, true).size(), 5u);
+    }
+    std::vector<TimelineInterval> v = processTimeline().take();
+    for (int64_t step = 1; step <= 5; ++step)
+    {
+        SCOPED_TRACE("step " + std::to_string(step));
+        double from = -1, to = -1;
+        std::set<std::string> seen;
+        for (const TimelineInterval& i : v)
+        {
+            if (i.step != step) continue;
+            EXPECT_GE(i.end, i.start) << i.lane << " " << i.phase;
+            seen.insert(i.lane + "/" + i.phase);
+            if (i.lane == "host" && i.phase == "kick_drift") from = i.start;
+            if (i.lane == "host" && i.phase == "kick") to = i.end;
+        }
+        for (const char* name : {"device/kick_drift", "device/predict", "device/refit", "device/walk_count",
+                                 "device/scan", "device/walk_write", "device/body_node", "device/body_leaf",
+                                 "device/download", "device/kick", "device/diagnostics", "device/download_state"})
+        {
+            EXPECT_EQ(seen.count(name), 1u) << name;
+        }
+        if (step >= 2)
+        {
+            for (const char* name : {"host/adopt", "device/upload_order", "device/permute", "device/upload_topology"})
+            {
+                EXPECT_EQ(seen.count(name), 1u) << name;
+            }
+        }
+        if (step <= 4)
+        {
+            // Joined, and the copy waited for, by the next step.
+            for (const char* name : {"copy/download_positions", "host-build/wait_positions", "host-build/sort",
+                                     "host-build/packing", "host-build/order"})
+            {
+                EXPECT_EQ(seen.count(name), 1u) << name;
+            }
+        }
+        ASSERT_GE(from, 0.0);
+        ASSERT_GE(to, from);
+        // Mapped from events no earlier than their launch and no later than the host's wait for them.
+        for (const TimelineInterval& i : v)
+        {
+            if (i.step != step || i.lane != "device" || i.phase == "diagnostics" || i.phase == "download_state")
+            {
+                continue;
+            }
+            EXPECT_GE(i.start, from) << i.phase;
+            EXPECT_LE(i.end, to) << i.phase;
+        }
+    }
+}
+
+TEST_F(GpuTimelineTest, PipelinedStepsGiveTheSameBitsWithATimeline)
+{
+    ParticleSet bodies = makeModel("plummer", int64_t(1) << 14, 20240517);
+    ForceOptions continuous;
+    continuous.rebuildEvery = 0;
+    const double dt         = 1.0 / 128;
+    std::vector<ParticleSet> end;
+    for (bool recorded : {false, true})
+    {
+        Simulation sim(bodies, gpuParameters(), planSteps(0.0, 6 * dt, dt), continuous);
+        TimelineSession session(recorded);
+        timeSteps(sim, 6, true);
+        end.push_back(sim.state());
+    }
+    EXPECT_GT(processTimeline().take().size(), 0u);
+    ASSERT_EQ(end[0].pos.size(), end[1].pos.size());
+    EXPECT_EQ(0, std::memcmp(end[0].pos.data(), end[1].pos.data(), end[0].pos.size() * sizeof(Vec3d)));
+    EXPECT_EQ(0, std::memcmp(end[0].vel.data(), end[1].vel.data(), end[0].vel.size() * sizeof(Vec3d)));
 }
 
 } // namespace

@@ -153,3 +153,33 @@ TEST(Timeline, ForcePhasesGoToTheirLanes)
         if (k > 0) EXPECT_NEAR(v[k].start, v[k - 1].end, 1e-9);
     }
 }
+
+TEST(Timeline, LapsFollowEachOtherOnTheirLane)
+{
+    Timeline timeline;
+    TimelineLaps off(timeline, 1, "host");
+    off.lap("kick_drift");
+    EXPECT_EQ(timeline.size(), 0u) << "off at construction: nothing, even once started";
+    timeline.start();
+    off.lap("evaluate");
+    EXPECT_EQ(timeline.size(), 0u);
+
+    TimelineLaps laps(timeline, 4, "host");
+    laps.lap("kick_drift");
+    laps.skip();
+    laps.lap("evaluate");
+    laps.lap("kick");
+    std::vector<TimelineInterval> v = timeline.take();
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[0].phase, "kick_drift");
+    EXPECT_EQ(v[1].phase, "evaluate");
+    EXPECT_EQ(v[2].phase, "kick");
+    EXPECT_GE(v[1].start, v[0].end) << "skip leaves a gap";
+    EXPECT_EQ(v[2].start, v[1].end) << "a lap starts where the one before ended";
+    for (const TimelineInterval& i : v)
+    {
+        EXPECT_EQ(i.step, 4);
+        EXPECT_EQ(i.lane, "host");
+        EXPECT_GE(i.end, i.start);
+    }
+}
