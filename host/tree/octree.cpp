@@ -522,8 +522,9 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         hi               = std::max(hi, k);
     }
 
-    // Most-significant-digit radix passes by all threads, one per level of long runs, split the keys into runs of at most
-    // largeMin (half a thread's share: a parallel pass over less costs more in start-up than it saves);
+    // Most-significant-digit radix passes by all threads, one for each level of long runs, split the keys
+    // into runs of at most largeMin (half a thread's share: a parallel pass over less costs more in
+    // start-up than it saves);
     // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
     // Every pass is stable, so the order is (key, caller's index) for any thread count.
     t.partTimes.sortKeys = clock.lap();
