@@ -868,15 +868,18 @@ void computeMultipoles(HostTree& t)
 
     // Each subtree by one thread, in post-order (its cells need only its own cells and bodies; the
     // leaves come in body order, so the bodies stream in), then the top cells serially in reverse
-    // pre-order (children before parents). Each cell sums in the same order as ever, whatever the
-    // schedule.
+    // pre-order (children before parents). A thread takes a run of units in pre-order (unitsOfPart),
+    // as buildCells writes them: the cells of neighbouring subtrees at a level share cache lines, and
+    // with subtrees handed out one by one the neighbours were written by different threads at once.
+    // Each cell sums in the same order as ever, whatever the schedule.
     const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
-    const int32_t numSubtrees              = int32_t(s.subtrees.size());
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int32_t j = 0; j < numSubtrees; ++j)
+#pragma omp parallel
     {
-        const int32_t u = s.subtrees[j];
-        multipolesBelow(t, unitLevelStarts(s, levelFirst, u)[s.units[u].level], mp);
+        const auto [begin, end] = unitsOfPart(s, threadIndex(), threadCount());
+        for (int32_t u = begin; u < end; ++u)
+        {
+            if (!s.units[u].top) multipolesBelow(t, unitLevelStarts(s, levelFirst, u)[s.units[u].level], mp);
+        }
     }
     for (int32_t u = int32_t(s.units.size()); u-- > 0;)
     {
