@@ -232,22 +232,24 @@ void splitRunsInParallel(const SortBuffers& buf, const std::vector<SortRange>& r
 #pragma omp barrier
         for (int64_t j = firstRun; j < numRuns && starts[j] < c.end; ++j)
         {
-            const SortRange& r = runs[j];
-            const int shift    = std::max(0, r.bits - kRadixBits);
-            int64_t offset[kRadixSize];
+            const SortRange& r         = runs[j];
+            const int shift            = std::max(0, r.bits - kRadixBits);
+            int64_t offset[kRadixSize] = {}, all[kRadixSize] = {};
+            for (int u = 0; u < numThreads; ++u)
+            {
+                if (!chunkTouches(total, u, numThreads, starts[j], starts[j + 1])) continue;
+                const int64_t* h = s.histograms.data() + size_t(u) * perThread + size_t(j) * kRadixSize;
+                for (int d = 0; d < kRadixSize; ++d)
+                {
+                    offset[d] += u < t ? h[d] : 0;
+                    all[d] += h[d];
+                }
+            }
             int64_t below = r.begin;
             for (int d = 0; d < kRadixSize; ++d)
             {
-                int64_t before = 0, all = 0;
-                for (int u = 0; u < numThreads; ++u)
-                {
-                    if (!chunkTouches(total, u, numThreads, starts[j], starts[j + 1])) continue;
-                    const int64_t count = s.histograms[size_t(u) * perThread + size_t(j) * kRadixSize + d];
-                    before += u < t ? count : 0;
-                    all += count;
-                }
-                offset[d] = below + before;
-                below += all;
+                offset[d] += below;
+                below += all[d];
             }
             const uint64_t* src   = buf.keysOf(r.inScratch) + r.begin - starts[j];
             const int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin - starts[j];
