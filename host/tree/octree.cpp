@@ -267,24 +267,27 @@ void splitRunsInParallel(const SortBuffers& buf, const std::vector<SortRange>& r
     }
     for (int64_t j = 0; j < numRuns; ++j)
     {
+        int64_t count[kRadixSize] = {};
+        uint64_t lo[kRadixSize], hi[kRadixSize] = {};
+        std::fill(lo, lo + kRadixSize, ~uint64_t(0));
+        for (int u = 0; u < numThreads; ++u)
+        {
+            if (!chunkTouches(total, u, numThreads, starts[j], starts[j + 1])) continue;
+            const size_t at = size_t(u) * perThread + size_t(j) * kRadixSize;
+            for (int d = 0; d < kRadixSize; ++d)
+            {
+                count[d] += s.histograms[at + d];
+                lo[d] = std::min(lo[d], s.digitLo[at + d]);
+                hi[d] = std::max(hi[d], s.digitHi[at + d]);
+            }
+        }
         int64_t begin = runs[j].begin;
         for (int d = 0; d < kRadixSize; ++d)
         {
-            int64_t count = 0;
-            uint64_t lo = ~uint64_t(0), hi = 0;
-            for (int u = 0; u < numThreads; ++u)
-            {
-                if (!chunkTouches(total, u, numThreads, starts[j], starts[j + 1])) continue;
-                const size_t at = size_t(u) * perThread + size_t(j) * kRadixSize + d;
-                count += s.histograms[at];
-                if (s.histograms[at] == 0) continue;
-                lo = std::min(lo, s.digitLo[at]);
-                hi = std::max(hi, s.digitHi[at]);
-            }
-            if (count == 0) continue;
-            const SortRange sub{begin, begin + count, varyingBits(lo, hi), !runs[j].inScratch};
-            (count > largeMin && sub.bits > 0 ? s.large : s.small).push_back(sub);
-            begin += count;
+            if (count[d] == 0) continue;
+            const SortRange sub{begin, begin + count[d], varyingBits(lo[d], hi[d]), !runs[j].inScratch};
+            (count[d] > largeMin && sub.bits > 0 ? s.large : s.small).push_back(sub);
+            begin += count[d];
         }
     }
 }
