@@ -185,8 +185,10 @@ bool chunkTouches(int64_t total, int u, int numThreads, int64_t begin, int64_t e
 /// sequence (offsets run by run, bucket by bucket, chunk by chunk: stable). One region and barrier per
 /// level of long runs, not one per run: the threshold of a long run shrinks with the thread count, so
 /// at 16 threads most long runs hold a few thousand keys per thread. The digits' runs are appended to
-/// `large` or `small` by length.
-void splitRunsInParallel(const SortBuffers& buf, const std::vector<SortRange>& runs, int64_t largeMin, BuildScratch& s)
+/// `large` or `small` by length. With `unnumbered`, the order buffer of the runs is not written yet:
+/// each key's index is its position (the first pass; sortBodies saves a write and a read of it).
+void splitRunsInParallel(const SortBuffers& buf, const std::vector<SortRange>& runs, int64_t largeMin, BuildScratch& s,
+                         bool unnumbered)
 {
     const int64_t numRuns = int64_t(runs.size());
     s.runStarts.resize(size_t(numRuns) + 1);
@@ -256,12 +258,13 @@ void splitRunsInParallel(const SortBuffers& buf, const std::vector<SortRange>& r
             uint64_t* dst         = buf.keysOf(!r.inScratch);
             int32_t* dstIdx       = buf.orderOf(!r.inScratch);
             const int64_t end     = std::min(c.end, starts[j + 1]);
+            const int64_t toIndex = r.begin - starts[j];
             for (int64_t i = std::max(c.begin, starts[j]); i < end; ++i)
             {
                 const uint64_t k = src[i];
                 const int64_t to = offset[(k >> shift) & (kRadixSize - 1)]++;
                 dst[to]          = k;
-                dstIdx[to]       = srcIdx[i];
+                dstIdx[to]       = unnumbered ? int32_t(toIndex + i) : srcIdx[i];
             }
         }
     }
@@ -516,34 +519,40 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     s.order.resize(size_t(n));
     uint64_t* keys = t.keys.data();
     int32_t* order = t.order.data();
+    // Most-significant-digit radix passes by all threads, one for each level of long runs, split the
+    // keys into runs of at most largeMin (half a thread's share: a parallel pass over less costs more
+    // in start-up than it saves); each run is then sorted, its ties broken and its bodies gathered by
+    // one thread, longest first. Every pass is stable, so the order is (key, caller's index) for any
+    // thread count. When the first pass splits all keys, it writes the indices: the key loop does not.
+    const int64_t largeMin       = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
+    const bool numberInFirstPass = n > largeMin;
     uint64_t lo = ~uint64_t(0), hi = 0;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
     for (int64_t i = 0; i < n; ++i)
     {
         const uint64_t k = grid.key(b.pos[i]);
         keys[i]          = k;
-        order[i]         = int32_t(i);
-        lo               = std::min(lo, k);
-        hi               = std::max(hi, k);
+        if (!numberInFirstPass) order[i] = int32_t(i);
+        lo = std::min(lo, k);
+        hi = std::max(hi, k);
+    }
+    const SortRange all{0, n, varyingBits(lo, hi), false};
+    if (numberInFirstPass && all.bits == 0)
+    {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; ++i) order[i] = int32_t(i);
     }
 
-    // Most-significant-digit radix passes by all threads, one for each level of long runs, split the keys
-    // into runs of at most largeMin (half a thread's share: a parallel pass over less costs more in
-    // start-up than it saves);
-    // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
-    // Every pass is stable, so the order is (key, caller's index) for any thread count.
     t.partTimes.sortKeys = clock.lap();
     const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
-    const int64_t largeMin = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
     s.small.clear();
-    const SortRange all{0, n, varyingBits(lo, hi), false};
     (n > largeMin && all.bits > 0 ? s.large : s.small).push_back(all);
-    while (!s.large.empty())
+    for (bool unnumbered = numberInFirstPass; !s.large.empty(); unnumbered = false)
     {
         s.splitting.swap(s.large);
         s.large.clear();
-        splitRunsInParallel(buf, s.splitting, largeMin, s);
+        splitRunsInParallel(buf, s.splitting, largeMin, s, unnumbered);
     }
     t.partTimes.sortSplit = clock.lap();
 
