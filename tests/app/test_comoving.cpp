@@ -429,6 +429,19 @@ TEST(PeriodicErrorControl, RestartCarriesTheLastForcesAndIsBitIdentical)
     CheckpointImage image = readCheckpoint(ckpt.string());
     EXPECT_EQ(image.results.size(), size_t(first.numBodies())) << "version 5: the forces of the state";
     Simulation resumed = Simulation::fromCheckpoint(ckpt.string());
+    // A force that is not finite (a file that passes its checksum) is refused by name.
+    CheckpointImage bad = image;
+    bad.results[3].y    = std::nanf("");
+    writeCheckpoint(ckpt.string(), bad);
+    try
+    {
+        readCheckpoint(ckpt.string());
+        ADD_FAILURE() << "no exception";
+    }
+    catch (const FormatError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("body 3 has a force that is not finite"), std::string::npos) << e.what();
+    }
     // The same checkpoint without its forces: the restart evaluates them with the estimate walk, not with the
     // previous step's accelerations the interrupted run had, and the run departs from it.
     image.results.clear();
@@ -442,6 +455,27 @@ TEST(PeriodicErrorControl, RestartCarriesTheLastForcesAndIsBitIdentical)
     EXPECT_TRUE(sameBits(resumed.state().pos, whole.state().pos));
     EXPECT_TRUE(sameBits(resumed.state().vel, whole.state().vel));
     EXPECT_FALSE(sameBits(recomputed.state().pos, whole.state().pos)) << "the test cannot tell the two restarts apart";
+}
+
+TEST(PeriodicErrorControl, APlainPeriodicRunRestartsBitIdentical)
+{
+    // Not comoving: the forces stay in the solver's buffer (no stored accelerations), which the restart replaces.
+    const ParticleSet start = clusterInARandomBox(1024, 7);
+    const Parameters p      = periodicParameters(0.01);
+    Simulation whole(start, p, planSteps(0.0, 0.04, 0.01)), first(start, p, planSteps(0.0, 0.04, 0.01));
+    while (!whole.done()) whole.step();
+    for (int k = 0; k < 2; ++k) first.step();
+    const fs::path ckpt = fs::temp_directory_path() / ("octwalk_periodic_plain_" + std::to_string(::getpid()));
+    first.writeCheckpoint(ckpt.string());
+    Simulation resumed = Simulation::fromCheckpoint(ckpt.string());
+    fs::remove(ckpt);
+    fs::remove(ckpt.string() + ".prev");
+    EXPECT_EQ(resumed.diagnostics().potential, first.diagnostics().potential);
+    while (!resumed.done()) resumed.step();
+    EXPECT_TRUE(resumed.solver().usedPreviousAccelerations());
+    EXPECT_TRUE(sameBits(resumed.state().pos, whole.state().pos));
+    EXPECT_TRUE(sameBits(resumed.state().vel, whole.state().vel));
+    EXPECT_EQ(resumed.diagnostics().total, whole.diagnostics().total);
 }
 
 TEST(PeriodicErrorControl, ARunIsTheSameForOneAndTwoThreads)
