@@ -319,26 +319,25 @@ struct TreeRun
     bool usedPrevious          = false;
 };
 
-/// The tree of p on box c against r, twice: the error control's group forces from the estimate walk, then from
-/// the first evaluation's accelerations (a run's previous step, here one that did not move the bodies).
-std::pair<TreeRun, TreeRun> periodicTreeRuns(const PeriodicCase& c, const PeriodicReference& r, Parameters p,
-                                             double eps2)
+/// The tree of p on box c against r. With previous (the accelerations of an evaluation of the same bodies: a run's
+/// previous step that did not move them), the error control's group forces come from those instead of the
+/// estimate walk. acc (optional) receives the accelerations.
+TreeRun periodicTreeRun(const PeriodicCase& c, const PeriodicReference& r, Parameters p, double eps2,
+                        const std::vector<Vec3d>* previous = nullptr, std::vector<Vec3d>* acc = nullptr)
 {
     p.box_size        = c.L;
     p.epsilon_squared = eps2;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
-    std::vector<Vec3d> acc;
+    if (previous) s.setPreviousAccelerations(*previous);
+    std::vector<Vec3d> a;
     std::vector<double> pot;
-    const double n = double(c.pos.size());
-    auto run       = [&] {
-        s.computeForces(acc, pot);
-        return TreeRun{errorsAgainst(r, acc), double(s.stats().nodeInteractions + s.stats().leafInteractions) / n,
-                       s.usedPreviousAccelerations()};
-    };
-    const TreeRun estimate = run();
-    s.setPreviousAccelerations(acc);
-    return {estimate, run()};
+    s.computeForces(a, pot);
+    const TreeRun run{errorsAgainst(r, a),
+                      double(s.stats().nodeInteractions + s.stats().leafInteractions) / double(c.pos.size()),
+                      s.usedPreviousAccelerations()};
+    if (acc) *acc = std::move(a);
+    return run;
 }
 
 } // namespace
@@ -499,49 +498,31 @@ TEST(PeriodicErrorControl, OneAndTwoThreadsAreBitIdentical)
 }
 #endif
 
-TEST(PeriodicErrorControl, PreviousAccelerationsMeetTheTargetInBothBoxes)
-{
-    Parameters p = Parameters{};
-    p.backend    = Backend::Cpu;
-    struct Box
-    {
-        const char* name;
-        PeriodicCase c;
-        double eps2;
-    };
-    const Box boxes[2] = {{"uniform", uniformBox(1 << 14, 1.0, 7), 0.0},
-                          {"clustered", clusteredBox(1 << 14, 10.0, 9), 1e-6}};
-    for (const Box& b : boxes)
-    {
-        const PeriodicReference r       = periodicReference(b.c, 256, b.eps2);
-        const auto [estimate, previous] = periodicTreeRuns(b.c, r, p, b.eps2);
-        std::printf("%s 2^14, theta 0.5, err_tol_force_acc 0.002: estimate walk median %.3g, p99 %.3g, %.0f "
-                    "interactions per body; previous accelerations median %.3g, p99 %.3g, %.0f\n",
-                    b.name, estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody,
-                    previous.errors.median, previous.errors.p99, previous.interactionsPerBody);
-        EXPECT_FALSE(estimate.usedPrevious);
-        EXPECT_TRUE(previous.usedPrevious);
-        // Issue 13's target. Measured: uniform 1.62e-4 / 1.41e-3 at 6030 interactions per body (the estimate walk
-        // 1.65e-4 / 1.41e-3 at 6027: every group at the bound either way), clustered 1.06e-4 / 7.86e-4 at 1824
-        // (1.05e-4 / 7.86e-4 at 1844).
-        EXPECT_LE(previous.errors.median, 2e-4) << b.name;
-        EXPECT_LE(previous.errors.p99, 2e-3) << b.name;
-    }
-}
-
 TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 {
-    Parameters p = Parameters{};
-    p.backend    = Backend::Cpu;
-    ErrorStats e = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 256);
-    std::printf("uniform 2^14, theta 0.5, err_tol_force_acc 0.002: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99,
-                e.max);
-    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.65e-4 / 1.4e-3 (1.65e-4 / 1.6e-3
-    // with err_tol_force_acc 0.02).
-    EXPECT_LE(e.median, 2e-4);
-    EXPECT_LE(e.p99, 2e-3);
+    Parameters p              = Parameters{};
+    p.backend                 = Backend::Cpu;
+    const PeriodicCase c      = uniformBox(1 << 14, 1.0, 7);
+    const PeriodicReference r = periodicReference(c, 256, 0.0);
+    std::vector<Vec3d> acc;
+    const TreeRun estimate = periodicTreeRun(c, r, p, 0.0, nullptr, &acc);
+    const TreeRun previous = periodicTreeRun(c, r, p, 0.0, &acc);
+    std::printf("uniform 2^14, theta 0.5, err_tol_force_acc 0.002: median %.3g, p99 %.3g, %.0f interactions per "
+                "body; from previous accelerations %.3g, %.3g, %.0f\n",
+                estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody, previous.errors.median,
+                previous.errors.p99, previous.interactionsPerBody);
+    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.65e-4 / 1.41e-3 at 6027 interactions
+    // per body (1.65e-4 / 1.6e-3 with err_tol_force_acc 0.02); with the group forces from previous accelerations
+    // 1.62e-4 / 1.41e-3 at 6030 (every group at the bound either way).
+    EXPECT_FALSE(estimate.usedPrevious);
+    EXPECT_TRUE(previous.usedPrevious);
+    for (const TreeRun& run : {estimate, previous})
+    {
+        EXPECT_LE(run.errors.median, 2e-4);
+        EXPECT_LE(run.errors.p99, 2e-3);
+    }
     p.err_tol_force_acc = 0;
-    e                   = treeErrors(uniformBox(1 << 14, 1.0, 7), p, 256);
+    const ErrorStats e  = periodicTreeRun(c, r, p, 0.0).errors;
     std::printf("uniform 2^14, theta 0.5 everywhere: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
     // Measured: median 2.1e-3, p99 1.3e-2 with theta 0.5 everywhere: in a uniform box the net force is a
     // small remainder of large cancelling pulls, and the quadrupole expansion's truncation at theta 0.5 is
@@ -553,29 +534,31 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 
 TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSumAtThetasCost)
 {
-    Parameters p            = Parameters{};
-    p.backend               = Backend::Cpu;
-    p.box_size              = 10.0;
-    Parameters theta        = p;
-    theta.epsilon_squared   = 1e-6;
-    theta.err_tol_force_acc = 0;
-    GravitySolver plainSolver(theta);
-    const PeriodicCase c = clusteredBox(1 << 14, 10.0, 9);
-    double controlled    = 0;
-    ErrorStats e         = treeErrors(c, p, 256, 1e-6, &controlled);
-    plainSolver.setBodies(c.pos, c.mass);
+    Parameters p              = Parameters{};
+    p.backend                 = Backend::Cpu;
+    Parameters theta          = p;
+    theta.err_tol_force_acc   = 0;
+    const double eps2         = 1e-6;
+    const PeriodicCase c      = clusteredBox(1 << 14, 10.0, 9);
+    const PeriodicReference r = periodicReference(c, 256, eps2);
     std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    plainSolver.computeForces(acc, pot);
-    const double plain = double(plainSolver.stats().nodeInteractions + plainSolver.stats().leafInteractions);
-    std::printf("clustered 2^14, theta 0.5: median %.3g, p99 %.3g, max %.3g; interactions %.4g of theta's\n", e.median,
-                e.p99, e.max, controlled / plain);
-    // Measured: median 1.0e-4, p99 7.9e-4 (issue 13's target) at 1.025 times the interactions of theta 0.5
+    const TreeRun estimate = periodicTreeRun(c, r, p, eps2, nullptr, &acc);
+    const TreeRun previous = periodicTreeRun(c, r, p, eps2, &acc);
+    const double plain     = periodicTreeRun(c, r, theta, eps2).interactionsPerBody;
+    std::printf("clustered 2^14, theta 0.5: median %.3g, p99 %.3g, interactions %.4g of theta's; from previous "
+                "accelerations %.3g, %.3g, %.4g\n",
+                estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody / plain,
+                previous.errors.median, previous.errors.p99, previous.interactionsPerBody / plain);
+    // Measured: median 1.05e-4, p99 7.9e-4 (issue 13's target) at 1.025 times the interactions of theta 0.5
     // everywhere (1.003 with err_tol_force_acc 0.02): the clusters' net forces are far above the box's pull, so
-    // their groups keep theta 0.5.
-    EXPECT_LE(e.median, 2e-4);
-    EXPECT_LE(e.p99, 2e-3);
-    EXPECT_LE(controlled, 1.05 * plain);
+    // their groups keep theta 0.5. From previous accelerations: 1.06e-4 / 7.9e-4 at 1.014.
+    EXPECT_TRUE(previous.usedPrevious);
+    for (const TreeRun& run : {estimate, previous})
+    {
+        EXPECT_LE(run.errors.median, 2e-4);
+        EXPECT_LE(run.errors.p99, 2e-3);
+        EXPECT_LE(run.interactionsPerBody, 1.05 * plain);
+    }
 }
 
 TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
