@@ -393,12 +393,12 @@ ParticleSet clusterInARandomBox(int64_t n, uint64_t seed)
     return p;
 }
 
-/// That box with 1024 bodies from a = 0.1 to 0.14 in steps of 0.05 in ln a (7 steps).
+/// That box with 512 bodies from a = 0.1 to 0.14 in steps of 0.05 in ln a (7 steps).
 Simulation clusterInARandomBoxRun(double errTolForceAcc = Parameters{}.err_tol_force_acc)
 {
     Parameters p        = periodicParameters(0.01);
     p.err_tol_force_acc = errTolForceAcc;
-    return Simulation(clusterInARandomBox(1024, 5), p, edsSettings(0.1, 0.14, 0.05));
+    return Simulation(clusterInARandomBox(512, 5), p, edsSettings(0.1, 0.14, 0.05));
 }
 
 } // namespace
@@ -460,7 +460,7 @@ TEST(PeriodicErrorControl, RestartCarriesTheLastForcesAndIsBitIdentical)
 TEST(PeriodicErrorControl, APlainPeriodicRunRestartsBitIdentical)
 {
     // Not comoving: the forces stay in the solver's buffer (no stored accelerations), which the restart replaces.
-    const ParticleSet start = clusterInARandomBox(1024, 7);
+    const ParticleSet start = clusterInARandomBox(512, 7);
     const Parameters p      = periodicParameters(0.01);
     Simulation whole(start, p, planSteps(0.0, 0.04, 0.01)), first(start, p, planSteps(0.0, 0.04, 0.01));
     while (!whole.done()) whole.step();
