@@ -427,7 +427,7 @@ TEST(PeriodicErrorControl, RestartCarriesTheLastForcesAndIsBitIdentical)
     const fs::path ckpt = fs::temp_directory_path() / ("octwalk_periodic_ckpt_" + std::to_string(::getpid()));
     first.writeCheckpoint(ckpt.string());
     CheckpointImage image = readCheckpoint(ckpt.string());
-    EXPECT_EQ(image.results.size(), size_t(first.numBodies())) << "version 5: the forces of the state";
+    ASSERT_EQ(image.results.size(), size_t(first.numBodies())) << "version 5: the forces of the state";
     Simulation resumed = Simulation::fromCheckpoint(ckpt.string());
     // A force that is not finite (a file that passes its checksum) is refused by name.
     CheckpointImage bad = image;
