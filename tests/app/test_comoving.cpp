@@ -49,8 +49,10 @@ constexpr double kLayzerIrvineTolerance = 5e-3;
 /// (issue 13 asks 1%; measured -0.21% at a = 0.5 and -0.18% at a = 1, the same at dlna 0.05).
 constexpr double kLinearGrowthDlna      = 0.1;
 constexpr double kLinearGrowthTolerance = 1e-2;
-/// The same under the tree (LinearGrowth.ALongWaveGrowsAsTheGrowthFactorUnderTheTree; measured +1.1%).
-constexpr double kLinearGrowthTreeTolerance = 1.5e-2;
+/// The same under the tree (LinearGrowth.ALongWaveGrowsAsTheGrowthFactorUnderTheTree; measured -0.24% at a = 0.5
+/// and -0.21% at a = 1 with the group forces of the error control from the previous step, +1.1% with its estimate
+/// walk on every step).
+constexpr double kLinearGrowthTreeTolerance = 1e-2;
 /// rms velocity error of the pancake at z = 2 relative to the rms velocity (measured 4.9e-3 with the tree).
 constexpr double kPancakeVelocityTolerance = 1e-2;
 
