@@ -348,7 +348,9 @@ void GravitySolver::setScalesFromPrevious()
     if (!previousAcc_) return;
     if (!previousCopy_.empty() && int64_t(previousCopy_.size()) != bodies_.n)
     {
-        throw InputError("setPreviousAccelerations: " + std::to_string(previousCopy_.size()) + " accelerations for " +
+        const size_t count = previousCopy_.size();
+        setPreviousAccelerations(nullptr);
+        throw InputError("setPreviousAccelerations: " + std::to_string(count) + " accelerations for " +
                          std::to_string(bodies_.n) + " bodies");
     }
     if (periodicErrorControl(params_) && params_.mac != Mac::Relative)
