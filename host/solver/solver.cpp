@@ -333,8 +333,10 @@ void GravitySolver::setPreviousAccelerations(const F4* acc)
 void GravitySolver::setPreviousAccelerations(const std::vector<Vec3d>& acc)
 {
     const double invG = 1.0 / params_.gravitational_constant;
+    const int64_t n   = int64_t(acc.size());
     previousCopy_.resize(acc.size());
-    for (size_t i = 0; i < acc.size(); ++i)
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
     {
         const Vec3d a    = invG * acc[i];
         previousCopy_[i] = {float(a.x), float(a.y), float(a.z), 0.0f};
