@@ -67,7 +67,9 @@ HOST_DEVICE inline float relativeGroupScale(float cGroup, float cRef)
 /// cancels everywhere). The criterion keeps theta where theta^3 c_g <= alpha and opens the group to
 /// theta_g = (alpha / c_g)^(1/3) elsewhere, GADGET-2's relative criterion (a node's pull times its
 /// truncation factor below ErrTolForceAcc times the old |a|) with the box's pull for the node's.
-/// |a_g| is estimated at the centre of the group's box with theta kPeriodicEstimateTheta.
+/// |a_g| is the mass-weighted mean of the group's accelerations of the previous step in a run
+/// (GravitySolver::setPreviousAccelerations), else estimated at the centre of the group's box with theta
+/// kPeriodicEstimateTheta.
 constexpr double kPeriodicEstimateTheta = 0.8;
 /// Largest factor theta / theta_g (a group whose net force vanishes, as in a perfect lattice, would
 /// open every node of the box otherwise). At theta 0.5 the bound is theta 0.22, where a uniform box of
@@ -81,7 +83,7 @@ constexpr float kPeriodicFactorSteps = 16.0f;
 
 /// The value stored in groupHalf.w in a periodic box: f_g^2 - 1 with f_g = theta / theta_g =
 /// max(1, theta (c_g / alpha)^(1/3)) rounded up to a step, at most kPeriodicMaxFactor.
-/// @param accGroup |a_g|, the group's estimated net acceleration (before G)
+/// @param accGroup |a_g|, the group's net acceleration (before G): previous step or estimate
 /// @param accBox   M / L^2, the box's mass over its side squared (before G)
 /// @param theta    the nominal opening angle
 /// @param alpha    err_tol_force_acc (> 0)

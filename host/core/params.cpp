@@ -144,7 +144,8 @@ const std::vector<ParameterInfo>& parameterTable()
          "",
          {0, kInf, false, true},
          "periodic boxes: a group opens to theta_g = min(theta, (alpha |a_g| L^2 / (G M))^(1/3)), |a_g| its net "
-         "force estimated at theta 0.8, so the tree's error (~theta^3 of the box's pull G M / L^2) stays near "
+         "force estimated at theta 0.8 (in a run's later steps: its bodies' mean acceleration of the previous step), "
+         "so the tree's error (~theta^3 of the box's pull G M / L^2) stays near "
          "alpha of the net force (GADGET's ErrTolForceAcc, with the box's pull for the node's); 0: theta everywhere",
          true,
          // Checkpoints written before it existed take the default (they ran with theta everywhere).

@@ -1,6 +1,7 @@
 #include "host/io/checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -15,6 +16,7 @@ namespace {
 constexpr char kMagic[16]          = "OCTWALK-CKPT-v3";
 constexpr char kMagicV2[16]        = "OCTWALK-CKPT-v2";
 constexpr char kMagicV4[16]        = "OCTWALK-CKPT-v4";
+constexpr char kMagicV5[16]        = "OCTWALK-CKPT-v5";
 constexpr char kMagicV1[16]        = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
@@ -170,6 +172,21 @@ void readPipeline(io::FileReader& in, uint64_t n, CheckpointImage& c)
     if (f.adoptStep >= 0) f.inFlightPos = in.readArray<Vec3d>(n, order, "in-flight positions");
 }
 
+/// Version 5's results field: finite forces, as the run that wrote them checked them.
+void readResults(io::FileReader& in, uint64_t n, std::vector<F4>& results)
+{
+    const uint64_t at = in.offset();
+    results           = in.readArray<F4>(n, io::hostByteOrder(), "results");
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        const F4& r = results[i];
+        if (!std::isfinite(r.x) || !std::isfinite(r.y) || !std::isfinite(r.z) || !std::isfinite(r.w))
+        {
+            in.fail("results", at + i * sizeof(F4), "body " + std::to_string(i) + " has a force that is not finite");
+        }
+    }
+}
+
 /// Version 3: one GADGET type (0..5) per body.
 void readTypes(io::FileReader& in, uint64_t n, std::vector<uint8_t>& types)
 {
@@ -207,9 +224,15 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
         throw InputError("checkpoint '" + path + "': the pipeline's positions do not have " + std::to_string(n) +
                          " entries");
     }
+    const bool withResults = !c.results.empty();
+    if ((withResults && pipelined) || (withResults && c.results.size() != size_t(n)))
+    {
+        throw InputError("checkpoint '" + path + "': " + std::to_string(c.results.size()) + " stored forces for " +
+                         std::to_string(n) + " bodies" + (pipelined ? " of a pipelined run" : ""));
+    }
     AtomicFile file(path, Existing::KeepAsPrev);
     HashedWriter out(file);
-    out.write(pipelined ? kMagicV4 : kMagic, sizeof(kMagic));
+    out.write(pipelined ? kMagicV4 : withResults ? kMagicV5 : kMagic, sizeof(kMagic));
     out.put(n);
     out.put(c.step);
     out.put(c.numSteps);
@@ -236,6 +259,7 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
         out.putArray(f.topologyPos);
         if (f.adoptStep >= 0) out.putArray(f.inFlightPos);
     }
+    if (withResults) out.putArray(c.results);
     if (!c.comoving.empty())
     {
         out.put(uint64_t(c.comoving.size()));
@@ -259,7 +283,8 @@ CheckpointImage readCheckpoint(const std::string& path)
     const bool v1 = std::memcmp(magic, kMagicV1, sizeof(kMagicV1)) == 0;
     const bool v2 = std::memcmp(magic, kMagicV2, sizeof(kMagicV2)) == 0;
     const bool v4 = std::memcmp(magic, kMagicV4, sizeof(kMagicV4)) == 0;
-    if (!v1 && !v2 && !v4 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    const bool v5 = std::memcmp(magic, kMagicV5, sizeof(kMagicV5)) == 0;
+    if (!v1 && !v2 && !v4 && !v5 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
     {
         in.fail("magic", 0, "not an octwalk checkpoint");
     }
@@ -318,6 +343,7 @@ CheckpointImage readCheckpoint(const std::string& path)
     std::vector<char> text = in.readArray<char>(settings, order, "settings");
     c.extra.assign(text.begin(), text.end());
     if (v4) readPipeline(in, uint64_t(n), c);
+    if (v5) readResults(in, uint64_t(n), c.results);
     if (!v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
     if (in.remaining() != sizeof(uint64_t))
     {

@@ -21,6 +21,12 @@
 ///     Vec3d topology_pos[N]                    (caller's order: the positions the topology was built from)
 ///     [adopt_step >= 0 only: Vec3d in_flight_pos[N]]  (those of the build in flight)
 ///
+/// Version 5 ("OCTWALK-CKPT-v5\0", written by periodic tree runs with err_tol_force_acc > 0) is version 3
+/// with the results field after the settings:
+///
+///     F4 results[N]   (float acc xyz, potential; G = 1; caller's order: the last force evaluation's, which
+///                      the next step's error control takes as the previous accelerations)
+///
 /// The comoving field (host/sim/simulation.cpp: the scale factor and H0, then the settings of
 /// host/sim/comoving.h as "name=value" lines) is absent from other runs' checkpoints, which therefore
 /// keep their bytes; in a comoving checkpoint vel[] holds the canonical momenta p = a^2 dx/dt.
@@ -72,6 +78,8 @@ struct CheckpointImage
     std::string extra;
     /// The pipeline's state (version 4); rebuildEvery 1 otherwise.
     PipelineFields pipeline;
+    /// The forces of the state (version 5; see there), empty in other versions.
+    std::vector<F4> results;
     /// A comoving run's clock and settings (host/sim/simulation.cpp writes and reads them); empty otherwise.
     std::string comoving;
 };

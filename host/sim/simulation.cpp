@@ -286,7 +286,7 @@ std::unique_ptr<Pipeline> makePipeline(const Parameters& p, const ForceOptions& 
 
 // initial is a reference here so that comovingStart above reads it before anything moves it.
 Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
-                       std::optional<Comoving> comoving)
+                       std::optional<Comoving> comoving, std::vector<F4> results)
     : state_(std::move(initial)), params_(p), plan_(plan), forces_(forces), solver_(p), comoving_(std::move(comoving))
 {
     if (int64_t(state_.vel.size()) != state_.size())
@@ -335,7 +335,8 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
     }
     if (forces_.rebuildEvery != 1) pipeline_ = makePipeline(params_, forces_, comoving_.has_value());
     idsByCaller_ = !pipeline_ && std::is_sorted(state_.id.begin(), state_.id.end());
-    computeForces();
+    if (results.empty()) computeForces();
+    else adoptResults(std::move(results));
     if (pipeline_)
     {
         pipeline_->start(state_.pos.data(), state_.vel.data(), state_.mass.data(), state_.id.data(),
@@ -367,8 +368,10 @@ Simulation::ForceOutcome Simulation::computeForces(const double* halfKick)
     // cost as much as a tree phase.
     solver_.attachBodies(bodySpan(), positionsChecked_);
     positionsChecked_ = false;
+    if (passesPreviousAccelerations()) solver_.setPreviousAccelerations(lastResults_);
     ForceOutcome outcome;
-    results_ = nullptr;
+    results_     = nullptr;
+    lastResults_ = nullptr;
     if (forces_.direct) solver_.computeDirect({}, acc_, pot_);
     else
     {
@@ -380,7 +383,42 @@ Simulation::ForceOutcome Simulation::computeForces(const double* halfKick)
         lastStepTimes_[StepPhase::Reorder] = clock.lap();
     }
     if (forces_.zeroNetForce) removeNetForce();
+    restoredResults_ = {};
     return outcome;
+}
+
+bool Simulation::passesPreviousAccelerations() const
+{
+    return params_.box_size > 0 && params_.err_tol_force_acc > 0 && !forces_.direct;
+}
+
+void Simulation::adoptResults(std::vector<F4>&& results)
+{
+    const int64_t n = state_.size();
+    if (int64_t(results.size()) != n)
+    {
+        throw InputError("simulation: " + std::to_string(results.size()) + " stored forces for " + std::to_string(n) +
+                         " bodies");
+    }
+    // The checks an evaluation would make of the bodies.
+    solver_.attachBodies(bodySpan(), false);
+    restoredResults_ = std::move(results);
+    lastResults_     = restoredResults_.data();
+    const double G   = params_.gravitational_constant;
+    if (forces_.zeroNetForce || comoving_)
+    {
+        // What treeOrderPass stores (and removeNetForce takes away) after an evaluation.
+        acc_.resize(size_t(n));
+        pot_.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n; ++k)
+        {
+            acc_[k] = accelerationOf(restoredResults_[k], G);
+            pot_[k] = potentialOf(restoredResults_[k], G);
+        }
+        if (forces_.zeroNetForce) removeNetForce();
+    }
+    else results_ = lastResults_;
 }
 
 bool Simulation::reorder(const F4* out, const double* halfKick)
@@ -445,7 +483,8 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
     const TreeOrderFlags flags = treeOrderPass(p);
     // Before the state changes: an error leaves it as it was.
     solver_.checkTreeOrderResults(out, flags.resultNotFinite);
-    results_ = storeAcc ? nullptr : out;
+    results_     = storeAcc ? nullptr : out;
+    lastResults_ = out;
     state_.vel.swap(scratchVec_);
     if (!idsByCaller_) state_.id.swap(scratchId_);
     callerIndex_.swap(scratchIndex_);
@@ -804,6 +843,13 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     c.zeroNetForce  = forces_.zeroNetForce;
     c.extra         = extra;
     if (pipeline_) c.pipeline = pipeline_->checkpoint();
+    if (passesPreviousAccelerations() && lastResults_)
+    {
+        // The next step's previous accelerations: a restart takes these forces instead of evaluating them again.
+        const std::vector<int32_t>& slot = slots();
+        c.results.resize(slot.size());
+        for (size_t i = 0; i < slot.size(); ++i) c.results[i] = lastResults_[slot[i]];
+    }
     if (comoving_)
     {
         // The integrated state is p, not p / a: a restart continues from the same bits.
@@ -833,7 +879,7 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     }
     ForceOptions forces{c.direct, c.zeroNetForce};
     forces.rebuildEvery = c.pipeline.rebuildEvery;
-    Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving));
+    Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving), std::move(c.results));
     if (sim.comoving_)
     {
         for (size_t k = 0; k < momentum.size(); ++k) sim.momentum_[k] = momentum[sim.callerIndex_[k]];

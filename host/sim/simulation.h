@@ -199,8 +199,17 @@ public:
     void writeCheckpoint(const std::string& path, const std::string& extra = {}) const;
 
 private:
+    /// results (not empty: a restart's, CheckpointImage::results, caller's order) are taken as the forces of
+    /// the initial state instead of an evaluation.
     Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
-               std::optional<Comoving> comoving);
+               std::optional<Comoving> comoving, std::vector<F4> results = {});
+    /// Whether the next evaluation takes the last one's results as the previous accelerations of the periodic
+    /// error control (GravitySolver::setPreviousAccelerations): a periodic tree run with err_tol_force_acc > 0.
+    bool passesPreviousAccelerations() const;
+    /// The forces of the initial state from a checkpoint's results (G = 1, caller's order = the state's at
+    /// setup) instead of an evaluation: the bits the interrupted run had, which an evaluation without its
+    /// previous accelerations would not reproduce.
+    void adoptResults(std::vector<F4>&& results);
     /// What computeForces did beyond the forces: whether it applied the closing half-kick, and whether a
     /// body it kicked has a position or velocity that is not finite (for checkFinite).
     struct ForceOutcome
@@ -285,6 +294,11 @@ private:
     /// bits acc_ and pot_ would hold.
     /// The solver keeps them until its next evaluation (its buffers move with it).
     const F4* results_ = nullptr;
+    /// The last tree evaluation's results in the state's order (G = 1): the solver's, or after a restart
+    /// restoredResults_; valid until the next evaluation, which takes them as its previous accelerations when
+    /// passesPreviousAccelerations().
+    const F4* lastResults_ = nullptr;
+    std::vector<F4> restoredResults_;
     StepTimes lastStepTimes_;
     std::optional<Comoving> comoving_;
     /// Canonical momenta p = a^2 dx/dt of a comoving run (the integrated state; state_.vel = p / a).

@@ -84,6 +84,26 @@ public:
     /// @param[in] checked whether the caller has already checked the bodies
     void attachBodies(const BodySpan& bodies, bool checked);
 
+    /// Periodic error control (box_size > 0, err_tol_force_acc > 0; common/mac.h periodicGroupScale): the next
+    /// body evaluation takes each group's net force |a_g| from the previous step's accelerations of its bodies
+    /// instead of an estimate walk, as GADGET-2's relative criterion takes each particle's old acceleration.
+    /// Used by one evaluation only; a later setBodies or attachBodies forgets them. Without them (the first
+    /// evaluation of a run, single evaluations) the estimate walk stays.
+    /// @param[in] acc acc[i] (xyz, w not read; G = 1, as evaluateInTreeOrder returns them) belongs to body i of
+    ///                the bodies attached for the next evaluation; read before its walk writes any result, so it
+    ///                may be what evaluateInTreeOrder returned last (the caller keeps it alive until then);
+    ///                null: the estimate walk
+    void setPreviousAccelerations(const F4* acc);
+
+    /// As above, with accelerations as computeForces returns them (the bodies' order, G applied): copied and
+    /// divided by G. InputError at the evaluation when their number is not that of the bodies.
+    /// @param[in] acc one per body of the next evaluation
+    void setPreviousAccelerations(const std::vector<Vec3d>& acc);
+
+    /// Whether the last body evaluation took its periodic group scales from previous accelerations (else from
+    /// the estimate walk, or none).
+    bool usedPreviousAccelerations() const { return usedPrevious_; }
+
     /// Tree accelerations and potentials of all bodies, caller's order.
     void computeForces(std::vector<Vec3d>& acc, std::vector<double>& pot);
 
@@ -146,6 +166,8 @@ public:
 
 private:
     void buildTree();
+    /// Sets the periodic group scales from previousAcc_ when there are any (then usedPrevious_), and forgets them.
+    void setScalesFromPrevious();
     /// Builds the tree and walks it for all bodies: G = 1 results in tree order, valid until the next
     /// evaluation.
     const F4* evaluateBodies();
@@ -176,6 +198,12 @@ private:
     // Result buffers kept from step to step (no per-step allocation or first touch of N-sized arrays).
     std::vector<F4> cpuOut_, cpuNodeAcc_;
     GpuEvaluation gpuResult_;
+
+    /// The next evaluation's previous accelerations (setPreviousAccelerations; G = 1), the caller's or
+    /// previousCopy_.
+    const F4* previousAcc_ = nullptr;
+    std::vector<F4> previousCopy_;
+    bool usedPrevious_ = false;
 
     PhaseTimes times_;
     InteractionStats stats_;

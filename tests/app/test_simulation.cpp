@@ -206,11 +206,14 @@ namespace {
 ParticleSet leapfrogInTheCallersOrder(ParticleSet b, const Parameters& p, double h, int steps, bool zeroNetForce)
 {
     GravitySolver solver(p);
-    std::vector<Vec3d> acc;
+    std::vector<Vec3d> acc, previous;
     std::vector<double> pot;
     auto forces = [&] {
         solver.setBodies(b.pos, b.mass, b.id);
+        // As the simulation does: a periodic box's error control takes the last evaluation's accelerations.
+        if (!previous.empty() && p.box_size > 0 && p.err_tol_force_acc > 0) solver.setPreviousAccelerations(previous);
         solver.computeForces(acc, pot);
+        previous = acc;
         if (!zeroNetForce) return;
         double mass = 0;
         Vec3d sum{0, 0, 0};

@@ -812,3 +812,39 @@ TEST_P(GpuVariant, PeriodicListsEqualCpuTwin)
 
 } // namespace
 } // namespace octwalk
+
+namespace octwalk {
+namespace {
+
+/// The periodic error control with the group forces from previous accelerations (a run's step): the scales
+/// are computed on the host from the same numbers for both backends, so the device walks the CPU twin's lists
+/// exactly (with the estimate walk each backend estimates on its own, and the factor's rounding only makes
+/// equal lists likely).
+TEST_F(GpuTest, PeriodicErrorControlFromPreviousAccelerationsGivesTheCpuTwinsInteractions)
+{
+    const double L           = 3.0;
+    const ParticleSet bodies = periodicBox(15, L, false);
+    Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    p.box_size               = L;
+    CpuReference cpu(bodies, p);
+    p.backend = Backend::Gpu;
+    GravitySolver gpu(p);
+    gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
+    cpu.solver.setPreviousAccelerations(cpu.acc);
+    gpu.setPreviousAccelerations(cpu.acc);
+    std::vector<Vec3d> cpuAcc, acc;
+    std::vector<double> cpuPot, pot;
+    cpu.solver.computeForces(cpuAcc, cpuPot);
+    gpu.computeForces(acc, pot);
+    EXPECT_TRUE(cpu.solver.usedPreviousAccelerations());
+    EXPECT_TRUE(gpu.usedPreviousAccelerations());
+    EXPECT_EQ(gpu.stats().nodeInteractions, cpu.solver.stats().nodeInteractions);
+    EXPECT_EQ(gpu.stats().leafInteractions, cpu.solver.stats().leafInteractions);
+    const ErrorStats a = errorStats(relativeErrors(acc, cpuAcc));
+    EXPECT_LE(a.median, kTwinMedian) << "acceleration, max " << a.max;
+    // The uniform box's tolerance of GpuPeriodic.ListsEqualAndForcesMatchCpuTwin.
+    EXPECT_LE(a.max, 10 * kTwinMax) << "acceleration, median " << a.median;
+}
+
+} // namespace
+} // namespace octwalk
