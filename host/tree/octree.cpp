@@ -173,125 +173,81 @@ void sortRun(const SortBuffers& buf, const SortRange& r)
     }
 }
 
-/// Whether thread u's static chunk of the runs laid end to end, [0, total), reaches into [begin, end).
-bool chunkTouches(int64_t total, int u, int numThreads, int64_t begin, int64_t end)
+/// One most-significant-digit pass over a long run by all threads: each thread histograms and
+/// scatters one static chunk (offsets bucket by bucket, chunk by chunk: stable); the digit's runs
+/// are appended to `large` or `small` by length.
+void splitRunInParallel(const SortBuffers& buf, const SortRange& r, int64_t largeMin, BuildScratch& s)
 {
-    const Chunk c = chunkOf(total, u, numThreads);
-    return c.begin < c.end && c.begin < end && begin < c.end;
-}
-
-/// One most-significant-digit pass over every run of `runs` by all threads in one parallel region:
-/// the runs are laid end to end and each thread histograms and scatters one static chunk of that
-/// sequence (offsets run by run, bucket by bucket, chunk by chunk: stable). One region and barrier per
-/// level of long runs, not one per run: the threshold of a long run shrinks with the thread count
-/// (Plummer 2^22 in step order, 16 threads: 17 runs split, in 3 regions of 1, 8 and 8 runs). The
-/// digits' runs are appended to `large` or `small` by length. With `unnumbered`, the order buffer of the runs is not written yet:
-/// each key's index is its position (the first pass; sortBodies saves a write and a read of it).
-void splitRunsInParallel(const SortBuffers& buf, const std::vector<SortRange>& runs, int64_t largeMin, BuildScratch& s,
-                         bool unnumbered)
-{
-    const int64_t numRuns = int64_t(runs.size());
-    s.runStarts.resize(size_t(numRuns) + 1);
-    s.runStarts[0] = 0;
-    for (int64_t j = 0; j < numRuns; ++j) s.runStarts[j + 1] = s.runStarts[j] + runs[j].end - runs[j].begin;
-    const int64_t total    = s.runStarts[numRuns];
-    const int64_t* starts  = s.runStarts.data();
-    const size_t perThread = size_t(numRuns) * kRadixSize;
-    s.histograms.resize(size_t(maxThreads()) * perThread);
-    s.digitLo.resize(size_t(maxThreads()) * perThread);
-    s.digitHi.resize(size_t(maxThreads()) * perThread);
+    const int shift = std::max(0, r.bits - kRadixBits);
+    s.histograms.resize(size_t(maxThreads()) * kRadixSize);
+    s.digitLo.resize(size_t(maxThreads()) * kRadixSize);
+    s.digitHi.resize(size_t(maxThreads()) * kRadixSize);
+    int64_t* hist  = s.histograms.data();
     int numThreads = 1;
 #pragma omp parallel
     {
         const int t = threadIndex();
 #pragma omp single
-        numThreads    = threadCount();
-        const Chunk c = chunkOf(total, t, numThreads);
-        const int64_t firstRun =
-            c.begin < c.end ? int64_t(std::upper_bound(starts, starts + numRuns + 1, c.begin) - starts) - 1 : numRuns;
-        for (int64_t j = firstRun; j < numRuns && starts[j] < c.end; ++j)
+        numThreads            = threadCount();
+        const Chunk c         = chunkOf(r.end - r.begin, t, numThreads);
+        int64_t* h            = hist + size_t(t) * kRadixSize;
+        uint64_t* lo          = s.digitLo.data() + size_t(t) * kRadixSize;
+        uint64_t* hi          = s.digitHi.data() + size_t(t) * kRadixSize;
+        const uint64_t* src   = buf.keysOf(r.inScratch) + r.begin;
+        const int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin;
+        uint64_t* dst         = buf.keysOf(!r.inScratch) + r.begin;
+        int32_t* dstIdx       = buf.orderOf(!r.inScratch) + r.begin;
+        std::fill(h, h + kRadixSize, int64_t(0));
+        std::fill(lo, lo + kRadixSize, ~uint64_t(0));
+        std::fill(hi, hi + kRadixSize, uint64_t(0));
+        for (int64_t i = c.begin; i < c.end; ++i)
         {
-            const SortRange& r  = runs[j];
-            const int shift     = std::max(0, r.bits - kRadixBits);
-            const size_t at     = size_t(t) * perThread + size_t(j) * kRadixSize;
-            int64_t* h          = s.histograms.data() + at;
-            uint64_t* lo        = s.digitLo.data() + at;
-            uint64_t* hi        = s.digitHi.data() + at;
-            const uint64_t* src = buf.keysOf(r.inScratch) + r.begin - starts[j];
-            std::fill(h, h + kRadixSize, int64_t(0));
-            std::fill(lo, lo + kRadixSize, ~uint64_t(0));
-            std::fill(hi, hi + kRadixSize, uint64_t(0));
-            const int64_t end = std::min(c.end, starts[j + 1]);
-            for (int64_t i = std::max(c.begin, starts[j]); i < end; ++i)
-            {
-                const uint64_t k = src[i];
-                const int d      = int((k >> shift) & (kRadixSize - 1));
-                h[d]++;
-                lo[d] = std::min(lo[d], k);
-                hi[d] = std::max(hi[d], k);
-            }
+            const uint64_t k = src[i];
+            const int d      = int((k >> shift) & (kRadixSize - 1));
+            h[d]++;
+            lo[d] = std::min(lo[d], k);
+            hi[d] = std::max(hi[d], k);
         }
 #pragma omp barrier
-        for (int64_t j = firstRun; j < numRuns && starts[j] < c.end; ++j)
-        {
-            const SortRange& r         = runs[j];
-            const int shift            = std::max(0, r.bits - kRadixBits);
-            int64_t offset[kRadixSize] = {}, all[kRadixSize] = {};
-            for (int u = 0; u < numThreads; ++u)
-            {
-                if (!chunkTouches(total, u, numThreads, starts[j], starts[j + 1])) continue;
-                const int64_t* h = s.histograms.data() + size_t(u) * perThread + size_t(j) * kRadixSize;
-                for (int d = 0; d < kRadixSize; ++d)
-                {
-                    offset[d] += u < t ? h[d] : 0;
-                    all[d] += h[d];
-                }
-            }
-            int64_t below = r.begin;
-            for (int d = 0; d < kRadixSize; ++d)
-            {
-                offset[d] += below;
-                below += all[d];
-            }
-            const uint64_t* src   = buf.keysOf(r.inScratch) + r.begin - starts[j];
-            const int32_t* srcIdx = buf.orderOf(r.inScratch) + r.begin - starts[j];
-            uint64_t* dst         = buf.keysOf(!r.inScratch);
-            int32_t* dstIdx       = buf.orderOf(!r.inScratch);
-            const int64_t end     = std::min(c.end, starts[j + 1]);
-            const int64_t toIndex = r.begin - starts[j];
-            for (int64_t i = std::max(c.begin, starts[j]); i < end; ++i)
-            {
-                const uint64_t k = src[i];
-                const int64_t to = offset[(k >> shift) & (kRadixSize - 1)]++;
-                dst[to]          = k;
-                dstIdx[to]       = unnumbered ? int32_t(toIndex + i) : srcIdx[i];
-            }
-        }
-    }
-    for (int64_t j = 0; j < numRuns; ++j)
-    {
-        int64_t count[kRadixSize] = {};
-        uint64_t lo[kRadixSize], hi[kRadixSize] = {};
-        std::fill(lo, lo + kRadixSize, ~uint64_t(0));
-        for (int u = 0; u < numThreads; ++u)
-        {
-            if (!chunkTouches(total, u, numThreads, starts[j], starts[j + 1])) continue;
-            const size_t at = size_t(u) * perThread + size_t(j) * kRadixSize;
-            for (int d = 0; d < kRadixSize; ++d)
-            {
-                count[d] += s.histograms[at + d];
-                lo[d] = std::min(lo[d], s.digitLo[at + d]);
-                hi[d] = std::max(hi[d], s.digitHi[at + d]);
-            }
-        }
-        int64_t begin = runs[j].begin;
+        int64_t offset[kRadixSize];
+        int64_t below = 0;
         for (int d = 0; d < kRadixSize; ++d)
         {
-            if (count[d] == 0) continue;
-            const SortRange sub{begin, begin + count[d], varyingBits(lo[d], hi[d]), !runs[j].inScratch};
-            (count[d] > largeMin && sub.bits > 0 ? s.large : s.small).push_back(sub);
-            begin += count[d];
+            int64_t before = 0, all = 0;
+            for (int u = 0; u < numThreads; ++u)
+            {
+                const int64_t count = hist[size_t(u) * kRadixSize + d];
+                before += u < t ? count : 0;
+                all += count;
+            }
+            offset[d] = below + before;
+            below += all;
         }
+        for (int64_t i = c.begin; i < c.end; ++i)
+        {
+            const uint64_t k = src[i];
+            const int64_t to = offset[(k >> shift) & (kRadixSize - 1)]++;
+            dst[to]          = k;
+            dstIdx[to]       = srcIdx[i];
+        }
+    }
+    int64_t begin = r.begin;
+    for (int d = 0; d < kRadixSize; ++d)
+    {
+        int64_t count = 0;
+        uint64_t lo = ~uint64_t(0), hi = 0;
+        for (int u = 0; u < numThreads; ++u)
+        {
+            const size_t at = size_t(u) * kRadixSize + d;
+            count += hist[at];
+            if (hist[at] == 0) continue;
+            lo = std::min(lo, s.digitLo[at]);
+            hi = std::max(hi, s.digitHi[at]);
+        }
+        if (count == 0) continue;
+        const SortRange sub{begin, begin + count, varyingBits(lo, hi), !r.inScratch};
+        (count > largeMin && sub.bits > 0 ? s.large : s.small).push_back(sub);
+        begin += count;
     }
 }
 
@@ -519,40 +475,33 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
     s.order.resize(size_t(n));
     uint64_t* keys = t.keys.data();
     int32_t* order = t.order.data();
-    // Most-significant-digit radix passes by all threads, one for each level of long runs, split the
-    // keys into runs of at most largeMin (half a thread's share: a parallel pass over less costs more
-    // in start-up than it saves); each run is then sorted, its ties broken and its bodies gathered by
-    // one thread, longest first. Every pass is stable, so the order is (key, caller's index) for any
-    // thread count. When the first pass splits all keys, it writes the indices: the key loop does not.
-    const int64_t largeMin       = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
-    const bool numberInFirstPass = n > largeMin;
     uint64_t lo = ~uint64_t(0), hi = 0;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
     for (int64_t i = 0; i < n; ++i)
     {
         const uint64_t k = grid.key(b.pos[i]);
         keys[i]          = k;
-        if (!numberInFirstPass) order[i] = int32_t(i);
-        lo = std::min(lo, k);
-        hi = std::max(hi, k);
-    }
-    const SortRange all{0, n, varyingBits(lo, hi), false};
-    if (numberInFirstPass && all.bits == 0)
-    {
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; ++i) order[i] = int32_t(i);
+        order[i]         = int32_t(i);
+        lo               = std::min(lo, k);
+        hi               = std::max(hi, k);
     }
 
+    // Most-significant-digit radix passes by all threads split the keys into runs of at most
+    // largeMin (half a thread's share: a parallel pass over less costs more in start-up than it saves);
+    // each run is then sorted, its ties broken and its bodies gathered by one thread, longest first.
+    // Every pass is stable, so the order is (key, caller's index) for any thread count.
     t.partTimes.sortKeys = clock.lap();
     const SortBuffers buf{keys, s.keys.data(), order, s.order.data()};
+    const int64_t largeMin = std::max(kLocalSortMin, n / (2 * int64_t(maxThreads())));
     s.large.clear();
     s.small.clear();
+    const SortRange all{0, n, varyingBits(lo, hi), false};
     (n > largeMin && all.bits > 0 ? s.large : s.small).push_back(all);
-    for (bool unnumbered = numberInFirstPass; !s.large.empty(); unnumbered = false)
+    while (!s.large.empty())
     {
-        s.splitting.swap(s.large);
-        s.large.clear();
-        splitRunsInParallel(buf, s.splitting, largeMin, s, unnumbered);
+        const SortRange r = s.large.back();
+        s.large.pop_back();
+        splitRunInParallel(buf, r, largeMin, s);
     }
     t.partTimes.sortSplit = clock.lap();
 
@@ -882,18 +831,15 @@ void computeMultipoles(HostTree& t)
 
     // Each subtree by one thread, in post-order (its cells need only its own cells and bodies; the
     // leaves come in body order, so the bodies stream in), then the top cells serially in reverse
-    // pre-order (children before parents). A thread takes a run of units in pre-order (unitsOfPart),
-    // as buildCells writes them: the cells of neighbouring subtrees at a level share cache lines, and
-    // with subtrees handed out one by one the neighbours were written by different threads at once.
-    // Each cell sums in the same order as ever, whatever the schedule.
+    // pre-order (children before parents). Each cell sums in the same order as ever, whatever the
+    // schedule.
     const std::vector<int32_t>& levelFirst = t.scratch.levelFirst;
-#pragma omp parallel
+    const int32_t numSubtrees              = int32_t(s.subtrees.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t j = 0; j < numSubtrees; ++j)
     {
-        const auto [begin, end] = unitsOfPart(s, threadIndex(), threadCount());
-        for (int32_t u = begin; u < end; ++u)
-        {
-            if (!s.units[u].top) multipolesBelow(t, unitLevelStarts(s, levelFirst, u)[s.units[u].level], mp);
-        }
+        const int32_t u = s.subtrees[j];
+        multipolesBelow(t, unitLevelStarts(s, levelFirst, u)[s.units[u].level], mp);
     }
     for (int32_t u = int32_t(s.units.size()); u-- > 0;)
     {

@@ -73,11 +73,9 @@ struct BuildScratch
 {
     std::vector<uint64_t> keys;             ///< radix sort ping-pong buffer
     std::vector<int32_t> order;             ///< radix sort ping-pong buffer
-    std::vector<int64_t> histograms;        ///< per thread, per run, per digit value
-    std::vector<uint64_t> digitLo, digitHi; ///< per thread, per run, per digit value: smallest, largest key
+    std::vector<int64_t> histograms;        ///< per thread, per digit value
+    std::vector<uint64_t> digitLo, digitHi; ///< per thread, per digit value: smallest, largest key
     std::vector<SortRange> large, small;    ///< runs still to split in parallel; runs sorted by one thread
-    std::vector<SortRange> splitting;       ///< the long runs of the parallel pass under way
-    std::vector<int64_t> runStarts;         ///< where each of them starts with the runs laid end to end
     std::vector<Box<Vec3d>> boxes;          ///< per thread: bounding box of a chunk
     std::vector<int32_t> levelFirst;        ///< first cell of every level, then the cell count
 };
