@@ -382,8 +382,8 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     const size_t numTargets = size_t(in.targets.numTargets);
     nodeAcc.reserve(numTargets);
     acc.reserve(numTargets);
-    bodyNodeForcesGpu(in.tree, in.groups, dLists, in.targets, eps2, nodeAcc.data(), gs, config.targetsPerLane,
-                      textures, config.node);
+    bodyNodeForcesGpu(in.tree, in.groups, dLists, in.targets, eps2, nodeAcc.data(), gs, config.targetsPerLane, textures,
+                      config.node);
     nodesDone.record(stream);
     bodyLeafForcesGpu(in.tree, in.groups, dLists, in.bodies, in.targets, eps2, nodeAcc.data(), acc.data(), gs,
                       config.targetsPerLane);
