@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 
+#include "common/phases.h"
 #include "device/cuda_check.cuh"
 
 namespace octwalk {
@@ -160,11 +161,26 @@ inline double elapsedSeconds(const Event& start, const Event& stop)
 }
 
 /// When event completed, on the host's steady clock (steadyClockSeconds()), from an anchor: an event
-/// recorded after it that has completed, and the host clock read right after the host waited for the
-/// anchor (at most the wait's latency late, and so is the result).
+/// recorded after it that has completed, and the host clock read once the anchor had completed (as late
+/// as that read, and so is the result: anchorOnHostClock keeps it within a poll).
 inline double hostSecondsOf(const Event& event, const Event& anchor, double anchorOnHost)
 {
     return anchorOnHost - elapsedSeconds(event, anchor);
+}
+
+/// Records anchor on stream s and returns the host's steady clock read as soon as the anchor has
+/// completed, for hostSecondsOf. The caller has just waited for s, so nothing is queued before the
+/// anchor and polling it takes only the record's round trip. A clock read after a blocking wait is as
+/// late as the waiting thread's wake-up, and every interval mapped from it lies that late: the pipeline's
+/// copy lane, mapped so, ended 0.05-2.8 ms after the build thread had seen the copy complete
+/// (benchmarks/results/h200_s21/pipeline/README.md), while the host build kept every core busy.
+inline double anchorOnHostClock(const Event& anchor, cudaStream_t s)
+{
+    CUDA_CHECK(cudaEventRecord(anchor.get(), s));
+    cudaError_t status = cudaEventQuery(anchor.get());
+    while (status == cudaErrorNotReady) status = cudaEventQuery(anchor.get());
+    CUDA_CHECK(status);
+    return steadyClockSeconds();
 }
 
 } // namespace octwalk

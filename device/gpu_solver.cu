@@ -5,10 +5,11 @@
 // Timing: each phase is the interval between two CUDA events on the one stream. Upload includes
 // the host's copy into pinned staging (overlapped with the transfers); scan includes the read-back
 // of the list totals and the growth of the list buffers, since pass 2 cannot start before them.
-// The phases' spans on the host clock (PhaseSpans) are anchored at the last event, downloaded: the host
-// waits for it anyway and reads its clock right after, so the anchor costs no synchronisation. That read
-// is at most the synchronisation's latency late, so every span is at most that late, and all of them lie
-// inside the host's wall interval of the evaluation (the first event is recorded after it starts).
+// The phases' spans on the host clock (PhaseSpans) are anchored at an event recorded once the host has
+// waited for the last one, downloaded, and polled until it completes (anchorOnHostClock: a few
+// microseconds, where the wait's own return is as late as the thread's wake-up). Every span is at most
+// that poll late, and all of them lie inside the host's wall interval of the evaluation (the first event
+// is recorded after it starts).
 #include "device/gpu_solver.h"
 
 #include <cuda_runtime.h>
@@ -180,6 +181,7 @@ struct GpuSolver::Impl
     Stream stream;
     Event start, uploaded, counted, scanned, written, nodesDone, leavesDone, downloaded;
     Event directStart, directStop;
+    Event anchor; ///< of the phase spans on the host clock (recordSpans)
 
     DeviceBuffer<U4> children{"tree children"};
     DeviceBuffer<F4> nodeMac{"node MAC data"}, nodeCom{"node centres of mass"}, nodeQuad{"node quadrupoles"};
@@ -222,7 +224,7 @@ struct GpuSolver::Impl
     void scanAndGrowLists(const CountsView& counts, int32_t numGroups);
     /// The walk phases' spans on the host clock, from the events of a completed evaluation and the host
     /// time at which its last event (downloaded) was seen complete.
-    void recordSpans(double downloadedOnHost, PhaseSpans& spans) const;
+    void recordSpans(double anchorOnHost, PhaseSpans& spans) const;
 
     /// The device arrays an evaluation walks, once its upload (or the refit of a resident tree) is queued.
     struct Inputs
@@ -242,7 +244,7 @@ struct GpuSolver::Impl
                   bool downloadResults, bool idle, Prepare prepare);
 };
 
-void GpuSolver::Impl::recordSpans(double downloadedOnHost, PhaseSpans& spans) const
+void GpuSolver::Impl::recordSpans(double anchorOnHost, PhaseSpans& spans) const
 {
     // The events bounding each walk phase, in kPhases order: phase k runs from bounds[k] to bounds[k + 1].
     const Event* bounds[] = {&start, &uploaded, &counted, &scanned, &written, &nodesDone, &leavesDone, &downloaded};
@@ -251,8 +253,8 @@ void GpuSolver::Impl::recordSpans(double downloadedOnHost, PhaseSpans& spans) co
                   "one event between consecutive walk phases");
     for (size_t k = 0; k + 1 < std::size(bounds); ++k)
     {
-        spans.begin[first + k] = hostSecondsOf(*bounds[k], downloaded, downloadedOnHost);
-        spans.end[first + k]   = hostSecondsOf(*bounds[k + 1], downloaded, downloadedOnHost);
+        spans.begin[first + k] = hostSecondsOf(*bounds[k], anchor, anchorOnHost);
+        spans.end[first + k]   = hostSecondsOf(*bounds[k + 1], anchor, anchorOnHost);
     }
 }
 
@@ -401,8 +403,7 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     enqueueDownload(downloads, downloadStaging, s);
     downloaded.record(stream);
     stream.synchronize();
-    // The anchor of the phase spans: the host reads its clock once the last event has completed.
-    const double downloadedOnHost = steadyClockSeconds();
+    const double anchorOnHost = anchorOnHostClock(anchor, stream.get());
     finishDownload(downloads, downloadStaging);
     if (overflow != 0) throwOverflow("pass 2", overflow);
 
@@ -420,7 +421,7 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     t[Phase::BodyNode]   = elapsedSeconds(written, nodesDone);
     t[Phase::BodyLeaf]   = elapsedSeconds(nodesDone, leavesDone);
     t[Phase::Download]   = elapsedSeconds(leavesDone, downloaded);
-    recordSpans(downloadedOnHost, t.spans);
+    recordSpans(anchorOnHost, t.spans);
     listGroups = numGroups;
 }
 

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Interactions per body against step, from the timing.csv of octwalk run, so users see what a tree that is
-refitted instead of rebuilt costs.
+"""Interactions per body against step, from the timing.csv of one or more runs of octwalk run, so users see
+what a tree that is refitted instead of rebuilt costs.
 
 Reads the columns node_interactions_per_body and leaf_interactions_per_body (body-node and body-body
-interactions per body of each step's tree walk), and steps_since_rebuild when the run has one (a run whose
-device refits the tree between host rebuilds; without it every step's tree is freshly built). Prints a
-table of the interactions per body against steps since the last rebuild (median over the steps with that
-age, and the growth over the fresh tree's), or against step when the column is absent, and with -o draws
-them: against step, and against steps since the last rebuild when known.
+interactions per body of each step's own tree walk) and steps_since_rebuild (0 for a tree built for the step:
+every step of the classic --rebuild-every 1, and the steps that adopt a new tree in a pipelined run; older
+files lack the column, and then every step's tree was built afresh). Prints per run a table of the
+interactions per body against steps since the last rebuild (median over the steps of that age, and the
+growth of node + leaf over the first run's median at age 0: give the classic run first to compare with a
+fresh tree), and with -o draws node + leaf per body against step and against steps since the last rebuild.
 
-  octwalk run --model plummer --n 65536 --t-end 1 --output-dir run16
-  python3 scripts/plot_interactions.py run16/timing.csv -o interactions.png
+  for k in 1 0 16; do
+    octwalk run --model plummer --n 1048576 --t-end 0.375 --dt 0.0078125 --rebuild-every $k --energy-every 1000 \
+        --quiet --output-dir k$k
+  done
+  python3 scripts/plot_interactions.py k1/timing.csv k0/timing.csv k16/timing.csv \
+      --labels "every step (1)" "automatic (0)" "every 16 steps" -o interactions.png
 
 The table needs only the standard library; the plot needs matplotlib (Debian: python3-matplotlib).
 """
@@ -28,7 +33,7 @@ class InputError(Exception):
 
 
 def read_timing(path):
-    """{"step": [...], NODE: [...], LEAF: [...], AGE: [...] or absent}."""
+    """{"step": [...], NODE: [...], LEAF: [...], AGE: [...]} (AGE all 0 for a file without the column)."""
     try:
         with open(path, newline="") as f:
             lines = [line for line in f if not line.startswith("#")]
@@ -49,6 +54,7 @@ def read_timing(path):
                 data[c].append(int(r[c]) if c in ("step", AGE) else float(r[c]))
         except (ValueError, TypeError):
             raise InputError(f"{path}: data row {number}: {c} = {r.get(c)!r} is not a number")
+    data.setdefault(AGE, [0] * len(rows))
     return data
 
 
@@ -61,22 +67,22 @@ def by_age(data):
             for age, v in sorted(groups.items())]
 
 
-def print_table(data):
-    if AGE in data:
-        rows = by_age(data)
-        fresh = next(((n, l) for age, _, n, l in rows if age == 0), None)
-        print("steps_since_rebuild  steps  node_per_body  leaf_per_body  growth_over_fresh")
-        for age, count, node, leaf in rows:
-            growth = f"{(node + leaf) / sum(fresh):.3f}" if fresh and sum(fresh) > 0 else "-"
-            print(f"{age:>19}  {count:>5}  {node:>13.1f}  {leaf:>13.1f}  {growth:>17}")
-        return
-    print("no steps_since_rebuild column: every step's tree was built afresh")
-    print(" step  node_per_body  leaf_per_body")
-    for step, node, leaf in zip(data["step"], data[NODE], data[LEAF]):
-        print(f"{step:>5}  {node:>13.1f}  {leaf:>13.1f}")
+def print_table(label, data, fresh):
+    """The run's medians by age; growth: node + leaf over fresh (None: not shown)."""
+    print(f"{label}: {len(data['step'])} steps")
+    print("steps_since_rebuild  steps  node_per_body  leaf_per_body  growth_over_fresh")
+    for age, count, node, leaf in by_age(data):
+        growth = f"{(node + leaf) / fresh:.3f}" if fresh else "-"
+        print(f"{age:>19}  {count:>5}  {node:>13.1f}  {leaf:>13.1f}  {growth:>17}")
 
 
-def plot(data, out, title):
+def fresh_total(data):
+    """Median node + leaf per body over the steps of age 0, or None without any."""
+    rows = by_age(data)
+    return rows[0][2] + rows[0][3] if rows and rows[0][0] == 0 and rows[0][2] + rows[0][3] > 0 else None
+
+
+def plot(runs, out, title):
     try:
         import matplotlib
 
@@ -84,26 +90,21 @@ def plot(data, out, title):
         import matplotlib.pyplot as plt
     except ImportError as missing:
         sys.exit(f"plot_interactions.py: {missing}; the table above is complete, install python3-matplotlib for -o")
-    with_age = AGE in data
-    fig, axes = plt.subplots(1, 2 if with_age else 1, figsize=(12 if with_age else 7, 4.5), squeeze=False)
-    left = axes[0][0]
-    left.plot(data["step"], data[NODE], lw=1, label="body-node")
-    left.plot(data["step"], data[LEAF], lw=1, label="body-body")
-    left.set_xlabel("step")
-    left.set_ylabel("interactions per body")
-    left.grid(alpha=0.3)
-    left.legend(fontsize=8)
-    if with_age:
-        right = axes[0][1]
-        right.scatter(data[AGE], data[NODE], s=6, alpha=0.4, label="body-node (steps)")
-        right.scatter(data[AGE], data[LEAF], s=6, alpha=0.4, label="body-body (steps)")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for k, (label, data) in enumerate(runs):
+        colour = f"C{k}"
+        total = [n + l for n, l in zip(data[NODE], data[LEAF])]
+        left.plot(data["step"], total, lw=1, color=colour, label=label)
+        right.scatter(data[AGE], total, s=6, alpha=0.4, color=colour)
         rows = by_age(data)
-        right.plot([r[0] for r in rows], [r[2] for r in rows], "k-", lw=1, label="median")
-        right.plot([r[0] for r in rows], [r[3] for r in rows], "k-", lw=1)
-        right.set_xlabel("steps since the last rebuild (0: a freshly built tree)")
-        right.set_ylabel("interactions per body")
-        right.grid(alpha=0.3)
-        right.legend(fontsize=8)
+        right.plot([r[0] for r in rows], [r[2] + r[3] for r in rows], "-o", ms=3, lw=1, color=colour, label=label)
+    left.set_xlabel("step")
+    right.set_xlabel("steps since the last rebuild (0: the step that adopted the tree)")
+    for ax in (left, right):
+        ax.set_ylabel("interactions per body (body-node + body-body)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    right.set_title("dots: steps; line: median per age", fontsize=9)
     fig.suptitle(title or "octwalk: tree walk interactions per body")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
@@ -112,17 +113,25 @@ def plot(data, out, title):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("file", help="timing.csv of octwalk run")
+    parser.add_argument("files", nargs="+", help="timing.csv of octwalk run, one per run")
+    parser.add_argument("--labels", nargs="+", help="one name per file for the tables and the legend (default: the files)")
     parser.add_argument("-o", "--output", help="PNG of the interactions per body")
     parser.add_argument("--title", help="title of the figure")
     args = parser.parse_args()
+    labels = args.labels or args.files
+    if len(labels) != len(args.files):
+        sys.exit(f"plot_interactions.py: {len(args.files)} files but {len(labels)} labels")
     try:
-        data = read_timing(args.file)
+        runs = [(label, read_timing(path)) for label, path in zip(labels, args.files)]
     except InputError as e:
         sys.exit(f"plot_interactions.py: {e}")
-    print_table(data)
+    fresh = fresh_total(runs[0][1])
+    for k, (label, data) in enumerate(runs):
+        print_table(label, data, fresh)
+        if k + 1 < len(runs):
+            print()
     if args.output:
-        plot(data, args.output, args.title)
+        plot(runs, args.output, args.title)
 
 
 if __name__ == "__main__":

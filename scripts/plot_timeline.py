@@ -4,8 +4,10 @@ of octwalk profile --steps K --timeline FILE.
 
 Each row of the file is one interval: step, lane (host, host-build, device, host-walk, copy, ...), phase,
 start_s and end_s in seconds since the start of the run on the host's steady clock. Prints, per chosen step,
-its wall span (its host lane's), each lane's busy time and how much of the host-build lane overlaps the
-device lane (host-walk on the CPU backend; the pipelined step's point: the host build off the critical path), and with -o draws the lanes as rows, the
+its wall span (its host lane's), each lane's busy time, how much of the host-build lane overlaps the
+device lane (host-walk on the CPU backend; the pipelined step's point: the host build off the critical path)
+and how long after the copy lane's drawn end of the positions' download the build thread saw it end
+(copy_seen_after_us: negative when the copy is drawn late), and with -o draws the lanes as rows, the
 phases as coloured bars, and the step boundaries. The chart shows everything that ran between the start
 of the first chosen step and the end of the last, also what an earlier step started (a pipelined run's
 background build, lane host-build, belongs to the step that started it and runs into the next).
@@ -102,8 +104,16 @@ def step_extent(intervals, step):
     return min(i[3] for i in host), max(i[4] for i in host)
 
 
+def copy_seen_after(mine):
+    """Seconds from the copy lane's drawn end of the positions' download to the build thread's end of waiting
+    for it (host-build wait_positions), or None without both. Negative: the copy is drawn later than it ended."""
+    copy = [i[4] for i in mine if i[1] == "copy" and i[2] == "download_positions"]
+    seen = [i[4] for i in mine if i[1] == "host-build" and i[2] == "wait_positions"]
+    return seen[0] - copy[0] if len(copy) == 1 and len(seen) == 1 else None
+
+
 def step_summary(intervals, steps):
-    """[(step, wall, {lane: busy}, build_device_overlap), ...] in seconds."""
+    """[(step, wall, {lane: busy}, build_device_overlap, copy_seen_after or None), ...] in seconds."""
     out = []
     for step in steps:
         mine = [i for i in intervals if i[0] == step]
@@ -113,16 +123,17 @@ def step_summary(intervals, steps):
         build = [(i[3], i[4]) for i in mine if i[1] == "host-build"]
         # The walk's lane: the device, or the CPU twin's host-walk.
         device = [(i[3], i[4]) for i in intervals if i[1] in ("device", "host-walk")]
-        out.append((step, wall, busy, overlap(build, device)))
+        out.append((step, wall, busy, overlap(build, device), copy_seen_after(mine)))
     return out
 
 
 def print_table(summary):
-    lanes = sorted({lane for _, _, busy, _ in summary for lane in busy}, key=lambda l: (l not in LANE_ORDER, l))
-    print("step  wall_ms  " + "  ".join(f"{l}_ms" for l in lanes) + "  build_under_device_ms")
-    for step, wall, busy, both in summary:
+    lanes = sorted({lane for _, _, busy, _, _ in summary for lane in busy}, key=lambda l: (l not in LANE_ORDER, l))
+    print("step  wall_ms  " + "  ".join(f"{l}_ms" for l in lanes) + "  build_under_device_ms  copy_seen_after_us")
+    for step, wall, busy, both, seen in summary:
         cells = "  ".join(f"{1e3 * busy.get(l, 0.0):>{len(l) + 3}.3f}" for l in lanes)
-        print(f"{step:>4}  {1e3 * wall:>7.3f}  {cells}  {1e3 * both:>21.3f}")
+        after = f"{1e6 * seen:>18.1f}" if seen is not None else f"{'-':>18}"
+        print(f"{step:>4}  {1e3 * wall:>7.3f}  {cells}  {1e3 * both:>21.3f}  {after}")
 
 
 def plot(intervals, steps, out, title):

@@ -42,6 +42,8 @@ struct ProfileOptions
     /// Whole simulation steps timed instead of force evaluations (0: force evaluations).
     int steps            = 0;
     bool stepDiagnostics = false;
+    /// With --steps: run's --rebuild-every (host/sim/pipeline.h for != 1).
+    int64_t rebuildEvery = ForceOptions{}.rebuildEvery;
 };
 
 /// "auto": enough targets to fill a large GPU (32768 = 128 blocks of 256) or a quick CPU run.
@@ -203,6 +205,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         .add(modelOptions(o.source, 0, false))
         .add(outputOption(o.output, kReportOutputHelp))
         .add(timestepOptions(" of --steps"))
+        .add(rebuildOption(o.rebuildEvery))
         .add(solverOptions(Parameters{}, kSweptParameters));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
@@ -230,9 +233,9 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         throw ParameterError("option --steps = " + std::to_string(o.steps) + " is invalid: must be >= 0");
     }
     const bool withSteps = o.steps > 0;
-    if (!withSteps && (vm.count("timestep") || vm.count("dt") || o.stepDiagnostics))
+    if (!withSteps && (vm.count("timestep") || vm.count("dt") || o.stepDiagnostics || !vm["rebuild-every"].defaulted()))
     {
-        throw UsageError("--timestep, --dt and --step-diagnostics need --steps");
+        throw UsageError("--timestep, --dt, --step-diagnostics and --rebuild-every need --steps");
     }
     if (withSteps && !vm["repeat"].defaulted()) throw UsageError("give --steps or --repeat, not both");
     if (!o.timeline.empty() && (!withSteps || counts.size() != 1 || thetas.size() != 1))
@@ -260,7 +263,10 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
 
     out << versionHeader() << ": profile of " << o.source.model << " on " << toString(backend)
         << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", "
-        << (withSteps ? std::to_string(o.steps) + " simulation steps of " + num(dt) + " per row (medians)"
+        << (withSteps ? std::to_string(o.steps) + " simulation steps of " + num(dt) + " per row (medians)" +
+                            (o.rebuildEvery != 1 ? ", --rebuild-every " + std::to_string(o.rebuildEvery) +
+                                                       " (the pipelined step: no walk bytes)"
+                                                 : std::string())
                       : std::to_string(o.repeat - 1) + " counted evaluations per row (medians)")
         << "; speed-up = direct summation time extrapolated from " << directSample
         << " targets to N, over the tree's total per evaluation\n";
@@ -276,11 +282,17 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         {
             if (withSteps)
             {
-                Simulation sim(bodies, p, planSteps(0.0, double(o.steps) * dt, dt));
+                ForceOptions forces;
+                forces.rebuildEvery = o.rebuildEvery;
+                Simulation sim(bodies, p, planSteps(0.0, double(o.steps) * dt, dt), forces);
                 TimelineSession timelineSession(!o.timeline.empty());
                 std::vector<StepTimes> times = timeSteps(sim, o.steps, o.stepDiagnostics);
                 timelineRows                 = timelineCsvRows(processTimeline().take());
                 results.push_back(profileOfSteps(bodies, sim.solver(), times, directSample, o.source.seed + 1));
+                results.back().stats = stepInteractions(sim);
+                // The pipelined step's refitted tree stays with its backend: no host tree to count the walk's
+                // traffic on.
+                if (sim.pipeline()) results.back().traffic = WalkTraffic{};
             }
             else
             {
@@ -303,7 +315,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
          << ", \"warmup\": 1, \"statistic\": \"median over the counted evaluations, per phase\"";
     if (withSteps)
     {
-        head << ", \"steps\": " << o.steps << ", \"timestep\": " << num(dt)
+        head << ", \"steps\": " << o.steps << ", \"timestep\": " << num(dt) << ", \"rebuild_every\": " << o.rebuildEvery
              << ", \"step_diagnostics\": " << (o.stepDiagnostics ? "true" : "false") << ", \"step_phases\": {";
         for (size_t k = 0; k < kNumStepPhases; ++k)
         {

@@ -276,13 +276,6 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         "checkpoint.bin into --output-dir. An --input with a BoxSize (GADGET, HDF5) runs in that periodic "
         "box, bodies wrapped into [0, L) after each drift, unless --box-size 0.\n"
         "SIGINT/SIGTERM write a checkpoint and stop (exit code 128 + signal).\nRun");
-    const std::string rebuildHelp =
-        "steps between host tree builds [steps]: 1 builds a fresh tree every step; K >= 2 keeps the state on the "
-        "force backend and refits the tree in between, adopting a tree built in the background every K steps; 0 "
-        "rebuilds continuously: each step adopts the tree built in the background during the step before and "
-        "starts the next. Background trees are built from the positions predicted for the step that adopts them "
-        "(x + h v); forces always use the true positions. Isolated Newtonian tree runs only (not --comoving, a "
-        "periodic box, --direct, --zero-net-force or the relative MAC)";
     // One option per line: Boost.Program_options chains read best that way.
     // clang-format off
     cmd.add_options()("help,h", "this help")
@@ -297,8 +290,6 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
         ("zero-net-force", po::bool_switch(&zeroNetForce),
          "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
-        ("rebuild-every", po::value(&forceOptions.rebuildEvery)->default_value(forceOptions.rebuildEvery),
-         rebuildHelp.c_str())
         ("restart", po::value(&restart), "continue a run: its directory or checkpoint file (the newest valid one of "
                                          "checkpoint.bin and checkpoint.bin.prev is used; the directory receives the "
                                          "outputs)")
@@ -310,6 +301,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description all;
     all.add(cmd)
         .add(timestepOptions("; the run uses equal sub-steps that end exactly at --t-end"))
+        .add(rebuildOption(forceOptions.rebuildEvery))
         .add(inputOption(input, "start from this snapshot instead of a built-in model"))
         .add(inputFormatOption(inputFormat))
         .add(formatOption(rs.format))

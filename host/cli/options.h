@@ -120,6 +120,10 @@ po::options_description timestepOptions(const std::string& what);
 /// The value of --timestep or --dt (UsageError when both are given), else kRunTimestep.
 double timestepOption(const po::variables_map& vm);
 
+/// --rebuild-every K [steps] into rebuildEvery, whose value is the default (ForceOptions::rebuildEvery,
+/// host/sim/simulation.h: the pipelined step for K != 1).
+po::options_description rebuildOption(int64_t& rebuildEvery);
+
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 /// The columns timing.csv appends after the phases (new columns go last: readers index the old ones).
-constexpr const char* kInteractionColumns = "node_interactions_per_body,leaf_interactions_per_body";
+constexpr const char* kInteractionColumns = "node_interactions_per_body,leaf_interactions_per_body,steps_since_rebuild";
 
 /// Drops rows written after the checkpoint's step (a run killed between checkpoints).
 void truncateAfter(const fs::path& path, int64_t step)
@@ -65,7 +65,8 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
                 << "Force evaluation phases as in common/phases.h, then the step's own:";
         for (const StepPhaseInfo& p : kStepPhases) timing_ << " " << p.name << " = " << p.help << ";";
         timing_ << " " << kInteractionColumns << " = the step's tree walk: body-node and body-body interactions "
-                << "per body (counts, not seconds; 0 with --direct)";
+                << "per body (counts, not seconds; 0 with --direct), and the steps since that walk's tree was built "
+                << "(0 when built for the step: always, unless --rebuild-every refits it in between)";
         timing_ << "\nstep," << stepTimesCsvHeader() << "," << kInteractionColumns << "\n";
         timing_.flush();
     }
@@ -119,10 +120,12 @@ void DiagnosticsFiles::write(const Simulation& sim)
     lagrange_.flush();
 }
 
-void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats)
+void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats,
+                                   int64_t stepsSinceRebuild)
 {
-    char counts[64];
-    std::snprintf(counts, sizeof(counts), "%.9g,%.9g", stats.nodesPerBody(), stats.leavesPerBody());
+    char counts[96];
+    std::snprintf(counts, sizeof(counts), "%.9g,%.9g,%lld", stats.nodesPerBody(), stats.leavesPerBody(),
+                  static_cast<long long>(stepsSinceRebuild));
     timing_ << step << ',' << stepTimesCsv(t) << ',' << counts << '\n';
     timing_.flush();
 }

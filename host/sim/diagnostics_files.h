@@ -36,8 +36,9 @@ public:
     void write(const Simulation& sim);
 
     /// One row of timing.csv (step, stepTimesCsv, then the walk's node and leaf interactions per body
-    /// from stats), flushed.
-    void writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats);
+    /// from stats and the steps since its tree was built), flushed.
+    /// @param[in] stepsSinceRebuild  0 for a tree built in this step (every classic step)
+    void writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats, int64_t stepsSinceRebuild);
 
     /// One row of timeline.csv per interval, flushed; nothing when the file was not asked for.
     void writeTimeline(const std::vector<TimelineInterval>& intervals);

@@ -291,8 +291,26 @@ void Pipeline::evaluate()
     const InteractionTotals t = backend_->refitAndEvaluate(float(params_.epsilon_squared), last_.times);
     lastInteractions_         = t.nodes + t.leafBodies;
     if (adoptedThisStep_) freshInteractions_ = lastInteractions_;
-    last_.interactions = lastInteractions_;
-    last_.rebuilt      = adoptedThisStep_;
+    last_.interactions      = lastInteractions_;
+    last_.nodeInteractions  = t.nodes;
+    last_.leafInteractions  = t.leafBodies - n_; // every body meets itself in its own leaf
+    last_.stepsSinceRebuild = step_ - lastRebuildStep_;
+    last_.rebuilt           = adoptedThisStep_;
+}
+
+InteractionStats Pipeline::stats() const
+{
+    InteractionStats s;
+    s.numTargets       = n_;
+    s.nodeInteractions = last_.nodeInteractions;
+    s.leafInteractions = last_.leafInteractions;
+    if (!current_) return s;
+    const PackedTree& packed = current_->packed;
+    s.numGroups              = int64_t(packed.groupRange.size());
+    s.numInternal            = packed.numInternal;
+    s.numLeaves              = packed.numLeaves;
+    s.depth                  = packed.depth;
+    return s;
 }
 
 void Pipeline::beginSpans(int64_t step)

@@ -50,6 +50,7 @@
 #include "host/core/params.h"
 #include "host/core/worker_thread.h"
 #include "host/io/checkpoint.h"
+#include "host/solver/solver.h"
 #include "host/tree/octree.h"
 #include "host/tree/packed_tree.h"
 #include "device/pinned_memory.h"
@@ -82,6 +83,11 @@ struct PipelineStepInfo
     double waitSeconds   = 0; ///< time the last step waited for that build (0 when it overlapped)
     bool rebuilt         = false;
     int64_t interactions = 0; ///< node + leaf interactions of the last walk (self included)
+    /// The last walk's body-node and body-body interactions (self excluded, as InteractionStats counts
+    /// them), from the backend's pass 1 counts: deterministic, the same on both backends.
+    int64_t nodeInteractions = 0, leafInteractions = 0;
+    /// Steps since the walked topology was adopted (0: adopted in this step, or by start/restore).
+    int64_t stepsSinceRebuild = 0;
 };
 
 class Pipeline
@@ -119,6 +125,9 @@ public:
     PipelineCheckpoint checkpoint() const;
 
     const PipelineStepInfo& lastStep() const { return last_; }
+    /// The last walk's interactions and the shape of its topology, as GravitySolver::stats() gives them
+    /// for a classic evaluation (timing.csv's and octwalk profile's interactions per body).
+    InteractionStats stats() const;
     int64_t rebuilds() const { return rebuilds_; }
     int64_t stepIndex() const { return step_; }
     /// Results (acc, potential; G = 1) and lists of the last walk, tree order (twin comparisons).

@@ -175,6 +175,17 @@ void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettin
     writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, sim.state(), meta, true);
 }
 
+InteractionStats stepInteractions(const Simulation& sim)
+{
+    // A pipelined step walks without the solver, whose counts are those of the run's first evaluation.
+    return sim.pipeline() ? sim.pipeline()->stats() : sim.solver().stats();
+}
+
+int64_t stepsSinceRebuild(const Simulation& sim)
+{
+    return sim.pipeline() ? sim.pipeline()->lastStep().stepsSinceRebuild : 0;
+}
+
 void recordStepIntervals(Timeline& timeline, const Simulation& sim, double stepBegin, double stepEnd)
 {
     // The pipelined step records its own intervals as it runs (host/sim/pipeline.h).
@@ -308,7 +319,7 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
             timeline.recordSteady(k, "host", "io", diagnosticsEnd, steadyClockSeconds());
             diag.writeTimeline(timeline.take());
         }
-        diag.writeTiming(k, t, sim.solver().stats());
+        diag.writeTiming(k, t, stepInteractions(sim), stepsSinceRebuild(sim));
         outcome.timing.add(t);
         if (control.afterStep) control.afterStep(sim, outcome.timing);
         int stop = control.stopRequested ? control.stopRequested() : 0;

@@ -87,6 +87,14 @@ struct RestartPoint
 /// Each step's intervals also go to processTimeline() when it is on (recordStepIntervals).
 std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagnostics);
 
+/// The interactions of the tree walk of the step sim has just taken (timing.csv's and octwalk profile
+/// --steps' interactions per body): the pipeline's own walk with --rebuild-every != 1, else the solver's.
+InteractionStats stepInteractions(const Simulation& sim);
+
+/// Steps since the tree walked in the step sim has just taken was adopted: 0 for the classic step (a
+/// tree built every step), Pipeline's PipelineStepInfo::stepsSinceRebuild otherwise.
+int64_t stepsSinceRebuild(const Simulation& sim);
+
 /// Records the intervals of the step sim has just taken (sim.step() from stepBegin to stepEnd, on
 /// steadyClockSeconds()'s clock) into timeline when it is on: the force evaluation's phases
 /// (recordForcePhases: lane "host-build", and "device" on the GPU backend or "host-walk" on the CPU), and

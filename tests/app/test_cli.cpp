@@ -186,7 +186,8 @@ TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
     for (const octwalk::PhaseInfo& p : octwalk::kPhases) names.push_back(p.name);
     for (const octwalk::StepPhaseInfo& p : octwalk::kStepPhases) names.push_back(p.name);
     const size_t stepWall = names.size() - 1;
-    names.insert(names.end(), {"node_interactions_per_body", "leaf_interactions_per_body"});
+    names.insert(names.end(), {"node_interactions_per_body", "leaf_interactions_per_body", "steps_since_rebuild"});
+    const size_t leaves = names.size() - 2;
     std::string expected;
     for (const std::string& n : names) expected += (expected.empty() ? "" : ",") + n;
     EXPECT_EQ(header, expected);
@@ -196,7 +197,8 @@ TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
         EXPECT_EQ(rows[k][0], std::to_string(k + 1));
         for (size_t c = 1; c < rows[k].size(); ++c) EXPECT_GE(std::stod(rows[k][c]), 0.0) << names[c];
         EXPECT_GT(std::stod(rows[k][stepWall]), 0.0) << "the step's wall time";
-        EXPECT_GT(std::stod(rows[k].back()), 0.0) << "leaf interactions per body";
+        EXPECT_GT(std::stod(rows[k][leaves]), 0.0) << "leaf interactions per body";
+        EXPECT_EQ(rows[k].back(), "0") << "a tree built every step";
     }
 
     std::string json = slurp(base / "run" / "run.json");

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -35,6 +36,29 @@ std::string slurp(const std::filesystem::path& f)
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+/// Per row of a timing.csv: its step's node and leaf interactions per body and steps since the rebuild
+/// (the last three columns: counts, the same in every run of the same settings, unlike the seconds).
+std::vector<std::string> interactionColumns(const std::string& timing)
+{
+    std::vector<std::string> rows;
+    std::istringstream in(timing);
+    std::string line;
+    bool header = true;
+    while (std::getline(in, line))
+    {
+        if (line.empty() || line[0] == '#') continue;
+        size_t at = line.size();
+        for (int k = 0; k < 3 && at != std::string::npos; ++k) at = line.rfind(',', at - 1);
+        EXPECT_NE(at, std::string::npos) << line;
+        if (at == std::string::npos) continue;
+        if (header)
+            EXPECT_EQ(line.substr(at + 1), "node_interactions_per_body,leaf_interactions_per_body,steps_since_rebuild");
+        else rows.push_back(line.substr(at + 1));
+        header = false;
+    }
+    return rows;
+}
+
 } // namespace
 
 TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
@@ -58,6 +82,9 @@ TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(slurp(base / "whole" / "checkpoint.bin"), slurp(base / "split" / "checkpoint.bin"));
     EXPECT_EQ(slurp(base / "whole" / "energy.csv"), slurp(base / "split" / "energy.csv"));
+    const std::vector<std::string> counts = interactionColumns(slurp(base / "whole" / "timing.csv"));
+    EXPECT_EQ(counts.size(), 16u);
+    EXPECT_EQ(counts, interactionColumns(slurp(base / "split" / "timing.csv"))) << "each step's own walk, restarted";
     EXPECT_NE(slurp(base / "whole" / "run.json").find("\"rebuild_every\": 4"), std::string::npos);
     const CliResult changed = run({"run", "--restart", ckpt.c_str(), "--rebuild-every", "1"});
     EXPECT_EQ(changed.code, 2);
@@ -82,4 +109,34 @@ TEST(PipelineCli, RefusesRebuildEveryWhereThePipelineDoesNotApply)
         EXPECT_NE(r.err.find("rebuild-every"), std::string::npos) << r.err;
         fs::remove_all(base);
     }
+}
+
+TEST(PipelineCli, TimingRowsCarryEachStepsOwnInteractions)
+{
+    namespace fs        = std::filesystem;
+    const fs::path base = fs::temp_directory_path() / ("octwalk_pipeline_timing_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    const std::string dir = base.string();
+    const CliResult r     = run({"run", "--n", "2000", "--t-end", "0.0625", "--dt", "0.0078125", "--rebuild-every", "4",
+                                 "--output-dir", dir.c_str(), "--quiet", "--backend", "cpu"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::vector<std::string> rows = interactionColumns(slurp(base / "timing.csv"));
+    ASSERT_EQ(rows.size(), 8u);
+    std::vector<long> age;
+    std::vector<double> perBody;
+    for (const std::string& row : rows)
+    {
+        double node = 0, leaf = 0;
+        long since = -1;
+        ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%lf,%ld", &node, &leaf, &since), 3) << row;
+        EXPECT_GT(node, 0.0);
+        EXPECT_GT(leaf, 0.0);
+        age.push_back(since);
+        perBody.push_back(node + leaf);
+    }
+    // K = 4, lag 1: topologies adopted at steps 4 and 8.
+    EXPECT_EQ(age, (std::vector<long>{1, 2, 3, 0, 1, 2, 3, 0}));
+    // Stale counts (the run's first evaluation's, as pipelined rows once had) would repeat one value.
+    for (size_t k = 1; k < perBody.size(); ++k) EXPECT_NE(perBody[k], perBody[k - 1]) << "step " << k + 1;
+    fs::remove_all(base);
 }

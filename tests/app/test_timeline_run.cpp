@@ -224,8 +224,9 @@ std::vector<Row> pipelineTimeline(const fs::path& base, const char* every, long 
 /// The checks of every pipelined timeline of steps 1..steps on the CPU twin: intervals end after they
 /// start; the host lane's intervals do not overlap and their steps increase; each step has its host
 /// phases and the twin's refit, walk, forces and kick/drift inside its host kick_drift..kick; each build
-/// lies after the drift of the step that started it, its phases in order.
-void checkPipelineTimeline(const std::vector<Row>& rows, long steps)
+/// lies after the drift of the step that started it, its phases in order. withIo: a run's, whose steps
+/// also write diagnostics and I/O (profile --steps: neither).
+void checkPipelineTimeline(const std::vector<Row>& rows, long steps, bool withIo = true)
 {
     for (const Row& r : rows)
     {
@@ -256,13 +257,13 @@ void checkPipelineTimeline(const std::vector<Row>& rows, long steps)
     for (const auto& [step, p] : phases)
     {
         SCOPED_TRACE("step " + std::to_string(step));
-        for (const char* name :
-             {"host/kick_drift", "host/evaluate", "host/kick", "host/diagnostics", "host/io", "host-walk/kick_drift",
-              "host-walk/refit", "host-walk/walk_count", "host-walk/scan", "host-walk/walk_write",
-              "host-walk/body_node", "host-walk/body_leaf", "host-walk/kick"})
+        for (const char* name : {"host/kick_drift", "host/evaluate", "host/kick", "host-walk/kick_drift",
+                                 "host-walk/refit", "host-walk/walk_count", "host-walk/scan", "host-walk/walk_write",
+                                 "host-walk/body_node", "host-walk/body_leaf", "host-walk/kick"})
         {
             EXPECT_EQ(p.count(name), 1u) << name;
         }
+        EXPECT_EQ(p.count("host/diagnostics") + p.count("host/io"), withIo ? 2u : 0u);
         if (p.count("host/kick_drift") == 0 || p.count("host/kick") == 0) continue;
         const double from = p.at("host/kick_drift").start, to = p.at("host/kick").end;
         for (const auto& [name, r] : p)
@@ -328,5 +329,35 @@ TEST(TimelineRun, PipelineEveryThreeStepsRecordsBuildsAtTheirSteps)
     EXPECT_EQ(stepsWith(rows, "host-build", "order"), (std::set<long>{2, 5}));
     EXPECT_EQ(stepsWith(rows, "host", "start_build"), (std::set<long>{2, 5}));
     EXPECT_EQ(stepsWith(rows, "host-walk", "upload_topology"), (std::set<long>{3, 6}));
+    fs::remove_all(base);
+}
+
+TEST(TimelineRun, ProfileStepsWithRebuildEveryRecordsThePipelinedStep)
+{
+    fs::path base = fs::temp_directory_path() / ("octwalk_timeline_profile_pipe_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const std::string file = (base / "timeline.csv").string(), json = (base / "profile.json").string();
+    std::string err;
+    ASSERT_EQ(runCli({"profile", "--n", "2000", "--steps", "4", "--backend", "cpu", "--direct-sample", "0",
+                      "--rebuild-every", "0", "--timeline", file.c_str(), "--json", json.c_str()},
+                     &err),
+              0)
+        << err;
+    std::string comments, columns;
+    const std::vector<Row> rows = timelineRows(slurp(file), comments, columns);
+    checkPipelineTimeline(rows, 4, false);
+    // Continuous: each step starts a build, each after the first adopts the one before.
+    EXPECT_EQ(stepsWith(rows, "host", "start_build"), (std::set<long>{1, 2, 3, 4}));
+    EXPECT_EQ(stepsWith(rows, "host", "adopt"), (std::set<long>{2, 3, 4}));
+    EXPECT_EQ(stepsWith(rows, "host-walk", "permute"), (std::set<long>{2, 3, 4}));
+    EXPECT_TRUE(stepsWith(rows, "host", "reorder_kick").empty()) << "no classic step";
+    const std::string profile = slurp(json);
+    EXPECT_NE(profile.find("\"rebuild_every\": 0"), std::string::npos) << profile;
+    EXPECT_NE(profile.find("\"opened_cells\": 0,"), std::string::npos) << "no host tree to count the walk's traffic on";
+
+    EXPECT_EQ(runCli({"profile", "--n", "2000", "--backend", "cpu", "--rebuild-every", "0"}, &err), 2)
+        << "--rebuild-every needs --steps";
+    EXPECT_NE(err.find("--rebuild-every"), std::string::npos) << err;
     fs::remove_all(base);
 }

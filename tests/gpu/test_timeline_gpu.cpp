@@ -3,6 +3,7 @@
 // failure (GPU CI).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -108,6 +109,33 @@ TEST_F(GpuTimelineTest, StepsRecordDeviceIntervalsInsideTheirStep)
     }
 }
 
+/// The interval of lane/phase in step; a test failure (and an empty interval) when it is missing.
+TimelineInterval intervalOf(const std::vector<TimelineInterval>& v, int64_t step, const char* lane, const char* phase)
+{
+    for (const TimelineInterval& i : v)
+    {
+        if (i.step == step && i.lane == lane && i.phase == phase) return i;
+    }
+    ADD_FAILURE() << lane << "/" << phase << " missing in step " << step;
+    return {};
+}
+
+/// The copy stream's download of the positions for a build, mapped through a polled anchor: it starts
+/// after the host queued it (start_build) and ends before the build thread saw it end (wait_positions),
+/// to within the anchor's poll. Mapped through the clock read after a blocking wait instead, it ended
+/// 0.05-2.8 ms after wait_positions in session 21 (benchmarks/results/h200_s21/pipeline/README.md).
+void checkCopyInterval(const std::vector<TimelineInterval>& v, int64_t step)
+{
+    const TimelineInterval copy  = intervalOf(v, step, "copy", "download_positions");
+    const TimelineInterval queue = intervalOf(v, step, "host", "start_build");
+    const TimelineInterval seen  = intervalOf(v, step, "host-build", "wait_positions");
+    EXPECT_GE(copy.start, queue.start) << "the copy starts after it was queued";
+    // 10 us: the poll's round trip (a few us) and the events' resolution (0.5 us).
+    EXPECT_LE(copy.end, seen.end + 1e-5) << "the copy ends before the build thread saw it end";
+    std::printf("step %lld: the build thread saw the copy end %.1f us after its drawn end\n",
+                static_cast<long long>(step), 1e6 * (seen.end - copy.end));
+}
+
 TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
 {
     ParticleSet bodies = makeModel("plummer", int64_t(1) << 16, 20240517);
@@ -154,6 +182,7 @@ TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
             {
                 EXPECT_EQ(seen.count(name), 1u) << name;
             }
+            checkCopyInterval(v, step);
         }
         ASSERT_GE(from, 0.0);
         ASSERT_GE(to, from);

@@ -94,6 +94,16 @@ TEST(Pipeline, RebuildEveryStepIsTheClassicSimulationBitForBit)
         const State s = stateOf(pipe, n);
         ASSERT_TRUE(test::sameBits(s.pos, classic.state().pos)) << "positions after step " << classic.stepIndex();
         ASSERT_TRUE(test::sameBits(s.vel, classic.state().vel)) << "velocities after step " << classic.stepIndex();
+        // The same tree walked: the same interactions (timing.csv's), counted by the twin's pass 1.
+        const InteractionStats mine = pipe.stats(), theirs = classic.solver().stats();
+        EXPECT_EQ(mine.nodeInteractions, theirs.nodeInteractions) << "step " << classic.stepIndex();
+        EXPECT_EQ(mine.leafInteractions, theirs.leafInteractions) << "step " << classic.stepIndex();
+        EXPECT_EQ(mine.numTargets, theirs.numTargets);
+        EXPECT_EQ(mine.numGroups, theirs.numGroups);
+        EXPECT_EQ(mine.numInternal, theirs.numInternal);
+        EXPECT_EQ(mine.numLeaves, theirs.numLeaves);
+        EXPECT_EQ(mine.depth, theirs.depth);
+        EXPECT_EQ(pipe.lastStep().stepsSinceRebuild, 0);
     }
     const Diagnostics d    = classic.diagnostics();
     const DiagnosticSums e = pipe.diagnosticSums();
@@ -106,14 +116,24 @@ TEST(Pipeline, RebuildsEveryKStepsFromPositionsOneStepOld)
 {
     const ParticleSet b = makeModel("plummer", 4096, kSeed);
     Simulation sim(b, parameters(), planSteps(0.0, 12 * kDt, kDt), rebuildEvery(4));
-    std::vector<int64_t> rebuiltAt;
+    std::vector<int64_t> rebuiltAt, age;
+    std::vector<double> perBody;
     while (!sim.done())
     {
         sim.step();
-        if (sim.pipeline()->lastStep().rebuilt) rebuiltAt.push_back(sim.stepIndex());
+        const PipelineStepInfo& info = sim.pipeline()->lastStep();
+        if (info.rebuilt) rebuiltAt.push_back(sim.stepIndex());
+        age.push_back(info.stepsSinceRebuild);
+        const InteractionStats s = sim.pipeline()->stats();
+        perBody.push_back(s.nodesPerBody() + s.leavesPerBody());
+        EXPECT_EQ(s.nodeInteractions + s.leafInteractions + b.size(), info.interactions) << "self excluded";
     }
     EXPECT_EQ(rebuiltAt, (std::vector<int64_t>{4, 8, 12}));
+    EXPECT_EQ(age, (std::vector<int64_t>{1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0}));
     EXPECT_EQ(sim.pipeline()->rebuilds(), 4);
+    // Each step's own walk: the counts change with the refitted tree (a stale count repeats the first).
+    EXPECT_NE(perBody[0], perBody[1]);
+    EXPECT_NE(perBody[2], perBody[3]);
 }
 
 TEST(Pipeline, ConservesEnergyAsThePerStepBuildDoes)
