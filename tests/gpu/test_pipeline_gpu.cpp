@@ -125,6 +125,11 @@ TEST_P(GpuPipelineTest, RefittedTopologyWalksTheCpuTwinsLists)
     EXPECT_EQ(leafOffset[0], leafOffset[1]);
     EXPECT_EQ(nodeList[0], nodeList[1]);
     EXPECT_EQ(leafList[0], leafList[1]);
+    // The same lists counted by each backend's pass 1: the interactions in timing.csv do not depend on the backend.
+    EXPECT_EQ(gpuAgain.lastStep().nodeInteractions, cpu.lastStep().nodeInteractions);
+    EXPECT_EQ(gpuAgain.lastStep().leafInteractions, cpu.lastStep().leafInteractions);
+    EXPECT_EQ(gpuAgain.lastStep().stepsSinceRebuild, cpu.lastStep().stepsSinceRebuild);
+    EXPECT_GT(cpu.lastStep().leafInteractions, 0);
     std::vector<F4> resultGpu, resultCpu;
     gpuAgain.getResults(resultGpu);
     cpu.getResults(resultCpu);
