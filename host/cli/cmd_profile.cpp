@@ -205,7 +205,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         .add(modelOptions(o.source, 0, false))
         .add(outputOption(o.output, kReportOutputHelp))
         .add(timestepOptions(" of --steps"))
-        .add(rebuildOption(o.rebuildEvery))
+        .add(rebuildOption(o.rebuildEvery, "; with --steps"))
         .add(solverOptions(Parameters{}, kSweptParameters));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))

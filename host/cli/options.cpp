@@ -388,18 +388,18 @@ double timestepOption(const po::variables_map& vm)
     return kRunTimestep;
 }
 
-po::options_description rebuildOption(int64_t& rebuildEvery)
+po::options_description rebuildOption(int64_t& rebuildEvery, const std::string& what)
 {
     po::options_description d("Tree rebuilds");
-    // clang-format off
-    d.add_options()("rebuild-every", po::value(&rebuildEvery)->default_value(rebuildEvery),
+    const std::string help =
         "steps between host tree builds [steps]: 1 builds a fresh tree every step; K >= 2 keeps the state on the "
         "force backend and refits the tree in between, adopting a tree built in the background every K steps; 0 "
         "(automatic) rebuilds continuously: each step adopts the tree built in the background during the step "
         "before and starts the next. Background trees are built from the positions predicted for the step that "
         "adopts them (x + h v); forces always use the true positions. Isolated Newtonian tree runs only (not "
-        "--comoving, a periodic box, --direct, --zero-net-force or the relative MAC)");
-    // clang-format on
+        "--comoving, a periodic box, --direct, --zero-net-force or the relative MAC)" +
+        what;
+    d.add_options()("rebuild-every", po::value(&rebuildEvery)->default_value(rebuildEvery), help.c_str());
     return d;
 }
 

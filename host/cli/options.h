@@ -121,8 +121,8 @@ po::options_description timestepOptions(const std::string& what);
 double timestepOption(const po::variables_map& vm);
 
 /// --rebuild-every K [steps] into rebuildEvery, whose value is the default (ForceOptions::rebuildEvery,
-/// host/sim/simulation.h: the pipelined step for K != 1).
-po::options_description rebuildOption(int64_t& rebuildEvery);
+/// host/sim/simulation.h: the pipelined step for K != 1); what: said at the end of the help.
+po::options_description rebuildOption(int64_t& rebuildEvery, const std::string& what = "");
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
