@@ -6,8 +6,8 @@
 // the host's copy into pinned staging (overlapped with the transfers); scan includes the read-back
 // of the list totals and the growth of the list buffers, since pass 2 cannot start before them.
 // The phases' spans on the host clock (PhaseSpans) are anchored at an event recorded once the host has
-// waited for the last one, downloaded, and polled until it completes (anchorOnHostClock: a few
-// microseconds, where the wait's own return is as late as the thread's wake-up). Every span is at most
+// waited for the last one, downloaded, and polled until it completes (anchorOnHostClock: one record's
+// round trip, where the wait's own return is as late as the thread's wake-up). Every span is at most
 // that poll late, and all of them lie inside the host's wall interval of the evaluation (the first event
 // is recorded after it starts).
 #include "device/gpu_solver.h"
@@ -223,7 +223,7 @@ struct GpuSolver::Impl
     /// Scans the counts, reads back the totals and the pass-1 overflow flag, and grows the lists.
     void scanAndGrowLists(const CountsView& counts, int32_t numGroups);
     /// The walk phases' spans on the host clock, from the events of a completed evaluation and the host
-    /// time at which its last event (downloaded) was seen complete.
+    /// time at which the anchor, recorded after its last event (downloaded), was seen complete.
     void recordSpans(double anchorOnHost, PhaseSpans& spans) const;
 
     /// The device arrays an evaluation walks, once its upload (or the refit of a resident tree) is queued.
