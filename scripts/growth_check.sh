@@ -35,6 +35,7 @@ WORK=${WORK:-growth_check.$$}
 K_MAX=${K_MAX:-0.05}
 SEED=${SEED:-1}
 PAIRED=${PAIRED:-1}
+FIXED=${FIXED:-0}
 COSMO="--omega0 0.3 --omega-lambda 0.7 --hubble-param 0.7 --units gadget-mpc"
 mkdir -p "$WORK"
 printf '0.5\n1.0\n' > "$WORK/outputs.txt"
@@ -43,6 +44,7 @@ printf '0.5\n1.0\n' > "$WORK/outputs.txt"
 # diagnostic against 2LPT at those redshifts.
 realisation() {
   local tag=$1 invert=$2 dir="$WORK/$1"
+  [ "$FIXED" = 1 ] && invert="$invert --fix-amplitudes"
   mkdir -p "$dir"
   "$OCTWALK" ic cosmo --n-grid "$N_GRID" --box-size "$BOX" --z-begin 49 --seed "$SEED" $COSMO $invert \
     --format gadget2 -o "$dir/ic.gadget"
