@@ -12,7 +12,7 @@ grows in density as sum_j (k.e_j)^2 g_j(a), where g_j solves
     g'' + (2 + dln H / dln a) g' = 3/2 Omega_m(a) eps_j g,   g(a_start) = 1, g'(a_start) = f(a_start)
 (' = d / dln a). The fluid mode is the same with eps = 1 (its D(a) / D(a_start)). The script prints, per bin
 below --k-max, the bin's mean (over its modes, as `octwalk power` counts them) of
-P_lattice(a) / P_fluid(a) - 1 at each --a: what a perfect integrator and exact forces give on that lattice.
+P_lattice(a) / P_fluid(a) at each --a: what a perfect integrator and exact forces give on that lattice.
 
 usage: python3 scripts/lattice_growth.py [--n-grid 32] [--box 500] [--z-begin 49] [--a 0.5 1.0]
        [--omega0 0.3] [--omega-lambda 0.7] [--k-max 0.05]        (lengths in Mpc/h, k in h/Mpc)
@@ -201,21 +201,19 @@ def main():
                     longitudinal = max(vals)
                     cache[key] = ([(lat / fl) ** 2 for lat, fl in zip(lattice, fluid)], longitudinal)
                 bins.setdefault(b, []).append((math.sqrt(n2) * kf, cache[key]))
-    print(f"# {args.n_grid}^3 lattice in {args.box} Mpc/h (spacing {spacing:.4g}, k_Nyquist {math.pi / spacing:.4g} "
-          f"h/Mpc), Omega0 {args.omega0}, OmegaLambda {args.omega_lambda}, from z = {args.z_begin} (f = {f0:.5f}); "
-          f"Kohn sum rule |sum eps - 1| <= {worst_sum_rule:.1e}")
-    print("k_mean,k_over_k_nyquist,modes,largest_eps_mean," + ",".join(f"P_lattice_over_P_fluid_minus_1_a{a:g}"
-                                                                      for a in args.a))
+    print(f"# {args.n_grid}^3 lattice in {args.box:g} Mpc/h (spacing {spacing:.4g}, k_Nyquist {math.pi / spacing:.4g} "
+          f"h/Mpc), Omega0 {args.omega0:g}, OmegaLambda {args.omega_lambda:g}, from z = {args.z_begin:g} (f = {f0:.5f}); "
+          f"Kohn sum rule |sum eps - 1| <= {worst_sum_rule:.1e}; lattice_a = mean over the bin's modes of "
+          f"P_lattice(a) / P_fluid(a)")
+    print("k_mean,k_over_k_nyquist,modes,largest_eps_mean," + ",".join(f"lattice_a{a:g}" for a in args.a))
     for b in sorted(bins):
         modes = bins[b]
         k_mean = sum(k for k, _ in modes) / len(modes)
         if k_mean >= args.k_max:
             continue
         eps = sum(c[1] for _, c in modes) / len(modes)
-        ratios = [sum(c[0][i] for _, c in modes) / len(modes) - 1 for i in range(len(args.a))]
-        print(f"{k_mean:.4f},{k_mean * spacing / math.pi:.3f},{len(modes)},{eps:.5f},"
-              + ",".join(f"{100 * r:+.2f}%" for r in ratios))
-
+        ratios = [sum(c[0][i] for _, c in modes) / len(modes) for i in range(len(args.a))]
+        print(f"{k_mean:.6f},{k_mean * spacing / math.pi:.4f},{len(modes)},{eps:.6f}," + ",".join(f"{r:.6f}" for r in ratios))
 
 if __name__ == "__main__":
     main()
