@@ -125,6 +125,14 @@ class Growth:
         g, gp = state
         return gp, -(2 + dlnh) * gp + 1.5 * self.om / a**3 / e2 * eps * g
 
+    def step(self, y, h, state, eps):
+        """One RK4 step of (g, g') in ln a."""
+        k1 = self.rhs(y, state, eps)
+        k2 = self.rhs(y + h / 2, [s + h / 2 * k for s, k in zip(state, k1)], eps)
+        k3 = self.rhs(y + h / 2, [s + h / 2 * k for s, k in zip(state, k2)], eps)
+        k4 = self.rhs(y + h, [s + h * k for s, k in zip(state, k3)], eps)
+        return tuple(s + h / 6 * (p + 2 * q + 2 * r + w) for s, p, q, r, w in zip(state, k1, k2, k3, k4))
+
     def integrate(self, eps, f0):
         """g at each output for eigenvalue eps, g(a_begin) = 1, g'(a_begin) = f0."""
         y, y_end = math.log(self.a0), math.log(self.outputs[-1])
@@ -134,28 +142,17 @@ class Growth:
             while targets and targets[0] <= y + 0.5 * h:
                 out.append(state[0])
                 targets.pop(0)
-            k1 = self.rhs(y, state, eps)
-            k2 = self.rhs(y + h / 2, [s + h / 2 * k for s, k in zip(state, k1)], eps)
-            k3 = self.rhs(y + h / 2, [s + h / 2 * k for s, k in zip(state, k2)], eps)
-            k4 = self.rhs(y + h, [s + h * k for s, k in zip(state, k3)], eps)
-            state = tuple(s + h / 6 * (p + 2 * q + 2 * r + w) for s, p, q, r, w in zip(state, k1, k2, k3, k4))
+            state = self.step(y, h, state, eps)
             y += h
-        while targets:
-            out.append(state[0])
-            targets.pop(0)
-        return out
+        return out + [state[0]] * len(targets)
 
     def growing_rate(self):
-        """f(a_begin) of the fluid's growing mode: started deep in matter domination at f = 1, run to a_begin."""
-        early = Growth(self.om, self.ol, 1e-4 * self.a0, [self.a0], self.steps)
-        y, h = math.log(early.a0), (math.log(self.a0) - math.log(early.a0)) / self.steps
+        """f(a_begin) of the fluid's growing mode: started at f = 1 deep in matter domination (1e-4 a_begin)."""
+        y = math.log(1e-4 * self.a0)
+        h = (math.log(self.a0) - y) / self.steps
         state = (1.0, 1.0)
         for _ in range(self.steps):
-            k1 = early.rhs(y, state, 1.0)
-            k2 = early.rhs(y + h / 2, [s + h / 2 * k for s, k in zip(state, k1)], 1.0)
-            k3 = early.rhs(y + h / 2, [s + h / 2 * k for s, k in zip(state, k2)], 1.0)
-            k4 = early.rhs(y + h, [s + h * k for s, k in zip(state, k3)], 1.0)
-            state = tuple(s + h / 6 * (p + 2 * q + 2 * r + w) for s, p, q, r, w in zip(state, k1, k2, k3, k4))
+            state = self.step(y, h, state, 1.0)
             y += h
         return state[1] / state[0]
 
@@ -170,6 +167,10 @@ def main():
     p.add_argument("--omega-lambda", type=float, default=0.7)
     p.add_argument("--k-max", type=float, default=0.05)
     args = p.parse_args()
+    if args.n_grid < 2 or not args.box > 0 or not args.z_begin >= 0 or not args.k_max > 0:
+        p.error("need --n-grid >= 2, --box > 0, --z-begin >= 0 and --k-max > 0")
+    if min(args.a) <= 1 / (1 + args.z_begin):
+        p.error(f"every --a must be after a_begin = {1 / (1 + args.z_begin):g}")
 
     kf = 2 * math.pi / args.box
     spacing = args.box / args.n_grid
