@@ -51,6 +51,10 @@ FIXED=${FIXED:-1}
 LATTICE=${LATTICE:-1}
 DIAGNOSTIC=${DIAGNOSTIC:-1}
 ANALYSE_ONLY=${ANALYSE_ONLY:-0}
+if [ "$LATTICE" = 1 ] && ! command -v python3 > /dev/null; then
+  echo "growth_check: LATTICE=1 needs python3 (scripts/lattice_growth.py); LATTICE=0 compares with [D/D_start]^2 alone" >&2
+  exit 1
+fi
 COSMO="--omega0 0.3 --omega-lambda 0.7 --hubble-param 0.7 --units gadget-mpc"
 mkdir -p "$WORK"
 printf '0.5\n1.0\n' > "$WORK/outputs.txt"
