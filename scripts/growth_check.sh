@@ -73,13 +73,15 @@ realisation() {
   else
     "$OCTWALK" ic cosmo --n-grid "$N_GRID" --box-size "$BOX" --z-begin 49 --seed "$SEED" $COSMO $invert \
       --format gadget2 -o "$dir/ic.gadget"
+    local start="$dir/ic.gadget"
     if [ -n "$IC_ARGS" ]; then
       # The run starts from ICs with IC_ARGS; P_start stays that of the plain ICs (ic.gadget).
+      start="$dir/ic_run.gadget"
       "$OCTWALK" ic cosmo --n-grid "$N_GRID" --box-size "$BOX" --z-begin 49 --seed "$SEED" $COSMO $invert \
-        $IC_ARGS --format gadget2 -o "$dir/ic_run.gadget"
+        $IC_ARGS --format gadget2 -o "$start"
     fi
-    "$OCTWALK" run --comoving --input "$dir/$([ -n "$IC_ARGS" ] && echo ic_run || echo ic).gadget" --a-end 1.0 --output-list "$WORK/outputs.txt" \
-      --box-size "$BOX" $COSMO --output-dir "$dir/run" ${RUN_ARGS:-}
+    "$OCTWALK" run --comoving --input "$start" --a-end 1.0 --output-list "$WORK/outputs.txt" --box-size "$BOX" \
+      $COSMO --output-dir "$dir/run" ${RUN_ARGS:-}
   fi
   # The run writes snap_NNNNNN.gadget at a_begin and at each output-list entry: the last two are a = 0.5, 1.
   mapfile -t snaps < <(ls -1 "$dir"/run/snap_*.gadget 2>/dev/null | sort | tail -n 2)
