@@ -298,14 +298,27 @@ HOST_DEVICE inline bool ewaldGroupExpands(F4 groupHalf, const PeriodicView& box)
     return h <= kEwaldGroupMaxHalf * box.boxSize;
 }
 
+/// The lattice vector, in units of L per axis, from the image of p (a point in [0, L)^3) nearest to c
+/// back to p: that image is shiftedImage(p, imageShift(p, c, box), box).
+HOST_DEVICE inline Vec3f imageShift(Vec3f p, Vec3f c, const PeriodicView& box)
+{
+    const float invL = box.invBoxSize;
+    return {floorf(addNoFma(mulNoFma(p.x - c.x, invL), 0.5f)), floorf(addNoFma(mulNoFma(p.y - c.y, invL), 0.5f)),
+            floorf(addNoFma(mulNoFma(p.z - c.z, invL), 0.5f))};
+}
+
+/// p - shift L, rounded identically on both backends.
+HOST_DEVICE inline Vec3f shiftedImage(Vec3f p, Vec3f shift, const PeriodicView& box)
+{
+    const float L = box.boxSize;
+    return {addNoFma(p.x, -mulNoFma(shift.x, L)), addNoFma(p.y, -mulNoFma(shift.y, L)),
+            addNoFma(p.z, -mulNoFma(shift.z, L))};
+}
+
 /// The image of p (a point in [0, L)^3) nearest to c, rounded identically on both backends.
 HOST_DEVICE inline Vec3f imageNearest(Vec3f p, Vec3f c, const PeriodicView& box)
 {
-    const float L = box.boxSize, invL = box.invBoxSize;
-    const float kx = floorf(addNoFma(mulNoFma(p.x - c.x, invL), 0.5f));
-    const float ky = floorf(addNoFma(mulNoFma(p.y - c.y, invL), 0.5f));
-    const float kz = floorf(addNoFma(mulNoFma(p.z - c.z, invL), 0.5f));
-    return {addNoFma(p.x, -mulNoFma(kx, L)), addNoFma(p.y, -mulNoFma(ky, L)), addNoFma(p.z, -mulNoFma(kz, L))};
+    return shiftedImage(p, imageShift(p, c, box), box);
 }
 
 /// Adds to a group's expansion (about its centre) the correction of a source of mass m with traceless
@@ -331,6 +344,48 @@ HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, flo
                 if (Quadrupole && k <= 2) v += ewaldQuadrupoleTerm(at, qq, nx, ny, nz);
                 loc.d[ewaldDerivIndex(nx, ny, nz)] += ewaldOctantSign(sign, nx, ny, nz) * v;
             }
+}
+
+/// Whether the bodies [range.x, range.x + range.y) of a leaf all take one image about centre (the same
+/// imageShift); shift gets the first body's. loadBody(j) returns body j (position xyz, mass).
+template<class LoadBody>
+HOST_DEVICE inline bool leafHasOneImage(const PeriodicView& box, I2 range, Vec3f centre, LoadBody loadBody,
+                                        Vec3f& shift)
+{
+    shift         = imageShift(xyz(loadBody(range.x)), centre, box);
+    bool oneImage = true;
+    for (int32_t j = range.x + 1; j < range.x + range.y; ++j)
+    {
+        const Vec3f s = imageShift(xyz(loadBody(j)), centre, box);
+        oneImage      = oneImage && s.x == shift.x && s.y == shift.y && s.z == shift.z;
+    }
+    return oneImage;
+}
+
+/// Adds one source of a group's lists to the group's expansion about centre: an accepted node (leaf false)
+/// or an opened leaf (bodies range), with com xyz + mass and traceless quadrupole q about the com. The
+/// force kernels take a node at the image of its com nearest to centre and each body of a leaf at its own
+/// image nearest to centre; when a leaf's images are one translate of it, its correction is its mass +
+/// quadrupole at the com's translate (psi is smooth over the leaf: the first term left out is the leaf's
+/// octupole, (size / L)^3 of its share), else (a leaf across the half-box boundary about centre) body by
+/// body. loadBody(j) returns body j (position xyz, mass), so that the GPU reads through its cache.
+template<class LoadBody>
+HOST_DEVICE inline void addEwaldSource(const PeriodicView& box, F4 com, const SymTensor<float>& q, bool leaf, I2 range,
+                                       Vec3f centre, LoadBody loadBody, EwaldLocal& loc)
+{
+    Vec3f shift{0, 0, 0};
+    if (!leaf) shift = imageShift(xyz(com), centre, box);
+    if (!leaf || leafHasOneImage(box, range, centre, loadBody, shift))
+    {
+        addEwaldLocalTerm<true>(box, shiftedImage(xyz(com), shift, box) - centre, com.w, q, loc);
+        return;
+    }
+    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
+    for (int32_t j = range.x; j < range.x + range.y; ++j)
+    {
+        const F4 b = loadBody(j);
+        addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, loc);
+    }
 }
 
 /// The expansion at y = centre - body: adds its correction (acc, pot) with the box's scaling (acceleration

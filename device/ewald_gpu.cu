@@ -1,6 +1,6 @@
 // The per-group Ewald correction (twin: host/cpu/ewald_cpu.cpp).
 //
-// Determinism: every lane adds its list entries in list order, the warp reduces the 32 partial
+// Determinism: every lane adds its source entries in order, the warp reduces the 32 partial
 // expansions in a fixed butterfly, and every target is written by one thread; no atomics.
 #include "device/ewald_gpu.h"
 
@@ -45,23 +45,18 @@ __global__ void __launch_bounds__(kEwaldBlock)
     const PeriodicView& box = tree.periodic;
     const Vec3f centre      = xyz(loadReadOnly(groups.center + g));
     EwaldLocal partial      = zeroEwaldLocal();
-    for (int64_t k = nodeOffset[g] + lane; k < nodeOffset[g + 1]; k += kWarp)
+    const int64_t nodeBegin = nodeOffset[g], numNodes = nodeOffset[g + 1] - nodeBegin;
+    const int64_t leafBegin = leafOffset[g], numSources = numNodes + leafOffset[g + 1] - leafBegin;
+    const auto loadBody = [bodies](int32_t j) { return loadReadOnly(bodies + j); };
+    for (int64_t k = lane; k < numSources; k += kWarp)
     {
-        const int32_t n = nodeList[k];
+        const int32_t n = k < numNodes ? nodeList[nodeBegin + k] : leafList[leafBegin + (k - numNodes)];
         const F4 com    = loadReadOnly(tree.nodeCom + n);
         const SymTensor<float> q =
             unpackQuadrupole(loadReadOnly(tree.nodeQuad + 2 * n), loadReadOnly(tree.nodeQuad + 2 * n + 1));
-        addEwaldLocalTerm<true>(box, imageNearest(xyz(com), centre, box) - centre, com.w, q, partial);
-    }
-    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
-    for (int64_t k = leafOffset[g] + lane; k < leafOffset[g + 1]; k += kWarp)
-    {
-        const I2 leaf = loadReadOnly(tree.leafRange + (leafList[k] - tree.numInternal));
-        for (int32_t j = leaf.x; j < leaf.x + leaf.y; ++j)
-        {
-            const F4 b = loadReadOnly(bodies + j);
-            addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, partial);
-        }
+        const bool leaf = k >= numNodes;
+        const I2 range  = leaf ? loadReadOnly(tree.leafRange + (n - tree.numInternal)) : I2{0, 0};
+        addEwaldSource(box, com, q, leaf, range, centre, loadBody, partial);
     }
     reduceEwaldLocal(partial);
     const I2 range = loadReadOnly(groups.range + g);

@@ -11,8 +11,8 @@
 namespace octwalk {
 
 /// Adds to acc the Ewald correction of every group that ewaldGroupExpands: one warp per group, lane l
-/// taking the node list's entries l, l + 32, .. and then the leaf list's leaves l, l + 32, .. (their
-/// bodies in tree order), the lanes' partial expansions reduced by a butterfly; no atomics.
+/// taking entries l, l + 32, .. of the group's sources (its node list, then its leaf list; addEwaldSource),
+/// the lanes' partial expansions reduced by a butterfly; no atomics.
 /// @param[in,out] acc  forces with G = 1, indexed like targets (device memory)
 void ewaldGroupCorrectionGpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
                              const BodyView& bodies, const TargetView& targets, F4* acc, GpuStream stream);

@@ -6,10 +6,9 @@ namespace octwalk {
 
 namespace {
 
-/// The device's order of a group's expansion sum (device/ewald_gpu.cu): lane l of a warp adds the node
-/// list's entries l, l + 32, .. and then the leaf list's leaves l, l + 32, .. (bodies in tree order); the
-/// 32 partial expansions are reduced by a butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends
-/// round the same sums.
+/// The device's order of a group's expansion sum (device/ewald_gpu.cu): lane l of a warp adds entries l,
+/// l + 32, .. of the group's sources (the node list, then the leaf list); the 32 partial expansions are
+/// reduced by a butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends round the same sums.
 struct LaneExpansions
 {
     static constexpr int kLanes = 32;
@@ -44,7 +43,7 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
 {
     const PeriodicView& box = tree.periodic;
     if (!(box.boxSize > 0.0f)) return;
-    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
+    const auto loadBody = [&bodies](int32_t j) { return bodies.posMass[j]; };
 #pragma omp parallel
     {
         LaneExpansions lanes;
@@ -54,24 +53,17 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
             if (!ewaldGroupExpands(groups.half[g], box)) continue;
             const Vec3f centre = xyz(groups.center[g]);
             lanes.clear();
-            const int64_t nodeBegin = lists.nodeOffset[g], leafBegin = lists.leafOffset[g];
-            for (int64_t k = nodeBegin; k < lists.nodeOffset[g + 1]; ++k)
+            const int64_t nodeBegin = lists.nodeOffset[g], numNodes = lists.nodeOffset[g + 1] - nodeBegin;
+            const int64_t leafBegin = lists.leafOffset[g], numSources = numNodes + lists.leafOffset[g + 1] - leafBegin;
+            for (int64_t k = 0; k < numSources; ++k)
             {
-                const int32_t n          = lists.nodeList[k];
+                const int32_t n =
+                    k < numNodes ? lists.nodeList[nodeBegin + k] : lists.leafList[leafBegin + (k - numNodes)];
                 const F4 com             = tree.nodeCom[n];
                 const SymTensor<float> q = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
-                addEwaldLocalTerm<true>(box, imageNearest(xyz(com), centre, box) - centre, com.w, q,
-                                        lanes.lane[(k - nodeBegin) % LaneExpansions::kLanes]);
-            }
-            for (int64_t k = leafBegin; k < lists.leafOffset[g + 1]; ++k)
-            {
-                const I2 leaf = tree.leafRange[lists.leafList[k] - tree.numInternal];
-                EwaldLocal& l = lanes.lane[(k - leafBegin) % LaneExpansions::kLanes];
-                for (int32_t j = leaf.x; j < leaf.x + leaf.y; ++j)
-                {
-                    const F4 b = bodies.posMass[j];
-                    addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, l);
-                }
+                const bool leaf          = k >= numNodes;
+                const I2 range           = leaf ? tree.leafRange[n - tree.numInternal] : I2{0, 0};
+                addEwaldSource(box, com, q, leaf, range, centre, loadBody, lanes.lane[k % LaneExpansions::kLanes]);
             }
             const EwaldLocal loc = lanes.reduce();
             const I2 range       = groups.range[g];
