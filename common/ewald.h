@@ -346,48 +346,6 @@ HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, flo
             }
 }
 
-/// Whether the bodies [range.x, range.x + range.y) of a leaf all take one image about centre (the same
-/// imageShift); shift gets the first body's. loadBody(j) returns body j (position xyz, mass).
-template<class LoadBody>
-HOST_DEVICE inline bool leafHasOneImage(const PeriodicView& box, I2 range, Vec3f centre, LoadBody loadBody,
-                                        Vec3f& shift)
-{
-    shift         = imageShift(xyz(loadBody(range.x)), centre, box);
-    bool oneImage = true;
-    for (int32_t j = range.x + 1; j < range.x + range.y; ++j)
-    {
-        const Vec3f s = imageShift(xyz(loadBody(j)), centre, box);
-        oneImage      = oneImage && s.x == shift.x && s.y == shift.y && s.z == shift.z;
-    }
-    return oneImage;
-}
-
-/// Adds one source of a group's lists to the group's expansion about centre: an accepted node (leaf false)
-/// or an opened leaf (bodies range), with com xyz + mass and traceless quadrupole q about the com. The
-/// force kernels take a node at the image of its com nearest to centre and each body of a leaf at its own
-/// image nearest to centre; when a leaf's images are one translate of it, its correction is its mass +
-/// quadrupole at the com's translate (psi is smooth over the leaf: the first term left out is the leaf's
-/// octupole, (size / L)^3 of its share), else (a leaf across the half-box boundary about centre) body by
-/// body. loadBody(j) returns body j (position xyz, mass), so that the GPU reads through its cache.
-template<class LoadBody>
-HOST_DEVICE inline void addEwaldSource(const PeriodicView& box, F4 com, const SymTensor<float>& q, bool leaf, I2 range,
-                                       Vec3f centre, LoadBody loadBody, EwaldLocal& loc)
-{
-    Vec3f shift{0, 0, 0};
-    if (!leaf) shift = imageShift(xyz(com), centre, box);
-    if (!leaf || leafHasOneImage(box, range, centre, loadBody, shift))
-    {
-        addEwaldLocalTerm<true>(box, shiftedImage(xyz(com), shift, box) - centre, com.w, q, loc);
-        return;
-    }
-    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
-    for (int32_t j = range.x; j < range.x + range.y; ++j)
-    {
-        const F4 b = loadBody(j);
-        addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, loc);
-    }
-}
-
 /// The expansion at y = centre - body: adds its correction (acc, pot) with the box's scaling (acceleration
 /// 1/L^2, potential 1/L).
 HOST_DEVICE inline void evalEwaldLocal(const PeriodicView& box, const EwaldLocal& loc, Vec3f y, Vec3f& acc, float& pot)

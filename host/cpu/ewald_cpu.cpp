@@ -1,44 +1,13 @@
 #include "host/cpu/ewald_cpu.h"
 
+#include <vector>
+
 #include "common/ewald.h"
+#include "common/ewald_walk.h"
 
 namespace octwalk {
 
-namespace {
-
-/// The device's order of a group's expansion sum (device/ewald_gpu.cu): lane l of a warp adds entries l,
-/// l + 32, .. of the group's sources (the node list, then the leaf list); the 32 partial expansions are
-/// reduced by a butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends round the same sums.
-struct LaneExpansions
-{
-    static constexpr int kLanes = 32;
-    EwaldLocal lane[kLanes];
-
-    void clear()
-    {
-        for (EwaldLocal& l : lane) l = zeroEwaldLocal();
-    }
-
-    EwaldLocal reduce() const
-    {
-        EwaldLocal v[kLanes], next[kLanes];
-        for (int l = 0; l < kLanes; ++l) v[l] = lane[l];
-        for (int stride = kLanes / 2; stride >= 1; stride /= 2)
-        {
-            for (int l = 0; l < kLanes; ++l)
-            {
-                next[l] = v[l];
-                addEwaldLocal(next[l], v[l ^ stride]);
-            }
-            for (int l = 0; l < kLanes; ++l) v[l] = next[l];
-        }
-        return v[0];
-    }
-};
-
-} // namespace
-
-void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
+void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, const ListView& /*lists*/,
                              const BodyView& bodies, const TargetView& targets, F4* acc)
 {
     const PeriodicView& box = tree.periodic;
@@ -46,26 +15,13 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
     const auto loadBody = [&bodies](int32_t j) { return bodies.posMass[j]; };
 #pragma omp parallel
     {
-        LaneExpansions lanes;
+        std::vector<EwaldCell> stack(static_cast<size_t>(kEwaldWalkStackCapacity));
 #pragma omp for schedule(dynamic, 4)
         for (int32_t g = 0; g < groups.numGroups; ++g)
         {
             if (!ewaldGroupExpands(groups.half[g], box)) continue;
-            const Vec3f centre = xyz(groups.center[g]);
-            lanes.clear();
-            const int64_t nodeBegin = lists.nodeOffset[g], numNodes = lists.nodeOffset[g + 1] - nodeBegin;
-            const int64_t leafBegin = lists.leafOffset[g], numSources = numNodes + lists.leafOffset[g + 1] - leafBegin;
-            for (int64_t k = 0; k < numSources; ++k)
-            {
-                const int32_t n =
-                    k < numNodes ? lists.nodeList[nodeBegin + k] : lists.leafList[leafBegin + (k - numNodes)];
-                const F4 com             = tree.nodeCom[n];
-                const SymTensor<float> q = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
-                const bool leaf          = k >= numNodes;
-                const I2 range           = leaf ? tree.leafRange[n - tree.numInternal] : I2{0, 0};
-                addEwaldSource(box, com, q, leaf, range, centre, loadBody, lanes.lane[k % LaneExpansions::kLanes]);
-            }
-            const EwaldLocal loc = lanes.reduce();
+            const Vec3f centre   = xyz(groups.center[g]);
+            const EwaldLocal loc = ewaldGroupExpansion(tree, groups.center[g], groups.half[g], loadBody, stack.data());
             const I2 range       = groups.range[g];
             for (int32_t i = range.x; i < range.x + range.y; ++i)
             {

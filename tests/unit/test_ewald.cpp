@@ -23,7 +23,9 @@
 #include "host/reference/error_stats.h"
 #include "host/models/models.h"
 #include "host/solver/solver.h"
+#include "host/cpu/walk_cpu.h"
 #include "common/ewald.h"
+#include "common/ewald_walk.h"
 #include "common/mac.h"
 #include "common/multipole.h"
 
@@ -792,87 +794,173 @@ TestLeaf makeLeaf(Random& rng, Vec3d p, double side, double mass)
     return leaf;
 }
 
-/// A leaf's term of a group's expansion as the walks add it (addEwaldSource).
-EwaldLocal leafSource(const PeriodicView& box, const TestLeaf& leaf, Vec3f centre)
+/// What the correction walk's sources give against the group's lists taken source by source (every accepted
+/// node at the image of its com, every leaf body at its own image, as the force kernels take them): the
+/// largest difference of the acceleration over the bodies of the expanding groups, in units of M/L^2, and the
+/// mean sources per group of both.
+struct WalkAgainstLists
 {
-    EwaldLocal loc  = zeroEwaldLocal();
-    const auto load = [&leaf](int32_t j) { return leaf.bodies[size_t(j)]; };
-    const I2 range{0, int32_t(leaf.bodies.size())};
-    addEwaldSource(box, leaf.com, leaf.quad, true, range, centre, load, loc);
-    return loc;
-}
+    double worst = 0, walkSources = 0, listSources = 0;
+};
 
-/// The same leaf body by body, each body at its image nearest to centre.
-EwaldLocal leafBodies(const PeriodicView& box, const TestLeaf& leaf, Vec3f centre)
+WalkAgainstLists correctionWalkAgainstLists(const PeriodicCase& c, double eps2)
 {
-    EwaldLocal loc = zeroEwaldLocal();
+    Parameters p      = Parameters{};
+    p.backend         = Backend::Cpu;
+    p.box_size        = c.L;
+    p.epsilon_squared = eps2;
+    GravitySolver s(p);
+    s.setBodies(c.pos, c.mass);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    s.computeForces(acc, pot);
+    const PackedTree& packed    = s.packedTree();
+    const TreeView tree         = packed.treeView();
+    const InteractionLists& lst = s.cpuLists();
+    const auto loadBody         = [&packed](int32_t j) { return packed.bodies[size_t(j)]; };
+    std::vector<EwaldCell> stack(static_cast<size_t>(kEwaldWalkStackCapacity));
     const SymTensor<float> none{0, 0, 0, 0, 0, 0};
-    for (const F4& b : leaf.bodies)
-        addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, loc);
-    return loc;
-}
-
-/// The largest difference of the acceleration between two expansions about c over 64 targets in a group
-/// box of half-side h, times L^2.
-double largestDifference(const PeriodicView& box, const EwaldLocal& a, const EwaldLocal& b, Vec3f c, double h,
-                         Random& rng)
-{
-    double worst = 0;
-    for (int k = 0; k < 64; ++k)
+    WalkAgainstLists r;
+    int64_t groups = 0;
+    for (size_t g = 0; g < packed.groupRange.size(); ++g)
     {
-        const Vec3f y{float(h * (2 * rng.uniform() - 1)), float(h * (2 * rng.uniform() - 1)),
-                      float(h * (2 * rng.uniform() - 1))};
-        Vec3f accA{0, 0, 0}, accB{0, 0, 0};
-        float potA = 0, potB = 0;
-        evalEwaldLocal(box, a, y, accA, potA);
-        evalEwaldLocal(box, b, y, accB, potB);
-        const Vec3f e = accA - accB;
-        worst         = std::max(worst, std::sqrt(double(dot(e, e))) * box.boxSize * box.boxSize);
+        const F4 centre4 = packed.groupCenter[g], half = packed.groupHalf[g];
+        if (!ewaldGroupExpands(half, tree.periodic)) continue;
+        ++groups;
+        const Vec3f centre = xyz(centre4);
+        EwaldLocal lists   = zeroEwaldLocal();
+        for (int64_t k = lst.nodeOffset[g]; k < lst.nodeOffset[g + 1]; ++k)
+        {
+            const int32_t n = lst.nodeList[size_t(k)];
+            const F4 com    = tree.nodeCom[n];
+            addEwaldLocalTerm<true>(tree.periodic, imageNearest(xyz(com), centre, tree.periodic) - centre, com.w,
+                                    unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), lists);
+            r.listSources += 1;
+        }
+        for (int64_t k = lst.leafOffset[g]; k < lst.leafOffset[g + 1]; ++k)
+        {
+            const I2 leaf = tree.leafRange[lst.leafList[size_t(k)] - tree.numInternal];
+            for (int32_t j = leaf.x; j < leaf.x + leaf.y; ++j)
+            {
+                const F4 b = loadBody(j);
+                addEwaldLocalTerm<false>(tree.periodic, imageNearest(xyz(b), centre, tree.periodic) - centre, b.w, none,
+                                         lists);
+                r.listSources += 1;
+            }
+        }
+        EwaldWalk walk(tree, stack.data());
+        EwaldSource source;
+        while (walk.next(tree, centre4, half, loadBody, source)) r.walkSources += 1;
+        const EwaldLocal walked = ewaldGroupExpansion(tree, centre4, half, loadBody, stack.data());
+        const I2 range          = packed.groupRange[g];
+        for (int32_t i = range.x; i < range.x + range.y; ++i)
+        {
+            const Vec3f y = centre - xyz(packed.bodies[size_t(i)]);
+            Vec3f a{0, 0, 0}, b{0, 0, 0};
+            float pa = 0, pb = 0;
+            evalEwaldLocal(tree.periodic, walked, y, a, pa);
+            evalEwaldLocal(tree.periodic, lists, y, b, pb);
+            const Vec3f e = a - b;
+            r.worst       = std::max(r.worst, std::sqrt(double(dot(e, e))) * c.L * c.L);
+        }
     }
-    return worst;
+    r.walkSources /= double(groups);
+    r.listSources /= double(groups);
+    return r;
 }
 
 } // namespace
 
-TEST(EwaldGroup, LeavesEnterAsMultipolesUnlessTheyStraddleTheHalfBox)
+TEST(EwaldWalk, CellsAsMultipolesMatchTheListsSourceBySource)
 {
+    for (const bool clustered : {false, true})
+    {
+        const PeriodicCase c     = clustered ? clusteredBox(1 << 15, 10.0, 9) : uniformBox(1 << 15, 1.0, 7);
+        const WalkAgainstLists r = correctionWalkAgainstLists(c, clustered ? 1e-6 : 0.0);
+        std::printf("%s 2^15: correction walk against the lists: largest difference %.3g M/L^2, sources per group "
+                    "%.0f against %.0f\n",
+                    clustered ? "clustered" : "uniform", r.worst, r.walkSources, r.listSources);
+        // Measured: uniform 4.3e-6 with 3962 sources against 8364, clustered 5.1e-5 with 538 against 2193 (the
+        // cells' octupoles and the quadrupoles' terms of third and fourth order, which the expansion leaves out,
+        // across groups up to L/8 wide; the lists' own nodes leave out the latter too, EwaldGroup.Expansion*).
+        EXPECT_LT(r.worst, clustered ? 1e-4 : 1e-5);
+        EXPECT_LT(r.walkSources, (clustered ? 0.35 : 0.55) * r.listSources);
+    }
+}
+
+TEST(EwaldWalk, TheDescentsCellsHoldTheirBodies)
+{
+    // The correction walk knows a cell's cube only from the path to it (the root cell is the box, a child is
+    // its parent's octant): every body of every leaf lies in the leaf's cube, and every com in its node's.
+    const PeriodicCase c = clusteredBox(1 << 14, 10.0, 9);
+    Parameters p         = Parameters{};
+    p.backend            = Backend::Cpu;
+    p.box_size           = c.L;
+    GravitySolver s(p);
+    s.setBodies(c.pos, c.mass);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    s.computeForces(acc, pot);
+    const PackedTree& packed = s.packedTree();
+    const TreeView tree      = packed.treeView();
+    std::vector<EwaldCell> stack(static_cast<size_t>(kEwaldWalkStackCapacity));
+    EwaldWalk walk(tree, stack.data());
+    const auto inside = [&](const EwaldCell& cell, Vec3f x) {
+        const float u[3] = {x.x / float(c.L), x.y / float(c.L), x.z / float(c.L)};
+        bool in          = true;
+        for (int a = 0; a < 3; ++a) in = in && u[a] >= cell.lo[a] - 1e-6f && u[a] <= cell.lo[a] + cell.side + 1e-6f;
+        return in;
+    };
+    int64_t bodies = 0, outside = 0;
+    int32_t deepest = 0;
+    while (walk.top > 0)
+    {
+        const EwaldCell cell = walk.stack[--walk.top];
+        const int32_t n      = int32_t(cell.entry & ~kLeafBit);
+        outside += inside(cell, xyz(tree.nodeCom[n])) ? 0 : 1;
+        deepest = std::max(deepest, int32_t(std::lround(-std::log2(cell.side))));
+        if (!(cell.entry & kLeafBit))
+        {
+            walk.open(tree, n, cell);
+            continue;
+        }
+        const I2 r = tree.leafRange[n - tree.numInternal];
+        for (int32_t j = r.x; j < r.x + r.y; ++j, ++bodies)
+            outside += inside(cell, xyz(packed.bodies[size_t(j)])) ? 0 : 1;
+    }
+    EXPECT_EQ(bodies, int64_t(c.pos.size()));
+    EXPECT_EQ(outside, 0);
+    EXPECT_EQ(deepest, tree.depth);
+}
+
+TEST(EwaldWalk, ALeafOrCellAcrossTheHalfBoxBoundaryIsSplit)
+{
+    // The half-box boundary about a centre at x = 0.3 L lies at x = 0.8 L.
     const double L         = 2.0;
     const PeriodicView box = periodicView(L);
     Random rng(43);
-    // 256 leaves of total mass 1 at random places against their bodies one by one, for a group of half-side
-    // L/32 at a random centre: the leaf's octupole is left out.
-    const Vec3f c{float(L * rng.uniform()), float(L * rng.uniform()), float(L * rng.uniform())};
-    double previous = 0;
-    for (double side : {L / 8, L / 16, L / 32})
-    {
-        EwaldLocal asLeaves = zeroEwaldLocal(), asBodies = zeroEwaldLocal();
-        for (int k = 0; k < 256; ++k)
-        {
-            const Vec3d p{side + (L - 2 * side) * rng.uniform(), side + (L - 2 * side) * rng.uniform(),
-                          side + (L - 2 * side) * rng.uniform()};
-            const TestLeaf leaf = makeLeaf(rng, p, side, 1.0 / 256);
-            addEwaldLocal(asLeaves, leafSource(box, leaf, c));
-            addEwaldLocal(asBodies, leafBodies(box, leaf, c));
-        }
-        const double e = largestDifference(box, asLeaves, asBodies, c, L / 32, rng);
-        std::printf("leaves of side L/%.0f as multipoles: %.3g M/L^2 from their bodies\n", L / side, e);
-        // Measured: L/8 5.5e-5, L/16 1.1e-5, L/32 4.0e-6 (there the float rounding of the sums, a few 1e-6 of
-        // the correction's 3 M/L^2, is most of it).
-        if (previous > 0) EXPECT_LT(e, previous) << "side L/" << L / side;
-        previous = e;
-    }
-    EXPECT_LT(previous, 1e-5);
-
-    // A leaf across the boundary of the half box about the group's centre: its bodies take two images, so it
-    // goes body by body, bit for bit; its multipole at the com's image would be far off (psi_x jumps by
-    // about 8 / L^2 per unit mass across the boundary).
     const Vec3f centre{float(0.3 * L), float(0.5 * L), float(0.5 * L)};
-    const TestLeaf across   = makeLeaf(rng, {0.8 * L, 0.45 * L, 0.5 * L}, L / 16, 1.0);
-    const EwaldLocal source = leafSource(box, across, centre), bodies = leafBodies(box, across, centre);
-    EXPECT_EQ(std::memcmp(&source, &bodies, sizeof(EwaldLocal)), 0);
-    EwaldLocal atCom = zeroEwaldLocal();
-    addEwaldLocalTerm<true>(box, imageNearest(xyz(across.com), centre, box) - centre, across.com.w, across.quad, atCom);
-    EXPECT_GT(largestDifference(box, atCom, bodies, centre, L / 32, rng), 1.0);
+    const auto shiftOf = [&](const TestLeaf& leaf) {
+        Vec3f shift{0, 0, 0};
+        const auto load   = [&leaf](int32_t j) { return leaf.bodies[size_t(j)]; };
+        const bool single = leafHasOneImage(box, I2{0, int32_t(leaf.bodies.size())}, centre, load, shift);
+        return std::make_pair(single, shift.x);
+    };
+    EXPECT_EQ(shiftOf(makeLeaf(rng, {0.8 * L, 0.45 * L, 0.5 * L}, L / 16, 1.0)).first, false);
+    EXPECT_EQ(shiftOf(makeLeaf(rng, {0.85 * L, 0.45 * L, 0.5 * L}, L / 16, 1.0)), std::make_pair(true, 1.0f));
+    EXPECT_EQ(shiftOf(makeLeaf(rng, {0.75 * L, 0.45 * L, 0.5 * L}, L / 16, 1.0)), std::make_pair(true, 0.0f));
+
+    // Cells of side L/16 in units of L: [0.75, 0.8125) reaches across the boundary at 0.8, [0.8125, 0.875) lies
+    // beyond it, [0.6875, 0.75) before it; [0.78, 0.799995) stops short of it by less than the margin.
+    const Vec3f centreU{0.3f, 0.5f, 0.5f};
+    Vec3f shift{0, 0, 0};
+    EXPECT_FALSE(cellHasOneImage(EwaldCell{0, 0.0625f, {0.75f, 0.5f, 0.5f}}, centreU, shift));
+    EXPECT_TRUE(cellHasOneImage(EwaldCell{0, 0.0625f, {0.8125f, 0.5f, 0.5f}}, centreU, shift));
+    EXPECT_EQ(shift.x, 1.0f);
+    EXPECT_EQ(shift.y, 0.0f);
+    EXPECT_TRUE(cellHasOneImage(EwaldCell{0, 0.0625f, {0.6875f, 0.4375f, 0.5f}}, centreU, shift));
+    EXPECT_EQ(shift.x, 0.0f);
+    EXPECT_FALSE(cellHasOneImage(EwaldCell{0, 0.019995f, {0.78f, 0.5f, 0.5f}}, centreU, shift));
 }
 
 TEST(EwaldGroup, SmallBoxMixesBothPathsAndMatchesTheEwaldSum)
