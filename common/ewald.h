@@ -16,7 +16,8 @@
 /// body's own images and the background add m * xi to its potential).
 ///
 /// The walks apply it per group (below, "The correction per group"): the image of each source nearest to
-/// the group's centre, and the sum of the sources' corrections as a Taylor expansion about that centre.
+/// the group's centre, and the sum of the sources' corrections as a Taylor expansion about that centre
+/// (its sources: common/ewald_walk.h).
 ///
 /// The table is computed in double by host/reference/ewald_table.h from the exact sum of
 /// host/reference/ewald_direct.h; the walk gets it through TreeView::periodic.
@@ -265,7 +266,8 @@ HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, 
 // psi_total(c - x) = sum_s m_s psi(d0_s + (c - x)) with d0_s = image - c, is smooth in x over the group
 // (psi's singularities are at the non-zero lattice vectors, >= L/2 from any |d0_k| <= L/2): a Taylor
 // expansion about c to fourth order in (c - x), accumulated once per (group, source) and evaluated once per
-// body. Groups larger than kEwaldGroupMaxHalf * L keep the per-interaction correction above.
+// body. Its sources need not be the lists': common/ewald_walk.h finds coarser ones that carry the same
+// images. Groups larger than kEwaldGroupMaxHalf * L keep the per-interaction correction above.
 
 /// A group is expanded when its box's largest half-side is at most this fraction of L (the truncation
 /// grows as (half / L)^5; tests/unit/test_ewald.cpp, EwaldGroup.*, measures it).
@@ -283,12 +285,6 @@ HOST_DEVICE inline EwaldLocal zeroEwaldLocal()
     EwaldLocal z;
     for (float& v : z.d) v = 0.0f;
     return z;
-}
-
-/// a += b, coefficient by coefficient (the GPU reduces the lanes' partial expansions with it).
-HOST_DEVICE inline void addEwaldLocal(EwaldLocal& a, const EwaldLocal& b)
-{
-    for (int k = 0; k < kEwaldDerivs; ++k) a.d[k] += b.d[k];
 }
 
 /// Whether a group of box half-sizes half takes the per-group expansion in this box.
