@@ -894,7 +894,7 @@ TEST(EwaldWalk, TheDescentsCellsHoldTheirBodies)
 {
     // The correction walk knows a cell's cube only from the path to it (the root cell is the box, a child is
     // its parent's octant): every body of every leaf lies in the leaf's cube, and every com in its node's.
-    const PeriodicCase c = clusteredBox(1 << 14, 10.0, 9);
+    const PeriodicCase c = clusteredBox(1 << 12, 10.0, 9);
     Parameters p         = Parameters{};
     p.backend            = Backend::Cpu;
     p.box_size           = c.L;
