@@ -27,7 +27,6 @@
 #include "common/ewald.h"
 #include "common/ewald_walk.h"
 #include "common/mac.h"
-#include "common/multipole.h"
 
 using namespace octwalk;
 
@@ -767,33 +766,16 @@ TEST(EwaldGroup, ExpansionMatchesThePerInteractionCorrection)
 
 namespace {
 
-/// A leaf as the packer stores it: 16 bodies of total mass `mass` in a cube of side `side` about p (inside
-/// [0, L)^3), their com and traceless quadrupole about it in float.
-struct TestLeaf
+/// A leaf's 16 bodies of total mass 1 in a cube of side `side` about p.
+std::vector<F4> leafBodies(Random& rng, Vec3d p, double side)
 {
     std::vector<F4> bodies;
-    F4 com;
-    SymTensor<float> quad;
-};
-
-TestLeaf makeLeaf(Random& rng, Vec3d p, double side, double mass)
-{
-    TestLeaf leaf;
-    const int count = 16;
-    Vec3d weighted{0, 0, 0};
-    for (int k = 0; k < count; ++k)
+    for (int k = 0; k < 16; ++k)
     {
-        const Vec3d b{p.x + side * (rng.uniform() - 0.5), p.y + side * (rng.uniform() - 0.5),
-                      p.z + side * (rng.uniform() - 0.5)};
-        leaf.bodies.push_back({float(b.x), float(b.y), float(b.z), float(mass / count)});
-        weighted = weighted + (mass / count) * b;
+        bodies.push_back({float(p.x + side * (rng.uniform() - 0.5)), float(p.y + side * (rng.uniform() - 0.5)),
+                          float(p.z + side * (rng.uniform() - 0.5)), 1.0f / 16});
     }
-    const Vec3d com = (1.0 / mass) * weighted;
-    SymTensor<double> q{0, 0, 0, 0, 0, 0};
-    for (const F4& b : leaf.bodies) addPointQuadrupole(Vec3d{b.x, b.y, b.z} - com, b.w, q);
-    leaf.com  = {float(com.x), float(com.y), float(com.z), float(mass)};
-    leaf.quad = {float(q.xx), float(q.yy), float(q.zz), float(q.xy), float(q.xz), float(q.yz)};
-    return leaf;
+    return bodies;
 }
 
 /// What the correction walk's sources give against the group's lists taken source by source (every accepted
@@ -942,15 +924,15 @@ TEST(EwaldWalk, ALeafOrCellAcrossTheHalfBoxBoundaryIsSplit)
     const PeriodicView box = periodicView(L);
     Random rng(43);
     const Vec3f centre{float(0.3 * L), float(0.5 * L), float(0.5 * L)};
-    const auto shiftOf = [&](const TestLeaf& leaf) {
+    const auto shiftOf = [&](const std::vector<F4>& leaf) {
         Vec3f shift{0, 0, 0};
-        const auto load   = [&leaf](int32_t j) { return leaf.bodies[size_t(j)]; };
-        const bool single = leafHasOneImage(box, I2{0, int32_t(leaf.bodies.size())}, centre, load, shift);
+        const auto load   = [&leaf](int32_t j) { return leaf[size_t(j)]; };
+        const bool single = leafHasOneImage(box, I2{0, int32_t(leaf.size())}, centre, load, shift);
         return std::make_pair(single, shift.x);
     };
-    EXPECT_EQ(shiftOf(makeLeaf(rng, {0.8 * L, 0.45 * L, 0.5 * L}, L / 16, 1.0)).first, false);
-    EXPECT_EQ(shiftOf(makeLeaf(rng, {0.85 * L, 0.45 * L, 0.5 * L}, L / 16, 1.0)), std::make_pair(true, 1.0f));
-    EXPECT_EQ(shiftOf(makeLeaf(rng, {0.75 * L, 0.45 * L, 0.5 * L}, L / 16, 1.0)), std::make_pair(true, 0.0f));
+    EXPECT_EQ(shiftOf(leafBodies(rng, {0.8 * L, 0.45 * L, 0.5 * L}, L / 16)).first, false);
+    EXPECT_EQ(shiftOf(leafBodies(rng, {0.85 * L, 0.45 * L, 0.5 * L}, L / 16)), std::make_pair(true, 1.0f));
+    EXPECT_EQ(shiftOf(leafBodies(rng, {0.75 * L, 0.45 * L, 0.5 * L}, L / 16)), std::make_pair(true, 0.0f));
 
     // Cells of side L/16 in units of L: [0.75, 0.8125) reaches across the boundary at 0.8, [0.8125, 0.875) lies
     // beyond it, [0.6875, 0.75) before it; [0.78, 0.799995) stops short of it by less than the margin.
