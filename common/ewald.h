@@ -287,6 +287,12 @@ HOST_DEVICE inline EwaldLocal zeroEwaldLocal()
     return z;
 }
 
+/// a += b, coefficient by coefficient (the GPU reduces the lanes' partial expansions with it).
+HOST_DEVICE inline void addEwaldLocal(EwaldLocal& a, const EwaldLocal& b)
+{
+    for (int k = 0; k < kEwaldDerivs; ++k) a.d[k] += b.d[k];
+}
+
 /// Whether a group of box half-sizes half takes the per-group expansion in this box.
 HOST_DEVICE inline bool ewaldGroupExpands(F4 groupHalf, const PeriodicView& box)
 {

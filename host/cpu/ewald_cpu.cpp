@@ -7,7 +7,41 @@
 
 namespace octwalk {
 
-void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, const ListView& /*lists*/,
+namespace {
+
+/// The device's order of a list group's expansion sum (device/ewald_gpu.cu): lane l of a warp adds entries
+/// l, l + 32, .. of the group's lists (the node list, then the leaf list); the 32 partial expansions are
+/// reduced by a butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends round the same sums.
+struct LaneExpansions
+{
+    static constexpr int kLanes = 32;
+    EwaldLocal lane[kLanes];
+
+    void clear()
+    {
+        for (EwaldLocal& l : lane) l = zeroEwaldLocal();
+    }
+
+    EwaldLocal reduce() const
+    {
+        EwaldLocal v[kLanes], next[kLanes];
+        for (int l = 0; l < kLanes; ++l) v[l] = lane[l];
+        for (int stride = kLanes / 2; stride >= 1; stride /= 2)
+        {
+            for (int l = 0; l < kLanes; ++l)
+            {
+                next[l] = v[l];
+                addEwaldLocal(next[l], v[l ^ stride]);
+            }
+            for (int l = 0; l < kLanes; ++l) v[l] = next[l];
+        }
+        return v[0];
+    }
+};
+
+} // namespace
+
+void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
                              const BodyView& bodies, const TargetView& targets, F4* acc)
 {
     const PeriodicView& box = tree.periodic;
@@ -15,14 +49,36 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
     const auto loadBody = [&bodies](int32_t j) { return bodies.posMass[j]; };
 #pragma omp parallel
     {
+        LaneExpansions lanes;
         std::vector<EwaldCell> stack(static_cast<size_t>(kEwaldWalkStackCapacity));
 #pragma omp for schedule(dynamic, 4)
         for (int32_t g = 0; g < groups.numGroups; ++g)
         {
             if (!ewaldGroupExpands(groups.half[g], box)) continue;
-            const Vec3f centre   = xyz(groups.center[g]);
-            const EwaldLocal loc = ewaldGroupExpansion(tree, groups.center[g], groups.half[g], loadBody, stack.data());
-            const I2 range       = groups.range[g];
+            const Vec3f centre      = xyz(groups.center[g]);
+            const int64_t nodeBegin = lists.nodeOffset[g], numNodes = lists.nodeOffset[g + 1] - nodeBegin;
+            const int64_t leafBegin = lists.leafOffset[g], numEntries = numNodes + lists.leafOffset[g + 1] - leafBegin;
+            EwaldLocal loc;
+            if (ewaldGroupWalks(numEntries))
+            {
+                loc = ewaldGroupExpansion(tree, groups.center[g], groups.half[g], loadBody, stack.data());
+            }
+            else
+            {
+                lanes.clear();
+                for (int64_t k = 0; k < numEntries; ++k)
+                {
+                    const int32_t n =
+                        k < numNodes ? lists.nodeList[nodeBegin + k] : lists.leafList[leafBegin + (k - numNodes)];
+                    const bool leaf = k >= numNodes;
+                    const I2 range  = leaf ? tree.leafRange[n - tree.numInternal] : I2{0, 0};
+                    addEwaldListEntry(box, tree.nodeCom[n],
+                                      unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), leaf, range,
+                                      centre, loadBody, lanes.lane[k % LaneExpansions::kLanes]);
+                }
+                loc = lanes.reduce();
+            }
+            const I2 range = groups.range[g];
             for (int32_t i = range.x; i < range.x + range.y; ++i)
             {
                 Vec3f a{0, 0, 0};
