@@ -588,10 +588,10 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
                 "body; from previous accelerations %.3g, %.3g, %.0f\n",
                 estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody, previous.errors.median,
                 previous.errors.p99, previous.interactionsPerBody);
-    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.67e-4 / 1.41e-3 at 6027 interactions
-    // per body (1.65e-4 / 1.6e-3 with err_tol_force_acc 0.02, with the lists' Ewald sources); with the group
-    // forces from previous accelerations 1.61e-4 / 1.41e-3 at 6030 (every group at the bound either way). With
-    // the lists' sources instead of the correction's walk: 1.65e-4 and 1.62e-4.
+    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.68e-4 / 1.40e-3 at 6027 interactions
+    // per body (1.65e-4 / 1.6e-3 with err_tol_force_acc 0.02 and every leaf body by body in the Ewald pass); with
+    // the group forces from previous accelerations 1.64e-4 / 1.40e-3 at 6030 (every group at the bound either
+    // way). With every leaf body by body: 1.65e-4 and 1.62e-4, p99 1.41e-3.
     EXPECT_FALSE(estimate.usedPrevious);
     EXPECT_TRUE(previous.usedPrevious);
     for (const TreeRun& run : {estimate, previous})
@@ -658,8 +658,8 @@ TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
     double worst = 0;
     for (const Vec3d& x : acc) worst = std::max(worst, std::sqrt(dot(x, x)));
     std::printf("lattice 16^3, theta 0.5: largest force %.3g of a single-pair force\n", worst / (m / (a * a)));
-    // Measured: 1.97e-3 with err_tol_force_acc 0.002 (1.95e-3 with the lists' Ewald sources, also at 0.02; the net
-    // force vanishes: every group opens to theta / 2.25);
+    // Measured: 1.98e-3 with err_tol_force_acc 0.002 (1.95e-3 with every leaf body by body in the Ewald pass, also
+    // at 0.02; the net force vanishes: every group opens to theta / 2.25);
     // with theta 0.5 everywhere 0.137 with the groups' Ewald expansion, 0.133 with the per-interaction
     // correction, 5.6e-4 at theta 0.25 (issue 13 asks for 1e-6): the 2x2x2 nodes accepted at twice their
     // side carry a few per cent of hexadecapole error each. Opening every node gives 3.8e-5 (float sums and
@@ -930,7 +930,17 @@ TEST(EwaldWalk, ALeafOrCellAcrossTheHalfBoxBoundaryIsSplit)
         const bool single = leafHasOneImage(box, I2{0, int32_t(leaf.size())}, centre, load, shift);
         return std::make_pair(single, shift.x);
     };
-    EXPECT_EQ(shiftOf(leafBodies(rng, {0.8 * L, 0.45 * L, 0.5 * L}, L / 16)).first, false);
+    const std::vector<F4> across = leafBodies(rng, {0.8 * L, 0.45 * L, 0.5 * L}, L / 16);
+    EXPECT_EQ(shiftOf(across).first, false);
+    // The lists' way takes such a leaf body by body, each at its own image, bit for bit.
+    EwaldLocal entry = zeroEwaldLocal(), bodies = zeroEwaldLocal();
+    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
+    addEwaldListEntry(
+        box, F4{float(0.8 * L), float(0.45 * L), float(0.5 * L), 1.0f}, none, true, I2{0, int32_t(across.size())},
+        centre, [&across](int32_t j) { return across[size_t(j)]; }, entry);
+    for (const F4& b : across)
+        addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, bodies);
+    EXPECT_EQ(std::memcmp(&entry, &bodies, sizeof(EwaldLocal)), 0);
     EXPECT_EQ(shiftOf(leafBodies(rng, {0.85 * L, 0.45 * L, 0.5 * L}, L / 16)), std::make_pair(true, 1.0f));
     EXPECT_EQ(shiftOf(leafBodies(rng, {0.75 * L, 0.45 * L, 0.5 * L}, L / 16)), std::make_pair(true, 0.0f));
 
@@ -967,7 +977,7 @@ TEST(EwaldGroup, SmallBoxMixesBothPathsAndMatchesTheEwaldSum)
     ErrorStats e = treeErrors(c, p, 512);
     std::printf("uniform 2^9: %zu of %zu groups expand; median %.3g, p99 %.3g\n", expanding, packed.groupHalf.size(),
                 e.median, e.p99);
-    // Measured: 4 of 12 groups expand; median 1.1e-6, p99 1.0e-3 (theta 0.5, err_tol_force_acc 0.002).
+    // Measured: 4 of 12 groups expand; median 1.1e-6, p99 2.7e-3 (theta 0.5, err_tol_force_acc 0.002).
     EXPECT_GT(expanding, 0u);
     EXPECT_LT(expanding, packed.groupHalf.size());
     EXPECT_LE(e.median, 1e-3);
