@@ -1,7 +1,8 @@
 #pragma once
 /// @file ewald_walk.h
-/// The sources of a group's Ewald expansion (common/ewald.h, EwaldLocal), found by a walk of its own, once
-/// for both backends (host/cpu/ewald_cpu.cpp, device/ewald_gpu.cu).
+/// The sources of a group's Ewald expansion (common/ewald.h, EwaldLocal), once for both backends
+/// (host/cpu/ewald_cpu.cpp, device/ewald_gpu.cu): the entries of the group's lists (addEwaldListEntry), or,
+/// for a group with long lists (ewaldGroupWalks), the coarser sources of a walk of its own (EwaldWalk).
 ///
 /// The force kernels take every source of the group's lists at one image about the group's centre c: an
 /// accepted node at the image of its com nearest to c, each body of an opened leaf at its own image nearest
