@@ -16,7 +16,8 @@
 /// body's own images and the background add m * xi to its potential).
 ///
 /// The walks apply it per group (below, "The correction per group"): the image of each source nearest to
-/// the group's centre, and the sum of the sources' corrections as a Taylor expansion about that centre.
+/// the group's centre, and the sum of the sources' corrections as a Taylor expansion about that centre
+/// (its sources: common/ewald_walk.h).
 ///
 /// The table is computed in double by host/reference/ewald_table.h from the exact sum of
 /// host/reference/ewald_direct.h; the walk gets it through TreeView::periodic.
@@ -265,7 +266,8 @@ HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, 
 // psi_total(c - x) = sum_s m_s psi(d0_s + (c - x)) with d0_s = image - c, is smooth in x over the group
 // (psi's singularities are at the non-zero lattice vectors, >= L/2 from any |d0_k| <= L/2): a Taylor
 // expansion about c to fourth order in (c - x), accumulated once per (group, source) and evaluated once per
-// body. Groups larger than kEwaldGroupMaxHalf * L keep the per-interaction correction above.
+// body. Its sources need not be the lists': common/ewald_walk.h finds coarser ones that carry the same
+// images. Groups larger than kEwaldGroupMaxHalf * L keep the per-interaction correction above.
 
 /// A group is expanded when its box's largest half-side is at most this fraction of L (the truncation
 /// grows as (half / L)^5; tests/unit/test_ewald.cpp, EwaldGroup.*, measures it).
@@ -298,14 +300,27 @@ HOST_DEVICE inline bool ewaldGroupExpands(F4 groupHalf, const PeriodicView& box)
     return h <= kEwaldGroupMaxHalf * box.boxSize;
 }
 
+/// The lattice vector, in units of L per axis, from the image of p (a point in [0, L)^3) nearest to c
+/// back to p: that image is shiftedImage(p, imageShift(p, c, box), box).
+HOST_DEVICE inline Vec3f imageShift(Vec3f p, Vec3f c, const PeriodicView& box)
+{
+    const float invL = box.invBoxSize;
+    return {floorf(addNoFma(mulNoFma(p.x - c.x, invL), 0.5f)), floorf(addNoFma(mulNoFma(p.y - c.y, invL), 0.5f)),
+            floorf(addNoFma(mulNoFma(p.z - c.z, invL), 0.5f))};
+}
+
+/// p - shift L, rounded identically on both backends.
+HOST_DEVICE inline Vec3f shiftedImage(Vec3f p, Vec3f shift, const PeriodicView& box)
+{
+    const float L = box.boxSize;
+    return {addNoFma(p.x, -mulNoFma(shift.x, L)), addNoFma(p.y, -mulNoFma(shift.y, L)),
+            addNoFma(p.z, -mulNoFma(shift.z, L))};
+}
+
 /// The image of p (a point in [0, L)^3) nearest to c, rounded identically on both backends.
 HOST_DEVICE inline Vec3f imageNearest(Vec3f p, Vec3f c, const PeriodicView& box)
 {
-    const float L = box.boxSize, invL = box.invBoxSize;
-    const float kx = floorf(addNoFma(mulNoFma(p.x - c.x, invL), 0.5f));
-    const float ky = floorf(addNoFma(mulNoFma(p.y - c.y, invL), 0.5f));
-    const float kz = floorf(addNoFma(mulNoFma(p.z - c.z, invL), 0.5f));
-    return {addNoFma(p.x, -mulNoFma(kx, L)), addNoFma(p.y, -mulNoFma(ky, L)), addNoFma(p.z, -mulNoFma(kz, L))};
+    return shiftedImage(p, imageShift(p, c, box), box);
 }
 
 /// Adds to a group's expansion (about its centre) the correction of a source of mass m with traceless

@@ -1,12 +1,15 @@
-// The per-group Ewald correction (twin: host/cpu/ewald_cpu.cpp).
-//
-// Determinism: every lane adds its list entries in list order, the warp reduces the 32 partial
-// expansions in a fixed butterfly, and every target is written by one thread; no atomics.
+// The per-group Ewald correction (twin: host/cpu/ewald_cpu.cpp), two kernels for two kinds of group
+// (ewaldGroupWalks): a group with short lists is one warp whose lane l adds entries l, l + 32, .. of the
+// lists (addEwaldListEntry), the 32 partial expansions reduced by a fixed butterfly; a group with long lists
+// is one thread that walks the tree for the group's coarser sources (common/ewald_walk.h) and sums their
+// terms in the walk's order. Every target is written by one thread; no atomics: repeated runs are
+// bit-identical.
 #include "device/ewald_gpu.h"
 
 #include <cuda_runtime.h>
 
 #include "common/ewald.h"
+#include "common/ewald_walk.h"
 #include "device/cuda_check.cuh"
 #include "device/device_util.cuh"
 
@@ -31,48 +34,69 @@ __device__ inline void reduceEwaldLocal(EwaldLocal& loc)
     }
 }
 
+/// Adds the expansion loc about centre to the targets of range, targets first + step, first + 2 step, ..
+__device__ inline void addExpansionToTargets(const PeriodicView& box, const EwaldLocal& loc, Vec3f centre, I2 range,
+                                             int first, int step, const F4* __restrict__ targets, F4* __restrict__ acc)
+{
+    for (int32_t i = range.x + first; i < range.x + range.y; i += step)
+    {
+        Vec3f a{0, 0, 0};
+        float pot = 0;
+        evalEwaldLocal(box, loc, centre - xyz(loadReadOnly(targets + i)), a, pot);
+        const F4 o = acc[i];
+        acc[i]     = {o.x + a.x, o.y + a.y, o.z + a.z, o.w + pot};
+    }
+}
+
+/// The groups that do not walk: one warp each, lanes over the list entries.
 __global__ void __launch_bounds__(kEwaldBlock)
-    ewaldGroupKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
-                     const int32_t* __restrict__ nodeList, const int64_t* __restrict__ leafOffset,
-                     const int32_t* __restrict__ leafList, const F4* __restrict__ bodies,
-                     const F4* __restrict__ targets, F4* __restrict__ acc)
+    ewaldListKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                    const int32_t* __restrict__ nodeList, const int64_t* __restrict__ leafOffset,
+                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
+                    F4* __restrict__ acc)
 {
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
     const int32_t g = int32_t(blockIdx.x) * kEwaldWarps + warp;
     // Whole warps leave: the kernel has no block-wide barrier.
     if (g >= groups.numGroups || !ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic)) return;
+    const int64_t nodeBegin = nodeOffset[g], numNodes = nodeOffset[g + 1] - nodeBegin;
+    const int64_t leafBegin = leafOffset[g], numEntries = numNodes + leafOffset[g + 1] - leafBegin;
+    if (ewaldGroupWalks(numEntries)) return;
     const PeriodicView& box = tree.periodic;
     const Vec3f centre      = xyz(loadReadOnly(groups.center + g));
+    const auto loadBody     = [bodies](int32_t j) { return loadReadOnly(bodies + j); };
     EwaldLocal partial      = zeroEwaldLocal();
-    for (int64_t k = nodeOffset[g] + lane; k < nodeOffset[g + 1]; k += kWarp)
+    for (int64_t k = lane; k < numEntries; k += kWarp)
     {
-        const int32_t n = nodeList[k];
+        const int32_t n = k < numNodes ? nodeList[nodeBegin + k] : leafList[leafBegin + (k - numNodes)];
         const F4 com    = loadReadOnly(tree.nodeCom + n);
         const SymTensor<float> q =
             unpackQuadrupole(loadReadOnly(tree.nodeQuad + 2 * n), loadReadOnly(tree.nodeQuad + 2 * n + 1));
-        addEwaldLocalTerm<true>(box, imageNearest(xyz(com), centre, box) - centre, com.w, q, partial);
-    }
-    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
-    for (int64_t k = leafOffset[g] + lane; k < leafOffset[g + 1]; k += kWarp)
-    {
-        const I2 leaf = loadReadOnly(tree.leafRange + (leafList[k] - tree.numInternal));
-        for (int32_t j = leaf.x; j < leaf.x + leaf.y; ++j)
-        {
-            const F4 b = loadReadOnly(bodies + j);
-            addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, partial);
-        }
+        const bool leaf = k >= numNodes;
+        const I2 range  = leaf ? loadReadOnly(tree.leafRange + (n - tree.numInternal)) : I2{0, 0};
+        addEwaldListEntry(box, com, q, leaf, range, centre, loadBody, partial);
     }
     reduceEwaldLocal(partial);
-    const I2 range = loadReadOnly(groups.range + g);
-    for (int32_t i = range.x + lane; i < range.x + range.y; i += kWarp)
-    {
-        Vec3f a{0, 0, 0};
-        float pot = 0;
-        evalEwaldLocal(box, partial, centre - xyz(loadReadOnly(targets + i)), a, pot);
-        const F4 o = acc[i];
-        acc[i]     = {o.x + a.x, o.y + a.y, o.z + a.z, o.w + pot};
-    }
+    addExpansionToTargets(box, partial, centre, loadReadOnly(groups.range + g), lane, kWarp, targets, acc);
+}
+
+/// The groups that walk: one thread each.
+__global__ void __launch_bounds__(kEwaldBlock)
+    ewaldWalkKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                    const int64_t* __restrict__ leafOffset, const F4* __restrict__ bodies,
+                    const F4* __restrict__ targets, F4* __restrict__ acc)
+{
+    const int32_t g = int32_t(blockIdx.x) * kEwaldBlock + int32_t(threadIdx.x);
+    if (g >= groups.numGroups) return;
+    const F4 half = loadReadOnly(groups.half + g);
+    if (!ewaldGroupExpands(half, tree.periodic)) return;
+    if (!ewaldGroupWalks(nodeOffset[g + 1] - nodeOffset[g] + leafOffset[g + 1] - leafOffset[g])) return;
+    const F4 center     = loadReadOnly(groups.center + g);
+    const auto loadBody = [bodies](int32_t j) { return loadReadOnly(bodies + j); };
+    EwaldCell stack[kEwaldWalkStackCapacity];
+    const EwaldLocal loc = ewaldGroupExpansion(tree, center, half, loadBody, stack);
+    addExpansionToTargets(tree.periodic, loc, xyz(center), loadReadOnly(groups.range + g), 0, 1, targets, acc);
 }
 
 } // namespace
@@ -81,9 +105,12 @@ void ewaldGroupCorrectionGpu(const TreeView& tree, const GroupView& groups, cons
                              const BodyView& bodies, const TargetView& targets, F4* acc, GpuStream stream)
 {
     if (groups.numGroups == 0 || !(tree.periodic.boxSize > 0.0f)) return;
-    ewaldGroupKernel<<<blocksFor(groups.numGroups, kEwaldWarps), kEwaldBlock, 0, cudaStreamOf(stream)>>>(
+    ewaldListKernel<<<blocksFor(groups.numGroups, kEwaldWarps), kEwaldBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, lists.nodeOffset, lists.nodeList, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos,
         acc);
+    CUDA_CHECK_LAUNCH();
+    ewaldWalkKernel<<<blocksFor(groups.numGroups, kEwaldBlock), kEwaldBlock, 0, cudaStreamOf(stream)>>>(
+        tree, groups, lists.nodeOffset, lists.leafOffset, bodies.posMass, targets.pos, acc);
     CUDA_CHECK_LAUNCH();
 }
 

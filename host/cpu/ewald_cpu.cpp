@@ -1,15 +1,17 @@
 #include "host/cpu/ewald_cpu.h"
 
+#include <vector>
+
 #include "common/ewald.h"
+#include "common/ewald_walk.h"
 
 namespace octwalk {
 
 namespace {
 
-/// The device's order of a group's expansion sum (device/ewald_gpu.cu): lane l of a warp adds the node
-/// list's entries l, l + 32, .. and then the leaf list's leaves l, l + 32, .. (bodies in tree order); the
-/// 32 partial expansions are reduced by a butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends
-/// round the same sums.
+/// The device's order of a list group's expansion sum (device/ewald_gpu.cu): lane l of a warp adds entries
+/// l, l + 32, .. of the group's lists (the node list, then the leaf list); the 32 partial expansions are
+/// reduced by a butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends round the same sums.
 struct LaneExpansions
 {
     static constexpr int kLanes = 32;
@@ -44,37 +46,39 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
 {
     const PeriodicView& box = tree.periodic;
     if (!(box.boxSize > 0.0f)) return;
-    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
+    const auto loadBody = [&bodies](int32_t j) { return bodies.posMass[j]; };
 #pragma omp parallel
     {
         LaneExpansions lanes;
+        std::vector<EwaldCell> stack(static_cast<size_t>(kEwaldWalkStackCapacity));
 #pragma omp for schedule(dynamic, 4)
         for (int32_t g = 0; g < groups.numGroups; ++g)
         {
             if (!ewaldGroupExpands(groups.half[g], box)) continue;
-            const Vec3f centre = xyz(groups.center[g]);
-            lanes.clear();
-            const int64_t nodeBegin = lists.nodeOffset[g], leafBegin = lists.leafOffset[g];
-            for (int64_t k = nodeBegin; k < lists.nodeOffset[g + 1]; ++k)
+            const Vec3f centre      = xyz(groups.center[g]);
+            const int64_t nodeBegin = lists.nodeOffset[g], numNodes = lists.nodeOffset[g + 1] - nodeBegin;
+            const int64_t leafBegin = lists.leafOffset[g], numEntries = numNodes + lists.leafOffset[g + 1] - leafBegin;
+            EwaldLocal loc;
+            if (ewaldGroupWalks(numEntries))
             {
-                const int32_t n          = lists.nodeList[k];
-                const F4 com             = tree.nodeCom[n];
-                const SymTensor<float> q = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
-                addEwaldLocalTerm<true>(box, imageNearest(xyz(com), centre, box) - centre, com.w, q,
-                                        lanes.lane[(k - nodeBegin) % LaneExpansions::kLanes]);
+                loc = ewaldGroupExpansion(tree, groups.center[g], groups.half[g], loadBody, stack.data());
             }
-            for (int64_t k = leafBegin; k < lists.leafOffset[g + 1]; ++k)
+            else
             {
-                const I2 leaf = tree.leafRange[lists.leafList[k] - tree.numInternal];
-                EwaldLocal& l = lanes.lane[(k - leafBegin) % LaneExpansions::kLanes];
-                for (int32_t j = leaf.x; j < leaf.x + leaf.y; ++j)
+                lanes.clear();
+                for (int64_t k = 0; k < numEntries; ++k)
                 {
-                    const F4 b = bodies.posMass[j];
-                    addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, l);
+                    const int32_t n =
+                        k < numNodes ? lists.nodeList[nodeBegin + k] : lists.leafList[leafBegin + (k - numNodes)];
+                    const bool leaf = k >= numNodes;
+                    const I2 range  = leaf ? tree.leafRange[n - tree.numInternal] : I2{0, 0};
+                    addEwaldListEntry(box, tree.nodeCom[n],
+                                      unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), leaf, range,
+                                      centre, loadBody, lanes.lane[k % LaneExpansions::kLanes]);
                 }
+                loc = lanes.reduce();
             }
-            const EwaldLocal loc = lanes.reduce();
-            const I2 range       = groups.range[g];
+            const I2 range = groups.range[g];
             for (int32_t i = range.x; i < range.x + range.y; ++i)
             {
                 Vec3f a{0, 0, 0};

@@ -1,14 +1,15 @@
 #pragma once
 /// @file ewald_cpu.h
 /// The CPU twin of device/ewald_gpu.h: the Ewald correction of periodic groups as expansions about their
-/// centres (common/ewald.h, EwaldLocal), summed in the device's lane order. bodyLeafForcesCpu calls it
-/// after the leaf sums in a periodic box.
+/// centres (common/ewald.h, EwaldLocal), from the group's lists in the device's lane order, or from the
+/// correction's own walk (common/ewald_walk.h, ewaldGroupWalks) in the walk's order. bodyLeafForcesCpu calls
+/// it after the leaf sums in a periodic box.
 
 #include "common/tree_view.h"
 
 namespace octwalk {
 
-/// Adds to acc the Ewald correction of every group that ewaldGroupExpands, from its node and leaf lists.
+/// Adds to acc the Ewald correction of every group that ewaldGroupExpands.
 /// @param[in,out] acc  forces with G = 1, indexed like targets
 void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
                              const BodyView& bodies, const TargetView& targets, F4* acc);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "device/gpu_solver.h"
+#include "common/ewald_walk.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
 #include "common/errors.h"
@@ -709,11 +710,15 @@ ParticleSet periodicBox(int log2n, double L, bool clustered)
 
 /// A periodic case: clustered or uniform, and 2^log2n bodies (2^15: groups far below kEwaldGroupMaxHalf,
 /// which take the groups' Ewald expansion; 2^9 uniform: a few groups above it, which take the
-/// per-interaction correction, as tests/unit/test_ewald.cpp's EwaldGroup.SmallBox* counts on the CPU).
+/// per-interaction correction, as tests/unit/test_ewald.cpp's EwaldGroup.SmallBox* counts on the CPU). theta
+/// 0.3 with leaves of 2 bodies gives lists long enough that some groups take the correction's own walk
+/// (ewaldGroupWalks: measured 171 of 363 groups of a uniform 2^14 box) and the others their lists.
 struct PeriodicCase
 {
     bool clustered;
     int log2n;
+    double theta  = 0.5;
+    int32_t nLeaf = 0; ///< 0: the default
 };
 
 using GpuPeriodic = GpuTestWithParam<PeriodicCase>;
@@ -722,14 +727,32 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 {
     const double L           = 3.0;
     const ParticleSet bodies = periodicBox(GetParam().log2n, L, GetParam().clustered);
-    Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
+    Parameters p             = parameters(GetParam().theta, Mac::Bonsai, Backend::Cpu);
     p.box_size               = L;
+    if (GetParam().nLeaf > 0) p.n_leaf = GetParam().nLeaf;
     CpuReference cpu(bodies, p);
     GpuSolver device;
     GpuEvaluation result = evaluateOnDevice(device, cpu.solver.packedTree());
     expectSame("node counts", result.nodeCounts, cpu.solver.cpuCounts().nodes);
     expectSame("leaf counts", result.leafCounts, cpu.solver.cpuCounts().leaves);
     expectListsEqual(device, cpu.solver.cpuLists());
+    if (GetParam().nLeaf > 0)
+    {
+        const InteractionLists& lists = cpu.solver.cpuLists();
+        const int64_t groups          = int64_t(lists.nodeOffset.size()) - 1;
+        int64_t walks                 = 0;
+        for (int64_t g = 0; g < groups; ++g)
+        {
+            walks += ewaldGroupWalks(lists.nodeOffset[g + 1] - lists.nodeOffset[g] + lists.leafOffset[g + 1] -
+                                     lists.leafOffset[g])
+                         ? 1
+                         : 0;
+        }
+        std::printf("%lld of %lld groups take the correction's walk\n", static_cast<long long>(walks),
+                    static_cast<long long>(groups));
+        EXPECT_GT(walks, 0);
+        EXPECT_LT(walks, groups);
+    }
 
     p.backend = Backend::Gpu;
     GravitySolver gpu(p);
@@ -770,10 +793,10 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 
 INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic,
                          ::testing::Values(PeriodicCase{false, 15}, PeriodicCase{true, 15}, PeriodicCase{false, 9},
-                                           PeriodicCase{true, 9}),
+                                           PeriodicCase{true, 9}, PeriodicCase{false, 14, 0.3, 2}),
                          [](const ::testing::TestParamInfo<PeriodicCase>& info) {
                              return std::string(info.param.clustered ? "clustered" : "uniform") +
-                                    std::to_string(info.param.log2n);
+                                    std::to_string(info.param.log2n) + (info.param.nLeaf > 0 ? "walks" : "");
                          });
 
 } // namespace
