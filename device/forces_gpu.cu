@@ -170,14 +170,25 @@ struct NodeLaneTargets
     }
 };
 
-/// One body-node interaction of target slot s with a staged node: the isolated formula, or in a periodic
-/// box that does not expand the per-interaction Ewald correction.
+/// A node entry as the warp's tile holds it: for the isolated formula its quadrupole prepared once here
+/// (prepareQuadrupole), not once per interaction; the periodic per-interaction formula takes it as packed.
+template<bool PerPair>
+__device__ inline NodeEntry stagedEntry(NodeEntry e, float eps2)
+{
+    if (PerPair) return e;
+    const SymTensor<float> q = prepareQuadrupole(unpackQuadrupole(e.quadA, e.quadB), eps2);
+    return {e.com, {q.xx, q.yy, q.zz, q.xy}, {q.xz, q.yz, q.spread, e.quadB.w}};
+}
+
+/// One body-node interaction of target slot s with a staged node: the isolated formula (eps2: its
+/// nodeSoftening), or in a periodic box that does not expand the per-interaction Ewald correction (eps2
+/// as given).
 template<bool PerPair, class Targets>
 __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float>& q, float eps2,
                                        const PeriodicView& box, Targets& t, int s)
 {
     if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
-    else bodyNode(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
+    else bodyNodePrepared(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
 }
 
 /// Body-node forces of one warp's group: one warp per group (see LaneTargets for why). The group's node
@@ -207,10 +218,11 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     NodeEntry* tileNodes = sNode[warp];
     // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
     if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
-    constexpr bool expand  = Periodic && Expand;
-    constexpr bool perPair = Periodic && !Expand;
-    const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
-    const int32_t groupEnd = range.x + range.y;
+    constexpr bool expand       = Periodic && Expand;
+    constexpr bool perPair      = Periodic && !Expand;
+    const Vec3f centre          = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const int32_t groupEnd      = range.x + range.y;
+    const float interactionEps2 = perPair ? eps2 : nodeSoftening(eps2);
 
     for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
     {
@@ -227,7 +239,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                 next.com          = {image.x, image.y, image.z, next.com.w};
             }
             __syncwarp();
-            tileNodes[lane] = next;
+            tileNodes[lane] = stagedEntry<perPair>(next, eps2);
             __syncwarp();
             if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
             // The plain slots: every slot (no test in the loop), or fewer (the first t.plain).
@@ -242,7 +254,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                     for (int s = 0; s < n; ++s)
                     {
                         if (n == TargetsPerLane || s < t.plain)
-                            nodeInteraction<perPair>(e, q, eps2, tree.periodic, t, s);
+                            nodeInteraction<perPair>(e, q, interactionEps2, tree.periodic, t, s);
                     }
                 }
             };
@@ -254,7 +266,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                 for (int k = t.part; k < count; k += t.ways)
                 {
                     NodeEntry e = tileNodes[k];
-                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), eps2, tree.periodic, t,
+                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2, tree.periodic, t,
                                              Targets::kTail);
                 }
             }
