@@ -35,6 +35,8 @@ constexpr int kWarp       = 32;
 constexpr int kForceWarps = 4;
 constexpr int kForceBlock = kWarp * kForceWarps;
 static_assert(kWarp == 32, "the tiles, __syncwarp and cub::WarpScan assume 32-lane warps");
+/// Warps that share one long-listed group in the body-leaf split kernel (LeafKernelShape).
+constexpr int kLeafSplitWarps = 8;
 static_assert(kForceWarps >= 1 && kForceBlock <= 1024, "a force block is whole warps, at most 1024 threads");
 
 /// The targets one lane serves in one pass of its warp over the group's lists: base + lane + 32 s
@@ -317,6 +319,84 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
     return lo;
 }
 
+/// A warp's shared arrays in the body-leaf kernels: a chunk of up to 32 leaves of the list flattened by a warp
+/// scan of their body counts, and a tile of up to 32 of their bodies.
+struct LeafTiles
+{
+    using WarpScan = cub::WarpScan<int32_t>;
+    typename WarpScan::TempStorage scan[kForceWarps];
+    int32_t leafFirst[kForceWarps][kWarp]; ///< first body (tree order) of each leaf of the chunk
+    int32_t leafStart[kForceWarps][kWarp]; ///< its position in the chunk's flattened sequence
+    F4 body[kForceWarps][kWarp];
+    int32_t bodyIndex[kForceWarps][kWarp];
+};
+
+/// Stages the bodies of leaf list [listBegin, listEnd) through the warp's tile, 32 at a time, in list order and
+/// tree order within a leaf (as the CPU twin sums them), and calls consume(count) on each staged tile (bodies
+/// t.body[warp][0..count), their indices t.bodyIndex[warp][...]). Expand: each body's image nearest to centre.
+template<bool Expand, class Consume>
+__device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* __restrict__ leafList,
+                                           int64_t listBegin, int64_t listEnd, const F4* __restrict__ bodies,
+                                           Vec3f centre, LeafTiles& t, int warp, int lane, Consume consume)
+{
+    int32_t* leafFirst = t.leafFirst[warp];
+    int32_t* leafStart = t.leafStart[warp];
+    F4* body           = t.body[warp];
+    int32_t* bodyIndex = t.bodyIndex[warp];
+    for (int64_t chunk = listBegin; chunk < listEnd; chunk += kWarp)
+    {
+        const int numLeaves = int(min(int64_t(kWarp), listEnd - chunk));
+        I2 leaf{0, 0};
+        if (lane < numLeaves) leaf = loadReadOnly(tree.leafRange + (leafList[chunk + lane] - tree.numInternal));
+        int32_t start = 0, chunkBodies = 0;
+        __syncwarp();
+        LeafTiles::WarpScan(t.scan[warp]).ExclusiveSum(leaf.y, start, chunkBodies);
+        leafFirst[lane] = leaf.x;
+        leafStart[lane] = start;
+        __syncwarp();
+        for (int32_t tile = 0; tile < chunkBodies; tile += kWarp)
+        {
+            const int count = min(kWarp, chunkBodies - tile);
+            if (lane < count)
+            {
+                int32_t f = tile + lane;
+                int l     = findLeaf(leafStart, numLeaves, f);
+                int32_t j = leafFirst[l] + (f - leafStart[l]);
+                F4 b      = loadReadOnly(bodies + j);
+                if (Expand)
+                {
+                    const Vec3f image = imageNearest(xyz(b), centre, tree.periodic);
+                    b                 = {image.x, image.y, image.z, b.w};
+                }
+                body[lane]      = b;
+                bodyIndex[lane] = j;
+            }
+            __syncwarp();
+            consume(count);
+            __syncwarp();
+        }
+    }
+}
+
+/// One body-body interaction of a target (index `index`, slot sums acc, pot) with staged body b of index j.
+template<bool Periodic, bool Expand>
+__device__ inline void leafInteraction(F4 b, int32_t j, Vec3f pos, int32_t index, bool skipSelf, float eps2,
+                                       const PeriodicView& box, Vec3f& acc, float& pot)
+{
+    const bool self = skipSelf && j == index;
+    // The body itself adds exact zeros (massless, at a guarded r), without the divergent branch of skipping it.
+    if (Periodic && !Expand) bodyBodyPeriodic(xyz(b) - pos, self ? 0.0f : b.w, b.w, eps2, box, acc, pot);
+    else bodyBody(xyz(b) - pos, self ? 0.0f : b.w, eps2, acc, pot);
+}
+
+/// Whether the body-leaf kernels' launch for (periodic, expand) serves group g: a periodic box takes two
+/// launches, the groups that expand and the others.
+template<bool Periodic, bool Expand>
+__device__ inline bool leafLaunchServes(const GroupView& groups, const TreeView& tree, int32_t g)
+{
+    return !Periodic || ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) == Expand;
+}
+
 /// Body-leaf forces, and the final sum: one warp per group. The leaf list is taken 32 leaves at a
 /// time; a warp scan of their body counts flattens them into one sequence of bodies (list order,
 /// then tree order within a leaf, like the CPU twin), staged through the warp's shared tile 32
@@ -325,18 +405,14 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
 /// staged) with the isolated formula, its Ewald correction (the self term included) coming from the
 /// group's expansion (device/ewald_gpu.h, launched after this kernel); a larger group takes the
 /// per-interaction correction, which a body also applies to itself. As on the CPU twin.
+/// A group whose list is longer than splitAbove entries (> 0) is left to bodyLeafSplitKernel.
 template<bool Periodic, bool Expand, int TargetsPerLane>
 __global__ void __launch_bounds__(kForceBlock)
     bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
-                   bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out)
+                   bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
 {
-    using WarpScan = cub::WarpScan<int32_t>;
-    __shared__ typename WarpScan::TempStorage scanStorage[kForceWarps];
-    __shared__ int32_t sLeafFirst[kForceWarps][kWarp]; // first body (tree order) of each leaf of the chunk
-    __shared__ int32_t sLeafStart[kForceWarps][kWarp]; // its position in the chunk's flattened sequence
-    __shared__ F4 sBody[kForceWarps][kWarp];
-    __shared__ int32_t sBodyIndex[kForceWarps][kWarp];
+    __shared__ LeafTiles tiles;
 
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
@@ -344,75 +420,105 @@ __global__ void __launch_bounds__(kForceBlock)
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
-    int32_t* leafFirst = sLeafFirst[warp];
-    int32_t* leafStart = sLeafStart[warp];
-    F4* body           = sBody[warp];
-    int32_t* bodyIndex = sBodyIndex[warp];
-    // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
-    if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
+    if (!leafLaunchServes<Periodic, Expand>(groups, tree, g)) return;
+    if (splitAbove > 0 && listEnd - listBegin > splitAbove) return;
     constexpr bool expand = Periodic && Expand;
     const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
 
     for (int32_t base = range.x; base < range.x + range.y; base += LaneTargets<TargetsPerLane>::kPerWarp)
     {
         LaneTargets<TargetsPerLane> t(targets, base, range.x + range.y, lane);
-        for (int64_t chunk = listBegin; chunk < listEnd; chunk += kWarp)
-        {
-            const int numLeaves = int(min(int64_t(kWarp), listEnd - chunk));
-            I2 leaf{0, 0};
-            if (lane < numLeaves) leaf = loadReadOnly(tree.leafRange + (leafList[chunk + lane] - tree.numInternal));
-            int32_t start = 0, chunkBodies = 0;
-            __syncwarp();
-            WarpScan(scanStorage[warp]).ExclusiveSum(leaf.y, start, chunkBodies);
-            leafFirst[lane] = leaf.x;
-            leafStart[lane] = start;
-            __syncwarp();
-            for (int32_t tile = 0; tile < chunkBodies; tile += kWarp)
-            {
-                const int count = min(kWarp, chunkBodies - tile);
-                if (lane < count)
-                {
-                    int32_t f = tile + lane;
-                    int l     = findLeaf(leafStart, numLeaves, f);
-                    int32_t j = leafFirst[l] + (f - leafStart[l]);
-                    F4 b      = loadReadOnly(bodies + j);
-                    if (expand)
-                    {
-                        const Vec3f image = imageNearest(xyz(b), centre, tree.periodic);
-                        b                 = {image.x, image.y, image.z, b.w};
-                    }
-                    body[lane]      = b;
-                    bodyIndex[lane] = j;
-                }
-                __syncwarp();
+        forEachLeafBodyTile<expand>(
+            tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
                 for (int k = 0; k < count; ++k)
                 {
-                    F4 b      = body[k];
-                    int32_t j = bodyIndex[k];
+                    F4 b      = tiles.body[warp][k];
+                    int32_t j = tiles.bodyIndex[warp][k];
 #pragma unroll
                     for (int s = 0; s < TargetsPerLane; ++s)
                     {
                         if (s >= t.slots) continue;
-                        const bool self = skipSelf && j == t.index[s];
-                        if (Periodic && !expand)
-                        {
-                            bodyBodyPeriodic(xyz(b) - t.pos[s], self ? 0.0f : b.w, b.w, eps2, tree.periodic, t.acc[s],
-                                             t.pot[s]);
-                        }
-                        // The body itself adds exact zeros (massless, at a guarded r), without the
-                        // divergent branch of skipping it.
-                        else bodyBody(xyz(b) - t.pos[s], self ? 0.0f : b.w, eps2, t.acc[s], t.pot[s]);
+                        leafInteraction<Periodic, expand>(b, j, t.pos[s], t.index[s], skipSelf, eps2, tree.periodic,
+                                                          t.acc[s], t.pot[s]);
                     }
                 }
-                __syncwarp();
-            }
-        }
+            });
 #pragma unroll
         for (int s = 0; s < TargetsPerLane; ++s)
         {
             if (!t.active(s)) continue;
             F4 node         = loadReadOnly(nodeAcc + t.index[s]);
             out[t.index[s]] = {node.x + t.acc[s].x, node.y + t.acc[s].y, node.z + t.acc[s].z, node.w + t.pot[s]};
+        }
+    }
+}
+
+/// The groups whose leaf lists are longer than splitAbove entries (LeafKernelShape), kLeafSplitWarps warps each:
+/// warp w serves share w % kLeafSplitWarps of group w / kLeafSplitWarps's targets, in passes of c <= 32 of them,
+/// each target on 32 / c lanes that take interleaved shares of every staged tile, their partial sums added by
+/// warp shuffles in a fixed order (as the body-node kernel's split tail; deterministic). One warp per such group
+/// was the kernel's critical path: at 2^20 (merged, n_group 64) one group of 58 bodies whose box spans the
+/// Plummer core sums 24128 bodies, 25x the mean group's work (benchmarks/results/kernel_sass.md).
+template<bool Periodic, bool Expand>
+__global__ void __launch_bounds__(kForceBlock)
+    bodyLeafSplitKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
+                        const int32_t* __restrict__ leafList, const F4* __restrict__ bodies,
+                        const F4* __restrict__ targets, bool skipSelf, float eps2, const F4* __restrict__ nodeAcc,
+                        F4* __restrict__ out, int splitAbove)
+{
+    __shared__ LeafTiles tiles;
+
+    const int lane      = int(threadIdx.x) % kWarp;
+    const int warp      = int(threadIdx.x) / kWarp;
+    const int64_t w     = int64_t(blockIdx.x) * kForceWarps + warp;
+    const int32_t g     = int32_t(w / kLeafSplitWarps);
+    const int32_t share = int32_t(w % kLeafSplitWarps);
+    if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
+    const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
+    if (listEnd - listBegin <= splitAbove || !leafLaunchServes<Periodic, Expand>(groups, tree, g)) return;
+    const I2 range        = loadReadOnly(groups.range + g);
+    constexpr bool expand = Periodic && Expand;
+    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const int32_t per     = (range.y + kLeafSplitWarps - 1) / kLeafSplitWarps;
+    const int32_t first = range.x + min(range.y, share * per), last = range.x + min(range.y, (share + 1) * per);
+
+    for (int32_t base = first; base < last; base += kWarp)
+    {
+        const int c         = min(kWarp, last - base);
+        const int ways      = kWarp / c;
+        const int part      = lane < c * ways ? lane / c : kWarp; // kWarp: no share (idles)
+        const int32_t index = base + lane % c;
+        const Vec3f pos     = xyz(loadReadOnly(targets + index));
+        Vec3f acc{0, 0, 0};
+        float pot = 0;
+        forEachLeafBodyTile<expand>(
+            tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
+#pragma unroll 1
+                for (int k = part; k < count; k += ways)
+                {
+                    leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k], pos, index,
+                                                      skipSelf, eps2, tree.periodic, acc, pot);
+                }
+            });
+        for (int p = 1; p < ways; ++p)
+        {
+            const int from = (lane + p * c) % kWarp;
+            const float ax = __shfl_sync(0xffffffffu, acc.x, from);
+            const float ay = __shfl_sync(0xffffffffu, acc.y, from);
+            const float az = __shfl_sync(0xffffffffu, acc.z, from);
+            const float ph = __shfl_sync(0xffffffffu, pot, from);
+            if (part == 0)
+            {
+                acc.x += ax;
+                acc.y += ay;
+                acc.z += az;
+                pot += ph;
+            }
+        }
+        if (part == 0)
+        {
+            const F4 node = loadReadOnly(nodeAcc + index);
+            out[index]    = {node.x + acc.x, node.y + acc.y, node.z + acc.z, node.w + pot};
         }
     }
 }
@@ -519,19 +625,35 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
 
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
-                       int targetsPerLane)
+                       int targetsPerLane, LeafKernelShape shape)
 {
     const bool periodic = tree.periodic.boxSize > 0.0f;
     auto expanding      = pickKernel<PickLeaf>(periodic, targetsPerLane, false, true);
     auto perPair        = pickKernel<PickLeaf>(periodic, targetsPerLane, false, false);
+    if (shape.splitAbove < 0) throw ParameterError(leafKernelShapeError(shape));
     if (groups.numGroups == 0) return;
     for (auto kernel : {expanding, periodic ? perPair : nullptr})
     {
         if (kernel == nullptr) continue;
         kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
             tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
-            nodeAcc, acc);
+            nodeAcc, acc, shape.splitAbove);
         CUDA_CHECK_LAUNCH();
+    }
+    if (shape.splitAbove > 0)
+    {
+        // Every group's kLeafSplitWarps warps; those of the groups that are not split leave at once.
+        const int64_t warps = int64_t(groups.numGroups) * kLeafSplitWarps;
+        using SplitKernel   = decltype(&bodyLeafSplitKernel<false, false>);
+        for (SplitKernel kernel : {periodic ? bodyLeafSplitKernel<true, true> : bodyLeafSplitKernel<false, false>,
+                                   periodic ? bodyLeafSplitKernel<true, false> : nullptr})
+        {
+            if (kernel == nullptr) continue;
+            kernel<<<blocksFor(warps, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+                tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
+                nodeAcc, acc, shape.splitAbove);
+            CUDA_CHECK_LAUNCH();
+        }
     }
     if (periodic) ewaldGroupCorrectionGpu(tree, groups, lists, bodies, targets, acc, stream);
 }

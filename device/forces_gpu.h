@@ -43,6 +43,22 @@ inline std::string nodeKernelShapeError(const NodeKernelShape& shape)
     return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) + " blocks an SM is not built (0 or 8)";
 }
 
+/// How the body-leaf kernel spreads the groups with long leaf lists.
+struct LeafKernelShape
+{
+    /// A group whose leaf list holds more than this many entries is served by 8 warps, each on a share of its
+    /// targets, the lanes of each target taking interleaved shares of its list (partial sums added by warp
+    /// shuffles in a fixed order), instead of one warp; 0: every group by one warp (the landed kernel).
+    int splitAbove = 0;
+};
+
+/// Empty when the shape is built, else why not (ParameterError's message).
+inline std::string leafKernelShapeError(const LeafKernelShape& shape)
+{
+    if (shape.splitAbove >= 0) return {};
+    return "body-leaf kernel: split above " + std::to_string(shape.splitAbove) + " leaf entries (must be >= 0)";
+}
+
 /// The lanes of one pass of m targets (1 <= m <= 32 targetsPerLane) through the body-node kernel.
 struct TailPlan
 {
@@ -99,8 +115,9 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
 /// @param[in]  nodeAcc  bodyNodeForcesGpu's output
 /// @param[out] acc      nodeAcc + the leaf sum, G = 1, indexed like targets (must not alias nodeAcc)
 /// @param[in]  targetsPerLane  2 or 4, as bodyNodeForcesGpu
+/// @param[in]  shape           which groups several warps share
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
-                       int targetsPerLane = kDefaultTargetsPerLane);
+                       int targetsPerLane = kDefaultTargetsPerLane, LeafKernelShape shape = {});
 
 } // namespace octwalk

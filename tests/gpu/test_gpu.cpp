@@ -176,7 +176,9 @@ std::vector<GpuKernelConfig> kernelVariants()
             {GpuWalk::Team, 2, false, {false, 0}},
             {GpuWalk::Team, 2, false, {true, 8}},
             {GpuWalk::Team, 2, true, {false, 8}},
-            {GpuWalk::Team, 4, false, {false, 0}}};
+            {GpuWalk::Team, 4, false, {false, 0}},
+            // Every group with more than 8 leaf entries (most of them) on the body-leaf split kernel.
+            {GpuWalk::Team, 2, false, {}, {8}}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
@@ -186,6 +188,7 @@ std::string variantName(const GpuKernelConfig& c)
                        std::to_string(c.targetsPerLane) + "PerLane" + (c.textures ? "_textures" : "");
     if (!c.node.splitTail) name += "_noSplit";
     if (c.node.minBlocks != d.minBlocks) name += "_minBlocks" + std::to_string(c.node.minBlocks);
+    if (c.leaf.splitAbove != LeafKernelShape{}.splitAbove) name += "_leafSplit" + std::to_string(c.leaf.splitAbove);
     return name;
 }
 
@@ -193,7 +196,8 @@ bool isDefault(const GpuKernelConfig& c)
 {
     const GpuKernelConfig d{};
     return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures &&
-           c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks;
+           c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks &&
+           c.leaf.splitAbove == d.leaf.splitAbove;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -601,6 +605,9 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
     }
     for (int minBlocks : {0, 8})
         EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}));
+    EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {-1}}), ParameterError);
+    for (int splitAbove : {0, 1, 512})
+        EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {splitAbove}}));
 }
 
 /// Needs no device: the body-node kernel's split of a pass (tailPlan) uses every target once and at most
