@@ -39,39 +39,6 @@ static_assert(kWarp == 32, "the tiles, __syncwarp and cub::WarpScan assume 32-la
 constexpr int kLeafSplitWarps = 8;
 static_assert(kForceWarps >= 1 && kForceBlock <= 1024, "a force block is whole warps, at most 1024 threads");
 
-/// The targets one lane serves in one pass of its warp over the group's lists: base + lane + 32 s
-/// for slot s. slots is warp-uniform; lanes without a target in a slot compute on a dummy target
-/// at the origin (the kernels guard r = 0) and discard the result, so the inner loops do not
-/// branch on which lanes have targets.
-template<int TargetsPerLane>
-struct LaneTargets
-{
-    static_assert(TargetsPerLane >= 1, "every lane serves at least one target per pass");
-    static constexpr int kPerWarp = kWarp * TargetsPerLane;
-
-    Vec3f pos[TargetsPerLane];
-    int32_t index[TargetsPerLane];
-    Vec3f acc[TargetsPerLane];
-    float pot[TargetsPerLane];
-    int32_t end;
-    int slots;
-
-    __device__ LaneTargets(const F4* targets, int32_t base, int32_t groupEnd, int lane) : end(groupEnd)
-    {
-        slots = min(TargetsPerLane, (groupEnd - base + kWarp - 1) / kWarp);
-#pragma unroll
-        for (int s = 0; s < TargetsPerLane; ++s)
-        {
-            index[s] = base + lane + s * kWarp;
-            pos[s]   = index[s] < end ? xyz(loadReadOnly(targets + index[s])) : Vec3f{0, 0, 0};
-            acc[s]   = {0, 0, 0};
-            pot[s]   = 0;
-        }
-    }
-
-    __device__ bool active(int s) const { return index[s] < end; }
-};
-
 /// What the body-node kernel needs of one list entry: centre of mass and mass, and the quadrupole's two
 /// packed words (the second with the spread, common/tree_view.h).
 struct NodeEntry
@@ -96,11 +63,13 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, const TreeTextur
             loadReadOnly(tree.nodeQuad + 2 * n + 1)};
 }
 
-/// The targets one lane serves in one pass of the body-node kernel (tailPlan, forces_gpu.h). Split
-/// (SplitTail): slots 0..plain-1 hold base + lane + 32 s (or a dummy) and take every staged node; the
-/// tail targets, if any, sit in the last slot, lane l holding target l % tail on the staged nodes k with
-/// k % ways == l / tail (part), and lanes l >= tail * ways none (they idle through the tail loop). Not
-/// split: as LaneTargets, every slot a plain one, dummies where there is no target.
+/// The targets one lane serves in one pass of a force kernel over a group's list (tailPlan, forces_gpu.h;
+/// the body-node kernel's, and the body-leaf kernel's). Split (SplitTail): slots 0..plain-1 hold
+/// base + lane + 32 s (or a dummy) and take every staged source; the tail targets, if any, sit in the last
+/// slot, lane l holding target l % tail on the staged sources k with k % ways == l / tail (part), and lanes
+/// l >= tail * ways none (they idle through the tail loop). Not split: every slot a plain one, the first
+/// ceil(m / 32) of them in use; lanes without a target in a slot compute on a dummy target at the origin
+/// and discard the result, so the inner loops do not branch on which lanes have targets.
 template<int TargetsPerLane, bool SplitTail>
 struct NodeLaneTargets
 {
@@ -193,7 +162,7 @@ __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float
     else bodyNodePrepared(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
 }
 
-/// Body-node forces of one warp's group: one warp per group (see LaneTargets for why). The group's node
+/// Body-node forces of one warp's group: one warp per group (see kForceWarps for why). The group's node
 /// list is staged through the warp's shared tile 32 entries at a time. Each lane fetches its entry of the
 /// next tile before the warp computes on the current one, so the scattered node loads overlap the
 /// arithmetic. A plain slot's target sums the whole list in list order, like the CPU twin; a split tail
@@ -405,14 +374,18 @@ __device__ inline bool leafLaunchServes(const GroupView& groups, const TreeView&
 /// staged) with the isolated formula, its Ewald correction (the self term included) coming from the
 /// group's expansion (device/ewald_gpu.h, launched after this kernel); a larger group takes the
 /// per-interaction correction, which a body also applies to itself. As on the CPU twin.
+/// SplitTail: a pass's targets spread over the lanes as in the body-node kernel (NodeLaneTargets: the r <= 16
+/// targets of the last slot each on 32 / r lanes, on interleaved shares of every staged tile, added by warp
+/// shuffles in a fixed order) instead of a dummy target on every lane without one (LeafKernelShape).
 /// A group whose list is longer than splitAbove entries (> 0) is left to bodyLeafSplitKernel.
-template<bool Periodic, bool Expand, int TargetsPerLane>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail>
 __global__ void __launch_bounds__(kForceBlock)
     bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
                    bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
 {
     __shared__ LeafTiles tiles;
+    using Targets = NodeLaneTargets<TargetsPerLane, SplitTail>;
 
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
@@ -422,12 +395,22 @@ __global__ void __launch_bounds__(kForceBlock)
     const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
     if (!leafLaunchServes<Periodic, Expand>(groups, tree, g)) return;
     if (splitAbove > 0 && listEnd - listBegin > splitAbove) return;
-    constexpr bool expand = Periodic && Expand;
-    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    constexpr bool expand  = Periodic && Expand;
+    const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const int32_t groupEnd = range.x + range.y;
 
-    for (int32_t base = range.x; base < range.x + range.y; base += LaneTargets<TargetsPerLane>::kPerWarp)
+    for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
     {
-        LaneTargets<TargetsPerLane> t(targets, base, range.x + range.y, lane);
+        const int m = min(Targets::kPerWarp, groupEnd - base);
+        Targets t(targets, base, m, lane);
+        // Each slot's target as an index a body can have, -1 (no body) for a dummy.
+        int32_t self[TargetsPerLane];
+#pragma unroll
+        for (int s = 0; s < TargetsPerLane; ++s)
+        {
+            const int32_t i = t.index(s, m, lane);
+            self[s]         = i >= 0 ? base + i : -1;
+        }
         forEachLeafBodyTile<expand>(
             tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
                 for (int k = 0; k < count; ++k)
@@ -437,18 +420,30 @@ __global__ void __launch_bounds__(kForceBlock)
 #pragma unroll
                     for (int s = 0; s < TargetsPerLane; ++s)
                     {
-                        if (s >= t.slots) continue;
-                        leafInteraction<Periodic, expand>(b, j, t.pos[s], t.index[s], skipSelf, eps2, tree.periodic,
+                        if (s >= t.plain) continue;
+                        leafInteraction<Periodic, expand>(b, j, t.pos[s], self[s], skipSelf, eps2, tree.periodic,
                                                           t.acc[s], t.pot[s]);
                     }
                 }
+                if (SplitTail && t.ways > 0)
+                {
+#pragma unroll 1
+                    for (int k = t.part; k < count; k += t.ways)
+                    {
+                        leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
+                                                          t.pos[Targets::kTail], self[Targets::kTail], skipSelf, eps2,
+                                                          tree.periodic, t.acc[Targets::kTail], t.pot[Targets::kTail]);
+                    }
+                }
             });
+        if (SplitTail) t.reduceTail(m, lane);
 #pragma unroll
         for (int s = 0; s < TargetsPerLane; ++s)
         {
-            if (!t.active(s)) continue;
-            F4 node         = loadReadOnly(nodeAcc + t.index[s]);
-            out[t.index[s]] = {node.x + t.acc[s].x, node.y + t.acc[s].y, node.z + t.acc[s].z, node.w + t.pot[s]};
+            const int32_t i = t.writes(s, m, lane);
+            if (i < 0) continue;
+            const F4 node = loadReadOnly(nodeAcc + base + i);
+            out[base + i] = {node.x + t.acc[s].x, node.y + t.acc[s].y, node.z + t.acc[s].z, node.w + t.pot[s]};
         }
     }
 }
@@ -529,16 +524,16 @@ static_assert(sizeof(NodeEntry) * kWarp * kForceWarps <= 48 * 1024,
 /// The body-leaf kernel of one (periodic, targets per lane) choice; the launcher picks it at run time.
 /// expand: in a periodic box, the kernel for the groups whose Ewald correction is their expansion.
 template<template<bool, int, bool> class Pick>
-auto pickKernel(bool periodic, int targetsPerLane, bool textures, bool expand)
+auto pickKernel(bool periodic, int targetsPerLane, bool flag, bool expand)
 {
     switch (targetsPerLane)
     {
     case 2:
-        if (periodic) return textures ? Pick<true, 2, true>::kernel(expand) : Pick<true, 2, false>::kernel(expand);
-        return textures ? Pick<false, 2, true>::kernel(expand) : Pick<false, 2, false>::kernel(expand);
+        if (periodic) return flag ? Pick<true, 2, true>::kernel(expand) : Pick<true, 2, false>::kernel(expand);
+        return flag ? Pick<false, 2, true>::kernel(expand) : Pick<false, 2, false>::kernel(expand);
     case 4:
-        if (periodic) return textures ? Pick<true, 4, true>::kernel(expand) : Pick<true, 4, false>::kernel(expand);
-        return textures ? Pick<false, 4, true>::kernel(expand) : Pick<false, 4, false>::kernel(expand);
+        if (periodic) return flag ? Pick<true, 4, true>::kernel(expand) : Pick<true, 4, false>::kernel(expand);
+        return flag ? Pick<false, 4, true>::kernel(expand) : Pick<false, 4, false>::kernel(expand);
     default:
         throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
                              " is not built (2 or 4)");
@@ -587,17 +582,19 @@ NodeKernel pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelSha
     }
 }
 
-/// The body-leaf kernel reads bodies and leaf ranges only: no texture variant.
-template<bool Periodic, int TargetsPerLane, bool>
+/// The body-leaf kernel reads bodies and leaf ranges only: no texture variant; pickKernel's flag is its
+/// split tail (LeafKernelShape::splitTail).
+template<bool Periodic, int TargetsPerLane, bool SplitTail>
 struct PickLeaf
 {
     static auto kernel(bool expand)
     {
         if constexpr (Periodic)
         {
-            return expand ? bodyLeafKernel<true, true, TargetsPerLane> : bodyLeafKernel<true, false, TargetsPerLane>;
+            return expand ? bodyLeafKernel<true, true, TargetsPerLane, SplitTail>
+                          : bodyLeafKernel<true, false, TargetsPerLane, SplitTail>;
         }
-        else return bodyLeafKernel<false, false, TargetsPerLane>;
+        else return bodyLeafKernel<false, false, TargetsPerLane, SplitTail>;
     }
 };
 
@@ -628,8 +625,8 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        int targetsPerLane, LeafKernelShape shape)
 {
     const bool periodic = tree.periodic.boxSize > 0.0f;
-    auto expanding      = pickKernel<PickLeaf>(periodic, targetsPerLane, false, true);
-    auto perPair        = pickKernel<PickLeaf>(periodic, targetsPerLane, false, false);
+    auto expanding      = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true);
+    auto perPair        = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false);
     if (shape.splitAbove < 0) throw ParameterError(leafKernelShapeError(shape));
     if (groups.numGroups == 0) return;
     for (auto kernel : {expanding, periodic ? perPair : nullptr})

@@ -50,6 +50,9 @@ struct LeafKernelShape
     /// targets, the lanes of each target taking interleaved shares of its list (partial sums added by warp
     /// shuffles in a fixed order), instead of one warp; 0: every group by one warp (the landed kernel).
     int splitAbove = 0;
+    /// Split the tail of a pass as the body-node kernel does (NodeKernelShape::splitTail); off: every lane
+    /// computes every slot, on a dummy target where there is none (the landed kernel).
+    bool splitTail = false;
 };
 
 /// Empty when the shape is built, else why not (ParameterError's message).

@@ -178,7 +178,11 @@ std::vector<GpuKernelConfig> kernelVariants()
             {GpuWalk::Team, 2, true, {false, 8}},
             {GpuWalk::Team, 4, false, {false, 0}},
             // Every group with more than 8 leaf entries (most of them) on the body-leaf split kernel.
-            {GpuWalk::Team, 2, false, {}, {8}}};
+            {GpuWalk::Team, 2, false, {}, {8}},
+            // The body-leaf kernel with split tails, and with the long lists split too.
+            {GpuWalk::Team, 2, false, {}, {0, true}},
+            {GpuWalk::Team, 4, false, {}, {0, true}},
+            {GpuWalk::Team, 2, false, {}, {512, true}}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
@@ -189,6 +193,7 @@ std::string variantName(const GpuKernelConfig& c)
     if (!c.node.splitTail) name += "_noSplit";
     if (c.node.minBlocks != d.minBlocks) name += "_minBlocks" + std::to_string(c.node.minBlocks);
     if (c.leaf.splitAbove != LeafKernelShape{}.splitAbove) name += "_leafSplit" + std::to_string(c.leaf.splitAbove);
+    if (c.leaf.splitTail != LeafKernelShape{}.splitTail) name += c.leaf.splitTail ? "_leafTail" : "_noLeafTail";
     return name;
 }
 
@@ -197,7 +202,7 @@ bool isDefault(const GpuKernelConfig& c)
     const GpuKernelConfig d{};
     return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures &&
            c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks &&
-           c.leaf.splitAbove == d.leaf.splitAbove;
+           c.leaf.splitAbove == d.leaf.splitAbove && c.leaf.splitTail == d.leaf.splitTail;
 }
 
 // ---------------------------------------------------------------------------------------------
