@@ -80,11 +80,11 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
 /// when range(2) is 1, range(3) blocks an SM as its minimum (NodeKernelShape); the tree's groups as cut
 /// (range(4) = 0) or merged (1), of at most n_group = range(5) bodies; the body-leaf kernel's groups of more
 /// than range(6) leaf entries split over several warps (LeafKernelShape; 0: none), and its pass tails split
-/// when range(7) is 1.
+/// when range(7) is 1; range(8) warps a block in the body-node kernel.
 void BM_GpuForces(benchmark::State& state)
 {
     GpuKernelConfig kernels;
-    kernels.node = {state.range(2) != 0, int(state.range(3))};
+    kernels.node = {state.range(2) != 0, int(state.range(3)), int(state.range(8))};
     kernels.leaf = {int(state.range(6)), state.range(7) != 0};
     runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, Parameters{}.n_leaf, int(state.range(5)),
                  state.range(4) != 0, kernels);
@@ -93,25 +93,27 @@ void BM_GpuForces(benchmark::State& state)
 /// The default kernels, merged groups of at most 64 and 48 bodies at theta 0.5, each with the body-leaf kernel's
 /// long lists split over several warps (more than 512 entries: at 2^20, n_group 64, one group of 58 bodies
 /// has 4290 leaf entries, the median 136, benchmarks/results/kernel_sass.md) or not, its pass tails split or
-/// not; the landed body-node kernel (no split tail) and the tree's groups as cut at n_group 64; theta 0.75.
+/// not, and the body-node kernel with one warp a block; the landed body-node kernel (no split tail) and the
+/// tree's groups as cut at n_group 64; theta 0.75.
 void forcesShapes(benchmark::internal::Benchmark* b)
 {
-    b->ArgNames({"N", "theta100", "split", "min_blocks", "merge", "n_group", "leaf_split", "leaf_tail"});
+    b->ArgNames({"N", "theta100", "split", "min_blocks", "merge", "n_group", "leaf_split", "leaf_tail", "node_warps"});
     const NodeKernelShape d{};
     const LeafKernelShape l{};
     const int64_t nGroup = Parameters{}.n_group;
-    const int64_t split = d.splitTail ? 1 : 0, minBlocks = d.minBlocks;
+    const int64_t split = d.splitTail ? 1 : 0, minBlocks = d.minBlocks, warps = d.warpsPerBlock;
     const int64_t leafSplit = l.splitAbove, leafTail = l.splitTail ? 1 : 0;
     for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
     {
         for (int64_t groupSize : {nGroup, int64_t(48)})
         {
             for (auto [above, tail] : {std::pair<int64_t, int64_t>{0, 0}, {512, 0}, {0, 1}, {512, 1}})
-                b->Args({n, 50, split, minBlocks, 1, groupSize, above, tail});
+                b->Args({n, 50, split, minBlocks, 1, groupSize, above, tail, warps});
+            b->Args({n, 50, split, minBlocks, 1, groupSize, leafSplit, leafTail, 1});
         }
-        b->Args({n, 50, 0, 0, 1, nGroup, leafSplit, leafTail});
-        b->Args({n, 50, split, minBlocks, 0, nGroup, leafSplit, leafTail});
-        b->Args({n, 75, split, minBlocks, 0, nGroup, leafSplit, leafTail});
+        b->Args({n, 50, 0, 0, 1, nGroup, leafSplit, leafTail, warps});
+        b->Args({n, 50, split, minBlocks, 0, nGroup, leafSplit, leafTail, warps});
+        b->Args({n, 75, split, minBlocks, 0, nGroup, leafSplit, leafTail, warps});
     }
 }
 

@@ -171,18 +171,18 @@ __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float
 /// when staged, so plain and tail slots see the same images) with the isolated formula, its Ewald
 /// correction coming from the group's expansion (device/ewald_gpu.h, after the leaf kernel); a larger
 /// group takes the per-interaction correction. As on the CPU twin.
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, int Warps = kForceWarps>
 __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTextures& tex, const GroupView& groups,
                                              const int64_t* __restrict__ nodeOffset,
                                              const int32_t* __restrict__ nodeList, const F4* __restrict__ targets,
                                              float eps2, F4* __restrict__ nodeAcc)
 {
-    __shared__ NodeEntry sNode[kForceWarps][kWarp];
+    __shared__ NodeEntry sNode[Warps][kWarp];
     using Targets = NodeLaneTargets<TargetsPerLane, SplitTail>;
 
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
-    const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
+    const int32_t g = int32_t(blockIdx.x) * Warps + warp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = nodeOffset[g], listEnd = nodeOffset[g + 1];
@@ -260,6 +260,19 @@ __global__ void __launch_bounds__(kForceBlock)
 {
     bodyNodeWarp<Periodic, Expand, TargetsPerLane, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets,
                                                                    eps2, nodeAcc);
+}
+
+/// The isolated 2-per-lane bodyNodeKernel with one warp a block (NodeKernelShape::warpsPerBlock = 1): an SM
+/// starts the next group as soon as one warp's group is done, not when the slowest of a block's four is.
+/// At least 28 blocks an SM caps its registers at 73, as many as the 4-warp kernel takes (72): the same 28
+/// warps an SM (an SM holds at most 32 blocks).
+template<bool Tex, bool SplitTail>
+__global__ void __launch_bounds__(kWarp, 28)
+    bodyNodeKernelSingle(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                         const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
+                         F4* __restrict__ nodeAcc)
+{
+    bodyNodeWarp<false, false, 2, Tex, SplitTail, 1>(tree, tex, groups, nodeOffset, nodeList, targets, eps2, nodeAcc);
 }
 
 /// bodyNodeKernel with at least MinBlocks blocks an SM (NodeKernelShape::minBlocks), which caps its
@@ -548,25 +561,35 @@ NodeKernel cappedNodeKernel(bool splitTail)
     return splitTail ? bodyNodeKernelCapped<MinBlocks, Tex, true> : bodyNodeKernelCapped<MinBlocks, Tex, false>;
 }
 
+/// A body-node kernel and the warps of its blocks.
+struct NodeLaunch
+{
+    NodeKernel kernel;
+    int warps;
+};
+
 template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex>
-NodeKernel nodeKernelOf(const NodeKernelShape& shape)
+NodeLaunch nodeKernelOf(const NodeKernelShape& shape)
 {
     if constexpr (!Periodic && TargetsPerLane == 2)
     {
+        if (shape.warpsPerBlock == 1)
+            return {shape.splitTail ? bodyNodeKernelSingle<Tex, true> : bodyNodeKernelSingle<Tex, false>, 1};
         switch (shape.minBlocks)
         {
         case 0: break;
-        case 8: return cappedNodeKernel<8, Tex>(shape.splitTail);
+        case 8: return {cappedNodeKernel<8, Tex>(shape.splitTail), kForceWarps};
         default: throw ParameterError(nodeKernelShapeError(shape));
         }
     }
-    return shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true>
-                           : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false>;
+    return {shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true>
+                            : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false>,
+            kForceWarps};
 }
 
 /// The body-node kernel of one (periodic, expand, targets per lane, textures, shape) choice.
 template<bool Periodic, bool Expand>
-NodeKernel pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelShape& shape)
+NodeLaunch pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelShape& shape)
 {
     switch (targetsPerLane)
     {
@@ -607,14 +630,16 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
     const bool periodic = tree.periodic.boxSize > 0.0f;
     // The periodic groups that expand get a kernel of their own, free of the per-interaction correction's
     // registers; the others take the second launch.
-    NodeKernel first  = periodic ? pickNodeKernel<true, true>(targetsPerLane, textures.present(), shape)
-                                 : pickNodeKernel<false, false>(targetsPerLane, textures.present(), shape);
-    NodeKernel second = periodic ? pickNodeKernel<true, false>(targetsPerLane, textures.present(), shape) : nullptr;
+    if (!nodeKernelShapeError(shape).empty()) throw ParameterError(nodeKernelShapeError(shape));
+    const NodeLaunch first = periodic ? pickNodeKernel<true, true>(targetsPerLane, textures.present(), shape)
+                                      : pickNodeKernel<false, false>(targetsPerLane, textures.present(), shape);
+    const NodeLaunch second =
+        periodic ? pickNodeKernel<true, false>(targetsPerLane, textures.present(), shape) : NodeLaunch{nullptr, 0};
     if (groups.numGroups == 0) return;
-    for (NodeKernel kernel : {first, second})
+    for (const NodeLaunch& launch : {first, second})
     {
-        if (kernel == nullptr) continue;
-        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+        if (launch.kernel == nullptr) continue;
+        launch.kernel<<<blocksFor(groups.numGroups, launch.warps), kWarp * launch.warps, 0, cudaStreamOf(stream)>>>(
             tree, textures, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
         CUDA_CHECK_LAUNCH();
     }

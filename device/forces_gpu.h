@@ -34,13 +34,23 @@ struct NodeKernelShape
     /// registers (44%) without a minimum, split or not; at 8 it spills (8/16 bytes a thread stored/loaded
     /// unsplit, 36/84 split), so the benchmarks decide.
     int minBlocks = 0;
+    /// Warps of a block of the isolated 2-per-lane kernel: 4, or 1 (then an SM starts the next group when one
+    /// warp is done rather than the slowest of four; only without minBlocks). The periodic and 4-per-lane
+    /// kernels ignore it.
+    int warpsPerBlock = 4;
 };
 
 /// Empty when the shape is built, else why not (ParameterError's message).
 inline std::string nodeKernelShapeError(const NodeKernelShape& shape)
 {
-    if (shape.minBlocks == 0 || shape.minBlocks == 8) return {};
-    return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) + " blocks an SM is not built (0 or 8)";
+    if (shape.minBlocks != 0 && shape.minBlocks != 8)
+        return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) +
+               " blocks an SM is not built (0 or 8)";
+    if (shape.warpsPerBlock != 4 && shape.warpsPerBlock != 1)
+        return "body-node kernel: " + std::to_string(shape.warpsPerBlock) + " warps a block are not built (4 or 1)";
+    if (shape.warpsPerBlock == 1 && shape.minBlocks != 0)
+        return "body-node kernel: one warp a block is built without a minimum of blocks an SM";
+    return {};
 }
 
 /// How the body-leaf kernel spreads the groups with long leaf lists.

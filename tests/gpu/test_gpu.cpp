@@ -182,7 +182,10 @@ std::vector<GpuKernelConfig> kernelVariants()
             // The body-leaf kernel with split tails, and with the long lists split too.
             {GpuWalk::Team, 2, false, {}, {0, true}},
             {GpuWalk::Team, 4, false, {}, {0, true}},
-            {GpuWalk::Team, 2, false, {}, {512, true}}};
+            {GpuWalk::Team, 2, false, {}, {512, true}},
+            // The body-node kernel with one warp a block.
+            {GpuWalk::Team, 2, false, {true, 0, 1}},
+            {GpuWalk::Team, 2, true, {false, 0, 1}}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
@@ -192,6 +195,7 @@ std::string variantName(const GpuKernelConfig& c)
                        std::to_string(c.targetsPerLane) + "PerLane" + (c.textures ? "_textures" : "");
     if (!c.node.splitTail) name += "_noSplit";
     if (c.node.minBlocks != d.minBlocks) name += "_minBlocks" + std::to_string(c.node.minBlocks);
+    if (c.node.warpsPerBlock != d.warpsPerBlock) name += "_nodeWarps" + std::to_string(c.node.warpsPerBlock);
     if (c.leaf.splitAbove != LeafKernelShape{}.splitAbove) name += "_leafSplit" + std::to_string(c.leaf.splitAbove);
     if (c.leaf.splitTail != LeafKernelShape{}.splitTail) name += c.leaf.splitTail ? "_leafTail" : "_noLeafTail";
     return name;
@@ -202,7 +206,8 @@ bool isDefault(const GpuKernelConfig& c)
     const GpuKernelConfig d{};
     return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures &&
            c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks &&
-           c.leaf.splitAbove == d.leaf.splitAbove && c.leaf.splitTail == d.leaf.splitTail;
+           c.node.warpsPerBlock == d.node.warpsPerBlock && c.leaf.splitAbove == d.leaf.splitAbove &&
+           c.leaf.splitTail == d.leaf.splitTail;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -611,6 +616,10 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
     for (int minBlocks : {0, 8})
         EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}));
     EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {-1}}), ParameterError);
+    for (int warps : {0, 2, 8})
+        EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 0, warps}}), ParameterError);
+    EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 8, 1}}), ParameterError);
+    EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 0, 1}}));
     for (int splitAbove : {0, 1, 512})
         EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {splitAbove}}));
 }
