@@ -303,23 +303,24 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
 
 /// A warp's shared arrays in the body-leaf kernels: a chunk of up to 32 leaves of the list flattened by a warp
 /// scan of their body counts, and a tile of up to 32 of their bodies.
+template<int Warps>
 struct LeafTiles
 {
     using WarpScan = cub::WarpScan<int32_t>;
-    typename WarpScan::TempStorage scan[kForceWarps];
-    int32_t leafFirst[kForceWarps][kWarp]; ///< first body (tree order) of each leaf of the chunk
-    int32_t leafStart[kForceWarps][kWarp]; ///< its position in the chunk's flattened sequence
-    F4 body[kForceWarps][kWarp];
-    int32_t bodyIndex[kForceWarps][kWarp];
+    typename WarpScan::TempStorage scan[Warps];
+    int32_t leafFirst[Warps][kWarp]; ///< first body (tree order) of each leaf of the chunk
+    int32_t leafStart[Warps][kWarp]; ///< its position in the chunk's flattened sequence
+    F4 body[Warps][kWarp];
+    int32_t bodyIndex[Warps][kWarp];
 };
 
 /// Stages the bodies of leaf list [listBegin, listEnd) through the warp's tile, 32 at a time, in list order and
 /// tree order within a leaf (as the CPU twin sums them), and calls consume(count) on each staged tile (bodies
 /// t.body[warp][0..count), their indices t.bodyIndex[warp][...]). Expand: each body's image nearest to centre.
-template<bool Expand, class Consume>
+template<bool Expand, int Warps, class Consume>
 __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* __restrict__ leafList,
                                            int64_t listBegin, int64_t listEnd, const F4* __restrict__ bodies,
-                                           Vec3f centre, LeafTiles& t, int warp, int lane, Consume consume)
+                                           Vec3f centre, LeafTiles<Warps>& t, int warp, int lane, Consume consume)
 {
     int32_t* leafFirst = t.leafFirst[warp];
     int32_t* leafStart = t.leafStart[warp];
@@ -332,7 +333,7 @@ __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* 
         if (lane < numLeaves) leaf = loadReadOnly(tree.leafRange + (leafList[chunk + lane] - tree.numInternal));
         int32_t start = 0, chunkBodies = 0;
         __syncwarp();
-        LeafTiles::WarpScan(t.scan[warp]).ExclusiveSum(leaf.y, start, chunkBodies);
+        typename LeafTiles<Warps>::WarpScan(t.scan[warp]).ExclusiveSum(leaf.y, start, chunkBodies);
         leafFirst[lane] = leaf.x;
         leafStart[lane] = start;
         __syncwarp();
@@ -391,18 +392,18 @@ __device__ inline bool leafLaunchServes(const GroupView& groups, const TreeView&
 /// targets of the last slot each on 32 / r lanes, on interleaved shares of every staged tile, added by warp
 /// shuffles in a fixed order) instead of a dummy target on every lane without one (LeafKernelShape).
 /// A group whose list is longer than splitAbove entries (> 0) is left to bodyLeafSplitKernel.
-template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail>
-__global__ void __launch_bounds__(kForceBlock)
-    bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
-                   const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
-                   bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
+template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail, int Warps>
+__device__ __forceinline__ void
+bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __restrict__ leafOffset,
+             const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
+             bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
 {
-    __shared__ LeafTiles tiles;
+    __shared__ LeafTiles<Warps> tiles;
     using Targets = NodeLaneTargets<TargetsPerLane, SplitTail>;
 
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
-    const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
+    const int32_t g = int32_t(blockIdx.x) * Warps + warp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
@@ -461,6 +462,29 @@ __global__ void __launch_bounds__(kForceBlock)
     }
 }
 
+template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail>
+__global__ void __launch_bounds__(kForceBlock)
+    bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
+                   const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
+                   bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
+{
+    bodyLeafWarp<Periodic, Expand, TargetsPerLane, SplitTail, kForceWarps>(
+        tree, groups, leafOffset, leafList, bodies, targets, skipSelf, eps2, nodeAcc, out, splitAbove);
+}
+
+/// The isolated bodyLeafKernel with one warp a block (LeafKernelShape::warpsPerBlock = 1), as
+/// bodyNodeKernelSingle; at least 32 blocks an SM (the most an SM holds) caps its registers at 64.
+template<int TargetsPerLane, bool SplitTail>
+__global__ void __launch_bounds__(kWarp, 32)
+    bodyLeafKernelSingle(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
+                         const int32_t* __restrict__ leafList, const F4* __restrict__ bodies,
+                         const F4* __restrict__ targets, bool skipSelf, float eps2, const F4* __restrict__ nodeAcc,
+                         F4* __restrict__ out, int splitAbove)
+{
+    bodyLeafWarp<false, false, TargetsPerLane, SplitTail, 1>(tree, groups, leafOffset, leafList, bodies, targets,
+                                                             skipSelf, eps2, nodeAcc, out, splitAbove);
+}
+
 /// The groups whose leaf lists are longer than splitAbove entries (LeafKernelShape), kLeafSplitWarps warps each:
 /// warp w serves share w % kLeafSplitWarps of group w / kLeafSplitWarps's targets, in passes of c <= 32 of them,
 /// each target on 32 / c lanes that take interleaved shares of every staged tile, their partial sums added by
@@ -474,7 +498,7 @@ __global__ void __launch_bounds__(kForceBlock)
                         const F4* __restrict__ targets, bool skipSelf, float eps2, const F4* __restrict__ nodeAcc,
                         F4* __restrict__ out, int splitAbove)
 {
-    __shared__ LeafTiles tiles;
+    __shared__ LeafTiles<kForceWarps> tiles;
 
     const int lane      = int(threadIdx.x) % kWarp;
     const int warp      = int(threadIdx.x) / kWarp;
@@ -536,17 +560,17 @@ static_assert(sizeof(NodeEntry) * kWarp * kForceWarps <= 48 * 1024,
 
 /// The body-leaf kernel of one (periodic, targets per lane) choice; the launcher picks it at run time.
 /// expand: in a periodic box, the kernel for the groups whose Ewald correction is their expansion.
-template<template<bool, int, bool> class Pick>
-auto pickKernel(bool periodic, int targetsPerLane, bool flag, bool expand)
+template<template<bool, int, bool> class Pick, class... Args>
+auto pickKernel(bool periodic, int targetsPerLane, bool flag, Args... args)
 {
     switch (targetsPerLane)
     {
     case 2:
-        if (periodic) return flag ? Pick<true, 2, true>::kernel(expand) : Pick<true, 2, false>::kernel(expand);
-        return flag ? Pick<false, 2, true>::kernel(expand) : Pick<false, 2, false>::kernel(expand);
+        if (periodic) return flag ? Pick<true, 2, true>::kernel(args...) : Pick<true, 2, false>::kernel(args...);
+        return flag ? Pick<false, 2, true>::kernel(args...) : Pick<false, 2, false>::kernel(args...);
     case 4:
-        if (periodic) return flag ? Pick<true, 4, true>::kernel(expand) : Pick<true, 4, false>::kernel(expand);
-        return flag ? Pick<false, 4, true>::kernel(expand) : Pick<false, 4, false>::kernel(expand);
+        if (periodic) return flag ? Pick<true, 4, true>::kernel(args...) : Pick<true, 4, false>::kernel(args...);
+        return flag ? Pick<false, 4, true>::kernel(args...) : Pick<false, 4, false>::kernel(args...);
     default:
         throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
                              " is not built (2 or 4)");
@@ -610,14 +634,19 @@ NodeLaunch pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelSha
 template<bool Periodic, int TargetsPerLane, bool SplitTail>
 struct PickLeaf
 {
-    static auto kernel(bool expand)
+    /// single: one warp a block (isolated kernels only; LeafKernelShape::warpsPerBlock).
+    static auto kernel(bool expand, bool single)
     {
         if constexpr (Periodic)
         {
             return expand ? bodyLeafKernel<true, true, TargetsPerLane, SplitTail>
                           : bodyLeafKernel<true, false, TargetsPerLane, SplitTail>;
         }
-        else return bodyLeafKernel<false, false, TargetsPerLane, SplitTail>;
+        else
+        {
+            return single ? bodyLeafKernelSingle<TargetsPerLane, SplitTail>
+                          : bodyLeafKernel<false, false, TargetsPerLane, SplitTail>;
+        }
     }
 };
 
@@ -650,14 +679,16 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        int targetsPerLane, LeafKernelShape shape)
 {
     const bool periodic = tree.periodic.boxSize > 0.0f;
-    auto expanding      = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true);
-    auto perPair        = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false);
-    if (shape.splitAbove < 0) throw ParameterError(leafKernelShapeError(shape));
+    if (!leafKernelShapeError(shape).empty()) throw ParameterError(leafKernelShapeError(shape));
+    const bool single = !periodic && shape.warpsPerBlock == 1;
+    const int warps   = single ? 1 : kForceWarps;
+    auto expanding    = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true, single);
+    auto perPair      = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false, single);
     if (groups.numGroups == 0) return;
     for (auto kernel : {expanding, periodic ? perPair : nullptr})
     {
         if (kernel == nullptr) continue;
-        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+        kernel<<<blocksFor(groups.numGroups, warps), kWarp * warps, 0, cudaStreamOf(stream)>>>(
             tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
             nodeAcc, acc, shape.splitAbove);
         CUDA_CHECK_LAUNCH();

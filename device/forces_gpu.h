@@ -63,13 +63,19 @@ struct LeafKernelShape
     /// Split the tail of a pass as the body-node kernel does (NodeKernelShape::splitTail); off: every lane
     /// computes every slot, on a dummy target where there is none (the landed kernel).
     bool splitTail = false;
+    /// Warps of a block of the isolated kernel: 4, or 1 (NodeKernelShape::warpsPerBlock). The periodic kernels
+    /// and the long lists' split kernel ignore it.
+    int warpsPerBlock = 4;
 };
 
 /// Empty when the shape is built, else why not (ParameterError's message).
 inline std::string leafKernelShapeError(const LeafKernelShape& shape)
 {
-    if (shape.splitAbove >= 0) return {};
-    return "body-leaf kernel: split above " + std::to_string(shape.splitAbove) + " leaf entries (must be >= 0)";
+    if (shape.splitAbove < 0)
+        return "body-leaf kernel: split above " + std::to_string(shape.splitAbove) + " leaf entries (must be >= 0)";
+    if (shape.warpsPerBlock != 4 && shape.warpsPerBlock != 1)
+        return "body-leaf kernel: " + std::to_string(shape.warpsPerBlock) + " warps a block are not built (4 or 1)";
+    return {};
 }
 
 /// The lanes of one pass of m targets (1 <= m <= 32 targetsPerLane) through the body-node kernel.

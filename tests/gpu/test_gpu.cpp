@@ -185,7 +185,10 @@ std::vector<GpuKernelConfig> kernelVariants()
             {GpuWalk::Team, 2, false, {}, {512, true}},
             // The body-node kernel with one warp a block.
             {GpuWalk::Team, 2, false, {true, 0, 1}},
-            {GpuWalk::Team, 2, true, {false, 0, 1}}};
+            {GpuWalk::Team, 2, true, {false, 0, 1}},
+            // ... and the body-leaf kernel with one warp a block (split tails or not).
+            {GpuWalk::Team, 2, false, {true, 0, 1}, {0, true, 1}},
+            {GpuWalk::Team, 4, false, {}, {512, false, 1}}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
@@ -198,6 +201,8 @@ std::string variantName(const GpuKernelConfig& c)
     if (c.node.warpsPerBlock != d.warpsPerBlock) name += "_nodeWarps" + std::to_string(c.node.warpsPerBlock);
     if (c.leaf.splitAbove != LeafKernelShape{}.splitAbove) name += "_leafSplit" + std::to_string(c.leaf.splitAbove);
     if (c.leaf.splitTail != LeafKernelShape{}.splitTail) name += c.leaf.splitTail ? "_leafTail" : "_noLeafTail";
+    if (c.leaf.warpsPerBlock != LeafKernelShape{}.warpsPerBlock)
+        name += "_leafWarps" + std::to_string(c.leaf.warpsPerBlock);
     return name;
 }
 
@@ -620,6 +625,8 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
         EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 0, warps}}), ParameterError);
     EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 8, 1}}), ParameterError);
     EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 0, 1}}));
+    EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {0, false, 2}}), ParameterError);
+    EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {0, false, 1}}));
     for (int splitAbove : {0, 1, 512})
         EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {splitAbove}}));
 }
