@@ -35,8 +35,11 @@ constexpr int kWarp       = 32;
 constexpr int kForceWarps = 4;
 constexpr int kForceBlock = kWarp * kForceWarps;
 static_assert(kWarp == 32, "the tiles, __syncwarp and cub::WarpScan assume 32-lane warps");
-/// Warps that share one long-listed group in the body-leaf split kernel (LeafKernelShape).
-constexpr int kLeafSplitWarps = 8;
+/// Warps that share one long-listed group in the body-leaf split kernel (LeafKernelShape), and the warps of its
+/// blocks: two groups a block, so that the launch, whose warps mostly leave at once, has few blocks (at 2^22 its
+/// 4-warp blocks cost 0.12 ms on the H200, session 22).
+constexpr int kLeafSplitWarps      = 8;
+constexpr int kLeafSplitBlockWarps = 2 * kLeafSplitWarps;
 static_assert(kForceWarps >= 1 && kForceBlock <= 1024, "a force block is whole warps, at most 1024 threads");
 
 /// What the body-node kernel needs of one list entry: centre of mass and mass, and the quadrupole's two
@@ -492,17 +495,17 @@ __global__ void __launch_bounds__(kWarp, 32)
 /// was the kernel's critical path: at 2^20 (merged, n_group 64) one group of 58 bodies whose box spans the
 /// Plummer core sums 24128 bodies, 25x the mean group's work (benchmarks/results/kernel_sass.md).
 template<bool Periodic, bool Expand>
-__global__ void __launch_bounds__(kForceBlock)
+__global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
     bodyLeafSplitKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                         const int32_t* __restrict__ leafList, const F4* __restrict__ bodies,
                         const F4* __restrict__ targets, bool skipSelf, float eps2, const F4* __restrict__ nodeAcc,
                         F4* __restrict__ out, int splitAbove)
 {
-    __shared__ LeafTiles<kForceWarps> tiles;
+    __shared__ LeafTiles<kLeafSplitBlockWarps> tiles;
 
     const int lane      = int(threadIdx.x) % kWarp;
     const int warp      = int(threadIdx.x) / kWarp;
-    const int64_t w     = int64_t(blockIdx.x) * kForceWarps + warp;
+    const int64_t w     = int64_t(blockIdx.x) * kLeafSplitBlockWarps + warp;
     const int32_t g     = int32_t(w / kLeafSplitWarps);
     const int32_t share = int32_t(w % kLeafSplitWarps);
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
@@ -702,7 +705,7 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
                                    periodic ? bodyLeafSplitKernel<true, false> : nullptr})
         {
             if (kernel == nullptr) continue;
-            kernel<<<blocksFor(warps, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+            kernel<<<blocksFor(warps, kLeafSplitBlockWarps), kWarp * kLeafSplitBlockWarps, 0, cudaStreamOf(stream)>>>(
                 tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
                 nodeAcc, acc, shape.splitAbove);
             CUDA_CHECK_LAUNCH();

@@ -58,8 +58,10 @@ struct LeafKernelShape
 {
     /// A group whose leaf list holds more than this many entries is served by 8 warps, each on a share of its
     /// targets, the lanes of each target taking interleaved shares of its list (partial sums added by warp
-    /// shuffles in a fixed order), instead of one warp; 0: every group by one warp (the landed kernel).
-    int splitAbove = 0;
+    /// shuffles in a fixed order), instead of one warp; 0: every group by one warp. Default 512 (4x the median
+    /// list at 2^20 and 2^22): on the H200 (session 22) the body-leaf kernel at 2^20, merged groups of <= 64,
+    /// takes 2.4 instead of 4.0 ms, where one group of 58 bodies has 4290 entries (benchmarks/results/kernel_sass.md).
+    int splitAbove = 512;
     /// Split the tail of a pass as the body-node kernel does (NodeKernelShape::splitTail); off: every lane
     /// computes every slot, on a dummy target where there is none (the landed kernel).
     bool splitTail = false;
