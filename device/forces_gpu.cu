@@ -430,18 +430,25 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
         }
         forEachLeafBodyTile<expand>(
             tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
-                for (int k = 0; k < count; ++k)
-                {
-                    F4 b      = tiles.body[warp][k];
-                    int32_t j = tiles.bodyIndex[warp][k];
-#pragma unroll
-                    for (int s = 0; s < TargetsPerLane; ++s)
+                // The plain slots: every slot (no test in the loop), or fewer (the first t.plain), as in the
+                // body-node kernel (a per-slot test in the loop cost a branch a slot, SASS session 22).
+                auto plainSlots = [&](auto slots) {
+                    constexpr int n = decltype(slots)::value;
+                    for (int k = 0; k < count; ++k)
                     {
-                        if (s >= t.plain) continue;
-                        leafInteraction<Periodic, expand>(b, j, t.pos[s], self[s], skipSelf, eps2, tree.periodic,
-                                                          t.acc[s], t.pot[s]);
+                        F4 b      = tiles.body[warp][k];
+                        int32_t j = tiles.bodyIndex[warp][k];
+#pragma unroll
+                        for (int s = 0; s < n; ++s)
+                        {
+                            if (n == TargetsPerLane || s < t.plain)
+                                leafInteraction<Periodic, expand>(b, j, t.pos[s], self[s], skipSelf, eps2,
+                                                                  tree.periodic, t.acc[s], t.pot[s]);
+                        }
                     }
-                }
+                };
+                if (t.plain == TargetsPerLane) plainSlots(std::integral_constant<int, TargetsPerLane>{});
+                else if (t.plain > 0) plainSlots(std::integral_constant<int, TargetsPerLane - 1>{});
                 if (SplitTail && t.ways > 0)
                 {
 #pragma unroll 1
