@@ -78,35 +78,43 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
 
 /// N = range(0), theta = range(1) / 100, the default leaf size; the body-node kernel's shape: split tails
 /// when range(2) is 1, range(3) blocks an SM as its minimum (NodeKernelShape); the tree's groups as cut
-/// (range(4) = 0) or merged (1), of at most n_group = range(5) bodies.
+/// (range(4) = 0) or merged (1), of at most n_group = range(5) bodies; the body-leaf kernel's groups of more
+/// than range(6) leaf entries split over several warps (LeafKernelShape; 0: none), and its pass tails split
+/// when range(7) is 1; range(8) warps a block in both kernels (isolated: 4 or 1).
 void BM_GpuForces(benchmark::State& state)
 {
     GpuKernelConfig kernels;
-    kernels.node = {state.range(2) != 0, int(state.range(3))};
+    kernels.node = {state.range(2) != 0, int(state.range(3)), int(state.range(8))};
+    kernels.leaf = {int(state.range(6)), state.range(7) != 0, int(state.range(8))};
     runGpuForces(state, state.range(0), double(state.range(1)) / 100.0, Parameters{}.n_leaf, int(state.range(5)),
                  state.range(4) != 0, kernels);
 }
 
-/// The landed body-node kernel (no split, no minimum) beside the split one, each without a minimum of blocks
-/// an SM and at 8 (64 registers), for the tree's groups and the merged ones; merged groups of at most 48
-/// bodies (a tail of at most 16, which the split serves whole: 1.08 lane iterations per interaction against
-/// 1.11 at 64, benchmarks/results/kernel_sass.md); theta 0.75 at the default.
+/// The default kernels, merged groups of at most 64 and 48 bodies at theta 0.5, each with the body-leaf kernel's
+/// long lists split over several warps (more than 512 entries: at 2^20, n_group 64, one group of 58 bodies
+/// has 4290 leaf entries, the median 136, benchmarks/results/kernel_sass.md) or not, its pass tails split or
+/// not, both kernels with one warp a block (alone and with both leaf shapes); the landed body-node kernel (no
+/// split tail) and the tree's groups as cut at n_group 64; theta 0.75.
 void forcesShapes(benchmark::internal::Benchmark* b)
 {
-    b->ArgNames({"N", "theta100", "split", "min_blocks", "merge", "n_group"});
+    b->ArgNames({"N", "theta100", "split", "min_blocks", "merge", "n_group", "leaf_split", "leaf_tail", "warps"});
     const NodeKernelShape d{};
+    const LeafKernelShape l{};
     const int64_t nGroup = Parameters{}.n_group;
+    const int64_t split = d.splitTail ? 1 : 0, minBlocks = d.minBlocks, warps = d.warpsPerBlock;
+    const int64_t leafSplit = l.splitAbove, leafTail = l.splitTail ? 1 : 0;
     for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
     {
-        for (int64_t merge : {0, 1})
+        for (int64_t groupSize : {nGroup, int64_t(48)})
         {
-            for (auto [split, minBlocks] : {std::pair<int64_t, int64_t>{0, 0}, {1, 0}, {1, 8}, {0, 8}})
-            {
-                b->Args({n, 50, split, minBlocks, merge, nGroup});
-            }
+            for (auto [above, tail] : {std::pair<int64_t, int64_t>{0, 0}, {512, 0}, {0, 1}, {512, 1}})
+                b->Args({n, 50, split, minBlocks, 1, groupSize, above, tail, warps});
+            b->Args({n, 50, split, minBlocks, 1, groupSize, leafSplit, leafTail, 1});
+            b->Args({n, 50, split, minBlocks, 1, groupSize, 512, 1, 1});
         }
-        for (int64_t split : {0, 1}) b->Args({n, 50, split, 0, 1, 48});
-        b->Args({n, 75, d.splitTail ? 1 : 0, d.minBlocks, 0, nGroup});
+        b->Args({n, 50, 0, 0, 1, nGroup, leafSplit, leafTail, warps});
+        b->Args({n, 50, split, minBlocks, 0, nGroup, leafSplit, leafTail, warps});
+        b->Args({n, 75, split, minBlocks, 0, nGroup, leafSplit, leafTail, warps});
     }
 }
 

@@ -61,19 +61,36 @@ HOST_DEVICE inline T safeInvSqrt(T r2)
 #endif
 }
 
+/// The smallest normal number of T (2^-126 for float): below it the hardware rsqrt needs its slow
+/// subnormal path, and r^2 has lost precision anyway.
+template<class T>
+HOST_DEVICE constexpr T minNormal()
+{
+    return sizeof(T) == sizeof(float) ? T(0x1p-126) : T(0x1p-1022);
+}
+
+/// 1/sqrt(r2) for a normal r2 (>= minNormal), else 0: a pair so close (or coincident) that r^2 is
+/// subnormal or zero contributes nothing instead of NaN. On the device the flush-to-zero rsqrt
+/// (invSqrtNormal: the MUFU alone, without rsqrtf's test and rescaling of subnormal inputs) and a select;
+/// for every normal r2 its value is rsqrtf's bit for bit. On the host without a branch (r2 + 1 is exactly
+/// 1 for a subnormal r2), so the loops over targets vectorise; exact, as invSqrt.
+template<class T>
+HOST_DEVICE inline T invSqrtOrZero(T r2);
+
 /// Adds the pull of a body of mass m at offset d (source - target).
-/// A pair with r^2 + eps^2 == 0 (coincident, unsoftened) contributes nothing instead of NaN;
-/// excluding a body's interaction with itself is the caller's job (it knows the indices).
+/// A pair with r^2 + eps^2 below float's normal range (coincident and unsoftened, or closer than
+/// 2^-63 ~ 1.1e-19) contributes nothing instead of NaN; excluding a body's interaction with itself is the
+/// caller's job (it knows the indices).
 ///
 /// Range: the acceleration is formed as (m/r^2) (d/r), never through m/r^3, which leaves float32's
 /// range long before the acceleration does (it overflows for an unsoftened pair closer than ~1e-13 and
 /// falls below the normal range for a body ~1e13 from the mass). So a pair is computed whenever r^2
-/// and m/r^2 are representable (r from ~1e-19 to beyond the 1e15 coordinate limit).
+/// is normal and m/r^2 representable (r from 2^-63 ~ 1.1e-19 to beyond the 1e15 coordinate limit).
 template<class T>
 HOST_DEVICE inline void bodyBody(Vec3<T> d, T m, T eps2, Vec3<T>& acc, T& pot)
 {
     T r2     = softenedDistance2(d, eps2);
-    T invR   = safeInvSqrt(r2);
+    T invR   = invSqrtOrZero(r2);
     T mInvR  = m * invR;
     T mInvR2 = mInvR * invR;
     pot -= mInvR;
@@ -104,6 +121,18 @@ template<>
 HOST_DEVICE inline double invSqrtNormal<double>(double x)
 {
     return 1.0 / sqrt(x);
+}
+
+template<class T>
+HOST_DEVICE inline T invSqrtOrZero(T r2)
+{
+#ifdef __CUDA_ARCH__
+    T inv = invSqrtNormal(r2); // unconditionally, so that nvcc selects instead of branching
+    return r2 >= minNormal<T>() ? inv : T(0);
+#else
+    T small = r2 >= minNormal<T>() ? T(0) : T(1);
+    return invSqrt(r2 + small) * (T(1) - small);
+#endif
 }
 
 /// bodyBody for softened sums, in the fewest operations (3 subtractions by the caller, 3 fused
@@ -140,6 +169,24 @@ HOST_DEVICE inline float softenedMassLimit(float eps2)
     return limit < maxFloat ? float(limit) : float(maxFloat);
 }
 
+/// The softening of bodyNodePrepared: eps^2 floored at float's smallest normal number (minNormal), so that
+/// r^2 is always normal and the rsqrt needs neither its subnormal path nor a zero guard. Once per evaluation.
+template<class T>
+HOST_DEVICE inline T nodeSoftening(T eps2)
+{
+    return eps2 > minNormal<T>() ? eps2 : minNormal<T>();
+}
+
+/// A node's quadrupole as bodyNodePrepared takes it, once per node (the device kernel when it stages the
+/// node, the CPU twin before its loop over targets): the diagonal raised by S' and spread = S', where
+/// S' = q.spread when eps2 > 0, else 0 (so an unsoftened node is the traceless expansion bit for bit).
+template<class T>
+HOST_DEVICE inline SymTensor<T> prepareQuadrupole(const SymTensor<T>& q, T eps2)
+{
+    const T s = eps2 > T(0) ? q.spread : T(0);
+    return {q.xx + s, q.yy + s, q.zz + s, q.xy, q.xz, q.yz, s};
+}
+
 /// Adds the pull of a node (mass, traceless quadrupole q about its centre of mass) at offset
 /// d = com - target:
 ///   phi = -M/r - (d.Q.d - S eps^2)/(2 r^5)
@@ -148,29 +195,54 @@ HOST_DEVICE inline float softenedMassLimit(float eps2)
 /// Plummer-softened potential, whose Laplacian does not vanish, so the trace of the second moment
 /// contributes the S eps^2 terms (Bonsai keeps the full second moment for the same reason; measured:
 /// benchmarks/results/mac_study.md section 7). Evaluated, for the range of float32 as in bodyBody,
-/// with u = d/r (|u| <= 1):
-///   phi = -(M + (u.Q.u - S eps^2/r^2)/(2 r^2)) / r
-///   a   = (M u + (5/2 (u.Q.u - S eps^2/r^2) u - Q.u) / r^2) / r^2
+/// with u = d/r (|u| <= 1) and, since u.u = 1 - eps^2/r^2, the spread folded into the quadrupole's
+/// diagonal (Q' = Q + S I, prepareQuadrupole), which keeps eps^2 out of every product (S eps^2 itself
+/// leaves float32 for nodes of ~1e9 with a softening to match) and costs no instruction per interaction:
+///   w   = (u.Q.u - S eps^2/r^2)/r^2 = (u.Q'.u - S)/r^2
+///   phi = -(M + w/2) / r
+///   a   = ((M + 5/2 w + S/r^2) u - Q'.u/r^2) / r^2
+/// (the d-form, with 1/r^5 and 1/r^7, would save two multiplies but leaves float32 for accepted inputs:
+/// 1/r^5 is 0 beyond r ~ 1e9, and M d overflows for solar masses in SI units at 1 au).
+///
+/// No zero guard: eps2Floor = nodeSoftening(eps^2) >= 2^-126, so r^2 is normal and the rsqrt is the
+/// flush-to-zero one (invSqrtNormal). The floor changes no result where eps^2 >= 2^-126, and none with
+/// eps^2 = 0 while |d| >= 2^-51. Below that the node counts as softened by 2^-63 (a node that small has
+/// no quadrupole left in float: its pull is finite up to masses of 2^-126 of the largest float, and NaN
+/// never comes from r^2 = 0, where the old guard gave 0). d is never exactly 0 for a node the walk
+/// accepts: acceptNode needs boxPointDistance2(group box, com) > radius^2 (1 + scale) >= 0, while each
+/// target of the group has distance exactly 0 from the group's box (groupBox: |t - c| <= h holds in
+/// float for every t between the box's extremes, rounding being monotone), so com differs from every
+/// target of the group (Octgrav, Bonsai and relative MACs alike; in a periodic box the images are whole
+/// boxes away).
+/// @param[in] q          prepareQuadrupole(traceless quadrupole, eps^2)
+/// @param[in] eps2Floor  nodeSoftening(eps^2)
 template<class T>
-HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps2, Vec3<T>& acc, T& pot)
+HOST_DEVICE inline void bodyNodePrepared(Vec3<T> d, T mass, const SymTensor<T>& q, T eps2Floor, Vec3<T>& acc, T& pot)
 {
-    T r2    = softenedDistance2(d, eps2);
-    T invR  = safeInvSqrt(r2);
+    T r2    = softenedDistance2(d, eps2Floor);
+    T invR  = invSqrtNormal(r2);
     T invR2 = invR * invR;
     Vec3<T> u{d.x * invR, d.y * invR, d.z * invR};
 
     Vec3<T> qu{q.xx * u.x + q.xy * u.y + q.xz * u.z, q.xy * u.x + q.yy * u.y + q.yz * u.z,
                q.xz * u.x + q.yz * u.y + q.zz * u.z};
-    // One product (u.Q.u - S eps^2/r^2)/r^2 serves both terms: one multiply and one fused multiply-add
-    // each. S eps^2 is one product per node (hoisted out of a loop over targets); with S = 0 the
-    // difference is exactly u.Q.u.
-    T uquR2 = (dot(u, qu) - (q.spread * eps2) * invR2) * invR2;
+    // One product w serves both terms: one multiply and one fused multiply-add each. S is subtracted
+    // first, so every term of the dot product is a fused multiply-add.
+    T w = (u.x * qu.x + (u.y * qu.y + (u.z * qu.z - q.spread))) * invR2;
 
-    T radial = mass + T(2.5) * uquR2;
-    pot -= (mass + T(0.5) * uquR2) * invR;
+    T radial = (mass + T(2.5) * w) + q.spread * invR2;
+    pot -= (mass + T(0.5) * w) * invR;
     acc.x += (radial * u.x - invR2 * qu.x) * invR2;
     acc.y += (radial * u.y - invR2 * qu.y) * invR2;
     acc.z += (radial * u.z - invR2 * qu.z) * invR2;
+}
+
+/// bodyNodePrepared of a node as packed (traceless q with its spread) at softening eps2: for callers that
+/// meet a node once (the periodic per-interaction path, tests).
+template<class T>
+HOST_DEVICE inline void bodyNode(Vec3<T> d, T mass, const SymTensor<T>& q, T eps2, Vec3<T>& acc, T& pot)
+{
+    bodyNodePrepared(d, mass, prepareQuadrupole(q, eps2), nodeSoftening(eps2), acc, pot);
 }
 
 /// Unpacks the two F4 words of a packed quadrupole: (xx, yy, zz, xy), (xz, yz, spread, -).

@@ -35,40 +35,12 @@ constexpr int kWarp       = 32;
 constexpr int kForceWarps = 4;
 constexpr int kForceBlock = kWarp * kForceWarps;
 static_assert(kWarp == 32, "the tiles, __syncwarp and cub::WarpScan assume 32-lane warps");
+/// Warps that share one long-listed group in the body-leaf split kernel (LeafKernelShape), and the warps of its
+/// blocks: two groups a block, so that the launch, whose warps mostly leave at once, has few blocks (at 2^22 its
+/// 4-warp blocks cost 0.12 ms on the H200, session 22).
+constexpr int kLeafSplitWarps      = 8;
+constexpr int kLeafSplitBlockWarps = 2 * kLeafSplitWarps;
 static_assert(kForceWarps >= 1 && kForceBlock <= 1024, "a force block is whole warps, at most 1024 threads");
-
-/// The targets one lane serves in one pass of its warp over the group's lists: base + lane + 32 s
-/// for slot s. slots is warp-uniform; lanes without a target in a slot compute on a dummy target
-/// at the origin (the kernels guard r = 0) and discard the result, so the inner loops do not
-/// branch on which lanes have targets.
-template<int TargetsPerLane>
-struct LaneTargets
-{
-    static_assert(TargetsPerLane >= 1, "every lane serves at least one target per pass");
-    static constexpr int kPerWarp = kWarp * TargetsPerLane;
-
-    Vec3f pos[TargetsPerLane];
-    int32_t index[TargetsPerLane];
-    Vec3f acc[TargetsPerLane];
-    float pot[TargetsPerLane];
-    int32_t end;
-    int slots;
-
-    __device__ LaneTargets(const F4* targets, int32_t base, int32_t groupEnd, int lane) : end(groupEnd)
-    {
-        slots = min(TargetsPerLane, (groupEnd - base + kWarp - 1) / kWarp);
-#pragma unroll
-        for (int s = 0; s < TargetsPerLane; ++s)
-        {
-            index[s] = base + lane + s * kWarp;
-            pos[s]   = index[s] < end ? xyz(loadReadOnly(targets + index[s])) : Vec3f{0, 0, 0};
-            acc[s]   = {0, 0, 0};
-            pot[s]   = 0;
-        }
-    }
-
-    __device__ bool active(int s) const { return index[s] < end; }
-};
 
 /// What the body-node kernel needs of one list entry: centre of mass and mass, and the quadrupole's two
 /// packed words (the second with the spread, common/tree_view.h).
@@ -94,11 +66,13 @@ __device__ inline NodeEntry loadNodeEntry(const TreeView& tree, const TreeTextur
             loadReadOnly(tree.nodeQuad + 2 * n + 1)};
 }
 
-/// The targets one lane serves in one pass of the body-node kernel (tailPlan, forces_gpu.h). Split
-/// (SplitTail): slots 0..plain-1 hold base + lane + 32 s (or a dummy) and take every staged node; the
-/// tail targets, if any, sit in the last slot, lane l holding target l % tail on the staged nodes k with
-/// k % ways == l / tail (part), and lanes l >= tail * ways none (they idle through the tail loop). Not
-/// split: as LaneTargets, every slot a plain one, dummies where there is no target.
+/// The targets one lane serves in one pass of a force kernel over a group's list (tailPlan, forces_gpu.h;
+/// the body-node kernel's, and the body-leaf kernel's). Split (SplitTail): slots 0..plain-1 hold
+/// base + lane + 32 s (or a dummy) and take every staged source; the tail targets, if any, sit in the last
+/// slot, lane l holding target l % tail on the staged sources k with k % ways == l / tail (part), and lanes
+/// l >= tail * ways none (they idle through the tail loop). Not split: every slot a plain one, the first
+/// ceil(m / 32) of them in use; lanes without a target in a slot compute on a dummy target at the origin
+/// and discard the result, so the inner loops do not branch on which lanes have targets.
 template<int TargetsPerLane, bool SplitTail>
 struct NodeLaneTargets
 {
@@ -170,17 +144,28 @@ struct NodeLaneTargets
     }
 };
 
-/// One body-node interaction of target slot s with a staged node: the isolated formula, or in a periodic
-/// box that does not expand the per-interaction Ewald correction.
+/// A node entry as the warp's tile holds it: for the isolated formula its quadrupole prepared once here
+/// (prepareQuadrupole), not once per interaction; the periodic per-interaction formula takes it as packed.
+template<bool PerPair>
+__device__ inline NodeEntry stagedEntry(NodeEntry e, float eps2)
+{
+    if (PerPair) return e;
+    const SymTensor<float> q = prepareQuadrupole(unpackQuadrupole(e.quadA, e.quadB), eps2);
+    return {e.com, {q.xx, q.yy, q.zz, q.xy}, {q.xz, q.yz, q.spread, e.quadB.w}};
+}
+
+/// One body-node interaction of target slot s with a staged node: the isolated formula (eps2: its
+/// nodeSoftening), or in a periodic box that does not expand the per-interaction Ewald correction (eps2
+/// as given).
 template<bool PerPair, class Targets>
 __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float>& q, float eps2,
                                        const PeriodicView& box, Targets& t, int s)
 {
     if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
-    else bodyNode(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
+    else bodyNodePrepared(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
 }
 
-/// Body-node forces of one warp's group: one warp per group (see LaneTargets for why). The group's node
+/// Body-node forces of one warp's group: one warp per group (see kForceWarps for why). The group's node
 /// list is staged through the warp's shared tile 32 entries at a time. Each lane fetches its entry of the
 /// next tile before the warp computes on the current one, so the scattered node loads overlap the
 /// arithmetic. A plain slot's target sums the whole list in list order, like the CPU twin; a split tail
@@ -189,28 +174,29 @@ __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float
 /// when staged, so plain and tail slots see the same images) with the isolated formula, its Ewald
 /// correction coming from the group's expansion (device/ewald_gpu.h, after the leaf kernel); a larger
 /// group takes the per-interaction correction. As on the CPU twin.
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, int Warps = kForceWarps>
 __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTextures& tex, const GroupView& groups,
                                              const int64_t* __restrict__ nodeOffset,
                                              const int32_t* __restrict__ nodeList, const F4* __restrict__ targets,
                                              float eps2, F4* __restrict__ nodeAcc)
 {
-    __shared__ NodeEntry sNode[kForceWarps][kWarp];
+    __shared__ NodeEntry sNode[Warps][kWarp];
     using Targets = NodeLaneTargets<TargetsPerLane, SplitTail>;
 
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
-    const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
+    const int32_t g = int32_t(blockIdx.x) * Warps + warp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = nodeOffset[g], listEnd = nodeOffset[g + 1];
     NodeEntry* tileNodes = sNode[warp];
     // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
     if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
-    constexpr bool expand  = Periodic && Expand;
-    constexpr bool perPair = Periodic && !Expand;
-    const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
-    const int32_t groupEnd = range.x + range.y;
+    constexpr bool expand       = Periodic && Expand;
+    constexpr bool perPair      = Periodic && !Expand;
+    const Vec3f centre          = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const int32_t groupEnd      = range.x + range.y;
+    const float interactionEps2 = perPair ? eps2 : nodeSoftening(eps2);
 
     for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
     {
@@ -227,7 +213,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                 next.com          = {image.x, image.y, image.z, next.com.w};
             }
             __syncwarp();
-            tileNodes[lane] = next;
+            tileNodes[lane] = stagedEntry<perPair>(next, eps2);
             __syncwarp();
             if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
             // The plain slots: every slot (no test in the loop), or fewer (the first t.plain).
@@ -242,7 +228,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                     for (int s = 0; s < n; ++s)
                     {
                         if (n == TargetsPerLane || s < t.plain)
-                            nodeInteraction<perPair>(e, q, eps2, tree.periodic, t, s);
+                            nodeInteraction<perPair>(e, q, interactionEps2, tree.periodic, t, s);
                     }
                 }
             };
@@ -254,7 +240,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                 for (int k = t.part; k < count; k += t.ways)
                 {
                     NodeEntry e = tileNodes[k];
-                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), eps2, tree.periodic, t,
+                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2, tree.periodic, t,
                                              Targets::kTail);
                 }
             }
@@ -277,6 +263,19 @@ __global__ void __launch_bounds__(kForceBlock)
 {
     bodyNodeWarp<Periodic, Expand, TargetsPerLane, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets,
                                                                    eps2, nodeAcc);
+}
+
+/// The isolated 2-per-lane bodyNodeKernel with one warp a block (NodeKernelShape::warpsPerBlock = 1): an SM
+/// starts the next group as soon as one warp's group is done, not when the slowest of a block's four is.
+/// At least 28 blocks an SM caps its registers at 73, as many as the 4-warp kernel takes (72): the same 28
+/// warps an SM (an SM holds at most 32 blocks).
+template<bool Tex, bool SplitTail>
+__global__ void __launch_bounds__(kWarp, 28)
+    bodyNodeKernelSingle(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                         const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
+                         F4* __restrict__ nodeAcc)
+{
+    bodyNodeWarp<false, false, 2, Tex, SplitTail, 1>(tree, tex, groups, nodeOffset, nodeList, targets, eps2, nodeAcc);
 }
 
 /// bodyNodeKernel with at least MinBlocks blocks an SM (NodeKernelShape::minBlocks), which caps its
@@ -305,6 +304,85 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
     return lo;
 }
 
+/// A warp's shared arrays in the body-leaf kernels: a chunk of up to 32 leaves of the list flattened by a warp
+/// scan of their body counts, and a tile of up to 32 of their bodies.
+template<int Warps>
+struct LeafTiles
+{
+    using WarpScan = cub::WarpScan<int32_t>;
+    typename WarpScan::TempStorage scan[Warps];
+    int32_t leafFirst[Warps][kWarp]; ///< first body (tree order) of each leaf of the chunk
+    int32_t leafStart[Warps][kWarp]; ///< its position in the chunk's flattened sequence
+    F4 body[Warps][kWarp];
+    int32_t bodyIndex[Warps][kWarp];
+};
+
+/// Stages the bodies of leaf list [listBegin, listEnd) through the warp's tile, 32 at a time, in list order and
+/// tree order within a leaf (as the CPU twin sums them), and calls consume(count) on each staged tile (bodies
+/// t.body[warp][0..count), their indices t.bodyIndex[warp][...]). Expand: each body's image nearest to centre.
+template<bool Expand, int Warps, class Consume>
+__device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* __restrict__ leafList,
+                                           int64_t listBegin, int64_t listEnd, const F4* __restrict__ bodies,
+                                           Vec3f centre, LeafTiles<Warps>& t, int warp, int lane, Consume consume)
+{
+    int32_t* leafFirst = t.leafFirst[warp];
+    int32_t* leafStart = t.leafStart[warp];
+    F4* body           = t.body[warp];
+    int32_t* bodyIndex = t.bodyIndex[warp];
+    for (int64_t chunk = listBegin; chunk < listEnd; chunk += kWarp)
+    {
+        const int numLeaves = int(min(int64_t(kWarp), listEnd - chunk));
+        I2 leaf{0, 0};
+        if (lane < numLeaves) leaf = loadReadOnly(tree.leafRange + (leafList[chunk + lane] - tree.numInternal));
+        int32_t start = 0, chunkBodies = 0;
+        __syncwarp();
+        typename LeafTiles<Warps>::WarpScan(t.scan[warp]).ExclusiveSum(leaf.y, start, chunkBodies);
+        leafFirst[lane] = leaf.x;
+        leafStart[lane] = start;
+        __syncwarp();
+        for (int32_t tile = 0; tile < chunkBodies; tile += kWarp)
+        {
+            const int count = min(kWarp, chunkBodies - tile);
+            if (lane < count)
+            {
+                int32_t f = tile + lane;
+                int l     = findLeaf(leafStart, numLeaves, f);
+                int32_t j = leafFirst[l] + (f - leafStart[l]);
+                F4 b      = loadReadOnly(bodies + j);
+                if (Expand)
+                {
+                    const Vec3f image = imageNearest(xyz(b), centre, tree.periodic);
+                    b                 = {image.x, image.y, image.z, b.w};
+                }
+                body[lane]      = b;
+                bodyIndex[lane] = j;
+            }
+            __syncwarp();
+            consume(count);
+            __syncwarp();
+        }
+    }
+}
+
+/// One body-body interaction of a target (index `index`, slot sums acc, pot) with staged body b of index j.
+template<bool Periodic, bool Expand>
+__device__ inline void leafInteraction(F4 b, int32_t j, Vec3f pos, int32_t index, bool skipSelf, float eps2,
+                                       const PeriodicView& box, Vec3f& acc, float& pot)
+{
+    const bool self = skipSelf && j == index;
+    // The body itself adds exact zeros (massless, at a guarded r), without the divergent branch of skipping it.
+    if (Periodic && !Expand) bodyBodyPeriodic(xyz(b) - pos, self ? 0.0f : b.w, b.w, eps2, box, acc, pot);
+    else bodyBody(xyz(b) - pos, self ? 0.0f : b.w, eps2, acc, pot);
+}
+
+/// Whether the body-leaf kernels' launch for (periodic, expand) serves group g: a periodic box takes two
+/// launches, the groups that expand and the others.
+template<bool Periodic, bool Expand>
+__device__ inline bool leafLaunchServes(const GroupView& groups, const TreeView& tree, int32_t g)
+{
+    return !Periodic || ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) == Expand;
+}
+
 /// Body-leaf forces, and the final sum: one warp per group. The leaf list is taken 32 leaves at a
 /// time; a warp scan of their body counts flattens them into one sequence of bodies (list order,
 /// then tree order within a leaf, like the CPU twin), staged through the warp's shared tile 32
@@ -313,94 +391,176 @@ __device__ inline int findLeaf(const int32_t* leafStart, int numLeaves, int32_t 
 /// staged) with the isolated formula, its Ewald correction (the self term included) coming from the
 /// group's expansion (device/ewald_gpu.h, launched after this kernel); a larger group takes the
 /// per-interaction correction, which a body also applies to itself. As on the CPU twin.
-template<bool Periodic, bool Expand, int TargetsPerLane>
-__global__ void __launch_bounds__(kForceBlock)
-    bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
-                   const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
-                   bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out)
+/// SplitTail: a pass's targets spread over the lanes as in the body-node kernel (NodeLaneTargets: the r <= 16
+/// targets of the last slot each on 32 / r lanes, on interleaved shares of every staged tile, added by warp
+/// shuffles in a fixed order) instead of a dummy target on every lane without one (LeafKernelShape).
+/// A group whose list is longer than splitAbove entries (> 0) is left to bodyLeafSplitKernel.
+template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail, int Warps>
+__device__ __forceinline__ void
+bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __restrict__ leafOffset,
+             const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
+             bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
 {
-    using WarpScan = cub::WarpScan<int32_t>;
-    __shared__ typename WarpScan::TempStorage scanStorage[kForceWarps];
-    __shared__ int32_t sLeafFirst[kForceWarps][kWarp]; // first body (tree order) of each leaf of the chunk
-    __shared__ int32_t sLeafStart[kForceWarps][kWarp]; // its position in the chunk's flattened sequence
-    __shared__ F4 sBody[kForceWarps][kWarp];
-    __shared__ int32_t sBodyIndex[kForceWarps][kWarp];
+    __shared__ LeafTiles<Warps> tiles;
+    using Targets = NodeLaneTargets<TargetsPerLane, SplitTail>;
 
     const int lane  = int(threadIdx.x) % kWarp;
     const int warp  = int(threadIdx.x) / kWarp;
-    const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
+    const int32_t g = int32_t(blockIdx.x) * Warps + warp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const I2 range          = loadReadOnly(groups.range + g);
     const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
-    int32_t* leafFirst = sLeafFirst[warp];
-    int32_t* leafStart = sLeafStart[warp];
-    F4* body           = sBody[warp];
-    int32_t* bodyIndex = sBodyIndex[warp];
-    // A periodic box takes two launches: the groups that expand, and the others (whole warps leave).
-    if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
-    constexpr bool expand = Periodic && Expand;
-    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    if (!leafLaunchServes<Periodic, Expand>(groups, tree, g)) return;
+    if (splitAbove > 0 && listEnd - listBegin > splitAbove) return;
+    constexpr bool expand  = Periodic && Expand;
+    const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const int32_t groupEnd = range.x + range.y;
 
-    for (int32_t base = range.x; base < range.x + range.y; base += LaneTargets<TargetsPerLane>::kPerWarp)
+    for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
     {
-        LaneTargets<TargetsPerLane> t(targets, base, range.x + range.y, lane);
-        for (int64_t chunk = listBegin; chunk < listEnd; chunk += kWarp)
-        {
-            const int numLeaves = int(min(int64_t(kWarp), listEnd - chunk));
-            I2 leaf{0, 0};
-            if (lane < numLeaves) leaf = loadReadOnly(tree.leafRange + (leafList[chunk + lane] - tree.numInternal));
-            int32_t start = 0, chunkBodies = 0;
-            __syncwarp();
-            WarpScan(scanStorage[warp]).ExclusiveSum(leaf.y, start, chunkBodies);
-            leafFirst[lane] = leaf.x;
-            leafStart[lane] = start;
-            __syncwarp();
-            for (int32_t tile = 0; tile < chunkBodies; tile += kWarp)
-            {
-                const int count = min(kWarp, chunkBodies - tile);
-                if (lane < count)
-                {
-                    int32_t f = tile + lane;
-                    int l     = findLeaf(leafStart, numLeaves, f);
-                    int32_t j = leafFirst[l] + (f - leafStart[l]);
-                    F4 b      = loadReadOnly(bodies + j);
-                    if (expand)
-                    {
-                        const Vec3f image = imageNearest(xyz(b), centre, tree.periodic);
-                        b                 = {image.x, image.y, image.z, b.w};
-                    }
-                    body[lane]      = b;
-                    bodyIndex[lane] = j;
-                }
-                __syncwarp();
-                for (int k = 0; k < count; ++k)
-                {
-                    F4 b      = body[k];
-                    int32_t j = bodyIndex[k];
-#pragma unroll
-                    for (int s = 0; s < TargetsPerLane; ++s)
-                    {
-                        if (s >= t.slots) continue;
-                        const bool self = skipSelf && j == t.index[s];
-                        if (Periodic && !expand)
-                        {
-                            bodyBodyPeriodic(xyz(b) - t.pos[s], self ? 0.0f : b.w, b.w, eps2, tree.periodic, t.acc[s],
-                                             t.pot[s]);
-                        }
-                        // The body itself adds exact zeros (massless, at a guarded r), without the
-                        // divergent branch of skipping it.
-                        else bodyBody(xyz(b) - t.pos[s], self ? 0.0f : b.w, eps2, t.acc[s], t.pot[s]);
-                    }
-                }
-                __syncwarp();
-            }
-        }
+        const int m = min(Targets::kPerWarp, groupEnd - base);
+        Targets t(targets, base, m, lane);
+        // Each slot's target as an index a body can have, -1 (no body) for a dummy.
+        int32_t self[TargetsPerLane];
 #pragma unroll
         for (int s = 0; s < TargetsPerLane; ++s)
         {
-            if (!t.active(s)) continue;
-            F4 node         = loadReadOnly(nodeAcc + t.index[s]);
-            out[t.index[s]] = {node.x + t.acc[s].x, node.y + t.acc[s].y, node.z + t.acc[s].z, node.w + t.pot[s]};
+            const int32_t i = t.index(s, m, lane);
+            self[s]         = i >= 0 ? base + i : -1;
+        }
+        forEachLeafBodyTile<expand>(
+            tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
+                // The plain slots: every slot (no test in the loop), or fewer (the first t.plain), as in the
+                // body-node kernel (a per-slot test in the loop cost a branch a slot, SASS session 22).
+                auto plainSlots = [&](auto slots) {
+                    constexpr int n = decltype(slots)::value;
+                    for (int k = 0; k < count; ++k)
+                    {
+                        F4 b      = tiles.body[warp][k];
+                        int32_t j = tiles.bodyIndex[warp][k];
+#pragma unroll
+                        for (int s = 0; s < n; ++s)
+                        {
+                            if (n == TargetsPerLane || s < t.plain)
+                                leafInteraction<Periodic, expand>(b, j, t.pos[s], self[s], skipSelf, eps2,
+                                                                  tree.periodic, t.acc[s], t.pot[s]);
+                        }
+                    }
+                };
+                if (t.plain == TargetsPerLane) plainSlots(std::integral_constant<int, TargetsPerLane>{});
+                else if (t.plain > 0) plainSlots(std::integral_constant<int, TargetsPerLane - 1>{});
+                if (SplitTail && t.ways > 0)
+                {
+#pragma unroll 1
+                    for (int k = t.part; k < count; k += t.ways)
+                    {
+                        leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
+                                                          t.pos[Targets::kTail], self[Targets::kTail], skipSelf, eps2,
+                                                          tree.periodic, t.acc[Targets::kTail], t.pot[Targets::kTail]);
+                    }
+                }
+            });
+        if (SplitTail) t.reduceTail(m, lane);
+#pragma unroll
+        for (int s = 0; s < TargetsPerLane; ++s)
+        {
+            const int32_t i = t.writes(s, m, lane);
+            if (i < 0) continue;
+            const F4 node = loadReadOnly(nodeAcc + base + i);
+            out[base + i] = {node.x + t.acc[s].x, node.y + t.acc[s].y, node.z + t.acc[s].z, node.w + t.pot[s]};
+        }
+    }
+}
+
+template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail>
+__global__ void __launch_bounds__(kForceBlock)
+    bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
+                   const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
+                   bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
+{
+    bodyLeafWarp<Periodic, Expand, TargetsPerLane, SplitTail, kForceWarps>(
+        tree, groups, leafOffset, leafList, bodies, targets, skipSelf, eps2, nodeAcc, out, splitAbove);
+}
+
+/// The isolated bodyLeafKernel with one warp a block (LeafKernelShape::warpsPerBlock = 1), as
+/// bodyNodeKernelSingle; at least 32 blocks an SM (the most an SM holds) caps its registers at 64.
+template<int TargetsPerLane, bool SplitTail>
+__global__ void __launch_bounds__(kWarp, 32)
+    bodyLeafKernelSingle(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
+                         const int32_t* __restrict__ leafList, const F4* __restrict__ bodies,
+                         const F4* __restrict__ targets, bool skipSelf, float eps2, const F4* __restrict__ nodeAcc,
+                         F4* __restrict__ out, int splitAbove)
+{
+    bodyLeafWarp<false, false, TargetsPerLane, SplitTail, 1>(tree, groups, leafOffset, leafList, bodies, targets,
+                                                             skipSelf, eps2, nodeAcc, out, splitAbove);
+}
+
+/// The groups whose leaf lists are longer than splitAbove entries (LeafKernelShape), kLeafSplitWarps warps each:
+/// warp w serves share w % kLeafSplitWarps of group w / kLeafSplitWarps's targets, in passes of c <= 32 of them,
+/// each target on 32 / c lanes that take interleaved shares of every staged tile, their partial sums added by
+/// warp shuffles in a fixed order (as the body-node kernel's split tail; deterministic). One warp per such group
+/// was the kernel's critical path: at 2^20 (merged, n_group 64) one group of 58 bodies whose box spans the
+/// Plummer core sums 24128 bodies, 25x the mean group's work (benchmarks/results/kernel_sass.md).
+template<bool Periodic, bool Expand>
+__global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
+    bodyLeafSplitKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
+                        const int32_t* __restrict__ leafList, const F4* __restrict__ bodies,
+                        const F4* __restrict__ targets, bool skipSelf, float eps2, const F4* __restrict__ nodeAcc,
+                        F4* __restrict__ out, int splitAbove)
+{
+    __shared__ LeafTiles<kLeafSplitBlockWarps> tiles;
+
+    const int lane      = int(threadIdx.x) % kWarp;
+    const int warp      = int(threadIdx.x) / kWarp;
+    const int64_t w     = int64_t(blockIdx.x) * kLeafSplitBlockWarps + warp;
+    const int32_t g     = int32_t(w / kLeafSplitWarps);
+    const int32_t share = int32_t(w % kLeafSplitWarps);
+    if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
+    const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
+    if (listEnd - listBegin <= splitAbove || !leafLaunchServes<Periodic, Expand>(groups, tree, g)) return;
+    const I2 range        = loadReadOnly(groups.range + g);
+    constexpr bool expand = Periodic && Expand;
+    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const int32_t per     = (range.y + kLeafSplitWarps - 1) / kLeafSplitWarps;
+    const int32_t first = range.x + min(range.y, share * per), last = range.x + min(range.y, (share + 1) * per);
+
+    for (int32_t base = first; base < last; base += kWarp)
+    {
+        const int c         = min(kWarp, last - base);
+        const int ways      = kWarp / c;
+        const int part      = lane < c * ways ? lane / c : kWarp; // kWarp: no share (idles)
+        const int32_t index = base + lane % c;
+        const Vec3f pos     = xyz(loadReadOnly(targets + index));
+        Vec3f acc{0, 0, 0};
+        float pot = 0;
+        forEachLeafBodyTile<expand>(
+            tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
+#pragma unroll 1
+                for (int k = part; k < count; k += ways)
+                {
+                    leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k], pos, index,
+                                                      skipSelf, eps2, tree.periodic, acc, pot);
+                }
+            });
+        for (int p = 1; p < ways; ++p)
+        {
+            const int from = (lane + p * c) % kWarp;
+            const float ax = __shfl_sync(0xffffffffu, acc.x, from);
+            const float ay = __shfl_sync(0xffffffffu, acc.y, from);
+            const float az = __shfl_sync(0xffffffffu, acc.z, from);
+            const float ph = __shfl_sync(0xffffffffu, pot, from);
+            if (part == 0)
+            {
+                acc.x += ax;
+                acc.y += ay;
+                acc.z += az;
+                pot += ph;
+            }
+        }
+        if (part == 0)
+        {
+            const F4 node = loadReadOnly(nodeAcc + index);
+            out[index]    = {node.x + acc.x, node.y + acc.y, node.z + acc.z, node.w + pot};
         }
     }
 }
@@ -410,17 +570,17 @@ static_assert(sizeof(NodeEntry) * kWarp * kForceWarps <= 48 * 1024,
 
 /// The body-leaf kernel of one (periodic, targets per lane) choice; the launcher picks it at run time.
 /// expand: in a periodic box, the kernel for the groups whose Ewald correction is their expansion.
-template<template<bool, int, bool> class Pick>
-auto pickKernel(bool periodic, int targetsPerLane, bool textures, bool expand)
+template<template<bool, int, bool> class Pick, class... Args>
+auto pickKernel(bool periodic, int targetsPerLane, bool flag, Args... args)
 {
     switch (targetsPerLane)
     {
     case 2:
-        if (periodic) return textures ? Pick<true, 2, true>::kernel(expand) : Pick<true, 2, false>::kernel(expand);
-        return textures ? Pick<false, 2, true>::kernel(expand) : Pick<false, 2, false>::kernel(expand);
+        if (periodic) return flag ? Pick<true, 2, true>::kernel(args...) : Pick<true, 2, false>::kernel(args...);
+        return flag ? Pick<false, 2, true>::kernel(args...) : Pick<false, 2, false>::kernel(args...);
     case 4:
-        if (periodic) return textures ? Pick<true, 4, true>::kernel(expand) : Pick<true, 4, false>::kernel(expand);
-        return textures ? Pick<false, 4, true>::kernel(expand) : Pick<false, 4, false>::kernel(expand);
+        if (periodic) return flag ? Pick<true, 4, true>::kernel(args...) : Pick<true, 4, false>::kernel(args...);
+        return flag ? Pick<false, 4, true>::kernel(args...) : Pick<false, 4, false>::kernel(args...);
     default:
         throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
                              " is not built (2 or 4)");
@@ -435,25 +595,35 @@ NodeKernel cappedNodeKernel(bool splitTail)
     return splitTail ? bodyNodeKernelCapped<MinBlocks, Tex, true> : bodyNodeKernelCapped<MinBlocks, Tex, false>;
 }
 
+/// A body-node kernel and the warps of its blocks.
+struct NodeLaunch
+{
+    NodeKernel kernel;
+    int warps;
+};
+
 template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex>
-NodeKernel nodeKernelOf(const NodeKernelShape& shape)
+NodeLaunch nodeKernelOf(const NodeKernelShape& shape)
 {
     if constexpr (!Periodic && TargetsPerLane == 2)
     {
+        if (shape.warpsPerBlock == 1)
+            return {shape.splitTail ? bodyNodeKernelSingle<Tex, true> : bodyNodeKernelSingle<Tex, false>, 1};
         switch (shape.minBlocks)
         {
         case 0: break;
-        case 8: return cappedNodeKernel<8, Tex>(shape.splitTail);
+        case 8: return {cappedNodeKernel<8, Tex>(shape.splitTail), kForceWarps};
         default: throw ParameterError(nodeKernelShapeError(shape));
         }
     }
-    return shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true>
-                           : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false>;
+    return {shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true>
+                            : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false>,
+            kForceWarps};
 }
 
 /// The body-node kernel of one (periodic, expand, targets per lane, textures, shape) choice.
 template<bool Periodic, bool Expand>
-NodeKernel pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelShape& shape)
+NodeLaunch pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelShape& shape)
 {
     switch (targetsPerLane)
     {
@@ -469,17 +639,24 @@ NodeKernel pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelSha
     }
 }
 
-/// The body-leaf kernel reads bodies and leaf ranges only: no texture variant.
-template<bool Periodic, int TargetsPerLane, bool>
+/// The body-leaf kernel reads bodies and leaf ranges only: no texture variant; pickKernel's flag is its
+/// split tail (LeafKernelShape::splitTail).
+template<bool Periodic, int TargetsPerLane, bool SplitTail>
 struct PickLeaf
 {
-    static auto kernel(bool expand)
+    /// single: one warp a block (isolated kernels only; LeafKernelShape::warpsPerBlock).
+    static auto kernel(bool expand, bool single)
     {
         if constexpr (Periodic)
         {
-            return expand ? bodyLeafKernel<true, true, TargetsPerLane> : bodyLeafKernel<true, false, TargetsPerLane>;
+            return expand ? bodyLeafKernel<true, true, TargetsPerLane, SplitTail>
+                          : bodyLeafKernel<true, false, TargetsPerLane, SplitTail>;
         }
-        else return bodyLeafKernel<false, false, TargetsPerLane>;
+        else
+        {
+            return single ? bodyLeafKernelSingle<TargetsPerLane, SplitTail>
+                          : bodyLeafKernel<false, false, TargetsPerLane, SplitTail>;
+        }
     }
 };
 
@@ -492,14 +669,16 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
     const bool periodic = tree.periodic.boxSize > 0.0f;
     // The periodic groups that expand get a kernel of their own, free of the per-interaction correction's
     // registers; the others take the second launch.
-    NodeKernel first  = periodic ? pickNodeKernel<true, true>(targetsPerLane, textures.present(), shape)
-                                 : pickNodeKernel<false, false>(targetsPerLane, textures.present(), shape);
-    NodeKernel second = periodic ? pickNodeKernel<true, false>(targetsPerLane, textures.present(), shape) : nullptr;
+    if (!nodeKernelShapeError(shape).empty()) throw ParameterError(nodeKernelShapeError(shape));
+    const NodeLaunch first = periodic ? pickNodeKernel<true, true>(targetsPerLane, textures.present(), shape)
+                                      : pickNodeKernel<false, false>(targetsPerLane, textures.present(), shape);
+    const NodeLaunch second =
+        periodic ? pickNodeKernel<true, false>(targetsPerLane, textures.present(), shape) : NodeLaunch{nullptr, 0};
     if (groups.numGroups == 0) return;
-    for (NodeKernel kernel : {first, second})
+    for (const NodeLaunch& launch : {first, second})
     {
-        if (kernel == nullptr) continue;
-        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+        if (launch.kernel == nullptr) continue;
+        launch.kernel<<<blocksFor(groups.numGroups, launch.warps), kWarp * launch.warps, 0, cudaStreamOf(stream)>>>(
             tree, textures, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
         CUDA_CHECK_LAUNCH();
     }
@@ -507,19 +686,37 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
 
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
-                       int targetsPerLane)
+                       int targetsPerLane, LeafKernelShape shape)
 {
     const bool periodic = tree.periodic.boxSize > 0.0f;
-    auto expanding      = pickKernel<PickLeaf>(periodic, targetsPerLane, false, true);
-    auto perPair        = pickKernel<PickLeaf>(periodic, targetsPerLane, false, false);
+    if (!leafKernelShapeError(shape).empty()) throw ParameterError(leafKernelShapeError(shape));
+    const bool single = !periodic && shape.warpsPerBlock == 1;
+    const int warps   = single ? 1 : kForceWarps;
+    auto expanding    = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true, single);
+    auto perPair      = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false, single);
     if (groups.numGroups == 0) return;
     for (auto kernel : {expanding, periodic ? perPair : nullptr})
     {
         if (kernel == nullptr) continue;
-        kernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+        kernel<<<blocksFor(groups.numGroups, warps), kWarp * warps, 0, cudaStreamOf(stream)>>>(
             tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
-            nodeAcc, acc);
+            nodeAcc, acc, shape.splitAbove);
         CUDA_CHECK_LAUNCH();
+    }
+    if (shape.splitAbove > 0)
+    {
+        // Every group's kLeafSplitWarps warps; those of the groups that are not split leave at once.
+        const int64_t warps = int64_t(groups.numGroups) * kLeafSplitWarps;
+        using SplitKernel   = decltype(&bodyLeafSplitKernel<false, false>);
+        for (SplitKernel kernel : {periodic ? bodyLeafSplitKernel<true, true> : bodyLeafSplitKernel<false, false>,
+                                   periodic ? bodyLeafSplitKernel<true, false> : nullptr})
+        {
+            if (kernel == nullptr) continue;
+            kernel<<<blocksFor(warps, kLeafSplitBlockWarps), kWarp * kLeafSplitBlockWarps, 0, cudaStreamOf(stream)>>>(
+                tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
+                nodeAcc, acc, shape.splitAbove);
+            CUDA_CHECK_LAUNCH();
+        }
     }
     if (periodic) ewaldGroupCorrectionGpu(tree, groups, lists, bodies, targets, acc, stream);
 }

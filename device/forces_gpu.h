@@ -34,13 +34,50 @@ struct NodeKernelShape
     /// registers (44%) without a minimum, split or not; at 8 it spills (8/16 bytes a thread stored/loaded
     /// unsplit, 36/84 split), so the benchmarks decide.
     int minBlocks = 0;
+    /// Warps of a block of the isolated 2-per-lane kernel: 4, or 1 (then an SM starts the next group when one
+    /// warp is done rather than the slowest of four; only without minBlocks). The periodic and 4-per-lane
+    /// kernels ignore it.
+    int warpsPerBlock = 4;
 };
 
 /// Empty when the shape is built, else why not (ParameterError's message).
 inline std::string nodeKernelShapeError(const NodeKernelShape& shape)
 {
-    if (shape.minBlocks == 0 || shape.minBlocks == 8) return {};
-    return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) + " blocks an SM is not built (0 or 8)";
+    if (shape.minBlocks != 0 && shape.minBlocks != 8)
+        return "body-node kernel: minimum of " + std::to_string(shape.minBlocks) +
+               " blocks an SM is not built (0 or 8)";
+    if (shape.warpsPerBlock != 4 && shape.warpsPerBlock != 1)
+        return "body-node kernel: " + std::to_string(shape.warpsPerBlock) + " warps a block are not built (4 or 1)";
+    if (shape.warpsPerBlock == 1 && shape.minBlocks != 0)
+        return "body-node kernel: one warp a block is built without a minimum of blocks an SM";
+    return {};
+}
+
+/// How the body-leaf kernel spreads the groups with long leaf lists.
+struct LeafKernelShape
+{
+    /// A group whose leaf list holds more than this many entries is served by 8 warps, each on a share of its
+    /// targets, the lanes of each target taking interleaved shares of its list (partial sums added by warp
+    /// shuffles in a fixed order), instead of one warp; 0: every group by one warp. Default 512 (4x the median
+    /// list at 2^20 and 2^22): on the H200 (session 22) the body-leaf kernel at 2^20, merged groups of <= 64,
+    /// takes 2.4 instead of 4.0 ms, where one group of 58 bodies has 4290 entries (benchmarks/results/kernel_sass.md).
+    int splitAbove = 512;
+    /// Split the tail of a pass as the body-node kernel does (NodeKernelShape::splitTail); off: every lane
+    /// computes every slot, on a dummy target where there is none (the landed kernel).
+    bool splitTail = false;
+    /// Warps of a block of the isolated kernel: 4, or 1 (NodeKernelShape::warpsPerBlock). The periodic kernels
+    /// and the long lists' split kernel ignore it.
+    int warpsPerBlock = 4;
+};
+
+/// Empty when the shape is built, else why not (ParameterError's message).
+inline std::string leafKernelShapeError(const LeafKernelShape& shape)
+{
+    if (shape.splitAbove < 0)
+        return "body-leaf kernel: split above " + std::to_string(shape.splitAbove) + " leaf entries (must be >= 0)";
+    if (shape.warpsPerBlock != 4 && shape.warpsPerBlock != 1)
+        return "body-leaf kernel: " + std::to_string(shape.warpsPerBlock) + " warps a block are not built (4 or 1)";
+    return {};
 }
 
 /// The lanes of one pass of m targets (1 <= m <= 32 targetsPerLane) through the body-node kernel.
@@ -99,8 +136,9 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
 /// @param[in]  nodeAcc  bodyNodeForcesGpu's output
 /// @param[out] acc      nodeAcc + the leaf sum, G = 1, indexed like targets (must not alias nodeAcc)
 /// @param[in]  targetsPerLane  2 or 4, as bodyNodeForcesGpu
+/// @param[in]  shape           which groups several warps share
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
-                       int targetsPerLane = kDefaultTargetsPerLane);
+                       int targetsPerLane = kDefaultTargetsPerLane, LeafKernelShape shape = {});
 
 } // namespace octwalk

@@ -388,7 +388,7 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
                       config.node);
     nodesDone.record(stream);
     bodyLeafForcesGpu(in.tree, in.groups, dLists, in.bodies, in.targets, eps2, nodeAcc.data(), acc.data(), gs,
-                      config.targetsPerLane);
+                      config.targetsPerLane, config.leaf);
     leavesDone.record(stream);
 
     std::vector<int64_t> leafBodyCounts;

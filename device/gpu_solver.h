@@ -44,6 +44,8 @@ struct GpuKernelConfig
     bool textures = false;
     /// The body-node kernel's split of a group's targets over the lanes and its register cap.
     NodeKernelShape node{};
+    /// The body-leaf kernel's split of the groups with long lists over several warps.
+    LeafKernelShape leaf{};
 };
 
 /// Throws ParameterError for a variant that is not built.
@@ -54,7 +56,7 @@ inline void checkKernelConfig(const GpuKernelConfig& config)
         throw ParameterError("GpuKernelConfig: targets per lane " + std::to_string(config.targetsPerLane) +
                              " is not built (2 or 4)");
     }
-    const std::string shape = nodeKernelShapeError(config.node);
+    const std::string shape = nodeKernelShapeError(config.node) + leafKernelShapeError(config.leaf);
     if (!shape.empty()) throw ParameterError("GpuKernelConfig: " + shape);
 }
 

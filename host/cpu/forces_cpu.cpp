@@ -59,7 +59,10 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
     float* __restrict__ az      = a.az.data();
     float* __restrict__ phi     = a.pot.data();
     const float sx = src.x, sy = src.y, sz = src.z, sm = src.w;
-    const SymTensor<float> qq = q;
+    // An isolated node once per node as bodyNodePrepared takes it (the device kernel does the same when
+    // it stages the node); the periodic formula prepares its own.
+    const SymTensor<float> qq = Node && !Periodic ? prepareQuadrupole(q, eps2) : q;
+    const float eps2Floor     = nodeSoftening(eps2);
     // The target arrays never overlap; without this GCC needs too many run-time alias checks.
 #pragma GCC ivdep
     for (int32_t k = 0; k < n; ++k)
@@ -71,7 +74,7 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
         Vec3f d{sx - x[k], sy - y[k], sz - z[k]};
         // Skipping itself by a zero mass keeps the loop branch-free; the sum is unchanged.
         if (Node && Periodic) bodyNodePeriodic(d, sm, qq, eps2, box, acc, pot);
-        else if (Node) bodyNode(d, sm, qq, eps2, acc, pot);
+        else if (Node) bodyNodePrepared(d, sm, qq, eps2Floor, acc, pot);
         else if (Periodic) bodyBodyPeriodic(d, k == skip ? 0.0f : sm, sm, eps2, box, acc, pot);
         else bodyBody(d, k == skip ? 0.0f : sm, eps2, acc, pot);
         ax[k] += acc.x;

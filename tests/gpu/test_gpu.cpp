@@ -177,7 +177,19 @@ std::vector<GpuKernelConfig> kernelVariants()
             {GpuWalk::Team, 2, false, {false, 0}},
             {GpuWalk::Team, 2, false, {true, 8}},
             {GpuWalk::Team, 2, true, {false, 8}},
-            {GpuWalk::Team, 4, false, {false, 0}}};
+            {GpuWalk::Team, 4, false, {false, 0}},
+            // Every group with more than 8 leaf entries (most of them) on the body-leaf split kernel.
+            {GpuWalk::Team, 2, false, {}, {8}},
+            // The body-leaf kernel with split tails, and with the long lists split too.
+            {GpuWalk::Team, 2, false, {}, {0, true}},
+            {GpuWalk::Team, 4, false, {}, {0, true}},
+            {GpuWalk::Team, 2, false, {}, {512, true}},
+            // The body-node kernel with one warp a block.
+            {GpuWalk::Team, 2, false, {true, 0, 1}},
+            {GpuWalk::Team, 2, true, {false, 0, 1}},
+            // ... and the body-leaf kernel with one warp a block (split tails or not).
+            {GpuWalk::Team, 2, false, {true, 0, 1}, {0, true, 1}},
+            {GpuWalk::Team, 4, false, {}, {512, false, 1}}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
@@ -187,6 +199,11 @@ std::string variantName(const GpuKernelConfig& c)
                        std::to_string(c.targetsPerLane) + "PerLane" + (c.textures ? "_textures" : "");
     if (!c.node.splitTail) name += "_noSplit";
     if (c.node.minBlocks != d.minBlocks) name += "_minBlocks" + std::to_string(c.node.minBlocks);
+    if (c.node.warpsPerBlock != d.warpsPerBlock) name += "_nodeWarps" + std::to_string(c.node.warpsPerBlock);
+    if (c.leaf.splitAbove != LeafKernelShape{}.splitAbove) name += "_leafSplit" + std::to_string(c.leaf.splitAbove);
+    if (c.leaf.splitTail != LeafKernelShape{}.splitTail) name += c.leaf.splitTail ? "_leafTail" : "_noLeafTail";
+    if (c.leaf.warpsPerBlock != LeafKernelShape{}.warpsPerBlock)
+        name += "_leafWarps" + std::to_string(c.leaf.warpsPerBlock);
     return name;
 }
 
@@ -194,7 +211,9 @@ bool isDefault(const GpuKernelConfig& c)
 {
     const GpuKernelConfig d{};
     return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures &&
-           c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks;
+           c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks &&
+           c.node.warpsPerBlock == d.node.warpsPerBlock && c.leaf.splitAbove == d.leaf.splitAbove &&
+           c.leaf.splitTail == d.leaf.splitTail;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -602,6 +621,15 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
     }
     for (int minBlocks : {0, 8})
         EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}));
+    EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {-1}}), ParameterError);
+    for (int warps : {0, 2, 8})
+        EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 0, warps}}), ParameterError);
+    EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 8, 1}}), ParameterError);
+    EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 0, 1}}));
+    EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {0, false, 2}}), ParameterError);
+    EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {0, false, 1}}));
+    for (int splitAbove : {0, 1, 512})
+        EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {splitAbove}}));
 }
 
 /// Needs no device: the body-node kernel's split of a pass (tailPlan) uses every target once and at most

@@ -135,16 +135,16 @@ TEST(DegenerateProbes, ProbesOnBodiesAndFarAwayAreFiniteOrRefused)
     {
         EXPECT_TRUE(degenerate::finite(acc[i]) && std::isfinite(pot[i])) << "probe " << i;
     }
-    // A probe 1e-20 from an unsoftened heavy body: float32 resolves the pair, the force (1e3 / 1e-40)
-    // overflows it.
+    // A probe 1e-18 from an unsoftened heavy body: float32 resolves the pair, the force (1e3 / 1e-36)
+    // overflows it. (At 1e-20, r^2 is subnormal and the pair counts as coincident: bodyBody.)
     ParticleSet nearOrigin = b;
     nearOrigin.pos[7]      = {0, 0, 0};
     nearOrigin.mass[7]     = 1e3;
     s.setBodies(nearOrigin.pos, nearOrigin.mass, nearOrigin.id);
     try
     {
-        s.evaluateAt({{1, 1, 1}, {1e-20, 0, 0}}, acc, pot);
-        ADD_FAILURE() << "a probe 1e-20 from a body gave no error";
+        s.evaluateAt({{1, 1, 1}, {1e-18, 0, 0}}, acc, pot);
+        ADD_FAILURE() << "a probe 1e-18 from a body gave no error";
     }
     catch (const InputError& e)
     {
