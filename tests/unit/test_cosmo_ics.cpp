@@ -240,25 +240,29 @@ TEST(CosmoIcs, ZeldovichVelocitiesAreProportionalToDisplacements)
 
 TEST(CosmoIcs, SameSeedIsBitIdenticalForAnyThreadCount)
 {
-    CosmoIcParams p   = smallBox(16, 2);
-    LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
-    const int threads = test::setThreads(1);
-    ParticleSet one   = makeCosmoIcs(p, power);
-    test::setThreads(std::max(2, threads));
-    ParticleSet many = makeCosmoIcs(p, power);
-    test::setThreads(threads);
-    ParticleSet again = makeCosmoIcs(p, power);
-    for (int64_t i = 0; i < one.size(); ++i)
+    for (bool plt : {false, true})
     {
-        for (const ParticleSet* other : {&many, &again})
+        CosmoIcParams p   = smallBox(16, 2);
+        p.plt             = plt;
+        LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
+        const int threads = test::setThreads(1);
+        ParticleSet one   = makeCosmoIcs(p, power);
+        test::setThreads(std::max(2, threads));
+        ParticleSet many = makeCosmoIcs(p, power);
+        test::setThreads(threads);
+        ParticleSet again = makeCosmoIcs(p, power);
+        for (int64_t i = 0; i < one.size(); ++i)
         {
-            ASSERT_EQ(std::memcmp(&one.pos[i], &other->pos[i], sizeof(Vec3d)), 0) << i;
-            ASSERT_EQ(std::memcmp(&one.vel[i], &other->vel[i], sizeof(Vec3d)), 0) << i;
+            for (const ParticleSet* other : {&many, &again})
+            {
+                ASSERT_EQ(std::memcmp(&one.pos[i], &other->pos[i], sizeof(Vec3d)), 0) << i << " plt " << plt;
+                ASSERT_EQ(std::memcmp(&one.vel[i], &other->vel[i], sizeof(Vec3d)), 0) << i << " plt " << plt;
+            }
         }
+        p.seed          = 8;
+        ParticleSet alt = makeCosmoIcs(p, power);
+        EXPECT_NE(alt.pos[5].x, one.pos[5].x);
     }
-    p.seed          = 8;
-    ParticleSet alt = makeCosmoIcs(p, power);
-    EXPECT_NE(alt.pos[5].x, one.pos[5].x);
 }
 
 // The measured P(k) of a 64^3 box at z = 49 against the input D^2 P(k): a Gaussian field's bin
