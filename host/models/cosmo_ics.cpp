@@ -124,9 +124,9 @@ void addTransformed(FftGrid& grid, Value value, int axis, double positionScale, 
 
 /// The PLT-corrected Zel'dovich displacement and velocity: psi = i k delta / k^2 split into its
 /// component c e along the growing eigenvector e and the rest; the position gets psi + (R - 1) c e, the
-/// velocity fluidVelocity (psi - c e) + aH f_L R c e (aH = velocityPerRate).
+/// velocity aH (f psi_rest + f_L R c e), where v = a H f psi is the velocity of a mode growing at rate f.
 void displacePlt(FftGrid& grid, const PltCorrector& plt, const std::vector<Complex>& delta, double kFundamental,
-                 double velocityPerRate, double fluidVelocity, ParticleSet& out)
+                 double aH, double fluidRate, ParticleSet& out)
 {
     const int n = grid.n();
     // mode(kx, ky, kz, axis, position) is the position's (or the velocity's) spectrum on axis.
@@ -139,8 +139,7 @@ void displacePlt(FftGrid& grid, const PltCorrector& plt, const std::vector<Compl
         const Complex psi         = psiOverK * k[axis];
         const Complex alongOnAxis = along * corr.e[axis];
         if (position) return psi + (corr.amplitudeScale - 1.0) * alongOnAxis;
-        return fluidVelocity * (psi - alongOnAxis) +
-               velocityPerRate * corr.growthRate * corr.amplitudeScale * alongOnAxis;
+        return aH * (fluidRate * (psi - alongOnAxis) + corr.growthRate * corr.amplitudeScale * alongOnAxis);
     };
     for (int axis = 0; axis < 3; ++axis)
     {
@@ -274,8 +273,9 @@ ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<Complex(int, 
     const double e      = hubbleRate(c, a);
     const double omegaA = c.omega0 / (a * a * a * e * e);
     // Velocities v = a H f psi; 2LPT: psi2 = -(3/7) Omega(a)^(-1/143) grad phi2, growing with f2 = 2 Omega^(6/11).
-    const double velocity1 = a * p.units.hubble0 * e * growthRate(c, a);
-    const double velocity2 = a * p.units.hubble0 * e * 2.0 * std::pow(omegaA, 6.0 / 11.0);
+    const double aH        = a * p.units.hubble0 * e;
+    const double velocity1 = aH * growthRate(c, a);
+    const double velocity2 = aH * 2.0 * std::pow(omegaA, 6.0 / 11.0);
     const double d2Factor  = -3.0 / 7.0 * std::pow(omegaA, -1.0 / 143.0);
 
     const double kFundamental = 2.0 * M_PI / box; // internal units
@@ -318,8 +318,7 @@ ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<Complex(int, 
             }
         };
         // Zel'dovich: psi1 = -grad phi1 with nabla^2 phi1 = delta, i.e. psi1(k) = i k delta(k) / k^2.
-        if (p.plt)
-            displacePlt(grid, PltCorrector(p), delta, kFundamental, velocity1 / growthRate(c, a), velocity1, out);
+        if (p.plt) displacePlt(grid, PltCorrector(p), delta, kFundamental, aH, growthRate(c, a), out);
         else displace(delta, 1.0, velocity1);
         if (p.lptOrder == 2)
         {

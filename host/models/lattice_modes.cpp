@@ -165,7 +165,7 @@ void integrateGrowth(const Cosmology& c, double eps, double y0, double y1, doubl
     const double h  = (y1 - y0) / steps;
     for (int s = 0; s < steps; ++s)
     {
-        const double y = y0 + s * h;
+        const double y   = y0 + s * h;
         const Vector3 k1 = growthRhs(c, eps, y, g, gp);
         const Vector3 k2 = growthRhs(c, eps, y + h / 2, g + h / 2 * k1[0], gp + h / 2 * k1[1]);
         const Vector3 k3 = growthRhs(c, eps, y + h / 2, g + h / 2 * k2[0], gp + h / 2 * k2[1]);
@@ -183,7 +183,7 @@ constexpr double kEpsStep = 0.0005;
 
 Matrix3 latticeDynamicalMatrix(const Vector3& k)
 {
-    Matrix3 d = zeroMatrix();
+    Matrix3 d                 = zeroMatrix();
     const Matrix3& background = zeroWavevectorBackground();
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) d[i][j] = -background[i][j];
@@ -320,7 +320,7 @@ LatticeGrowthAt latticeGrowth(const Cosmology& c, double eps, double a0, double 
     }
     // Deep in matter domination (curvature and Lambda below 1e-6 of the matter term) the growing
     // solution is a^alpha; its error there decays relative to it.
-    const double alpha = (-1.0 + std::sqrt(1.0 + 24.0 * eps)) / 4.0;
+    const double alpha  = (-1.0 + std::sqrt(1.0 + 24.0 * eps)) / 4.0;
     const double yStart = std::log(a0) - std::log(1e3), y0 = std::log(a0), y1 = std::log(a1);
     double g = 1.0, gp = alpha;
     integrateGrowth(c, eps, yStart, y0, g, gp);
@@ -347,9 +347,9 @@ LatticeGrowthTable::LatticeGrowthTable(const Cosmology& c, double a0, double a1,
 LatticeGrowthAt LatticeGrowthTable::at(double eps) const
 {
     if (nodes_.size() == 1 || step_ <= 0) return nodes_[0];
-    const double x = std::clamp((eps - epsMin_) / step_, 0.0, double(nodes_.size() - 1));
-    const size_t i = std::min(size_t(x), nodes_.size() - 2);
-    const double w = x - double(i);
+    const double x            = std::clamp((eps - epsMin_) / step_, 0.0, double(nodes_.size() - 1));
+    const size_t i            = std::min(size_t(x), nodes_.size() - 2);
+    const double w            = x - double(i);
     const LatticeGrowthAt& lo = nodes_[i];
     const LatticeGrowthAt& hi = nodes_[i + 1];
     return LatticeGrowthAt{std::exp((1 - w) * std::log(lo.ratio) + w * std::log(hi.ratio)),
