@@ -69,7 +69,15 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
          "every mode's amplitude set to its mean, |delta(k)|^2 = P(k) / V, phases random (monofonIC's DoFixing)")
         ("invert-phases", po::bool_switch(&p.invertPhases),
          "every mode negated (monofonIC's DoInversion): with the same seed, the paired twin whose mean power "
-         "cancels the realisation's second-order term");
+         "cancels the realisation's second-order term")
+        ("plt", po::bool_switch(&p.plt),
+         "particle-linear-theory correction of the first-order displacement (Garrison, Eisenstein, Ferrer, "
+         "Metchnik & Pinto 2016, MNRAS 461, 4125): each mode's component along the lattice's growing "
+         "eigenvector (Ewald-summed dynamical matrix of the n-grid^3 lattice) is scaled so that the lattice's "
+         "slower growth reaches the fluid's linear amplitude at --plt-a-target, with that eigenmode's growth "
+         "rate in its velocity; the 2LPT term is left as it is")
+        ("plt-a-target", po::value(&p.pltATarget)->default_value(p.pltATarget),
+         "scale factor at which the --plt modes match linear theory, > a_begin");
     // clang-format on
     po::options_description all;
     all.add(cmd)
@@ -85,6 +93,7 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
         return 0;
     }
     if (output.empty()) throw UsageError("option -o/--output is required (the new snapshot file)");
+    if (!vm["plt-a-target"].defaulted() && !p.plt) throw UsageError("option --plt-a-target needs --plt");
     SnapshotFormat f = parseSnapshotFormat(format);
     p.nGrid          = gridSide(vm);
     p.cosmology      = co.cosmology;
@@ -101,6 +110,7 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
              << ", \"z_begin\": " << p.zBegin << ", \"a_begin\": " << bodies.time << ", \"seed\": " << p.seed
              << ", \"lpt\": " << p.lptOrder << ", \"fix_amplitudes\": " << (p.fixAmplitudes ? "true" : "false")
              << ", \"invert_phases\": " << (p.invertPhases ? "true" : "false")
+             << ", \"plt\": " << (p.plt ? "true" : "false") << ", \"plt_a_target\": " << p.pltATarget
              << ", \"growth_factor\": " << growthFactor(p.cosmology, bodies.time)
              << ", \"particle_mass\": " << bodies.mass[0] << ", \"linear_power\": " << jsonString(power.description())
              << ", \"cosmology\": " << cosmoJson(co) << "}";

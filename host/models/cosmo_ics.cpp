@@ -1,5 +1,6 @@
 #include "host/models/cosmo_ics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <new>
 #include <sstream>
@@ -104,6 +105,51 @@ std::vector<double> secondOrderSource(FftGrid& grid, const std::vector<Complex>&
     return source;
 }
 
+/// Adds value(kx, ky, kz)'s backward transform times positionScale to the positions' and times
+/// velocityScale to the velocities' component `axis`.
+template<class Value>
+void addTransformed(FftGrid& grid, Value value, int axis, double positionScale, double velocityScale, ParticleSet& out)
+{
+    fillSpectrum(grid, value);
+    grid.backward();
+    const double* psi   = grid.real();
+    const int64_t count = grid.realSize();
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < count; ++x)
+    {
+        component(out.pos[x], axis) += positionScale * psi[x];
+        component(out.vel[x], axis) += velocityScale * psi[x];
+    }
+}
+
+/// The PLT-corrected Zel'dovich displacement and velocity: psi = i k delta / k^2 split into its
+/// component c e along the growing eigenvector e and the rest; the position gets psi + (R - 1) c e, the
+/// velocity aH (f psi_rest + f_L R c e), where v = a H f psi is the velocity of a mode growing at rate f.
+void displacePlt(FftGrid& grid, const PltCorrector& plt, const std::vector<Complex>& delta, double kFundamental,
+                 double aH, double fluidRate, ParticleSet& out)
+{
+    const int n = grid.n();
+    // mode(kx, ky, kz, axis, position) is the position's (or the velocity's) spectrum on axis.
+    auto mode = [&](int kx, int ky, int kz, int axis, bool position) {
+        const double k[3]         = {kx * kFundamental, ky * kFundamental, kz * kFundamental};
+        const double k2           = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+        const Complex psiOverK    = delta[modeIndex(n, kx, ky, kz)] * Complex(0.0, 1.0 / k2);
+        const PltCorrection corr  = plt.at(kx, ky, kz);
+        const Complex along       = psiOverK * (corr.e[0] * k[0] + corr.e[1] * k[1] + corr.e[2] * k[2]);
+        const Complex psi         = psiOverK * k[axis];
+        const Complex alongOnAxis = along * corr.e[axis];
+        if (position) return psi + (corr.amplitudeScale - 1.0) * alongOnAxis;
+        return aH * (fluidRate * (psi - alongOnAxis) + corr.growthRate * corr.amplitudeScale * alongOnAxis);
+    };
+    for (int axis = 0; axis < 3; ++axis)
+    {
+        addTransformed(
+            grid, [&](int kx, int ky, int kz) { return mode(kx, ky, kz, axis, true); }, axis, 1.0, 0.0, out);
+        addTransformed(
+            grid, [&](int kx, int ky, int kz) { return mode(kx, ky, kz, axis, false); }, axis, 0.0, 1.0, out);
+    }
+}
+
 } // namespace
 
 IcUnits icUnits(const std::string& name)
@@ -138,7 +184,36 @@ void validateCosmoIcs(const CosmoIcParams& p)
         throw ParameterError("Omega0 = " + describe(p.cosmology.omega0) +
                              " is invalid for initial conditions: must be > 0 (the particles carry the matter)");
     }
-    validateCosmology(p.cosmology, 1.0 / (1.0 + p.zBegin), 1.0);
+    const double aBegin = 1.0 / (1.0 + p.zBegin);
+    if (p.plt && !(std::isfinite(p.pltATarget) && p.pltATarget > aBegin))
+    {
+        throw ParameterError("plt-a-target = " + describe(p.pltATarget) +
+                             " is invalid: must be finite and > a_begin = " + describe(aBegin));
+    }
+    validateCosmology(p.cosmology, aBegin, p.plt ? std::max(1.0, p.pltATarget) : 1.0);
+}
+
+namespace {
+
+LatticeGrowthTable pltGrowthTable(const CosmoIcParams& p, const LatticeModes& modes)
+{
+    validateCosmoIcs(p);
+    return LatticeGrowthTable(p.cosmology, 1.0 / (1.0 + p.zBegin), p.pltATarget, modes.smallestGrowingEps(),
+                              modes.largestGrowingEps());
+}
+
+} // namespace
+
+PltCorrector::PltCorrector(const CosmoIcParams& p)
+    : modes_(int(p.nGrid)), growth_(pltGrowthTable(p, modes_)),
+      fluidRatio_(growthFactor(p.cosmology, p.pltATarget) / growthFactor(p.cosmology, 1.0 / (1.0 + p.zBegin)))
+{}
+
+PltCorrection PltCorrector::at(int kx, int ky, int kz) const
+{
+    const GrowingMode mode     = modes_.growingMode(kx, ky, kz);
+    const LatticeGrowthAt grow = growth_.at(mode.eps);
+    return PltCorrection{mode.e, mode.eps, fluidRatio_ / grow.ratio, grow.rate};
 }
 
 Complex whiteNoiseMode(uint64_t seed, int64_t kx, int64_t ky, int64_t kz)
@@ -198,8 +273,9 @@ ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<Complex(int, 
     const double e      = hubbleRate(c, a);
     const double omegaA = c.omega0 / (a * a * a * e * e);
     // Velocities v = a H f psi; 2LPT: psi2 = -(3/7) Omega(a)^(-1/143) grad phi2, growing with f2 = 2 Omega^(6/11).
-    const double velocity1 = a * p.units.hubble0 * e * growthRate(c, a);
-    const double velocity2 = a * p.units.hubble0 * e * 2.0 * std::pow(omegaA, 6.0 / 11.0);
+    const double aH        = a * p.units.hubble0 * e;
+    const double velocity1 = aH * growthRate(c, a);
+    const double velocity2 = aH * 2.0 * std::pow(omegaA, 6.0 / 11.0);
     const double d2Factor  = -3.0 / 7.0 * std::pow(omegaA, -1.0 / 143.0);
 
     const double kFundamental = 2.0 * M_PI / box; // internal units
@@ -242,7 +318,8 @@ ParticleSet makeLptIcs(const CosmoIcParams& p, const std::function<Complex(int, 
             }
         };
         // Zel'dovich: psi1 = -grad phi1 with nabla^2 phi1 = delta, i.e. psi1(k) = i k delta(k) / k^2.
-        displace(delta, 1.0, velocity1);
+        if (p.plt) displacePlt(grid, PltCorrector(p), delta, kFundamental, aH, growthRate(c, a), out);
+        else displace(delta, 1.0, velocity1);
         if (p.lptOrder == 2)
         {
             std::vector<double> source = secondOrderSource(grid, delta, kFundamental);

@@ -6,10 +6,13 @@
 #include <omp.h>
 #endif
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <vector>
 
 #include "common/errors.h"
 #include "host/models/cosmo_ics.h"
@@ -237,25 +240,29 @@ TEST(CosmoIcs, ZeldovichVelocitiesAreProportionalToDisplacements)
 
 TEST(CosmoIcs, SameSeedIsBitIdenticalForAnyThreadCount)
 {
-    CosmoIcParams p   = smallBox(16, 2);
-    LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
-    const int threads = test::setThreads(1);
-    ParticleSet one   = makeCosmoIcs(p, power);
-    test::setThreads(std::max(2, threads));
-    ParticleSet many = makeCosmoIcs(p, power);
-    test::setThreads(threads);
-    ParticleSet again = makeCosmoIcs(p, power);
-    for (int64_t i = 0; i < one.size(); ++i)
+    for (bool plt : {false, true})
     {
-        for (const ParticleSet* other : {&many, &again})
+        CosmoIcParams p   = smallBox(16, 2);
+        p.plt             = plt;
+        LinearPower power = LinearPower::eisensteinHu(p.cosmology, SpectrumParams{});
+        const int threads = test::setThreads(1);
+        ParticleSet one   = makeCosmoIcs(p, power);
+        test::setThreads(std::max(2, threads));
+        ParticleSet many = makeCosmoIcs(p, power);
+        test::setThreads(threads);
+        ParticleSet again = makeCosmoIcs(p, power);
+        for (int64_t i = 0; i < one.size(); ++i)
         {
-            ASSERT_EQ(std::memcmp(&one.pos[i], &other->pos[i], sizeof(Vec3d)), 0) << i;
-            ASSERT_EQ(std::memcmp(&one.vel[i], &other->vel[i], sizeof(Vec3d)), 0) << i;
+            for (const ParticleSet* other : {&many, &again})
+            {
+                ASSERT_EQ(std::memcmp(&one.pos[i], &other->pos[i], sizeof(Vec3d)), 0) << i << " plt " << plt;
+                ASSERT_EQ(std::memcmp(&one.vel[i], &other->vel[i], sizeof(Vec3d)), 0) << i << " plt " << plt;
+            }
         }
+        p.seed          = 8;
+        ParticleSet alt = makeCosmoIcs(p, power);
+        EXPECT_NE(alt.pos[5].x, one.pos[5].x);
     }
-    p.seed          = 8;
-    ParticleSet alt = makeCosmoIcs(p, power);
-    EXPECT_NE(alt.pos[5].x, one.pos[5].x);
 }
 
 // The measured P(k) of a 64^3 box at z = 49 against the input D^2 P(k): a Gaussian field's bin
@@ -403,4 +410,221 @@ TEST(CosmoIcs, InvertedTwinHasTheOppositeZeldovichDisplacement)
         EXPECT_NEAR(b.vel[i].x, -a.vel[i].x, 1e-9 * (1.0 + std::abs(a.vel[i].x))) << i;
     }
     EXPECT_GT(largest, 1e-3 * cell); // the check above is not vacuous
+}
+
+// Particle linear theory (host/models/lattice_modes.h) and the PLT-corrected ICs (cosmo_ics.h).
+namespace {
+
+Vector3 latticeWavevector(int n, int mx, int my, int mz)
+{
+    return Vector3{2 * M_PI * mx / n, 2 * M_PI * my / n, 2 * M_PI * mz / n};
+}
+
+/// The displacement of each particle from its grid point, wrapped into (-L/2, L/2].
+std::vector<Vector3> displacements(const ParticleSet& s, int n, double box)
+{
+    std::vector<Vector3> out(size_t(s.size()));
+    const double h = box / n;
+    for (int64_t x = 0; x < s.size(); ++x)
+    {
+        const double q[3] = {double(x / (int64_t(n) * n)) * h, double((x / n) % n) * h, double(x % n) * h};
+        const double p[3] = {s.pos[x].x, s.pos[x].y, s.pos[x].z};
+        for (int axis = 0; axis < 3; ++axis)
+        {
+            const double d       = p[axis] - q[axis];
+            out[size_t(x)][axis] = d - box * std::round(d / box);
+        }
+    }
+    return out;
+}
+
+double dot(const Vector3& u, const Vector3& v) { return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]; }
+
+/// One plane wave delta(k) = amplitude at the integer wavenumber m (kz > 0, so the stored half holds it once).
+std::function<std::complex<double>(int, int, int)> planeWave(std::array<int, 3> m, double amplitude)
+{
+    return [m, amplitude](int kx, int ky, int kz) {
+        return kx == m[0] && ky == m[1] && kz == m[2] ? std::complex<double>(amplitude, 0.3 * amplitude)
+                                                      : std::complex<double>(0.0);
+    };
+}
+
+} // namespace
+
+// The values scripts/lattice_growth.py prints (validated there against ewaldDirectSum to 6 digits).
+TEST(LatticeModes, EigenvaluesMatchTheIndependentEwaldSum)
+{
+    struct Case
+    {
+        int n;
+        std::array<int, 3> m;
+        Vector3 eps;
+    };
+    for (const Case& c :
+         {Case{8, {1, 0, 0}, {1.015354, -0.007677, -0.007677}}, Case{16, {1, 1, 0}, {0.986419, 0.017557, -0.003976}},
+          Case{16, {1, 1, 1}, {0.969208, 0.015396, 0.015396}}, Case{16, {2, 2, 1}, {0.924015, 0.066109, 0.009876}}})
+    {
+        const SymmetricEigen e = symmetricEigen(latticeDynamicalMatrix(latticeWavevector(c.n, c.m[0], c.m[1], c.m[2])));
+        for (int j = 0; j < 3; ++j)
+            EXPECT_NEAR(e.values[j], c.eps[j], 1.5e-6) << c.n << " mode " << c.m[0] << c.m[1] << c.m[2];
+    }
+}
+
+TEST(LatticeModes, KohnSumRuleAndCubicSymmetryOfTheTable)
+{
+    const int n = 8;
+    LatticeModes modes(n);
+    double worstTrace = 0, worstEntry = 0;
+    for (int mx = -n / 2; mx <= n / 2; ++mx)
+        for (int my = -n / 2; my <= n / 2; ++my)
+            for (int mz = -n / 2; mz <= n / 2; ++mz)
+            {
+                if (mx == 0 && my == 0 && mz == 0) continue;
+                const Matrix3 table  = modes.matrix(mx, my, mz);
+                const Matrix3 direct = latticeDynamicalMatrix(latticeWavevector(n, mx, my, mz));
+                worstTrace           = std::max(worstTrace, std::abs(table[0][0] + table[1][1] + table[2][2] - 1));
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) worstEntry = std::max(worstEntry, std::abs(table[i][j] - direct[i][j]));
+                const GrowingMode g = modes.growingMode(mx, my, mz);
+                const Matrix3& d    = direct;
+                for (int i = 0; i < 3; ++i) // D e = eps e
+                    EXPECT_NEAR(d[i][0] * g.e[0] + d[i][1] * g.e[1] + d[i][2] * g.e[2], g.eps * g.e[i], 1e-10);
+                EXPECT_GE(dot(g.e, Vector3{double(mx), double(my), double(mz)}), 0.0);
+            }
+    EXPECT_LT(worstTrace, 1e-12);
+    EXPECT_LT(worstEntry, 1e-12);
+    EXPECT_GE(modes.smallestGrowingEps(), 1.0 / 3.0); // the largest of three summing to 1
+}
+
+TEST(LatticeModes, FluidLimitAtSmallWavenumbers)
+{
+    const Vector3 khat{0.6, 0.48, 0.64};
+    for (double k : {0.05, 0.01})
+    {
+        const SymmetricEigen e = symmetricEigen(latticeDynamicalMatrix(Vector3{k * khat[0], k * khat[1], k * khat[2]}));
+        // The lattice's correction is O(k^2): 0.065 k^2 in this direction (measured), 0.025 k^2 along an axis.
+        EXPECT_NEAR(e.values[0], 1.0, 0.1 * k * k);
+        EXPECT_NEAR(e.values[1], 0.0, 0.1 * k * k);
+        EXPECT_NEAR(e.values[2], 0.0, 0.1 * k * k);
+        EXPECT_NEAR(std::abs(dot(e.vectors[0], khat)), 1.0, 0.1 * k * k);
+    }
+}
+
+TEST(LatticeModes, GrowthOfTheFluidModeIsTheGrowthFactorAndTheTableInterpolates)
+{
+    const Cosmology lcdm{0.3, 0.7, 0.7};
+    const double a0 = 0.02, a1 = 1.0;
+    const LatticeGrowthAt fluid = latticeGrowth(lcdm, 1.0, a0, a1);
+    EXPECT_NEAR(fluid.ratio / (growthFactor(lcdm, a1) / growthFactor(lcdm, a0)), 1.0, 1e-6);
+    EXPECT_NEAR(fluid.rate, growthRate(lcdm, a0), 1e-6);
+    const Cosmology eds{1.0, 0.0, 0.7};
+    for (double eps : {0.5, 0.92, 1.03})
+    {
+        const double alpha = (-1 + std::sqrt(1 + 24 * eps)) / 4;
+        EXPECT_NEAR(latticeGrowth(eds, eps, a0, 0.5).ratio / std::pow(0.5 / a0, alpha), 1.0, 1e-8) << eps;
+    }
+    const LatticeGrowthTable table(lcdm, a0, a1, 0.6, 1.1);
+    for (double eps : {0.6, 0.7371, 0.924015, 1.0, 1.0987})
+    {
+        const LatticeGrowthAt direct = latticeGrowth(lcdm, eps, a0, a1), interpolated = table.at(eps);
+        EXPECT_NEAR(interpolated.ratio / direct.ratio, 1.0, 1e-6) << eps;
+        EXPECT_NEAR(interpolated.rate, direct.rate, 1e-6) << eps;
+    }
+    EXPECT_THROW(latticeGrowth(lcdm, -0.05, a0, a1), ParameterError);
+}
+
+// The correction of one mode, recomputed from its parts: the eigen-decomposition of the directly summed
+// D(k), the integrated growth of that eigenvalue and the fluid's D(a); and the ICs carry it out.
+TEST(CosmoIcs, PltCorrectsTheGrowingEigencomponentOfAMode)
+{
+    CosmoIcParams p = smallBox(16, 1);
+    p.plt           = true;
+    p.pltATarget    = 0.5;
+    const std::array<int, 3> m{2, -2, 1};
+    const PltCorrection corr      = PltCorrector(p).at(m[0], m[1], m[2]);
+    const SymmetricEigen eig      = symmetricEigen(latticeDynamicalMatrix(latticeWavevector(16, m[0], m[1], m[2])));
+    const double a0               = 1.0 / 50.0;
+    const LatticeGrowthAt lattice = latticeGrowth(p.cosmology, eig.values[0], a0, 0.5);
+    const double expected         = growthFactor(p.cosmology, 0.5) / growthFactor(p.cosmology, a0) / lattice.ratio;
+    EXPECT_NEAR(corr.eps, eig.values[0], 1e-12);
+    EXPECT_NEAR(std::abs(dot(corr.e, eig.vectors[0])), 1.0, 1e-12);
+    EXPECT_NEAR(corr.amplitudeScale / expected, 1.0, 1e-6);
+    EXPECT_NEAR(corr.growthRate, lattice.rate, 1e-6);
+    EXPECT_GT(corr.amplitudeScale, 1.15); // 1.159: at 16^3 this mode's amplitude grows 14% too slowly by a = 0.5
+
+    ParticleSet fixed                 = makeLptIcs(p, planeWave(m, 0.01));
+    p.plt                             = false;
+    ParticleSet plain                 = makeLptIcs(p, planeWave(m, 0.01));
+    const std::vector<Vector3> dFixed = displacements(fixed, 16, p.boxSize),
+                               dPlain = displacements(plain, 16, p.boxSize);
+    const double aH = a0 * hubbleRate(p.cosmology, a0), fluidRate = growthRate(p.cosmology, a0);
+    double largest = 0;
+    for (size_t x = 0; x < dFixed.size(); ++x)
+    {
+        const double along = dot(dPlain[x], corr.e);
+        Vector3 across, vAcross;
+        const Vector3 vFixed{fixed.vel[x].x, fixed.vel[x].y, fixed.vel[x].z};
+        for (int i = 0; i < 3; ++i)
+        {
+            across[i] = dFixed[x][i] - dot(dFixed[x], corr.e) * corr.e[i] - (dPlain[x][i] - along * corr.e[i]);
+            vAcross[i] =
+                vFixed[i] - dot(vFixed, corr.e) * corr.e[i] - aH * fluidRate * (dPlain[x][i] - along * corr.e[i]);
+        }
+        EXPECT_NEAR(dot(dFixed[x], corr.e), corr.amplitudeScale * along, 1e-12) << x;
+        EXPECT_NEAR(dot(vFixed, corr.e), aH * corr.growthRate * corr.amplitudeScale * along, 1e-12) << x;
+        EXPECT_NEAR(std::sqrt(dot(across, across)), 0.0, 1e-12) << x;
+        EXPECT_NEAR(std::sqrt(dot(vAcross, vAcross)), 0.0, 1e-12) << x;
+        largest = std::max(largest, std::abs(along));
+    }
+    EXPECT_GT(largest, 1e-2); // displaced at all (|psi| = 0.01 / k ~ 0.26 Mpc/h)
+}
+
+TEST(CosmoIcs, PltLeavesALongWaveAsTheFluidHasIt)
+{
+    CosmoIcParams p = smallBox(64, 2);
+    p.plt           = true;
+    const std::array<int, 3> m{0, 0, 1}; // k = k_Nyquist / 32
+    ParticleSet fixed                 = makeLptIcs(p, planeWave(m, 0.01));
+    p.plt                             = false;
+    ParticleSet plain                 = makeLptIcs(p, planeWave(m, 0.01));
+    const std::vector<Vector3> dFixed = displacements(fixed, 64, p.boxSize),
+                               dPlain = displacements(plain, 64, p.boxSize);
+    double largest = 0, worst = 0, worstVelocity = 0, largestVelocity = 0;
+    for (size_t x = 0; x < dFixed.size(); ++x)
+        for (int i = 0; i < 3; ++i)
+        {
+            largest = std::max(largest, std::abs(dPlain[x][i]));
+            worst   = std::max(worst, std::abs(dFixed[x][i] - dPlain[x][i]));
+        }
+    for (int64_t x = 0; x < plain.size(); ++x)
+    {
+        largestVelocity = std::max(largestVelocity, std::abs(plain.vel[x].z));
+        worstVelocity   = std::max(worstVelocity, std::abs(fixed.vel[x].z - plain.vel[x].z));
+    }
+    EXPECT_GT(largest, 0.1);
+    EXPECT_LT(worst, 1e-3 * largest);
+    EXPECT_LT(worstVelocity, 1e-3 * largestVelocity);
+}
+
+TEST(CosmoIcs, PltTargetBeforeTheStartIsRejectedNamingTheValue)
+{
+    CosmoIcParams p = smallBox(8, 2);
+    p.plt           = true;
+    for (double target : {0.02, 0.01, -1.0, std::nan("")})
+    {
+        p.pltATarget = target;
+        try
+        {
+            validateCosmoIcs(p);
+            ADD_FAILURE() << "plt-a-target " << target << " accepted";
+        }
+        catch (const ParameterError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("plt-a-target"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("a_begin = 0.02"), std::string::npos) << e.what();
+        }
+    }
+    p.pltATarget = 0.02;
+    p.plt        = false; // the target is only read with plt
+    EXPECT_NO_THROW(validateCosmoIcs(p));
 }
