@@ -63,8 +63,11 @@ struct LeafKernelShape
     /// takes 2.4 instead of 4.0 ms, where one group of 58 bodies has 4290 entries (benchmarks/results/kernel_sass.md).
     int splitAbove = 512;
     /// Split the tail of a pass as the body-node kernel does (NodeKernelShape::splitTail); off: every lane
-    /// computes every slot, on a dummy target where there is none (the landed kernel).
-    bool splitTail = false;
+    /// computes every slot, on a dummy target where there is none. Default on: on the H200 (session 23, one
+    /// binary, two rounds) walk + forces at 2^22 took 37.74 / 37.73 ms against 38.05 / 38.11 without it (merged
+    /// groups of <= 64), 38.5 against 39.6 ms with groups of <= 48, and at 2^20 11.6 against 11.65 ms
+    /// (benchmarks/results/h200_s23/forces/).
+    bool splitTail = true;
     /// Warps of a block of the isolated kernel: 4, or 1 (NodeKernelShape::warpsPerBlock). The periodic kernels
     /// and the long lists' split kernel ignore it.
     int warpsPerBlock = 4;
