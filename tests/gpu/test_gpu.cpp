@@ -180,10 +180,11 @@ std::vector<GpuKernelConfig> kernelVariants()
             {GpuWalk::Team, 4, false, {false, 0}},
             // Every group with more than 8 leaf entries (most of them) on the body-leaf split kernel.
             {GpuWalk::Team, 2, false, {}, {8}},
-            // The body-leaf kernel with split tails, and with the long lists split too.
-            {GpuWalk::Team, 2, false, {}, {0, true}},
+            // The body-leaf kernel without the long lists' split, with and without split tails, and the
+            // split without split tails (the default before session 23).
+            {GpuWalk::Team, 2, false, {}, {0, false}},
             {GpuWalk::Team, 4, false, {}, {0, true}},
-            {GpuWalk::Team, 2, false, {}, {512, true}},
+            {GpuWalk::Team, 2, false, {}, {512, false}},
             // The body-node kernel with one warp a block.
             {GpuWalk::Team, 2, false, {true, 0, 1}},
             {GpuWalk::Team, 2, true, {false, 0, 1}},
