@@ -158,6 +158,10 @@ public:
     /// ParameterError for a variant that is not built.
     void setGpuKernelConfig(const GpuKernelConfig& config);
 
+    /// The Ewald correction's share of timings()[Phase::BodyLeaf] in the last evaluation on the GPU backend
+    /// (CUDA events; 0 when isolated or on the CPU).
+    double gpuEwaldSeconds() const { return gpuResult_.ewaldSeconds; }
+
     /// Internals of the last evaluation, for tests, studies and the twin comparison.
     const HostTree& hostTree() const { return tree_; }
     const PackedTree& packedTree() const { return packed_; }
