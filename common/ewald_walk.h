@@ -267,6 +267,11 @@ struct EwaldWalk
 // The stack stays sorted by level from the bottom (a batch's children are deeper than what is left under
 // it, and lane order keeps the batch's order), so a level's cells come from one round's batch and number at
 // most 32 (4 cells x 8 children): kEwaldWarpStackCapacity cells hold any tree.
+//
+// Counted on the CPU twin for BM_GpuPeriodic's boxes at 2^20 (every 16th group; not timed): clustered, 977
+// sources a group in 35 rounds, the busiest lane adding 39 terms, where the lists' way has 2953 entries, 93 a
+// lane (the one-thread walk: 977 terms in one thread); uniform, 3324 sources in 120 rounds, 109 terms the
+// busiest lane (lists 11310 entries, 354 a lane). The stack held at most 30 and 59 cells on average.
 
 constexpr int kEwaldWarpLanes   = 32; ///< lanes of the warp walk
 constexpr int kEwaldWarpParents = 4;  ///< cells opened a round: 8 children each, one a lane
