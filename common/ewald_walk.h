@@ -271,7 +271,7 @@ struct EwaldWalk
 // Counted on the CPU twin for BM_GpuPeriodic's boxes at 2^20 (every 16th group; not timed): clustered, 977
 // sources a group in 35 rounds, the busiest lane adding 39 terms, where the lists' way has 2953 entries, 93 a
 // lane (the one-thread walk: 977 terms in one thread); uniform, 3324 sources in 120 rounds, 109 terms the
-// busiest lane (lists 11310 entries, 354 a lane). The stack held at most 30 and 59 cells on average.
+// busiest lane (lists 11310 entries, 354 a lane). The stack's deepest point: 30 and 59 cells, mean over groups.
 
 constexpr int kEwaldWarpLanes   = 32; ///< lanes of the warp walk
 constexpr int kEwaldWarpParents = 4;  ///< cells opened a round: 8 children each, one a lane
