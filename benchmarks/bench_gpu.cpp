@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -207,8 +208,10 @@ struct WarmSolver
     std::vector<Vec3d> acc;
     std::vector<double> pot;
 
-    WarmSolver(const ParticleSet& b, bool periodic) : solver(parameters(periodic))
+    WarmSolver(const ParticleSet& b, bool periodic, const EwaldWalkConfig& ewaldWalk = {})
+        : solver(parameters(periodic))
     {
+        solver.setEwaldWalkConfig(ewaldWalk);
         solver.setBodies(b.pos, b.mass, b.id);
         solver.computeForces(acc, pot);
     }
@@ -254,8 +257,9 @@ struct WarmSolver
 /// in the Packing phase, no estimate walk), the bodies in the tree order as a run keeps them (with the models'
 /// order, where the host gathers the accelerations at random, the Packing phase took 10.1 ms instead of the
 /// estimate path's 5.5 at 2^22 clustered on the H200's host). No accuracy counters: the Ewald reference costs O(N * wave vectors)
-/// per sample body, minutes at 2^22 (tests/unit/test_ewald.cpp measures the accuracy).
-void BM_GpuPeriodic(benchmark::State& state)
+/// per sample body, minutes at 2^22 (tests/unit/test_ewald.cpp measures the accuracy). ewald_ms: the Ewald
+/// correction's share of the body-leaf phase (median); ewaldWalk: how it finds its sources (BM_GpuPeriodicEwald).
+void runGpuPeriodic(benchmark::State& state, const EwaldWalkConfig& ewaldWalk)
 {
     if (!gpuAvailable())
     {
@@ -269,13 +273,15 @@ void BM_GpuPeriodic(benchmark::State& state)
         for (int k = 0; k < 5; ++k) isolatedTimes.push_back(isolated.evaluate());
     }
     const PhaseTimes isolated = medianPhases(isolatedTimes);
-    WarmSolver run(b, true);
+    WarmSolver run(b, true, ewaldWalk);
+    std::vector<double> ewaldSeconds;
     const bool fromPrevious = state.range(2) != 0;
     if (fromPrevious) run.takeTreeOrder(b);
     for (auto _ : state)
     {
         if (fromPrevious) run.solver.setPreviousAccelerations(run.acc);
         times.push_back(run.evaluate());
+        ewaldSeconds.push_back(run.solver.gpuEwaldSeconds());
         state.SetIterationTime(times.back().walk());
     }
     if (fromPrevious && !run.solver.usedPreviousAccelerations())
@@ -296,6 +302,38 @@ void BM_GpuPeriodic(benchmark::State& state)
     state.counters["node_per_body"]            = periodicStats.nodesPerBody();
     state.counters["leaf_per_body"]            = periodicStats.leavesPerBody();
     state.counters["device_bodies_per_second"] = double(b.size()) / periodic.walk();
+    std::sort(ewaldSeconds.begin(), ewaldSeconds.end());
+    state.counters["ewald_ms"]          = ewaldSeconds.empty() ? 0.0 : 1e3 * ewaldSeconds[ewaldSeconds.size() / 2];
+    state.counters["ewald_min_entries"] = double(ewaldWalk.minEntries);
+    state.counters["ewald_warp_walk"]   = ewaldWalk.warp ? 1.0 : 0.0;
+}
+
+/// BM_GpuPeriodic with the default Ewald walk (EwaldWalkConfig{}).
+void BM_GpuPeriodic(benchmark::State& state) { runGpuPeriodic(state, EwaldWalkConfig{}); }
+
+/// BM_GpuPeriodic's range(0..2), with the Ewald correction's sources chosen by range(3) (EwaldWalkConfig::
+/// minEntries: groups with at least this many list entries walk; -1: none) and range(4) (1: the warp walk, 0:
+/// one thread a group): the sweep that picks the default.
+void BM_GpuPeriodicEwald(benchmark::State& state)
+{
+    EwaldWalkConfig walk;
+    walk.minEntries = state.range(3) < 0 ? std::numeric_limits<int64_t>::max() : state.range(3);
+    walk.warp       = state.range(4) != 0;
+    runGpuPeriodic(state, walk);
+}
+
+/// 2^22 bodies from previous accelerations: clustered (issue 13's target; about 4200 list entries a group) with
+/// no group walking, every group walking one thread a group and a warp a group, the warp walk from 2048 and 4096
+/// entries, and the default; uniform (11900 entries a group: every group walks) with both walks.
+void periodicEwaldCases(benchmark::internal::Benchmark* b)
+{
+    b->ArgNames({"N", "clustered", "from_previous", "min_entries", "warp"});
+    const int64_t n = int64_t(1) << 22;
+    b->Args({n, 1, 1, -1, 0});
+    b->Args({n, 1, 1, 0, 0});
+    for (int64_t minEntries : {int64_t(0), int64_t(2048), int64_t(4096)}) b->Args({n, 1, 1, minEntries, 1});
+    b->Args({n, 1, 1, kEwaldWalkMinEntries, 0});
+    for (int64_t warp : {0, 1}) b->Args({n, 0, 1, kEwaldWalkMinEntries, warp});
 }
 
 /// Direct summation on the device (GpuSolver::direct, issue 12): numTargets targets, evenly spaced over
@@ -493,6 +531,12 @@ BENCHMARK(BM_GpuPeriodic)
     ->Args({1 << 20, 1, 1})
     ->Args({1 << 22, 0, 1})
     ->Args({1 << 22, 1, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(10);
+
+BENCHMARK(BM_GpuPeriodicEwald)
+    ->Apply(periodicEwaldCases)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(10);

@@ -44,6 +44,27 @@ HOST_DEVICE constexpr int ewaldDerivIndex(int nx, int ny, int nz)
 /// its gradient = the acceleration, and the second to fourth derivatives) and one word of padding.
 constexpr int32_t kEwaldTableWords = (kEwaldDerivs + 3) / 4;
 
+/// Groups whose lists hold at least this many entries (accepted nodes + opened leaves) take the correction's
+/// own walk (common/ewald_walk.h); shorter lists are cheaper on the GPU taken entry by entry by the lanes of
+/// a warp. Measured on the H200 at 2^22 (BM_GpuPeriodic from previous accelerations, the leaf kernel and this
+/// pass, the one-thread walk): the walk for every group took the uniform box (11900 accepted nodes per group)
+/// from 95.9 ms to 57.0 and the clustered one (3204) from 22.6 to 23.8.
+constexpr int64_t kEwaldWalkMinEntries = 8192;
+
+/// How the Ewald correction finds a group's sources (common/ewald_walk.h), a run-time setting so that one
+/// binary measures the choices (benchmarks/bench_gpu.cpp, BM_GpuPeriodicEwald); both backends read it from
+/// the tree's PeriodicView, so the CPU twin takes the same sources in the same order.
+struct EwaldWalkConfig
+{
+    /// A group whose lists hold at least this many entries takes the correction's own walk (0: every group;
+    /// INT64_MAX: none), the others their lists.
+    int64_t minEntries = kEwaldWalkMinEntries;
+    /// The walk by the 32 lanes of a warp together (ewaldWarpWalkExpansion: lanes over the children of the
+    /// opened cells, lane l's sources summed in lane l, the lanes reduced by a fixed butterfly) instead of
+    /// one thread per group (ewaldGroupExpansion).
+    bool warp = false;
+};
+
 /// The periodic box and its correction table as the walk and the force kernels read them.
 /// boxSize == 0: isolated (open boundaries); nothing else is read.
 struct PeriodicView
@@ -54,6 +75,7 @@ struct PeriodicView
     int32_t tableCells;
     float boxSize;
     float invBoxSize;
+    EwaldWalkConfig walk{}; ///< how the per-group correction finds its sources
 };
 
 /// Cells per axis of the correction table over one octant (GADGET-2's EN).

@@ -114,15 +114,11 @@ HOST_DEVICE inline void addEwaldListEntry(const PeriodicView& box, F4 com, const
     }
 }
 
-/// Groups whose lists hold at least this many entries (accepted nodes + opened leaves) take the correction's
-/// own walk, one GPU thread per group; shorter lists are cheaper on the GPU taken entry by entry by the lanes
-/// of a warp. Measured on the H200 at 2^22 (BM_GpuPeriodic from previous accelerations, the leaf kernel and
-/// this pass): the walk for every group took the uniform box (11900 accepted nodes per group) from 95.9 ms to
-/// 57.0 and the clustered one (3204) from 22.6 to 23.8.
-constexpr int64_t kEwaldWalkMinEntries = 8192;
-
-/// Whether a group whose lists hold listEntries entries takes the correction's own walk.
-HOST_DEVICE inline bool ewaldGroupWalks(int64_t listEntries) { return listEntries >= kEwaldWalkMinEntries; }
+/// Whether a group whose lists hold listEntries entries takes the correction's own walk (box.walk.minEntries).
+HOST_DEVICE inline bool ewaldGroupWalks(int64_t listEntries, const PeriodicView& box)
+{
+    return listEntries >= box.walk.minEntries;
+}
 
 /// One source of the expansion: offset d0 = image - centre, mass, traceless quadrupole about it (zero for a
 /// body).
@@ -133,8 +129,70 @@ struct EwaldSource
     SymTensor<float> quad;
 };
 
-/// The correction walk of one group, one source at a time (so that the GPU's lanes compute their terms
-/// together, whatever their walks did in between).
+/// Whether an opened cell (node n) is small and light enough to take as one multipole (kEwaldCellMaxSide,
+/// kEwaldCellMaxMoment); boxMass is the root's mass.
+HOST_DEVICE inline bool ewaldCellSmallEnough(const TreeView& tree, int32_t n, const EwaldCell& cell, float boxMass)
+{
+    return cell.side <= kEwaldCellMaxSide &&
+           tree.nodeCom[n].w * (cell.side * cell.side * cell.side) <= kEwaldCellMaxMoment * boxMass;
+}
+
+/// The child (entry) of a cell in octant 0..7 (x the slowest bit, as TreeView::children orders them).
+HOST_DEVICE inline EwaldCell ewaldChildCell(const EwaldCell& cell, uint32_t entry, int octant)
+{
+    const float half = 0.5f * cell.side;
+    return {entry,
+            half,
+            {cell.lo[0] + ((octant & 4) ? half : 0.0f), cell.lo[1] + ((octant & 2) ? half : 0.0f),
+             cell.lo[2] + ((octant & 1) ? half : 0.0f)}};
+}
+
+/// What the correction walk does with a cell: takes it as one source (out), gives the bodies of a leaf across
+/// a half-box boundary one by one, or opens it.
+enum class EwaldStep
+{
+    Source,
+    Bodies,
+    Open
+};
+
+/// The correction walk's decision on one cell, the same for both walks (EwaldWalk, ewaldWarpWalkExpansion):
+/// a node the group's walk accepted (acceptNode, at the image of its com), else a small cell on one side of
+/// every half-box boundary, or such a leaf whose bodies share one image, as one source; else a leaf's bodies;
+/// else open. centreU: the group's centre in units of L; boxMass: the root's mass.
+template<class LoadBody>
+HOST_DEVICE inline EwaldStep ewaldCellStep(const TreeView& tree, const EwaldCell& cell, F4 groupCenter, F4 groupHalf,
+                                           Vec3f centreU, float boxMass, LoadBody loadBody, EwaldSource& out)
+{
+    const PeriodicView& box = tree.periodic;
+    const Vec3f centre      = xyz(groupCenter);
+    const int32_t n         = int32_t(cell.entry & ~kLeafBit);
+    const bool leaf         = (cell.entry & kLeafBit) != 0;
+    Vec3f shift{0, 0, 0};
+    bool whole = acceptNode(tree.nodeMac[n], groupCenter, groupHalf, box);
+    if (whole) shift = imageShift(xyz(tree.nodeCom[n]), centre, box);
+    else if (ewaldCellSmallEnough(tree, n, cell, boxMass))
+    {
+        whole = cellHasOneImage(cell, centreU, shift) ||
+                (leaf && leafHasOneImage(box, tree.leafRange[n - tree.numInternal], centre, loadBody, shift));
+    }
+    if (whole)
+    {
+        const F4 com = tree.nodeCom[n];
+        out          = {shiftedImage(xyz(com), shift, box) - centre, com.w,
+                        unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1])};
+        return EwaldStep::Source;
+    }
+    return leaf ? EwaldStep::Bodies : EwaldStep::Open;
+}
+
+/// The group's centre in units of L.
+HOST_DEVICE inline Vec3f ewaldCentreInBoxUnits(F4 groupCenter, const PeriodicView& box)
+{
+    return {groupCenter.x * box.invBoxSize, groupCenter.y * box.invBoxSize, groupCenter.z * box.invBoxSize};
+}
+
+/// The correction walk of one group, one source at a time (depth first, children in octant order).
 struct EwaldWalk
 {
     EwaldCell* stack;
@@ -149,30 +207,16 @@ struct EwaldWalk
         stack[0] = {tree.rootEntry, 1.0f, {0.0f, 0.0f, 0.0f}};
     }
 
-    /// Whether an opened cell is small and light enough to take as one multipole (kEwaldCellMaxSide,
-    /// kEwaldCellMaxMoment).
-    HOST_DEVICE bool smallEnough(const TreeView& tree, int32_t n, const EwaldCell& cell) const
-    {
-        return cell.side <= kEwaldCellMaxSide &&
-               tree.nodeCom[n].w * (cell.side * cell.side * cell.side) <= kEwaldCellMaxMoment * boxMass;
-    }
-
     /// Pushes the children of internal node n (cell) in octant order.
     HOST_DEVICE void open(const TreeView& tree, int32_t n, const EwaldCell& cell)
     {
-        const float half = 0.5f * cell.side;
         for (int word = 0; word < 2; ++word)
         {
             const U4 kids             = tree.children[2 * n + word];
             const uint32_t entries[4] = {kids.x, kids.y, kids.z, kids.w};
             for (int k = 0; k < 4; ++k)
             {
-                if (entries[k] == kEmptyChild) continue;
-                const int octant = 4 * word + k;
-                stack[top++]     = {entries[k],
-                                    half,
-                                    {cell.lo[0] + ((octant & 4) ? half : 0.0f), cell.lo[1] + ((octant & 2) ? half : 0.0f),
-                                     cell.lo[2] + ((octant & 1) ? half : 0.0f)}};
+                if (entries[k] != kEmptyChild) stack[top++] = ewaldChildCell(cell, entries[k], 4 * word + k);
             }
         }
     }
@@ -190,21 +234,14 @@ struct EwaldWalk
             out        = {imageNearest(xyz(b), centre, box) - centre, b.w, {0, 0, 0, 0, 0, 0}};
             return true;
         }
-        const Vec3f centreU = {centre.x * box.invBoxSize, centre.y * box.invBoxSize, centre.z * box.invBoxSize};
+        const Vec3f centreU = ewaldCentreInBoxUnits(groupCenter, box);
         while (top > 0)
         {
             const EwaldCell cell = stack[--top];
             const int32_t n      = int32_t(cell.entry & ~kLeafBit);
-            const bool leaf      = (cell.entry & kLeafBit) != 0;
-            Vec3f shift{0, 0, 0};
-            bool whole = acceptNode(tree.nodeMac[n], groupCenter, groupHalf, box);
-            if (whole) shift = imageShift(xyz(tree.nodeCom[n]), centre, box);
-            else if (smallEnough(tree, n, cell))
-            {
-                whole = cellHasOneImage(cell, centreU, shift) ||
-                        (leaf && leafHasOneImage(box, tree.leafRange[n - tree.numInternal], centre, loadBody, shift));
-            }
-            if (!whole && leaf)
+            const EwaldStep step = ewaldCellStep(tree, cell, groupCenter, groupHalf, centreU, boxMass, loadBody, out);
+            if (step == EwaldStep::Source) return true;
+            if (step == EwaldStep::Bodies)
             {
                 const I2 range = tree.leafRange[n - tree.numInternal];
                 const F4 b     = loadBody(range.x);
@@ -213,18 +250,72 @@ struct EwaldWalk
                 out            = {imageNearest(xyz(b), centre, box) - centre, b.w, {0, 0, 0, 0, 0, 0}};
                 return true;
             }
-            if (whole)
-            {
-                const F4 com = tree.nodeCom[n];
-                out          = {shiftedImage(xyz(com), shift, box) - centre, com.w,
-                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1])};
-                return true;
-            }
             open(tree, n, cell);
         }
         return false;
     }
 };
+
+// The correction walk by the 32 lanes of a warp (EwaldWalkConfig::warp): a stack of cells to open; each
+// round takes the top b <= kEwaldWarpParents cells off it (batch q = 0 the deepest in the stack), lane l takes
+// child l % 8 of batch cell l / 8 (ewaldWarpChild) and steps it (ewaldWarpLaneStep), its source's term added to
+// lane l's own partial expansion; the children to open go back on the stack in lane order. The lanes' partial
+// expansions are reduced by the butterfly of the lists' way (device/ewald_gpu.cu), so the CPU twin
+// (host/cpu/ewald_cpu.cpp), stepping the lanes one after another, rounds the same sums. The sources are the
+// one-thread walk's (the same ewaldCellStep on the same cells), summed in another order.
+//
+// The stack stays sorted by level from the bottom (a batch's children are deeper than what is left under
+// it, and lane order keeps the batch's order), so a level's cells come from one round's batch and number at
+// most 32 (4 cells x 8 children): kEwaldWarpStackCapacity cells hold any tree.
+//
+// Counted on the CPU twin for BM_GpuPeriodic's boxes at 2^20 (every 16th group; not timed): clustered, 977
+// sources a group in 35 rounds, the busiest lane adding 39 terms, where the lists' way has 2953 entries, 93 a
+// lane (the one-thread walk: 977 terms in one thread); uniform, 3324 sources in 120 rounds, 109 terms the
+// busiest lane (lists 11310 entries, 354 a lane). The stack's deepest point: 30 and 59 cells, mean over groups.
+
+constexpr int kEwaldWarpLanes   = 32; ///< lanes of the warp walk
+constexpr int kEwaldWarpParents = 4;  ///< cells opened a round: 8 children each, one a lane
+static_assert(kEwaldWarpLanes == 8 * kEwaldWarpParents, "one lane per child of the round's cells");
+/// Cells on the warp walk's stack in any tree: 32 of each level 0..kMaxTreeLevel.
+constexpr int32_t kEwaldWarpStackCapacity = kEwaldWarpLanes * (kMaxTreeLevel + 1);
+
+/// Child octant 0..7 of an internal cell: false when it is empty, else child gets it.
+HOST_DEVICE inline bool ewaldWarpChild(const TreeView& tree, const EwaldCell& parent, int octant, EwaldCell& child)
+{
+    const int32_t n      = int32_t(parent.entry & ~kLeafBit);
+    const U4 kids        = tree.children[2 * n + octant / 4];
+    const int k          = octant % 4;
+    const uint32_t entry = k == 0 ? kids.x : k == 1 ? kids.y : k == 2 ? kids.z : kids.w;
+    if (entry == kEmptyChild) return false;
+    child = ewaldChildCell(parent, entry, octant);
+    return true;
+}
+
+/// One lane's step of the warp walk on a cell: its source (or a leaf's bodies, one by one) added to the lane's
+/// expansion loc; true when the cell is to be opened instead. centreU and boxMass as ewaldCellStep.
+template<class LoadBody>
+HOST_DEVICE inline bool ewaldWarpLaneStep(const TreeView& tree, const EwaldCell& cell, F4 groupCenter, F4 groupHalf,
+                                          Vec3f centreU, float boxMass, LoadBody loadBody, EwaldLocal& loc)
+{
+    const PeriodicView& box = tree.periodic;
+    EwaldSource s;
+    const EwaldStep step = ewaldCellStep(tree, cell, groupCenter, groupHalf, centreU, boxMass, loadBody, s);
+    if (step == EwaldStep::Open) return true;
+    if (step == EwaldStep::Source)
+    {
+        addEwaldLocalTerm<true>(box, s.d0, s.mass, s.quad, loc);
+        return false;
+    }
+    const Vec3f centre = xyz(groupCenter);
+    const I2 range     = tree.leafRange[int32_t(cell.entry & ~kLeafBit) - tree.numInternal];
+    const SymTensor<float> none{0, 0, 0, 0, 0, 0};
+    for (int32_t j = range.x; j < range.x + range.y; ++j)
+    {
+        const F4 b = loadBody(j);
+        addEwaldLocalTerm<false>(box, imageNearest(xyz(b), centre, box) - centre, b.w, none, loc);
+    }
+    return false;
+}
 
 /// A group's expansion: the sum of every source's addEwaldLocalTerm in the walk's order (the same on both
 /// backends). stack holds kEwaldWalkStackCapacity cells.

@@ -2,8 +2,9 @@
 // (ewaldGroupWalks): a group with short lists is one warp whose lane l adds entries l, l + 32, .. of the
 // lists (addEwaldListEntry), the 32 partial expansions reduced by a fixed butterfly; a group with long lists
 // is one thread that walks the tree for the group's coarser sources (common/ewald_walk.h) and sums their
-// terms in the walk's order. Every target is written by one thread; no atomics: repeated runs are
-// bit-identical.
+// terms in the walk's order, or (EwaldWalkConfig::warp) one warp whose lanes share that walk's cells, each
+// summing its own sources, reduced by the same butterfly. Every target is written by one thread; no atomics:
+// repeated runs are bit-identical.
 #include "device/ewald_gpu.h"
 
 #include <cuda_runtime.h>
@@ -62,7 +63,7 @@ __global__ void __launch_bounds__(kEwaldBlock)
     if (g >= groups.numGroups || !ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic)) return;
     const int64_t nodeBegin = nodeOffset[g], numNodes = nodeOffset[g + 1] - nodeBegin;
     const int64_t leafBegin = leafOffset[g], numEntries = numNodes + leafOffset[g + 1] - leafBegin;
-    if (ewaldGroupWalks(numEntries)) return;
+    if (ewaldGroupWalks(numEntries, tree.periodic)) return;
     const PeriodicView& box = tree.periodic;
     const Vec3f centre      = xyz(loadReadOnly(groups.center + g));
     const auto loadBody     = [bodies](int32_t j) { return loadReadOnly(bodies + j); };
@@ -91,12 +92,68 @@ __global__ void __launch_bounds__(kEwaldBlock)
     if (g >= groups.numGroups) return;
     const F4 half = loadReadOnly(groups.half + g);
     if (!ewaldGroupExpands(half, tree.periodic)) return;
-    if (!ewaldGroupWalks(nodeOffset[g + 1] - nodeOffset[g] + leafOffset[g + 1] - leafOffset[g])) return;
+    if (!ewaldGroupWalks(nodeOffset[g + 1] - nodeOffset[g] + leafOffset[g + 1] - leafOffset[g], tree.periodic)) return;
     const F4 center     = loadReadOnly(groups.center + g);
     const auto loadBody = [bodies](int32_t j) { return loadReadOnly(bodies + j); };
     EwaldCell stack[kEwaldWalkStackCapacity];
     const EwaldLocal loc = ewaldGroupExpansion(tree, center, half, loadBody, stack);
     addExpansionToTargets(tree.periodic, loc, xyz(center), loadReadOnly(groups.range + g), 0, 1, targets, acc);
+}
+
+/// Warps a block of the warp walk: each keeps its stack in shared memory (kEwaldWarpStackCapacity cells).
+constexpr int kEwaldWalkWarps = 2;
+constexpr int kEwaldWalkBlock = kWarp * kEwaldWalkWarps;
+static_assert(kWarp == kEwaldWarpLanes, "the warp walk's lanes are a warp's");
+
+/// The groups that walk, with the warp walk (common/ewald_walk.h): one warp each.
+__global__ void __launch_bounds__(kEwaldWalkBlock)
+    ewaldWarpWalkKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                        const int64_t* __restrict__ leafOffset, const F4* __restrict__ bodies,
+                        const F4* __restrict__ targets, F4* __restrict__ acc)
+{
+    __shared__ EwaldCell stacks[kEwaldWalkWarps][kEwaldWarpStackCapacity];
+    const int lane  = int(threadIdx.x) % kWarp;
+    const int warp  = int(threadIdx.x) / kWarp;
+    const int32_t g = int32_t(blockIdx.x) * kEwaldWalkWarps + warp;
+    // Whole warps leave: the kernel has no block-wide barrier.
+    if (g >= groups.numGroups) return;
+    const F4 half = loadReadOnly(groups.half + g);
+    if (!ewaldGroupExpands(half, tree.periodic)) return;
+    if (!ewaldGroupWalks(nodeOffset[g + 1] - nodeOffset[g] + leafOffset[g + 1] - leafOffset[g], tree.periodic)) return;
+    EwaldCell* stack    = stacks[warp];
+    const F4 center     = loadReadOnly(groups.center + g);
+    const Vec3f centreU = ewaldCentreInBoxUnits(center, tree.periodic);
+    const float boxMass = loadReadOnly(tree.nodeCom + (tree.rootEntry & ~kLeafBit)).w;
+    const auto loadBody = [bodies](int32_t j) { return loadReadOnly(bodies + j); };
+    EwaldLocal partial  = zeroEwaldLocal();
+    const EwaldCell root{tree.rootEntry, 1.0f, {0.0f, 0.0f, 0.0f}};
+    bool rootOpens = false;
+    if (lane == 0) rootOpens = ewaldWarpLaneStep(tree, root, center, half, centreU, boxMass, loadBody, partial);
+    rootOpens = __shfl_sync(0xffffffffu, rootOpens, 0);
+    if (rootOpens && lane == 0) stack[0] = root;
+    int32_t top = rootOpens ? 1 : 0;
+    __syncwarp();
+    while (top > 0)
+    {
+        const int32_t b    = top < kEwaldWarpParents ? top : kEwaldWarpParents;
+        const int32_t base = top - b;
+        const int q        = lane / 8;
+        EwaldCell child;
+        bool opens = false;
+        if (q < b && ewaldWarpChild(tree, stack[base + q], lane % 8, child))
+        {
+            opens = ewaldWarpLaneStep(tree, child, center, half, centreU, boxMass, loadBody, partial);
+        }
+        // Every lane has read its batch cell before the pushes overwrite it.
+        __syncwarp();
+        const unsigned pushed = __ballot_sync(0xffffffffu, opens);
+        if (opens) stack[base + __popc(pushed & ((1u << lane) - 1u))] = child;
+        top = base + __popc(pushed);
+        __syncwarp();
+    }
+    reduceEwaldLocal(partial);
+    addExpansionToTargets(tree.periodic, partial, xyz(center), loadReadOnly(groups.range + g), lane, kWarp, targets,
+                          acc);
 }
 
 } // namespace
@@ -109,8 +166,16 @@ void ewaldGroupCorrectionGpu(const TreeView& tree, const GroupView& groups, cons
         tree, groups, lists.nodeOffset, lists.nodeList, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos,
         acc);
     CUDA_CHECK_LAUNCH();
-    ewaldWalkKernel<<<blocksFor(groups.numGroups, kEwaldBlock), kEwaldBlock, 0, cudaStreamOf(stream)>>>(
-        tree, groups, lists.nodeOffset, lists.leafOffset, bodies.posMass, targets.pos, acc);
+    if (tree.periodic.walk.warp)
+    {
+        ewaldWarpWalkKernel<<<blocksFor(groups.numGroups, kEwaldWalkWarps), kEwaldWalkBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.nodeOffset, lists.leafOffset, bodies.posMass, targets.pos, acc);
+    }
+    else
+    {
+        ewaldWalkKernel<<<blocksFor(groups.numGroups, kEwaldBlock), kEwaldBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.nodeOffset, lists.leafOffset, bodies.posMass, targets.pos, acc);
+    }
     CUDA_CHECK_LAUNCH();
 }
 

@@ -686,7 +686,7 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
 
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
-                       int targetsPerLane, LeafKernelShape shape)
+                       int targetsPerLane, LeafKernelShape shape, bool withEwald)
 {
     const bool periodic = tree.periodic.boxSize > 0.0f;
     if (!leafKernelShapeError(shape).empty()) throw ParameterError(leafKernelShapeError(shape));
@@ -718,7 +718,7 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
             CUDA_CHECK_LAUNCH();
         }
     }
-    if (periodic) ewaldGroupCorrectionGpu(tree, groups, lists, bodies, targets, acc, stream);
+    if (periodic && withEwald) ewaldGroupCorrectionGpu(tree, groups, lists, bodies, targets, acc, stream);
 }
 
 } // namespace octwalk

@@ -140,8 +140,10 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
 /// @param[out] acc      nodeAcc + the leaf sum, G = 1, indexed like targets (must not alias nodeAcc)
 /// @param[in]  targetsPerLane  2 or 4, as bodyNodeForcesGpu
 /// @param[in]  shape           which groups several warps share
+/// @param[in]  withEwald       add the Ewald expansions here; false: the caller launches ewaldGroupCorrectionGpu
+///                             itself (GpuSolver, to time it on its own)
 void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
-                       int targetsPerLane = kDefaultTargetsPerLane, LeafKernelShape shape = {});
+                       int targetsPerLane = kDefaultTargetsPerLane, LeafKernelShape shape = {}, bool withEwald = true);
 
 } // namespace octwalk

@@ -103,7 +103,7 @@ void bodyNodeForcesGpu(const TreeView&, const GroupView&, const ListView&, const
 }
 
 void bodyLeafForcesGpu(const TreeView&, const GroupView&, const ListView&, const BodyView&, const TargetView&, float,
-                       const F4*, F4*, GpuStream, int, LeafKernelShape)
+                       const F4*, F4*, GpuStream, int, LeafKernelShape, bool)
 {
     noCuda();
 }

@@ -25,6 +25,7 @@
 #include "device/device_buffer.cuh"
 #include "device/device_util.cuh"
 #include "device/direct_gpu.h"
+#include "device/ewald_gpu.h"
 #include "device/forces_gpu.h"
 #include "device/walk_gpu.h"
 
@@ -180,6 +181,7 @@ struct GpuSolver::Impl
 {
     Stream stream;
     Event start, uploaded, counted, scanned, written, nodesDone, leavesDone, downloaded;
+    Event leafKernelsDone; ///< before the Ewald correction (periodic), inside Phase::BodyLeaf
     Event directStart, directStop;
     Event anchor; ///< of the phase spans on the host clock (recordSpans)
 
@@ -388,7 +390,10 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
                       config.node);
     nodesDone.record(stream);
     bodyLeafForcesGpu(in.tree, in.groups, dLists, in.bodies, in.targets, eps2, nodeAcc.data(), acc.data(), gs,
-                      config.targetsPerLane, config.leaf);
+                      config.targetsPerLane, config.leaf, false);
+    leafKernelsDone.record(stream);
+    const bool periodic = in.tree.periodic.boxSize > 0.0f;
+    if (periodic) ewaldGroupCorrectionGpu(in.tree, in.groups, dLists, in.bodies, in.targets, acc.data(), gs);
     leavesDone.record(stream);
 
     std::vector<int64_t> leafBodyCounts;
@@ -421,6 +426,7 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     t[Phase::BodyNode]   = elapsedSeconds(written, nodesDone);
     t[Phase::BodyLeaf]   = elapsedSeconds(nodesDone, leavesDone);
     t[Phase::Download]   = elapsedSeconds(leavesDone, downloaded);
+    out.ewaldSeconds     = periodic ? elapsedSeconds(leafKernelsDone, leavesDone) : 0.0;
     recordSpans(anchorOnHost, t.spans);
     listGroups = numGroups;
 }

@@ -31,6 +31,9 @@ struct GpuEvaluation
     std::vector<int32_t> nodeCounts, leafCounts; ///< per group, from pass 1
     int64_t nodeInteractions = 0, leafInteractions = 0;
     PhaseTimes times; ///< the walk phases, from CUDA events (host phases 0)
+    /// The Ewald correction's share of times[Phase::BodyLeaf] (device/ewald_gpu.h), from CUDA events; 0 when
+    /// isolated.
+    double ewaldSeconds = 0;
 };
 
 /// The kernel variants of an evaluation, chosen at run time so that one binary measures them side

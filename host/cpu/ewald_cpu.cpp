@@ -1,5 +1,7 @@
 #include "host/cpu/ewald_cpu.h"
 
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "common/ewald.h"
@@ -39,6 +41,47 @@ struct LaneExpansions
     }
 };
 
+/// A group's expansion by the warp walk (common/ewald_walk.h): the device's lanes stepped one after another,
+/// each round's children pushed in lane order.
+template<class LoadBody>
+EwaldLocal warpWalkExpansion(const TreeView& tree, F4 groupCenter, F4 groupHalf, LoadBody loadBody,
+                             LaneExpansions& lanes, std::vector<EwaldCell>& stack)
+{
+    constexpr int kLanes = LaneExpansions::kLanes;
+    static_assert(kLanes == kEwaldWarpLanes, "one partial expansion a lane");
+    lanes.clear();
+    const Vec3f centreU  = ewaldCentreInBoxUnits(groupCenter, tree.periodic);
+    const float boxMass  = tree.nodeCom[tree.rootEntry & ~kLeafBit].w;
+    const EwaldCell root = {tree.rootEntry, 1.0f, {0.0f, 0.0f, 0.0f}};
+    int32_t top          = 0;
+    if (ewaldWarpLaneStep(tree, root, groupCenter, groupHalf, centreU, boxMass, loadBody, lanes.lane[0]))
+    {
+        stack[size_t(top++)] = root;
+    }
+    EwaldCell child[kLanes];
+    bool opens[kLanes];
+    while (top > 0)
+    {
+        const int32_t b    = top < kEwaldWarpParents ? top : kEwaldWarpParents;
+        const int32_t base = top - b;
+        for (int l = 0; l < kLanes; ++l)
+        {
+            const int q = l / 8;
+            opens[l] =
+                q < b && ewaldWarpChild(tree, stack[size_t(base + q)], l % 8, child[l]) &&
+                ewaldWarpLaneStep(tree, child[l], groupCenter, groupHalf, centreU, boxMass, loadBody, lanes.lane[l]);
+        }
+        top = base;
+        for (int l = 0; l < kLanes; ++l)
+        {
+            if (!opens[l]) continue;
+            if (top >= kEwaldWarpStackCapacity) throw std::logic_error("Ewald warp walk: stack overflow");
+            stack[size_t(top++)] = child[l];
+        }
+    }
+    return lanes.reduce();
+}
+
 } // namespace
 
 void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
@@ -50,7 +93,7 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
 #pragma omp parallel
     {
         LaneExpansions lanes;
-        std::vector<EwaldCell> stack(static_cast<size_t>(kEwaldWalkStackCapacity));
+        std::vector<EwaldCell> stack(static_cast<size_t>(std::max(kEwaldWalkStackCapacity, kEwaldWarpStackCapacity)));
 #pragma omp for schedule(dynamic, 4)
         for (int32_t g = 0; g < groups.numGroups; ++g)
         {
@@ -59,9 +102,11 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
             const int64_t nodeBegin = lists.nodeOffset[g], numNodes = lists.nodeOffset[g + 1] - nodeBegin;
             const int64_t leafBegin = lists.leafOffset[g], numEntries = numNodes + lists.leafOffset[g + 1] - leafBegin;
             EwaldLocal loc;
-            if (ewaldGroupWalks(numEntries))
+            if (ewaldGroupWalks(numEntries, box))
             {
-                loc = ewaldGroupExpansion(tree, groups.center[g], groups.half[g], loadBody, stack.data());
+                loc = box.walk.warp
+                          ? warpWalkExpansion(tree, groups.center[g], groups.half[g], loadBody, lanes, stack)
+                          : ewaldGroupExpansion(tree, groups.center[g], groups.half[g], loadBody, stack.data());
             }
             else
             {

@@ -2,7 +2,8 @@
 /// @file ewald_cpu.h
 /// The CPU twin of device/ewald_gpu.h: the Ewald correction of periodic groups as expansions about their
 /// centres (common/ewald.h, EwaldLocal), from the group's lists in the device's lane order, or from the
-/// correction's own walk (common/ewald_walk.h, ewaldGroupWalks) in the walk's order. bodyLeafForcesCpu calls
+/// correction's own walk (common/ewald_walk.h, ewaldGroupWalks) in the walk's order: one thread's, or the
+/// warp walk's lanes one after another (EwaldWalkConfig::warp). bodyLeafForcesCpu calls
 /// it after the leaf sums in a periodic box.
 
 #include "common/tree_view.h"

@@ -286,6 +286,16 @@ void GravitySolver::setGpuKernelConfig(const GpuKernelConfig& config)
     if (gpu_) gpu_->setKernelConfig(config);
 }
 
+void GravitySolver::setEwaldWalkConfig(const EwaldWalkConfig& config)
+{
+    if (config.minEntries < 0)
+    {
+        throw ParameterError("EwaldWalkConfig: minEntries " + std::to_string(config.minEntries) + " (must be >= 0)");
+    }
+    ewaldWalk_ = config;
+    treeValid_ = false;
+}
+
 GpuSolver& GravitySolver::gpu()
 {
     if (!gpu_)
@@ -312,7 +322,8 @@ void GravitySolver::buildTree()
     makeGroups(params_.n_group, tree_, params_.merge_groups);
     t[Phase::Groups] = clock.lap();
     packTree(tree_, params_, packed_);
-    packed_.periodic = periodicView(params_.box_size);
+    packed_.periodic      = periodicView(params_.box_size);
+    packed_.periodic.walk = ewaldWalk_;
     setScalesFromPrevious();
     t[Phase::Packing] = clock.lap();
     treeValid_        = true;

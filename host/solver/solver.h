@@ -158,6 +158,15 @@ public:
     /// ParameterError for a variant that is not built.
     void setGpuKernelConfig(const GpuKernelConfig& config);
 
+    /// How the periodic Ewald correction finds each group's sources (common/ewald.h, EwaldWalkConfig), on
+    /// both backends, from the next tree on (benchmarks and twin tests). Throws ParameterError for a negative
+    /// minEntries.
+    void setEwaldWalkConfig(const EwaldWalkConfig& config);
+
+    /// The Ewald correction's share of timings()[Phase::BodyLeaf] in the last evaluation on the GPU backend
+    /// (CUDA events; 0 when isolated or on the CPU).
+    double gpuEwaldSeconds() const { return gpuResult_.ewaldSeconds; }
+
     /// Internals of the last evaluation, for tests, studies and the twin comparison.
     const HostTree& hostTree() const { return tree_; }
     const PackedTree& packedTree() const { return packed_; }
@@ -195,6 +204,7 @@ private:
     GroupView currentGroups_{};
     std::unique_ptr<GpuSolver> gpu_;
     GpuKernelConfig gpuConfig_;
+    EwaldWalkConfig ewaldWalk_;
     // Result buffers kept from step to step (no per-step allocation or first touch of N-sized arrays).
     std::vector<F4> cpuOut_, cpuNodeAcc_;
     GpuEvaluation gpuResult_;

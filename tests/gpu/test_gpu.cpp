@@ -137,8 +137,9 @@ struct CpuReference
     std::vector<Vec3d> acc;
     std::vector<double> pot;
 
-    CpuReference(const ParticleSet& bodies, const Parameters& p) : solver(p)
+    CpuReference(const ParticleSet& bodies, const Parameters& p, const EwaldWalkConfig& ewaldWalk = {}) : solver(p)
     {
+        solver.setEwaldWalkConfig(ewaldWalk);
         solver.setBodies(bodies.pos, bodies.mass, bodies.id);
         solver.computeForces(acc, pot);
     }
@@ -741,13 +742,15 @@ ParticleSet periodicBox(int log2n, double L, bool clustered)
 /// which take the groups' Ewald expansion; 2^9 uniform: a few groups above it, which take the
 /// per-interaction correction, as tests/unit/test_ewald.cpp's EwaldGroup.SmallBox* counts on the CPU). theta
 /// 0.3 with leaves of 2 bodies gives lists long enough that some groups take the correction's own walk
-/// (ewaldGroupWalks: measured 171 of 363 groups of a uniform 2^14 box) and the others their lists.
+/// (ewaldGroupWalks: measured 171 of 363 groups of a uniform 2^14 box) and the others their lists. walk: the
+/// correction's walk on both backends (EwaldWalkConfig: threshold 0 makes every group walk; warp the warp walk).
 struct PeriodicCase
 {
     bool clustered;
     int log2n;
     double theta  = 0.5;
     int32_t nLeaf = 0; ///< 0: the default
+    EwaldWalkConfig walk{};
 };
 
 using GpuPeriodic = GpuTestWithParam<PeriodicCase>;
@@ -759,7 +762,7 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
     Parameters p             = parameters(GetParam().theta, Mac::Bonsai, Backend::Cpu);
     p.box_size               = L;
     if (GetParam().nLeaf > 0) p.n_leaf = GetParam().nLeaf;
-    CpuReference cpu(bodies, p);
+    CpuReference cpu(bodies, p, GetParam().walk);
     GpuSolver device;
     GpuEvaluation result = evaluateOnDevice(device, cpu.solver.packedTree());
     expectSame("node counts", result.nodeCounts, cpu.solver.cpuCounts().nodes);
@@ -773,7 +776,8 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
         for (int64_t g = 0; g < groups; ++g)
         {
             walks += ewaldGroupWalks(lists.nodeOffset[g + 1] - lists.nodeOffset[g] + lists.leafOffset[g + 1] -
-                                     lists.leafOffset[g])
+                                         lists.leafOffset[g],
+                                     cpu.solver.packedTree().periodic)
                          ? 1
                          : 0;
         }
@@ -785,10 +789,12 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 
     p.backend = Backend::Gpu;
     GravitySolver gpu(p);
+    gpu.setEwaldWalkConfig(GetParam().walk);
     gpu.setBodies(bodies.pos, bodies.mass, bodies.id);
     std::vector<Vec3d> acc;
     std::vector<double> pot;
     gpu.computeForces(acc, pot);
+    EXPECT_GT(gpu.gpuEwaldSeconds(), 0.0);
     EXPECT_EQ(gpu.stats().nodeInteractions, cpu.solver.stats().nodeInteractions);
     EXPECT_EQ(gpu.stats().leafInteractions, cpu.solver.stats().leafInteractions);
     ErrorStats a = errorStats(relativeErrors(acc, cpu.acc));
@@ -822,10 +828,16 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 
 INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic,
                          ::testing::Values(PeriodicCase{false, 15}, PeriodicCase{true, 15}, PeriodicCase{false, 9},
-                                           PeriodicCase{true, 9}, PeriodicCase{false, 14, 0.3, 2}),
+                                           PeriodicCase{true, 9}, PeriodicCase{false, 14, 0.3, 2},
+                                           PeriodicCase{false, 14, 0.3, 2, {kEwaldWalkMinEntries, true}},
+                                           PeriodicCase{true, 15, 0.5, 0, {0, false}},
+                                           PeriodicCase{true, 15, 0.5, 0, {0, true}},
+                                           PeriodicCase{false, 15, 0.5, 0, {0, true}}),
                          [](const ::testing::TestParamInfo<PeriodicCase>& info) {
+                             const EwaldWalkConfig& walk = info.param.walk;
                              return std::string(info.param.clustered ? "clustered" : "uniform") +
-                                    std::to_string(info.param.log2n) + (info.param.nLeaf > 0 ? "walks" : "");
+                                    std::to_string(info.param.log2n) + (info.param.nLeaf > 0 ? "walks" : "") +
+                                    (walk.minEntries == 0 ? "allwalk" : "") + (walk.warp ? "warp" : "");
                          });
 
 } // namespace
