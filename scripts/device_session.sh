@@ -16,6 +16,7 @@
 #   forces    BM_GpuForces (default settings), old and new alternated twice, with the error counters
 #   variants  BM_GpuForcesTuning (this tree's kernel variants x groups) and the table of them
 #   periodic  BM_GpuPeriodic, old and new
+#   ewald     BM_GpuPeriodicEwald (this tree's Ewald-walk settings at 2^22) and its table
 #   refit     BM_GpuRefit and BM_HostRefit
 #   newbuild  this tree alone (for the stages that need no old build)
 #   host      BM_HostTotal and BM_HostStep, old and new at 16 threads (HOST_FILTER)
@@ -123,7 +124,13 @@ if has variants; then
   python3 benchmarks/variant_table.py "$RES/variants.json" >"$RES/variants.md" 2>&1
   cat "$RES/variants.md" >>"$OUT/summary.txt"
 fi
-has periodic && bench_both octwalk_bench_gpu 'BM_GpuPeriodic' periodic
+has periodic && bench_both octwalk_bench_gpu 'BM_GpuPeriodic/' periodic
+if has ewald; then
+  build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuPeriodicEwald' --benchmark_out="$RES/ewald_sweep.json" \
+    --benchmark_out_format=json --benchmark_counters_tabular=true >"$RES/ewald_sweep.txt" 2>&1
+  log "ewald sweep: exit $?"
+  grep -E 'BM_GpuPeriodicEwald|periodic_ms' "$RES/ewald_sweep.txt" >>"$OUT/summary.txt"
+fi
 if has refit; then
   build/benchmarks/octwalk_bench_gpu --benchmark_filter='BM_GpuRefit' --benchmark_out="$RES/refit_gpu.json" \
     --benchmark_out_format=json >"$RES/refit.txt" 2>&1
