@@ -44,11 +44,11 @@ HOST_DEVICE constexpr int ewaldDerivIndex(int nx, int ny, int nz)
 /// its gradient = the acceleration, and the second to fourth derivatives) and one word of padding.
 constexpr int32_t kEwaldTableWords = (kEwaldDerivs + 3) / 4;
 
-/// Groups whose lists hold at least this many entries (accepted nodes + opened leaves) take the correction's
-/// own walk (common/ewald_walk.h); shorter lists are cheaper on the GPU taken entry by entry by the lanes of
-/// a warp. Measured on the H200 at 2^22 (BM_GpuPeriodic from previous accelerations, the leaf kernel and this
-/// pass, the one-thread walk): the walk for every group took the uniform box (11900 accepted nodes per group)
-/// from 95.9 ms to 57.0 and the clustered one (3204) from 22.6 to 23.8.
+/// For the one-thread walk (EwaldWalkConfig::warp false): groups whose lists hold at least this many entries
+/// (accepted nodes + opened leaves) take the correction's own walk (common/ewald_walk.h); shorter lists were
+/// cheaper taken entry by entry by the lanes of a warp. Measured on the H200 at 2^22 (BM_GpuPeriodic from
+/// previous accelerations, the leaf kernel and this pass): the walk for every group took the uniform box
+/// (11900 accepted nodes per group) from 95.9 ms to 57.0 and the clustered one (3204) from 22.6 to 23.8.
 constexpr int64_t kEwaldWalkMinEntries = 8192;
 
 /// How the Ewald correction finds a group's sources (common/ewald_walk.h), a run-time setting so that one
@@ -57,12 +57,16 @@ constexpr int64_t kEwaldWalkMinEntries = 8192;
 struct EwaldWalkConfig
 {
     /// A group whose lists hold at least this many entries takes the correction's own walk (0: every group;
-    /// INT64_MAX: none), the others their lists.
-    int64_t minEntries = kEwaldWalkMinEntries;
+    /// INT64_MAX: none), the others their lists. Default 0 with the warp walk: on the H200 (session 24,
+    /// BM_GpuPeriodicEwald, 2^22 from previous accelerations, one binary) the clustered box took 44.3 ms
+    /// (Ewald pass 5.8 ms) against 55.2 (16.8) with the one-thread walk from kEwaldWalkMinEntries and 49.7
+    /// (11.2) with the lists only; the warp walk from 2048 entries 44.5, from 4096 50.0; the uniform box 171.0
+    /// against 180.2 ms (benchmarks/results/h200_s24/).
+    int64_t minEntries = 0;
     /// The walk by the 32 lanes of a warp together (ewaldWarpWalkExpansion: lanes over the children of the
     /// opened cells, lane l's sources summed in lane l, the lanes reduced by a fixed butterfly) instead of
     /// one thread per group (ewaldGroupExpansion).
-    bool warp = false;
+    bool warp = true;
 };
 
 /// The periodic box and its correction table as the walk and the force kernels read them.
