@@ -826,18 +826,23 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
     }
 }
 
+// The default walk (every group, a warp each) on every box; the one-thread walk from kEwaldWalkMinEntries
+// entries (the default before session 24) and for every group; leaves of two bodies at theta 0.3, the
+// uniform box's longest lists. Names spell the walk out, so a change of the defaults cannot repeat one.
 INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic,
                          ::testing::Values(PeriodicCase{false, 15}, PeriodicCase{true, 15}, PeriodicCase{false, 9},
                                            PeriodicCase{true, 9}, PeriodicCase{false, 14, 0.3, 2},
-                                           PeriodicCase{false, 14, 0.3, 2, {kEwaldWalkMinEntries, true}},
+                                           PeriodicCase{false, 14, 0.3, 2, {kEwaldWalkMinEntries, false}},
+                                           PeriodicCase{true, 15, 0.5, 0, {kEwaldWalkMinEntries, false}},
                                            PeriodicCase{true, 15, 0.5, 0, {0, false}},
-                                           PeriodicCase{true, 15, 0.5, 0, {0, true}},
-                                           PeriodicCase{false, 15, 0.5, 0, {0, true}}),
+                                           PeriodicCase{false, 15, 0.5, 0, {kEwaldWalkMinEntries, false}}),
                          [](const ::testing::TestParamInfo<PeriodicCase>& info) {
                              const EwaldWalkConfig& walk = info.param.walk;
+                             const std::string from =
+                                 walk.minEntries == 0 ? "All" : "From" + std::to_string(walk.minEntries);
                              return std::string(info.param.clustered ? "clustered" : "uniform") +
-                                    std::to_string(info.param.log2n) + (info.param.nLeaf > 0 ? "walks" : "") +
-                                    (walk.minEntries == 0 ? "allwalk" : "") + (walk.warp ? "warp" : "");
+                                    std::to_string(info.param.log2n) + (info.param.nLeaf > 0 ? "_leaf2" : "") +
+                                    "_walk" + from + (walk.warp ? "Warp" : "Thread");
                          });
 
 } // namespace
