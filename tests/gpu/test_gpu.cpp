@@ -785,10 +785,8 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
                     static_cast<long long>(groups));
         // From a threshold, this box's groups take both paths; with a threshold of 0, every group walks.
         EXPECT_GT(walks, 0);
-        if (GetParam().walk.minEntries > 0)
-            EXPECT_LT(walks, groups);
-        else
-            EXPECT_EQ(walks, groups);
+        if (GetParam().walk.minEntries > 0) EXPECT_LT(walks, groups);
+        else EXPECT_EQ(walks, groups);
     }
 
     p.backend = Backend::Gpu;
