@@ -15,6 +15,7 @@
 #include "device/refit_gpu.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
+#include "host/core/parallel.h"
 #include "host/core/random.h"
 #include "host/models/models.h"
 #include "host/solver/solver.h"
@@ -442,7 +443,8 @@ void BM_GpuRefit(benchmark::State& state)
 /// Whole pipelined steps (host/sim/pipeline.h) on the device: Plummer sphere of range(0) bodies,
 /// epsilon = 0.01, theta 0.5, steps of 1/128, rebuild policy K = range(1) (0: automatic), lagged
 /// topologies built from predicted positions where range(2) is 1, from the old positions alone where
-/// it is 0, lagged builds adopted range(3) steps after their positions (host/sim/pipeline.h). Manual time:
+/// it is 0, lagged builds adopted range(3) steps after their positions (host/sim/pipeline.h), the background
+/// build on range(4) threads fewer than the process has (Pipeline::setBuildThreads; 0: all). Manual time:
 /// the step's wall time (host clock around Pipeline::step, which waits for the device at its end).
 /// Counters: ms per step and the device walk + forces alone (CUDA events, medians), their ratio (the
 /// target: <= 1.15), interactions per body, the host builds adopted, and the median host build and
@@ -460,6 +462,7 @@ void BM_GpuPipelineStep(benchmark::State& state)
     p.epsilon_squared = 1e-4;
     p.backend         = Backend::Gpu;
     Pipeline pipe(p, state.range(1), PipelineDevice::Gpu, state.range(2) != 0, state.range(3));
+    if (state.range(4) > 0) pipe.setBuildThreads(std::max(1, maxThreads() - int(state.range(4))));
     std::vector<int32_t> callerIndex(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) callerIndex[i] = int32_t(i);
     pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
@@ -499,19 +502,21 @@ void BM_GpuPipelineStep(benchmark::State& state)
     state.counters["build_wait_ms"]         = 1e3 * median(waits);
 }
 
-/// Arguments N, K, predicted, lag (host/sim/pipeline.h): N = 2^20 and 2^22, K = 1, 4, 8 and automatic (0)
-/// with predicted topologies, K = 4 and 0 without, and automatic with a lag of 2 steps; at 2^24 the
-/// classic step and automatic with lags 1 and 2.
+/// Arguments N, K, predicted, lag, build threads left out (host/sim/pipeline.h): N = 2^20 and 2^22, K = 1,
+/// 4, 8 and automatic (0) with predicted topologies, K = 4 and 0 without, and automatic with a lag of 2
+/// steps; at 2^24 the classic step and automatic with lags 1 and 2; automatic with the build one thread
+/// short at every N.
 void pipelineCases(benchmark::internal::Benchmark* b)
 {
     for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
     {
-        for (int64_t k : {1, 4, 8, 0}) b->Args({n, k, 1, kRebuildLag});
-        for (int64_t k : {4, 0}) b->Args({n, k, 0, kRebuildLag});
-        b->Args({n, 0, 1, 2});
+        for (int64_t k : {1, 4, 8, 0}) b->Args({n, k, 1, kRebuildLag, 0});
+        for (int64_t k : {4, 0}) b->Args({n, k, 0, kRebuildLag, 0});
+        b->Args({n, 0, 1, 2, 0});
     }
-    for (int64_t lag : {1, 2}) b->Args({int64_t(1) << 24, 0, 1, lag});
-    b->Args({int64_t(1) << 24, 1, 1, 1});
+    for (int64_t lag : {1, 2}) b->Args({int64_t(1) << 24, 0, 1, lag, 0});
+    b->Args({int64_t(1) << 24, 1, 1, 1, 0});
+    for (int shift : {20, 22, 24}) b->Args({int64_t(1) << shift, 0, 1, kRebuildLag, 1});
 }
 
 } // namespace

@@ -25,6 +25,17 @@ inline int maxThreads()
 #endif
 }
 
+/// Sets the threads of the parallel regions this host thread starts from now on (n >= 1; nothing without
+/// OpenMP). Per thread: other host threads keep theirs.
+inline void setThreadsOfThisThread(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
 /// Inside a parallel region: this thread's index and the region's thread count (0 and 1 outside).
 inline int threadIndex()
 {

@@ -106,7 +106,7 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 
 Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict, int64_t lag)
     : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict),
-      backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk")
+      backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk"), buildThreads_(maxThreads())
 {
     validate(p);
     checkSupported(p, rebuildEvery, lag);
@@ -116,6 +116,16 @@ Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice dev
 }
 
 Pipeline::~Pipeline() { builder_.wait(); }
+
+void Pipeline::setBuildThreads(int threads)
+{
+    if (threads < 0)
+    {
+        throw ParameterError("Pipeline::setBuildThreads: threads = " + std::to_string(threads) +
+                             " (0: the default, or at least 1)");
+    }
+    buildThreads_ = threads > 0 ? threads : maxThreads();
+}
 
 void Pipeline::take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
                     const int32_t* callerIndex, int64_t n, int64_t step)
@@ -259,9 +269,10 @@ void Pipeline::launchBuild(int64_t adoptStep)
 {
     adoptStep_ = adoptStep;
     inFlight_  = true;
-    builder_.run([this, step = step_] {
+    builder_.run([this, step = step_, threads = buildThreads_] {
         try
         {
+            setThreadsOfThisThread(threads);
             TimelineLaps laps(processTimeline(), step, "host-build");
             backend_->finishPositionDownload();
             laps.lap("wait_positions");

@@ -117,6 +117,14 @@ public:
     /// whose position leaves the coordinate range or whose state is not finite.
     void step(double h);
 
+    /// Threads of the background build's parallel regions (K != 1), from the next build on: 0 (the
+    /// default) as many as the thread that made the pipeline had, k > 0 that many. The build's result does
+    /// not depend on it. Why it is a setting: on the H200 host (session 22 timeline, 2^22, 16 cores) the
+    /// stepping thread's kick took 3-6 ms instead of 0.24 whenever the build's parallel regions ran beside
+    /// it, the build's threads and the stepping thread sharing 16 cores; BM_GpuPipelineStep's build_threads
+    /// argument measures one thread fewer against all of them. ParameterError for k < 0.
+    void setBuildThreads(int threads);
+
     /// Positions and velocities in the caller's order (index = caller's index), n each.
     void copyState(Vec3d* pos, Vec3d* vel);
     /// The diagnostics' sums in the caller's order, as Simulation::diagnostics adds them.
@@ -195,6 +203,8 @@ private:
     std::vector<int32_t> slot_; ///< slot_[callerIndex_[k]] = k
     std::unique_ptr<Topology> current_, next_, spare_;
     WorkerThread builder_;
+    /// Threads of the build's parallel regions (setBuildThreads): the constructing thread's by default.
+    int buildThreads_;
     std::exception_ptr buildError_;
     bool inFlight_           = false;
     int64_t adoptStep_       = -1;

@@ -181,6 +181,33 @@ TEST(Pipeline, IsBitIdenticalForOneAndTwoThreads)
 #endif
 }
 
+// The background build on one thread and on the process's threads (Pipeline::setBuildThreads): the same
+// topologies, so the same bits, with the automatic policy and with K = 3.
+TEST(Pipeline, BuildThreadsDoNotChangeTheBits)
+{
+    const ParticleSet b = makeModel("plummer", 4096, kSeed);
+    const int64_t n     = b.size();
+    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
+    std::iota(callerIndex.begin(), callerIndex.end(), 0);
+    for (int64_t every : {int64_t(0), int64_t(3)})
+    {
+        std::vector<State> out;
+        for (int threads : {0, 1})
+        {
+            Pipeline pipe(parameters(), every, PipelineDevice::Cpu);
+            pipe.setBuildThreads(threads);
+            pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+            for (int k = 0; k < 7; ++k) pipe.step(kDt);
+            EXPECT_GE(pipe.rebuilds(), 2) << "policy " << every;
+            out.push_back(stateOf(pipe, n));
+        }
+        EXPECT_TRUE(test::sameBits(out[0].pos, out[1].pos)) << "policy " << every;
+        EXPECT_TRUE(test::sameBits(out[0].vel, out[1].vel)) << "policy " << every;
+    }
+    Pipeline pipe(parameters(), 0, PipelineDevice::Cpu);
+    EXPECT_THROW(pipe.setBuildThreads(-1), ParameterError);
+}
+
 namespace {
 
 /// Node + leaf interactions of a fresh tree on the pipeline's current positions.
