@@ -162,10 +162,14 @@ void ewaldGroupCorrectionGpu(const TreeView& tree, const GroupView& groups, cons
                              const BodyView& bodies, const TargetView& targets, F4* acc, GpuStream stream)
 {
     if (groups.numGroups == 0 || !(tree.periodic.boxSize > 0.0f)) return;
-    ewaldListKernel<<<blocksFor(groups.numGroups, kEwaldWarps), kEwaldBlock, 0, cudaStreamOf(stream)>>>(
-        tree, groups, lists.nodeOffset, lists.nodeList, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos,
-        acc);
-    CUDA_CHECK_LAUNCH();
+    // With a threshold of 0 (the default) every group walks: the lists' kernel would only return.
+    if (tree.periodic.walk.minEntries > 0)
+    {
+        ewaldListKernel<<<blocksFor(groups.numGroups, kEwaldWarps), kEwaldBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.nodeOffset, lists.nodeList, lists.leafOffset, lists.leafList, bodies.posMass,
+            targets.pos, acc);
+        CUDA_CHECK_LAUNCH();
+    }
     if (tree.periodic.walk.warp)
     {
         ewaldWarpWalkKernel<<<blocksFor(groups.numGroups, kEwaldWalkWarps), kEwaldWalkBlock, 0, cudaStreamOf(stream)>>>(
