@@ -117,12 +117,12 @@ public:
     /// whose position leaves the coordinate range or whose state is not finite.
     void step(double h);
 
-    /// Threads of the background build's parallel regions (K != 1), from the next build on: 0 (the
-    /// default) as many as the thread that made the pipeline had, k > 0 that many. The build's result does
+    /// Threads of the background build's parallel regions (K != 1), from the next build on: k > 0 that many,
+    /// 0 as many as the calling thread's regions get (the default: the constructing thread's). The build's result does
     /// not depend on it. Why it is a setting: on the H200 host (session 22 timeline, 2^22, 16 cores) the
     /// stepping thread's kick took 3-6 ms instead of 0.24 whenever the build's parallel regions ran beside
-    /// it, the build's threads and the stepping thread sharing 16 cores; BM_GpuPipelineStep's build_threads
-    /// argument measures one thread fewer against all of them. ParameterError for k < 0.
+    /// it, the build's threads and the stepping thread sharing 16 cores; BM_GpuPipelineStep's fifth argument
+    /// measures one thread fewer against all of them. ParameterError for k < 0.
     void setBuildThreads(int threads);
 
     /// Positions and velocities in the caller's order (index = caller's index), n each.
