@@ -120,8 +120,8 @@ public:
     /// Threads of the background build's parallel regions (K != 1), from the next build on: k > 0 that many,
     /// 0 as many as the calling thread's regions get (the default: the constructing thread's). The build's result does
     /// not depend on it. Why it is a setting: on the H200 host (session 22 timeline, 2^22, 16 cores) the
-    /// stepping thread's kick took 3-6 ms instead of 0.24 whenever the build's parallel regions ran beside
-    /// it, the build's threads and the stepping thread sharing 16 cores; BM_GpuPipelineStep's fifth argument
+    /// stepping thread's kick took 3.0-5.9 ms instead of 0.23-0.43 in three of eight steps, each with the
+    /// build's 16 threads beside it on the 16 cores (scripts/timeline_overlaps.py); BM_GpuPipelineStep's fifth argument
     /// measures one thread fewer against all of them. ParameterError for k < 0.
     void setBuildThreads(int threads);
 
