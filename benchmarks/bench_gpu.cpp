@@ -29,7 +29,7 @@ namespace {
 
 /// One force evaluation per iteration on the GPU backend, epsilon = 0.01, with the given kernel variants.
 void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, int nGroup, bool merge = false,
-                  GpuKernelConfig kernels = {})
+                  GpuKernelConfig kernels = {}, double farFieldRatio = Parameters{}.far_field_ratio)
 {
     if (!gpuAvailable())
     {
@@ -44,6 +44,7 @@ void runGpuForces(benchmark::State& state, int64_t n, double theta, int nLeaf, i
     p.n_leaf          = nLeaf;
     p.n_group         = nGroup;
     p.merge_groups    = merge;
+    p.far_field_ratio = farFieldRatio;
     GravitySolver solver(p);
     solver.setGpuKernelConfig(kernels);
     solver.setBodies(b.pos, b.mass, b.id);
@@ -117,6 +118,28 @@ void forcesShapes(benchmark::internal::Benchmark* b)
         b->Args({n, 50, 0, 0, 1, nGroup, leafSplit, leafTail, warps});
         b->Args({n, 50, split, minBlocks, 0, nGroup, leafSplit, leafTail, warps});
         b->Args({n, 75, split, minBlocks, 0, nGroup, leafSplit, leafTail, warps});
+    }
+}
+
+/// The far field (common/far_field.h): N = range(0), theta = range(1) / 1000, far_field_ratio = range(2) (0: off),
+/// merged groups of at most n_group = range(3), the default kernels; body_node_s holds the far-field kernel.
+void BM_GpuFarField(benchmark::State& state)
+{
+    runGpuForces(state, state.range(0), double(state.range(1)) / 1000.0, Parameters{}.n_leaf, int(state.range(3)), true,
+                 {}, double(state.range(2)));
+}
+
+/// At 2^20 and 2^22, theta 0.475 and 0.5: off, and ratios 5, 6, 8 (n_group 64), and 6 with n_group 96.
+void farFieldArgs(benchmark::internal::Benchmark* b)
+{
+    b->ArgNames({"N", "theta1000", "ratio", "n_group"});
+    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
+    {
+        for (int64_t theta : {475, 500})
+        {
+            for (int64_t ratio : {0, 5, 6, 8}) b->Args({n, theta, ratio, 64});
+            b->Args({n, theta, 6, 96});
+        }
     }
 }
 
@@ -547,6 +570,7 @@ BENCHMARK(BM_GpuPeriodicEwald)
     ->Iterations(10);
 
 BENCHMARK(BM_GpuForces)->Apply(forcesShapes)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+BENCHMARK(BM_GpuFarField)->Apply(farFieldArgs)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
 
 // Tuning: groups, leaf size and kernel variants (tuningVariants).
 BENCHMARK(BM_GpuForcesTuning)->Apply(tuningVariants)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);

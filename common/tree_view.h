@@ -59,6 +59,10 @@ struct TreeView
     int32_t depth;
     /// The periodic box (the root cell) and its Ewald correction table; boxSize 0 when isolated.
     PeriodicView periodic;
+    /// Accepted nodes more than sqrt(farField2) group radii from their group's centre are summed into the
+    /// group's far-field expansion instead of body by body (common/far_field.h); 0: none is (the packer
+    /// sets it from far_field_ratio, isolated boxes only).
+    float farField2 = 0.0f;
 };
 
 /// Groups: contiguous body ranges walked together, with their tight boxes.

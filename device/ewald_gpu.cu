@@ -13,6 +13,7 @@
 #include "common/ewald_walk.h"
 #include "device/cuda_check.cuh"
 #include "device/device_util.cuh"
+#include "device/lane_reduce.cuh"
 
 namespace octwalk {
 
@@ -22,18 +23,6 @@ constexpr int kWarp       = 32;
 constexpr int kEwaldWarps = 4;
 constexpr int kEwaldBlock = kWarp * kEwaldWarps;
 static_assert(kWarp == 32, "the butterfly and the CPU twin's lane order assume 32-lane warps");
-
-/// The group's expansion from the lanes' partial ones: lane l adds lane l ^ 16, then ^ 8, .. ^ 1, so every
-/// lane ends with the same sum, rounded in the order of the CPU twin (ewald_cpu.cpp).
-__device__ inline void reduceEwaldLocal(EwaldLocal& loc)
-{
-#pragma unroll
-    for (int stride = kWarp / 2; stride >= 1; stride /= 2)
-    {
-#pragma unroll
-        for (int k = 0; k < kEwaldDerivs; ++k) loc.d[k] += __shfl_xor_sync(0xffffffffu, loc.d[k], stride);
-    }
-}
 
 /// Adds the expansion loc about centre to the targets of range, targets first + step, first + 2 step, ..
 __device__ inline void addExpansionToTargets(const PeriodicView& box, const EwaldLocal& loc, Vec3f centre, I2 range,

@@ -16,10 +16,12 @@
 
 #include "common/errors.h"
 #include "common/ewald.h"
+#include "common/far_field.h"
 #include "common/gravity.h"
 #include "device/cuda_check.cuh"
 #include "device/device_util.cuh"
 #include "device/ewald_gpu.h"
+#include "device/lane_reduce.cuh"
 
 namespace octwalk {
 
@@ -197,6 +199,11 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     const Vec3f centre          = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
     const int32_t groupEnd      = range.x + range.y;
     const float interactionEps2 = perPair ? eps2 : nodeSoftening(eps2);
+    // Far nodes go to the group's expansion (farFieldKernel), not to the tile; the others keep list order.
+    const float farField2 = Periodic ? 0.0f : tree.farField2;
+    const F4 groupCenter  = farField2 > 0.0f ? loadReadOnly(groups.center + g) : F4{};
+    const F4 groupHalf    = farField2 > 0.0f ? loadReadOnly(groups.half + g) : F4{};
+    const unsigned below  = (1u << lane) - 1u;
 
     for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
     {
@@ -206,14 +213,21 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
         if (listBegin + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[listBegin + lane]);
         for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
         {
-            const int count = int(min(int64_t(kWarp), listEnd - tile));
+            int count = int(min(int64_t(kWarp), listEnd - tile));
             if (expand)
             {
                 const Vec3f image = imageNearest(xyz(next.com), centre, tree.periodic);
                 next.com          = {image.x, image.y, image.z, next.com.w};
             }
             __syncwarp();
-            tileNodes[lane] = stagedEntry<perPair>(next, eps2);
+            if (farField2 > 0.0f) // warp-uniform; without a far field the tile is staged as it always was
+            {
+                const bool near = lane < count && !farFromGroup(next.com, groupCenter, groupHalf, farField2, eps2);
+                const unsigned nearLanes = __ballot_sync(0xffffffffu, near);
+                if (near) tileNodes[__popc(nearLanes & below)] = stagedEntry<perPair>(next, eps2);
+                count = __popc(nearLanes);
+            }
+            else tileNodes[lane] = stagedEntry<perPair>(next, eps2);
             __syncwarp();
             if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
             // The plain slots: every slot (no test in the loop), or fewer (the first t.plain).
@@ -288,6 +302,45 @@ __global__ void __launch_bounds__(kForceBlock, MinBlocks)
                          F4* __restrict__ nodeAcc)
 {
     bodyNodeWarp<false, false, 2, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets, eps2, nodeAcc);
+}
+
+/// The far field of each group (common/far_field.h; CPU twin: bodyNodeForcesCpu): one warp a group, lane l
+/// adding the far nodes among entries l, l + 32, .. of the group's node list to its partial expansion; the
+/// butterfly of device/lane_reduce.cuh sums them and the lanes add the expansion to the group's targets'
+/// body-node sums (the body-node kernel, which skipped those nodes, ran before on the same stream).
+__global__ void __launch_bounds__(kForceBlock)
+    farFieldKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
+                   const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
+                   F4* __restrict__ nodeAcc)
+{
+    const int lane  = int(threadIdx.x) % kWarp;
+    const int32_t g = int32_t(blockIdx.x) * kForceWarps + int(threadIdx.x) / kWarp;
+    if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
+    const F4 center = loadReadOnly(groups.center + g), half = loadReadOnly(groups.half + g);
+    const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
+    FarLocal partial = zeroEwaldLocal();
+    bool any         = false;
+    for (int64_t k = nodeOffset[g] + lane; k < nodeOffset[g + 1]; k += kWarp)
+    {
+        const int32_t n = nodeList[k];
+        const F4 com    = loadReadOnly(tree.nodeCom + n);
+        if (!farFromGroup(com, center, half, tree.farField2, eps2)) continue;
+        const SymTensor<float> q =
+            unpackQuadrupole(loadReadOnly(tree.nodeQuad + 2 * n), loadReadOnly(tree.nodeQuad + 2 * n + 1));
+        addFarFieldTerm(xyz(com) - xyz(center), com.w, prepareQuadrupole(q, eps2), invR, eps2R, partial);
+        any = true;
+    }
+    if (!__any_sync(0xffffffffu, any)) return;
+    reduceEwaldLocal(partial);
+    const I2 range = loadReadOnly(groups.range + g);
+    for (int32_t i = range.x + lane; i < range.x + range.y; i += kWarp)
+    {
+        Vec3f a{0.0f, 0.0f, 0.0f};
+        float pot = 0.0f;
+        evalFarField(partial, xyz(center) - xyz(loadReadOnly(targets + i)), invR, a, pot);
+        const F4 o = nodeAcc[i];
+        nodeAcc[i] = {o.x + a.x, o.y + a.y, o.z + a.z, o.w + pot};
+    }
 }
 
 /// Index of the leaf holding flattened body f: the last l with leafStart[l] <= f (empty leaves,
@@ -680,6 +733,12 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
         if (launch.kernel == nullptr) continue;
         launch.kernel<<<blocksFor(groups.numGroups, launch.warps), kWarp * launch.warps, 0, cudaStreamOf(stream)>>>(
             tree, textures, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
+        CUDA_CHECK_LAUNCH();
+    }
+    if (!periodic && tree.farField2 > 0.0f)
+    {
+        farFieldKernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
+            tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
         CUDA_CHECK_LAUNCH();
     }
 }

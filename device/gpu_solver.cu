@@ -280,8 +280,8 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
         }
         periodic.table = ewaldTable.data();
     }
-    return {children.data(),  nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
-            tree.numInternal, tree.numLeaves, tree.rootEntry, tree.depth,      periodic};
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(), tree.numInternal,
+            tree.numLeaves,  tree.rootEntry, tree.depth,     periodic,        tree.farField2};
 }
 
 TreeTextures GpuSolver::Impl::bindTextures(const TreeView& dTree)
@@ -542,8 +542,9 @@ GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, con
     uploadStaged(transfers, m.uploadStaging, m.stream.get());
     m.stream.synchronize();
     ResidentTree r;
-    r.tree        = {m.children.data(), m.nodeMac.data(), m.nodeCom.data(), m.nodeQuad.data(), m.leafRange.data(),
-                     tree.numInternal,  tree.numLeaves,   tree.rootEntry,   tree.depth,        tree.periodic};
+    r.tree        = {m.children.data(),  m.nodeMac.data(), m.nodeCom.data(), m.nodeQuad.data(),
+                     m.leafRange.data(), tree.numInternal, tree.numLeaves,   tree.rootEntry,
+                     tree.depth,         tree.periodic,    tree.farField2};
     r.groups      = {m.groupRange.data(), m.groupCenter.data(), m.groupHalf.data(), groups.numGroups};
     r.bodies      = {m.bodies.data(), numBodies};
     r.nodeMac     = m.nodeMac.data();

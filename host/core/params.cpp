@@ -150,6 +150,19 @@ const std::vector<ParameterInfo>& parameterTable()
          true,
          // Checkpoints written before it existed take the default (they ran with theta everywhere).
          true},
+        {"far_field_ratio",
+         "far-field-ratio",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::far_field_ratio,
+         "",
+         {0, kInf, false, true},
+         "isolated boxes: accepted nodes farther than this many group radii from a group's centre pull it through "
+         "one fourth-order expansion about the centre (per group, not per body; error ~ ratio^-4 of their pull); "
+         "0: every node body by body; else >= 2",
+         true,
+         // Checkpoints written before it existed take the default.
+         true},
     };
     return table;
 }
@@ -289,6 +302,12 @@ void validate(const Parameters& p)
     {
         throw ParameterError("parameter mac = relative is invalid with box_size = " + number(p.box_size, 17) +
                              ": the relative criterion is for isolated systems (box_size 0)");
+    }
+    if (p.far_field_ratio > 0 && p.far_field_ratio < 2)
+    {
+        // The expansion about the centre converges only for nodes beyond the group's radius, slowly near it.
+        throw ParameterError("parameter far_field_ratio = " + number(p.far_field_ratio, 17) +
+                             " is invalid: must be 0 (off) or >= 2");
     }
 }
 

@@ -6,40 +6,11 @@
 
 #include "common/ewald.h"
 #include "common/ewald_walk.h"
+#include "host/cpu/lane_expansions.h"
 
 namespace octwalk {
 
 namespace {
-
-/// The device's order of a list group's expansion sum (device/ewald_gpu.cu): lane l of a warp adds entries
-/// l, l + 32, .. of the group's lists (the node list, then the leaf list); the 32 partial expansions are
-/// reduced by a butterfly (l with l ^ 16, then ^ 8, .. ^ 1), so both backends round the same sums.
-struct LaneExpansions
-{
-    static constexpr int kLanes = 32;
-    EwaldLocal lane[kLanes];
-
-    void clear()
-    {
-        for (EwaldLocal& l : lane) l = zeroEwaldLocal();
-    }
-
-    EwaldLocal reduce() const
-    {
-        EwaldLocal v[kLanes], next[kLanes];
-        for (int l = 0; l < kLanes; ++l) v[l] = lane[l];
-        for (int stride = kLanes / 2; stride >= 1; stride /= 2)
-        {
-            for (int l = 0; l < kLanes; ++l)
-            {
-                next[l] = v[l];
-                addEwaldLocal(next[l], v[l ^ stride]);
-            }
-            for (int l = 0; l < kLanes; ++l) v[l] = next[l];
-        }
-        return v[0];
-    }
-};
 
 /// A group's expansion by the warp walk (common/ewald_walk.h): the device's lanes stepped one after another,
 /// each round's children pushed in lane order.

@@ -3,8 +3,10 @@
 #include <vector>
 
 #include "common/ewald.h"
+#include "common/far_field.h"
 #include "common/gravity.h"
 #include "host/cpu/ewald_cpu.h"
+#include "host/cpu/lane_expansions.h"
 
 namespace octwalk {
 
@@ -25,6 +27,21 @@ struct GroupAccumulator
             x[k] = t.x;
             y[k] = t.y;
             z[k] = t.z;
+        }
+    }
+
+    /// Adds a far-field expansion about centre (group radius 1 / invR) to every target.
+    void addFarField(const FarLocal& loc, Vec3f centre, float invR)
+    {
+        for (size_t k = 0; k < x.size(); ++k)
+        {
+            Vec3f acc{0.0f, 0.0f, 0.0f};
+            float phi = 0.0f;
+            evalFarField(loc, centre - Vec3f{x[k], y[k], z[k]}, invR, acc, phi);
+            ax[k] += acc.x;
+            ay[k] += acc.y;
+            az[k] += acc.z;
+            pot[k] += phi;
         }
     }
 
@@ -119,24 +136,60 @@ struct GroupImages
 void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
                        float eps2, F4* nodeAcc)
 {
+    // The far field exists in isolated boxes only (the packer's farField2 is 0 in a periodic one).
+    const float farField2 = tree.periodic.boxSize > 0.0f ? 0.0f : tree.farField2;
 #pragma omp parallel
     {
         GroupAccumulator a;
+        LaneExpansions far;
 #pragma omp for schedule(dynamic, 4)
         for (int32_t g = 0; g < groups.numGroups; ++g)
         {
             I2 range = groups.range[g];
             a.load(targets, range);
             const GroupImages images(groups, g, tree.periodic);
-            for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
+            const F4 center = groups.center[g], half = groups.half[g];
+            const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
+            bool anyFar = false;
+            if (farField2 > 0.0f) far.clear();
+            const int64_t begin = lists.nodeOffset[g];
+            for (int64_t k = begin; k < lists.nodeOffset[g + 1]; ++k)
             {
-                int32_t n = lists.nodeList[k];
-                addSource<true>(a, range.y, images.source(tree.nodeCom[n], tree.periodic),
-                                unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]), eps2, -1, images.box);
+                int32_t n                = lists.nodeList[k];
+                const F4 com             = tree.nodeCom[n];
+                const SymTensor<float> q = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
+                // The device's lane l takes entries l, l + 32, .. of the list (device/forces_gpu.cu).
+                if (farFromGroup(com, center, half, farField2, eps2))
+                {
+                    addFarFieldTerm(xyz(com) - xyz(center), com.w, prepareQuadrupole(q, eps2), invR, eps2R,
+                                    far.lane[(k - begin) % LaneExpansions::kLanes]);
+                    anyFar = true;
+                    continue;
+                }
+                addSource<true>(a, range.y, images.source(com, tree.periodic), q, eps2, -1, images.box);
             }
+            if (anyFar) a.addFarField(far.reduce(), xyz(center), invR);
             a.store(range, nodeAcc);
         }
     }
+}
+
+FarFieldCounts farFieldCountsCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, float eps2)
+{
+    FarFieldCounts c;
+    if (tree.periodic.boxSize > 0.0f || !(tree.farField2 > 0.0f)) return c;
+    for (int32_t g = 0; g < groups.numGroups; ++g)
+    {
+        int64_t far = 0;
+        for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
+        {
+            far +=
+                farFromGroup(tree.nodeCom[lists.nodeList[k]], groups.center[g], groups.half[g], tree.farField2, eps2);
+        }
+        c.entries += far;
+        c.interactions += far * groups.range[g].y;
+    }
+    return c;
 }
 
 void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,

@@ -13,8 +13,8 @@ namespace octwalk {
 
 TreeView PackedTree::treeView() const
 {
-    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
-            numInternal,     numLeaves,      rootEntry,      depth,           periodic};
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(), numInternal,
+            numLeaves,       rootEntry,      depth,          periodic,        farField2};
 }
 
 GroupView PackedTree::groupView() const
@@ -133,6 +133,7 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     out.numLeaves = numCells - out.numInternal;
     out.depth     = c.depth;
     out.rootEntry = childEntry(c, index, 0);
+    out.farField2 = packedFarField2(p);
 
     out.children.resize(2 * size_t(out.numInternal));
     out.nodeMac.resize(numCells);
@@ -191,6 +192,11 @@ void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* cente
 }
 
 float packedInvTheta(const Parameters& p) { return float(1.0 / p.opening_angle); }
+
+float packedFarField2(const Parameters& p)
+{
+    return p.box_size > 0.0 ? 0.0f : float(p.far_field_ratio * p.far_field_ratio);
+}
 
 float packedQuadScale(const Parameters& p) { return p.use_quadrupole ? 1.0f : 0.0f; }
 

@@ -1,0 +1,268 @@
+// The far-field expansion (common/far_field.h): its derivatives and truncation against exact sums, and the
+// CPU tree with it against direct summation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/far_field.h"
+#include "common/multipole.h"
+#include "host/core/random.h"
+#include "host/cpu/forces_cpu.h"
+#include "host/reference/direct.h"
+#include "host/reference/error_stats.h"
+#include "test_helpers.h"
+
+using namespace octwalk;
+
+namespace {
+
+/// psi(d) = -(|d|^2 + eps^2)^(-1/2) in double.
+double psi(double x, double y, double z, double eps2) { return -1.0 / std::sqrt(x * x + y * y + z * z + eps2); }
+
+/// d^(nx+ny+nz) psi / dx^nx dy^ny dz^nz by central differences of step h (nested, one axis at a time).
+double differencedDerivative(double x, double y, double z, double eps2, int nx, int ny, int nz, double h)
+{
+    if (nx > 0)
+    {
+        return (differencedDerivative(x + h, y, z, eps2, nx - 1, ny, nz, h) -
+                differencedDerivative(x - h, y, z, eps2, nx - 1, ny, nz, h)) /
+               (2 * h);
+    }
+    if (ny > 0)
+    {
+        return (differencedDerivative(x, y + h, z, eps2, nx, ny - 1, nz, h) -
+                differencedDerivative(x, y - h, z, eps2, nx, ny - 1, nz, h)) /
+               (2 * h);
+    }
+    if (nz > 0)
+    {
+        return (differencedDerivative(x, y, z + h, eps2, nx, ny, nz - 1, h) -
+                differencedDerivative(x, y, z - h, eps2, nx, ny, nz - 1, h)) /
+               (2 * h);
+    }
+    return psi(x, y, z, eps2);
+}
+
+/// A node of a few bodies (offsets from its com within size/2), its packed moments and its bodies.
+struct TestNode
+{
+    std::vector<Vec3d> pos;
+    std::vector<double> mass;
+    F4 com;
+    SymTensor<float> q;
+};
+
+TestNode makeNode(Vec3d centre, double size, int count, uint64_t seed)
+{
+    TestNode n;
+    Random rng(seed);
+    Vec3d com{0, 0, 0};
+    double m = 0;
+    for (int k = 0; k < count; ++k)
+    {
+        const Vec3d p{centre.x + size * (rng.uniform() - 0.5), centre.y + size * (rng.uniform() - 0.5),
+                      centre.z + size * (rng.uniform() - 0.5)};
+        const double mk = 0.5 + rng.uniform();
+        n.pos.push_back(p);
+        n.mass.push_back(mk);
+        com = com + mk * p;
+        m += mk;
+    }
+    com = (1.0 / m) * com;
+    double Q[6] = {0, 0, 0, 0, 0, 0}, S = 0;
+    for (int k = 0; k < count; ++k)
+    {
+        const Vec3d s = n.pos[size_t(k)] - com;
+        const double mk = n.mass[size_t(k)], s2 = dot(s, s);
+        Q[0] += mk * (3 * s.x * s.x - s2);
+        Q[1] += mk * (3 * s.y * s.y - s2);
+        Q[2] += mk * (3 * s.z * s.z - s2);
+        Q[3] += mk * 3 * s.x * s.y;
+        Q[4] += mk * 3 * s.x * s.z;
+        Q[5] += mk * 3 * s.y * s.z;
+        S += mk * s2;
+    }
+    n.com = {float(com.x), float(com.y), float(com.z), float(m)};
+    n.q   = {float(Q[0]), float(Q[1]), float(Q[2]), float(Q[3]), float(Q[4]), float(Q[5]), float(S)};
+    return n;
+}
+
+/// Largest relative error of the node's pull through a group expansion (group of radius R about the
+/// origin, targets spread over its box) against the node's own softened quadrupole pull (bodyNode in double),
+/// so that only the expansion's truncation is measured, not the node's.
+double expansionError(const TestNode& node, double R, double eps2)
+{
+    const float half = float(R / std::sqrt(3.0));
+    const F4 groupHalf{half, half, half, 0.0f};
+    const float invR = 1.0f / farFieldScale(groupHalf), eps2R = float(eps2) * invR * invR;
+    FarLocal loc = zeroEwaldLocal();
+    addFarFieldTerm(xyz(node.com), node.com.w, prepareQuadrupole(node.q, float(eps2)), invR, eps2R, loc);
+    Random rng(11);
+    double worst = 0;
+    for (int t = 0; t < 50; ++t)
+    {
+        const Vec3d target{half * (2 * rng.uniform() - 1), half * (2 * rng.uniform() - 1),
+                           half * (2 * rng.uniform() - 1)};
+        Vec3f acc{0, 0, 0};
+        float pot = 0;
+        evalFarField(loc, Vec3f{-float(target.x), -float(target.y), -float(target.z)}, invR, acc, pot);
+        Vec3d exact{0, 0, 0};
+        double exactPot = 0;
+        const SymTensor<double> q{node.q.xx, node.q.yy, node.q.zz, node.q.xy, node.q.xz, node.q.yz, node.q.spread};
+        bodyNode(Vec3d{node.com.x - target.x, node.com.y - target.y, node.com.z - target.z}, double(node.com.w), q,
+                 eps2, exact, exactPot);
+        const Vec3d err{acc.x - exact.x, acc.y - exact.y, acc.z - exact.z};
+        worst = std::max(worst, std::sqrt(dot(err, err) / dot(exact, exact)));
+    }
+    return worst;
+}
+
+} // namespace
+
+TEST(FarFieldExpansion, DerivativesMatchDifferencesOfThePotential)
+{
+    const double eps2 = 0.3;
+    const Vec3f d{0.7f, -0.4f, 1.1f};
+    float D[kEwaldDerivs];
+    softenedPotentialDerivatives(d, float(eps2), D);
+    for (int n = 0; n <= 4; ++n)
+        for (int ny = 0; ny <= n; ++ny)
+            for (int nz = 0; nz <= n - ny; ++nz)
+            {
+                const int nx = n - ny - nz;
+                const double h = n == 0 ? 0.0 : 4e-3;
+                const double ref = differencedDerivative(d.x, d.y, d.z, eps2, nx, ny, nz, h);
+                // Central differences err by O(h^2) times the next derivatives (~10 here).
+                EXPECT_NEAR(D[ewaldDerivIndex(nx, ny, nz)], ref, 5e-4 * std::max(1.0, std::fabs(ref)))
+                    << nx << ny << nz;
+            }
+}
+
+TEST(FarFieldExpansion, TruncationFallsWithTheRatioAsDesigned)
+{
+    // A point mass: the fourth-order expansion errs by ~(R/d)^4 of the pull, so doubling the distance cuts the
+    // error ~16-fold. A node of 20 bodies of size 0.4 d: its second moment is expanded to second order only,
+    // so its error falls as (R/d)^2 (s/d)^2, ~4-fold at a fixed s/d (measured: 1.8e-3 at 8 group radii,
+    // 4.0e-4 at 16; the node's own truncation, which the MAC bounds, is larger: 3.4e-3 at s/d = 0.4).
+    const double eps2 = 1e-4;
+    double pointErr[2], nodeErr[2];
+    for (int k = 0; k < 2; ++k)
+    {
+        const double dist = k == 0 ? 8.0 : 16.0;
+        const Vec3d at{dist * 0.6, -dist * 0.48, dist * 0.64};
+        TestNode point;
+        point.pos  = {at};
+        point.mass = {1.0};
+        point.com  = {float(at.x), float(at.y), float(at.z), 1.0f};
+        point.q    = {0, 0, 0, 0, 0, 0, 0};
+        pointErr[k] = expansionError(point, 1.0, eps2);
+        nodeErr[k]  = expansionError(makeNode(at, 0.4 * dist, 20, 3), 1.0, eps2);
+        EXPECT_LT(pointErr[k], 2.0 * std::pow(1.0 / dist, 4)) << dist; // measured 3.1e-4, 1.9e-5
+        EXPECT_LT(nodeErr[k], 0.15 * std::pow(1.0 / dist, 2)) << dist;
+    }
+    EXPECT_GT(pointErr[0], 10.0 * pointErr[1]);
+    EXPECT_GT(nodeErr[0], 3.0 * nodeErr[1]);
+}
+
+TEST(FarFieldExpansion, SofteningIsExpandedExactlyForAPointMass)
+{
+    // A point mass inside a few softening lengths: the expansion of the softened potential, not of 1/r.
+    TestNode point;
+    point.pos  = {{3.0, 1.0, -2.0}};
+    point.mass = {2.0};
+    point.com  = {3.0f, 1.0f, -2.0f, 2.0f};
+    point.q    = {0, 0, 0, 0, 0, 0, 0};
+    const double ratio = std::sqrt(14.0) / 0.5; // distance over the group radius
+    const double err   = expansionError(point, 0.5, 4.0);
+    EXPECT_LT(err, std::pow(1.0 / ratio, 4)) << err;
+}
+
+TEST(FarFieldExpansion, ClassificationNeedsTheRatioAndTheSoftening)
+{
+    const F4 c{0, 0, 0, 0}, h{1, 1, 1, 0}; // radius sqrt(3)
+    EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, h, 0.0f, 0.0f));          // off
+    EXPECT_TRUE(farFromGroup({10, 0, 0, 1}, c, h, 25.0f, 0.0f));          // 10 > 5 sqrt(3)
+    EXPECT_FALSE(farFromGroup({8, 0, 0, 1}, c, h, 25.0f, 0.0f));          // 8 < 8.66
+    EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, h, 25.0f, 101.0f));       // inside the softening
+    EXPECT_FALSE(farFromGroup({1e12f, 0, 0, 1}, c, h, 25.0f, 0.0f));      // the group is a point for it
+    EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, {0, 0, 0, 0}, 25.0f, 0.0f)); // a point group
+}
+
+TEST(FarFieldExpansion, RatioOutsideItsRangeIsRefused)
+{
+    Parameters p;
+    p.far_field_ratio = 1.5;
+    EXPECT_THROW(validate(p), ParameterError);
+    p.far_field_ratio = -1;
+    EXPECT_THROW(validate(p), ParameterError);
+    p.far_field_ratio = 2;
+    EXPECT_NO_THROW(validate(p));
+    p.far_field_ratio = 0;
+    EXPECT_NO_THROW(validate(p));
+}
+
+TEST(FarFieldExpansion, TreeWithTheFarFieldMatchesDirectSummation)
+{
+    // Plummer 2^14, theta 0.5, eps 0.01: the far field takes most node interactions and adds little error.
+    ParticleSet b = makePlummer(16384, 9);
+    Parameters p  = test::cpuParameters(0.5, 1e-4);
+    std::vector<Vec3d> exact;
+    std::vector<double> exactPot;
+    directSumAll(b.pos.data(), b.mass.data(), b.size(), p.epsilon_squared, 1.0, exact, exactPot);
+    const ErrorStats plain = errorStats(relativeErrors(test::treeForces(b, p).acc, exact));
+    p.far_field_ratio      = 6;
+    GravitySolver s(p);
+    s.setBodies(b.pos, b.mass, b.id);
+    test::Forces f;
+    s.computeForces(f.acc, f.pot);
+    const ErrorStats far = errorStats(relativeErrors(f.acc, exact));
+    InteractionLists lists    = s.cpuLists();
+    const FarFieldCounts c    = farFieldCountsCpu(s.packedTree().treeView(), s.packedTree().groupView(), lists.view(),
+                                                  float(p.epsilon_squared));
+    const double farShare     = double(c.interactions) / double(s.stats().nodeInteractions);
+    std::printf("far field ratio 6: median %.3g p99 %.3g (plain %.3g / %.3g), far share %.3f\n", far.median, far.p99,
+                plain.median, plain.p99, farShare);
+    EXPECT_GT(farShare, 0.3);
+    EXPECT_LT(far.median, 1.3 * plain.median);
+    EXPECT_LT(far.p99, 1.3 * plain.p99);
+    for (size_t i = 0; i < f.pot.size(); ++i) ASSERT_TRUE(finiteResult(f.acc[i], f.pot[i])) << i;
+}
+
+TEST(FarFieldExpansion, ProbesAndBodiesAgreeWithTheTreeWithoutIt)
+{
+    // The far field changes a force by a fraction of the tree's own error: Plummer 2^16, theta 0.5, ratio 6 against
+    // 0, on the bodies and on probe points inside and far outside the model.
+    const ParticleSet b = makePlummer(1 << 16, 4);
+    Parameters p        = test::cpuParameters(0.5, 1e-4);
+    Random rng(4);
+    std::vector<Vec3d> points(2000);
+    for (Vec3d& x : points) x = {8 * rng.uniform() - 4, 8 * rng.uniform() - 4, 8 * rng.uniform() - 4};
+    points.push_back({50, -20, 10});
+    points.push_back(b.pos[17]);
+    for (bool probes : {false, true})
+    {
+        std::vector<std::vector<Vec3d>> acc(2);
+        std::vector<std::vector<double>> pot(2);
+        for (int k = 0; k < 2; ++k)
+        {
+            p.far_field_ratio = k == 0 ? 0.0 : 6.0;
+            GravitySolver s(p);
+            s.setBodies(b.pos, b.mass, b.id);
+            if (probes) s.evaluateAt(points, acc[k], pot[k]);
+            else s.computeForces(acc[k], pot[k]);
+        }
+        const ErrorStats a = errorStats(relativeErrors(acc[1], acc[0]));
+        double worstPot    = 0;
+        for (size_t i = 0; i < pot[0].size(); ++i)
+        {
+            worstPot = std::max(worstPot, std::fabs(pot[1][i] - pot[0][i]) / std::fabs(pot[0][i]));
+        }
+        // Measured (bodies / probes): median 3.1e-6 / 2.2e-8, max 1.2e-3 / 3.4e-7, potential 1.9e-5 / 2.3e-7.
+        EXPECT_LT(a.median, 1e-5) << probes;
+        EXPECT_LT(a.max, 5e-3) << probes;
+        EXPECT_LT(worstPot, 1e-4) << probes;
+        std::printf("%s: acceleration median %.2g, max %.2g; potential max %.2g\n", probes ? "probes" : "bodies",
+                    a.median, a.max, worstPot);
+    }
+}
