@@ -213,11 +213,11 @@ HOST_DEVICE inline void ewaldTaylorPotAcc(const float* d, Vec3f u, float& pot, f
     ewaldPowers(u.z, pz);
     pot    = 0.0f;
     acc[0] = acc[1] = acc[2] = 0.0f;
-#pragma unroll
+OCTWALK_UNROLL
     for (int mk = 0; mk <= 4; ++mk)
-#pragma unroll
+OCTWALK_UNROLL
         for (int mj = 0; mj <= mk; ++mj)
-#pragma unroll
+OCTWALK_UNROLL
             for (int mz = 0; mz <= mj; ++mz)
             {
                 const int mx = mk - mj, my = mj - mz;

@@ -101,20 +101,20 @@ HOST_DEVICE inline void softenedPotentialDerivatives(Vec3f d, float eps2, float*
     farPowers(d.x, px);
     farPowers(d.y, py);
     farPowers(d.z, pz);
-#pragma unroll
+OCTWALK_UNROLL
     for (int k = 0; k <= 4; ++k)
-#pragma unroll
+OCTWALK_UNROLL
         for (int j = 0; j <= k; ++j)
-#pragma unroll
+OCTWALK_UNROLL
             for (int nz = 0; nz <= j; ++nz)
             {
                 const int nx = k - j, ny = j - nz;
                 float v      = 0.0f;
-#pragma unroll
+OCTWALK_UNROLL
                 for (int a = 0; 2 * a <= nx; ++a)
-#pragma unroll
+OCTWALK_UNROLL
                     for (int b = 0; 2 * b <= ny; ++b)
-#pragma unroll
+OCTWALK_UNROLL
                         for (int c = 0; 2 * c <= nz; ++c)
                         {
                             const float w = farPairCount(nx, a) * farPairCount(ny, b) * farPairCount(nz, c);
@@ -133,11 +133,11 @@ HOST_DEVICE inline void addFarFieldTerm(Vec3f d, float m, const SymTensor<float>
     softenedPotentialDerivatives({d.x * invR, d.y * invR, d.z * invR}, eps2R, D);
     const float invR2 = invR * invR;
     const float qq[6] = {q.xx * invR2, q.yy * invR2, q.zz * invR2, q.xy * invR2, q.xz * invR2, q.yz * invR2};
-#pragma unroll
+OCTWALK_UNROLL
     for (int k = 0; k <= 4; ++k)
-#pragma unroll
+OCTWALK_UNROLL
         for (int j = 0; j <= k; ++j)
-#pragma unroll
+OCTWALK_UNROLL
             for (int nz = 0; nz <= j; ++nz)
             {
                 const int nx = k - j, ny = j - nz, at = ewaldDerivIndex(nx, ny, nz);

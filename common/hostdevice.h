@@ -10,6 +10,15 @@
 
 #include <cmath>
 
+/// Unrolls the loop that follows completely where its trip count is a constant: nvcc and clang read "unroll",
+/// GCC its own spelling (it ignores the other), so the CPU twin's loops over derivative indices fold to
+/// straight-line code as the device's do (the far field's expansion on 2 cores: 1.75 s against 1.33 s at 2^18).
+#if defined(__CUDACC__) || defined(__clang__) || !defined(__GNUC__)
+#define OCTWALK_UNROLL _Pragma("unroll")
+#else
+#define OCTWALK_UNROLL _Pragma("GCC unroll 64")
+#endif
+
 namespace octwalk {
 
 /// 1/sqrt(x): the hardware approximation on the device, the exact one on the host.
