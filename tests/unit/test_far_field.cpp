@@ -69,11 +69,11 @@ TestNode makeNode(Vec3d centre, double size, int count, uint64_t seed)
         com = com + mk * p;
         m += mk;
     }
-    com = (1.0 / m) * com;
+    com         = (1.0 / m) * com;
     double Q[6] = {0, 0, 0, 0, 0, 0}, S = 0;
     for (int k = 0; k < count; ++k)
     {
-        const Vec3d s = n.pos[size_t(k)] - com;
+        const Vec3d s   = n.pos[size_t(k)] - com;
         const double mk = n.mass[size_t(k)], s2 = dot(s, s);
         Q[0] += mk * (3 * s.x * s.x - s2);
         Q[1] += mk * (3 * s.y * s.y - s2);
@@ -130,8 +130,8 @@ TEST(FarFieldExpansion, DerivativesMatchDifferencesOfThePotential)
         for (int ny = 0; ny <= n; ++ny)
             for (int nz = 0; nz <= n - ny; ++nz)
             {
-                const int nx = n - ny - nz;
-                const double h = n == 0 ? 0.0 : 4e-3;
+                const int nx     = n - ny - nz;
+                const double h   = n == 0 ? 0.0 : 4e-3;
                 const double ref = differencedDerivative(d.x, d.y, d.z, eps2, nx, ny, nz, h);
                 // Central differences err by O(h^2) times the next derivatives (~10 here).
                 EXPECT_NEAR(D[ewaldDerivIndex(nx, ny, nz)], ref, 5e-4 * std::max(1.0, std::fabs(ref)))
@@ -152,10 +152,10 @@ TEST(FarFieldExpansion, TruncationFallsWithTheRatioAsDesigned)
         const double dist = k == 0 ? 8.0 : 16.0;
         const Vec3d at{dist * 0.6, -dist * 0.48, dist * 0.64};
         TestNode point;
-        point.pos  = {at};
-        point.mass = {1.0};
-        point.com  = {float(at.x), float(at.y), float(at.z), 1.0f};
-        point.q    = {0, 0, 0, 0, 0, 0, 0};
+        point.pos   = {at};
+        point.mass  = {1.0};
+        point.com   = {float(at.x), float(at.y), float(at.z), 1.0f};
+        point.q     = {0, 0, 0, 0, 0, 0, 0};
         pointErr[k] = expansionError(point, 1.0, eps2);
         nodeErr[k]  = expansionError(makeNode(at, 0.4 * dist, 20, 3), 1.0, eps2);
         EXPECT_LT(pointErr[k], 2.0 * std::pow(1.0 / dist, 4)) << dist; // measured 3.1e-4, 1.9e-5
@@ -169,10 +169,10 @@ TEST(FarFieldExpansion, SofteningIsExpandedExactlyForAPointMass)
 {
     // A point mass inside a few softening lengths: the expansion of the softened potential, not of 1/r.
     TestNode point;
-    point.pos  = {{3.0, 1.0, -2.0}};
-    point.mass = {2.0};
-    point.com  = {3.0f, 1.0f, -2.0f, 2.0f};
-    point.q    = {0, 0, 0, 0, 0, 0, 0};
+    point.pos          = {{3.0, 1.0, -2.0}};
+    point.mass         = {2.0};
+    point.com          = {3.0f, 1.0f, -2.0f, 2.0f};
+    point.q            = {0, 0, 0, 0, 0, 0, 0};
     const double ratio = std::sqrt(14.0) / 0.5; // distance over the group radius
     const double err   = expansionError(point, 0.5, 4.0);
     EXPECT_LT(err, std::pow(1.0 / ratio, 4)) << err;
@@ -180,12 +180,12 @@ TEST(FarFieldExpansion, SofteningIsExpandedExactlyForAPointMass)
 
 TEST(FarFieldExpansion, ClassificationNeedsTheRatioAndTheSoftening)
 {
-    const F4 c{0, 0, 0, 0}, h{1, 1, 1, 0}; // radius sqrt(3)
-    EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, h, 0.0f, 0.0f));          // off
-    EXPECT_TRUE(farFromGroup({10, 0, 0, 1}, c, h, 25.0f, 0.0f));          // 10 > 5 sqrt(3)
-    EXPECT_FALSE(farFromGroup({8, 0, 0, 1}, c, h, 25.0f, 0.0f));          // 8 < 8.66
-    EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, h, 25.0f, 101.0f));       // inside the softening
-    EXPECT_FALSE(farFromGroup({1e12f, 0, 0, 1}, c, h, 25.0f, 0.0f));      // the group is a point for it
+    const F4 c{0, 0, 0, 0}, h{1, 1, 1, 0};                                   // radius sqrt(3)
+    EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, h, 0.0f, 0.0f));             // off
+    EXPECT_TRUE(farFromGroup({10, 0, 0, 1}, c, h, 25.0f, 0.0f));             // 10 > 5 sqrt(3)
+    EXPECT_FALSE(farFromGroup({8, 0, 0, 1}, c, h, 25.0f, 0.0f));             // 8 < 8.66
+    EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, h, 25.0f, 101.0f));          // inside the softening
+    EXPECT_FALSE(farFromGroup({1e12f, 0, 0, 1}, c, h, 25.0f, 0.0f));         // the group is a point for it
     EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, {0, 0, 0, 0}, 25.0f, 0.0f)); // a point group
 }
 
@@ -205,8 +205,8 @@ TEST(FarFieldExpansion, RatioOutsideItsRangeIsRefused)
 TEST(FarFieldExpansion, TreeWithTheFarFieldMatchesDirectSummation)
 {
     // Plummer 2^14, theta 0.5, eps 0.01: the far field takes most node interactions and adds little error.
-    ParticleSet b = makePlummer(16384, 9);
-    Parameters p  = test::cpuParameters(0.5, 1e-4);
+    ParticleSet b     = makePlummer(16384, 9);
+    Parameters p      = test::cpuParameters(0.5, 1e-4);
     p.far_field_ratio = 0;
     std::vector<Vec3d> exact;
     std::vector<double> exactPot;
@@ -217,11 +217,11 @@ TEST(FarFieldExpansion, TreeWithTheFarFieldMatchesDirectSummation)
     s.setBodies(b.pos, b.mass, b.id);
     test::Forces f;
     s.computeForces(f.acc, f.pot);
-    const ErrorStats far = errorStats(relativeErrors(f.acc, exact));
-    InteractionLists lists    = s.cpuLists();
-    const FarFieldCounts c    = farFieldCountsCpu(s.packedTree().treeView(), s.packedTree().groupView(), lists.view(),
-                                                  float(p.epsilon_squared));
-    const double farShare     = double(c.interactions) / double(s.stats().nodeInteractions);
+    const ErrorStats far   = errorStats(relativeErrors(f.acc, exact));
+    InteractionLists lists = s.cpuLists();
+    const FarFieldCounts c = farFieldCountsCpu(s.packedTree().treeView(), s.packedTree().groupView(), lists.view(),
+                                               float(p.epsilon_squared));
+    const double farShare  = double(c.interactions) / double(s.stats().nodeInteractions);
     std::printf("far field ratio 6: median %.3g p99 %.3g (plain %.3g / %.3g), far share %.3f\n", far.median, far.p99,
                 plain.median, plain.p99, farShare);
     EXPECT_GT(farShare, 0.3);
