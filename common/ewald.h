@@ -213,19 +213,24 @@ HOST_DEVICE inline void ewaldTaylorPotAcc(const float* d, Vec3f u, float& pot, f
     ewaldPowers(u.z, pz);
     pot    = 0.0f;
     acc[0] = acc[1] = acc[2] = 0.0f;
+    // (clang-format would read OCTWALK_UNROLL as the body of the loop before it)
+    // clang-format off
     OCTWALK_UNROLL
-    for (int mk = 0; mk <= 4; ++mk) OCTWALK_UNROLL
-    for (int mj = 0; mj <= mk; ++mj) OCTWALK_UNROLL
-    for (int mz = 0; mz <= mj; ++mz)
-    {
-        const int mx = mk - mj, my = mj - mz;
-        const float w = px[mx] * py[my] * pz[mz];
-        pot += d[ewaldDerivIndex(mx, my, mz)] * w;
-        if (mk == 4) continue;
-        acc[0] += d[ewaldDerivIndex(mx + 1, my, mz)] * w;
-        acc[1] += d[ewaldDerivIndex(mx, my + 1, mz)] * w;
-        acc[2] += d[ewaldDerivIndex(mx, my, mz + 1)] * w;
-    }
+    for (int mk = 0; mk <= 4; ++mk)
+        OCTWALK_UNROLL
+        for (int mj = 0; mj <= mk; ++mj)
+            OCTWALK_UNROLL
+            for (int mz = 0; mz <= mj; ++mz)
+            {
+                const int mx = mk - mj, my = mj - mz;
+                const float w = px[mx] * py[my] * pz[mz];
+                pot += d[ewaldDerivIndex(mx, my, mz)] * w;
+                if (mk == 4) continue;
+                acc[0] += d[ewaldDerivIndex(mx + 1, my, mz)] * w;
+                acc[1] += d[ewaldDerivIndex(mx, my + 1, mz)] * w;
+                acc[2] += d[ewaldDerivIndex(mx, my, mz + 1)] * w;
+            }
+    // clang-format on
 }
 
 /// Adds the Ewald correction of a source of mass m with traceless quadrupole q (about the source; zero

@@ -101,23 +101,30 @@ HOST_DEVICE inline void softenedPotentialDerivatives(Vec3f d, float eps2, float*
     farPowers(d.x, px);
     farPowers(d.y, py);
     farPowers(d.z, pz);
+    // (clang-format would read OCTWALK_UNROLL as the body of the loop before it)
+    // clang-format off
     OCTWALK_UNROLL
-    for (int k = 0; k <= 4; ++k) OCTWALK_UNROLL
-    for (int j = 0; j <= k; ++j) OCTWALK_UNROLL
-    for (int nz = 0; nz <= j; ++nz)
-    {
-        const int nx = k - j, ny = j - nz;
-        float v = 0.0f;
+    for (int k = 0; k <= 4; ++k)
         OCTWALK_UNROLL
-        for (int a = 0; 2 * a <= nx; ++a) OCTWALK_UNROLL
-        for (int b = 0; 2 * b <= ny; ++b) OCTWALK_UNROLL
-        for (int c = 0; 2 * c <= nz; ++c)
-        {
-            const float w = farPairCount(nx, a) * farPairCount(ny, b) * farPairCount(nz, c);
-            v += w * (px[nx - 2 * a] * py[ny - 2 * b] * pz[nz - 2 * c]) * f[k - a - b - c];
-        }
-        D[ewaldDerivIndex(nx, ny, nz)] = v;
-    }
+        for (int j = 0; j <= k; ++j)
+            OCTWALK_UNROLL
+            for (int nz = 0; nz <= j; ++nz)
+            {
+                const int nx = k - j, ny = j - nz;
+                float v      = 0.0f;
+                OCTWALK_UNROLL
+                for (int a = 0; 2 * a <= nx; ++a)
+                    OCTWALK_UNROLL
+                    for (int b = 0; 2 * b <= ny; ++b)
+                        OCTWALK_UNROLL
+                        for (int c = 0; 2 * c <= nz; ++c)
+                        {
+                            const float w = farPairCount(nx, a) * farPairCount(ny, b) * farPairCount(nz, c);
+                            v += w * (px[nx - 2 * a] * py[ny - 2 * b] * pz[nz - 2 * c]) * f[k - a - b - c];
+                        }
+                D[ewaldDerivIndex(nx, ny, nz)] = v;
+            }
+    // clang-format on
 }
 
 /// Adds to a group's expansion the pull of an accepted node (mass m, q = prepareQuadrupole(Q, eps^2), com
@@ -129,16 +136,21 @@ HOST_DEVICE inline void addFarFieldTerm(Vec3f d, float m, const SymTensor<float>
     softenedPotentialDerivatives({d.x * invR, d.y * invR, d.z * invR}, eps2R, D);
     const float invR2 = invR * invR;
     const float qq[6] = {q.xx * invR2, q.yy * invR2, q.zz * invR2, q.xy * invR2, q.xz * invR2, q.yz * invR2};
+    // (clang-format would read OCTWALK_UNROLL as the body of the loop before it)
+    // clang-format off
     OCTWALK_UNROLL
-    for (int k = 0; k <= 4; ++k) OCTWALK_UNROLL
-    for (int j = 0; j <= k; ++j) OCTWALK_UNROLL
-    for (int nz = 0; nz <= j; ++nz)
-    {
-        const int nx = k - j, ny = j - nz, at = ewaldDerivIndex(nx, ny, nz);
-        float v = m * D[at];
-        if (k <= 2) v += ewaldQuadrupoleTerm(D, qq, nx, ny, nz);
-        loc.d[at] += v;
-    }
+    for (int k = 0; k <= 4; ++k)
+        OCTWALK_UNROLL
+        for (int j = 0; j <= k; ++j)
+            OCTWALK_UNROLL
+            for (int nz = 0; nz <= j; ++nz)
+            {
+                const int nx = k - j, ny = j - nz, at = ewaldDerivIndex(nx, ny, nz);
+                float v = m * D[at];
+                if (k <= 2) v += ewaldQuadrupoleTerm(D, qq, nx, ny, nz);
+                loc.d[at] += v;
+            }
+    // clang-format on
 }
 
 /// Adds the expansion's pull at y = centre - body (not scaled) to (acc, pot), for a group of radius R.
