@@ -377,18 +377,24 @@ HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, flo
             }
 }
 
-/// The expansion at y = centre - body: adds its correction (acc, pot) with the box's scaling (acceleration
-/// 1/L^2, potential 1/L).
+/// An expansion whose coefficients are in units of a length U (invU = 1 / U) at y = centre - body: adds its
+/// pull (acc, pot), scaled back (acceleration 1/U^2, potential 1/U). The Ewald correction's unit is L, the far
+/// field's the group radius (common/far_field.h).
+HOST_DEVICE inline void evalScaledLocal(const EwaldLocal& loc, Vec3f y, float invU, Vec3f& acc, float& pot)
+{
+    float p, a[3];
+    ewaldTaylorPotAcc(loc.d, {y.x * invU, y.y * invU, y.z * invU}, p, a);
+    const float invU2 = invU * invU;
+    acc.x += invU2 * a[0];
+    acc.y += invU2 * a[1];
+    acc.z += invU2 * a[2];
+    pot += invU * p;
+}
+
+/// The expansion at y = centre - body: adds its correction (acc, pot) with the box's scaling.
 HOST_DEVICE inline void evalEwaldLocal(const PeriodicView& box, const EwaldLocal& loc, Vec3f y, Vec3f& acc, float& pot)
 {
-    const float invL = box.invBoxSize;
-    float p, a[3];
-    ewaldTaylorPotAcc(loc.d, {y.x * invL, y.y * invL, y.z * invL}, p, a);
-    const float invL2 = invL * invL;
-    acc.x += invL2 * a[0];
-    acc.y += invL2 * a[1];
-    acc.z += invL2 * a[2];
-    pot += invL * p;
+    evalScaledLocal(loc, y, box.invBoxSize, acc, pot);
 }
 
 } // namespace octwalk

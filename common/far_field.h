@@ -156,13 +156,7 @@ HOST_DEVICE inline void addFarFieldTerm(Vec3f d, float m, const SymTensor<float>
 /// Adds the expansion's pull at y = centre - body (not scaled) to (acc, pot), for a group of radius R.
 HOST_DEVICE inline void evalFarField(const FarLocal& loc, Vec3f y, float invR, Vec3f& acc, float& pot)
 {
-    float p, a[3];
-    ewaldTaylorPotAcc(loc.d, {y.x * invR, y.y * invR, y.z * invR}, p, a);
-    const float invR2 = invR * invR;
-    acc.x += invR2 * a[0];
-    acc.y += invR2 * a[1];
-    acc.z += invR2 * a[2];
-    pot += invR * p;
+    evalScaledLocal(loc, y, invR, acc, pot);
 }
 
 } // namespace octwalk
