@@ -20,18 +20,15 @@ struct LaneExpansions
         for (EwaldLocal& l : lane) l = zeroEwaldLocal();
     }
 
+    /// Lane 0's sum after the butterfly: at each stride s it adds lanes l and l + s for the l < s that lane 0's
+    /// sum still needs (the same additions in the same order, without the other lanes' sums).
     EwaldLocal reduce() const
     {
-        EwaldLocal v[kLanes], next[kLanes];
+        EwaldLocal v[kLanes];
         for (int l = 0; l < kLanes; ++l) v[l] = lane[l];
         for (int stride = kLanes / 2; stride >= 1; stride /= 2)
         {
-            for (int l = 0; l < kLanes; ++l)
-            {
-                next[l] = v[l];
-                addEwaldLocal(next[l], v[l ^ stride]);
-            }
-            for (int l = 0; l < kLanes; ++l) v[l] = next[l];
+            for (int l = 0; l < stride; ++l) addEwaldLocal(v[l], v[l + stride]);
         }
         return v[0];
     }
