@@ -8,8 +8,10 @@
 /// a Taylor expansion of the potential about the group's centre c (to fourth order in the offset
 /// y = c - body) and evaluated once per body: the M2L and L2P of a fast multipole method, with the
 /// group as the only target cell. A node is far when its centre of mass is more than sqrt(farField2)
-/// group radii R = |half| from c (farFromGroup); its expansion then errs by about (R / d)^5 of its
-/// potential and (R / d)^4 of its pull (measured: tests/unit/test_far_field.cpp, README "Far field").
+/// group radii R = |half| from c (farFromGroup). The expansion of its mass errs by about (R / d)^4 of its
+/// pull; that of its second moment, kept to second order only, by about (R / d)^2 (s / d)^2 for a node of
+/// size s, below the node's own truncation at the MAC's s / d (measured: tests/unit/test_far_field.cpp,
+/// README "Far field").
 ///
 /// Terms: the node's mass to fourth order and its second moment to second order. psi(d) = -(|d|^2 +
 /// eps^2)^(-1/2) is the softened Newtonian potential of unit mass at offset d = source - target (pot
