@@ -465,8 +465,9 @@ void BM_GpuRefit(benchmark::State& state)
 
 /// Whole pipelined steps (host/sim/pipeline.h) on the device: Plummer sphere of range(0) bodies,
 /// epsilon = 0.01, theta 0.5, steps of 1/128, rebuild policy K = range(1) (0: automatic), lagged
-/// topologies built from predicted positions where range(2) is 1, from the old positions alone where
-/// it is 0, lagged builds adopted range(3) steps after their positions (host/sim/pipeline.h), the background
+/// topologies built from the positions predicted for the middle of the steps they serve where range(2) is
+/// 2 (the default), for the adopting step where it is 1, from the old positions alone where it is 0
+/// (Prediction), lagged builds adopted range(3) steps after their positions (host/sim/pipeline.h), the background
 /// build on range(4) threads fewer than the process has (Pipeline::setBuildThreads; 0: all). Manual time:
 /// the step's wall time (host clock around Pipeline::step, which waits for the device at its end).
 /// Counters: ms per step and the device walk + forces alone (CUDA events, medians), their ratio (the
@@ -482,9 +483,10 @@ void BM_GpuPipelineStep(benchmark::State& state)
     const ParticleSet& b = plummer(state.range(0));
     const int64_t n      = b.size();
     Parameters p;
-    p.epsilon_squared = 1e-4;
-    p.backend         = Backend::Gpu;
-    Pipeline pipe(p, state.range(1), PipelineDevice::Gpu, state.range(2) != 0, state.range(3));
+    p.epsilon_squared       = 1e-4;
+    p.backend               = Backend::Gpu;
+    const Prediction aims[] = {Prediction::None, Prediction::AtAdoption, Prediction::MidServed};
+    Pipeline pipe(p, state.range(1), PipelineDevice::Gpu, aims[state.range(2)], state.range(3));
     if (state.range(4) > 0) pipe.setBuildThreads(std::max(1, maxThreads() - int(state.range(4))));
     std::vector<int32_t> callerIndex(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) callerIndex[i] = int32_t(i);
@@ -525,21 +527,20 @@ void BM_GpuPipelineStep(benchmark::State& state)
     state.counters["build_wait_ms"]         = 1e3 * median(waits);
 }
 
-/// Arguments N, K, predicted, lag, build threads left out (host/sim/pipeline.h): N = 2^20 and 2^22, K = 1,
-/// 4, 8 and automatic (0) with predicted topologies, K = 4 and 0 without, and automatic with a lag of 2
-/// steps; at 2^24 the classic step and automatic with lags 1 and 2; automatic with the build one thread
-/// short at every N.
+/// Arguments N, K, prediction, lag, build threads left out (host/sim/pipeline.h): at N = 2^20, 2^22 and 2^24
+/// the classic step (K = 1), the automatic policy with a lag of 1 and with a lag of 2 aimed at the adopting
+/// step (sessions 21-25) and at the middle of the served steps (the default), and K = 4 (lag 2, the middle).
 void pipelineCases(benchmark::internal::Benchmark* b)
 {
-    for (int64_t n : {int64_t(1) << 20, int64_t(1) << 22})
+    for (int shift : {20, 22, 24})
     {
-        for (int64_t k : {1, 4, 8, 0}) b->Args({n, k, 1, kRebuildLag, 0});
-        for (int64_t k : {4, 0}) b->Args({n, k, 0, kRebuildLag, 0});
+        const int64_t n = int64_t(1) << shift;
+        b->Args({n, 1, 2, 1, 0});
+        b->Args({n, 0, 2, 1, 0});
         b->Args({n, 0, 1, 2, 0});
+        b->Args({n, 0, 2, 2, 0});
+        b->Args({n, 4, 2, 2, 0});
     }
-    for (int64_t lag : {1, 2}) b->Args({int64_t(1) << 24, 0, 1, lag, 0});
-    b->Args({int64_t(1) << 24, 1, 1, 1, 0});
-    for (int shift : {20, 22, 24}) b->Args({int64_t(1) << shift, 0, 1, kRebuildLag, 1});
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 #pragma once
 // Small shared helpers of the CPU test suites.
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #ifdef _OPENMP
@@ -11,6 +13,15 @@
 #include "host/solver/solver.h"
 
 namespace octwalk::test {
+
+/// The checkpoint's checksum (host/io/checkpoint.cpp: FNV-1a with its offset basis) of bytes, so that a test
+/// can build an older version's file or damage one field and still pass the checksum.
+inline uint64_t checkpointChecksum(const std::string& bytes)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
 
 /// Sets the OpenMP thread count (nothing in the serial suite) and returns the previous one.
 inline int setThreads(int n)

@@ -42,8 +42,8 @@ struct ProfileOptions
     /// Whole simulation steps timed instead of force evaluations (0: force evaluations).
     int steps            = 0;
     bool stepDiagnostics = false;
-    /// With --steps: run's --rebuild-every (host/sim/pipeline.h for != 1).
-    int64_t rebuildEvery = ForceOptions{}.rebuildEvery;
+    /// With --steps: run's --rebuild-every and --rebuild-lag (host/sim/pipeline.h for --rebuild-every != 1).
+    ForceOptions forces;
 };
 
 /// "auto": enough targets to fill a large GPU (32768 = 128 blocks of 256) or a quick CPU run.
@@ -205,7 +205,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         .add(modelOptions(o.source, 0, false))
         .add(outputOption(o.output, kReportOutputHelp))
         .add(timestepOptions(" of --steps"))
-        .add(rebuildOption(o.rebuildEvery, "; with --steps"))
+        .add(rebuildOptions(o.forces, "; with --steps"))
         .add(solverOptions(Parameters{}, kSweptParameters));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
@@ -233,11 +233,13 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         throw ParameterError("option --steps = " + std::to_string(o.steps) + " is invalid: must be >= 0");
     }
     const bool withSteps = o.steps > 0;
-    if (!withSteps && (vm.count("timestep") || vm.count("dt") || o.stepDiagnostics || !vm["rebuild-every"].defaulted()))
+    if (!withSteps && (vm.count("timestep") || vm.count("dt") || o.stepDiagnostics ||
+                       !vm["rebuild-every"].defaulted() || !vm["rebuild-lag"].defaulted()))
     {
-        throw UsageError("--timestep, --dt, --step-diagnostics and --rebuild-every need --steps");
+        throw UsageError("--timestep, --dt, --step-diagnostics, --rebuild-every and --rebuild-lag need --steps");
     }
     if (withSteps && !vm["repeat"].defaulted()) throw UsageError("give --steps or --repeat, not both");
+    checkRebuildOptions(vm, o.forces);
     if (!o.timeline.empty() && (!withSteps || counts.size() != 1 || thetas.size() != 1))
     {
         throw UsageError("--timeline needs --steps and a single --n and --theta (one timeline per file)");
@@ -264,9 +266,10 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     out << versionHeader() << ": profile of " << o.source.model << " on " << toString(backend)
         << (backend == Backend::Gpu ? " (" + gpuDescription() + ")" : std::string()) << ", "
         << (withSteps ? std::to_string(o.steps) + " simulation steps of " + num(dt) + " per row (medians)" +
-                            (o.rebuildEvery != 1 ? ", --rebuild-every " + std::to_string(o.rebuildEvery) +
-                                                       " (the pipelined step: no walk bytes)"
-                                                 : std::string())
+                            (o.forces.rebuildEvery != 1
+                                 ? ", --rebuild-every " + std::to_string(o.forces.rebuildEvery) + " --rebuild-lag " +
+                                       std::to_string(o.forces.rebuildLag) + " (the pipelined step: no walk bytes)"
+                                 : std::string())
                       : std::to_string(o.repeat - 1) + " counted evaluations per row (medians)")
         << "; speed-up = direct summation time extrapolated from " << directSample
         << " targets to N, over the tree's total per evaluation\n";
@@ -282,9 +285,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         {
             if (withSteps)
             {
-                ForceOptions forces;
-                forces.rebuildEvery = o.rebuildEvery;
-                Simulation sim(bodies, p, planSteps(0.0, double(o.steps) * dt, dt), forces);
+                Simulation sim(bodies, p, planSteps(0.0, double(o.steps) * dt, dt), o.forces);
                 TimelineSession timelineSession(!o.timeline.empty());
                 std::vector<StepTimes> times = timeSteps(sim, o.steps, o.stepDiagnostics);
                 timelineRows                 = timelineCsvRows(processTimeline().take());
@@ -315,7 +316,8 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
          << ", \"warmup\": 1, \"statistic\": \"median over the counted evaluations, per phase\"";
     if (withSteps)
     {
-        head << ", \"steps\": " << o.steps << ", \"timestep\": " << num(dt) << ", \"rebuild_every\": " << o.rebuildEvery
+        head << ", \"steps\": " << o.steps << ", \"timestep\": " << num(dt)
+             << ", \"rebuild_every\": " << o.forces.rebuildEvery << ", \"rebuild_lag\": " << o.forces.rebuildLag
              << ", \"step_diagnostics\": " << (o.stepDiagnostics ? "true" : "false") << ", \"step_phases\": {";
         for (size_t k = 0; k < kNumStepPhases; ++k)
         {

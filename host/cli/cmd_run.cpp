@@ -301,7 +301,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description all;
     all.add(cmd)
         .add(timestepOptions("; the run uses equal sub-steps that end exactly at --t-end"))
-        .add(rebuildOption(forceOptions.rebuildEvery))
+        .add(rebuildOptions(forceOptions))
         .add(inputOption(input, "start from this snapshot instead of a built-in model"))
         .add(inputFormatOption(inputFormat))
         .add(formatOption(rs.format))
@@ -315,6 +315,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         return 0;
     }
     double timestep = timestepOption(vm);
+    checkRebuildOptions(vm, forceOptions);
 
     if (!restart.empty())
     {
@@ -330,6 +331,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                                    "direct",
                                    "zero-net-force",
                                    "rebuild-every",
+                                   "rebuild-lag",
                                    "timestep",
                                    "dt",
                                    "energy-every",
@@ -406,9 +408,10 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         if (vm["format"].defaulted()) rs.format = "gadget2";
         ParticleSet bodies = readInput(input, inputFormat);
         ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
-        if (forceOptions.rebuildEvery != 1)
+        if (forceOptions.rebuildEvery != 1 || !vm["rebuild-lag"].defaulted())
         {
-            throw UsageError("--rebuild-every does not apply to --comoving yet: comoving runs keep the per-step build");
+            throw UsageError("--rebuild-every and --rebuild-lag do not apply to --comoving yet: comoving runs keep the "
+                             "per-step build");
         }
         Simulation sim(std::move(bodies), p, s, ForceOptions{direct, zeroNetForce});
         const std::string source = "{\"input\": " + jsonString(input) + "}";

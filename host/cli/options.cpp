@@ -388,19 +388,36 @@ double timestepOption(const po::variables_map& vm)
     return kRunTimestep;
 }
 
-po::options_description rebuildOption(int64_t& rebuildEvery, const std::string& what)
+po::options_description rebuildOptions(ForceOptions& forces, const std::string& what)
 {
     po::options_description d("Tree rebuilds");
-    const std::string help =
+    const std::string every =
         "steps between host tree builds [steps]: 1 builds a fresh tree every step; K >= 2 keeps the state on the "
         "force backend and refits the tree in between, adopting a tree built in the background every K steps; 0 "
-        "(automatic) rebuilds continuously: each step adopts the tree built in the background during the step "
-        "before and starts the next. Background trees are built from the positions predicted for the step that "
-        "adopts them (x + h v); forces always use the true positions. Isolated Newtonian tree runs only (not "
-        "--comoving, a periodic box, --direct, --zero-net-force or the relative MAC)" +
+        "(automatic) rebuilds continuously: each build starts in the step that adopts the one before. Isolated "
+        "Newtonian tree runs only (not --comoving, a periodic box, --direct, --zero-net-force or the relative MAC)" +
         what;
-    d.add_options()("rebuild-every", po::value(&rebuildEvery)->default_value(rebuildEvery), help.c_str());
+    const std::string lag =
+        "steps between the positions a background tree is built from and the step that adopts it [steps]: the "
+        "build overlaps that many force-backend steps (1 to K; with 0 any >= 1, a tree adopted every L steps). "
+        "Background trees are built from the positions predicted for the middle of the steps that will walk "
+        "them; forces always use the true positions and refitted cells. A larger lag hides a slower host build "
+        "behind the device's steps for older trees (more interactions)" +
+        what;
+    d.add_options()("rebuild-every", po::value(&forces.rebuildEvery)->default_value(forces.rebuildEvery),
+                    every.c_str())("rebuild-lag", po::value(&forces.rebuildLag)->default_value(forces.rebuildLag),
+                                   lag.c_str());
     return d;
+}
+
+void checkRebuildOptions(const po::variables_map& vm, const ForceOptions& forces)
+{
+    if (forces.rebuildEvery == 1 && vm.count("rebuild-lag") && !vm["rebuild-lag"].defaulted())
+    {
+        throw UsageError("--rebuild-lag " + std::to_string(forces.rebuildLag) +
+                         " needs --rebuild-every 0 or >= 2: the classic step (--rebuild-every 1) builds each tree "
+                         "from the step's own positions");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

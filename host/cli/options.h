@@ -17,6 +17,7 @@
 #include "host/models/galaxy.h"
 #include "host/core/version.h"
 #include "host/io/json.h"
+#include "host/sim/simulation.h"
 #include "host/solver/solver.h"
 
 namespace octwalk::cli {
@@ -120,9 +121,11 @@ po::options_description timestepOptions(const std::string& what);
 /// The value of --timestep or --dt (UsageError when both are given), else kRunTimestep.
 double timestepOption(const po::variables_map& vm);
 
-/// --rebuild-every K [steps] into rebuildEvery, whose value is the default (ForceOptions::rebuildEvery,
-/// host/sim/simulation.h: the pipelined step for K != 1); what: said at the end of the help.
-po::options_description rebuildOption(int64_t& rebuildEvery, const std::string& what = "");
+/// --rebuild-every K and --rebuild-lag L [steps] into forces.rebuildEvery and forces.rebuildLag, whose values are
+/// the defaults (host/sim/simulation.h: the pipelined step for K != 1); what: said at the end of the help.
+po::options_description rebuildOptions(ForceOptions& forces, const std::string& what = "");
+/// UsageError for a --rebuild-lag given with --rebuild-every 1 (the classic step has no lag), before any work.
+void checkRebuildOptions(const po::variables_map& vm, const ForceOptions& forces);
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers

@@ -17,6 +17,7 @@ constexpr char kMagic[16]          = "OCTWALK-CKPT-v3";
 constexpr char kMagicV2[16]        = "OCTWALK-CKPT-v2";
 constexpr char kMagicV4[16]        = "OCTWALK-CKPT-v4";
 constexpr char kMagicV5[16]        = "OCTWALK-CKPT-v5";
+constexpr char kMagicV6[16]        = "OCTWALK-CKPT-v6";
 constexpr char kMagicV1[16]        = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
@@ -149,8 +150,8 @@ void readComoving(io::FileReader& in, CheckpointImage& c)
     c.comoving.assign(text.begin(), text.end());
 }
 
-/// Version 4's pipeline field (checkpoint.h).
-void readPipeline(io::FileReader& in, uint64_t n, CheckpointImage& c)
+/// Versions 4 and 6's pipeline field (checkpoint.h): version 6 adds the lag, version 4's runs had lag 1.
+void readPipeline(io::FileReader& in, uint64_t n, bool withLag, CheckpointImage& c)
 {
     const io::ByteOrder order = io::hostByteOrder();
     const uint64_t at         = in.offset();
@@ -161,12 +162,14 @@ void readPipeline(io::FileReader& in, uint64_t n, CheckpointImage& c)
     f.lastInteractions        = in.read<int64_t>(order, "last interactions");
     f.rebuilds                = in.read<int64_t>(order, "rebuilds");
     f.adoptStep               = in.read<int64_t>(order, "adopt step");
-    if (f.rebuildEvery < 0 || f.rebuildEvery == 1 || f.adoptStep < -1 || f.lastRebuildStep < 0)
+    f.rebuildLag              = withLag ? in.read<int64_t>(order, "rebuild lag") : 1;
+    if (f.rebuildEvery < 0 || f.rebuildEvery == 1 || f.adoptStep < -1 || f.lastRebuildStep < 0 || f.rebuildLag < 1 ||
+        (f.rebuildEvery >= 2 && f.rebuildLag > f.rebuildEvery))
     {
         in.fail("rebuild_every", at,
-                "rebuild_every " + std::to_string(f.rebuildEvery) + ", last rebuild " +
-                    std::to_string(f.lastRebuildStep) + ", adopt step " + std::to_string(f.adoptStep) +
-                    " are not a pipeline's state");
+                "rebuild_every " + std::to_string(f.rebuildEvery) + ", rebuild lag " + std::to_string(f.rebuildLag) +
+                    ", last rebuild " + std::to_string(f.lastRebuildStep) + ", adopt step " +
+                    std::to_string(f.adoptStep) + " are not a pipeline's state");
     }
     f.topologyPos = in.readArray<Vec3d>(n, order, "topology positions");
     if (f.adoptStep >= 0) f.inFlightPos = in.readArray<Vec3d>(n, order, "in-flight positions");
@@ -232,7 +235,7 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
     }
     AtomicFile file(path, Existing::KeepAsPrev);
     HashedWriter out(file);
-    out.write(pipelined ? kMagicV4 : withResults ? kMagicV5 : kMagic, sizeof(kMagic));
+    out.write(pipelined ? kMagicV6 : withResults ? kMagicV5 : kMagic, sizeof(kMagic));
     out.put(n);
     out.put(c.step);
     out.put(c.numSteps);
@@ -253,8 +256,8 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
     out.write(c.extra.data(), c.extra.size());
     if (pipelined)
     {
-        for (int64_t v :
-             {f.rebuildEvery, f.lastRebuildStep, f.freshInteractions, f.lastInteractions, f.rebuilds, f.adoptStep})
+        for (int64_t v : {f.rebuildEvery, f.lastRebuildStep, f.freshInteractions, f.lastInteractions, f.rebuilds,
+                          f.adoptStep, f.rebuildLag})
             out.put(v);
         out.putArray(f.topologyPos);
         if (f.adoptStep >= 0) out.putArray(f.inFlightPos);
@@ -284,7 +287,8 @@ CheckpointImage readCheckpoint(const std::string& path)
     const bool v2 = std::memcmp(magic, kMagicV2, sizeof(kMagicV2)) == 0;
     const bool v4 = std::memcmp(magic, kMagicV4, sizeof(kMagicV4)) == 0;
     const bool v5 = std::memcmp(magic, kMagicV5, sizeof(kMagicV5)) == 0;
-    if (!v1 && !v2 && !v4 && !v5 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    const bool v6 = std::memcmp(magic, kMagicV6, sizeof(kMagicV6)) == 0;
+    if (!v1 && !v2 && !v4 && !v5 && !v6 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
     {
         in.fail("magic", 0, "not an octwalk checkpoint");
     }
@@ -342,7 +346,7 @@ CheckpointImage readCheckpoint(const std::string& path)
     }
     std::vector<char> text = in.readArray<char>(settings, order, "settings");
     c.extra.assign(text.begin(), text.end());
-    if (v4) readPipeline(in, uint64_t(n), c);
+    if (v4 || v6) readPipeline(in, uint64_t(n), v6, c);
     if (v5) readResults(in, uint64_t(n), c.results);
     if (!v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
     if (in.remaining() != sizeof(uint64_t))

@@ -21,6 +21,9 @@
 ///     Vec3d topology_pos[N]                    (caller's order: the positions the topology was built from)
 ///     [adopt_step >= 0 only: Vec3d in_flight_pos[N]]  (those of the build in flight)
 ///
+/// Version 6 ("OCTWALK-CKPT-v6\0", written by pipelined runs since the lag became a run option) is version 4
+/// with one more int64 after adopt_step: rebuild_lag (reading version 4 gives lag 1, the only one it had).
+///
 /// Version 5 ("OCTWALK-CKPT-v5\0", written by periodic tree runs with err_tol_force_acc > 0) is version 3
 /// with the results field after the settings:
 ///
@@ -58,6 +61,8 @@ struct PipelineFields
     int64_t rebuildEvery    = 1;
     int64_t lastRebuildStep = 0, freshInteractions = 0, lastInteractions = 0, rebuilds = 0;
     int64_t adoptStep = -1;
+    /// Steps between a background build's positions and its adoption (version 6; 1 in version 4).
+    int64_t rebuildLag = 1;
     std::vector<Vec3d> topologyPos, inFlightPos;
 };
 
@@ -76,7 +81,7 @@ struct CheckpointImage
     bool direct = false, zeroNetForce = false;
     /// The caller's own settings (e.g. output cadences), stored verbatim.
     std::string extra;
-    /// The pipeline's state (version 4); rebuildEvery 1 otherwise.
+    /// The pipeline's state (versions 4 and 6); rebuildEvery 1 otherwise.
     PipelineFields pipeline;
     /// The forces of the state (version 5; see there), empty in other versions.
     std::vector<F4> results;

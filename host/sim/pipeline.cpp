@@ -80,7 +80,7 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 {
     if (lag < 1 || (rebuildEvery >= 2 && lag > rebuildEvery))
     {
-        throw ParameterError("the pipeline's rebuild lag " + std::to_string(lag) + " is invalid for --rebuild-every " +
+        throw ParameterError("option --rebuild-lag = " + std::to_string(lag) + " is invalid for --rebuild-every " +
                              std::to_string(rebuildEvery) + ": must be >= 1 and at most the rebuild interval");
     }
     if (rebuildEvery < 0)
@@ -104,7 +104,7 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 
 } // namespace
 
-Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict, int64_t lag)
+Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, Prediction predict, int64_t lag)
     : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict),
       backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk"), buildThreads_(maxThreads())
 {
@@ -157,6 +157,13 @@ void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, con
 void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
                        const int32_t* callerIndex, int64_t n, int64_t step, const PipelineCheckpoint& c)
 {
+    if (c.rebuildEvery != every_ || c.rebuildLag != lag_)
+    {
+        throw ParameterError("the checkpoint's pipeline ran with --rebuild-every " + std::to_string(c.rebuildEvery) +
+                             " --rebuild-lag " + std::to_string(c.rebuildLag) + ", this one with " +
+                             std::to_string(every_) + " and " + std::to_string(lag_) +
+                             ": a restart continues with the checkpoint's policy");
+    }
     beginSpans(step);
     take(pos, vel, mass, id, callerIndex, n, step);
     // The checkpoint's positions are in the caller's order: arranged here as the state is.
@@ -257,12 +264,18 @@ void Pipeline::startBuild(double h)
 {
     next_ = spareTopology();
     snapshot(*next_);
-    // The drifts until the adoption move the bodies by about lag h v (v: the velocities of the drift
-    // just done); to O((lag h)^2 a) the adopted topology then fits the positions it is walked with.
-    const double ahead = predict_ ? double(lag_) * h : 0.0;
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
-    backend_->beginPositionDownload(next_->pos.data(), ahead);
+    backend_->beginPositionDownload(next_->pos.data(), predictionAhead(h));
     launchBuild(step_ + lag_);
+}
+
+double Pipeline::predictionAhead(double h) const
+{
+    if (predict_ == Prediction::None) return 0.0;
+    if (predict_ == Prediction::AtAdoption) return double(lag_) * h;
+    // Adopted lag steps from now and walked in `serves` steps from then: aimed at their middle.
+    const int64_t serves = every_ == 0 ? lag_ : every_;
+    return (double(lag_) + 0.5 * double(serves - 1)) * h;
 }
 
 void Pipeline::launchBuild(int64_t adoptStep)
@@ -448,6 +461,7 @@ PipelineCheckpoint Pipeline::checkpoint() const
 {
     PipelineCheckpoint c;
     c.rebuildEvery      = every_;
+    c.rebuildLag        = lag_;
     c.lastRebuildStep   = lastRebuildStep_;
     c.freshInteractions = freshInteractions_;
     c.lastInteractions  = lastInteractions_;

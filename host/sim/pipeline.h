@@ -17,12 +17,16 @@
 ///   K = 0  automatic, continuous: the step that adopts a topology starts the next build, so one build
 ///          is always in flight and a topology is adopted every L steps, built L steps earlier (if the
 ///          host build takes longer than L device steps, the adopting step waits for it).
-/// A lagged build (K != 1) is made from predicted positions x + L h v (common/integrate.h's
+/// A lagged build (K != 1) is made from predicted positions x + t v (common/integrate.h's
 /// predictPosition, computed by the backend after a drift, v the velocities of that drift; only the
-/// predicted positions are downloaded): the positions the drifts until the adoption give, to O(h^2 a). A Plummer core body moves about half a leaf per step at h = 1/128, N = 2^20, so a
-/// topology of x alone already costs about twice a fresh tree's interactions when adopted. Only the
-/// topology (order, cells, groups) comes from the prediction: every step's refit recomputes the
-/// moments and boxes from the true positions, so the forces keep the tree's accuracy.
+/// predicted positions are downloaded), t = (L + (S - 1) / 2) h: the middle of the S steps that will walk
+/// the topology (S = K, or L for the automatic policy), to O(t^2 a). A Plummer core body moves about half a
+/// leaf per step at h = 1/128, N = 2^20, so a topology of x alone already costs about twice a fresh tree's
+/// interactions when adopted; aimed at the middle, a topology serving S > 1 steps is as far off in its first
+/// step as in its last instead of exact in the first and S - 1 steps off in the last, and a cell's box grows
+/// faster than linearly in that mismatch (PipelineStepInfo's interactions). Only the topology (order, cells,
+/// groups) comes from the prediction: every step's refit recomputes the moments and boxes from the true
+/// positions, so the forces keep the tree's accuracy.
 /// Every decision is taken from step numbers, never from clocks, so a run is deterministic; with the
 /// policy's state in the checkpoint (PipelineCheckpoint) a restart is bit-identical to the
 /// uninterrupted run, also with a build in flight.
@@ -58,8 +62,12 @@
 namespace octwalk {
 
 /// Steps between the positions a topology is built from and the step that adopts it (K >= 2 and
-/// automatic): the host build overlaps that many whole device steps.
-constexpr int64_t kRebuildLag = 1;
+/// automatic; `--rebuild-lag`): the host build overlaps that many whole device steps. 2 by default: on the
+/// H200 with the far field (benchmarks/results/h200_s25, call 7) a device step at 2^20-2^24 is shorter than
+/// the host's topology build (12 / 41 / 142 ms builds against 8 / 22 / 90 ms walks), so with a lag of 1 every
+/// adoption waited for its build; two steps hide it (benchmarks/results/h200_s26 for the figures with the
+/// prediction aimed at the middle of the served steps).
+constexpr int64_t kRebuildLag = 2;
 
 /// Where the state lives.
 enum class PipelineDevice
@@ -68,7 +76,15 @@ enum class PipelineDevice
     Gpu, ///< the device (device/resident_gpu.h); BackendError without one
 };
 
-/// What a checkpoint keeps of the policy (host/io/checkpoint.h, version 4), so that a restart adopts the
+/// The positions a lagged build is made from (the file comment).
+enum class Prediction
+{
+    None,       ///< the state's own positions when the build starts (what the tests compare against)
+    AtAdoption, ///< predicted for the step that adopts the topology (x + L h v; sessions 21-25)
+    MidServed,  ///< predicted for the middle of the steps it serves (x + (L + (S - 1) / 2) h v; the default)
+};
+
+/// What a checkpoint keeps of the policy (host/io/checkpoint.h, version 6), so that a restart adopts the
 /// same topologies at the same steps: the positions (caller's order) the current topology was built
 /// from, and those of a build in flight with the step that adopts it; for a lagged build these are the
 /// predicted positions, so the restart builds from them without predicting again. The interaction
@@ -95,12 +111,11 @@ class Pipeline
 public:
     /// ParameterError for a rebuildEvery < 0 and for what the pipeline does not support (see the file
     /// comment); BackendError for PipelineDevice::Gpu without a device.
-    /// @param predict  build lagged topologies from predicted positions (the file comment); false
-    ///                 builds them from the downloaded positions alone (the comparison in the tests)
+    /// @param predict  where lagged topologies are built from (Prediction; the file comment)
     /// @param lag      steps between a lagged build's positions and its adoption (file comment): 1 to
     ///                 rebuildEvery (ParameterError otherwise)
-    Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, bool predict = true,
-             int64_t lag = kRebuildLag);
+    Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device,
+             Prediction predict = Prediction::MidServed, int64_t lag = kRebuildLag);
     ~Pipeline();
     Pipeline(const Pipeline&)            = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -174,8 +189,10 @@ private:
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current.
     void adopt(std::unique_ptr<Topology>& t);
     /// Snapshots the state into next_ and builds it on a thread from the positions predicted for the
-    /// adoption at step_ + lag_ (h: the step just done).
+    /// steps it will serve from its adoption at step_ + lag_ (h: the step just done).
     void startBuild(double h);
+    /// How far ahead of the state a lagged build's positions are predicted (the file comment).
+    double predictionAhead(double h) const;
     void launchBuild(int64_t adoptStep);
     void joinBuild();
     bool buildDue() const;
@@ -190,7 +207,7 @@ private:
 
     Parameters params_;
     int64_t every_, lag_;
-    bool predict_;
+    Prediction predict_;
     std::unique_ptr<Backend> backend_;
     /// What the backend logs for the timeline, and the lane of its own work there.
     SpanLog spans_;

@@ -142,7 +142,8 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
       << ",\n  \"parameters\": " << toJson(sim.parameters())
       << ",\n  \"forces\": " << jsonString(sim.direct() ? "direct" : "tree")
       << ",\n  \"zero_net_force\": " << (sim.forceOptions().zeroNetForce ? "true" : "false")
-      << ",\n  \"rebuild_every\": " << sim.forceOptions().rebuildEvery;
+      << ",\n  \"rebuild_every\": " << sim.forceOptions().rebuildEvery
+      << ",\n  \"rebuild_lag\": " << sim.forceOptions().rebuildLag;
     if (sim.comoving())
     {
         j << ",\n  \"integrator\": \"comoving kick-drift-kick leapfrog in the scale factor (GADGET-2 drift and kick "

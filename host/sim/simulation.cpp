@@ -279,7 +279,7 @@ std::unique_ptr<Pipeline> makePipeline(const Parameters& p, const ForceOptions& 
     if (forces.direct) throw ParameterError(option + " does not apply to direct summation (--rebuild-every 1)");
     if (forces.zeroNetForce) throw ParameterError(option + " does not support zero_net_force (--rebuild-every 1)");
     const PipelineDevice device = resolveBackend(p.backend) == Backend::Gpu ? PipelineDevice::Gpu : PipelineDevice::Cpu;
-    return std::make_unique<Pipeline>(p, forces.rebuildEvery, device);
+    return std::make_unique<Pipeline>(p, forces.rebuildEvery, device, Prediction::MidServed, forces.rebuildLag);
 }
 
 } // namespace
@@ -879,6 +879,7 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     }
     ForceOptions forces{c.direct, c.zeroNetForce};
     forces.rebuildEvery = c.pipeline.rebuildEvery;
+    if (forces.rebuildEvery != 1) forces.rebuildLag = c.pipeline.rebuildLag;
     Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving), std::move(c.results));
     if (sim.comoving_)
     {

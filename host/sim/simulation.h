@@ -71,6 +71,11 @@ struct ForceOptions
     /// step). The pipelined step needs an isolated Newtonian tree run (not comoving,
     /// periodic, direct, zero_net_force or the relative MAC: ParameterError).
     int64_t rebuildEvery = 1;
+    /// Steps between the positions a background build is made from and the step that adopts it
+    /// (`--rebuild-lag`, rebuildEvery != 1 only): 1 to rebuildEvery (any >= 1 for 0). Each build has that many
+    /// device steps to finish in before the step that adopts it waits for it; an older topology walks more
+    /// interactions (host/sim/pipeline.h).
+    int64_t rebuildLag = kRebuildLag;
 };
 
 /// The pass over all bodies that follows each tree evaluation of a state kept in tree order (Simulation's

@@ -1,5 +1,6 @@
-// `octwalk run --rebuild-every K`: the pipelined step through the command line, its restart bit-identical
-// to the uninterrupted run (checkpoint version 4), its setting in run.json, and its refusals.
+// `octwalk run --rebuild-every K --rebuild-lag L`: the pipelined step through the command line, its restart
+// bit-identical to the uninterrupted run (checkpoint version 6; version 4 still read), its settings in
+// run.json, and its refusals.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "host/cli/cli.h"
+#include "host/io/checkpoint.h"
+#include "test_helpers.h"
 
 namespace {
 
@@ -77,7 +80,8 @@ TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
                   .code,
               0);
     const std::string ckpt = (base / "split" / "checkpoint.bin").string();
-    EXPECT_EQ(slurp(ckpt).substr(0, 15), "OCTWALK-CKPT-v4");
+    EXPECT_EQ(slurp(ckpt).substr(0, 15), "OCTWALK-CKPT-v6");
+    EXPECT_EQ(octwalk::readCheckpoint(ckpt).pipeline.rebuildLag, 2) << "the default lag";
     const CliResult r = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(slurp(base / "whole" / "checkpoint.bin"), slurp(base / "split" / "checkpoint.bin"));
@@ -85,9 +89,50 @@ TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
     const std::vector<std::string> counts = interactionColumns(slurp(base / "whole" / "timing.csv"));
     EXPECT_EQ(counts.size(), 16u);
     EXPECT_EQ(counts, interactionColumns(slurp(base / "split" / "timing.csv"))) << "each step's own walk, restarted";
-    EXPECT_NE(slurp(base / "whole" / "run.json").find("\"rebuild_every\": 4"), std::string::npos);
-    const CliResult changed = run({"run", "--restart", ckpt.c_str(), "--rebuild-every", "1"});
-    EXPECT_EQ(changed.code, 2);
+    EXPECT_NE(slurp(base / "whole" / "run.json").find("\"rebuild_every\": 4,\n  \"rebuild_lag\": 2"),
+              std::string::npos);
+    for (const char* option : {"--rebuild-every", "--rebuild-lag"})
+    {
+        const CliResult changed = run({"run", "--restart", ckpt.c_str(), option, "1"});
+        EXPECT_EQ(changed.code, 2) << option;
+    }
+    fs::remove_all(base);
+}
+
+// A version-4 checkpoint (before the lag was stored: every pipelined run had lag 1) reads as lag 1 and
+// restarts with it. Built from a version-6 file: its magic, less the lag field, checksum anew.
+TEST(PipelineCli, Version4CheckpointsRestartWithLagOne)
+{
+    namespace fs        = std::filesystem;
+    const fs::path base = fs::temp_directory_path() / ("octwalk_pipeline_v4_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    const std::string dir = (base / "run").string();
+    ASSERT_EQ(run({"run", "--n", "500", "--t-end", "0.0859375", "--dt", "0.0078125", "--rebuild-every", "4",
+                   "--rebuild-lag", "1", "--output-dir", dir.c_str(), "--quiet", "--backend", "cpu"})
+                  .code,
+              0);
+    const std::string v6 = slurp(base / "run" / "checkpoint.bin");
+    // After 11 steps a build is in flight (adopted at 12): the lag comes right before two arrays of N positions.
+    const size_t n = 500, lagAt = v6.size() - 8 - 2 * n * 24 - 8;
+    ASSERT_EQ(v6.substr(lagAt, 8), std::string("\x01\0\0\0\0\0\0\0", 8)) << "little-endian lag 1";
+    std::string v4   = v6.substr(0, lagAt) + v6.substr(lagAt + 8, v6.size() - 8 - (lagAt + 8));
+    v4[14]           = '4';
+    const uint64_t h = octwalk::test::checkpointChecksum(v4);
+    v4.append(reinterpret_cast<const char*>(&h), 8);
+    // Restarts write into the checkpoint's directory: the run's own checkpoint becomes the version-4 file.
+    const std::string old = (base / "run" / "checkpoint.bin").string();
+    {
+        std::ofstream out(old, std::ios::binary);
+        out << v4;
+    }
+    const octwalk::CheckpointImage image = octwalk::readCheckpoint(old);
+    EXPECT_EQ(image.pipeline.rebuildLag, 1);
+    EXPECT_EQ(image.pipeline.adoptStep, 12);
+    EXPECT_EQ(image.step, 11);
+    const CliResult r = run({"run", "--restart", dir.c_str(), "--t-end", "0.125", "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(slurp(base / "run" / "run.json").find("\"rebuild_lag\": 1"), std::string::npos);
+    EXPECT_EQ(octwalk::readCheckpoint(old).pipeline.rebuildLag, 1);
     fs::remove_all(base);
 }
 
@@ -99,7 +144,10 @@ TEST(PipelineCli, RefusesRebuildEveryWhereThePipelineDoesNotApply)
     fs::remove_all(base);
     for (std::vector<const char*> extra : {std::vector<const char*>{"--rebuild-every", "-1"},
                                            std::vector<const char*>{"--rebuild-every", "4", "--direct"},
-                                           std::vector<const char*>{"--rebuild-every", "0", "--zero-net-force"}})
+                                           std::vector<const char*>{"--rebuild-every", "0", "--zero-net-force"},
+                                           std::vector<const char*>{"--rebuild-every", "0", "--rebuild-lag", "0"},
+                                           std::vector<const char*>{"--rebuild-every", "4", "--rebuild-lag", "5"},
+                                           std::vector<const char*>{"--rebuild-every", "1", "--rebuild-lag", "2"}})
     {
         std::vector<const char*> args{"run",       "--n", "256",          "--quiet",
                                       "--backend", "cpu", "--output-dir", where.c_str()};

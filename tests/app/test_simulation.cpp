@@ -481,17 +481,6 @@ void writeFile(const fs::path& f, const std::string& bytes)
     out << bytes;
 }
 
-uint64_t fnv1a(const std::string& bytes)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : bytes)
-    {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 template<class T>
 void put(std::string& out, const T& v)
 {
@@ -534,7 +523,7 @@ std::string checkpointV1(const CheckpointImage& c)
     putArray(body, c.state.id);
     put(body, uint64_t(c.extra.size()));
     body += c.extra;
-    put(body, fnv1a(body));
+    put(body, test::checkpointChecksum(body));
     return body;
 }
 
@@ -546,7 +535,7 @@ std::string edited(std::string bytes, const std::string& from, const std::string
     EXPECT_EQ(from.size(), to.size());
     bytes.replace(at, from.size(), to);
     std::string body = bytes.substr(0, bytes.size() - 8);
-    put(body, fnv1a(body));
+    put(body, test::checkpointChecksum(body));
     return body;
 }
 
@@ -621,7 +610,7 @@ TEST(Checkpoint, AVersion2FileWrittenBeforeBoxSizeExistedRestartsIsolated)
     std::memcpy(&bytes[text - sizeof(length)], &length, sizeof(length));
     bytes.erase(line, boxLine.size());
     std::string body = bytes.substr(0, bytes.size() - 8);
-    put(body, fnv1a(body));
+    put(body, test::checkpointChecksum(body));
     writeFile(dir / "old.bin", body);
 
     CheckpointImage old = readCheckpoint((dir / "old.bin").string());

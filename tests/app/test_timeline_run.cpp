@@ -198,7 +198,7 @@ std::vector<const Row*> laneByStart(const std::vector<Row>& rows, const std::str
 
 /// A pipelined run of `steps` steps with --rebuild-every `every` on the CPU twin, with and without --timeline:
 /// the same energy.csv and checkpoint; returns the timeline's rows.
-std::vector<Row> pipelineTimeline(const fs::path& base, const char* every, long steps)
+std::vector<Row> pipelineTimeline(const fs::path& base, const char* every, const char* lag, long steps)
 {
     const std::string with = (base / "with").string(), without = (base / "without").string();
     char tEnd[32];
@@ -208,7 +208,8 @@ std::vector<Row> pipelineTimeline(const fs::path& base, const char* every, long 
     {
         std::vector<const char*> args{"run",       "--n",       "2000",         "--t-end",         tEnd,
                                       "--dt",      "0.0078125", "--quiet",      "--rebuild-every", every,
-                                      "--backend", "cpu",       "--output-dir", dir->c_str()};
+                                      "--backend", "cpu",       "--output-dir", dir->c_str(),      "--rebuild-lag",
+                                      lag};
         if (dir == &with) args.push_back("--timeline");
         EXPECT_EQ(runCli(args, &err), 0) << err;
     }
@@ -304,16 +305,17 @@ TEST(TimelineRun, ContinuousPipelineRecordsBuildRefitWalkAndKicksAndChangesNothi
 {
     fs::path base = fs::temp_directory_path() / ("octwalk_timeline_pipe0_" + std::to_string(::getpid()));
     fs::remove_all(base);
-    const std::vector<Row> rows = pipelineTimeline(base, "0", 8);
+    const std::vector<Row> rows = pipelineTimeline(base, "0", "2", 8);
     checkPipelineTimeline(rows, 8);
-    // Every step starts a build (written by the step that joins it: the last one's may be cut off),
-    // and every later step adopts the one before.
+    // Lag 2 (the default): every other step starts a build (written by the step that joins it: the last
+    // one's may be cut off), and the step two later adopts it and starts the next.
     const std::set<long> built = stepsWith(rows, "host-build", "sort");
-    for (long s = 1; s <= 7; ++s) EXPECT_EQ(built.count(s), 1u) << "build started at step " << s;
+    for (long s : {1, 3, 5}) EXPECT_EQ(built.count(s), 1u) << "build started at step " << s;
+    EXPECT_EQ(built.count(2), 0u);
     const std::set<long> predicted = stepsWith(rows, "host-walk", "predict");
-    EXPECT_EQ(predicted, (std::set<long>{1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_EQ(predicted, (std::set<long>{1, 3, 5, 7}));
     const std::set<long> adopted = stepsWith(rows, "host", "adopt"), permuted = stepsWith(rows, "host-walk", "permute");
-    EXPECT_EQ(adopted, (std::set<long>{2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_EQ(adopted, (std::set<long>{3, 5, 7}));
     EXPECT_EQ(permuted, adopted);
     EXPECT_EQ(stepsWith(rows, "host", "wait_build"), adopted);
     fs::remove_all(base);
@@ -323,7 +325,7 @@ TEST(TimelineRun, PipelineEveryThreeStepsRecordsBuildsAtTheirSteps)
 {
     fs::path base = fs::temp_directory_path() / ("octwalk_timeline_pipe3_" + std::to_string(::getpid()));
     fs::remove_all(base);
-    const std::vector<Row> rows = pipelineTimeline(base, "3", 7);
+    const std::vector<Row> rows = pipelineTimeline(base, "3", "1", 7);
     checkPipelineTimeline(rows, 7);
     // K = 3, lag 1: builds start after the drifts of steps 2 and 5 and are adopted at steps 3 and 6.
     EXPECT_EQ(stepsWith(rows, "host-build", "order"), (std::set<long>{2, 5}));
@@ -340,7 +342,7 @@ TEST(TimelineRun, ProfileStepsWithRebuildEveryRecordsThePipelinedStep)
     const std::string file = (base / "timeline.csv").string(), json = (base / "profile.json").string();
     std::string err;
     ASSERT_EQ(runCli({"profile", "--n", "2000", "--steps", "4", "--backend", "cpu", "--direct-sample", "0",
-                      "--rebuild-every", "0", "--timeline", file.c_str(), "--json", json.c_str()},
+                      "--rebuild-every", "0", "--rebuild-lag", "1", "--timeline", file.c_str(), "--json", json.c_str()},
                      &err),
               0)
         << err;
@@ -353,7 +355,7 @@ TEST(TimelineRun, ProfileStepsWithRebuildEveryRecordsThePipelinedStep)
     EXPECT_EQ(stepsWith(rows, "host-walk", "permute"), (std::set<long>{2, 3, 4}));
     EXPECT_TRUE(stepsWith(rows, "host", "reorder_kick").empty()) << "no classic step";
     const std::string profile = slurp(json);
-    EXPECT_NE(profile.find("\"rebuild_every\": 0"), std::string::npos) << profile;
+    EXPECT_NE(profile.find("\"rebuild_every\": 0, \"rebuild_lag\": 1"), std::string::npos) << profile;
     EXPECT_NE(profile.find("\"opened_cells\": 0,"), std::string::npos) << "no host tree to count the walk's traffic on";
 
     EXPECT_EQ(runCli({"profile", "--n", "2000", "--backend", "cpu", "--rebuild-every", "0"}, &err), 2)

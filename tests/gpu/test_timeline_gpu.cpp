@@ -140,8 +140,10 @@ void checkCopyInterval(const std::vector<TimelineInterval>& v, int64_t step)
 TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
 {
     ParticleSet bodies = makeModel("plummer", int64_t(1) << 16, 20240517);
+    // Lag 1: every step adopts a build and starts the next, so every step records each interval.
     ForceOptions continuous;
     continuous.rebuildEvery = 0;
+    continuous.rebuildLag   = 1;
     const double dt         = 1.0 / 128;
     Simulation sim(bodies, gpuParameters(), planSteps(0.0, 5 * dt, dt), continuous);
     {
