@@ -493,10 +493,10 @@ void BM_GpuPipelineStep(benchmark::State& state)
     for (int64_t i = 0; i < n; ++i) callerIndex[i] = int32_t(i);
     pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
     const double h = 1.0 / 128;
-    // Warm-up: modules load, buffers grow, and the pipeline's three topologies (current, in flight, spare)
-    // allocate their pinned buffers, which costs tens of milliseconds each at 2^22 (session 26, call 1: the
-    // mean step was 1.6x the median after one warm-up step).
-    for (int k = 0; k < 16 && (k == 0 || pipe.rebuilds() < 4); ++k) pipe.step(h);
+    // Warm-up: modules load, buffers grow, and the pipeline's topologies allocate and first touch their
+    // buffers: at 2^22 the first builds took 100-240 ms against 45-65 ms from the sixth on (session 26, call 2,
+    // timeline), and with one warm-up step the mean step was 1.6x the median (call 1).
+    for (int k = 0; k < 24 && (k == 0 || pipe.rebuilds() < 7); ++k) pipe.step(h);
     const int64_t rebuildsBefore = pipe.rebuilds();
     std::vector<double> wall, walkForces, builds, waits;
     double interactions = 0;
@@ -540,7 +540,8 @@ void BM_GpuPipelineStep(benchmark::State& state)
 
 /// Arguments N, K, prediction, lag, build threads left out (host/sim/pipeline.h): at N = 2^20, 2^22 and 2^24
 /// the classic step (K = 1), the automatic policy with a lag of 1 and with a lag of 2 aimed at the adopting
-/// step (sessions 21-25) and at the middle of the served steps (the default), and K = 4 (lag 2, the middle).
+/// step (sessions 21-25) and at the middle of the served steps (the default; its build on all threads and
+/// on one and two fewer), and K = 4 (lag 2, the middle).
 void pipelineCases(benchmark::internal::Benchmark* b)
 {
     for (int shift : {20, 22, 24})
@@ -549,7 +550,7 @@ void pipelineCases(benchmark::internal::Benchmark* b)
         b->Args({n, 1, 2, 1, 0});
         b->Args({n, 0, 2, 1, 0});
         b->Args({n, 0, 1, 2, 0});
-        b->Args({n, 0, 2, 2, 0});
+        for (int64_t fewer : {0, 1, 2}) b->Args({n, 0, 2, 2, fewer});
         b->Args({n, 4, 2, 2, 0});
     }
 }

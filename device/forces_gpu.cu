@@ -168,8 +168,7 @@ __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float
 }
 
 /// Body-node forces of one warp's group: one warp per group (see kForceWarps for why). The group's node
-/// list is staged through the warp's shared tile 32 entries at a time (with the far field only the near
-/// entries, gathered over as many tiles as it takes to fill one). Each lane fetches its entry of the
+/// list is staged through the warp's shared tile 32 entries at a time. Each lane fetches its entry of the
 /// next tile before the warp computes on the current one, so the scattered node loads overlap the
 /// arithmetic. A plain slot's target sums the whole list in list order, like the CPU twin; a split tail
 /// target's lanes each sum their share in list order, and reduceTail adds the shares (NodeLaneTargets).
@@ -183,8 +182,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                                              const int32_t* __restrict__ nodeList, const F4* __restrict__ targets,
                                              float eps2, F4* __restrict__ nodeAcc)
 {
-    // Two tiles: the far field's near entries of one tile may overflow the first (bodyNodeWarp's loop).
-    __shared__ NodeEntry sNode[Warps][2 * kWarp];
+    __shared__ NodeEntry sNode[Warps][kWarp];
     using Targets = NodeLaneTargets<TargetsPerLane, SplitTail>;
 
     const int lane  = int(threadIdx.x) % kWarp;
@@ -211,8 +209,27 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     {
         const int m = min(Targets::kPerWarp, groupEnd - base);
         Targets t(targets, base, m, lane);
-        // The slots sum the staged entries tileNodes[0, count) in order.
-        auto computeStaged = [&](int count) {
+        NodeEntry next{};
+        if (listBegin + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[listBegin + lane]);
+        for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
+        {
+            int count = int(min(int64_t(kWarp), listEnd - tile));
+            if (expand)
+            {
+                const Vec3f image = imageNearest(xyz(next.com), centre, tree.periodic);
+                next.com          = {image.x, image.y, image.z, next.com.w};
+            }
+            __syncwarp();
+            if (farField2 > 0.0f) // warp-uniform; without a far field the tile is staged as it always was
+            {
+                const bool near = lane < count && !farFromGroup(next.com, groupCenter, groupHalf, farField2, eps2);
+                const unsigned nearLanes = __ballot_sync(0xffffffffu, near);
+                if (near) tileNodes[__popc(nearLanes & below)] = stagedEntry<perPair>(next, eps2);
+                count = __popc(nearLanes);
+            }
+            else tileNodes[lane] = stagedEntry<perPair>(next, eps2);
+            __syncwarp();
+            if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
             // The plain slots: every slot (no test in the loop), or fewer (the first t.plain).
             auto plainSlots = [&](auto slots) {
                 constexpr int n = decltype(slots)::value;
@@ -241,46 +258,6 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                                              Targets::kTail);
                 }
             }
-        };
-        NodeEntry next{};
-        if (listBegin + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[listBegin + lane]);
-        // Entries staged and not yet summed: with the far field the near ones of several tiles gather until 32
-        // are staged (list order kept), so each pass over the tile sums a full tile.
-        int staged = 0;
-        for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
-        {
-            const int count = int(min(int64_t(kWarp), listEnd - tile));
-            if (expand)
-            {
-                const Vec3f image = imageNearest(xyz(next.com), centre, tree.periodic);
-                next.com          = {image.x, image.y, image.z, next.com.w};
-            }
-            __syncwarp();
-            if (farField2 > 0.0f) // warp-uniform; without a far field the tile is staged as it always was
-            {
-                const bool near = lane < count && !farFromGroup(next.com, groupCenter, groupHalf, farField2, eps2);
-                const unsigned nearLanes = __ballot_sync(0xffffffffu, near);
-                if (near) tileNodes[staged + __popc(nearLanes & below)] = stagedEntry<perPair>(next, eps2);
-                staged += __popc(nearLanes);
-            }
-            else
-            {
-                tileNodes[lane] = stagedEntry<perPair>(next, eps2);
-                staged          = count;
-            }
-            __syncwarp();
-            if (tile + kWarp + lane < listEnd) next = loadNodeEntry<Tex>(tree, tex, nodeList[tile + kWarp + lane]);
-            if (staged < kWarp) continue; // the far field's near entries gather (the last ones after the loop)
-            computeStaged(kWarp);
-            __syncwarp();
-            // The entries staged beyond the first 32 move to the front (at most 31: no lane reads what another writes).
-            staged -= kWarp;
-            if (lane < staged) tileNodes[lane] = tileNodes[kWarp + lane];
-        }
-        if (staged > 0)
-        {
-            __syncwarp();
-            computeStaged(staged);
         }
         if (SplitTail) t.reduceTail(m, lane);
 #pragma unroll
@@ -327,74 +304,33 @@ __global__ void __launch_bounds__(kForceBlock, MinBlocks)
     bodyNodeWarp<false, false, 2, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets, eps2, nodeAcc);
 }
 
-/// The far field of each group (common/far_field.h; CPU twin: bodyNodeForcesCpu): one warp a group. The
-/// warp classifies its node list 32 entries at a time and queues the far ones (node and centre of mass) in
-/// its shared queue; whenever 32 are queued each lane adds one to its partial expansion, so lane l adds the
-/// far entries l, l + 32, .. in list order with every lane busy (the near ones, which the body-node kernel
-/// took, would otherwise idle their lanes through the expansion's arithmetic). The butterfly of
-/// device/lane_reduce.cuh sums the lanes and they add the expansion to the group's targets' body-node sums
-/// (the body-node kernel, which skipped those nodes, ran before on the same stream).
+/// The far field of each group (common/far_field.h; CPU twin: bodyNodeForcesCpu): one warp a group, lane l
+/// adding the far nodes among entries l, l + 32, .. of the group's node list to its partial expansion; the
+/// butterfly of device/lane_reduce.cuh sums them and the lanes add the expansion to the group's targets'
+/// body-node sums (the body-node kernel, which skipped those nodes, ran before on the same stream).
 __global__ void __launch_bounds__(kForceBlock)
     farFieldKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
                    F4* __restrict__ nodeAcc)
 {
-    __shared__ F4 sCom[kForceWarps][2 * kWarp];
-    __shared__ int32_t sNode[kForceWarps][2 * kWarp];
     const int lane  = int(threadIdx.x) % kWarp;
-    const int warp  = int(threadIdx.x) / kWarp;
-    const int32_t g = int32_t(blockIdx.x) * kForceWarps + warp;
+    const int32_t g = int32_t(blockIdx.x) * kForceWarps + int(threadIdx.x) / kWarp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const F4 center = loadReadOnly(groups.center + g), half = loadReadOnly(groups.half + g);
     const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
-    F4* queueCom     = sCom[warp];
-    int32_t* queue   = sNode[warp];
     FarLocal partial = zeroEwaldLocal();
-    auto addQueued   = [&](int k) {
-        const int32_t n = queue[k];
-        const F4 com    = queueCom[k];
+    bool any         = false;
+    for (int64_t k = nodeOffset[g] + lane; k < nodeOffset[g + 1]; k += kWarp)
+    {
+        const int32_t n = nodeList[k];
+        const F4 com    = loadReadOnly(tree.nodeCom + n);
+        if (!farFromGroup(com, center, half, tree.farField2, eps2)) continue;
         const SymTensor<float> q =
             unpackQuadrupole(loadReadOnly(tree.nodeQuad + 2 * n), loadReadOnly(tree.nodeQuad + 2 * n + 1));
         addFarFieldTerm(xyz(com) - xyz(center), com.w, prepareQuadrupole(q, eps2), invR, eps2R, partial);
-    };
-    const unsigned below = (1u << lane) - 1u;
-    const int64_t end    = nodeOffset[g + 1];
-    int queued = 0, total = 0;
-    for (int64_t tile = nodeOffset[g]; tile < end; tile += kWarp)
-    {
-        bool far  = false;
-        int32_t n = 0;
-        F4 com{};
-        if (tile + lane < end)
-        {
-            n   = nodeList[tile + lane];
-            com = loadReadOnly(tree.nodeCom + n);
-            far = farFromGroup(com, center, half, tree.farField2, eps2);
-        }
-        const unsigned farLanes = __ballot_sync(0xffffffffu, far);
-        if (far)
-        {
-            const int at = queued + __popc(farLanes & below);
-            queue[at]    = n;
-            queueCom[at] = com;
-        }
-        queued += __popc(farLanes);
-        total += __popc(farLanes);
-        __syncwarp();
-        if (queued < kWarp) continue;
-        addQueued(lane);
-        __syncwarp();
-        // The entries queued beyond the first 32 move to the front (at most 31, so no lane reads what another writes).
-        queued -= kWarp;
-        if (lane < queued)
-        {
-            queue[lane]    = queue[kWarp + lane];
-            queueCom[lane] = queueCom[kWarp + lane];
-        }
-        __syncwarp();
+        any = true;
     }
-    if (total == 0) return;
-    if (lane < queued) addQueued(lane);
+    if (!__any_sync(0xffffffffu, any)) return;
     reduceEwaldLocal(partial);
     const I2 range = loadReadOnly(groups.range + g);
     for (int32_t i = range.x + lane; i < range.x + range.y; i += kWarp)

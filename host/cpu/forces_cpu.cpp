@@ -150,7 +150,7 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
             const GroupImages images(groups, g, tree.periodic);
             const F4 center = groups.center[g], half = groups.half[g];
             const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
-            int64_t farRank = 0;
+            bool anyFar = false;
             if (farField2 > 0.0f) far.clear();
             const int64_t begin = lists.nodeOffset[g];
             for (int64_t k = begin; k < lists.nodeOffset[g + 1]; ++k)
@@ -158,16 +158,17 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
                 int32_t n                = lists.nodeList[k];
                 const F4 com             = tree.nodeCom[n];
                 const SymTensor<float> q = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
-                // The device's lane l takes the far entries l, l + 32, .. in list order (device/forces_gpu.cu).
+                // The device's lane l takes entries l, l + 32, .. of the list (device/forces_gpu.cu).
                 if (farFromGroup(com, center, half, farField2, eps2))
                 {
                     addFarFieldTerm(xyz(com) - xyz(center), com.w, prepareQuadrupole(q, eps2), invR, eps2R,
-                                    far.lane[farRank++ % LaneExpansions::kLanes]);
+                                    far.lane[(k - begin) % LaneExpansions::kLanes]);
+                    anyFar = true;
                     continue;
                 }
                 addSource<true>(a, range.y, images.source(com, tree.periodic), q, eps2, -1, images.box);
             }
-            if (farRank > 0) a.addFarField(far.reduce(), xyz(center), invR);
+            if (anyFar) a.addFarField(far.reduce(), xyz(center), invR);
             a.store(range, nodeAcc);
         }
     }
