@@ -469,7 +469,7 @@ void BM_GpuRefit(benchmark::State& state)
 /// topologies built from the positions predicted for the middle of the steps they serve where range(2) is
 /// 2 (the default), for the adopting step where it is 1, from the old positions alone where it is 0
 /// (Prediction), lagged builds adopted range(3) steps after their positions (host/sim/pipeline.h), the background
-/// build on range(4) threads fewer than the process has (Pipeline::setBuildThreads; 0: all). Manual time:
+/// build on range(4) threads fewer than the process has (Pipeline::setBuildThreads; 0: all, 1: the default). Manual time:
 /// the step's wall time (host clock around Pipeline::step, which waits for the device at its end).
 /// Counters: ms per step and the device walk + forces alone (CUDA events, medians), their ratio (the
 /// target: <= 1.15), interactions per body, the host builds adopted, and the median host build and
@@ -488,7 +488,7 @@ void BM_GpuPipelineStep(benchmark::State& state)
     p.backend               = Backend::Gpu;
     const Prediction aims[] = {Prediction::None, Prediction::AtAdoption, Prediction::MidServed};
     Pipeline pipe(p, state.range(1), PipelineDevice::Gpu, aims[state.range(2)], state.range(3));
-    if (state.range(4) > 0) pipe.setBuildThreads(std::max(1, maxThreads() - int(state.range(4))));
+    pipe.setBuildThreads(std::max(1, maxThreads() - int(state.range(4))));
     std::vector<int32_t> callerIndex(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) callerIndex[i] = int32_t(i);
     pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
@@ -540,18 +540,18 @@ void BM_GpuPipelineStep(benchmark::State& state)
 
 /// Arguments N, K, prediction, lag, build threads left out (host/sim/pipeline.h): at N = 2^20, 2^22 and 2^24
 /// the classic step (K = 1), the automatic policy with a lag of 1 and with a lag of 2 aimed at the adopting
-/// step (sessions 21-25) and at the middle of the served steps (the default; its build on all threads and
-/// on one and two fewer), and K = 4 (lag 2, the middle).
+/// step (sessions 21-25) and at the middle of the served steps (the default; its build on all threads, on one
+/// fewer (the default) and on two fewer), and K = 4 (lag 2, the middle); all but the second on one fewer.
 void pipelineCases(benchmark::internal::Benchmark* b)
 {
     for (int shift : {20, 22, 24})
     {
         const int64_t n = int64_t(1) << shift;
-        b->Args({n, 1, 2, 1, 0});
-        b->Args({n, 0, 2, 1, 0});
-        b->Args({n, 0, 1, 2, 0});
+        b->Args({n, 1, 2, 1, 1});
+        b->Args({n, 0, 2, 1, 1});
+        b->Args({n, 0, 1, 2, 1});
         for (int64_t fewer : {0, 1, 2}) b->Args({n, 0, 2, 2, fewer});
-        b->Args({n, 4, 2, 2, 0});
+        b->Args({n, 4, 2, 2, 1});
     }
 }
 

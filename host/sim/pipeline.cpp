@@ -76,6 +76,10 @@ private:
     Resident r_;
 };
 
+/// One thread fewer than this thread's parallel regions get (at least 1): the stepping thread keeps a core
+/// (Pipeline::setBuildThreads).
+int defaultBuildThreads() { return std::max(1, maxThreads() - 1); }
+
 void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 {
     if (lag < 1 || (rebuildEvery >= 2 && lag > rebuildEvery))
@@ -106,7 +110,7 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 
 Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, Prediction predict, int64_t lag)
     : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict),
-      backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk"), buildThreads_(maxThreads())
+      backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk"), buildThreads_(defaultBuildThreads())
 {
     validate(p);
     checkSupported(p, rebuildEvery, lag);
@@ -124,7 +128,7 @@ void Pipeline::setBuildThreads(int threads)
         throw ParameterError("Pipeline::setBuildThreads: threads = " + std::to_string(threads) +
                              " (0: the default, or at least 1)");
     }
-    buildThreads_ = threads > 0 ? threads : maxThreads();
+    buildThreads_ = threads > 0 ? threads : defaultBuildThreads();
 }
 
 void Pipeline::take(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,

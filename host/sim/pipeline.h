@@ -133,11 +133,12 @@ public:
     void step(double h);
 
     /// Threads of the background build's parallel regions (K != 1), from the next build on: k > 0 that many,
-    /// 0 as many as the calling thread's regions get (the default: the constructing thread's). The build's result does
-    /// not depend on it. Why it is a setting: on the H200 host (session 22 timeline, 2^22, 16 cores) the
-    /// stepping thread's kick took 3.0-5.9 ms instead of 0.23-0.43 in three of eight steps, each with the
-    /// build's 16 threads beside it on the 16 cores (scripts/timeline_overlaps.py); BM_GpuPipelineStep's fifth argument
-    /// measures one thread fewer against all of them. ParameterError for k < 0.
+    /// 0 the default: one fewer than the constructing thread's regions get (at least 1), so that the stepping
+    /// thread keeps a core. The build's result does not depend on it. Why one fewer: on the H200 host (16 cores,
+    /// 2^22, lag 2; benchmarks/results/h200_s26, call 3) the stepping thread woke up to 7 ms after the device had
+    /// finished a step in which the build's 16 threads held the 16 cores, and the steady steps took 29.3 ms on
+    /// average against 27.3 ms with 15 build threads. BM_GpuPipelineStep's fifth argument sets how many fewer
+    /// than all. ParameterError for k < 0.
     void setBuildThreads(int threads);
 
     /// Positions and velocities in the caller's order (index = caller's index), n each.
@@ -220,7 +221,7 @@ private:
     std::vector<int32_t> slot_; ///< slot_[callerIndex_[k]] = k
     std::unique_ptr<Topology> current_, next_, spare_;
     WorkerThread builder_;
-    /// Threads of the build's parallel regions (setBuildThreads): the constructing thread's by default.
+    /// Threads of the build's parallel regions (setBuildThreads): one fewer than the constructing thread's by default.
     int buildThreads_;
     std::exception_ptr buildError_;
     bool inFlight_           = false;

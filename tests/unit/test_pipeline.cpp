@@ -183,8 +183,8 @@ TEST(Pipeline, IsBitIdenticalForOneAndTwoThreads)
 #endif
 }
 
-// The background build on one thread and on the process's threads (Pipeline::setBuildThreads): the same
-// topologies, so the same bits, with the automatic policy and with K = 3.
+// The background build on one thread, on two and on the default (one fewer than the process's threads;
+// Pipeline::setBuildThreads): the same topologies, so the same bits, with the automatic policy and with K = 3.
 TEST(Pipeline, BuildThreadsDoNotChangeTheBits)
 {
     const ParticleSet b = makeModel("plummer", 4096, kSeed);
@@ -194,7 +194,7 @@ TEST(Pipeline, BuildThreadsDoNotChangeTheBits)
     for (int64_t every : {int64_t(0), int64_t(3)})
     {
         std::vector<State> out;
-        for (int threads : {0, 1})
+        for (int threads : {1, 2, 0})
         {
             Pipeline pipe(parameters(), every, PipelineDevice::Cpu);
             pipe.setBuildThreads(threads);
@@ -203,8 +203,11 @@ TEST(Pipeline, BuildThreadsDoNotChangeTheBits)
             EXPECT_GE(pipe.rebuilds(), 2) << "policy " << every;
             out.push_back(stateOf(pipe, n));
         }
-        EXPECT_TRUE(test::sameBits(out[0].pos, out[1].pos)) << "policy " << every;
-        EXPECT_TRUE(test::sameBits(out[0].vel, out[1].vel)) << "policy " << every;
+        for (size_t k = 1; k < out.size(); ++k)
+        {
+            EXPECT_TRUE(test::sameBits(out[0].pos, out[k].pos)) << "policy " << every << ", setting " << k;
+            EXPECT_TRUE(test::sameBits(out[0].vel, out[k].vel)) << "policy " << every << ", setting " << k;
+        }
     }
     Pipeline pipe(parameters(), 0, PipelineDevice::Cpu);
     EXPECT_THROW(pipe.setBuildThreads(-1), ParameterError);
