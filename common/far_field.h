@@ -47,6 +47,15 @@ HOST_DEVICE inline float groupRadius2(F4 groupHalf)
                     mulNoFma(groupHalf.z, groupHalf.z));
 }
 
+/// The far field's farField2 for one group: the tree's in an isolated box; in a periodic box only for a group
+/// whose Ewald correction is its expansion (ewaldGroupExpands): it meets each node as the image nearest its
+/// centre through the isolated formula, which the far-field expansion approximates as in an isolated box; a
+/// larger group takes the nearest image per target, which no expansion about its centre follows (0: never).
+HOST_DEVICE inline float groupFarField2(float farField2, bool periodic, bool expands)
+{
+    return periodic && !expands ? 0.0f : farField2;
+}
+
 /// Whether an accepted node whose centre of mass is com goes into its group's far-field expansion: more
 /// than sqrt(farField2) group radii from the centre, outside the softening length (inside it the
 /// expansion of the softened potential converges slowly), and not so far that the group is a point

@@ -200,7 +200,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     const int32_t groupEnd      = range.x + range.y;
     const float interactionEps2 = perPair ? eps2 : nodeSoftening(eps2);
     // Far nodes go to the group's expansion (farFieldKernel), not to the tile; the others keep list order.
-    const float farField2 = Periodic ? 0.0f : tree.farField2;
+    const float farField2 = groupFarField2(tree.farField2, Periodic, Expand);
     const F4 groupCenter  = farField2 > 0.0f ? loadReadOnly(groups.center + g) : F4{};
     const F4 groupHalf    = farField2 > 0.0f ? loadReadOnly(groups.half + g) : F4{};
     const unsigned below  = (1u << lane) - 1u;
@@ -307,7 +307,9 @@ __global__ void __launch_bounds__(kForceBlock, MinBlocks)
 /// The far field of each group (common/far_field.h; CPU twin: bodyNodeForcesCpu): one warp a group, lane l
 /// adding the far nodes among entries l, l + 32, .. of the group's node list to its partial expansion; the
 /// butterfly of device/lane_reduce.cuh sums them and the lanes add the expansion to the group's targets'
-/// body-node sums (the body-node kernel, which skipped those nodes, ran before on the same stream).
+/// body-node sums (the body-node kernel, which skipped those nodes, ran before on the same stream). In a
+/// periodic box only the groups that expand their Ewald correction have a far field (groupFarField2), each
+/// node taken as its image nearest the centre, as the body-node kernel takes it.
 __global__ void __launch_bounds__(kForceBlock)
     farFieldKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
@@ -317,14 +319,23 @@ __global__ void __launch_bounds__(kForceBlock)
     const int32_t g = int32_t(blockIdx.x) * kForceWarps + int(threadIdx.x) / kWarp;
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const F4 center = loadReadOnly(groups.center + g), half = loadReadOnly(groups.half + g);
+    const bool periodic = tree.periodic.boxSize > 0.0f;
+    const float farField2 =
+        groupFarField2(tree.farField2, periodic, periodic && ewaldGroupExpands(half, tree.periodic));
+    if (!(farField2 > 0.0f)) return; // the whole warp
     const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
     FarLocal partial = zeroEwaldLocal();
     bool any         = false;
     for (int64_t k = nodeOffset[g] + lane; k < nodeOffset[g + 1]; k += kWarp)
     {
         const int32_t n = nodeList[k];
-        const F4 com    = loadReadOnly(tree.nodeCom + n);
-        if (!farFromGroup(com, center, half, tree.farField2, eps2)) continue;
+        F4 com          = loadReadOnly(tree.nodeCom + n);
+        if (periodic)
+        {
+            const Vec3f image = imageNearest(xyz(com), xyz(center), tree.periodic);
+            com               = {image.x, image.y, image.z, com.w};
+        }
+        if (!farFromGroup(com, center, half, farField2, eps2)) continue;
         const SymTensor<float> q =
             unpackQuadrupole(loadReadOnly(tree.nodeQuad + 2 * n), loadReadOnly(tree.nodeQuad + 2 * n + 1));
         addFarFieldTerm(xyz(com) - xyz(center), com.w, prepareQuadrupole(q, eps2), invR, eps2R, partial);
@@ -735,7 +746,7 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
             tree, textures, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);
         CUDA_CHECK_LAUNCH();
     }
-    if (!periodic && tree.farField2 > 0.0f)
+    if (tree.farField2 > 0.0f)
     {
         farFieldKernel<<<blocksFor(groups.numGroups, kForceWarps), kForceBlock, 0, cudaStreamOf(stream)>>>(
             tree, groups, lists.nodeOffset, lists.nodeList, targets.pos, eps2, nodeAcc);

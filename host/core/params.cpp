@@ -157,9 +157,10 @@ const std::vector<ParameterInfo>& parameterTable()
          &Parameters::far_field_ratio,
          "",
          {0, kInf, false, true},
-         "isolated boxes: accepted nodes farther than this many group radii from a group's centre pull it through "
+         "accepted nodes farther than this many group radii from a group's centre pull it through "
          "one fourth-order expansion about the centre (per group, not per body; error ~ ratio^-4 of their pull); "
-         "0: every node body by body; else >= 2",
+         "0: every node body by body; else >= 2 (in a periodic box: the groups small enough to expand their Ewald "
+         "correction)",
          true,
          // Checkpoints written before it existed take the default.
          true},

@@ -54,10 +54,11 @@ struct Parameters
     /// group's theta_g^3 (G M / L^2) / |a_g| <= err_tol_force_acc, so a group whose net force is a small
     /// remainder of the box's cancelling pulls gets a smaller opening angle. 0: theta everywhere. >= 0
     double err_tol_force_acc = 0.002;
-    /// Isolated boxes: an accepted node more than far_field_ratio group radii (|half| of the group's box)
+    /// An accepted node more than far_field_ratio group radii (|half| of the group's box)
     /// from its group's centre pulls the group through one fourth-order local expansion about the centre
     /// (common/far_field.h: work per group and node instead of per body and node); 0: every node body by
-    /// body. Ignored in a periodic box. 6 by default: on the H200 at 2^22 it takes walk + forces from 39.2 to
+    /// body. In a periodic box it serves the groups whose Ewald correction is their expansion (the others take
+    /// each node's image nearest each body). 6 by default: on the H200 at 2^22 it takes walk + forces from 39.2 to
     /// 26.1 ms at Bonsai's accuracy, the error's median and p99 moving by 1-2% (ratio 4 by 29% in p99;
     /// benchmarks/results/h200_s25). 0 or >= 2
     double far_field_ratio = 6.0;

@@ -136,8 +136,7 @@ struct GroupImages
 void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
                        float eps2, F4* nodeAcc)
 {
-    // The far field exists in isolated boxes only (the packer's farField2 is 0 in a periodic one).
-    const float farField2 = tree.periodic.boxSize > 0.0f ? 0.0f : tree.farField2;
+    const bool periodic = tree.periodic.boxSize > 0.0f;
 #pragma omp parallel
     {
         GroupAccumulator a;
@@ -150,13 +149,14 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
             const GroupImages images(groups, g, tree.periodic);
             const F4 center = groups.center[g], half = groups.half[g];
             const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
-            bool anyFar = false;
+            const float farField2 = groupFarField2(tree.farField2, periodic, images.expand);
+            bool anyFar           = false;
             if (farField2 > 0.0f) far.clear();
             const int64_t begin = lists.nodeOffset[g];
             for (int64_t k = begin; k < lists.nodeOffset[g + 1]; ++k)
             {
                 int32_t n                = lists.nodeList[k];
-                const F4 com             = tree.nodeCom[n];
+                const F4 com             = images.source(tree.nodeCom[n], tree.periodic);
                 const SymTensor<float> q = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
                 // The device's lane l takes entries l, l + 32, .. of the list (device/forces_gpu.cu).
                 if (farFromGroup(com, center, half, farField2, eps2))
@@ -166,7 +166,7 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
                     anyFar = true;
                     continue;
                 }
-                addSource<true>(a, range.y, images.source(com, tree.periodic), q, eps2, -1, images.box);
+                addSource<true>(a, range.y, com, q, eps2, -1, images.box);
             }
             if (anyFar) a.addFarField(far.reduce(), xyz(center), invR);
             a.store(range, nodeAcc);
@@ -177,14 +177,16 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
 FarFieldCounts farFieldCountsCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, float eps2)
 {
     FarFieldCounts c;
-    if (tree.periodic.boxSize > 0.0f || !(tree.farField2 > 0.0f)) return c;
+    if (!(tree.farField2 > 0.0f)) return c;
     for (int32_t g = 0; g < groups.numGroups; ++g)
     {
-        int64_t far = 0;
+        const GroupImages images(groups, g, tree.periodic);
+        const float farField2 = groupFarField2(tree.farField2, tree.periodic.boxSize > 0.0f, images.expand);
+        int64_t far           = 0;
         for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
         {
-            far +=
-                farFromGroup(tree.nodeCom[lists.nodeList[k]], groups.center[g], groups.half[g], tree.farField2, eps2);
+            const F4 com = images.source(tree.nodeCom[lists.nodeList[k]], tree.periodic);
+            far += farFromGroup(com, groups.center[g], groups.half[g], farField2, eps2);
         }
         c.entries += far;
         c.interactions += far * groups.range[g].y;

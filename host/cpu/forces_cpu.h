@@ -10,7 +10,8 @@
 namespace octwalk {
 
 /// Body-node (quadrupole) forces from the node lists: the accepted nodes near the group body by body (in
-/// list order), the far ones (tree.farField2, isolated boxes) through the group's expansion, added last.
+/// list order), the far ones (tree.farField2; in a periodic box for the groups that expand their Ewald
+/// correction, each node's image nearest the centre) through the group's expansion, added last.
 /// @param[out] nodeAcc  (acc xyz, potential) with G = 1, indexed like targets
 void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const TargetView& targets,
                        float eps2, F4* nodeAcc);

@@ -193,10 +193,7 @@ void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* cente
 
 float packedInvTheta(const Parameters& p) { return float(1.0 / p.opening_angle); }
 
-float packedFarField2(const Parameters& p)
-{
-    return p.box_size > 0.0 ? 0.0f : float(p.far_field_ratio * p.far_field_ratio);
-}
+float packedFarField2(const Parameters& p) { return float(p.far_field_ratio * p.far_field_ratio); }
 
 float packedQuadScale(const Parameters& p) { return p.use_quadrupole ? 1.0f : 0.0f; }
 

@@ -41,7 +41,7 @@ struct PackedTree
     /// (the table lives in host/reference).
     PeriodicView periodic{nullptr, 0, 0.0f, 0.0f};
 
-    /// TreeView::farField2: far_field_ratio^2 for an isolated box, else 0 (packTree).
+    /// TreeView::farField2: far_field_ratio^2 (packTree; in a periodic box for the groups that expand, groupFarField2).
     float farField2 = 0.0f;
 
     TreeView treeView() const;
@@ -75,7 +75,7 @@ void groupBoxes(const F4* bodies, const I2* ranges, int64_t numGroups, F4* cente
 /// float(1 / theta): the inverse opening angle as the packer rounds it.
 float packedInvTheta(const Parameters& p);
 
-/// TreeView::farField2: float(far_field_ratio^2) in an isolated box, 0 in a periodic one.
+/// TreeView::farField2: float(far_field_ratio^2), in a periodic box too (common/far_field.h: groupFarField2).
 float packedFarField2(const Parameters& p);
 
 /// 1, or 0 when p.use_quadrupole is false (the packed quadrupoles are zeroed).
