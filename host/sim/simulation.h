@@ -68,7 +68,7 @@ struct ForceOptions
     /// Steps between host tree builds (`--rebuild-every`): 1 (default) is the classic step, a fresh host
     /// tree every step; K >= 2 the pipelined step of host/sim/pipeline.h with a topology adopted every K
     /// steps and refitted in between; 0 the same with continuous background builds (one adopted every
-    /// step). The pipelined step needs an isolated Newtonian tree run (not comoving,
+    /// rebuildLag steps). The pipelined step needs an isolated Newtonian tree run (not comoving,
     /// periodic, direct, zero_net_force or the relative MAC: ParameterError).
     int64_t rebuildEvery = 1;
     /// Steps between the positions a background build is made from and the step that adopts it
