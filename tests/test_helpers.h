@@ -1,6 +1,7 @@
 #pragma once
 // Small shared helpers of the CPU test suites.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,11 +17,16 @@ namespace octwalk::test {
 
 /// The checkpoint's checksum (host/io/checkpoint.cpp: FNV-1a with its offset basis) of bytes, so that a test
 /// can build an older version's file or damage one field and still pass the checksum.
-inline uint64_t checkpointChecksum(const std::string& bytes)
+inline uint64_t checkpointChecksum(const unsigned char* bytes, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+    for (size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
     return h;
+}
+
+inline uint64_t checkpointChecksum(const std::string& bytes)
+{
+    return checkpointChecksum(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
 }
 
 /// Sets the OpenMP thread count (nothing in the serial suite) and returns the previous one.

@@ -137,7 +137,7 @@ public:
     /// thread keeps a core. The build's result does not depend on it. Why one fewer: on the H200 host (16 cores,
     /// 2^22, lag 2; benchmarks/results/h200_s26, call 3) the stepping thread woke up to 7 ms after the device had
     /// finished a step in which the build's 16 threads held the 16 cores, and the steady steps took 29.3 ms on
-    /// average against 27.3 ms with 15 build threads. BM_GpuPipelineStep's fifth argument sets how many fewer
+    /// average against 27.2 ms with 15 build threads. BM_GpuPipelineStep's fifth argument sets how many fewer
     /// than all. ParameterError for k < 0.
     void setBuildThreads(int threads);
 

@@ -22,6 +22,7 @@
 #include "host/cli/cli.h"
 #include "host/io/binary_io.h"
 #include "host/io/checkpoint.h"
+#include "test_helpers.h"
 #include "host/io/snapshot.h"
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
@@ -651,8 +652,7 @@ TEST_F(SnapshotCosmo, GalaxyComponentsAreTypesThroughCheckpointAndRestart)
     Bytes v2(v3.begin(), v3.begin() + std::ptrdiff_t(typesAt));
     v2.insert(v2.end(), v3.begin() + std::ptrdiff_t(typesAt + n), v3.end() - 8);
     v2[14]     = '2';
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : v2) h = (h ^ c) * 1099511628211ull;
+    uint64_t h = test::checkpointChecksum(v2.data(), v2.size());
     for (int k = 0; k < 8; ++k) v2.push_back(static_cast<unsigned char>(h >> (8 * k)));
     writeBytes(file("v2"), v2);
     const CheckpointImage old = readCheckpoint(file("v2"));
@@ -661,8 +661,7 @@ TEST_F(SnapshotCosmo, GalaxyComponentsAreTypesThroughCheckpointAndRestart)
 
     Bytes badType        = v3;
     badType[typesAt + 4] = 9;
-    h                    = 1469598103934665603ull;
-    for (size_t k = 0; k + 8 < badType.size(); ++k) h = (h ^ badType[k]) * 1099511628211ull;
+    h                    = test::checkpointChecksum(badType.data(), badType.size() - 8);
     for (int k = 0; k < 8; ++k) badType[badType.size() - 8 + size_t(k)] = static_cast<unsigned char>(h >> (8 * k));
     writeBytes(file("bad"), badType);
     const std::string m = errorOf([&] { readCheckpoint(file("bad")); });
