@@ -89,7 +89,7 @@ std::string accuracyHeaderJson(const AccuracyOptions& o, const Parameters& base,
 
 const char* const kAccuracyCsvColumns =
     "setting,theta,mac,n_leaf,n_group,multipole,epsilon,G,backend,model,n,sample,reference,median,p90,p99,p999,max,"
-    "potential_energy_error,node_per_body,leaf_per_body,host_seconds,walk_seconds";
+    "potential_energy_error,node_per_body,leaf_per_body,host_seconds,walk_seconds,walk_forces_seconds";
 
 std::string accuracyCsvRow(size_t k, const AccuracyResult& r, const Source& s, int64_t n, const DirectReference& ref)
 {
@@ -101,7 +101,8 @@ std::string accuracyCsvRow(size_t k, const AccuracyResult& r, const Source& s, i
       << ',' << ref.index.size() << ',' << toString(ref.backend) << ',' << num(r.error.median, false) << ','
       << num(r.error.p90, false) << ',' << num(r.error.p99, false) << ',' << num(r.error.p999, false) << ','
       << num(r.error.max, false) << ',' << num(r.potentialError(), false) << ',' << num(r.nodesPerBody, false) << ','
-      << num(r.leavesPerBody, false) << ',' << num(r.hostSeconds, false) << ',' << num(r.walkSeconds, false) << '\n';
+      << num(r.leavesPerBody, false) << ',' << num(r.hostSeconds, false) << ',' << num(r.walkSeconds, false) << ','
+      << num(r.walkForcesSeconds, false) << '\n';
     return c.str();
 }
 
@@ -116,7 +117,8 @@ std::string accuracyJsonRow(size_t k, const AccuracyResult& r)
       << ", \"reference_potential_energy\": " << num(r.referencePotentialEnergy)
       << ", \"potential_energy_error\": " << num(r.potentialError())
       << ",\n     \"node_per_body\": " << num(r.nodesPerBody) << ", \"leaf_per_body\": " << num(r.leavesPerBody)
-      << ", \"host_seconds\": " << num(r.hostSeconds) << ", \"walk_seconds\": " << num(r.walkSeconds) << "}";
+      << ", \"host_seconds\": " << num(r.hostSeconds) << ", \"walk_seconds\": " << num(r.walkSeconds)
+      << ", \"walk_forces_seconds\": " << num(r.walkForcesSeconds) << "}";
     return j.str();
 }
 
@@ -126,7 +128,7 @@ std::string accuracyTableHeader()
     std::snprintf(lead, sizeof(lead), "%7s  %-8s %4s %5s %-10s", "theta", "mac", "leaf", "group", "multipole");
     std::string s = lead;
     for (const char* t :
-         {"median", "p90", "p99", "p99.9", "max", "dW/W", "node/body", "leaf/body", "host[s]", "walk[s]"})
+         {"median", "p90", "p99", "p99.9", "max", "dW/W", "node/body", "leaf/body", "host[s]", "walk[s]", "w+f[s]"})
     {
         s += title(10, t);
     }
@@ -142,7 +144,7 @@ std::string accuracyTableRow(const AccuracyResult& r)
     return std::string(lead) + cell("%10.3e", r.error.median) + cell("%10.3e", r.error.p90) +
            cell("%10.3e", r.error.p99) + cell("%10.3e", r.error.p999) + cell("%10.3e", r.error.max) +
            cell("%10.2e", r.potentialError()) + cell("%10.1f", r.nodesPerBody) + cell("%10.1f", r.leavesPerBody) +
-           cell("%10.3g", r.hostSeconds) + cell("%10.3g", r.walkSeconds) + "\n";
+           cell("%10.3g", r.hostSeconds) + cell("%10.3g", r.walkSeconds) + cell("%10.3g", r.walkForcesSeconds) + "\n";
 }
 
 /// One CSV per setting: index (caller's order), id and error of every reference body.

@@ -185,12 +185,13 @@ std::vector<AccuracyResult> accuracySweep(const ParticleSet& bodies, const std::
     for (const Parameters& p : settings)
     {
         solver.setParameters(p);
-        std::vector<double> host, walk;
+        std::vector<double> host, walk, walkForces;
         for (int r = 0; r < repeat; ++r)
         {
             solver.computeForces(acc, pot);
             host.push_back(solver.timings().host());
             walk.push_back(solver.timings().walk());
+            walkForces.push_back(solver.timings().walkForces());
         }
         AccuracyResult res;
         res.params  = p;
@@ -207,6 +208,7 @@ std::vector<AccuracyResult> accuracySweep(const ParticleSet& bodies, const std::
         res.leavesPerBody            = solver.stats().leavesPerBody();
         res.hostSeconds              = median(host);
         res.walkSeconds              = median(walk);
+        res.walkForcesSeconds        = median(walkForces);
         if (onResult) onResult(res);
         results.push_back(std::move(res));
     }

@@ -77,6 +77,7 @@ struct AccuracyResult
     double potentialEnergy = 0, referencePotentialEnergy = 0;
     double nodesPerBody = 0, leavesPerBody = 0;
     double hostSeconds = 0, walkSeconds = 0; ///< medians over the repeats
+    double walkForcesSeconds = 0;            ///< median of PhaseTimes::walkForces (the walk without its upload)
 
     /// (W_tree - W_direct) / |W_direct|, signed.
     double potentialError() const;

@@ -155,6 +155,8 @@ TEST(Study, SweepGivesOneRowPerSettingWithErrorGrowingWithTheta)
         EXPECT_LE(e.p999, e.max);
         EXPECT_LT(std::fabs(rows[k].potentialError()), 1e-2);
         EXPECT_GT(rows[k].nodesPerBody + rows[k].leavesPerBody, 0.0);
+        EXPECT_GT(rows[k].walkForcesSeconds, 0.0);
+        EXPECT_LE(rows[k].walkForcesSeconds, rows[k].walkSeconds);
         // Within one MAC (theta innermost), a larger opening angle is less accurate and cheaper.
         if (k % 4 != 0)
         {
