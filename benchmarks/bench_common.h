@@ -81,8 +81,8 @@ inline void setPhaseCounters(benchmark::State& state, const std::vector<PhaseTim
 {
     PhaseTimes m = medianPhases(times);
     for (size_t k = 0; k < kNumPhases; ++k) state.counters[std::string(kPhases[k].name) + "_s"] = m.seconds[k];
-    state.counters["host_s"] = m.host();
-    state.counters["walk_s"] = m.walk();
+    state.counters["host_s"]        = m.host();
+    state.counters["walk_s"]        = m.walk();
     state.counters["walk_forces_s"] = m.walkForces();
 }
 
