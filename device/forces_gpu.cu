@@ -428,6 +428,25 @@ __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* 
     }
 }
 
+/// Whether every pair of a staged tile may take bodyBodySoftened (bodyBody by the shorter route, 14 instructions
+/// a pair as in the direct kernel): the launch's formula is the isolated one (not the per-interaction periodic
+/// one), no staged body is one of the targets [first, last) when the targets are the bodies (skipSelf: the
+/// target's own body, which that formula cannot leave out without a select), and every staged mass is within
+/// massLimit (softenedMassLimit; negative: none is). Warp-uniform: every lane takes part.
+template<bool Periodic, bool Expand, int Warps>
+__device__ inline bool tileTakesSoftened(const LeafTiles<Warps>& t, int warp, int lane, int count, bool skipSelf,
+                                         int32_t first, int32_t last, float massLimit)
+{
+    if (Periodic && !Expand) return false;
+    bool general = false;
+    if (lane < count)
+    {
+        const int32_t j = t.bodyIndex[warp][lane];
+        general         = !(fabsf(t.body[warp][lane].w) <= massLimit) || (skipSelf && j >= first && j < last);
+    }
+    return !__any_sync(0xffffffffu, general);
+}
+
 /// One body-body interaction of a target (index `index`, slot sums acc, pot) with staged body b of index j.
 template<bool Periodic, bool Expand>
 __device__ inline void leafInteraction(F4 b, int32_t j, Vec3f pos, int32_t index, bool skipSelf, float eps2,
@@ -450,7 +469,10 @@ __device__ inline bool leafLaunchServes(const GroupView& groups, const TreeView&
 /// Body-leaf forces, and the final sum: one warp per group. The leaf list is taken 32 leaves at a
 /// time; a warp scan of their body counts flattens them into one sequence of bodies (list order,
 /// then tree order within a leaf, like the CPU twin), staged through the warp's shared tile 32
-/// bodies at a time. out[i] = nodeAcc[i] + leaf sum, as the CPU twin's bodyLeafForcesCpu.
+/// bodies at a time. out[i] = nodeAcc[i] + leaf sum, as the CPU twin's bodyLeafForcesCpu. A tile without the
+/// pass's own bodies and with masses in range takes bodyBodySoftened (tileTakesSoftened), the others bodyBody
+/// with the target's own body massless; the twin takes bodyBody throughout (equal to rounding, as the direct
+/// kernel and its twin).
 /// Periodic: a group that ewaldGroupExpands takes each body's image nearest to its centre (shifted when
 /// staged) with the isolated formula, its Ewald correction (the self term included) coming from the
 /// group's expansion (device/ewald_gpu.h, launched after this kernel); a larger group takes the
@@ -479,6 +501,7 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
     constexpr bool expand  = Periodic && Expand;
     const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
     const int32_t groupEnd = range.x + range.y;
+    const float massLimit  = softenedMassLimit(eps2);
 
     for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
     {
@@ -494,33 +517,56 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
         }
         forEachLeafBodyTile<expand>(
             tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
+                const bool softened =
+                    tileTakesSoftened<Periodic, Expand>(tiles, warp, lane, count, skipSelf, base, base + m, massLimit);
                 // The plain slots: every slot (no test in the loop), or fewer (the first t.plain), as in the
                 // body-node kernel (a per-slot test in the loop cost a branch a slot, SASS session 22).
-                auto plainSlots = [&](auto slots) {
+                auto plainSlots = [&](auto slots, auto soft) {
                     constexpr int n = decltype(slots)::value;
                     for (int k = 0; k < count; ++k)
                     {
-                        F4 b      = tiles.body[warp][k];
-                        int32_t j = tiles.bodyIndex[warp][k];
-#pragma unroll
-                        for (int s = 0; s < n; ++s)
+                        F4 b = tiles.body[warp][k];
+                        if constexpr (decltype(soft)::value)
                         {
-                            if (n == TargetsPerLane || s < t.plain)
-                                leafInteraction<Periodic, expand>(b, j, t.pos[s], self[s], skipSelf, eps2,
-                                                                  tree.periodic, t.acc[s], t.pot[s]);
+#pragma unroll
+                            for (int s = 0; s < n; ++s)
+                            {
+                                if (n == TargetsPerLane || s < t.plain)
+                                    bodyBodySoftened(xyz(b) - t.pos[s], b.w, eps2, t.acc[s], t.pot[s]);
+                            }
+                        }
+                        else
+                        {
+                            int32_t j = tiles.bodyIndex[warp][k];
+#pragma unroll
+                            for (int s = 0; s < n; ++s)
+                            {
+                                if (n == TargetsPerLane || s < t.plain)
+                                    leafInteraction<Periodic, expand>(b, j, t.pos[s], self[s], skipSelf, eps2,
+                                                                      tree.periodic, t.acc[s], t.pot[s]);
+                            }
                         }
                     }
                 };
-                if (t.plain == TargetsPerLane) plainSlots(std::integral_constant<int, TargetsPerLane>{});
-                else if (t.plain > 0) plainSlots(std::integral_constant<int, TargetsPerLane - 1>{});
+                auto slotsOf = [&](auto soft) {
+                    if (t.plain == TargetsPerLane) plainSlots(std::integral_constant<int, TargetsPerLane>{}, soft);
+                    else if (t.plain > 0) plainSlots(std::integral_constant<int, TargetsPerLane - 1>{}, soft);
+                };
+                if (softened) slotsOf(std::true_type{});
+                else slotsOf(std::false_type{});
                 if (SplitTail && t.ways > 0)
                 {
+                    constexpr int tail = Targets::kTail;
 #pragma unroll 1
                     for (int k = t.part; k < count; k += t.ways)
                     {
-                        leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
-                                                          t.pos[Targets::kTail], self[Targets::kTail], skipSelf, eps2,
-                                                          tree.periodic, t.acc[Targets::kTail], t.pot[Targets::kTail]);
+                        if (softened)
+                            bodyBodySoftened(xyz(tiles.body[warp][k]) - t.pos[tail], tiles.body[warp][k].w, eps2,
+                                             t.acc[tail], t.pot[tail]);
+                        else
+                            leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
+                                                              t.pos[tail], self[tail], skipSelf, eps2, tree.periodic,
+                                                              t.acc[tail], t.pot[tail]);
                     }
                 }
             });
@@ -587,6 +633,7 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
     const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
     const int32_t per     = (range.y + kLeafSplitWarps - 1) / kLeafSplitWarps;
     const int32_t first = range.x + min(range.y, share * per), last = range.x + min(range.y, (share + 1) * per);
+    const float massLimit = softenedMassLimit(eps2);
 
     for (int32_t base = first; base < last; base += kWarp)
     {
@@ -599,11 +646,16 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
         float pot = 0;
         forEachLeafBodyTile<expand>(
             tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
+                const bool softened =
+                    tileTakesSoftened<Periodic, Expand>(tiles, warp, lane, count, skipSelf, base, base + c, massLimit);
 #pragma unroll 1
                 for (int k = part; k < count; k += ways)
                 {
-                    leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k], pos, index,
-                                                      skipSelf, eps2, tree.periodic, acc, pot);
+                    if (softened)
+                        bodyBodySoftened(xyz(tiles.body[warp][k]) - pos, tiles.body[warp][k].w, eps2, acc, pot);
+                    else
+                        leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k], pos, index,
+                                                          skipSelf, eps2, tree.periodic, acc, pot);
                 }
             });
         for (int p = 1; p < ways; ++p)
