@@ -96,7 +96,7 @@ if has sass; then
     cuobjdump -sass "build/device/CMakeFiles/octwalk_device.dir/$f.cu.o" >"$RES/$f.sass" 2>/dev/null
     cuobjdump -res-usage "build/device/CMakeFiles/octwalk_device.dir/$f.cu.o" >>"$RES/res_usage.txt" 2>&1
   done
-  python3 benchmarks/loop_count.py ILb0ELi <"$RES/forces_gpu.sass" >"$RES/sass_counts_forces.txt" 2>&1
+  python3 benchmarks/loop_count.py ILb0ELb0ELi2ELb1 <"$RES/forces_gpu.sass" >"$RES/sass_counts_forces.txt" 2>&1
   for k in directSliceKernelIfLi4ELi64E directSliceKernelIfLi4ELi128E directSliceKernelIfLi8ELi64E \
     directSliceKernelIfLi8ELi128E directSliceKernelIfLi2ELi64E directBalancedKernelIfLi4ELi64E \
     directBalancedKernelIfLi4ELi128E directBalancedKernelIfLi8ELi64E; do
