@@ -5,7 +5,8 @@
 //     host/liboctwalk_sim_serial.a host/liboctwalk_models_serial.a host/liboctwalk_solver_serial.a \
 //     host/liboctwalk_tree_serial.a host/liboctwalk_cpu_serial.a device/liboctwalk_device.a \
 //     host/liboctwalk_reference_serial.a host/liboctwalk_core_serial.a /usr/local/cuda/lib/libcudart.so -ldl -lpthread -lrt
-//   ./leaf_balance 1048576 64      (N, n_group; Plummer seed 42 as BM_GpuForces, theta 0.5, eps 0.01, merged groups)
+//   ./leaf_balance 1048576 64 [SEED]  (N, n_group; Plummer seed 42 as BM_GpuForces unless SEED is given, e.g. 1 as
+//                                     `octwalk accuracy --seed 1`; theta 0.5, eps 0.01, merged groups)
 // Work units are instruction estimates per warp (body-body 31 a pair and slot, body-node 46); the schedule puts
 // blocks of W warps on 132 SMs in launch order, R warps resident an SM, each at 4/R warp instructions a cycle
 // (a warp that finishes early gives its block's slot back only with its block: pessimistic, a model).
@@ -24,7 +25,7 @@ int main(int argc, char** argv)
 {
     int64_t n     = argc > 1 ? atoll(argv[1]) : (1 << 20);
     int nGroup    = argc > 2 ? atoi(argv[2]) : 64;
-    ParticleSet b = makePlummer(n, 42);
+    ParticleSet b = makePlummer(n, argc > 3 ? atoi(argv[3]) : 42);
     Parameters p;
     p.opening_angle   = 0.5;
     p.epsilon_squared = 1e-4;
