@@ -17,7 +17,7 @@ NCU="ncu --clock-control none --section WarpStateStats --section SchedulerStats 
 timeout 150 $NCU -k regex:direct --launch-count 1 build/benchmarks/octwalk_bench_gpu \
   --benchmark_filter='BM_GpuDirect/262144/262144/0' >$T/ncu_direct.txt 2>&1; s "ncu direct: exit $?"
 tar -czf $OUT/c5.tar.gz -C $OUT c5
-timeout 150 $NCU -k regex:'bodyNode|bodyLeaf|countInteractions|writeInteractions' --launch-skip 0 --launch-count 4 \
+timeout 150 $NCU -k regex:'bodyNode|bodyLeaf|teamWalk|farField' --launch-skip 0 --launch-count 6 \
   build/octwalk forces $F --sample 0 >$T/ncu_forces.txt 2>&1; s "ncu forces: exit $?"
 tar -czf $OUT/c5.tar.gz -C $OUT c5
 cat $T/summary.txt
