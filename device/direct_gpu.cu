@@ -6,9 +6,10 @@
 // reliance on implicit lock-step); each source is then read by all lanes at once (a broadcast) and
 // used against the lane's I targets. The lanes sum whole targets, so no lane sums are needed; a warp
 // writes its slice's partial sums and directReduceKernel adds them in a fixed order (Miki et al.
-// 2012's j-split, deterministic: no atomics). The slice count fills the device (device/j_split.h).
-// I, Tile, the split (OneWave or Balanced, in which a warp's run of work may span the targets of two
-// or three chunks) and the reduction's batching are run-time variants (DirectKernelConfig).
+// 2012's j-split, deterministic: no floating-point atomics). The slice count fills the device (device/j_split.h).
+// I, Tile, the split (OneWave; Balanced, in which a warp's run of work may span the targets of two or three
+// chunks; Dynamic, OneWave's units taken by persistent warps from an integer counter) and the reduction's
+// batching are run-time variants (DirectKernelConfig).
 //
 // Most tiles take bodyBodySoftened (14 instructions a pair, benchmarks/results/direct_kernel.md); a
 // tile holding one of the warp's own targets, or a mass beyond softenedMassLimit, or any tile when
@@ -35,6 +36,9 @@ constexpr int kDirectBlock   = 128;
 constexpr int kWarpsPerBlock = kDirectBlock / 32;
 /// The shortest source slice worth a warp of its own (OneWave), the fewest sources a Balanced unit takes.
 constexpr int kMinSliceLength = 256;
+/// Units of the Dynamic split for every resident warp: enough that the warps the scheduler favours take the
+/// slack of the others, few enough that a unit's target loads and partial sums stay a small part of it.
+constexpr int kDynamicUnitsPerWarp = 8;
 /// Pairs one iteration of the softened inner loop evaluates (sources unrolled x targets per lane): the
 /// loop's own instructions (4) come to 1/16 a pair at every I.
 constexpr int kPairsPerIteration = 64;
@@ -182,14 +186,12 @@ __device__ inline void sumSources(const DirectArgs<T>& a, F4* tile, int lane, in
 
 /// Partial sums of the 32 * I targets of one chunk over one source slice, per warp (OneWave; see top
 /// of file).
+/// One OneWave unit: the 32 * I targets of chunk unit % chunks against source slice unit / chunks (consecutive
+/// units share a slice, so their sources stay in L2), written to the unit's partial sums (or straight out with
+/// one slice).
 template<class T, int I, int Tile>
-__global__ void __launch_bounds__(kDirectBlock, minBlocksPerSm<T, I>()) directSliceKernel(DirectArgs<T> a)
+__device__ inline void sumUnit(const DirectArgs<T>& a, F4* tile, int lane, int32_t unit)
 {
-    __shared__ F4 sTile[kWarpsPerBlock][Tile];
-    const int warp     = int(threadIdx.x) / 32;
-    const int lane     = int(threadIdx.x) % 32;
-    const int32_t unit = int32_t(blockIdx.x) * kWarpsPerBlock + warp;
-    if (unit >= a.units) return; // a whole warp: nothing below waits for it
     const int32_t chunk = unit % a.chunks;
     const int32_t slice = unit / a.chunks;
 
@@ -205,17 +207,47 @@ __global__ void __launch_bounds__(kDirectBlock, minBlocksPerSm<T, I>()) directSl
     }
     const int32_t jBegin = slice * a.sliceLength;
     const int32_t jEnd   = min(a.numBodies, jBegin + a.sliceLength);
-    sumSources<T, I, Tile>(a, sTile[warp], lane, jBegin, jEnd, self, target, acc, pot);
+    sumSources<T, I, Tile>(a, tile, lane, jBegin, jEnd, self, target, acc, pot);
 
 #pragma unroll
     for (int i = 0; i < I; ++i)
     {
         const int32_t t = chunk * 32 * I + i * 32 + lane;
         if (t >= a.numTargets) continue;
-        // int32 suffices: the range splits only while the targets' warps fill less than one wave
-        // (t * slices < 32 * I * resident warps), and the 64-bit form costs a spill.
+        // int32 suffices: the range splits only while the targets' warps fill fewer than kDynamicUnitsPerWarp
+        // waves (t * slices < 32 * I * kDynamicUnitsPerWarp * resident warps), and the 64-bit form costs a spill.
         if (a.partial) a.partial[t * a.slices + slice] = {acc[i].x, acc[i].y, acc[i].z, pot[i]};
         else a.out[t] = {float(acc[i].x), float(acc[i].y), float(acc[i].z), float(pot[i])};
+    }
+}
+
+template<class T, int I, int Tile>
+__global__ void __launch_bounds__(kDirectBlock, minBlocksPerSm<T, I>()) directSliceKernel(DirectArgs<T> a)
+{
+    __shared__ F4 sTile[kWarpsPerBlock][Tile];
+    const int warp     = int(threadIdx.x) / 32;
+    const int lane     = int(threadIdx.x) % 32;
+    const int32_t unit = int32_t(blockIdx.x) * kWarpsPerBlock + warp;
+    if (unit >= a.units) return; // a whole warp: nothing below waits for it
+    sumUnit<T, I, Tile>(a, sTile[warp], lane, unit);
+}
+
+/// The Dynamic form: one wave of persistent warps, each taking the next unit from *next (an integer counter
+/// set to zero before the launch) until none is left.
+template<class T, int I, int Tile>
+__global__ void __launch_bounds__(kDirectBlock, minBlocksPerSm<T, I>())
+    directDynamicKernel(DirectArgs<T> a, int32_t* __restrict__ next)
+{
+    __shared__ F4 sTile[kWarpsPerBlock][Tile];
+    const int warp = int(threadIdx.x) / 32;
+    const int lane = int(threadIdx.x) % 32;
+    for (;;)
+    {
+        int32_t unit = 0;
+        if (lane == 0) unit = atomicAdd(next, 1);
+        unit = __shfl_sync(kFullMask, unit, 0);
+        if (unit >= a.units) return; // a whole warp
+        sumUnit<T, I, Tile>(a, sTile[warp], lane, unit);
     }
 }
 
@@ -320,11 +352,16 @@ __global__ void __launch_bounds__(kDirectBlock)
 struct DirectPlan
 {
     int32_t chunks;
-    int32_t slices; ///< OneWave
+    int32_t slices; ///< OneWave and Dynamic
     int32_t sliceLength;
     int32_t units;
-    bool balanced;
+    DirectSplit split;
     BalancedLayout layout;
+    int32_t warps; ///< Dynamic: the persistent warps launched (one wave); else units
+
+    bool balanced() const { return split == DirectSplit::Balanced; }
+    /// Slices' partial sums to add (the reduction kernel runs).
+    bool reduces() const { return balanced() || slices > 1; }
 };
 
 /// Warps of kernel resident on the whole current device.
@@ -337,17 +374,36 @@ int64_t residentWarps(const void* kernel)
     return int64_t(std::max(blocks, 1)) * kWarpsPerBlock * sms;
 }
 
-template<class T, int I, int Tile>
-DirectPlan planOneWave(int32_t numBodies, int32_t numTargets)
+/// OneWave's units (as many as `resident` warps, or more when the targets alone need more) or Dynamic's (about
+/// kDynamicUnitsPerWarp for each of `resident` warps).
+template<int I, int Tile>
+DirectPlan planSlices(int32_t numBodies, int32_t numTargets, int64_t resident, DirectSplit split)
 {
     const int32_t chunks = int32_t((int64_t(numTargets) + 32 * I - 1) / (32 * I));
-    const int slices     = sliceCount(chunks, residentWarps((const void*)directSliceKernel<T, I, Tile>), numBodies,
-                                      std::max(kMinSliceLength, Tile));
+    const bool dynamic   = split == DirectSplit::Dynamic;
+    const int64_t wanted = dynamic ? resident * kDynamicUnitsPerWarp : resident;
+    const int slices     = sliceCount(chunks, wanted, numBodies, std::max(kMinSliceLength, Tile));
     // Whole tiles per slice, so that only the last slice ends in a part tile.
     const int64_t length      = (int64_t(numBodies) + slices - 1) / slices;
     const int32_t sliceLength = int32_t(std::max<int64_t>(Tile, (length + Tile - 1) / Tile * Tile));
     const int32_t used        = int32_t((int64_t(numBodies) + sliceLength - 1) / sliceLength);
-    return {chunks, used, sliceLength, chunks * used, false, {0, 0}};
+    const int32_t units       = chunks * used;
+    const int32_t warps       = dynamic ? int32_t(std::min<int64_t>(units, resident)) : units;
+    return {chunks, used, sliceLength, units, split, {0, 0}, warps};
+}
+
+template<class T, int I, int Tile>
+DirectPlan planOneWave(int32_t numBodies, int32_t numTargets)
+{
+    return planSlices<I, Tile>(numBodies, numTargets, residentWarps((const void*)directSliceKernel<T, I, Tile>),
+                               DirectSplit::OneWave);
+}
+
+template<class T, int I, int Tile>
+DirectPlan planDynamic(int32_t numBodies, int32_t numTargets)
+{
+    return planSlices<I, Tile>(numBodies, numTargets, residentWarps((const void*)directDynamicKernel<T, I, Tile>),
+                               DirectSplit::Dynamic);
 }
 
 /// Balanced: one unit per resident warp, none under kMinSliceLength sources, and OneWave where the
@@ -362,21 +418,32 @@ DirectPlan planBalanced(int32_t numBodies, int32_t numTargets)
     const int64_t units =
         std::clamp<int64_t>(work / minTiles, 1, residentWarps((const void*)directBalancedKernel<T, I, Tile>));
     if (work > (int64_t(1) << 62) / (units + 1)) return planOneWave<T, I, Tile>(numBodies, numTargets);
-    return {int32_t(chunks), 0, 0, int32_t(units), true, {tiles, work}};
+    return {int32_t(chunks), 0, 0, int32_t(units), DirectSplit::Balanced, {tiles, work}, int32_t(units)};
 }
+
+/// Where the Dynamic split's unit counter lies in the scratch: after the partial sums, on its own 256 bytes.
+template<class T>
+size_t partialBytes(const DirectPlan& plan, int32_t numTargets, int targetsPerLane)
+{
+    if (plan.balanced()) return (size_t(plan.units) + size_t(plan.chunks)) * 32 * targetsPerLane * sizeof(DirectSum<T>);
+    return plan.slices > 1 ? size_t(plan.slices) * size_t(numTargets) * sizeof(DirectSum<T>) : 0;
+}
+
+constexpr size_t kCounterAlign = 256;
 
 template<class T>
 size_t scratchBytes(const DirectPlan& plan, int32_t numTargets, int targetsPerLane)
 {
-    if (plan.balanced) return (size_t(plan.units) + size_t(plan.chunks)) * 32 * targetsPerLane * sizeof(DirectSum<T>);
-    return plan.slices > 1 ? size_t(plan.slices) * size_t(numTargets) * sizeof(DirectSum<T>) : 0;
+    const size_t partial = partialBytes<T>(plan, numTargets, targetsPerLane);
+    if (plan.split != DirectSplit::Dynamic) return partial;
+    return (partial + kCounterAlign - 1) / kCounterAlign * kCounterAlign + kCounterAlign;
 }
 
 template<class T, int Batch>
 void launchReduce(const DirectArgs<T>& a, const DirectPlan& plan, int targetsPerChunk, cudaStream_t stream)
 {
     const int blocks = blocksFor(int64_t(a.numTargets) * 32, kDirectBlock);
-    if (plan.balanced)
+    if (plan.balanced())
     {
         directReduceKernel<T, Batch, true><<<blocks, kDirectBlock, 0, stream>>>(
             a.partial, 0, a.numTargets, targetsPerChunk, plan.layout, plan.units, a.out);
@@ -394,11 +461,12 @@ template<class T, int I, int Tile>
 size_t runDirect(const BodyView& bodies, const int32_t* targetIndex, int32_t numTargets, float eps2, float massLimit,
                  F4* out, void* scratch, cudaStream_t stream, const DirectKernelConfig& config, bool scratchOnly)
 {
-    const DirectPlan plan = config.split == DirectSplit::Balanced
-                                ? planBalanced<T, I, Tile>(bodies.numBodies, numTargets)
-                                : planOneWave<T, I, Tile>(bodies.numBodies, numTargets);
+    const DirectPlan plan =
+        config.split == DirectSplit::Balanced  ? planBalanced<T, I, Tile>(bodies.numBodies, numTargets)
+        : config.split == DirectSplit::Dynamic ? planDynamic<T, I, Tile>(bodies.numBodies, numTargets)
+                                               : planOneWave<T, I, Tile>(bodies.numBodies, numTargets);
     if (scratchOnly) return scratchBytes<T>(plan, numTargets, I);
-    const bool reduce = plan.balanced || plan.slices > 1;
+    const bool reduce = plan.reduces();
     DirectArgs<T> args{bodies.posMass,
                        bodies.numBodies,
                        targetIndex,
@@ -412,8 +480,16 @@ size_t runDirect(const BodyView& bodies, const int32_t* targetIndex, int32_t num
                        plan.layout,
                        reduce ? static_cast<DirectSum<T>*>(scratch) : nullptr,
                        out};
-    const int blocks = blocksFor(plan.units, kWarpsPerBlock);
-    if (plan.balanced) directBalancedKernel<T, I, Tile><<<blocks, kDirectBlock, 0, stream>>>(args);
+    const int blocks = blocksFor(plan.warps, kWarpsPerBlock);
+    if (plan.balanced()) directBalancedKernel<T, I, Tile><<<blocks, kDirectBlock, 0, stream>>>(args);
+    else if (plan.split == DirectSplit::Dynamic)
+    {
+        const size_t counterAt =
+            (partialBytes<T>(plan, numTargets, I) + kCounterAlign - 1) / kCounterAlign * kCounterAlign;
+        int32_t* next = reinterpret_cast<int32_t*>(static_cast<char*>(scratch) + counterAt);
+        CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(int32_t), stream));
+        directDynamicKernel<T, I, Tile><<<blocks, kDirectBlock, 0, stream>>>(args, next);
+    }
     else directSliceKernel<T, I, Tile><<<blocks, kDirectBlock, 0, stream>>>(args);
     CUDA_CHECK_LAUNCH();
     if (!reduce) return 0;

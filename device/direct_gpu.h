@@ -30,6 +30,13 @@ enum class DirectSplit
     /// of the work laid out warp of targets after warp of targets, so that a unit may end one warp's
     /// targets and begin the next (stream-K): no partly filled last wave at any size.
     Balanced,
+    /// OneWave's units (one warp's targets against one slice), about eight of them for every
+    /// warp the device holds, taken in order by one wave of persistent warps from an integer counter: a warp
+    /// that the scheduler favours takes more units instead of leaving the others to finish alone (Nsight
+    /// Compute, session 27: Balanced's equal shares kept 27 of the 40 resident warps an SM active on average).
+    /// Each unit's sums are still one warp's, in slice order, so the result does not depend on which warp
+    /// took which unit.
+    Dynamic,
 };
 
 /// The variants of directGpu, chosen at run time so that one binary measures them side by side
@@ -67,7 +74,10 @@ inline void checkDirectConfig(const DirectKernelConfig& c)
 inline std::string directVariantName(const DirectKernelConfig& c)
 {
     return "i" + std::to_string(c.targetsPerLane) + "_t" + std::to_string(c.tileSources) +
-           (c.split == DirectSplit::Balanced ? "_balanced" : "_onewave") + (c.batchedReduce ? "_batched" : "");
+           (c.split == DirectSplit::Balanced  ? "_balanced"
+            : c.split == DirectSplit::Dynamic ? "_dynamic"
+                                              : "_onewave") +
+           (c.batchedReduce ? "_batched" : "");
 }
 
 /// The variants the tuning benchmark measures and the twin tests cover, the default first (the index
@@ -75,10 +85,11 @@ inline std::string directVariantName(const DirectKernelConfig& c)
 inline std::vector<DirectKernelConfig> directTuningVariants()
 {
     using S = DirectSplit;
-    return {{2, 64, S::Balanced, true}, {4, 64, S::OneWave, false}, {4, 64, S::OneWave, true},
-            {4, 128, S::OneWave, true}, {8, 64, S::OneWave, true},  {8, 128, S::OneWave, true},
-            {2, 64, S::OneWave, true},  {4, 64, S::Balanced, true}, {4, 128, S::Balanced, true},
-            {8, 64, S::Balanced, true}, {8, 128, S::Balanced, true}};
+    return {{2, 64, S::Balanced, true}, {4, 64, S::OneWave, false},  {4, 64, S::OneWave, true},
+            {4, 128, S::OneWave, true}, {8, 64, S::OneWave, true},   {8, 128, S::OneWave, true},
+            {2, 64, S::OneWave, true},  {4, 64, S::Balanced, true},  {4, 128, S::Balanced, true},
+            {8, 64, S::Balanced, true}, {8, 128, S::Balanced, true}, {2, 64, S::Dynamic, true},
+            {4, 64, S::Dynamic, true},  {4, 128, S::Dynamic, true}};
 }
 
 /// Bytes of device scratch directGpu needs for these sizes on the current device (0 when the source

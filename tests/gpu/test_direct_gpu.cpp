@@ -284,7 +284,7 @@ TEST_F(GpuDirectSplit, BatchedReduceIsBitIdenticalToPlain)
 {
     std::vector<F4> bodies       = uniformBodies(1 << 17, kSeed);
     std::vector<int32_t> targets = randomTargets(64, 1 << 17, kSeed + 6);
-    for (DirectSplit split : {DirectSplit::OneWave, DirectSplit::Balanced})
+    for (DirectSplit split : {DirectSplit::OneWave, DirectSplit::Balanced, DirectSplit::Dynamic})
     {
         for (bool doubleAccumulate : {false, true})
         {
