@@ -44,12 +44,13 @@ enum class DirectSplit
 /// deterministic; they differ from each other by rounding (other slices, other sums).
 struct DirectKernelConfig
 {
-    // Defaults: the fastest variant in 5 of the 6 sizes of BM_GpuDirectTuning on the H200
-    // (benchmarks/results/h200_s19: 1.73e12 at 2^18 x 2^18 against 1.66e12 for 4 targets per lane
-    // in one wave; 1.74e12 against 1.76e12 at 2^20).
-    int targetsPerLane = 2;  ///< in float: 2, 4 or 8 (double sums always take 2)
+    // Defaults: the Dynamic split with 4 targets a lane, the fastest variant at N >= 2^16 on the H200
+    // (benchmarks/results/h200_s27/call6: 1.866e12 interactions/s at 2^18 x 2^18 and 1.870e12 at 2^20 x 2^20
+    // against 1.729e12 and 1.738e12 for session 19's default, Balanced with 2 targets a lane; 1.530e12 for 256
+    // targets against 2^20 sources, 1.553e12 with 2 targets a lane dynamic, 1.541e12 balanced).
+    int targetsPerLane = 4;  ///< in float: 2, 4 or 8 (double sums always take 2)
     int tileSources    = 64; ///< sources a warp stages per __syncwarp: 64 or 128
-    DirectSplit split  = DirectSplit::Balanced;
+    DirectSplit split  = DirectSplit::Dynamic;
     /// The reduction of the slices' sums reads 8 of a lane's slices before adding them (in the same
     /// order, so the same bits), instead of one at a time.
     bool batchedReduce = true;
@@ -85,15 +86,15 @@ inline std::string directVariantName(const DirectKernelConfig& c)
 inline std::vector<DirectKernelConfig> directTuningVariants()
 {
     using S = DirectSplit;
-    return {{2, 64, S::Balanced, true}, {4, 64, S::OneWave, false},  {4, 64, S::OneWave, true},
-            {4, 128, S::OneWave, true}, {8, 64, S::OneWave, true},   {8, 128, S::OneWave, true},
-            {2, 64, S::OneWave, true},  {4, 64, S::Balanced, true},  {4, 128, S::Balanced, true},
-            {8, 64, S::Balanced, true}, {8, 128, S::Balanced, true}, {2, 64, S::Dynamic, true},
-            {4, 64, S::Dynamic, true},  {4, 128, S::Dynamic, true}};
+    return {{4, 64, S::Dynamic, true},   {2, 64, S::Balanced, true}, {4, 64, S::OneWave, false},
+            {4, 64, S::OneWave, true},   {4, 128, S::OneWave, true}, {8, 64, S::OneWave, true},
+            {8, 128, S::OneWave, true},  {2, 64, S::OneWave, true},  {4, 64, S::Balanced, true},
+            {4, 128, S::Balanced, true}, {8, 64, S::Balanced, true}, {8, 128, S::Balanced, true},
+            {2, 64, S::Dynamic, true},   {4, 128, S::Dynamic, true}};
 }
 
 /// Bytes of device scratch directGpu needs for these sizes on the current device (0 when the source
-/// range is not split).
+/// range is not split and the split is not Dynamic, whose unit counter lies there).
 /// @param[in] numBodies         sources
 /// @param[in] numTargets        targets
 /// @param[in] doubleAccumulate  accumulate in double
