@@ -184,8 +184,6 @@ __device__ inline void sumSources(const DirectArgs<T>& a, F4* tile, int lane, in
     }
 }
 
-/// Partial sums of the 32 * I targets of one chunk over one source slice, per warp (OneWave; see top
-/// of file).
 /// One OneWave unit: the 32 * I targets of chunk unit % chunks against source slice unit / chunks (consecutive
 /// units share a slice, so their sources stay in L2), written to the unit's partial sums (or straight out with
 /// one slice).
@@ -221,6 +219,8 @@ __device__ inline void sumUnit(const DirectArgs<T>& a, F4* tile, int lane, int32
     }
 }
 
+/// Partial sums of the 32 * I targets of one chunk over one source slice, per warp (OneWave; see top
+/// of file).
 template<class T, int I, int Tile>
 __global__ void __launch_bounds__(kDirectBlock, minBlocksPerSm<T, I>()) directSliceKernel(DirectArgs<T> a)
 {
