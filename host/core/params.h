@@ -33,11 +33,12 @@ struct Parameters
     double gravitational_constant = 1.0;
     /// A cell with more bodies than this is split (unless at the maximum depth). >= 1
     int n_leaf = 16;
-    /// Bodies walked together: the highest cells with at most this many bodies. >= 1
+    /// Bodies walked together: the highest cells with at most this many bodies (and at least 1/256 of
+    /// their parent's: host/tree/octree.h, kGroupContrast). >= 1
     int n_group = 64;
     /// Merge neighbouring groups (consecutive along the Morton curve) while together they hold at
     /// most n_group bodies: fewer, fuller groups (shorter lists, fuller GPU warps) for slightly
-    /// larger group boxes. Off: groups are exactly the highest cells with at most n_group bodies.
+    /// larger group boxes. Off: groups are exactly the cells n_group describes.
     bool merge_groups = true;
     /// Multipole acceptance criterion; Bonsai by default (see common/mac.h for why).
     Mac mac = Mac::Bonsai;

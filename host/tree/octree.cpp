@@ -849,10 +849,17 @@ void computeMultipoles(HostTree& t)
 
 namespace {
 
-/// Emits the groups below a cell with more than nGroup bodies, in Morton order: children small
-/// enough become groups (with merge, a run of such siblings is joined while together they hold at
-/// most nGroup bodies, so a merged group stays inside its parent's box); bigger children recurse
-/// (depth <= kMaxTreeLevel). A maximum-depth leaf of coincident bodies is cut into chunks.
+/// Whether a cell of count bodies whose parent holds parentCount is a group (else its children are
+/// searched): at most nGroup bodies, and not kGroupContrast times fewer than its parent.
+bool isGroup(int32_t count, int32_t parentCount, int nGroup)
+{
+    return count <= nGroup && int64_t(parentCount) <= int64_t(kGroupContrast) * count;
+}
+
+/// Emits the groups below a cell, in Morton order: children that isGroup accepts become groups (with
+/// merge, a run of such siblings is joined while together they hold at most nGroup bodies, so a merged
+/// group stays inside its parent's box); the others recurse (depth <= kMaxTreeLevel). A leaf is cut
+/// into chunks of nGroup (more than one only for a maximum-depth leaf of coincident bodies).
 void collectGroups(const OctreeCells& c, int32_t cell, int nGroup, bool merge, std::vector<I2>& groups)
 {
     if (c.isLeaf[cell])
@@ -867,7 +874,7 @@ void collectGroups(const OctreeCells& c, int32_t cell, int nGroup, bool merge, s
     for (int32_t k : c.child[cell])
     {
         if (k < 0) continue;
-        if (c.count[k] > nGroup)
+        if (!isGroup(c.count[k], c.count[cell], nGroup))
         {
             collectGroups(c, k, nGroup, merge, groups);
             previousSiblingIsGroup = false;
@@ -883,9 +890,9 @@ void collectGroups(const OctreeCells& c, int32_t cell, int nGroup, bool merge, s
 
 namespace {
 
-/// collectGroups over top cell u, in pieces: a child that is a top cell with more than nGroup bodies
-/// is entered, a subtree with more than nGroup bodies is a piece of its own (its groups are collected
-/// in parallel), smaller children are groups, merged as collectGroups merges them.
+/// collectGroups over top cell u, in pieces: a child that isGroup refuses is entered when it is a top
+/// cell and is a piece of its own when it is a subtree (its groups are collected in parallel); the
+/// others are groups, merged as collectGroups merges them.
 void collectTopGroups(const OctreeCells& c, const CellScratch& s, int32_t u, int nGroup, bool merge,
                       std::vector<GroupPiece>& pieces)
 {
@@ -894,7 +901,7 @@ void collectTopGroups(const OctreeCells& c, const CellScratch& s, int32_t u, int
     {
         if (v < 0) continue;
         const CellUnit& child = s.units[v];
-        if (child.count > nGroup)
+        if (!isGroup(child.count, s.units[u].count, nGroup))
         {
             if (child.top) collectTopGroups(c, s, v, nGroup, merge, pieces);
             else pieces.push_back({{0, 0}, v});
@@ -940,8 +947,10 @@ void makeGroups(int nGroup, HostTree& t, bool merge)
         std::vector<I2> groups;
         groups.swap(s.unitGroups[u]);
         groups.clear();
+        // Even a subtree small enough to be one group: collectTopGroups splits it when its parent holds
+        // kGroupContrast times more.
         const int32_t root = unitLevelStarts(s, levelFirst, u)[s.units[u].level];
-        if (c.count[root] > nGroup) collectGroups(c, root, nGroup, merge, groups);
+        collectGroups(c, root, nGroup, merge, groups);
         groups.swap(s.unitGroups[u]);
     }
     std::vector<GroupPiece>& pieces = s.groupPieces;

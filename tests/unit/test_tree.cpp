@@ -109,6 +109,56 @@ TEST(Tree, MergedGroupsAreFewerFullerAndStillContiguous)
     EXPECT_EQ(next, 10000);
 }
 
+TEST(Tree, SparseCellsBesideADenseOneAreGroupsOfTheirOwn)
+{
+    // 30000 bodies in a small cube at the origin and 10 in each of four other octants of the root: the four
+    // sparse octants are consecutive small siblings, which merging would join into one group of 40 spanning
+    // the box, but each holds fewer than 1/kGroupContrast of the root's bodies, so each is a group of its own.
+    const int dense = 30000, sparse = 10;
+    const int corners[4][3] = {{0, 1, 1}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}};
+    ParticleSet b;
+    b.resize(dense + 4 * sparse);
+    for (int i = 0; i < dense; ++i)
+    {
+        b.pos[i] = {0.05 * std::fmod(i * 0.618034, 1.0), 0.05 * std::fmod(i * 0.754878, 1.0),
+                    0.05 * std::fmod(i * 0.569840, 1.0)};
+    }
+    for (int k = 0; k < 4; ++k)
+    {
+        for (int j = 0; j < sparse; ++j)
+        {
+            const double u                = 0.6 + 0.035 * j;
+            b.pos[dense + k * sparse + j] = {corners[k][0] ? u : 0.05 - 0.004 * j, corners[k][1] ? u : 0.002 * j,
+                                             corners[k][2] ? 0.95 - 0.03 * j : 0.003 * j};
+        }
+    }
+    for (int i = 0; i < b.size(); ++i)
+    {
+        b.mass[i] = 1.0 / b.size();
+        b.id[i]   = i;
+    }
+    static_assert(dense > kGroupContrast * sparse, "each sparse octant holds less than 1/kGroupContrast of the root");
+    HostTree t = buildFor(b, 16, 64);
+    makeGroups(64, t, true);
+    auto octant  = [](const Vec3d& p) { return (p.x > 0.5 ? 4 : 0) + (p.y > 0.5 ? 2 : 0) + (p.z > 0.5 ? 1 : 0); };
+    int32_t next = 0, sparseGroups = 0;
+    for (const I2& g : t.groups)
+    {
+        EXPECT_EQ(g.x, next);
+        EXPECT_LE(g.y, 64);
+        next += g.y;
+        const int first = octant(t.pos[g.x]);
+        for (int32_t i = g.x; i < g.x + g.y; ++i) EXPECT_EQ(octant(t.pos[i]), first) << "group at body " << g.x;
+        if (first != 0)
+        {
+            EXPECT_EQ(g.y, sparse);
+            ++sparseGroups;
+        }
+    }
+    EXPECT_EQ(next, b.size());
+    EXPECT_EQ(sparseGroups, 4);
+}
+
 TEST(Tree, CoincidentBodiesStopAtMaximumDepth)
 {
     ParticleSet b;
