@@ -876,10 +876,13 @@ TEST(EwaldWalk, CellsAsMultipolesMatchTheListsSourceBySource)
         std::printf("%s 2^15: correction walk against the lists: largest difference %.3g M/L^2, sources per group "
                     "%.0f against %.0f\n",
                     clustered ? "clustered" : "uniform", r.worst, r.walkSources, r.listSources);
-        // Measured: uniform 4.3e-6 with 3962 sources against 8364, clustered 5.1e-5 with 538 against 2193 (the
+        // Measured: uniform 4.3e-6 with 3962 sources against 8364, clustered 1.2e-4 with 554 against 2057 (the
         // cells' octupoles and the quadrupoles' terms of third and fourth order, which the expansion leaves out,
         // across groups up to L/8 wide; the lists' own nodes leave out the latter too, EwaldGroup.Expansion*).
-        EXPECT_LT(r.worst, clustered ? 1e-4 : 1e-5);
+        // The clustered worst is a sparse group of 33 bodies at half-width 0.123 L beside a clump, just inside
+        // kEwaldGroupMaxHalf; before makeGroups' contrast rule (kGroupContrast) its bodies were part of a group
+        // wider than L/8, which takes the per-interaction correction instead, and the worst was 5.1e-5.
+        EXPECT_LT(r.worst, clustered ? 2e-4 : 1e-5);
         EXPECT_LT(r.walkSources, (clustered ? 0.35 : 0.55) * r.listSources);
     }
 }
