@@ -142,7 +142,9 @@ HOST_DEVICE inline void ewaldOctantDerivatives(const PeriodicView& box, Vec3f d,
     const int32_t row = n + 1;
     const F4* point   = box.table + size_t((cell[0] * row + cell[1]) * row + cell[2]) * kEwaldTableWords;
     float g[4 * kEwaldTableWords];
-#pragma unroll
+    // (clang-format would read OCTWALK_UNROLL as the body of the loop before it)
+    // clang-format off
+    OCTWALK_UNROLL
     for (int w = 0; w < kEwaldTableWords; ++w)
     {
         const F4 v   = point[w];
@@ -155,20 +157,20 @@ HOST_DEVICE inline void ewaldOctantDerivatives(const PeriodicView& box, Vec3f d,
     ewaldPowers(e[0], px);
     ewaldPowers(e[1], py);
     ewaldPowers(e[2], pz);
-#pragma unroll
+    OCTWALK_UNROLL
     for (int k = 0; k <= MaxOrder; ++k)
-#pragma unroll
+        OCTWALK_UNROLL
         for (int j = 0; j <= k; ++j)
-#pragma unroll
+            OCTWALK_UNROLL
             for (int nz = 0; nz <= j; ++nz)
             {
                 const int nx = k - j, ny = j - nz;
                 float v = 0.0f;
-#pragma unroll
+                OCTWALK_UNROLL
                 for (int mk = 0; mk <= 4 - k; ++mk)
-#pragma unroll
+                    OCTWALK_UNROLL
                     for (int mj = 0; mj <= mk; ++mj)
-#pragma unroll
+                        OCTWALK_UNROLL
                         for (int mz = 0; mz <= mj; ++mz)
                         {
                             const int mx = mk - mj, my = mj - mz;
@@ -176,6 +178,7 @@ HOST_DEVICE inline void ewaldOctantDerivatives(const PeriodicView& box, Vec3f d,
                         }
                 at[ewaldDerivIndex(nx, ny, nz)] = v;
             }
+    // clang-format on
 }
 
 /// A traceless quadrupole q in the octant's frame (q_ij times sign_i sign_j) and in units of L^2
@@ -363,11 +366,12 @@ HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, flo
     ewaldOctantDerivatives<4>(box, d0, sign, at);
     float qq[6] = {0, 0, 0, 0, 0, 0};
     if (Quadrupole) ewaldOctantQuadrupole(box, q, sign, qq);
-#pragma unroll
+    // clang-format off
+    OCTWALK_UNROLL
     for (int k = 0; k <= 4; ++k)
-#pragma unroll
+        OCTWALK_UNROLL
         for (int j = 0; j <= k; ++j)
-#pragma unroll
+            OCTWALK_UNROLL
             for (int nz = 0; nz <= j; ++nz)
             {
                 const int nx = k - j, ny = j - nz;
@@ -375,6 +379,7 @@ HOST_DEVICE inline void addEwaldLocalTerm(const PeriodicView& box, Vec3f d0, flo
                 if (Quadrupole && k <= 2) v += ewaldQuadrupoleTerm(at, qq, nx, ny, nz);
                 loc.d[ewaldDerivIndex(nx, ny, nz)] += ewaldOctantSign(sign, nx, ny, nz) * v;
             }
+    // clang-format on
 }
 
 /// An expansion whose coefficients are in units of a length U (invU = 1 / U) at y = centre - body: adds its
