@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of tests/fuzz with clang (-fsanitize=fuzzer,address,undefined) in
 # build-fuzz and runs each for a bounded time:
 #   bash scripts/fuzz.sh [SECONDS per target, default 60] [TARGET ...]   (targets: tipsy gadget2 hdf5 cli)
-# scripts/test.sh (CI) runs it with 30 seconds per target.
+# scripts/test.sh runs it for OCTWALK_FUZZ_SECONDS seconds per target when that is set above 0 (CI leaves it out).
 #
 # A crash, a sanitizer report, a leak, an uncaught exception, a property violation, an input slower than
 # 10 s or an allocation beyond 1 GiB fails the script; libFuzzer leaves the reproducer in
