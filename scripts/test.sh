@@ -24,7 +24,8 @@
 # derivatives unrolled (growth.paired32 189 -> 78 s) and the OpenMP tests with OMP_WAIT_POLICY=passive: 22.2
 # minutes (build 6.1, 1153 tests in 329 s, fuzz build 2.1, sanitizer build 4.7 and its 389 tests in 175 s); so
 # the fuzz stage (its clang build for 4 x 5 s of fuzzing) left the default and the serial suite kept only the
-# sources whose tests reach OpenMP code.
+# sources whose tests reach OpenMP code: 17.2 minutes on a fresh clone of de1d27f here (build 5.6, 1035 tests in
+# 283 s, sanitizer build 4.1 and its 389 tests in 148 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds=${OCTWALK_FUZZ_SECONDS:-0}
