@@ -827,8 +827,9 @@ ParticleSet periodicBox(int log2n, double L, bool clustered)
 }
 
 /// A periodic case: clustered or uniform, and 2^log2n bodies (2^15: groups far below kEwaldGroupMaxHalf,
-/// which take the groups' Ewald expansion; 2^9 uniform: a few groups above it, which take the
-/// per-interaction correction, as tests/unit/test_ewald.cpp's EwaldGroup.SmallBox* counts on the CPU). theta
+/// which take the groups' Ewald expansion; 2^12 uniform: some groups above it, which take the
+/// per-interaction correction, as tests/unit/test_ewald.cpp's EwaldGroup.SmallBox* counts on the CPU; 2^9:
+/// every group above it since the bound is 3/32 L). theta
 /// 0.3 with leaves of 2 bodies gives lists long enough that some groups take the correction's own walk
 /// (ewaldGroupWalks: measured 171 of 363 groups of a uniform 2^14 box) and the others their lists. walk: the
 /// correction's walk on both backends (EwaldWalkConfig: threshold 0 makes every group walk; warp the warp walk).
@@ -930,7 +931,8 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 // uniform box's longest lists. Names spell the walk out, so a change of the defaults cannot repeat one.
 INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic,
                          ::testing::Values(PeriodicCase{false, 15}, PeriodicCase{true, 15}, PeriodicCase{false, 9},
-                                           PeriodicCase{true, 9}, PeriodicCase{false, 14, 0.3, 2},
+                                           PeriodicCase{false, 12}, PeriodicCase{true, 9},
+                                           PeriodicCase{false, 14, 0.3, 2},
                                            PeriodicCase{false, 14, 0.3, 2, {kEwaldWalkMinEntries, false}},
                                            PeriodicCase{true, 15, 0.5, 0, {kEwaldWalkMinEntries, false}},
                                            PeriodicCase{true, 15, 0.5, 0, {0, false}},
