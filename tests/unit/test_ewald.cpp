@@ -590,21 +590,21 @@ TEST(PeriodicErrorControl, OneAndTwoThreadsAreBitIdentical)
 
 TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 {
-    Parameters p              = Parameters{};
-    p.backend                 = Backend::Cpu;
-    const PeriodicCase c      = uniformBox(1 << 14, 1.0, 7);
+    Parameters p = Parameters{};
+    p.backend    = Backend::Cpu;
+    // 2^15 (2^14 until session 29): every group expands its Ewald correction (kEwaldGroupMaxHalf).
+    const PeriodicCase c      = uniformBox(1 << 15, 1.0, 7);
     const PeriodicReference r = periodicReference(c, 256, 0.0);
     std::vector<Vec3d> acc;
     const TreeRun estimate = periodicTreeRun(c, r, p, 0.0, nullptr, &acc);
     const TreeRun previous = periodicTreeRun(c, r, p, 0.0, &acc);
-    std::printf("uniform 2^14, theta 0.5, err_tol_force_acc 0.002: median %.3g, p99 %.3g, %.0f interactions per "
+    std::printf("uniform 2^15, theta 0.5, err_tol_force_acc 0.002: median %.3g, p99 %.3g, %.0f interactions per "
                 "body; from previous accelerations %.3g, %.3g, %.0f\n",
                 estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody, previous.errors.median,
                 previous.errors.p99, previous.interactionsPerBody);
-    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.68e-4 / 1.40e-3 at 6027 interactions
-    // per body (1.65e-4 / 1.6e-3 with err_tol_force_acc 0.02 and every leaf body by body in the Ewald pass); with
-    // the group forces from previous accelerations 1.64e-4 / 1.40e-3 at 6030 (every group at the bound either
-    // way). With every leaf body by body: 1.65e-4 and 1.62e-4, p99 1.41e-3.
+    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.50e-4 / 1.42e-3 at 8841 interactions
+    // per body, from previous accelerations the same at 8842 (every group at the bound). At 2^14 before session 29
+    // (groups up to L/8 expanding): 1.68e-4 / 1.40e-3 at 6027, from previous accelerations 1.64e-4 / 1.40e-3.
     EXPECT_FALSE(estimate.usedPrevious);
     EXPECT_TRUE(previous.usedPrevious);
     for (const TreeRun& run : {estimate, previous})
@@ -614,13 +614,14 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
     }
     p.err_tol_force_acc = 0;
     const ErrorStats e  = periodicTreeRun(c, r, p, 0.0).errors;
-    std::printf("uniform 2^14, theta 0.5 everywhere: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
-    // Measured: median 2.1e-3, p99 1.3e-2 with theta 0.5 everywhere: in a uniform box the net force is a
+    std::printf("uniform 2^15, theta 0.5 everywhere: median %.3g, p99 %.3g, max %.3g\n", e.median, e.p99, e.max);
+    // Measured: median 2.0e-3, p99 2.3e-2 with theta 0.5 everywhere (2^14: 2.1e-3, 1.3e-2): in a uniform box the
+    // net force is a
     // small remainder of large cancelling pulls, and the quadrupole expansion's truncation at theta 0.5 is
     // most of the error (it falls as theta^3; the table's error and float rounding are 2e-6; README,
     // Periodic boxes, has the table against theta).
     EXPECT_LE(e.median, 2.5e-3);
-    EXPECT_LE(e.p99, 1.5e-2);
+    EXPECT_LE(e.p99, 3e-2);
 }
 
 TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSumAtThetasCost)
@@ -923,8 +924,11 @@ TEST(EwaldWalk, EveryPathMatchesTheEwaldSumAndTheWarpWalkTheThreadWalk)
     // take the same sources in other orders, agree to float rounding.
     for (const bool clustered : {false, true})
     {
-        const double eps2         = clustered ? 1e-6 : 0.0;
-        const PeriodicCase c      = clustered ? clusteredBox(1 << 14, 10.0, 9) : uniformBox(1 << 14, 1.0, 7);
+        const double eps2 = clustered ? 1e-6 : 0.0;
+        // The uniform box at 2^15, where every group expands (at 2^14 most groups have been wider than
+        // kEwaldGroupMaxHalf since session 29 and take the per-interaction correction, which no walk serves).
+        const int log2n           = clustered ? 14 : 15;
+        const PeriodicCase c      = clustered ? clusteredBox(1 << 14, 10.0, 9) : uniformBox(1 << 15, 1.0, 7);
         const PeriodicReference r = periodicReference(c, 256, eps2);
         Parameters p              = Parameters{};
         p.backend                 = Backend::Cpu;
@@ -941,14 +945,14 @@ TEST(EwaldWalk, EveryPathMatchesTheEwaldSumAndTheWarpWalkTheThreadWalk)
             std::vector<double> pot;
             s.computeForces(acc[k], pot);
             const ErrorStats e = errorsAgainst(r, acc[k]);
-            std::printf("%s 2^14, %s: median %.3g, p99 %.3g\n", clustered ? "clustered" : "uniform", names[k], e.median,
-                        e.p99);
+            std::printf("%s 2^%d, %s: median %.3g, p99 %.3g\n", clustered ? "clustered" : "uniform", log2n, names[k],
+                        e.median, e.p99);
             EXPECT_LE(e.median, 2e-4) << names[k];
             EXPECT_LE(e.p99, 2e-3) << names[k];
         }
         // The difference relative to the body's acceleration, or to M/L^2 where that is smaller (a uniform box's
-        // net forces are small remainders). Measured: uniform 1.7e-6, clustered 4.8e-7 (4.8e-5 M/L^2: the float
-        // rounding of the clusters' large accelerations).
+        // net forces are small remainders). Measured: uniform 1.1e-6 (2^15; 1.7e-6 at 2^14), clustered 4.0e-7
+        // (4.8e-5 M/L^2: the float rounding of the clusters' large accelerations).
         double worst = 0;
         for (size_t i = 0; i < acc[1].size(); ++i)
         {
@@ -956,8 +960,8 @@ TEST(EwaldWalk, EveryPathMatchesTheEwaldSumAndTheWarpWalkTheThreadWalk)
             const double ref = std::max(std::sqrt(dot(acc[1][i], acc[1][i])), 1.0 / (c.L * c.L));
             worst            = std::max(worst, std::sqrt(dot(d, d)) / ref);
         }
-        std::printf("%s 2^14: warp walk against thread walk, largest relative difference %.3g\n",
-                    clustered ? "clustered" : "uniform", worst);
+        std::printf("%s 2^%d: warp walk against thread walk, largest relative difference %.3g\n",
+                    clustered ? "clustered" : "uniform", log2n, worst);
         EXPECT_LT(worst, 1e-5);
     }
 }
