@@ -829,7 +829,7 @@ ParticleSet periodicBox(int log2n, double L, bool clustered)
 /// A periodic case: clustered or uniform, and 2^log2n bodies (2^15: groups far below kEwaldGroupMaxHalf,
 /// which take the groups' Ewald expansion; 2^12 uniform: some groups above it, which take the
 /// per-interaction correction, as tests/unit/test_ewald.cpp's EwaldGroup.SmallBox* counts on the CPU; 2^9:
-/// every group above it since the bound is 3/32 L). theta
+/// few or none below it since the bound is 3/32 L). theta
 /// 0.3 with leaves of 2 bodies gives lists long enough that some groups take the correction's own walk
 /// (ewaldGroupWalks: measured 171 of 363 groups of a uniform 2^14 box) and the others their lists. walk: the
 /// correction's walk on both backends (EwaldWalkConfig: threshold 0 makes every group walk; warp the warp walk).
