@@ -306,7 +306,7 @@ HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, 
 /// the large groups are the sparse ones in voids, whose net force is a small fraction of the box's pull: there
 /// L/8 let the expansion's error reach 5e-3 G M / L^2 (32^3 LCDM at z = 0, data/ics/lcdm32_z0.gadget: p99
 /// 3.2e-3 against the Ewald sum), 3/32 leaves 4.6e-4 (the same as L/16 and within 1.3x of no expansion at all).
-/// At 2^20 bodies even a void group at a tenth of the mean density spans only about L/23.
+/// At 2^20 bodies a void group at a tenth of the mean density spans about L/23 (estimated from the mean spacing).
 constexpr float kEwaldGroupMaxHalf = 0.09375f;
 
 /// The summed correction of a group's sources and its derivatives up to fourth order at the group's
