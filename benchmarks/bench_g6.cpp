@@ -3,7 +3,7 @@
 // (Plummer, eps = 1/256), on the device in both precisions (manual time = CUDA-event time of the
 // i-block upload, force and reduction kernels and the result download; j-particles resident and
 // predicted, as in a Hermite step after the first) and on the CPU twin (wall time, small sizes).
-// Run on the device machine: build/benchmarks/octwalk_bench_g6 --benchmark_out=g6.json
+// Run on a machine with an NVIDIA GPU: build/benchmarks/octwalk_bench_g6 --benchmark_out=g6.json
 #include <benchmark/benchmark.h>
 
 #include <chrono>

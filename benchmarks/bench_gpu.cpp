@@ -1,6 +1,6 @@
 // Device phases on an NVIDIA GPU (manual time = CUDA-event time of upload, both walk passes,
 // scan, both force kernels and download), host phases alongside. Skips without a GPU.
-// Run on the device machine: build/benchmarks/octwalk_bench_gpu --benchmark_out=gpu.json
+// Run on a machine with an NVIDIA GPU: build/benchmarks/octwalk_bench_gpu --benchmark_out=gpu.json
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -96,8 +96,8 @@ void BM_GpuForces(benchmark::State& state)
 
 /// The default kernels, merged groups of at most 64 and 48 bodies at theta 0.5, each with the body-leaf kernel's
 /// long lists split over several warps (more than 512 entries: at 2^20, n_group 64, one group of 58 bodies
-/// has 4290 leaf entries, the median 136, benchmarks/results/kernel_sass.md) or not, its pass tails split or
-/// not, both kernels with one warp a block (alone and with both leaf shapes); the landed body-node kernel (no
+/// has 4290 leaf entries, the median 136, benchmarks/results/gpu_forces/kernel_sass.md) or not, its pass tails split or
+/// not, both kernels with one warp a block (alone and with both leaf shapes); the earlier body-node kernel (no
 /// split tail) and the tree's groups as cut at n_group 64; theta 0.75.
 void forcesShapes(benchmark::internal::Benchmark* b)
 {
@@ -155,7 +155,7 @@ void BM_GpuForcesTuning(benchmark::State& state)
                  state.range(4) != 0, kernels);
 }
 
-/// The variants side by side at 2^20 and 2^22, theta = 0.5, n_leaf = 16: the landed groups (n_group 64),
+/// The variants side by side at 2^20 and 2^22, theta = 0.5, n_leaf = 16: the tree's own groups (n_group 64),
 /// merged groups at n_group 64 and 128, each with both walks and 2 or 4 targets per lane through __ldg,
 /// and the team walk with 2 targets per lane through textures.
 void tuningVariants(benchmark::internal::Benchmark* b)
@@ -276,7 +276,7 @@ struct WarmSolver
 /// N = range(0) bodies in the unit cube, uniform (range(1) = 0) or clustered (1), theta = 0.5, epsilon =
 /// 1e-3: the periodic walk (box_size = 1, Ewald correction per group) against the isolated one on the same
 /// bodies. Manual time = the periodic walk + forces; counters isolated_ms, periodic_ms and
-/// periodic_speed = isolated / periodic time (issue 13's target: >= 0.6). range(2) = 0: a single evaluation,
+/// periodic_speed = isolated / periodic time (target: >= 0.6). range(2) = 0: a single evaluation,
 /// its error control's group forces from the estimate walk (counted in the walk time); 1: a run's step, the
 /// group forces from the previous evaluation's accelerations (GravitySolver::setPreviousAccelerations; host work
 /// in the Packing phase, no estimate walk), the bodies in the tree order as a run keeps them (with the models'
@@ -347,7 +347,7 @@ void BM_GpuPeriodicEwald(benchmark::State& state)
     runGpuPeriodic(state, walk);
 }
 
-/// 2^22 bodies from previous accelerations: clustered (issue 13's target; about 4200 list entries a group) with
+/// 2^22 bodies from previous accelerations: clustered (the box of the periodic speed target; about 4200 list entries a group) with
 /// no group walking, every group walking one thread a group and a warp a group, the warp walk from 2048 and 4096
 /// entries, and the default; uniform (11900 entries a group: every group walks) with both walks.
 void periodicEwaldCases(benchmark::internal::Benchmark* b)
@@ -361,7 +361,7 @@ void periodicEwaldCases(benchmark::internal::Benchmark* b)
     for (int64_t warp : {0, 1}) b->Args({n, 0, 1, kEwaldWalkMinEntries, warp});
 }
 
-/// Direct summation on the device (GpuSolver::direct, issue 12): numTargets targets, evenly spaced over
+/// Direct summation on the device (GpuSolver::direct): numTargets targets, evenly spaced over
 /// numBodies Plummer bodies, eps2 = 1e-4. Manual time: CUDA events around the direct kernels alone (no
 /// upload or download). interactions_per_s counts each target against every other body, acceleration
 /// and potential.
@@ -494,8 +494,8 @@ void BM_GpuPipelineStep(benchmark::State& state)
     pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
     const double h = 1.0 / 128;
     // Warm-up: modules load, buffers grow, and the pipeline's topologies allocate and first touch their
-    // buffers: at 2^22 the first builds took 100-240 ms against 45-65 ms from the sixth on (session 26, call 2,
-    // timeline), and with one warm-up step the mean step was 1.6x the median (call 1).
+    // buffers: at 2^22 the first builds took 100-240 ms against 45-65 ms from the sixth on (measured
+    // from a timeline on an H200), and with one warm-up step the mean step was 1.6x the median.
     for (int k = 0; k < 24 && (k == 0 || pipe.rebuilds() < 7); ++k) pipe.step(h);
     const int64_t rebuildsBefore = pipe.rebuilds();
     std::vector<double> wall, walkForces, builds, waits;
@@ -540,7 +540,7 @@ void BM_GpuPipelineStep(benchmark::State& state)
 
 /// Arguments N, K, prediction, lag, build threads left out (host/sim/pipeline.h): at N = 2^20, 2^22 and 2^24
 /// the classic step (K = 1), the automatic policy with a lag of 1 and with a lag of 2 aimed at the adopting
-/// step (sessions 21-25) and at the middle of the served steps (the default; its build on all threads, on one
+/// step (the earlier default) and at the middle of the served steps (the default; its build on all threads, on one
 /// fewer (the default) and on two fewer), and K = 4 (lag 2, the middle); all but the second on one fewer.
 void pipelineCases(benchmark::internal::Benchmark* b)
 {

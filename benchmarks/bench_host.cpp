@@ -268,7 +268,7 @@ void BM_HostRefit(benchmark::State& state)
 /// Whole Simulation::step()s of the Plummer sphere of range(0) bodies on range(1) threads (0: the OpenMP
 /// default), real forces on the default backend (the GPU where there is one), after one untimed step. The
 /// counter "host_rest_s" is the step's host work outside the force evaluation's phases: force_wall minus
-/// those phases, plus integration (issue 10's "rest of a step", diagnostics and I/O aside). The median of
+/// those phases, plus integration (the "rest of a step", diagnostics and I/O aside). The median of
 /// every step phase is a counter too ("<name>_s"), looked up by name so that this benchmark builds on any
 /// commit that times whole steps (for old-versus-new runs).
 void BM_SimulationStep(benchmark::State& state)
@@ -304,7 +304,7 @@ void BM_SimulationStep(benchmark::State& state)
 /// Plummer bodies in the previous step's tree order (inPreviousTreeOrder) and the permutation of their sort,
 /// on range(1) threads. range(2) = 0: the pass after the evaluation (results times G checked, velocities,
 /// caller's indices and ids gathered into the new order, closing half-kick) followed by the next step's
-/// opening half-kick and drift as a second pass (kickAndDriftPass), as the step did before session 20; 1: the
+/// opening half-kick and drift as a second pass (kickAndDriftPass), as the step once did; 1: the
 /// one pass of the step now (treeOrderPass with nextPos, ids left in the caller's order). The results are a
 /// Plummer sphere's field in float (their values do not change the work). One iteration = one step's passes.
 void BM_StepPasses(benchmark::State& state)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with clang (-fsanitize=fuzzer,address,undefined) in
 # build-fuzz and runs each for a bounded time:
-#   bash scripts/fuzz.sh [SECONDS per target, default 60] [TARGET ...]   (targets: tipsy gadget2 hdf5 cli)
+#   bash dev/fuzz.sh [SECONDS per target, default 60] [TARGET ...]   (targets: tipsy gadget2 hdf5 cli)
 # scripts/test.sh runs it for OCTWALK_FUZZ_SECONDS seconds per target when that is set above 0 (CI leaves it out).
 #
 # A crash, a sanitizer report, a leak, an uncaught exception, a property violation, an input slower than
@@ -10,7 +10,7 @@
 # that directory and the seeds in every ordinary test run), fix the code, and re-run. Replay one input:
 #   build-fuzz/tests/fuzz/fuzz_TARGET FILE
 # Inputs that reach new code are kept in build-fuzz/corpus/TARGET/ for the next run; the committed seeds
-# (tests/fuzz/corpus/TARGET/, scripts/make_fuzz_corpus.sh) are only read.
+# (tests/fuzz/corpus/TARGET/, dev/make_fuzz_corpus.sh) are only read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the fuzz seed corpora in tests/fuzz/corpus/<target>/ (committed; a few KB per target).
-#   bash scripts/make_fuzz_corpus.sh [path/to/octwalk]     (default: build/octwalk)
+#   bash dev/make_fuzz_corpus.sh [path/to/octwalk]     (default: build/octwalk)
 # Canonical files come from `octwalk ic` (so they follow the writers); the variants the writers never
 # produce (old 28-byte TIPSY header, gas and star records, big-endian GADGET-2 with several types,
 # float64 blocks and uint64 ids, empty sets) are written byte by byte by python3. The command-line

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Packs the Debian-built dependencies that the device machine lacks (it has CUDA, CMake and ninja
-# but no Boost, GoogleTest, Google Benchmark or FFTW3, and cannot download) into a CMake prefix, .deps/,
-# that the device tool carries. Boost travels as the closure of the headers program_options needs.
-# Usage: bash scripts/pack_device_deps.sh   (then carry .deps and export OCTWALK_DEPS=$PWD/.deps there)
+# Packs the build dependencies that a GPU machine without internet access may lack (it has CUDA, CMake
+# and ninja but no Boost, GoogleTest, Google Benchmark or FFTW3) from this Debian machine into a CMake
+# prefix, .deps/, to copy beside the source tree. Boost travels as the closure of the headers
+# program_options needs. A tree copied without .git names its commit in .source-githash, written here too.
+# Usage: bash dev/pack_deps.sh   (copy .deps and .source-githash with the tree; there
+#        OCTWALK_DEPS=$PWD/.deps bash benchmarks/reproduce_gpu_figures.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lib=/usr/lib/x86_64-linux-gnu
@@ -26,4 +28,5 @@ echo '#include <boost/program_options.hpp>' | g++ -std=c++17 -x c++ -M - \
   done
 # boost/version.hpp and config headers the CMake package checks.
 cp /usr/include/boost/version.hpp "$out/include/boost/"
+git rev-parse --short=12 HEAD >.source-githash 2>/dev/null || true
 du -sh "$out"

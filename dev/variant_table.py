@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""The GPU force benchmarks as one table: variant x phase times x accuracy (issue 12).
+"""The GPU force benchmarks as one table: variant x phase times x accuracy.
 
 Reads the JSON of octwalk_bench_gpu (--benchmark_out=... --benchmark_out_format=json) and prints a
 Markdown table of BM_GpuForces and BM_GpuForcesTuning: the medians of each device phase in ms,
 "walk + forces" = the device time without the upload (pass 1 + scan + pass 2 + body-node +
-body-leaf + download, as in benchmarks/results/README.md), interactions per body and the median and
+body-leaf + download, as in benchmarks/results/gpu_forces/README.md), interactions per body and the median and
 p99 relative acceleration error of 2000 sampled bodies against direct summation.
 
-Usage: python3 benchmarks/variant_table.py bench_gpu.json
+Usage: python3 dev/variant_table.py bench_gpu.json
 """
 import json
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The linear-growth proof of issue 13: an LCDM box from z = 49 run to z = 1 and z = 0; for every
+# The linear-growth check: an LCDM box from z = 49 run to z = 1 and z = 0; for every
 # k-bin below K_MAX (0.05 h/Mpc) the ratio P(k, a) / P(k, a_start) of the same phases must equal
 # [D(a) / D(a_start)]^2 times the lattice's own linear growth (below) within 2% at z = 1 and 3% at z = 0
 # (`octwalk power --reference` gives both columns; cosmic variance cancels because the phases are the same).
@@ -24,7 +24,7 @@
 # inverted twin and delta2, quadratic in it, does not, so the pair's mean ratio is free of that term: the
 # check runs both and compares the mean. PAIRED=0 runs the plain realisation alone.
 #
-# The lattice (LATTICE=1; benchmarks/results/growth_s22.md): a perturbed n^3 lattice is not a fluid; its
+# The lattice (LATTICE=1; benchmarks/results/cosmology/growth_check.md): a perturbed n^3 lattice is not a fluid; its
 # modes grow at rates set by the lattice's dynamical matrix (Joyce & Marcos 2007, Garrison et al. 2016),
 # slower than D(a) for most directions. scripts/lattice_growth.py computes P_lattice / P_fluid for each bin:
 # at 32^3 in 500 Mpc/h -0.64%, -1.95%, -3.31% at z = 1 and -0.75%, -2.30%, -3.87% at z = 0 (64^3: -0.16%,
@@ -33,12 +33,12 @@
 # amplitudes (FIXED=1, monofonIC's DoFixing) give every mode the weight P(k) and the bin's factor its value.
 #
 # History: at theta 0.5 without error control the tree's force error in a near-uniform box added +21% of
-# P at k = 0.016 (16^3, session 18); the error-controlled opening (--err-tol-force-acc, default 0.002)
-# removed it (session 20). The 32^3 plain run on the H200 (session 21, seed 1, defaults, GPU) tracks 2LPT
+# P at k = 0.016 (16^3); the error-controlled opening (--err-tol-force-acc, default 0.002)
+# removed it. The 32^3 plain run on an H200 (seed 1, defaults, GPU) tracks 2LPT
 # at the same redshift to -0.4% -1.6% -1.9% at z = 1 and -0.1% -0.9% -0.8% at z = 0 in the bins above,
 # while its plain ratio misses [D/D_start]^2 by -0.8% -4.0% -9.4% and -1.1% -5.6% -13.5%: the
 # realisation's term, which the pair removes. The pair (random amplitudes) missed [D/D_start]^2 by up to
-# -2.52% at z = 1 and -3.27% at z = 0: the lattice's growth (session 22). The diagnostic at the end compares
+# -2.52% at z = 1 and -3.27% at z = 0: the lattice's growth. The diagnostic at the end compares
 # each run with 2LPT generated at the output's redshift from the same seed and inversion.
 set -euo pipefail
 cd "$(dirname "$0")/.."

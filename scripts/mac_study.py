@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Interactions per body each MAC / group option needs for a target accuracy (issue 12).
+"""Interactions per body each MAC / group option needs for a target accuracy.
 
 Reads `octwalk accuracy --csv` files (one per option, each a sweep over theta), and for every file
 finds by linear interpolation in theta the largest theta at which median <= --median and
 p99 <= --p99, and the node and leaf (body-body) interactions per body there. The cost column
 weights a leaf interaction by --leaf-weight of a node one (38 vs 70 flops in the Octgrav paper).
 
-  python3 scripts/mac_study.py benchmarks/results/mac_study/*.csv
+  python3 scripts/mac_study.py benchmarks/results/accuracy/mac_study/*.csv
 """
 import argparse
 import csv

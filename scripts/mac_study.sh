@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The MAC / group study of issue 12: one `octwalk accuracy` theta sweep per option into OUTDIR
+# The MAC / group study: one `octwalk accuracy` theta sweep per option into OUTDIR
 # (a new directory), then the theta and interactions per body each option needs for median <= 1.23e-4
 # and p99 <= 4.25e-4 (Bonsai at theta 0.5 on the same 2^22 Plummer sphere). The quadrupole is the softened
-# expansion (the default) except in bonsai_merged_traceless, the expansion before session 20.
+# expansion (the default) except in bonsai_merged_traceless, the earlier traceless expansion.
 #   scripts/mac_study.sh OUTDIR [N] [BACKEND] [THETAS]
 # CPU twin (2 cores, a few minutes): scripts/mac_study.sh /tmp/mac_study 131072 cpu
 # H200: scripts/mac_study.sh /tmp/mac_study 4194304 gpu 0.3:0.6:0.025

@@ -2,7 +2,7 @@
 # Sets up, checks the sources' format (.clang-format), builds everything that can be built here
 # (device code too when nvcc is present) and runs every test. GPU tests (label gpu) skip without a GPU; OCTWALK_REQUIRE_GPU=1 makes them fail instead.
 # Then the two hardening stages (README: Reliability), each skippable:
-#   - every libFuzzer target for OCTWALK_FUZZ_SECONDS seconds (scripts/fuzz.sh, build-fuzz, clang), when
+#   - every libFuzzer target for OCTWALK_FUZZ_SECONDS seconds (dev/fuzz.sh, build-fuzz, clang), when
 #     it is set above 0 (default 0: CI leaves it out; the seeds and every input that once failed replay in
 #     both test stages, FuzzReplay.*);
 #   - the CPU tests again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, g++, no
@@ -40,7 +40,7 @@ mkdir -p build/Testing/Temporary
 ctest --test-dir build -j "$(nproc)" --output-on-failure
 
 if [ "$fuzz_seconds" != 0 ]; then
-  bash scripts/fuzz.sh "$fuzz_seconds"
+  bash dev/fuzz.sh "$fuzz_seconds"
 fi
 
 if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
