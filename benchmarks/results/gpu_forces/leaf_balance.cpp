@@ -1,7 +1,7 @@
-// Per-group work of the force kernels from the CPU twin's lists, and a block-schedule estimate (session 22,
+// Per-group work of the force kernels from the CPU twin's lists, and a block-schedule estimate (
 // benchmarks/results/kernel_sass.md). Not built by CMake; from the repository root after building the serial
 // libraries (cmake --build build --target octwalk_tests_serial):
-//   cd build && g++ -O2 -std=c++17 -I.. -Igenerated ../benchmarks/results/s22_node/leaf_balance.cpp -o leaf_balance \
+//   cd build && g++ -O2 -std=c++17 -I.. -Igenerated ../`leaf_balance.cpp` -o leaf_balance \
 //     host/liboctwalk_sim_serial.a host/liboctwalk_models_serial.a host/liboctwalk_solver_serial.a \
 //     host/liboctwalk_tree_serial.a host/liboctwalk_cpu_serial.a device/liboctwalk_device.a \
 //     host/liboctwalk_reference_serial.a host/liboctwalk_core_serial.a /usr/local/cuda/lib/libcudart.so -ldl -lpthread -lrt
