@@ -2,11 +2,12 @@
 # the commit the program was built from, not the one the build directory was configured at. The file
 # is rewritten only when its text changes, so an unchanged commit rebuilds nothing.
 #   cmake -DSOURCE_DIR=... -DOUTPUT=... -DPROJECT_VERSION=... -P cmake/version.cmake
-# A copy sent to the device machine carries the hash of the tree it was made from in .device-githash
-# (written by the caller, never committed): there `git rev-parse` would name whatever commit the copy's
-# .git happens to hold. Uncommitted changes to tracked files add "+dirty".
-if(EXISTS ${SOURCE_DIR}/.device-githash)
-  file(STRINGS ${SOURCE_DIR}/.device-githash OCTWALK_GIT_HASH LIMIT_COUNT 1)
+# A copy of the tree without its .git (one a script copied to another machine) names the commit it was
+# made from in .source-githash, a file holding that hash (written by the script that copies the tree,
+# never committed); it takes precedence, since `git rev-parse` there would name whatever commit a .git
+# happens to hold. Uncommitted changes to tracked files add "+dirty".
+if(EXISTS ${SOURCE_DIR}/.source-githash)
+  file(STRINGS ${SOURCE_DIR}/.source-githash OCTWALK_GIT_HASH LIMIT_COUNT 1)
 else()
   execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SOURCE_DIR}
                   OUTPUT_VARIABLE OCTWALK_GIT_HASH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

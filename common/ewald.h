@@ -57,11 +57,11 @@ constexpr int64_t kEwaldWalkMinEntries = 8192;
 struct EwaldWalkConfig
 {
     /// A group whose lists hold at least this many entries takes the correction's own walk (0: every group;
-    /// INT64_MAX: none), the others their lists. Default 0 with the warp walk: on the H200 (session 24,
-    /// BM_GpuPeriodicEwald, 2^22 from previous accelerations, one binary) the clustered box took 44.3 ms
+    /// INT64_MAX: none), the others their lists. Default 0 with the warp walk: on an H200
+    /// (BM_GpuPeriodicEwald, 2^22 from previous accelerations, one binary) the clustered box took 44.3 ms
     /// (Ewald pass 5.8 ms) against 55.2 (16.8) with the one-thread walk from kEwaldWalkMinEntries and 49.7
     /// (11.2) with the lists only; the warp walk from 2048 entries 44.5, from 4096 50.0; the uniform box 171.0
-    /// against 180.2 ms (benchmarks/results/h200_s24/).
+    /// against 180.2 ms (benchmarks/results/periodic/bench_gpu_ewald_walk_sweep.txt).
     int64_t minEntries = 0;
     /// The walk by the 32 lanes of a warp together (ewaldWarpWalkExpansion: lanes over the children of the
     /// opened cells, lane l's sources summed in lane l, the lanes reduced by a fixed butterfly) instead of

@@ -194,7 +194,7 @@ HOST_DEVICE inline SymTensor<T> prepareQuadrupole(const SymTensor<T>& q, T eps2)
 /// with r^2 = |d|^2 + eps^2 and S = q.spread (sum m |s|^2): the second-order Taylor expansion of the
 /// Plummer-softened potential, whose Laplacian does not vanish, so the trace of the second moment
 /// contributes the S eps^2 terms (Bonsai keeps the full second moment for the same reason; measured:
-/// benchmarks/results/mac_study.md section 7). Evaluated, for the range of float32 as in bodyBody,
+/// benchmarks/results/accuracy/mac_study.md section 7). Evaluated, for the range of float32 as in bodyBody,
 /// with u = d/r (|u| <= 1) and, since u.u = 1 - eps^2/r^2, the spread folded into the quadrupole's
 /// diagonal (Q' = Q + S I, prepareQuadrupole), which keeps eps^2 out of every product (S eps^2 itself
 /// leaves float32 for nodes of ~1e9 with a softening to match) and costs no instruction per interaction:

@@ -25,7 +25,7 @@ enum class Mac : int32_t
     /// Bonsai's radius with a per-group opening angle theta_g = theta min(1, (c_ref / c_g)^(1/3)), where
     /// c = phi^2 / |a| measures how much the partial forces cancel: it tends to G M outside a bound
     /// system and grows without bound where the forces cancel (the centre of a cluster), which is
-    /// where the relative error of a fixed theta is largest (measured: benchmarks/results/mac_study.md).
+    /// where the relative error of a fixed theta is largest (measured: benchmarks/results/accuracy/mac_study.md).
     /// c_g is estimated at the centre of the group's box with theta kRelativeEstimateTheta, c_ref is
     /// the median of c_g over the groups. The quadrupole's truncation error grows as theta^3.
     Relative = 2,
@@ -73,7 +73,8 @@ HOST_DEVICE inline float relativeGroupScale(float cGroup, float cRef)
 constexpr double kPeriodicEstimateTheta = 0.8;
 /// Largest factor theta / theta_g (a group whose net force vanishes, as in a perfect lattice, would
 /// open every node of the box otherwise). At theta 0.5 the bound is theta 0.22, where a uniform box of
-/// 2^15-2^17 bodies, whose groups all reach it, meets issue 13's 2e-4 / 2e-3 (README, Periodic boxes).
+/// 2^15-2^17 bodies, whose groups all reach it, meets the periodic accuracy target, median / p99
+/// 2e-4 / 2e-3 against the Ewald sum (README, Periodic boxes).
 constexpr float kPeriodicMaxFactor = 2.25f;
 
 /// Steps per unit of the factor theta / theta_g: the factor is rounded up to a multiple of

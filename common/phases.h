@@ -108,7 +108,7 @@ struct PhaseTimes
     double host() const { return sum(PhaseGroup::Host); }
     double walk() const { return sum(PhaseGroup::Walk); }
     double total() const { return host() + walk(); }
-    /// The device's walk and forces as issue 12 and Bonsai's figures count them: both passes, the scan,
+    /// The device's walk and forces as the README's timings and Bonsai's figures count them: both passes, the scan,
     /// both force kernels and the download, without the upload of the host's tree (a resident run,
     /// whose state stays on the device, has none).
     double walkForces() const { return walk() - (*this)[Phase::Upload]; }

@@ -11,7 +11,7 @@
 // chunks; Dynamic, OneWave's units taken by persistent warps from an integer counter) and the reduction's
 // batching are run-time variants (DirectKernelConfig).
 //
-// Most tiles take bodyBodySoftened (14 instructions a pair, benchmarks/results/direct_kernel.md); a
+// Most tiles take bodyBodySoftened (14 instructions a pair, benchmarks/results/direct/kernel_notes.md); a
 // tile holding one of the warp's own targets, or a mass beyond softenedMassLimit, or any tile when
 // eps2 is too small for it or the sums are in double, takes bodyBody with the mass of a target's own
 // body set to zero (which adds exactly nothing: the skip of the CPU twin without a branch).
@@ -506,7 +506,7 @@ size_t dispatchDirect(const BodyView& bodies, const int32_t* targetIndex, int32_
                       const DirectKernelConfig& config, bool scratchOnly)
 {
     checkDirectConfig(config);
-    // The double sums are the accuracy reference: bodyBody throughout, as before the fast path.
+    // The double sums are the accuracy reference: bodyBody throughout, without the float path's softened tiles.
     if (doubleAccumulate)
     {
         return runDirect<double, kDoubleTargetsPerLane, kDoubleTile>(bodies, targetIndex, numTargets, eps2, -1.0f, out,

@@ -33,7 +33,7 @@ enum class DirectSplit
     /// OneWave's units (one warp's targets against one slice), about eight of them for every
     /// warp the device holds, taken in order by one wave of persistent warps from an integer counter: a warp
     /// that the scheduler favours takes more units instead of leaving the others to finish alone (Nsight
-    /// Compute, session 27: Balanced's equal shares kept 27 of the 40 resident warps an SM active on average).
+    /// Compute on an H200: Balanced's equal shares kept 27 of the 40 resident warps an SM active on average).
     /// Each unit's sums are still one warp's, in slice order, so the result does not depend on which warp
     /// took which unit.
     Dynamic,
@@ -45,9 +45,9 @@ enum class DirectSplit
 struct DirectKernelConfig
 {
     // Defaults: the Dynamic split with 4 targets a lane, the fastest variant at N >= 2^16 on the H200
-    // (benchmarks/results/h200_s27/call6: 1.866e12 interactions/s at 2^18 x 2^18 and 1.870e12 at 2^20 x 2^20
-    // against 1.729e12 and 1.738e12 for session 19's default, Balanced with 2 targets a lane; 1.530e12 for 256
-    // targets against 2^20 sources, 1.553e12 with 2 targets a lane dynamic, 1.541e12 balanced).
+    // (benchmarks/results/direct/bench_gpu_direct_variants.md: 1.866e12 interactions/s at 2^18 x 2^18 and
+    // 1.870e12 at 2^20 x 2^20 against 1.729e12 and 1.738e12 for Balanced with 2 targets a lane; 1.530e12 for
+    // 256 targets against 2^20 sources, 1.553e12 with 2 targets a lane dynamic, 1.541e12 balanced).
     int targetsPerLane = 4;  ///< in float: 2, 4 or 8 (double sums always take 2)
     int tileSources    = 64; ///< sources a warp stages per __syncwarp: 64 or 128
     DirectSplit split  = DirectSplit::Dynamic;

@@ -39,7 +39,7 @@ constexpr int kForceBlock = kWarp * kForceWarps;
 static_assert(kWarp == 32, "the tiles, __syncwarp and cub::WarpScan assume 32-lane warps");
 /// Warps that share one long-listed group in the body-leaf split kernel (LeafKernelShape), and the warps of its
 /// blocks: two groups a block, so that the launch, whose warps mostly leave at once, has few blocks (at 2^22 its
-/// 4-warp blocks cost 0.12 ms on the H200, session 22).
+/// 4-warp blocks cost 0.12 ms on an H200).
 constexpr int kLeafSplitWarps      = 8;
 constexpr int kLeafSplitBlockWarps = 2 * kLeafSplitWarps;
 static_assert(kForceWarps >= 1 && kForceBlock <= 1024, "a force block is whole warps, at most 1024 threads");
@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(kWarp, 28)
 }
 
 /// bodyNodeKernel with at least MinBlocks blocks an SM (NodeKernelShape::minBlocks), which caps its
-/// registers at 65536 / (MinBlocks 128) (benchmarks/results/kernel_sass.md). Its own kernel, since a
+/// registers at 65536 / (MinBlocks 128) (benchmarks/results/gpu_forces/kernel_sass.md). Its own kernel, since a
 /// minimum of 1 block is not the same as none (ptxas then takes 96 registers instead of 72).
 template<int MinBlocks, bool Tex, bool SplitTail>
 __global__ void __launch_bounds__(kForceBlock, MinBlocks)
@@ -520,7 +520,7 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
                 const bool softened =
                     tileTakesSoftened<Periodic, Expand>(tiles, warp, lane, count, skipSelf, base, base + m, massLimit);
                 // The plain slots: every slot (no test in the loop), or fewer (the first t.plain), as in the
-                // body-node kernel (a per-slot test in the loop cost a branch a slot, SASS session 22).
+                // body-node kernel (a per-slot test in the loop costs a branch a slot in the SASS).
                 auto plainSlots = [&](auto slots, auto soft) {
                     constexpr int n = decltype(slots)::value;
                     for (int k = 0; k < count; ++k)
@@ -610,7 +610,7 @@ __global__ void __launch_bounds__(kWarp, 32)
 /// each target on 32 / c lanes that take interleaved shares of every staged tile, their partial sums added by
 /// warp shuffles in a fixed order (as the body-node kernel's split tail; deterministic). One warp per such group
 /// was the kernel's critical path: at 2^20 (merged, n_group 64) one group of 58 bodies whose box spans the
-/// Plummer core sums 24128 bodies, 25x the mean group's work (benchmarks/results/kernel_sass.md).
+/// Plummer core sums 24128 bodies, 25x the mean group's work (benchmarks/results/gpu_forces/kernel_sass.md).
 template<bool Periodic, bool Expand>
 __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
     bodyLeafSplitKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,

@@ -18,7 +18,9 @@ namespace octwalk {
 
 /// Targets each lane of the force kernels serves per pass over a group's lists (the kernels are built
 /// for 2 and 4; ParameterError otherwise): more share each staged node, fewer leave fewer lanes idle
-/// in groups of 33..127 bodies. The default is the landed one; the benchmarks measure both.
+/// in groups of 33..127 bodies. Default 2: on an H200 at 2^22 (merged groups of <= 64, team walk) walk + forces
+/// took 43.1 ms against 47.0 with 4 (body-node 31.6 against 34.7 ms), equal with groups of <= 128; the
+/// benchmarks measure both.
 constexpr int kDefaultTargetsPerLane = 2;
 
 /// How the body-node kernel spreads a pass of a group's targets over the 32 lanes of its warp.
@@ -59,14 +61,13 @@ struct LeafKernelShape
     /// A group whose leaf list holds more than this many entries is served by 8 warps, each on a share of its
     /// targets, the lanes of each target taking interleaved shares of its list (partial sums added by warp
     /// shuffles in a fixed order), instead of one warp; 0: every group by one warp. Default 512 (4x the median
-    /// list at 2^20 and 2^22): on the H200 (session 22) the body-leaf kernel at 2^20, merged groups of <= 64,
-    /// takes 2.4 instead of 4.0 ms, where one group of 58 bodies has 4290 entries (benchmarks/results/kernel_sass.md).
+    /// list at 2^20 and 2^22): on an H200 the body-leaf kernel at 2^20, merged groups of <= 64, takes 2.4
+    /// instead of 4.0 ms, where one group of 58 bodies has 4290 entries (benchmarks/results/gpu_forces/kernel_sass.md).
     int splitAbove = 512;
     /// Split the tail of a pass as the body-node kernel does (NodeKernelShape::splitTail); off: every lane
-    /// computes every slot, on a dummy target where there is none. Default on: on the H200 (session 23, one
-    /// binary, two rounds) walk + forces at 2^22 took 37.74 / 37.73 ms against 38.05 / 38.11 without it (merged
-    /// groups of <= 64), 38.5 against 39.6 ms with groups of <= 48, and at 2^20 11.6 against 11.65 ms
-    /// (benchmarks/results/h200_s23/forces/).
+    /// computes every slot, on a dummy target where there is none. Default on: on an H200 (one binary,
+    /// two repetitions) walk + forces at 2^22 took 37.74 / 37.73 ms against 38.05 / 38.11 without it (merged
+    /// groups of <= 64), 38.5 against 39.6 ms with groups of <= 48, and at 2^20 11.6 against 11.65 ms.
     bool splitTail = true;
     /// Warps of a block of the isolated kernel: 4, or 1 (NodeKernelShape::warpsPerBlock). The periodic kernels
     /// and the long lists' split kernel ignore it.
@@ -105,7 +106,7 @@ HOST_DEVICE constexpr TailPlan tailPlan(int m, int targetsPerLane)
 
 /// What a pass costs the warp: lane iterations (a lane's interactions, real or dummy, the slowest lane's)
 /// over a list of listLength nodes staged 32 at a time. The estimate behind NodeKernelShape::splitTail
-/// (benchmarks/results/kernel_sass.md); the kernel does exactly this many.
+/// (benchmarks/results/gpu_forces/kernel_sass.md); the kernel does exactly this many.
 /// @param[in] m               targets of the pass, 1..32 targetsPerLane
 /// @param[in] listLength      node-list entries of the group
 /// @param[in] targetsPerLane  slots of a lane

@@ -40,7 +40,7 @@ struct GpuEvaluation
 /// by side (benchmarks/bench_gpu.cpp) and the twin tests cover each; all give the same lists.
 struct GpuKernelConfig
 {
-    GpuWalk walk       = GpuWalk::Team;          ///< measured 1.2-3.7x faster walk passes (benchmarks/results/h200_s18)
+    GpuWalk walk       = GpuWalk::Team;          ///< 1.2-3.7x faster walk passes on an H200
     int targetsPerLane = kDefaultTargetsPerLane; ///< of the force kernels: 2 or 4
     /// Read the child words and MAC words (team walk) and the node entries (body-node kernel)
     /// through texture objects instead of __ldg.

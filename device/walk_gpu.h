@@ -14,8 +14,8 @@
 
 namespace octwalk {
 
-/// How the device walks the tree (both give the CPU twin's lists exactly): one thread per group (the
-/// landed kernels), or a team of 8 lanes per group, one lane per child of the cell being opened.
+/// How the device walks the tree (both give the CPU twin's lists exactly): one thread per group, or a
+/// team of 8 lanes per group, one lane per child of the cell being opened.
 enum class GpuWalk
 {
     Thread,

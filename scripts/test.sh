@@ -1,31 +1,20 @@
 #!/usr/bin/env bash
-# Sets up, checks the sources' format (.clang-format), builds everything that can be built here
-# (device code too when nvcc is present) and runs every test. GPU tests (label gpu) skip without a GPU; OCTWALK_REQUIRE_GPU=1 makes them fail instead.
-# Then the two hardening stages (README: Reliability), each skippable:
-#   - every libFuzzer target for OCTWALK_FUZZ_SECONDS seconds (dev/fuzz.sh, build-fuzz, clang), when
-#     it is set above 0 (default 0: CI leaves it out; the seeds and every input that once failed replay in
-#     both test stages, FuzzReplay.*);
-#   - the CPU tests again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, g++, no
-#     CUDA); OCTWALK_ASAN_TESTS=0 skips it. It runs last, so the log ends with ctest's summary.
-# From scratch on 2 idle cores it took 19.6 minutes in session 20 (2026-11-23: `CI=true bash .ci/run` on a
-# fresh clone, fuzz targets 30 s each, before the slow periodic and comoving runs left the sanitizer
-# stage): building everything (CUDA included) and running the 914 tests (4.6 minutes of them testing),
-# the fuzz stage (4 targets x 30 s), and the 381 tests of the sanitizer stage (5.7 minutes).
-# With 20 s fuzz targets and those runs out of the sanitizer stage: 17.9 minutes. Session 21's tests (979 in the
-# first stage, 387 under the sanitizers) made it 22.5 minutes, so the fuzz targets run 5 s each and the
-# sanitizer stage leaves out the longest periodic and restart runs whose code its other tests reach: 16.3
-# minutes (979 tests in 322 s, the sanitizer stage's 368 in 138 s).
-# Session 25's tests made it 27.3 minutes (1636 s on the landing CI); session 26 (serial suite without the longest
-# exact-sum comparisons, fuzz build at -O1, tests/ctest_costs.txt, more exact-sum comparisons out of the sanitizer
-# stage): 23.9 minutes on a fresh clone here (build 6, first stage 8.5 with 1145 tests in 511 s, fuzz 2.5,
-# sanitizer build 3.5 and its 388 tests in 207 s). Still over the 20-minute budget. Session 27 (the Plummer energy
-# test at steps of 1/64, the zero-net-force test at 2^12 bodies): 23.5 minutes on a fresh clone of 780461c here
-# (1151 tests in 464 s, the sanitizer stage's 388 in 198 s); still over. Session 28: the CPU twin's Ewald
-# derivatives unrolled (growth.paired32 189 -> 78 s) and the OpenMP tests with OMP_WAIT_POLICY=passive: 22.2
-# minutes (build 6.1, 1153 tests in 329 s, fuzz build 2.1, sanitizer build 4.7 and its 389 tests in 175 s); so
-# the fuzz stage (its clang build for 4 x 5 s of fuzzing) left the default and the serial suite kept only the
-# sources whose tests reach OpenMP code: 17.2 minutes on a fresh clone of de1d27f here (build 5.6, 1035 tests in
-# 283 s, sanitizer build 4.1 and its 389 tests in 148 s).
+# Runs the project's checks in order:
+#   1. setup: scripts/setup.sh installs what the build needs (the fuzz packages only when fuzzing);
+#   2. format check: scripts/check_format.sh against .clang-format;
+#   3. build: everything that can be built here in build/ (device code too when nvcc is present);
+#   4. tests: every test through ctest, the longest started first (tests/ctest_costs.txt). GPU tests
+#      (label gpu) skip without a GPU;
+#   5. optional fuzz stage: every libFuzzer target (dev/fuzz.sh, build-fuzz, clang) for
+#      OCTWALK_FUZZ_SECONDS seconds each; the seeds and the saved failing inputs replay in both test
+#      stages anyway (FuzzReplay.*);
+#   6. sanitizer stage: the CPU tests again under AddressSanitizer + UndefinedBehaviorSanitizer
+#      (build-asan, g++, no CUDA), less the long runs listed in `slow`. It runs last, so the log ends
+#      with ctest's summary.
+# Environment:
+#   OCTWALK_FUZZ_SECONDS  seconds per fuzz target; 0 (the default) skips the fuzz stage.
+#   OCTWALK_ASAN_TESTS    0 skips the sanitizer stage (default 1: it runs).
+#   OCTWALK_REQUIRE_GPU   1 makes the GPU tests fail instead of skipping when no GPU is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds=${OCTWALK_FUZZ_SECONDS:-0}
@@ -34,7 +23,7 @@ bash scripts/check_format.sh
 cmake --build build -j "$(nproc)"
 # A fresh build directory has no test timings, and ctest then starts the longest tests (minutes) wherever
 # they fall in the list, late ones running alone at the end: tests/ctest_costs.txt (the seconds each test
-# over 2 s took on the 2-core development machine, ctest's own CTestCostData format) lets it start them first.
+# over 2 s takes on 2 cores, ctest's own CTestCostData format) lets it start them first.
 mkdir -p build/Testing/Temporary
 [ -e build/Testing/Temporary/CTestCostData.txt ] || cp tests/ctest_costs.txt build/Testing/Temporary/CTestCostData.txt
 ctest --test-dir build -j "$(nproc)" --output-on-failure
@@ -59,7 +48,7 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   slow="$slow|LeapfrogIsSecondOrder|Galaxy\.ComponentsAndNearEquilibrium|TreeVsDirect\.|Pipeline\.ConservesEnergy"
   slow="$slow|LinearGrowth\.ALongWaveGrowsAsTheGrowthFactorUnderTheTree|ZeldovichPancake|LatticeStaysPutUnderTreeForces"
   slow="$slow|ClusteredBoxMatchesTheEwaldSumAtThetasCost|PeriodicErrorControl\.OneAndTwoThreads|Pipeline\.LagOfTwoSteps"
-  # Session 21: the previous-accelerations runs and checks other than the restart that carries them
+  # The previous-accelerations runs and checks other than the restart that carries them
   # (PeriodicErrorControl.RestartCarriesTheLastForcesAndIsBitIdentical stays), the uniform box against the
   # Ewald sum (EwaldGroup.* and PeriodicTree.PerfectLattice... walk the same periodic code), the comoving
   # restart and the caller's-order leapfrog (Simulation.RestartIsBitIdentical and the comoving CLI restart
@@ -86,14 +75,13 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # The far field's tree comparisons (direct sums of 2^14 and two 2^16 trees); every other tree test runs its code,
   # the far field being on by default.
   slow="$slow|FarFieldExpansion\.(TreeWithTheFarField|ProbesAndBodies|PeriodicGroupsThatExpand)"
-  # Session 26 (this stage took 327 s of a 27-minute CI, its ten longest tests 323 of its 575 CPU-seconds): the
-  # Ewald walk's and group expansion's comparisons against exact sums and the lattice under the tree; their walk
+  # The Ewald walk's and group expansion's comparisons against exact sums and the lattice under the tree; their walk
   # and expansion code runs here in EwaldWalk.{TheDescentsCellsHoldTheirBodies, ALeafOrCellAcrossTheHalfBox...},
   # the periodic restart and the comoving tests.
   slow="$slow|EwaldWalk\.(CellsAsMultipoles|EveryPathMatches)|EwaldGroup\.(ExpansionMatches|SmallBoxMixes)"
   slow="$slow|PeriodicTree\.PerfectLatticeFeelsAlmostNoForce"
-  # Session 29: the evolved LCDM box against the Ewald sum (167 s here); the snapshot reader and the periodic walk
-  # it runs are the other periodic and snapshot tests' code.
+  # The evolved LCDM box against the Ewald sum (167 s under the sanitizers on 2 cores); the snapshot reader
+  # and the periodic walk it runs are the other periodic and snapshot tests' code.
   slow="$slow|PeriodicTree\.EvolvedCosmologicalBox"
   # -O1 -g1: what the sanitizers recommend, with line numbers in their reports; half the compile time of -O2 -g.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \

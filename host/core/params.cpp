@@ -102,7 +102,7 @@ const std::vector<ParameterInfo>& parameterTable()
          {},
          "monopole only (drop the quadrupole moments)",
          true},
-        // Where the forces run, not what they are: a restart keeps the checkpoint's (as before the table).
+        // Where the forces run, not what they are: a restart keeps the checkpoint's.
         {"backend",
          "backend",
          nullptr,

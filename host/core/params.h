@@ -59,9 +59,9 @@ struct Parameters
     /// from its group's centre pulls the group through one fourth-order local expansion about the centre
     /// (common/far_field.h: work per group and node instead of per body and node); 0: every node body by
     /// body. In a periodic box it serves the groups whose Ewald correction is their expansion (the others take
-    /// each node's image nearest each body). 6 by default: on the H200 at 2^22 it takes walk + forces from 39.2 to
+    /// each node's image nearest each body). 6 by default: on an H200 at 2^22 it takes walk + forces from 39.2 to
     /// 26.1 ms at Bonsai's accuracy, the error's median and p99 moving by 1-2% (ratio 4 by 29% in p99;
-    /// benchmarks/results/h200_s25). 0 or >= 2
+    /// benchmarks/results/gpu_forces/far_field/). 0 or >= 2
     double far_field_ratio = 6.0;
 };
 

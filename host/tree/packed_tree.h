@@ -105,7 +105,7 @@ void packMacRadii(const HostTree& tree, Mac mac, double theta, PackedTree& out);
 
 /// The relative MAC's probe points: the centre of each group's box, group g's at index g (so each
 /// group's box and walk serve its probe). The centre alone estimates c_g as well as the centre and
-/// the 8 corners (measured: benchmarks/results/mac_study.md) at a ninth of the cost.
+/// the 8 corners (measured: benchmarks/results/accuracy/mac_study.md) at a ninth of the cost.
 /// @param[in]  packed the packed tree
 /// @param[out] probes the points (w = 0)
 /// @param[out] ranges first probe and count (1) of each group

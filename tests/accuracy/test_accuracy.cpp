@@ -128,7 +128,7 @@ TEST_P(TreeVsDirect, ErrorBoundsMonotoneInThetaBothMacsAndEnergy)
 INSTANTIATE_TEST_SUITE_P(Models, TreeVsDirect, ::testing::Values("plummer", "hernquist"));
 
 // The relative MAC spends its interactions where the forces cancel (the core), so its error tail is
-// slimmer than Bonsai's at the same theta (benchmarks/results/mac_study.md: p99 / median 3.3
+// slimmer than Bonsai's at the same theta (benchmarks/results/accuracy/mac_study.md: p99 / median 3.3
 // against 4.8 at 2^17), with median and p99 both below Bonsai's.
 TEST(RelativeMac, SlimmerTailThanBonsai)
 {

@@ -379,7 +379,7 @@ TEST(Cli, OutputIsDashOEverywhere)
     fs::remove_all(dir);
 }
 
-// Issue 15, item 8: --n (every value of a list) is checked against the tree's limit (2^30 - 1, its 32-bit
+// --n (every value of a list) is checked against the tree's limit (2^30 - 1, its 32-bit
 // indices) and the model's minimum before any work, naming the option; nothing is computed or written.
 TEST(Cli, BodyCountsAreCheckedAgainstTheRealLimitsFirst)
 {
@@ -407,7 +407,7 @@ TEST(Cli, BodyCountsAreCheckedAgainstTheRealLimitsFirst)
     fs::remove_all(dir);
 }
 
-// Issue 15, item 9: an output that cannot be written is found before the computing, naming the option and
+// An output that cannot be written is found before the computing, naming the option and
 // the path. A path under a regular file fails for root too; a read-only directory only for others.
 TEST(Cli, UnwritableOutputsAreRefusedBeforeAnyWork)
 {
@@ -461,7 +461,7 @@ TEST(Cli, UnwritableOutputsAreRefusedBeforeAnyWork)
     fs::remove_all(dir);
 }
 
-// Issue 15, smaller items: options refused by name before any work.
+// Options refused by name before any work.
 TEST(Cli, OptionsAreValidatedByName)
 {
     for (auto [args, expected] : std::vector<std::pair<std::vector<const char*>, const char*>>{
@@ -480,9 +480,9 @@ TEST(Cli, OptionsAreValidatedByName)
     EXPECT_FALSE(std::filesystem::exists("never.tipsy"));
 }
 
-// Issue 15, smaller items: a velocity a run cannot step is refused at setup, before the output directory
-// exists (once it failed at step 1, leaving a directory a rerun refused); a negative mass is refused by
-// every reader, so convert cannot pass on what run rejects.
+// A velocity a run cannot step is refused at setup, before the output directory exists (a failure at
+// step 1 would leave a directory a rerun refuses); a negative mass is refused by every reader, so convert
+// cannot pass on what run rejects.
 TEST(Cli, InputsARunWouldRejectAreRefusedBeforeAnyOutput)
 {
     namespace fs = std::filesystem;

@@ -33,7 +33,7 @@ const Cosmology kEdS{1.0, 0.0, 0.7};
 /// Largest displacement and peculiar speed of a perfect lattice run to a = 1 under exact Ewald forces:
 /// round-off (measured: 0 and 3e-16).
 constexpr double kLatticeRoundOff = 1e-12;
-/// The same under the tree. Issue 13's target, a lattice force below 1e-6 of a pair force (g = 1.25e-7 for
+/// The same under the tree. The periodic accuracy target, a lattice force below 1e-6 of a pair force (g = 1.25e-7 for
 /// 8^3 bodies of total mass 1 in the unit box), would move a body at most 2.9 g / H0^2 = 4.4e-8 from a = 0.05
 /// to 1 (EdS, H0^2 = 8 pi / 3). NOT MET: with theta 0.5 everywhere the tree leaves a lattice force of ~0.13
 /// of a pair force (README, Periodic boxes): the lattice drifted by 6.6e-3 and reached peculiar speeds of
@@ -46,7 +46,7 @@ constexpr double kLatticeTreeSpeedTolerance = 5e-6;
 constexpr double kLayzerIrvineDlna      = 0.025;
 constexpr double kLayzerIrvineTolerance = 5e-3;
 /// Step of the linear-growth test and its bound on the growth of a long wave relative to D(a) / D(a_begin)
-/// (issue 13 asks 1%; measured -0.21% at a = 0.5 and -0.18% at a = 1, the same at dlna 0.05).
+/// (target 1%; measured -0.21% at a = 0.5 and -0.18% at a = 1, the same at dlna 0.05).
 constexpr double kLinearGrowthDlna      = 0.1;
 constexpr double kLinearGrowthTolerance = 1e-2;
 /// The same under the tree (LinearGrowth.ALongWaveGrowsAsTheGrowthFactorUnderTheTree; measured -0.24% at a = 0.5
@@ -322,7 +322,7 @@ TEST(ComovingRun, ZeldovichPancakeMatchesTheAnalyticSolution)
                                std::fabs(periodicDifference(x.z, grid.pos[i].z))});
     }
     const double n = double(grid.size());
-    // The issue's bound: rms position error below 1e-3 of the wavelength (1) at z = 2.
+    // The required bound: rms position error below 1e-3 of the wavelength (1) at z = 2.
     EXPECT_LT(std::sqrt(positionError / n), 1e-3);
     EXPECT_LT(std::sqrt(velocityError / velocityScale), kPancakeVelocityTolerance);
     EXPECT_LT(transverse, 1e-3);

@@ -1,4 +1,4 @@
-// Issue 15, items 6/7: a run killed (SIGKILL) at any moment, while running or while restarting, leaves a
+// A run killed (SIGKILL) at any moment, while running or while restarting, leaves a
 // directory that restarts, and the finished run's checkpoint and diagnostics are those of a run that
 // was never interrupted, byte for byte. The runs are child processes of the built binary.
 #include <gtest/gtest.h>

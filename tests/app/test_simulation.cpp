@@ -88,8 +88,8 @@ TEST(Simulation, KeplerOrbitKeepsItsElements)
 
 TEST(Simulation, PlummerEnergyConservedWithoutDrift)
 {
-    // Steps of 1/64 (session 27; 1/128 before, max |dE/E0| 3.5e-5): the leapfrog's error grows fourfold, far
-    // inside the bound, at half the CI time.
+    // Steps of 1/64: the leapfrog's error is four times that at 1/128 (max |dE/E0| 3.5e-5 there), far inside
+    // the bound, at half the CPU time.
     Simulation sim(makePlummer(1 << 13, 3), simParameters(0.5, 0.01), planSteps(0.0, 10.0, 1.0 / 64));
     Diagnostics start = sim.diagnostics();
     double worst = 0, firstHalf = 0, secondHalf = 0;
@@ -178,8 +178,6 @@ TEST(Simulation, RestartIsBitIdentical)
     fs::remove_all(dir);
 }
 
-// A restart extends a run within the limits of a fresh one (issue: `--t-end inf` on restart ran
-// -9223372036854775808 steps and 1e13 started 1.4e15).
 TEST(Simulation, StateIsInTheCallersOrderWhateverOrderItIsKeptIn)
 {
     // The simulation keeps its bodies in tree order between steps; what it shows must not move.
@@ -414,6 +412,8 @@ TEST(Simulation, LagrangianRadiiAreTheSameForAnyThreadCount)
     test::setThreads(saved);
 }
 
+// A restart extends a run within the limits of a fresh one (unchecked, `--t-end inf` on restart would plan
+// -9223372036854775808 steps, and 1e13 would start at 1.4e15).
 TEST(Simulation, ExtendingARunHasTheLimitsOfAFreshOne)
 {
     Simulation sim(makePlummer(200, 3), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));

@@ -680,7 +680,7 @@ TEST_F(SnapshotGadget, DamagedFilesAreFormatErrors)
     expectReadFails(damaged(8, int32_t(n) - 1), SnapshotFormat::Gadget2,
                     {"'POS record marker' at byte offset 264", "expected 11988"});
     expectReadFails(damaged(4 + 124, 2), SnapshotFormat::Gadget2, {"'num_files' at byte offset 128"});
-    // Issue 15: num_files = 0, npartTotal disagreeing with npart, and bytes after the last record.
+    // num_files = 0, npartTotal disagreeing with npart, and bytes after the last record.
     expectReadFails(damaged(4 + 124, 0), SnapshotFormat::Gadget2, {"'num_files' at byte offset 128", "is 0"});
     expectReadFails(damaged(4 + 96 + 4, int32_t(n) + 1), SnapshotFormat::Gadget2,
                     {"'npartTotal[1]' at byte offset 104", "1001", "npart[1] is 1000"});

@@ -197,7 +197,7 @@ std::vector<GpuKernelConfig> kernelVariants()
             // Every group with more than 8 leaf entries (most of them) on the body-leaf split kernel.
             {GpuWalk::Team, 2, false, {}, {8}},
             // The body-leaf kernel without the long lists' split, with and without split tails, and the
-            // split without split tails (the default before session 23).
+            // split without split tails.
             {GpuWalk::Team, 2, false, {}, {0, false}},
             {GpuWalk::Team, 4, false, {}, {0, true}},
             {GpuWalk::Team, 2, false, {}, {512, false}},
@@ -387,8 +387,8 @@ TEST_P(GpuFarField, ListsEqualAndForcesMatchCpuTwin)
     }
 
     // Probes at 2^15 and below: at 2^20 one probe of 502 differs from the CPU twin by 3.4e-4 in its potential
-    // (Plummer; 1.3e-4 Hernquist) with the far field off as well (session 25, H200), the device's value being the
-    // direct sum's; a twin difference older than the far field, left to its own investigation.
+    // (Plummer; 1.3e-4 Hernquist) on an H200 with the far field off as well, the device's value being the
+    // direct sum's: a twin difference that the far field does not cause, not explained yet.
     if (c.log2n <= 15) expectProbesClose(gpu, cpu.solver, bodies);
 }
 
@@ -779,7 +779,7 @@ double laneIterationsPerInteraction(const PackedTree& packed, const WalkCounts& 
     return lanes / interactions;
 }
 
-/// Needs no device: the estimate of benchmarks/results/kernel_sass.md (there at 2^20 and 2^22) on a small
+/// Needs no device: the estimate of benchmarks/results/gpu_forces/kernel_sass.md (there at 2^20 and 2^22) on a small
 /// Plummer sphere, merged groups and the tree's own: the split leaves fewer lanes idle, and no fewer than none.
 TEST(NodeKernelPlanTest, SplitTailIdlesFewerLanesOnPlummerGroups)
 {
@@ -927,7 +927,7 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
 }
 
 // The default walk (every group, a warp each) on every box; the one-thread walk from kEwaldWalkMinEntries
-// entries (the default before session 24) and for every group; leaves of two bodies at theta 0.3, the
+// entries and for every group; leaves of two bodies at theta 0.3, the
 // uniform box's longest lists. Names spell the walk out, so a change of the defaults cannot repeat one.
 INSTANTIATE_TEST_SUITE_P(Boxes, GpuPeriodic,
                          ::testing::Values(PeriodicCase{false, 15}, PeriodicCase{true, 15}, PeriodicCase{false, 9},

@@ -123,15 +123,15 @@ TimelineInterval intervalOf(const std::vector<TimelineInterval>& v, int64_t step
 /// The copy stream's download of the positions for a build, mapped through a polled anchor: it starts
 /// after the host queued it (start_build) and ends before the build thread saw it end (wait_positions),
 /// to within the anchor's poll. Mapped through the clock read after a blocking wait instead, it ended
-/// 0.05-2.8 ms after wait_positions in session 21 (benchmarks/results/h200_s21/pipeline/README.md).
+/// 0.05-2.8 ms after wait_positions on an H200 at 2^22.
 void checkCopyInterval(const std::vector<TimelineInterval>& v, int64_t step)
 {
     const TimelineInterval copy  = intervalOf(v, step, "copy", "download_positions");
     const TimelineInterval queue = intervalOf(v, step, "host", "start_build");
     const TimelineInterval seen  = intervalOf(v, step, "host-build", "wait_positions");
     EXPECT_GE(copy.start, queue.start) << "the copy starts after it was queued";
-    // 10 us: the poll's round trip and the events' resolution (0.5 us); measured on the H200 at 2^22, the
-    // copy ended at most 1.6 us after the build thread saw it (benchmarks/results/h200_s22/pipeline/).
+    // 10 us: the poll's round trip and the events' resolution (0.5 us); measured on an H200 at 2^22, the
+    // copy ended at most 1.6 us after the build thread saw it.
     EXPECT_LE(copy.end, seen.end + 1e-5) << "the copy ends before the build thread saw it end";
     std::printf("step %lld: the build thread saw the copy end %.1f us after its drawn end\n",
                 static_cast<long long>(step), 1e6 * (seen.end - copy.end));

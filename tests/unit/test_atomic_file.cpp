@@ -83,9 +83,9 @@ TEST_F(AtomicFileTest, ReplacesOrKeepsThePreviousFileWhenAsked)
     EXPECT_EQ(slurp(path("ck.prev")), "two");
 }
 
-// Issue 15, items 6/7: rotating a checkpoint never leaves its name missing or partial. It once renamed
-// the current file to .prev and then the new one into place, so a kill between the two renames left no
-// checkpoint at all: a reader polling the name while it is rotated saw it missing.
+// Rotating a checkpoint never leaves its name missing or partial. Renaming the current file to .prev and
+// then the new one into place would leave no checkpoint at all after a kill between the two renames: a
+// reader polling the name while it is rotated would see it missing.
 TEST_F(AtomicFileTest, KeepAsPrevNeverLeavesTheTargetMissing)
 {
     const std::string target = path("checkpoint.bin");

@@ -455,7 +455,7 @@ TEST(PeriodicPair, BodyInAPerfectLatticeFeelsNoForce)
         worstExact = std::max(worstExact, std::sqrt(dot(acc, acc)) / pairForce);
         worstFloat = std::max(worstFloat, std::sqrt(double(dot(accFloat, accFloat))) / pairForce);
         worstPot   = std::max(worstPot, std::fabs(pot / (m * kLatticeConstant / a) - 1.0));
-        // Measured: 1.0e-7 of a single-pair force summed in double (issue 13's 1e-6), 1.9e-5 summed in float;
+        // Measured: 1.0e-7 of a single-pair force summed in double (target 1e-6), 1.9e-5 summed in float;
         // the potential (summed in double) within 1.0e-6 relative.
         EXPECT_LT(std::sqrt(dot(acc, acc)), 1e-6 * pairForce) << "body " << i;
         EXPECT_LT(std::sqrt(double(dot(accFloat, accFloat))), 5e-5 * pairForce) << "body " << i;
@@ -592,7 +592,7 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
 {
     Parameters p = Parameters{};
     p.backend    = Backend::Cpu;
-    // 2^15 (2^14 until session 29): every group expands its Ewald correction (kEwaldGroupMaxHalf).
+    // 2^15: every group expands its Ewald correction (kEwaldGroupMaxHalf; at 2^14 most groups are wider).
     const PeriodicCase c      = uniformBox(1 << 15, 1.0, 7);
     const PeriodicReference r = periodicReference(c, 256, 0.0);
     std::vector<Vec3d> acc;
@@ -602,9 +602,10 @@ TEST(PeriodicTree, UniformBoxMatchesTheEwaldSum)
                 "body; from previous accelerations %.3g, %.3g, %.0f\n",
                 estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody, previous.errors.median,
                 previous.errors.p99, previous.interactionsPerBody);
-    // Issue 13's target (2e-4, 2e-3), met by the error control: measured 1.50e-4 / 1.42e-3 at 8841 interactions
-    // per body, from previous accelerations the same at 8842 (every group at the bound). At 2^14 before session 29
-    // (groups up to L/8 expanding): 1.68e-4 / 1.40e-3 at 6027, from previous accelerations 1.64e-4 / 1.40e-3.
+    // The periodic accuracy target (median 2e-4, p99 2e-3), met by the error control: measured 1.50e-4 / 1.42e-3
+    // at 8841 interactions per body, from previous accelerations the same at 8842 (every group at the bound). At
+    // 2^14 with groups up to L/8 expanding: 1.68e-4 / 1.40e-3 at 6027, from previous accelerations 1.64e-4 /
+    // 1.40e-3.
     EXPECT_FALSE(estimate.usedPrevious);
     EXPECT_TRUE(previous.usedPrevious);
     for (const TreeRun& run : {estimate, previous})
@@ -641,7 +642,7 @@ TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSumAtThetasCost)
                 "accelerations %.3g, %.3g, %.4g\n",
                 estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody / plain,
                 previous.errors.median, previous.errors.p99, previous.interactionsPerBody / plain);
-    // Measured: median 1.05e-4, p99 7.9e-4 (issue 13's target) at 1.025 times the interactions of theta 0.5
+    // Measured: median 1.05e-4, p99 7.9e-4 (within the target) at 1.025 times the interactions of theta 0.5
     // everywhere (1.003 with err_tol_force_acc 0.02): the clusters' net forces are far above the box's pull, so
     // their groups keep theta 0.5. From previous accelerations: 1.06e-4 / 7.9e-4 at 1.014.
     EXPECT_TRUE(previous.usedPrevious);
@@ -655,7 +656,7 @@ TEST(PeriodicTree, ClusteredBoxMatchesTheEwaldSumAtThetasCost)
 
 TEST(PeriodicTree, EvolvedCosmologicalBoxMatchesTheEwaldSum)
 {
-    // Issue 13's clustered (evolved) box from a real run: 32^3 LCDM bodies in 32 Mpc/h at z = 0 (data/README.md
+    // A clustered (evolved) box from a real run: 32^3 LCDM bodies in 32 Mpc/h at z = 0 (data/README.md
     // says how it was made), 1024 random targets against the Ewald sum in float64. Its void bodies feel a net force
     // of a fraction of the box's pull G M / L^2, and their groups are the box's largest.
     const ParticleSet b = readSnapshot(std::string(OCTWALK_DATA_DIR) + "/ics/lcdm32_z0.gadget");
@@ -671,8 +672,8 @@ TEST(PeriodicTree, EvolvedCosmologicalBoxMatchesTheEwaldSum)
                 estimate.errors.median, estimate.errors.p99, estimate.interactionsPerBody, previous.errors.median,
                 previous.errors.p99, previous.interactionsPerBody);
     // Measured: median 2.5e-5, p99 4.6e-4 at 4899 interactions per body (from previous accelerations 2.4e-5, 4.6e-4
-    // at 4952). With groups up to L/8 expanding their Ewald correction (kEwaldGroupMaxHalf before session 29) the
-    // p99 was 3.2e-3, whatever theta or the error control's bound (theta 0.3 or a bound of 4: 3.2e-3), and without
+    // at 4952). With groups up to L/8 expanding their Ewald correction (kEwaldGroupMaxHalf at 1/8 instead of 3/32)
+    // the p99 is 3.2e-3, whatever theta or the error control's bound (theta 0.3 or a bound of 4: 3.2e-3), and without
     // any group expansion 3.5e-4.
     for (const TreeRun& run : {estimate, previous})
     {
@@ -703,7 +704,7 @@ TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
     // Measured: 1.98e-3 with err_tol_force_acc 0.002 (1.95e-3 with every leaf body by body in the Ewald pass, also
     // at 0.02; the net force vanishes: every group opens to theta / 2.25);
     // with theta 0.5 everywhere 0.137 with the groups' Ewald expansion, 0.133 with the per-interaction
-    // correction, 5.6e-4 at theta 0.25 (issue 13 asks for 1e-6): the 2x2x2 nodes accepted at twice their
+    // correction, 5.6e-4 at theta 0.25 (the target is 1e-6): the 2x2x2 nodes accepted at twice their
     // side carry a few per cent of hexadecapole error each. Opening every node gives 3.8e-5 (float sums and
     // the table).
     EXPECT_LT(worst, 3e-3 * m / (a * a));
@@ -925,8 +926,8 @@ TEST(EwaldWalk, EveryPathMatchesTheEwaldSumAndTheWarpWalkTheThreadWalk)
     for (const bool clustered : {false, true})
     {
         const double eps2 = clustered ? 1e-6 : 0.0;
-        // The uniform box at 2^15, where every group expands (at 2^14 most groups have been wider than
-        // kEwaldGroupMaxHalf since session 29 and take the per-interaction correction, which no walk serves).
+        // The uniform box at 2^15, where every group expands (at 2^14 most groups are wider than
+        // kEwaldGroupMaxHalf and take the per-interaction correction, which no walk serves).
         const int log2n           = clustered ? 14 : 15;
         const PeriodicCase c      = clustered ? clusteredBox(1 << 14, 10.0, 9) : uniformBox(1 << 15, 1.0, 7);
         const PeriodicReference r = periodicReference(c, 256, eps2);
@@ -1064,8 +1065,8 @@ TEST(EwaldWalk, ALeafOrCellAcrossTheHalfBoxBoundaryIsSplit)
 TEST(EwaldGroup, SmallBoxMixesBothPathsAndMatchesTheEwaldSum)
 {
     // 2^12 uniform bodies: some groups span more than kEwaldGroupMaxHalf of the box and take the
-    // per-interaction correction, the others the expansion; all against the exact sum. (2^9 until session 29,
-    // when the bound went from L/8 to 3/32 L and no group of 2^9-2^11 bodies expanded any more.)
+    // per-interaction correction, the others the expansion; all against the exact sum. (With the bound at 3/32 L
+    // no group of 2^9-2^11 bodies expands.)
     PeriodicCase c = uniformBox(1 << 12, 1.0, 4);
     Parameters p   = Parameters{};
     p.backend      = Backend::Cpu;

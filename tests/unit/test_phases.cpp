@@ -32,7 +32,7 @@ TEST(Phases, GroupsSumToTheTotal)
     EXPECT_EQ(t.walk(), walk);
     EXPECT_EQ(t.total(), host + walk);
     EXPECT_EQ(t.walkPasses(), t[Phase::WalkCount] + t[Phase::WalkWrite]);
-    // Issue 12's walk + forces: from the first pass through the download, the upload left out.
+    // The device's walk + forces: from the first pass through the download, the upload left out.
     EXPECT_EQ(t.walkForces(), t[Phase::WalkCount] + t[Phase::Scan] + t[Phase::WalkWrite] + t[Phase::BodyNode] +
                                   t[Phase::BodyLeaf] + t[Phase::Download]);
     t.clear(PhaseGroup::Walk);

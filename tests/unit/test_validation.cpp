@@ -158,8 +158,8 @@ double relativeError(const ParticleSet& b, const test::Forces& f, int64_t i)
     return std::sqrt(dot(d, d) / dot(ref[0], ref[0]));
 }
 
-// Issue 15, item 10: a body far from a unit Plummer cluster once lost its acceleration to float32's
-// denormals (36% error at 9.9e14, 1.5e-3 at 1e14), because m/r^3 was formed before multiplying by d.
+// A body far from a unit Plummer cluster keeps its acceleration: m/r^3 formed before multiplying by d
+// would fall into float32's denormals (36% error at 9.9e14, 1.5e-3 at 1e14).
 TEST(Validation, FarBodyAmongAClusterIsAsAccurateAsTheTree)
 {
     for (double x : {1e12, 1e13, 1e14, 9.9e14, -1e15})
@@ -173,9 +173,9 @@ TEST(Validation, FarBodyAmongAClusterIsAsAccurateAsTheTree)
     }
 }
 
-// Issue 15, item 11: two bodies of mass 0.5 at 1e-13, unsoftened: the acceleration (5e25) fits float32,
-// only the intermediate m/r^3 (5e38) did not; it is computed now, down to where r^2 leaves float's normal
-// range (~1e-19). A pair whose acceleration m/r^2 itself overflows float32 is refused by name.
+// Two bodies of mass 0.5 at 1e-13, unsoftened: the acceleration (5e25) fits float32, only an intermediate
+// m/r^3 (5e38) would not; the pair is computed down to where r^2 leaves float's normal range (~1e-19). A
+// pair whose acceleration m/r^2 itself overflows float32 is refused by name.
 TEST(Validation, CloseUnsoftenedPairIsComputedWhileFloatHoldsTheForce)
 {
     for (double r : {1e-13, 1e-15, 1e-17})
