@@ -1,8 +1,4 @@
 // octwalk hermite.
-#include <unistd.h>
-
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -23,75 +19,42 @@ namespace octwalk::cli {
 
 namespace {
 
-volatile std::sig_atomic_t gHermiteStop = 0;
-
-extern "C" void onHermiteStop(int signo) { gHermiteStop = signo; }
-
-/// SIGINT/SIGTERM handlers for the lifetime of a run, the previous ones restored after it.
-class HermiteSignals
-{
-public:
-    HermiteSignals()
-    {
-        gHermiteStop = 0;
-        oldInt_      = std::signal(SIGINT, onHermiteStop);
-        oldTerm_     = std::signal(SIGTERM, onHermiteStop);
-    }
-    ~HermiteSignals()
-    {
-        std::signal(SIGINT, oldInt_);
-        std::signal(SIGTERM, oldTerm_);
-    }
-    int received() const { return gHermiteStop; }
-
-private:
-    void (*oldInt_)(int);
-    void (*oldTerm_)(int);
-};
-
-/// One progress line on a terminal, rewritten in place at most twice a second; nothing otherwise.
+/// The progress line after an interval; the energy error is that of the last diagnostics row.
 class HermiteProgress
 {
 public:
-    explicit HermiteProgress(bool enabled)
-        : enabled_(enabled && isatty(STDOUT_FILENO)), start_(Clock::now()), last_(start_)
+    HermiteProgress(bool enabled, const HermiteIntegrator& h)
+        : line_(enabled), firstInterval_(h.stepIndex()), firstSteps_(h.counts().bodySteps)
     {}
 
-    void update(const HermiteIntegrator& h, const HermiteDiagnostics* d, int64_t firstInterval, int64_t firstSteps)
+    void update(const HermiteIntegrator& h, const HermiteDiagnostics* d)
     {
         if (d) energyError_ = d->relativeEnergyError;
-        if (!enabled_) return;
-        const auto now = Clock::now();
-        if (std::chrono::duration<double>(now - last_).count() < 0.5 && !h.done()) return;
-        last_                 = now;
-        const double elapsed  = std::chrono::duration<double>(now - start_).count();
-        const int64_t done    = h.stepIndex() - firstInterval;
-        const double eta      = done > 0 ? elapsed / double(done) * double(h.plan().numSteps - h.stepIndex()) : 0;
-        const double bodyRate = elapsed > 0 ? double(h.counts().bodySteps - firstSteps) / elapsed : 0;
-        std::printf("\rinterval %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g body steps/s  ETA %.0f s   ",
-                    static_cast<long long>(h.stepIndex()), static_cast<long long>(h.plan().numSteps), h.time(),
-                    energyError_, bodyRate, eta);
-        std::fflush(stdout);
-        if (h.done()) std::printf("\n");
+        if (!line_.due(h.done())) return;
+        const double elapsed  = line_.elapsed();
+        const double eta      = line_.eta(h.stepIndex() - firstInterval_, h.plan().numSteps - h.stepIndex());
+        const double bodyRate = elapsed > 0 ? double(h.counts().bodySteps - firstSteps_) / elapsed : 0;
+        char text[256];
+        std::snprintf(text, sizeof(text),
+                      "interval %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g body steps/s  ETA %.0f s   ",
+                      static_cast<long long>(h.stepIndex()), static_cast<long long>(h.plan().numSteps), h.time(),
+                      energyError_, bodyRate, eta);
+        line_.show(text, h.done());
     }
 
 private:
-    using Clock = std::chrono::steady_clock;
-    bool enabled_;
-    Clock::time_point start_, last_;
+    ProgressLine line_;
+    int64_t firstInterval_, firstSteps_;
     double energyError_ = 0;
 };
 
 int runWithProgress(HermiteIntegrator& h, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
                     const std::string& source, int64_t restartedFromStep, std::ostream& out)
 {
-    HermiteProgress progress(!quiet);
-    HermiteSignals signals;
-    const int64_t firstInterval = h.stepIndex(), firstSteps = h.counts().bodySteps;
+    HermiteProgress progress(!quiet, h);
+    StopSignals signals;
     HermiteRunControl control;
-    control.afterInterval = [&](const HermiteIntegrator& s, const HermiteDiagnostics* d) {
-        progress.update(s, d, firstInterval, firstSteps);
-    };
+    control.afterInterval = [&](const HermiteIntegrator& s, const HermiteDiagnostics* d) { progress.update(s, d); };
     control.stopRequested = [&] { return signals.received(); };
     const int stopped     = runHermite(h, dir, rs, resume, control);
     writeHermiteRunJson(dir, h, rs, source, restartedFromStep, true);
@@ -100,9 +63,7 @@ int runWithProgress(HermiteIntegrator& h, const fs::path& dir, const RunSettings
         << h.counts().blockSteps << " block steps, " << h.counts().bodySteps << " body steps\n";
     if (stopped != 0)
     {
-        out << "stopped by signal " << stopped << " at interval " << h.stepIndex() << ", t = " << h.time()
-            << "; checkpoint written; resume with: octwalk hermite --restart " << (dir / "checkpoint.bin").string()
-            << "\n";
+        out << stoppedLine("hermite", "interval", stopped, h.stepIndex(), h.time(), dir / "checkpoint.bin");
         return 128 + stopped;
     }
     const HermiteDiagnostics d = h.diagnostics();
@@ -181,15 +142,11 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
         RunSettings saved;
         std::unique_ptr<HermiteIntegrator> h = HermiteIntegrator::fromCheckpoint(point.checkpoint.string(), &saved);
         if (!vm["t-end"].defaulted()) h->extendTo(tEnd);
-        fs::path dir = point.checkpoint.parent_path();
-        if (dir.empty()) dir = ".";
+        const fs::path dir       = point.directory();
         const int64_t from       = h->stepIndex();
-        const std::string source = "{\"restart\": " + jsonString(point.checkpoint.string()) + "}";
+        const std::string source = point.sourceJson();
         writeHermiteRunJson(dir, *h, saved, source, from, false);
-        if (!point.skipped.empty())
-        {
-            out << "the newest checkpoint is not usable (" << point.skipped << "); using the previous one\n";
-        }
+        point.reportSkipped(out);
         out << versionHeader() << ": hermite restarting from " << point.checkpoint.string() << " at interval " << from
             << " of " << h->plan().numSteps << ", t = " << h->time() << "\n";
         return runWithProgress(*h, dir, saved, quiet, true, source, from, out);

@@ -1,9 +1,5 @@
 // octwalk run.
-#include <unistd.h>
-
-#include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -27,74 +23,31 @@ namespace octwalk::cli {
 
 namespace {
 
-volatile std::sig_atomic_t gStopSignal = 0;
+/// Steps whose median wall time gives the bodies per second of the progress line.
+constexpr size_t kRecentSteps = 32;
 
-extern "C" void onStopSignal(int signo) { gStopSignal = signo; }
-
-/// Installs SIGINT/SIGTERM handlers for the lifetime of a run and restores the previous ones.
-class StopSignals
+/// The progress line after a step; the energy error is an O(N) sum, so it is computed only when a line is shown.
+void showProgress(ProgressLine& line, const Simulation& sim, const StepTiming& timing)
 {
-public:
-    StopSignals()
+    if (!line.due(sim.done())) return;
+    const double eta    = line.eta(timing.steps(), sim.plan().numSteps - sim.stepIndex());
+    const double recent = timing.recentStepSeconds(kRecentSteps);
+    const double rate   = recent > 0 ? double(sim.numBodies()) / recent : 0.0;
+    char text[256];
+    if (sim.comoving())
     {
-        gStopSignal = 0;
-        oldInt_     = std::signal(SIGINT, onStopSignal);
-        oldTerm_    = std::signal(SIGTERM, onStopSignal);
+        std::snprintf(text, sizeof(text), "step %lld/~%lld  a = %.5g  z = %.4g  %.3g bodies/s  ETA %.0f s   ",
+                      static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps), sim.time(),
+                      1 / sim.time() - 1, rate, eta);
     }
-    ~StopSignals()
+    else
     {
-        std::signal(SIGINT, oldInt_);
-        std::signal(SIGTERM, oldTerm_);
+        std::snprintf(text, sizeof(text), "step %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g bodies/s  ETA %.0f s   ",
+                      static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps), sim.time(),
+                      sim.diagnostics().relativeEnergyError, rate, eta);
     }
-    int received() const { return gStopSignal; }
-
-private:
-    void (*oldInt_)(int);
-    void (*oldTerm_)(int);
-};
-
-/// One progress line on a terminal, rewritten in place; nothing when output is not a terminal.
-class Progress
-{
-public:
-    explicit Progress(bool enabled) : enabled_(enabled && isatty(STDOUT_FILENO)), start_(Clock::now()), last_(start_) {}
-
-    /// Steps whose median wall time gives the bodies per second of the line.
-    static constexpr size_t kRecentSteps = 32;
-
-    /// The energy error is an O(N) sum, so it is computed only when a line is printed.
-    void update(const Simulation& sim, const StepTiming& timing, int64_t n)
-    {
-        if (!enabled_) return;
-        auto now = Clock::now();
-        if (std::chrono::duration<double>(now - last_).count() < 0.5 && !sim.done()) return;
-        last_          = now;
-        double elapsed = std::chrono::duration<double>(now - start_).count();
-        int64_t done   = timing.steps();
-        double perStep = done > 0 ? elapsed / double(done) : 0;
-        double eta     = perStep * double(sim.plan().numSteps - sim.stepIndex());
-        double recent  = timing.recentStepSeconds(kRecentSteps);
-        if (sim.comoving())
-        {
-            std::printf("\rstep %lld/~%lld  a = %.5g  z = %.4g  %.3g bodies/s  ETA %.0f s   ",
-                        static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps),
-                        sim.time(), 1 / sim.time() - 1, recent > 0 ? double(n) / recent : 0.0, eta);
-        }
-        else
-        {
-            std::printf("\rstep %lld/%lld  t = %.5g  dE/E0 = %+.3e  %.3g bodies/s  ETA %.0f s   ",
-                        static_cast<long long>(sim.stepIndex()), static_cast<long long>(sim.plan().numSteps),
-                        sim.time(), sim.diagnostics().relativeEnergyError, recent > 0 ? double(n) / recent : 0.0, eta);
-        }
-        std::fflush(stdout);
-        if (sim.done()) std::printf("\n");
-    }
-
-private:
-    using Clock = std::chrono::steady_clock;
-    bool enabled_;
-    Clock::time_point start_, last_;
-};
+    line.show(text, sim.done());
+}
 
 ParticleSet readInput(const std::string& input, const std::string& format)
 {
@@ -119,19 +72,18 @@ std::string timingSummary(const StepTiming& timing, int64_t n)
 int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
                     const std::string& source, int64_t restartedFromStep, bool timeline, std::ostream& out)
 {
-    Progress progress(!quiet);
+    ProgressLine progress(!quiet);
     StopSignals signals;
     RunControl control;
     control.timeline      = timeline;
-    control.afterStep     = [&](const Simulation& s, const StepTiming& t) { progress.update(s, t, s.numBodies()); };
+    control.afterStep     = [&](const Simulation& s, const StepTiming& t) { showProgress(progress, s, t); };
     control.stopRequested = [&] { return signals.received(); };
     RunOutcome r          = runSimulation(sim, dir, rs, resume, control);
     writeRunJson(dir, sim, rs, source, restartedFromStep, &r.timing);
     if (r.timing.steps() > 0) out << timingSummary(r.timing, sim.state().size());
     if (r.stoppedBy != 0)
     {
-        out << "\nstopped by signal " << r.stoppedBy << " at step " << sim.stepIndex() << ", t = " << sim.time()
-            << "; checkpoint written; resume with: octwalk run --restart " << r.checkpoint.string() << "\n";
+        out << "\n" << stoppedLine("run", "step", r.stoppedBy, sim.stepIndex(), sim.time(), r.checkpoint);
         return 128 + r.stoppedBy;
     }
     if (sim.comoving())
@@ -364,15 +316,11 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         Simulation sim    = Simulation::fromCheckpoint(point.checkpoint.string(), &extra);
         RunSettings saved = RunSettings::decode(extra);
         if (!vm["t-end"].defaulted()) sim.extendTo(tEnd);
-        fs::path dir = point.checkpoint.parent_path();
-        if (dir.empty()) dir = ".";
-        int64_t from             = sim.stepIndex();
-        const std::string source = "{\"restart\": " + jsonString(point.checkpoint.string()) + "}";
+        const fs::path dir       = point.directory();
+        const int64_t from       = sim.stepIndex();
+        const std::string source = point.sourceJson();
         writeRunJson(dir, sim, saved, source, from);
-        if (!point.skipped.empty())
-        {
-            out << "the newest checkpoint is not usable (" << point.skipped << "); using the previous one\n";
-        }
+        point.reportSkipped(out);
         out << versionHeader() << ": restarting from " << point.checkpoint.string() << " at step " << from << " of "
             << sim.plan().numSteps << ", t = " << sim.time() << "\n";
         return runWithProgress(sim, dir, saved, quiet, true, source, from, timeline, out);

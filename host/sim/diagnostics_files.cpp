@@ -1,9 +1,7 @@
 #include "host/sim/diagnostics_files.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <iomanip>
 
 #include "common/errors.h"
 #include "host/core/phases.h"
@@ -18,46 +16,23 @@ namespace {
 /// The columns timing.csv appends after the phases (new columns go last: readers index the old ones).
 constexpr const char* kInteractionColumns = "node_interactions_per_body,leaf_interactions_per_body,steps_since_rebuild";
 
-/// Drops rows written after the checkpoint's step (a run killed between checkpoints).
-void truncateAfter(const fs::path& path, int64_t step)
-{
-    std::ifstream in(path);
-    if (!in) return;
-    std::string line, kept;
-    while (std::getline(in, line))
-    {
-        if (in.eof()) break; // a last line without its newline: a row cut short by a kill
-        bool isRow = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
-        if (isRow && std::stoll(line.substr(0, line.find(','))) > step) break;
-        kept += line + "\n";
-    }
-    in.close();
-    // Through the one writer, never in place: a kill part-way leaves the old file, not an empty one.
-    writeFileAtomically(path.string(), kept, Existing::Replace);
-}
-
 } // namespace
 
 DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& headerComment, bool resume,
                                    int64_t resumeStep, bool comoving, bool timeline)
-    : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv"), timingPath_(dir / "timing.csv"),
-      timelinePath_(dir / "timeline.csv"), comoving_(comoving)
+    : rows_(dir, resume, resumeStep), timingPath_(dir / "timing.csv"), timelinePath_(dir / "timeline.csv"),
+      comoving_(comoving)
 {
     if (resume)
     {
-        truncateAfter(energyPath_, resumeStep);
-        truncateAfter(lagrangePath_, resumeStep);
-        truncateAfter(timingPath_, resumeStep);
-        if (timeline) truncateAfter(timelinePath_, resumeStep);
+        truncateRowsAfter(timingPath_, resumeStep);
+        if (timeline) truncateRowsAfter(timelinePath_, resumeStep);
     }
     std::error_code ec;
     const bool timingIsNew = !resume || fs::file_size(timingPath_, ec) == 0 || ec;
     if (timeline) openTimeline(headerComment, !resume || fs::file_size(timelinePath_, ec) == 0 || ec);
-    energy_.open(energyPath_, std::ios::app);
-    lagrange_.open(lagrangePath_, std::ios::app);
     timing_.open(timingPath_, std::ios::app);
-    if (!energy_ || !lagrange_ || !timing_)
-        throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
+    if (!timing_) throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
     if (timingIsNew)
     {
         timing_ << headerComment << "# seconds per step, measured: unlike every other output of a run, these "
@@ -72,25 +47,21 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
     }
     if (!resume && comoving)
     {
-        energy_ << headerComment
-                << "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = "
-                << "sum m v^2 / 2 of the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the "
-                << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v; layzer_irvine = "
-                << "K + W + int (2K + W) d ln a (Layzer-Irvine: constant in exact dynamics) and li_error = its "
-                << "change since a_begin over |W|\n"
-                << "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
-        lagrange_ << headerComment << "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
+        rows_.energy << headerComment
+                     << "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = "
+                     << "sum m v^2 / 2 of the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the "
+                     << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v; layzer_irvine = "
+                     << "K + W + int (2K + W) d ln a (Layzer-Irvine: constant in exact dynamics) and li_error = its "
+                     << "change since a_begin over |W|\n"
+                     << "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
+        rows_.lagrange << headerComment << "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
     }
     else if (!resume)
     {
-        energy_ << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
-                << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
-        lagrange_ << headerComment << "step,time";
-        for (double f : lagrangeFractions()) lagrange_ << ",r_" << f;
-        lagrange_ << "\n";
+        rows_.energy << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
+                     << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
+        rows_.writeLagrangeHeader(headerComment);
     }
-    energy_ << std::setprecision(15);
-    lagrange_ << std::setprecision(9);
 }
 
 void DiagnosticsFiles::write(const Simulation& sim)
@@ -98,26 +69,23 @@ void DiagnosticsFiles::write(const Simulation& sim)
     Diagnostics d = sim.diagnostics();
     if (comoving_)
     {
-        energy_ << sim.stepIndex() << ',' << d.time << ',' << 1 / d.time - 1 << ',' << sim.comoving()->lastDlna << ','
-                << d.kinetic << ',' << d.potential << ',' << d.total << ',' << d.momentum.x << ',' << d.momentum.y
-                << ',' << d.momentum.z;
+        rows_.energy << sim.stepIndex() << ',' << d.time << ',' << 1 / d.time - 1 << ',' << sim.comoving()->lastDlna
+                     << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ',' << d.momentum.x << ','
+                     << d.momentum.y << ',' << d.momentum.z;
         const Simulation::Comoving& c = *sim.comoving();
         const double constant         = d.total + c.layzerIrvineIntegral;
-        energy_ << ',' << constant << ','
-                << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';
-        energy_.flush();
+        rows_.energy << ',' << constant << ','
+                     << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';
+        rows_.energy.flush();
         return;
     }
-    energy_ << sim.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
-            << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.comPos.x << ',' << d.comPos.y << ','
-            << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x << ','
-            << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ',' << d.angularMomentum.y << ','
-            << d.angularMomentum.z << '\n';
-    lagrange_ << sim.stepIndex() << ',' << d.time;
-    for (double r : lagrangianRadii(sim.state(), lagrangeFractions())) lagrange_ << ',' << r;
-    lagrange_ << '\n';
-    energy_.flush();
-    lagrange_.flush();
+    rows_.energy << sim.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
+                 << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.comPos.x << ',' << d.comPos.y << ','
+                 << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x
+                 << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
+                 << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
+    rows_.writeLagrangeRow(sim.stepIndex(), d.time, sim.state());
+    rows_.flush();
 }
 
 void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "host/core/timeline.h"
+#include "host/sim/run_driver.h"
 #include "host/sim/simulation.h"
 
 namespace octwalk {
@@ -47,8 +48,9 @@ private:
     /// Opens timeline.csv for appending, with its header when isNew.
     void openTimeline(const std::string& headerComment, bool isNew);
 
-    std::filesystem::path energyPath_, lagrangePath_, timingPath_, timelinePath_;
-    std::ofstream energy_, lagrange_, timing_, timeline_;
+    EnergyLagrangeFiles rows_;
+    std::filesystem::path timingPath_, timelinePath_;
+    std::ofstream timing_, timeline_;
     bool comoving_;
 };
 

@@ -1,17 +1,8 @@
 #include "host/sim/hermite.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <climits>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <iomanip>
-#include <map>
-#include <mutex>
 #include <sstream>
 #include <tuple>
 
@@ -19,50 +10,14 @@
 #include "common/hermite.h"
 #include "host/core/parallel.h"
 #include "host/core/timer.h"
-#include "host/core/version.h"
 #include "host/g6/g6lib.h"
-#include "host/io/atomic_file.h"
-#include "host/io/checkpoint.h"
-#include "host/io/json.h"
-#include "host/io/snapshot.h"
 
 namespace octwalk {
 
-namespace fs = std::filesystem;
-
 namespace {
-
-/// The library's cluster ids (GRAPE-6: 0..15); each integrator holds its own, so several may coexist.
-constexpr int kClusters = 16;
-
-std::mutex gClusterMutex;
-std::array<bool, kClusters> gClusterInUse{};
-
-int acquireCluster()
-{
-    std::lock_guard<std::mutex> lock(gClusterMutex);
-    for (int id = 0; id < kClusters; ++id)
-    {
-        if (!gClusterInUse[id])
-        {
-            gClusterInUse[id] = true;
-            return id;
-        }
-    }
-    throw BackendError("hermite: all " + std::to_string(kClusters) + " libg6 cluster ids are in use by integrators");
-}
-
-void releaseCluster(int id)
-{
-    std::lock_guard<std::mutex> lock(gClusterMutex);
-    gClusterInUse[id] = false;
-}
 
 /// Ticks of one sync interval: the longest step.
 constexpr int64_t kIntervalTicks = int64_t(1) << kHermiteTickBits;
-
-/// First line of the integrator's part of a checkpoint.
-constexpr const char* kCheckpointTag = "octwalk-hermite 1";
 
 double norm(const Vec3d& v) { return std::sqrt(dot(v, v)); }
 
@@ -118,28 +73,6 @@ struct EnergySums
     }
 };
 
-std::string hexDouble(double v)
-{
-    char b[40];
-    std::snprintf(b, sizeof(b), "%a", v);
-    return b;
-}
-
-double parseDouble(const std::string& token, const std::string& path)
-{
-    char* end = nullptr;
-    double v  = std::strtod(token.c_str(), &end);
-    if (token.empty() || *end != '\0')
-    {
-        throw FormatError("checkpoint '" + path + "': integrator setting '" + token + "' is not a number");
-    }
-    return v;
-}
-
-/// Bytes per body of the integrator's state in a checkpoint: acc, jerk, snap (9 doubles), potential,
-/// step in ticks.
-constexpr size_t kBodyRecord = 10 * sizeof(double) + sizeof(int64_t);
-
 } // namespace
 
 void validate(const HermiteSettings& s)
@@ -156,16 +89,6 @@ void validate(const HermiteSettings& s)
     check("eta_start", s.etaStart, s.etaStart > 0 && s.etaStart <= 1, "in (0, 1]");
     check("dt_max", s.dtMax, s.dtMax > 0 && std::isfinite(s.dtMax), "finite and > 0");
 }
-
-struct HermiteIntegrator::Restored
-{
-    CheckpointImage image;
-    HermiteSettings settings;
-    HermiteCounts counts;
-    std::vector<Vec3d> acc, jerk, snap;
-    std::vector<double> pot;
-    std::vector<int64_t> steps;
-};
 
 HermiteIntegrator::HermiteIntegrator(ParticleSet initial, const Parameters& p, const HermiteSettings& settings,
                                      StepPlan plan)
@@ -190,50 +113,6 @@ HermiteIntegrator::HermiteIntegrator(ParticleSet initial, const Parameters& p, c
     open();
     initialForces();
     initialEnergy_ = diagnostics().total;
-}
-
-HermiteIntegrator::HermiteIntegrator(Restored&& r)
-    : state_(std::move(r.image.state)), params_(r.image.parameters), settings_(r.settings), counts_(r.counts),
-      acc_(std::move(r.acc)), jerk_(std::move(r.jerk)), snap_(std::move(r.snap)), pot_(std::move(r.pot)),
-      stepTicks_(std::move(r.steps))
-{
-    validate(params_);
-    validate(settings_);
-    plan_.t0       = r.image.t0;
-    plan_.h        = r.image.h;
-    plan_.numSteps = r.image.numSteps;
-    interval_      = r.image.step;
-    initialEnergy_ = r.image.initialEnergy;
-    state_.time    = time();
-    checkBodies();
-    timeTicks_.assign(state_.size(), 0);
-    for (int64_t i = 0; i < state_.size(); ++i)
-    {
-        const int64_t s = stepTicks_[i];
-        if (s < 1 || s > kIntervalTicks || (s & (s - 1)) != 0)
-        {
-            throw FormatError("checkpoint: " + bodyName(i, state_) + " has step " + std::to_string(s) +
-                              " ticks, not a power of two in [1, 2^" + std::to_string(kHermiteTickBits) + "]");
-        }
-    }
-    open();
-    Stopwatch clock;
-    uploadAll();
-    integrationSeconds_ += clock.lap();
-}
-
-G6Cluster::~G6Cluster()
-{
-    if (id_ < 0) return;
-    if (open_) g6_close(id_);
-    releaseCluster(id_);
-}
-
-void G6Cluster::open()
-{
-    id_ = acquireCluster();
-    if (g6_open(id_) != 0) throw BackendError("hermite: g6_open(" + std::to_string(id_) + ") failed");
-    open_ = true;
 }
 
 void HermiteIntegrator::open()
@@ -279,6 +158,19 @@ void HermiteIntegrator::checkBodies() const
             const int64_t first = std::min(order[k - 1], order[k]), second = std::max(order[k - 1], order[k]);
             throw InputError(bodyName(second, state_) + " is at the position of " + bodyName(first, state_) +
                              " and epsilon = 0: their force is singular");
+        }
+    }
+}
+
+void HermiteIntegrator::checkStepTicks() const
+{
+    for (int64_t i = 0; i < state_.size(); ++i)
+    {
+        const int64_t s = stepTicks_[i];
+        if (s < 1 || s > kIntervalTicks || (s & (s - 1)) != 0)
+        {
+            throw FormatError("checkpoint: " + bodyName(i, state_) + " has step " + std::to_string(s) +
+                              " ticks, not a power of two in [1, 2^" + std::to_string(kHermiteTickBits) + "]");
         }
     }
 }
@@ -590,248 +482,6 @@ HermiteDiagnostics HermiteIntegrator::diagnostics()
     d.relativeEnergyError = initialEnergy_ != 0 ? (d.total - initialEnergy_) / std::fabs(initialEnergy_) : 0.0;
     d.virialRatio         = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
     return d;
-}
-
-void HermiteIntegrator::writeCheckpoint(const std::string& path, const RunSettings& rs) const
-{
-    CheckpointImage c;
-    c.state           = state_;
-    c.step            = interval_;
-    c.numSteps        = plan_.numSteps;
-    c.t0              = plan_.t0;
-    c.h               = plan_.h;
-    c.initialEnergy   = initialEnergy_;
-    c.parameters      = params_;
-    c.direct          = true;
-    std::string extra = std::string(kCheckpointTag) + "\n" + rs.encode() + "\n" + hexDouble(settings_.eta) + " " +
-                        hexDouble(settings_.etaStart) + " " + hexDouble(settings_.dtMax) + " " +
-                        std::to_string(counts_.blockSteps) + " " + std::to_string(counts_.bodySteps) + "\n";
-    const size_t head = extra.size();
-    extra.resize(head + kBodyRecord * size_t(state_.size()));
-    char* out = &extra[head];
-    for (int64_t i = 0; i < state_.size(); ++i)
-    {
-        const double values[10] = {acc_[i].x,  acc_[i].y,  acc_[i].z,  jerk_[i].x, jerk_[i].y,
-                                   jerk_[i].z, snap_[i].x, snap_[i].y, snap_[i].z, pot_[i]};
-        std::memcpy(out, values, sizeof(values));
-        std::memcpy(out + sizeof(values), &stepTicks_[i], sizeof(int64_t));
-        out += kBodyRecord;
-    }
-    c.extra = std::move(extra);
-    octwalk::writeCheckpoint(path, c);
-}
-
-std::unique_ptr<HermiteIntegrator> HermiteIntegrator::fromCheckpoint(const std::string& path, RunSettings* runSettings)
-{
-    Restored r;
-    r.image                 = readCheckpoint(path);
-    const std::string& text = r.image.extra;
-    auto notOurs            = [&](const std::string& why) {
-        return FormatError("checkpoint '" + path + "' is not one of octwalk hermite: " + why);
-    };
-    size_t line1 = text.find('\n');
-    if (line1 == std::string::npos || text.compare(0, line1, kCheckpointTag) != 0)
-        throw notOurs("its settings do not start with '" + std::string(kCheckpointTag) + "'");
-    size_t line2 = text.find('\n', line1 + 1);
-    size_t line3 = line2 == std::string::npos ? line2 : text.find('\n', line2 + 1);
-    if (line3 == std::string::npos) throw notOurs("its settings are cut short");
-    RunSettings rs = RunSettings::decode(text.substr(line1 + 1, line2 - line1 - 1));
-    std::istringstream s(text.substr(line2 + 1, line3 - line2 - 1));
-    std::string eta, etaStart, dtMax;
-    if (!(s >> eta >> etaStart >> dtMax >> r.counts.blockSteps >> r.counts.bodySteps))
-        throw notOurs("its integrator settings cannot be read");
-    r.settings.eta      = parseDouble(eta, path);
-    r.settings.etaStart = parseDouble(etaStart, path);
-    r.settings.dtMax    = parseDouble(dtMax, path);
-    const int64_t n     = r.image.state.size();
-    if (text.size() - (line3 + 1) != kBodyRecord * size_t(n))
-    {
-        throw notOurs("it holds " + std::to_string(text.size() - (line3 + 1)) + " bytes of body state, " +
-                      std::to_string(kBodyRecord * size_t(n)) + " expected for " + std::to_string(n) + " bodies");
-    }
-    r.acc.resize(n);
-    r.jerk.resize(n);
-    r.snap.resize(n);
-    r.pot.resize(n);
-    r.steps.resize(n);
-    const char* in = text.data() + line3 + 1;
-    for (int64_t i = 0; i < n; ++i)
-    {
-        double v[10];
-        std::memcpy(v, in, sizeof(v));
-        std::memcpy(&r.steps[i], in + sizeof(v), sizeof(int64_t));
-        r.acc[i]  = {v[0], v[1], v[2]};
-        r.jerk[i] = {v[3], v[4], v[5]};
-        r.snap[i] = {v[6], v[7], v[8]};
-        r.pot[i]  = v[9];
-        in += kBodyRecord;
-    }
-    if (runSettings) *runSettings = rs;
-    return std::unique_ptr<HermiteIntegrator>(new HermiteIntegrator(std::move(r)));
-}
-
-namespace {
-
-/// Drops the rows after `step` of a diagnostics file of a restarted run (a run killed between
-/// checkpoints), through the atomic writer.
-void truncateRowsAfter(const fs::path& path, int64_t step)
-{
-    std::ifstream in(path);
-    if (!in) return;
-    std::string line, kept;
-    while (std::getline(in, line))
-    {
-        if (in.eof()) break; // a last line without its newline: a row cut short by a kill
-        const bool isRow = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
-        if (isRow && std::stoll(line.substr(0, line.find(','))) > step) break;
-        kept += line + "\n";
-    }
-    in.close();
-    writeFileAtomically(path.string(), kept, Existing::Replace);
-}
-
-/// energy.csv and lagrange.csv of a Hermite run: one row per diagnostics interval.
-class HermiteFiles
-{
-public:
-    HermiteFiles(const fs::path& dir, const std::string& header, bool resume, int64_t resumeStep)
-        : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv")
-    {
-        if (resume)
-        {
-            truncateRowsAfter(energyPath_, resumeStep);
-            truncateRowsAfter(lagrangePath_, resumeStep);
-        }
-        energy_.open(energyPath_, std::ios::app);
-        lagrange_.open(lagrangePath_, std::ios::app);
-        if (!energy_ || !lagrange_) throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
-        if (!resume)
-        {
-            energy_ << header << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,px,py,pz,Lx,Ly,Lz,"
-                    << "block_steps,body_steps,dt_min,dt_max\n";
-            lagrange_ << header << "step,time";
-            for (double f : lagrangeFractions()) lagrange_ << ",r_" << f;
-            lagrange_ << "\n";
-        }
-        energy_ << std::setprecision(15);
-        lagrange_ << std::setprecision(9);
-    }
-
-    void write(const HermiteIntegrator& h, const HermiteDiagnostics& d)
-    {
-        energy_ << h.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
-                << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.momentum.x << ',' << d.momentum.y << ','
-                << d.momentum.z << ',' << d.angularMomentum.x << ',' << d.angularMomentum.y << ','
-                << d.angularMomentum.z << ',' << h.counts().blockSteps << ',' << h.counts().bodySteps << ','
-                << h.shortestStep() << ',' << h.longestStep() << '\n';
-        lagrange_ << h.stepIndex() << ',' << d.time;
-        for (double r : lagrangianRadii(h.state(), lagrangeFractions())) lagrange_ << ',' << r;
-        lagrange_ << '\n';
-        energy_.flush();
-        lagrange_.flush();
-    }
-
-private:
-    fs::path energyPath_, lagrangePath_;
-    std::ofstream energy_, lagrange_;
-};
-
-void writeSnapshotOf(const fs::path& dir, const HermiteIntegrator& h, const RunSettings& rs)
-{
-    const SnapshotFormat f = parseSnapshotFormat(rs.format);
-    char name[64];
-    std::snprintf(name, sizeof(name), "snap_%06lld", static_cast<long long>(h.stepIndex()));
-    SnapshotMeta meta{toJson(h.parameters()), versionAndHash(), h.parameters().gravitational_constant};
-    // A restarted run may rewrite the snapshot of the interval it resumes from; it is the same state.
-    writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, h.state(), meta, true);
-}
-
-std::string number(double v)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << v;
-    return s.str();
-}
-
-} // namespace
-
-void writeHermiteRunJson(const fs::path& dir, const HermiteIntegrator& h, const RunSettings& rs,
-                         const std::string& source, int64_t restartedFromStep, bool finished)
-{
-    const Parameters& p = h.parameters();
-    std::ostringstream j;
-    j << "{\n  \"octwalk\": " << jsonString(OCTWALK_VERSION) << ",\n  \"git\": " << jsonString(OCTWALK_GIT_HASH)
-      << ",\n  \"command\": \"hermite\""
-      << ",\n  \"units\": \"N-body, G = " << number(p.gravitational_constant) << "\""
-      << ",\n  \"initial_conditions\": " << source
-      << ",\n  \"integrator\": \"4th-order Hermite predictor-corrector (Makino & Aarseth 1992), block time steps, "
-         "forces through the GRAPE-6 API (libg6)\""
-      << ",\n  \"epsilon\": " << number(std::sqrt(p.epsilon_squared))
-      << ",\n  \"gravitational_constant\": " << number(p.gravitational_constant)
-      << ",\n  \"eta\": " << number(h.settings().eta) << ",\n  \"eta_start\": " << number(h.settings().etaStart)
-      << ",\n  \"dt_max\": " << number(h.settings().dtMax) << ",\n  \"sync_interval\": " << number(h.plan().h)
-      << ",\n  \"t_start\": " << number(h.plan().t0)
-      << ",\n  \"t_end\": " << number(h.plan().t0 + double(h.plan().numSteps) * h.plan().h)
-      << ",\n  \"intervals\": " << h.plan().numSteps << ",\n  \"energy_every\": " << rs.energyEvery
-      << ",\n  \"snapshot_every\": " << rs.snapshotEvery << ",\n  \"checkpoint_every\": " << rs.checkpointEvery
-      << ",\n  \"snapshot_format\": " << jsonString(rs.format) << ",\n  \"n\": " << h.state().size()
-      << ",\n  \"g6_npipes\": " << h.pipes() << ",\n  \"g6_backend\": "
-      << jsonString(std::getenv("OCTWALK_G6_BACKEND") ? std::getenv("OCTWALK_G6_BACKEND") : "library default")
-      << ",\n  \"restarted_from_step\": " << restartedFromStep;
-    if (finished)
-    {
-        const double wall = h.integrationSeconds();
-        j << ",\n  \"block_steps\": " << h.counts().blockSteps << ",\n  \"body_steps\": " << h.counts().bodySteps
-          << ",\n  \"integration_seconds\": " << number(wall)
-          << ",\n  \"library_seconds\": " << number(h.librarySeconds())
-          << ",\n  \"library_fraction\": " << number(wall > 0 ? h.librarySeconds() / wall : 0.0)
-          << ",\n  \"timing_note\": \"seconds of this process (a restart counts its own); library: inside the "
-             "g6 calls of the integration (diagnostics excluded)\"";
-    }
-    j << "\n}\n";
-    writeFileAtomically((dir / "run.json").string(), j.str(), Existing::Replace);
-}
-
-int runHermite(HermiteIntegrator& h, const fs::path& dir, const RunSettings& rs, bool resume,
-               const HermiteRunControl& control)
-{
-    validate(rs);
-    const std::string header =
-        "# " + versionHeader() +
-        "; octwalk hermite; units N-body, G = " + number(h.parameters().gravitational_constant) +
-        "; epsilon = " + number(std::sqrt(h.parameters().epsilon_squared)) + ", eta = " + number(h.settings().eta) +
-        ", eta_start = " + number(h.settings().etaStart) + ", dt_max = " + number(h.settings().dtMax) + "\n";
-    HermiteFiles files(dir, header, resume, h.stepIndex());
-    const fs::path checkpoint = dir / "checkpoint.bin";
-    if (!resume)
-    {
-        files.write(h, h.diagnostics());
-        writeSnapshotOf(dir, h, rs);
-    }
-    while (!h.done())
-    {
-        h.advanceInterval();
-        const int64_t k = h.stepIndex();
-        HermiteDiagnostics d;
-        const bool row = k % rs.energyEvery == 0 || h.done();
-        if (row)
-        {
-            d = h.diagnostics();
-            files.write(h, d);
-        }
-        if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || h.done()) writeSnapshotOf(dir, h, rs);
-        if ((rs.checkpointEvery > 0 && k % rs.checkpointEvery == 0) || h.done())
-            h.writeCheckpoint(checkpoint.string(), rs);
-        if (control.afterInterval) control.afterInterval(h, row ? &d : nullptr);
-        const int stop = control.stopRequested ? control.stopRequested() : 0;
-        if (stop != 0 && !h.done())
-        {
-            h.writeCheckpoint(checkpoint.string(), rs);
-            return stop;
-        }
-    }
-    return 0;
 }
 
 } // namespace octwalk

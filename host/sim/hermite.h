@@ -35,7 +35,7 @@
 
 #include "host/core/params.h"
 #include "host/core/particles.h"
-#include "host/sim/run.h"
+#include "host/sim/run_driver.h"
 #include "host/sim/simulation.h"
 
 namespace octwalk {
@@ -155,6 +155,8 @@ private:
 
     void open();
     void checkBodies() const;
+    /// FormatError naming the first body whose step is not a power of two of ticks up to the interval.
+    void checkStepTicks() const;
     double tickSeconds() const;
     double tau(int64_t ticks) const;
     void uploadAll();

@@ -1,9 +1,7 @@
 #include "host/sim/run.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <sstream>
 
 #include "common/errors.h"
@@ -11,49 +9,12 @@
 #include "host/core/timer.h"
 #include "host/core/version.h"
 #include "host/io/atomic_file.h"
-#include "host/io/checkpoint.h"
 #include "host/io/json.h"
-#include "host/io/snapshot.h"
 #include "host/sim/diagnostics_files.h"
 
 namespace octwalk {
 
 namespace fs = std::filesystem;
-
-std::string RunSettings::encode() const
-{
-    std::ostringstream s;
-    s << energyEvery << ' ' << snapshotEvery << ' ' << checkpointEvery << ' ' << format;
-    return s.str();
-}
-
-RunSettings RunSettings::decode(const std::string& text)
-{
-    RunSettings r;
-    std::istringstream s(text);
-    if (!(s >> r.energyEvery >> r.snapshotEvery >> r.checkpointEvery >> r.format))
-    {
-        // Only the first line: another command's checkpoint (octwalk hermite's) stores binary state after it.
-        throw FormatError("checkpoint: the run settings stored in it cannot be read ('" +
-                          text.substr(0, std::min<size_t>(text.find('\n'), 200)) + "')");
-    }
-    return r;
-}
-
-void validate(const RunSettings& rs)
-{
-    auto check = [](const char* name, int64_t value, int64_t least) {
-        if (value < least)
-        {
-            throw ParameterError(std::string("run setting ") + name + " = " + std::to_string(value) +
-                                 " is invalid: must be >= " + std::to_string(least));
-        }
-    };
-    check("energy_every", rs.energyEvery, 1);
-    check("snapshot_every", rs.snapshotEvery, 0);
-    check("checkpoint_every", rs.checkpointEvery, 0);
-    parseSnapshotFormat(rs.format);
-}
 
 void StepTiming::add(const StepTimes& t)
 {
@@ -168,12 +129,7 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
 
 void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettings& rs)
 {
-    SnapshotFormat f = parseSnapshotFormat(rs.format);
-    char name[64];
-    std::snprintf(name, sizeof(name), "snap_%06lld", static_cast<long long>(sim.stepIndex()));
-    SnapshotMeta meta{toJson(sim.parameters()), versionAndHash(), sim.parameters().gravitational_constant};
-    // A restarted run may rewrite the snapshot of the step it resumes from; it is the same state.
-    writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, sim.state(), meta, true);
+    writeRunSnapshot(dir, sim.stepIndex(), sim.state(), sim.parameters(), rs.format);
 }
 
 InteractionStats stepInteractions(const Simulation& sim)
@@ -233,45 +189,56 @@ std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagno
     return times;
 }
 
-RestartPoint findRestartCheckpoint(const fs::path& where)
+namespace {
+
+/// A Simulation in runLoop: its diagnostics files, snapshots and checkpoints, and after every step a row of
+/// timing.csv, its intervals on the timeline when that is on, and the caller's afterStep.
+class SimulationStepper : public RunStepper
 {
-    std::error_code ec;
-    const fs::path current = fs::is_directory(where, ec) ? where / "checkpoint.bin" : where;
-    const fs::path prev    = current.string() + ".prev";
-    RestartPoint point;
-    point.checkpoint = current;
-    try
+public:
+    SimulationStepper(Simulation& sim, const fs::path& dir, const RunSettings& rs, DiagnosticsFiles& files,
+                      const RunControl& control, StepTiming& timing)
+        : sim_(sim), dir_(dir), rs_(rs), files_(files), control_(control), timing_(timing)
+    {}
+
+    bool done() const override { return sim_.done(); }
+    int64_t stepIndex() const override { return sim_.stepIndex(); }
+    void step() override { sim_.step(); }
+    void writeDiagnostics() override { files_.write(sim_); }
+    void writeSnapshot() override { writeSnapshotAt(dir_, sim_, rs_); }
+    bool atOutputTime() const override { return sim_.atOutputTime(); }
+    void writeCheckpoint(const std::string& path) override { sim_.writeCheckpoint(path, rs_.encode()); }
+
+    void afterStep(const LoopStepTimes& times, bool) override
     {
-        readCheckpoint(current.string());
-        return point;
-    }
-    catch (const FormatError& e)
-    {
-        point.skipped = e.what();
-    }
-    try
-    {
-        readCheckpoint(prev.string());
-    }
-    catch (const FormatError& e)
-    {
-        throw FormatError("no valid checkpoint to restart from: " + point.skipped + "; and " + e.what());
-    }
-    // Keep the damaged file for inspection, and give the valid one back its name (a kill in between leaves
-    // no current file, which the next restart passes over for .prev as here).
-    if (fs::exists(fs::symlink_status(current)))
-    {
-        const std::string damaged = current.string() + ".damaged";
-        if (::rename(current.c_str(), damaged.c_str()) != 0)
+        const int64_t k           = sim_.stepIndex();
+        StepTimes t               = sim_.lastStepTimes();
+        t[StepPhase::Diagnostics] = times.diagnostics;
+        t[StepPhase::Io]          = times.io;
+        t[StepPhase::StepWall]    = times.wall;
+        Timeline& timeline        = processTimeline();
+        if (timeline.enabled())
         {
-            throw FormatError("'" + current.string() + "': cannot move the damaged checkpoint to '" + damaged +
-                              "': " + std::strerror(errno));
+            recordStepIntervals(timeline, sim_, times.stepBegin, times.stepEnd);
+            timeline.recordSteady(k, "host", "diagnostics", times.stepEnd, times.diagnosticsEnd);
+            timeline.recordSteady(k, "host", "io", times.diagnosticsEnd, steadyClockSeconds());
+            files_.writeTimeline(timeline.take());
         }
+        files_.writeTiming(k, t, stepInteractions(sim_), stepsSinceRebuild(sim_));
+        timing_.add(t);
+        if (control_.afterStep) control_.afterStep(sim_, timing_);
     }
-    linkAtomically(prev.string(), current.string());
-    point.checkpoint = prev;
-    return point;
-}
+
+private:
+    Simulation& sim_;
+    const fs::path& dir_;
+    const RunSettings& rs_;
+    DiagnosticsFiles& files_;
+    const RunControl& control_;
+    StepTiming& timing_;
+};
+
+} // namespace
 
 RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool resume,
                          const RunControl& control)
@@ -281,56 +248,12 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
         sim.comoving() ? unitsText(sim) : "N-body, G = " + std::to_string(sim.parameters().gravitational_constant);
     std::string comment = "# " + versionHeader() + "; units " + units + "; parameters " + toJson(sim.parameters()) +
                           (sim.comoving() ? "; comoving " + comovingJson(*sim.comoving()) : std::string()) + "\n";
-    TimelineSession timelineSession(control.timeline);
-    Timeline& timeline = processTimeline();
-    DiagnosticsFiles diag(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value(), control.timeline);
+    TimelineSession recording(control.timeline);
+    DiagnosticsFiles files(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value(), control.timeline);
     RunOutcome outcome;
     outcome.checkpoint = dir / "checkpoint.bin";
-    if (!resume)
-    {
-        diag.write(sim);
-        writeSnapshotAt(dir, sim, rs);
-    }
-    while (!sim.done())
-    {
-        Stopwatch stepClock;
-        const double stepBegin = steadyClockSeconds();
-        sim.step();
-        const double stepEnd = steadyClockSeconds();
-        StepTimes t          = sim.lastStepTimes();
-        Stopwatch clock;
-        int64_t k = sim.stepIndex();
-        if (k % rs.energyEvery == 0 || sim.done()) diag.write(sim);
-        t[StepPhase::Diagnostics]   = clock.lap();
-        const double diagnosticsEnd = steadyClockSeconds();
-        if ((rs.snapshotEvery > 0 && k % rs.snapshotEvery == 0) || sim.done() || sim.atOutputTime())
-        {
-            writeSnapshotAt(dir, sim, rs);
-        }
-        if ((rs.checkpointEvery > 0 && k % rs.checkpointEvery == 0) || sim.done())
-        {
-            sim.writeCheckpoint(outcome.checkpoint.string(), rs.encode());
-        }
-        t[StepPhase::Io]       = clock.lap();
-        t[StepPhase::StepWall] = stepClock.lap();
-        if (timeline.enabled())
-        {
-            recordStepIntervals(timeline, sim, stepBegin, stepEnd);
-            timeline.recordSteady(k, "host", "diagnostics", stepEnd, diagnosticsEnd);
-            timeline.recordSteady(k, "host", "io", diagnosticsEnd, steadyClockSeconds());
-            diag.writeTimeline(timeline.take());
-        }
-        diag.writeTiming(k, t, stepInteractions(sim), stepsSinceRebuild(sim));
-        outcome.timing.add(t);
-        if (control.afterStep) control.afterStep(sim, outcome.timing);
-        int stop = control.stopRequested ? control.stopRequested() : 0;
-        if (stop != 0 && !sim.done())
-        {
-            sim.writeCheckpoint(outcome.checkpoint.string(), rs.encode());
-            outcome.stoppedBy = stop;
-            return outcome;
-        }
-    }
+    SimulationStepper stepper(sim, dir, rs, files, control, outcome.timing);
+    outcome.stoppedBy = runLoop(stepper, outcome.checkpoint, rs, resume, control.stopRequested);
     return outcome;
 }
 

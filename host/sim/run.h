@@ -1,8 +1,8 @@
 #pragma once
 /// @file run.h
-/// A run on disk: the step loop with its outputs in one directory (energy.csv, lagrange.csv,
-/// timing.csv, snapshots, run.json, checkpoint.bin), and the settings a restart must reuse. What a person sees
-/// (a progress line, signal handling, messages) is the caller's (host/cli/cmd_run.cpp).
+/// A run on disk: the step loop of a Simulation (host/sim/run_driver.h) with its outputs in one directory
+/// (energy.csv, lagrange.csv, timing.csv, snapshots, run.json, checkpoint.bin). What a person sees (a
+/// progress line, signal handling, messages) is the caller's (host/cli/cmd_run.cpp).
 
 #include <cstdint>
 #include <filesystem>
@@ -11,30 +11,10 @@
 #include <vector>
 
 #include "host/core/timeline.h"
+#include "host/sim/run_driver.h"
 #include "host/sim/simulation.h"
 
 namespace octwalk {
-
-/// Settings of a run that a restart must reuse; stored in the checkpoint.
-struct RunSettings
-{
-    /// Steps between rows of energy.csv and lagrange.csv. >= 1
-    int64_t energyEvery = 1;
-    /// Steps between snapshots (0: the first and last only). >= 0
-    int64_t snapshotEvery = 0;
-    /// Steps between checkpoints (one is always written at the end). >= 0
-    int64_t checkpointEvery = 100;
-    /// Snapshot format name (see parseSnapshotFormat).
-    std::string format = "tipsy";
-
-    /// The text stored in the checkpoint.
-    std::string encode() const;
-    /// Parses encode()'s text; FormatError when it cannot be read.
-    static RunSettings decode(const std::string& text);
-};
-
-/// ParameterError naming the first setting out of range and its value, or for an unknown format.
-void validate(const RunSettings& rs);
 
 /// Medians per phase over the steps of a run (in this process: a restart counts its own steps).
 class StepTiming
@@ -72,15 +52,6 @@ void writeRunJson(const std::filesystem::path& dir, const Simulation& sim, const
 /// same step, which a restarted run rewrites with the same state).
 void writeSnapshotAt(const std::filesystem::path& dir, const Simulation& sim, const RunSettings& rs);
 
-/// The checkpoint a restart continues from.
-struct RestartPoint
-{
-    /// The checkpoint file used.
-    std::filesystem::path checkpoint;
-    /// Why the newer checkpoint was passed over (empty when it was used).
-    std::string skipped;
-};
-
 /// Takes `steps` steps of sim (fewer when it reaches its end) writing nothing, and returns their times:
 /// the force evaluation's phases, integration and the step's wall time, and the diagnostics (energy
 /// sums and Lagrangian radii, as a run's rows need) only when withDiagnostics. For `octwalk profile --steps`.
@@ -102,14 +73,6 @@ int64_t stepsSinceRebuild(const Simulation& sim);
 /// "reorder_kick" after its last (one interval "step" when the evaluation has no phase spans, as with
 /// direct summation). Nothing for a pipelined run: its step records its own (host/sim/pipeline.h).
 void recordStepIntervals(Timeline& timeline, const Simulation& sim, double stepBegin, double stepEnd);
-
-/// Finds the newest valid checkpoint of a run for a restart: `where` is the run directory (its
-/// checkpoint.bin) or a checkpoint file; that file, else file + ".prev" when the file is missing or
-/// damaged (it fails its checksum or cannot be read: FormatError). When .prev is used, the damaged file
-/// is kept as file + ".damaged" and file becomes a second name of .prev, so that the next checkpoint's
-/// rotation cannot replace the one valid checkpoint with the damaged one. FormatError naming both files
-/// when neither is valid. Restore it with Simulation::fromCheckpoint(point.checkpoint).
-RestartPoint findRestartCheckpoint(const std::filesystem::path& where);
 
 /// What the caller sees of a running loop.
 struct RunControl
