@@ -1,6 +1,6 @@
 #pragma once
 /// @file pipeline.h
-/// The pipelined hybrid step (issue 11): the state of a run lives with the force backend (the device,
+/// The pipelined hybrid step: the state of a run lives with the force backend (the device,
 /// device/resident_gpu.h, or its CPU twin, host/cpu/resident_cpu.h) in the tree order of a kept
 /// topology. A step is the fused half kick and drift, the refit of the topology to the new positions,
 /// the walk and the forces (results stay with the backend) and the closing half kick; nothing of size
@@ -80,7 +80,7 @@ enum class PipelineDevice
 enum class Prediction
 {
     None,       ///< the state's own positions when the build starts (what the tests compare against)
-    AtAdoption, ///< predicted for the step that adopts the topology (x + L h v; sessions 21-25)
+    AtAdoption, ///< predicted for the step that adopts the topology (x + L h v)
     MidServed,  ///< predicted for the middle of the steps it serves (x + (L + (S - 1) / 2) h v; the default)
 };
 

@@ -188,7 +188,8 @@ void computeMultipoles(HostTree& tree);
 /// reaches that region and the walk opens it far deeper than any of its bodies needs: at 2^20 one such group of
 /// 46-58 bodies (boxes of half-width 10 at radius 19) walked 786-1471 cells against a median of 500, the walk
 /// passes' critical path. 256 splits 19-24 of 23000 groups in a 2^20 Plummer sphere (7-8 in a galaxy or
-/// Hernquist model) and took issue 12's 2^20 row from 6.6 to 6.0 ms at unchanged error (README).
+/// Hernquist model) and took the device walk and forces of a 2^20 Plummer sphere from 6.6 to 6.0 ms at
+/// unchanged error (README).
 constexpr int32_t kGroupContrast = 256;
 
 /// The highest cells with at most nGroup bodies and at least 1/kGroupContrast of their parent's, in
