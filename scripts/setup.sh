@@ -4,7 +4,7 @@
 # CMAKE_CUDA_ARCHITECTURES is given); otherwise the CPU-only build has the same program and tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages="cmake ninja-build g++ gfortran clang-format libboost-program-options-dev libgtest-dev libbenchmark-dev libhdf5-dev libfftw3-dev"
+packages="cmake ninja-build g++ gfortran clang-format libboost-program-options-dev libgtest-dev libbenchmark-dev libhdf5-dev libfftw3-dev libopenmpi-dev openmpi-bin"
 # OCTWALK_FUZZ_PACKAGES=1 (scripts/test.sh sets it) adds what the fuzz stage needs: clang, its runtime
 # libraries (libFuzzer, ASan, UBSan: only "recommended" by clang, so named here) and LLVM's OpenMP.
 # (The AddressSanitizer build uses g++, whose libasan comes with it.)

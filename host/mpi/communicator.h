@@ -1,0 +1,143 @@
+#pragma once
+/// @file communicator.h
+/// A thin typed wrapper of an MPI communicator: the collectives the distributed tree-code needs, on
+/// vectors of trivially copyable values sent as bytes, with MPI's errors turned into MpiError naming the
+/// rank. Floating-point reductions never go through MPI_SUM, whose order of operations MPI leaves open:
+/// sums are gathered to every rank and added in rank order, so every rank gets the same bits at a given
+/// rank count. Integer sums (exact in any order) and min/max (exact) use MPI's reductions.
+///
+/// Waits have no timeout yet: a rank that never reaches a collective (an exception on one rank only)
+/// blocks the others until the job is killed; callers keep collectives unconditional.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "host/mpi/mpi_error.h"
+
+namespace octwalk::mpi {
+
+/// Initialises MPI for the lifetime of the object when no one has (MPI_THREAD_FUNNELED: only the thread
+/// that initialised it calls MPI; OpenMP threads compute between calls), and finalises it at the end.
+class MpiEnvironment
+{
+public:
+    MpiEnvironment(int* argc, char*** argv);
+    ~MpiEnvironment();
+    MpiEnvironment(const MpiEnvironment&)            = delete;
+    MpiEnvironment& operator=(const MpiEnvironment&) = delete;
+
+private:
+    bool owns_ = false;
+};
+
+class Communicator
+{
+public:
+    /// Duplicates comm (so that this wrapper's messages never match another library's) and makes its
+    /// errors return codes instead of aborting. MPI must be initialised.
+    explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD);
+    ~Communicator();
+    Communicator(const Communicator&)            = delete;
+    Communicator& operator=(const Communicator&) = delete;
+
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    MPI_Comm comm() const { return comm_; }
+
+    void barrier() const;
+
+    /// One value from every rank, in rank order.
+    template<class T>
+    std::vector<T> allgather(const T& value) const
+    {
+        static_assert(std::is_trivially_copyable_v<T>, "allgather sends bytes");
+        std::vector<T> out(static_cast<size_t>(size_));
+        check(MPI_Allgather(&value, int(sizeof(T)), MPI_BYTE, out.data(), int(sizeof(T)), MPI_BYTE, comm_),
+              "MPI_Allgather");
+        return out;
+    }
+
+    /// Every rank's vector, concatenated in rank order; counts (optional) gets each rank's length.
+    template<class T>
+    std::vector<T> allgatherv(const std::vector<T>& local, std::vector<int64_t>* counts = nullptr) const
+    {
+        static_assert(std::is_trivially_copyable_v<T>, "allgatherv sends bytes");
+        const std::vector<int64_t> n = allgather<int64_t>(int64_t(local.size()));
+        std::vector<int> bytes(static_cast<size_t>(size_)), displ(static_cast<size_t>(size_));
+        int64_t total = 0;
+        for (int r = 0; r < size_; ++r)
+        {
+            displ[r] = byteCount(total * int64_t(sizeof(T)), "MPI_Allgatherv");
+            bytes[r] = byteCount(n[r] * int64_t(sizeof(T)), "MPI_Allgatherv");
+            total += n[r];
+        }
+        std::vector<T> out(static_cast<size_t>(total));
+        check(MPI_Allgatherv(local.data(), bytes[rank_], MPI_BYTE, out.data(), bytes.data(), displ.data(), MPI_BYTE,
+                             comm_),
+              "MPI_Allgatherv");
+        if (counts) *counts = n;
+        return out;
+    }
+
+    /// Personalised all-to-all: send holds the values for rank 0, then rank 1, ... (sendCounts[r] of them
+    /// for rank r); returns what every rank sent to this one, in rank order, with recvCounts[r] from rank r.
+    template<class T>
+    std::vector<T> alltoallv(const std::vector<T>& send, const std::vector<int64_t>& sendCounts,
+                             std::vector<int64_t>& recvCounts) const
+    {
+        static_assert(std::is_trivially_copyable_v<T>, "alltoallv sends bytes");
+        checkCounts(sendCounts, int64_t(send.size()));
+        recvCounts = alltoall(sendCounts);
+        std::vector<int> sBytes, sDispl, rBytes, rDispl;
+        byteLayout(sendCounts, sizeof(T), sBytes, sDispl);
+        const int64_t recv = byteLayout(recvCounts, sizeof(T), rBytes, rDispl);
+        std::vector<T> out(static_cast<size_t>(recv));
+        check(MPI_Alltoallv(send.data(), sBytes.data(), sDispl.data(), MPI_BYTE, out.data(), rBytes.data(),
+                            rDispl.data(), MPI_BYTE, comm_),
+              "MPI_Alltoallv");
+        return out;
+    }
+
+    /// One value to every rank and one from every rank (value r goes to rank r).
+    std::vector<int64_t> alltoall(const std::vector<int64_t>& values) const;
+
+    /// Exact integer sums over the ranks, element by element.
+    std::vector<int64_t> allreduceSum(const std::vector<int64_t>& values) const;
+    int64_t allreduceSum(int64_t value) const { return allreduceSum(std::vector<int64_t>{value})[0]; }
+    /// Sums modulo 2^64 (checksums), element by element.
+    std::vector<uint64_t> allreduceSum(const std::vector<uint64_t>& values) const;
+
+    /// Floating-point sums over the ranks, element by element, added in rank order on every rank: the
+    /// same bits everywhere and at every call with the same inputs.
+    std::vector<double> allreduceSumOrdered(const std::vector<double>& values) const;
+    double allreduceSumOrdered(double value) const { return allreduceSumOrdered(std::vector<double>{value})[0]; }
+
+    /// Element-wise minima and maxima over the ranks (exact).
+    std::vector<double> allreduceMin(const std::vector<double>& values) const;
+    std::vector<double> allreduceMax(const std::vector<double>& values) const;
+
+    /// Throws MpiError naming this rank, the call and MPI's message when code is not MPI_SUCCESS.
+    void check(int code, const char* call) const;
+
+    /// "rank R of P": how errors name this process.
+    std::string where() const;
+
+private:
+    /// bytes as an MPI count; MpiError naming the call when it exceeds int.
+    int byteCount(int64_t bytes, const char* call) const;
+    /// Byte counts and displacements of per-rank element counts; returns the element total.
+    int64_t byteLayout(const std::vector<int64_t>& counts, size_t elementSize, std::vector<int>& bytes,
+                       std::vector<int>& displ) const;
+    /// MpiError unless counts has one non-negative entry per rank summing to total.
+    void checkCounts(const std::vector<int64_t>& counts, int64_t total) const;
+
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int rank_ = 0, size_ = 1;
+};
+
+} // namespace octwalk::mpi

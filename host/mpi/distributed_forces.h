@@ -1,0 +1,80 @@
+#pragma once
+/// @file distributed_forces.h
+/// Gravity on the bodies of many ranks: each rank walks its own tree for its bodies (GravitySolver, on
+/// either backend) and the essential trees of every other rank (host/mpi/let.h) cut for the box of its
+/// groups, and adds the parts in rank order. Isolated boxes with Octgrav's or Bonsai's MAC (let.h says why).
+///
+///   mpi::MpiEnvironment env(&argc, &argv);
+///   mpi::Communicator comm;
+///   ParticleSet mine = ...;                     // any split of the bodies over the ranks
+///   mpi::redistribute(comm, mine);              // host/mpi/domain.h
+///   mpi::DistributedGravity gravity(comm, p);
+///   mpi::DistributedForces f;
+///   gravity.computeForces(mine, f);             // f.acc[i], f.pot[i] belong to mine's body i
+///   mpi::redistribute(comm, mine, f.cost);      // the next decomposition balances the interactions
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/vec.h"
+#include "host/core/params.h"
+#include "host/core/particles.h"
+#include "host/mpi/communicator.h"
+#include "host/mpi/let.h"
+#include "host/mpi/tree_walk.h"
+#include "host/solver/solver.h"
+
+namespace octwalk::mpi {
+
+/// What one distributed evaluation returns for this rank's bodies (their order in the ParticleSet).
+struct DistributedForces
+{
+    std::vector<Vec3d> acc; ///< G applied
+    std::vector<double> pot;
+    /// Per body: its body-node and body-body interactions (self excluded) in its own rank's tree and in the
+    /// essential trees of the others: the cost that domain.h's decompose balances.
+    std::vector<int64_t> cost;
+    /// This rank's totals: interactions with its own tree and with the other ranks' trees.
+    int64_t localInteractions = 0, remoteInteractions = 0;
+    /// The essential trees this rank sent and received: bytes, and nodes (closed ones included).
+    int64_t bytesSent = 0, bytesReceived = 0, nodesSent = 0, nodesReceived = 0;
+};
+
+class DistributedGravity
+{
+public:
+    /// ParameterError for a periodic box or Mac::Relative (not distributed yet). comm must outlive this.
+    DistributedGravity(const Communicator& comm, const Parameters& p);
+    ~DistributedGravity();
+
+    const Parameters& parameters() const { return params_; }
+
+    /// Forces on this rank's bodies from the bodies of all ranks. Collective: every rank calls it, with any
+    /// number of bodies (none too). InputError as GravitySolver's for bad bodies. The same bodies on the
+    /// same ranks give the same bits, for any thread count.
+    void computeForces(const ParticleSet& local, DistributedForces& out);
+
+    /// The local solver (its tree, timings and statistics of the last local evaluation).
+    const GravitySolver& localSolver() const { return solver_; }
+
+private:
+    struct LocalTree;
+    /// Builds and walks the local tree for the local bodies: fills local_ and the local part of the sums.
+    void evaluateLocal(const ParticleSet& local, std::vector<Vec3d>& acc, std::vector<double>& pot,
+                       std::vector<int64_t>& cost, int64_t& interactions);
+    /// The essential trees of this rank's tree for every other rank, exchanged: returns the received bytes
+    /// and their offsets per rank.
+    std::vector<char> exchangeEssentialTrees(std::vector<int64_t>& recvCounts, DistributedForces& out);
+    /// Adds source rank s's essential tree's forces and costs to the sums.
+    void addRemote(const EssentialTree& let, int s, std::vector<Vec3d>& acc, std::vector<double>& pot,
+                   std::vector<int64_t>& cost, int64_t& interactions);
+
+    const Communicator& comm_;
+    Parameters params_;
+    GravitySolver solver_;
+    std::unique_ptr<LocalTree> local_;
+    TreeWalkScratch scratch_;
+};
+
+} // namespace octwalk::mpi

@@ -1,0 +1,355 @@
+#include "host/mpi/let.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "host/mpi/mpi_error.h"
+
+namespace octwalk::mpi {
+
+namespace {
+
+/// Widening of the box and scaling of the radius in acceptedByEveryGroup. acceptNode's float rounding
+/// moves each axis distance by at most a few units of 2^-24 of the largest coordinate and the comparison
+/// by a few units of 2^-24 relative: the margins are 16 and 256 times that.
+constexpr double kBoxMargin    = 0x1p-20;
+constexpr double kRadiusMargin = 0x1p-16;
+/// Squared distances below this may underflow float32 in acceptNode: never accepted for every group.
+constexpr double kSmallestDistance2 = 1e-30;
+
+double largestMagnitude(const GroupsBox& box, F4 p)
+{
+    return std::max({std::fabs(box.lo.x), std::fabs(box.lo.y), std::fabs(box.lo.z), std::fabs(box.hi.x),
+                     std::fabs(box.hi.y), std::fabs(box.hi.z), std::fabs(double(p.x)), std::fabs(double(p.y)),
+                     std::fabs(double(p.z))});
+}
+
+/// How a node of the source tree enters the essential tree.
+enum class Kind : uint8_t
+{
+    Open,   ///< internal, sent with its children
+    Bodies, ///< leaf, sent with its bodies
+    Closed, ///< sent as a leaf without bodies: every group accepts it
+};
+
+/// A node of the source tree met by the breadth-first traversal.
+struct Visit
+{
+    uint32_t entry;
+    int32_t level;
+    Kind kind;
+    int64_t firstChild; ///< Open: where its children are in the traversal
+};
+
+/// The nodes of the essential tree in breadth-first order.
+std::vector<Visit> traverse(const TreeView& tree, const GroupsBox& box)
+{
+    std::vector<Visit> visits{{tree.rootEntry, 0, Kind::Open, 0}};
+    for (size_t q = 0; q < visits.size(); ++q)
+    {
+        const uint32_t entry = visits[q].entry;
+        const int32_t node   = int32_t(entry & ~kLeafBit);
+        if (acceptedByEveryGroup(tree.nodeMac[node], box)) visits[q].kind = Kind::Closed;
+        else if (entry & kLeafBit) visits[q].kind = Kind::Bodies;
+        else
+        {
+            // Set before the children are appended, which may move visits.
+            visits[q].firstChild = int64_t(visits.size());
+            const int32_t level  = visits[q].level + 1;
+            for (int word = 0; word < 2; ++word)
+            {
+                const U4 kids = tree.children[2 * node + word];
+                for (uint32_t child : {kids.x, kids.y, kids.z, kids.w})
+                {
+                    if (child != kEmptyChild) visits.push_back({child, level, Kind::Open, 0});
+                }
+            }
+        }
+    }
+    return visits;
+}
+
+void copyNode(const TreeView& tree, int32_t from, EssentialTree& let, int32_t to)
+{
+    let.nodeMac[to]          = tree.nodeMac[from];
+    let.nodeCom[to]          = tree.nodeCom[from];
+    let.nodeQuad[2 * to]     = tree.nodeQuad[2 * from];
+    let.nodeQuad[2 * to + 1] = tree.nodeQuad[2 * from + 1];
+    let.source[to]           = from;
+}
+
+/// Sizes let for the visits and gives every visit its entry in let.
+std::vector<uint32_t> numberNodes(const std::vector<Visit>& visits, EssentialTree& let)
+{
+    let.numInternal = int32_t(std::count_if(visits.begin(), visits.end(), [](const Visit& v) { return v.kind == Kind::Open; }));
+    let.numLeaves   = int32_t(visits.size()) - let.numInternal;
+    const size_t n  = visits.size();
+    let.children.assign(2 * size_t(let.numInternal), U4{0, 0, 0, 0});
+    let.nodeMac.resize(n);
+    let.nodeCom.resize(n);
+    let.nodeQuad.resize(2 * n);
+    let.source.resize(n);
+    let.leafRange.resize(size_t(let.numLeaves));
+    let.leafClosed.resize(size_t(let.numLeaves));
+    std::vector<uint32_t> entry(n);
+    uint32_t internal = 0, leaf = uint32_t(let.numInternal);
+    for (size_t q = 0; q < n; ++q) entry[q] = visits[q].kind == Kind::Open ? internal++ : (kLeafBit | leaf++);
+    return entry;
+}
+
+/// The child words of an open node: its children's new entries in the source's octant slots.
+void writeChildren(const TreeView& tree, const Visit& v, const std::vector<uint32_t>& entry, EssentialTree& let,
+                   uint32_t to)
+{
+    const int32_t node = int32_t(v.entry);
+    int64_t next       = v.firstChild;
+    for (int word = 0; word < 2; ++word)
+    {
+        const U4 kids = tree.children[2 * node + word];
+        uint32_t out[4];
+        const uint32_t in[4] = {kids.x, kids.y, kids.z, kids.w};
+        for (int k = 0; k < 4; ++k) out[k] = in[k] == kEmptyChild ? kEmptyChild : entry[size_t(next++)];
+        let.children[2 * to + word] = {out[0], out[1], out[2], out[3]};
+    }
+}
+
+} // namespace
+
+GroupsBox groupsBox(const GroupView& groups)
+{
+    GroupsBox box;
+    box.numGroups = groups.numGroups;
+    if (groups.numGroups == 0) return box;
+    const double inf = std::numeric_limits<double>::infinity();
+    box.lo           = {inf, inf, inf};
+    box.hi           = {-inf, -inf, -inf};
+    for (int32_t g = 0; g < groups.numGroups; ++g)
+    {
+        const F4 c = groups.center[g], h = groups.half[g];
+        box.lo     = {std::min(box.lo.x, double(c.x) - h.x), std::min(box.lo.y, double(c.y) - h.y),
+                      std::min(box.lo.z, double(c.z) - h.z)};
+        box.hi     = {std::max(box.hi.x, double(c.x) + h.x), std::max(box.hi.y, double(c.y) + h.y),
+                      std::max(box.hi.z, double(c.z) + h.z)};
+        box.maxScale = std::max(box.maxScale, double(h.w));
+    }
+    return box;
+}
+
+bool acceptedByEveryGroup(F4 nodeMac, const GroupsBox& box)
+{
+    const double margin = kBoxMargin * largestMagnitude(box, nodeMac);
+    auto axis           = [margin](double p, double lo, double hi) {
+        const double c = 0.5 * (lo + hi), h = 0.5 * (hi - lo) + margin;
+        return std::max(std::fabs(p - c) - h, 0.0);
+    };
+    const double dx = axis(nodeMac.x, box.lo.x, box.hi.x);
+    const double dy = axis(nodeMac.y, box.lo.y, box.hi.y);
+    const double dz = axis(nodeMac.z, box.lo.z, box.hi.z);
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    return d2 > kSmallestDistance2 && d2 > double(nodeMac.w) * (1.0 + box.maxScale) * (1.0 + kRadiusMargin);
+}
+
+TreeView EssentialTree::view() const
+{
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(), numInternal,
+            numLeaves,       rootEntry,      depth,          PeriodicView{nullptr, 0, 0.0f, 0.0f}, farField2};
+}
+
+BodyView EssentialTree::bodyView() const { return {bodies.data(), int32_t(bodies.size())}; }
+
+EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const GroupsBox& box)
+{
+    EssentialTree let;
+    if (box.numGroups == 0 || tree.numInternal + tree.numLeaves == 0) return let;
+    const std::vector<Visit> visits   = traverse(tree, box);
+    const std::vector<uint32_t> entry = numberNodes(visits, let);
+    let.rootEntry                     = entry[0];
+    let.farField2                     = tree.farField2;
+    for (size_t q = 0; q < visits.size(); ++q)
+    {
+        const Visit& v     = visits[q];
+        const int32_t from = int32_t(v.entry & ~kLeafBit);
+        const int32_t to   = int32_t(entry[q] & ~kLeafBit);
+        copyNode(tree, from, let, to);
+        let.depth = std::max(let.depth, v.level);
+        if (v.kind == Kind::Open)
+        {
+            writeChildren(tree, v, entry, let, uint32_t(to));
+            continue;
+        }
+        const int32_t f = to - let.numInternal;
+        if (v.kind == Kind::Closed)
+        {
+            let.leafRange[f]  = {int32_t(let.bodies.size()), 0};
+            let.leafClosed[f] = 1;
+            continue;
+        }
+        const I2 r        = tree.leafRange[from - tree.numInternal];
+        let.leafRange[f]  = {int32_t(let.bodies.size()), r.y};
+        let.leafClosed[f] = 0;
+        let.bodies.insert(let.bodies.end(), bodies.posMass + r.x, bodies.posMass + r.x + r.y);
+    }
+    return let;
+}
+
+namespace {
+
+constexpr uint32_t kLetMagic   = 0x4f574c54; // "OWLT"
+constexpr uint32_t kLetVersion = 1;
+
+struct LetHeader
+{
+    uint32_t magic, version;
+    int32_t numInternal, numLeaves, depth;
+    uint32_t rootEntry;
+    int64_t numBodies;
+    float farField2;
+    uint32_t reserved;
+};
+
+template<class T>
+void append(std::vector<char>& out, const std::vector<T>& values)
+{
+    const size_t at = out.size();
+    out.resize(at + values.size() * sizeof(T));
+    if (!values.empty()) std::memcpy(out.data() + at, values.data(), values.size() * sizeof(T));
+}
+
+/// Reads serialized arrays in order, checking that each lies within the buffer.
+struct Reader
+{
+    const char* data;
+    size_t size, at;
+    const std::string& from;
+
+    template<class T>
+    void read(std::vector<T>& values, int64_t count, const char* what)
+    {
+        const size_t bytes = size_t(count) * sizeof(T);
+        if (count < 0 || bytes > size - at)
+        {
+            throw MpiError("essential tree from " + from + ": " + what + " (" + std::to_string(count) +
+                           " entries) runs past the end of its " + std::to_string(size) + " bytes");
+        }
+        values.resize(size_t(count));
+        if (bytes) std::memcpy(values.data(), data + at, bytes);
+        at += bytes;
+    }
+};
+
+[[noreturn]] void badTree(const std::string& from, const std::string& what)
+{
+    throw MpiError("essential tree from " + from + ": " + what);
+}
+
+bool validEntry(uint32_t e, const EssentialTree& t, bool isRoot)
+{
+    const uint32_t node = e & ~kLeafBit;
+    if (e & kLeafBit) return node >= uint32_t(t.numInternal) && node < uint32_t(t.numNodes());
+    return node < uint32_t(t.numInternal) && (isRoot ? node == 0 : node > 0);
+}
+
+void checkStructure(const EssentialTree& t, const std::string& from)
+{
+    if (!validEntry(t.rootEntry, t, true)) badTree(from, "root entry " + std::to_string(t.rootEntry) + " is invalid");
+    for (size_t i = 0; i < t.children.size(); ++i)
+    {
+        for (uint32_t e : {t.children[i].x, t.children[i].y, t.children[i].z, t.children[i].w})
+        {
+            if (e != kEmptyChild && !validEntry(e, t, false))
+            {
+                badTree(from, "child entry " + std::to_string(e) + " of node " + std::to_string(i / 2) + " is invalid");
+            }
+        }
+    }
+    const int64_t numBodies = int64_t(t.bodies.size());
+    for (int32_t f = 0; f < t.numLeaves; ++f)
+    {
+        const I2 r = t.leafRange[f];
+        if (r.x < 0 || r.y < 0 || int64_t(r.x) + r.y > numBodies || (t.leafClosed[f] && r.y != 0))
+        {
+            badTree(from, "leaf " + std::to_string(f) + " has body range (" + std::to_string(r.x) + ", " +
+                              std::to_string(r.y) + ") for " + std::to_string(numBodies) + " bodies");
+        }
+    }
+}
+
+} // namespace
+
+void serializeEssentialTree(const EssentialTree& let, std::vector<char>& out)
+{
+    if (let.empty()) return;
+    LetHeader h{kLetMagic, kLetVersion, let.numInternal, let.numLeaves, let.depth, let.rootEntry,
+                int64_t(let.bodies.size()), let.farField2, 0};
+    const size_t at = out.size();
+    out.resize(at + sizeof(h));
+    std::memcpy(out.data() + at, &h, sizeof(h));
+    append(out, let.children);
+    append(out, let.nodeMac);
+    append(out, let.nodeCom);
+    append(out, let.nodeQuad);
+    append(out, let.leafRange);
+    append(out, let.leafClosed);
+    append(out, let.bodies);
+}
+
+EssentialTree deserializeEssentialTree(const char* data, size_t size, const std::string& from)
+{
+    EssentialTree t;
+    if (size == 0) return t;
+    LetHeader h;
+    if (size < sizeof(h)) badTree(from, std::to_string(size) + " bytes, shorter than its header");
+    std::memcpy(&h, data, sizeof(h));
+    if (h.magic != kLetMagic || h.version != kLetVersion)
+    {
+        badTree(from, "header " + std::to_string(h.magic) + " version " + std::to_string(h.version) + " is not " +
+                          std::to_string(kLetMagic) + " version " + std::to_string(kLetVersion));
+    }
+    if (h.numInternal < 0 || h.numLeaves < 1 || h.depth < 0 || h.depth > 64 || h.numBodies < 0 ||
+        h.numBodies > INT32_MAX)
+    {
+        badTree(from, "sizes " + std::to_string(h.numInternal) + " internal, " + std::to_string(h.numLeaves) +
+                          " leaves, depth " + std::to_string(h.depth) + ", " + std::to_string(h.numBodies) +
+                          " bodies are invalid");
+    }
+    t.numInternal      = h.numInternal;
+    t.numLeaves        = h.numLeaves;
+    t.depth            = h.depth;
+    t.rootEntry        = h.rootEntry;
+    t.farField2        = h.farField2;
+    const int64_t n    = int64_t(h.numInternal) + h.numLeaves;
+    Reader r{data, size, sizeof(h), from};
+    r.read(t.children, 2 * int64_t(h.numInternal), "children");
+    r.read(t.nodeMac, n, "nodeMac");
+    r.read(t.nodeCom, n, "nodeCom");
+    r.read(t.nodeQuad, 2 * n, "nodeQuad");
+    r.read(t.leafRange, h.numLeaves, "leafRange");
+    r.read(t.leafClosed, h.numLeaves, "leafClosed");
+    r.read(t.bodies, h.numBodies, "bodies");
+    if (r.at != size) badTree(from, std::to_string(size - r.at) + " bytes left over after the bodies");
+    checkStructure(t, from);
+    return t;
+}
+
+void checkClosedLeavesNotOpened(const EssentialTree& let, const int64_t* leafOffset, const int32_t* leafList,
+                                int32_t numGroups, const std::string& from)
+{
+    for (int32_t g = 0; g < numGroups; ++g)
+    {
+        for (int64_t k = leafOffset[g]; k < leafOffset[g + 1]; ++k)
+        {
+            const int32_t node = leafList[k];
+            if (let.leafClosed[size_t(node - let.numInternal)])
+            {
+                throw std::logic_error("essential tree from " + from + ": group " + std::to_string(g) +
+                                       " opened closed node " + std::to_string(node) +
+                                       ": the group lies outside the box the tree was cut for");
+            }
+        }
+    }
+}
+
+} // namespace octwalk::mpi

@@ -1,0 +1,73 @@
+// The communicator wrapper: collectives route every value, floating-point sums are the rank-order sum on
+// every rank, and bad counts are typed errors naming the rank.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "mpi/mpi_test_util.h"
+
+namespace {
+
+using namespace octwalk;
+using namespace octwalk::mpi;
+using octwalk::mpi::testing::world;
+
+TEST(Communicator, AllgatherIsInRankOrder)
+{
+    const Communicator& comm     = world();
+    const std::vector<int> ranks = comm.allgather(comm.rank());
+    for (int r = 0; r < comm.size(); ++r) EXPECT_EQ(ranks[size_t(r)], r);
+}
+
+TEST(Communicator, OrderedSumIsTheRankOrderSumEverywhere)
+{
+    const Communicator& comm = world();
+    // Values whose sum depends on the order of the additions.
+    auto valueOf         = [](int r) { return r % 2 ? 1e16 * (r + 1) : 1.0 + 0.1 * r; };
+    const double sum     = comm.allreduceSumOrdered(valueOf(comm.rank()));
+    double expected      = 0.0;
+    for (int r = 0; r < comm.size(); ++r) expected += valueOf(r);
+    EXPECT_EQ(std::memcmp(&sum, &expected, sizeof(double)), 0);
+    const std::vector<double> all = comm.allgather(sum);
+    for (double s : all) EXPECT_EQ(std::memcmp(&s, &sum, sizeof(double)), 0);
+}
+
+TEST(Communicator, AlltoallvRoutesEveryValue)
+{
+    const Communicator& comm = world();
+    std::vector<int64_t> send, counts;
+    for (int r = 0; r < comm.size(); ++r)
+    {
+        counts.push_back(r + 1);
+        for (int k = 0; k <= r; ++k) send.push_back(1000 * comm.rank() + r);
+    }
+    std::vector<int64_t> recvCounts;
+    const std::vector<int64_t> got = comm.alltoallv(send, counts, recvCounts);
+    size_t at                      = 0;
+    for (int s = 0; s < comm.size(); ++s)
+    {
+        EXPECT_EQ(recvCounts[size_t(s)], comm.rank() + 1);
+        for (int k = 0; k <= comm.rank(); ++k) EXPECT_EQ(got[at++], 1000 * s + comm.rank());
+    }
+    EXPECT_EQ(at, got.size());
+}
+
+TEST(Communicator, BadCountsNameTheRank)
+{
+    const Communicator& comm = world();
+    const std::vector<int64_t> send(3, 0);
+    std::vector<int64_t> recvCounts;
+    try
+    {
+        comm.alltoallv(send, std::vector<int64_t>(size_t(comm.size()), 0), recvCounts);
+        FAIL() << "counts summing to 0 for 3 values were accepted";
+    }
+    catch (const MpiError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(comm.rank())), std::string::npos) << e.what();
+    }
+}
+
+} // namespace

@@ -1,0 +1,311 @@
+// Local Essential Trees (host/mpi/let.h) in one process: a group inside the box an essential tree was cut
+// for meets, in the pruned tree, the nodes and leaves it meets in the full tree, in the same order, and feels
+// bit-identical forces; the conservative acceptance never accepts a node that a group in the box opens; the
+// byte form round-trips and a malformed one is refused.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/mac.h"
+#include "host/models/galaxy.h"
+#include "host/models/models.h"
+#include "host/mpi/let.h"
+#include "host/mpi/mpi_error.h"
+#include "host/mpi/tree_walk.h"
+#include "host/solver/solver.h"
+
+namespace {
+
+using namespace octwalk;
+using namespace octwalk::mpi;
+
+/// Groups [first, first + count) of a packed tree, their bodies copied as probe targets (ranges from 0).
+struct GroupSubset
+{
+    std::vector<I2> range;
+    std::vector<F4> center, half, targets;
+
+    GroupView view() const { return {range.data(), center.data(), half.data(), int32_t(range.size())}; }
+    TargetView targetView() const { return {targets.data(), int32_t(targets.size()), false}; }
+};
+
+GroupSubset subsetOf(const PackedTree& p, int32_t first, int32_t count)
+{
+    GroupSubset s;
+    for (int32_t g = first; g < first + count; ++g)
+    {
+        const I2 r = p.groupRange[g];
+        s.range.push_back({int32_t(s.targets.size()), r.y});
+        s.center.push_back(p.groupCenter[g]);
+        s.half.push_back(p.groupHalf[g]);
+        s.targets.insert(s.targets.end(), p.bodies.begin() + r.x, p.bodies.begin() + r.x + r.y);
+    }
+    return s;
+}
+
+/// Per group: its node list and leaf list, in the numbering of the tree they were cut from when source is
+/// given; and the forces.
+struct Walk
+{
+    std::vector<std::vector<int32_t>> nodes, leaves;
+    std::vector<F4> out;
+    InteractionTotals totals;
+};
+
+Walk walkFor(const TreeView& tree, const BodyView& bodies, const GroupSubset& s, float eps2,
+             const std::vector<int32_t>* source = nullptr)
+{
+    TreeWalkScratch scratch;
+    Walk w;
+    w.totals                     = evaluateTreeCpu(tree, s.view(), bodies, s.targetView(), eps2, scratch);
+    const InteractionLists& list = scratch.lists;
+    auto name                    = [source](int32_t n) { return source ? (*source)[size_t(n)] : n; };
+    for (size_t g = 0; g < s.range.size(); ++g)
+    {
+        std::vector<int32_t> nodes, leaves;
+        for (int64_t k = list.nodeOffset[g]; k < list.nodeOffset[g + 1]; ++k) nodes.push_back(name(list.nodeList[k]));
+        for (int64_t k = list.leafOffset[g]; k < list.leafOffset[g + 1]; ++k) leaves.push_back(name(list.leafList[k]));
+        w.nodes.push_back(nodes);
+        w.leaves.push_back(leaves);
+    }
+    w.out = scratch.out;
+    return w;
+}
+
+bool bitIdentical(const std::vector<F4>& a, const std::vector<F4>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(F4)) == 0;
+}
+
+struct Case
+{
+    const char* model;
+    double theta;
+    Mac mac;
+};
+
+class EssentialTreeWalk : public ::testing::TestWithParam<Case>
+{};
+
+ParticleSet modelOf(const char* name, int64_t n) { return makeModel(name, n, 7); }
+
+/// The essential tree of several group subsets (a quarter of the groups, a thin slice, one group, all of
+/// them) against the full tree.
+TEST_P(EssentialTreeWalk, ListsAndForcesEqualTheFullTree)
+{
+    const Case c = GetParam();
+    Parameters p;
+    p.opening_angle   = c.theta;
+    p.mac             = c.mac;
+    p.epsilon_squared = 1e-4;
+    p.backend         = Backend::Cpu;
+    const ParticleSet bodies = modelOf(c.model, 1 << 13);
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    solver.computeForces(acc, pot);
+    const PackedTree& packed = solver.packedTree();
+    const int32_t numGroups  = int32_t(packed.groupRange.size());
+    const float eps2         = float(p.epsilon_squared);
+
+    const std::vector<std::pair<int32_t, int32_t>> subsets = {
+        {0, numGroups / 4}, {numGroups / 2, std::max(1, numGroups / 20)}, {numGroups / 3, 1}, {0, numGroups}};
+    for (auto [first, count] : subsets)
+    {
+        SCOPED_TRACE("groups " + std::to_string(first) + " + " + std::to_string(count));
+        const GroupSubset s     = subsetOf(packed, first, count);
+        const EssentialTree let = buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBox(s.view()));
+        const Walk full         = walkFor(packed.treeView(), packed.bodyView(), s, eps2);
+        const Walk pruned       = walkFor(let.view(), let.bodyView(), s, eps2, &let.source);
+        EXPECT_EQ(pruned.nodes, full.nodes);
+        EXPECT_EQ(pruned.leaves, full.leaves);
+        EXPECT_TRUE(bitIdentical(pruned.out, full.out));
+        EXPECT_EQ(pruned.totals.nodes, full.totals.nodes);
+        EXPECT_EQ(pruned.totals.leafBodies, full.totals.leafBodies);
+        // A part of the groups needs a part of the bodies; one group, a part of the nodes too (at 2^13 bodies
+        // the nodes a quarter of the groups can close are mostly leaves, whose count stays).
+        if (count <= numGroups / 4) EXPECT_LT(let.bodies.size(), packed.bodies.size());
+        if (count == 1) EXPECT_LT(let.numNodes(), packed.numInternal + packed.numLeaves);
+        std::printf("  %d groups: %d of %d nodes, %zu of %zu bodies\n", count, let.numNodes(),
+                    packed.numInternal + packed.numLeaves, let.bodies.size(), packed.bodies.size());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EssentialTreeWalk,
+                         ::testing::Values(Case{"plummer", 0.5, Mac::Bonsai}, Case{"plummer", 0.3, Mac::Bonsai},
+                                           Case{"plummer", 0.8, Mac::Octgrav}, Case{"galaxy", 0.5, Mac::Bonsai},
+                                           Case{"merger", 0.6, Mac::Bonsai}));
+
+/// A packed Plummer sphere of 2^12 bodies.
+GravitySolver plummerSolver()
+{
+    Parameters p;
+    p.backend                = Backend::Cpu;
+    p.epsilon_squared        = 1e-4;
+    const ParticleSet bodies = makePlummer(1 << 12, 3);
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    solver.computeForces(acc, pot);
+    return solver;
+}
+
+TEST(EssentialTree, DistantBoxGetsTheRootAlone)
+{
+    GravitySolver solver     = plummerSolver();
+    const PackedTree& packed = solver.packedTree();
+    GroupsBox far;
+    far.lo                  = {1e4, 1e4, 1e4};
+    far.hi                  = {1e4 + 1, 1e4 + 1, 1e4 + 1};
+    far.numGroups           = 1;
+    const EssentialTree let = buildEssentialTree(packed.treeView(), packed.bodyView(), far);
+    EXPECT_EQ(let.numInternal, 0);
+    EXPECT_EQ(let.numLeaves, 1);
+    EXPECT_EQ(let.rootEntry, kLeafBit);
+    EXPECT_TRUE(let.bodies.empty());
+    EXPECT_EQ(let.leafClosed[0], 1);
+    EXPECT_EQ(std::memcmp(&let.nodeCom[0], &packed.nodeCom[0], sizeof(F4)), 0);
+}
+
+TEST(EssentialTree, NoGroupsNoTree)
+{
+    GravitySolver solver     = plummerSolver();
+    const PackedTree& packed = solver.packedTree();
+    EXPECT_TRUE(buildEssentialTree(packed.treeView(), packed.bodyView(), GroupsBox{}).empty());
+    std::vector<char> bytes;
+    serializeEssentialTree(EssentialTree{}, bytes);
+    EXPECT_TRUE(bytes.empty());
+    EXPECT_TRUE(deserializeEssentialTree(nullptr, 0, "rank 1").empty());
+}
+
+/// A group outside the box meets closed nodes it would open: the check names it.
+TEST(EssentialTree, GroupOutsideTheBoxIsCaught)
+{
+    GravitySolver solver     = plummerSolver();
+    const PackedTree& packed = solver.packedTree();
+    const int32_t numGroups  = int32_t(packed.groupRange.size());
+    const GroupSubset inside = subsetOf(packed, 0, numGroups / 8);
+    const GroupSubset other  = subsetOf(packed, numGroups - 1, 1);
+    const EssentialTree let  = buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBox(inside.view()));
+    TreeWalkScratch scratch;
+    evaluateTreeCpu(let.view(), other.view(), let.bodyView(), other.targetView(), 1e-4f, scratch);
+    try
+    {
+        checkClosedLeavesNotOpened(let, scratch.lists.leafOffset.data(), scratch.lists.leafList.data(), 1, "rank 5");
+        FAIL() << "a group outside the box opened no closed node";
+    }
+    catch (const std::logic_error& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("rank 5"), std::string::npos) << e.what();
+    }
+}
+
+TEST(EssentialTree, BytesRoundTrip)
+{
+    GravitySolver solver     = plummerSolver();
+    const PackedTree& packed = solver.packedTree();
+    const GroupSubset s      = subsetOf(packed, 10, 20);
+    const EssentialTree let  = buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBox(s.view()));
+    std::vector<char> bytes{'x'};
+    serializeEssentialTree(let, bytes);
+    const EssentialTree back = deserializeEssentialTree(bytes.data() + 1, bytes.size() - 1, "rank 2");
+    EXPECT_EQ(back.numInternal, let.numInternal);
+    EXPECT_EQ(back.numLeaves, let.numLeaves);
+    EXPECT_EQ(back.depth, let.depth);
+    EXPECT_EQ(back.rootEntry, let.rootEntry);
+    EXPECT_EQ(back.farField2, let.farField2);
+    EXPECT_TRUE(bitIdentical(back.nodeMac, let.nodeMac));
+    EXPECT_TRUE(bitIdentical(back.nodeQuad, let.nodeQuad));
+    EXPECT_TRUE(bitIdentical(back.bodies, let.bodies));
+    EXPECT_EQ(back.leafClosed, let.leafClosed);
+    const Walk a = walkFor(let.view(), let.bodyView(), s, 1e-4f);
+    const Walk b = walkFor(back.view(), back.bodyView(), s, 1e-4f);
+    EXPECT_TRUE(bitIdentical(a.out, b.out));
+}
+
+/// The MpiError message of reading bytes, or "" when they are accepted.
+std::string readError(const std::vector<char>& bytes)
+{
+    try
+    {
+        deserializeEssentialTree(bytes.data(), bytes.size(), "rank 3");
+    }
+    catch (const MpiError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(EssentialTree, MalformedBytesAreRefused)
+{
+    GravitySolver solver     = plummerSolver();
+    const PackedTree& packed = solver.packedTree();
+    const GroupSubset s      = subsetOf(packed, 0, 30);
+    const EssentialTree let  = buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBox(s.view()));
+    ASSERT_GT(let.numInternal, 1);
+    std::vector<char> good;
+    serializeEssentialTree(let, good);
+    EXPECT_EQ(readError(good), "");
+
+    std::vector<char> truncated(good.begin(), good.end() - 5);
+    EXPECT_NE(readError(truncated).find("rank 3"), std::string::npos);
+    std::vector<char> longer = good;
+    longer.push_back(0);
+    EXPECT_NE(readError(longer).find("left over"), std::string::npos);
+    std::vector<char> magic = good;
+    magic[0] ^= 1;
+    EXPECT_NE(readError(magic).find("header"), std::string::npos);
+    // The first child word of the root: an internal node index beyond the tree.
+    std::vector<char> child = good;
+    const uint32_t bad      = uint32_t(let.numInternal + 7);
+    std::memcpy(child.data() + 40, &bad, sizeof(bad));
+    EXPECT_NE(readError(child).find("child entry"), std::string::npos) << readError(child);
+}
+
+/// The margins of acceptedByEveryGroup against acceptNode itself: random group boxes inside random boxes,
+/// nodes placed near the acceptance distance (where float rounding decides), at several coordinate scales.
+TEST(EssentialTree, AcceptedByTheBoxIsAcceptedByEveryGroupInIt)
+{
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    int64_t acceptedByBox = 0;
+    for (double scale : {1e-3, 1.0, 1e3, 1e6})
+    {
+        for (int trial = 0; trial < 20000; ++trial)
+        {
+            // A group box: float centre and half-size, within the rank's box below.
+            const F4 c{float(scale * (u(rng) - 0.5)), float(scale * (u(rng) - 0.5)), float(scale * (u(rng) - 0.5)), 0};
+            const F4 h{float(scale * 0.1 * u(rng)), float(scale * 0.1 * u(rng)), float(scale * 0.1 * u(rng)),
+                       trial % 3 == 0 ? float(3 * u(rng)) : 0.0f};
+            GroupsBox box;
+            box.numGroups = 1;
+            box.maxScale  = h.w;
+            // The rank's box reaches the group box's faces exactly on some axes, where rounding matters most.
+            const double grow = trial % 2 ? 0.0 : scale * 0.05 * u(rng);
+            box.lo = {double(c.x) - h.x - grow, double(c.y) - h.y, double(c.z) - h.z - grow};
+            box.hi = {double(c.x) + h.x, double(c.y) + h.y + grow, double(c.z) + h.z};
+            // A node at a random direction, its radius set so the box's distance is within 5e-5 of it.
+            const double dist = scale * (0.01 + u(rng));
+            const F4 com{float(box.hi.x + dist * u(rng)), float(box.hi.y + dist * u(rng)), float(box.lo.z - dist * u(rng)), 0};
+            const double dx = std::max(double(com.x) - box.hi.x, 0.0), dy = std::max(double(com.y) - box.hi.y, 0.0),
+                         dz = std::max(box.lo.z - double(com.z), 0.0);
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            const F4 node{com.x, com.y, com.z, float(d2 / (1.0 + box.maxScale) * (1.0 - 1e-4 * (u(rng) - 0.5)))};
+            if (!acceptedByEveryGroup(node, box)) continue;
+            ++acceptedByBox;
+            ASSERT_TRUE(acceptNode(node, c, h)) << "scale " << scale << " trial " << trial;
+        }
+    }
+    EXPECT_GT(acceptedByBox, 1000);
+}
+
+} // namespace
