@@ -1,0 +1,67 @@
+#include "host/mpi/distributed_leapfrog.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "host/mpi/domain.h"
+
+namespace octwalk::mpi {
+
+DistributedLeapfrog::DistributedLeapfrog(const Communicator& comm, const Parameters& p, double rebalance)
+    : comm_(comm), gravity_(comm, p), rebalance_(rebalance)
+{
+    if (!(rebalance >= 1.0))
+    {
+        throw ParameterError("rebalance threshold " + std::to_string(rebalance) +
+                             " is invalid: the largest rank's cost over the mean is at least 1");
+    }
+}
+
+void DistributedLeapfrog::evaluate(const ParticleSet& local)
+{
+    gravity_.computeForces(local, forces_);
+    const int64_t mine = std::accumulate(forces_.cost.begin(), forces_.cost.end(), int64_t(0));
+    const std::vector<int64_t> costs = comm_.allgather(mine);
+    const int64_t total              = std::accumulate(costs.begin(), costs.end(), int64_t(0));
+    imbalance_ = total > 0 ? double(*std::max_element(costs.begin(), costs.end())) * double(comm_.size()) / double(total)
+                           : 1.0;
+}
+
+void DistributedLeapfrog::start(ParticleSet& local)
+{
+    redistribute(comm_, local);
+    evaluate(local);
+    started_ = true;
+}
+
+void DistributedLeapfrog::kick(ParticleSet& local, double dt) const
+{
+    for (size_t i = 0; i < local.vel.size(); ++i) local.vel[i] += dt * forces_.acc[i];
+}
+
+void DistributedLeapfrog::step(ParticleSet& local, double dt)
+{
+    if (!started_) throw InputError("DistributedLeapfrog::step before start");
+    kick(local, 0.5 * dt);
+    for (size_t i = 0; i < local.pos.size(); ++i) local.pos[i] += dt * local.vel[i];
+    // Every rank sees the same imbalance (gathered), so all take the same branch.
+    rebalanced_ = imbalance_ > rebalance_;
+    if (rebalanced_) redistribute(comm_, local, forces_.cost);
+    evaluate(local);
+    kick(local, 0.5 * dt);
+}
+
+DistributedEnergy DistributedLeapfrog::energy(const ParticleSet& local) const
+{
+    double kinetic = 0, potential = 0;
+    for (size_t i = 0; i < local.pos.size(); ++i)
+    {
+        kinetic += 0.5 * local.mass[i] * dot(local.vel[i], local.vel[i]);
+        potential += 0.5 * local.mass[i] * forces_.pot[i];
+    }
+    const std::vector<double> sums = comm_.allreduceSumOrdered(std::vector<double>{kinetic, potential});
+    return {sums[0], sums[1]};
+}
+
+} // namespace octwalk::mpi

@@ -1,0 +1,56 @@
+#pragma once
+/// @file distributed_leapfrog.h
+/// The kick-drift-kick leapfrog on bodies spread over ranks: each rank moves its own bodies, the forces come
+/// from DistributedGravity, and the domains are cut again (domain.h, weighted by the last interaction counts)
+/// when the ranks' costs drift apart, before the force evaluation that follows the drift.
+
+#include <cstdint>
+
+#include "host/core/particles.h"
+#include "host/mpi/distributed_forces.h"
+
+namespace octwalk::mpi {
+
+/// Energies of all ranks' bodies, summed in rank order (the same bits on every rank).
+struct DistributedEnergy
+{
+    double kinetic = 0, potential = 0;
+    double total() const { return kinetic + potential; }
+};
+
+class DistributedLeapfrog
+{
+public:
+    /// @param rebalance  the largest rank's cost over the mean above which the domains are cut again (> 1)
+    DistributedLeapfrog(const Communicator& comm, const Parameters& p, double rebalance = 1.1);
+
+    /// Cuts the domains by body count, moves the bodies to their ranks and evaluates the first forces.
+    /// Collective.
+    void start(ParticleSet& local);
+
+    /// One step of dt: half a kick, a drift, the domains cut again when the last evaluation's costs are
+    /// out of balance, the forces, half a kick. start() first. Collective.
+    void step(ParticleSet& local, double dt);
+
+    /// Kinetic and potential energy (1/2 sum m phi) of all ranks' bodies at the last forces. Collective.
+    DistributedEnergy energy(const ParticleSet& local) const;
+
+    const DistributedForces& forces() const { return forces_; }
+    /// The last evaluation's largest rank cost over the mean, and whether the last step cut the domains.
+    double imbalance() const { return imbalance_; }
+    bool rebalanced() const { return rebalanced_; }
+
+private:
+    void kick(ParticleSet& local, double dt) const;
+    void evaluate(const ParticleSet& local);
+
+    const Communicator& comm_;
+    DistributedGravity gravity_;
+    double rebalance_;
+    DistributedForces forces_;
+    double imbalance_ = 1.0;
+    bool rebalanced_  = false;
+    bool started_     = false;
+};
+
+} // namespace octwalk::mpi
