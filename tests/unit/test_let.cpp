@@ -91,7 +91,8 @@ struct Case
 };
 
 class EssentialTreeWalk : public ::testing::TestWithParam<Case>
-{};
+{
+};
 
 ParticleSet modelOf(const char* name, int64_t n) { return makeModel(name, n, 7); }
 
@@ -101,10 +102,10 @@ TEST_P(EssentialTreeWalk, ListsAndForcesEqualTheFullTree)
 {
     const Case c = GetParam();
     Parameters p;
-    p.opening_angle   = c.theta;
-    p.mac             = c.mac;
-    p.epsilon_squared = 1e-4;
-    p.backend         = Backend::Cpu;
+    p.opening_angle          = c.theta;
+    p.mac                    = c.mac;
+    p.epsilon_squared        = 1e-4;
+    p.backend                = Backend::Cpu;
     const ParticleSet bodies = modelOf(c.model, 1 << 13);
     GravitySolver solver(p);
     solver.setBodies(bodies.pos, bodies.mass, bodies.id);
@@ -141,7 +142,13 @@ TEST_P(EssentialTreeWalk, ListsAndForcesEqualTheFullTree)
 INSTANTIATE_TEST_SUITE_P(Models, EssentialTreeWalk,
                          ::testing::Values(Case{"plummer", 0.5, Mac::Bonsai}, Case{"plummer", 0.3, Mac::Bonsai},
                                            Case{"plummer", 0.8, Mac::Octgrav}, Case{"galaxy", 0.5, Mac::Bonsai},
-                                           Case{"merger", 0.6, Mac::Bonsai}));
+                                           Case{"merger", 0.6, Mac::Bonsai}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                             // A stable name (the default prints the model's pointer, which changes per run).
+                             const int thetaPercent = static_cast<int>(info.param.theta * 100 + 0.5);
+                             return std::string(info.param.model) + "_theta" + std::to_string(thetaPercent) +
+                                    (info.param.mac == Mac::Octgrav ? "_octgrav" : "_bonsai");
+                         });
 
 /// A packed Plummer sphere of 2^12 bodies.
 GravitySolver plummerSolver()
@@ -291,11 +298,12 @@ TEST(EssentialTree, AcceptedByTheBoxIsAcceptedByEveryGroupInIt)
             box.maxScale  = h.w;
             // The rank's box reaches the group box's faces exactly on some axes, where rounding matters most.
             const double grow = trial % 2 ? 0.0 : scale * 0.05 * u(rng);
-            box.lo = {double(c.x) - h.x - grow, double(c.y) - h.y, double(c.z) - h.z - grow};
-            box.hi = {double(c.x) + h.x, double(c.y) + h.y + grow, double(c.z) + h.z};
+            box.lo            = {double(c.x) - h.x - grow, double(c.y) - h.y, double(c.z) - h.z - grow};
+            box.hi            = {double(c.x) + h.x, double(c.y) + h.y + grow, double(c.z) + h.z};
             // A node at a random direction, its radius set so the box's distance is within 5e-5 of it.
             const double dist = scale * (0.01 + u(rng));
-            const F4 com{float(box.hi.x + dist * u(rng)), float(box.hi.y + dist * u(rng)), float(box.lo.z - dist * u(rng)), 0};
+            const F4 com{float(box.hi.x + dist * u(rng)), float(box.hi.y + dist * u(rng)),
+                         float(box.lo.z - dist * u(rng)), 0};
             const double dx = std::max(double(com.x) - box.hi.x, 0.0), dy = std::max(double(com.y) - box.hi.y, 0.0),
                          dz = std::max(box.lo.z - double(com.z), 0.0);
             const double d2 = dx * dx + dy * dy + dz * dz;
