@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "common/errors.h"
@@ -16,6 +17,9 @@
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
 #include "host/sim/run.h"
+#ifdef OCTWALK_HAVE_MPI
+#include "host/sim/distributed_run.h"
+#endif
 
 namespace fs = std::filesystem;
 
@@ -209,6 +213,92 @@ ComovingSettings comovingSettings(const po::variables_map& vm, ComovingCli& c, c
     return s;
 }
 
+
+#ifdef OCTWALK_HAVE_MPI
+/// What a new run on several ranks takes from the options (runCommand's locals).
+struct DistributedCli
+{
+    const po::variables_map& vm;
+    Parameters p;
+    const ModelOptions& mo;
+    const RunSettings& rs;
+    const std::string &input, &inputFormat, &outputDir;
+    double tEnd, timestep;
+    const ForceOptions& force;
+    bool direct, zeroNetForce, comoving, timeline, quiet;
+};
+
+/// The CLI's exit code of an exception (UsageError and the library's ParameterError and InputError: 2).
+int cliExitCode(const std::exception& e)
+{
+    return dynamic_cast<const UsageError*>(&e) || dynamic_cast<const std::invalid_argument*>(&e) ? 2 : 1;
+}
+
+/// ParameterError for the options a run on several ranks does not take yet (the same on every rank: main()
+/// has checked that all got the same command line).
+void refuseOnRanks(const DistributedCli& d)
+{
+    auto refuse = [](const std::string& what) {
+        throw ParameterError(what + " runs on one rank for now; start it without mpirun");
+    };
+    if (d.comoving) refuse("--comoving");
+    if (d.force.rebuildEvery != 1 || !d.vm["rebuild-lag"].defaulted())
+        refuse("--rebuild-every " + std::to_string(d.force.rebuildEvery) + " (the pipelined step)");
+    if (d.direct) refuse("--direct");
+    if (d.zeroNetForce) refuse("--zero-net-force");
+    if (d.timeline) refuse("--timeline");
+    checkDistributable(d.p);
+}
+
+/// A new run on the ranks of comm: rank 0 checks the directories, reads the input or builds the model as a
+/// single-process run does, the others start empty; every rank raises what rank 0's checks raise.
+int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostream& out)
+{
+    refuseOnRanks(d);
+    ParticleSet bodies;
+    DistributedRunConfig c;
+    c.parameters = d.p;
+    c.settings   = d.rs;
+    c.dir        = d.outputDir;
+    c.quiet      = d.quiet;
+    c.source     = d.input.empty() ? modelJson(d.mo) : "{\"input\": " + jsonString(d.input) + "}";
+    double t0    = 0;
+    agreeOnRanks(
+        comm,
+        [&] {
+            if (comm.rank() != 0) return;
+            const fs::path dir(d.outputDir);
+            if (!d.input.empty() && fs::exists(d.input) && fs::exists(dir) &&
+                fs::equivalent(fs::path(d.input).parent_path().empty() ? "." : fs::path(d.input).parent_path(), dir))
+            {
+                throw UsageError("--input '" + d.input + "' lies in --output-dir '" + d.outputDir +
+                                 "'; choose another directory");
+            }
+            checkNewDirectory("--output-dir", d.outputDir, " (use --restart to continue a run)");
+            bodies = d.input.empty() ? buildModel(d.mo) : readInput(d.input, d.inputFormat);
+            if (bodies.boxSize > 0 && !(d.vm.count("box-size") && !d.vm["box-size"].defaulted()))
+            {
+                std::ostringstream m;
+                m << "--input '" << d.input << "' is a periodic box (BoxSize " << bodies.boxSize
+                  << "): periodic runs take one rank for now; start it without mpirun, or give --box-size 0";
+                throw ParameterError(m.str());
+            }
+            t0 = bodies.time;
+            planSteps(t0, d.tEnd, d.timestep);
+            fs::create_directories(dir);
+        },
+        cliExitCode);
+    // The input's start time is rank 0's; every rank plans the same steps from it.
+    t0     = comm.allgather(t0)[0];
+    c.plan = planSteps(t0, d.tEnd, d.timestep);
+    const int64_t n = comm.allreduceSum(bodies.size());
+    out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, " << c.plan.numSteps
+        << " steps of " << c.plan.h << " to t = " << d.tEnd << ", tree (essential trees walked on the CPU) on "
+        << toString(d.p.backend) << "\n";
+    return runDistributed(comm, std::move(bodies), c, out);
+}
+#endif
+
 } // namespace
 
 int runCommand(int argc, const char* const* argv, std::ostream& out)
@@ -311,6 +401,14 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                 throw UsageError("--" + option + " cannot be changed on --restart (the checkpoint holds it)");
             }
         }
+#ifdef OCTWALK_HAVE_MPI
+        if (const mpi::Communicator* comm = runCommunicator())
+        {
+            std::optional<double> end;
+            if (!vm["t-end"].defaulted()) end = tEnd;
+            return restartDistributed(*comm, restart, end, quiet, out);
+        }
+#endif
         RestartPoint point = findRestartCheckpoint(restart);
         std::string extra;
         Simulation sim    = Simulation::fromCheckpoint(point.checkpoint.string(), &extra);
@@ -335,6 +433,16 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     parseSnapshotFormat(rs.format);
     if (!input.empty() && !vm["model"].defaulted()) throw UsageError("give --input or --model, not both");
     if (outputDir.empty()) throw UsageError("option --output-dir is empty: name a directory");
+#ifdef OCTWALK_HAVE_MPI
+    if (const mpi::Communicator* comm = runCommunicator())
+    {
+        forceOptions.direct = direct;
+        return distributedNewRun(*comm,
+                                 DistributedCli{vm, p, mo, rs, input, inputFormat, outputDir, tEnd, timestep,
+                                                forceOptions, direct, zeroNetForce, comoving.enabled, timeline, quiet},
+                                 out);
+    }
+#endif
     fs::path dir(outputDir);
     if (!input.empty() && fs::exists(input) && fs::exists(dir) &&
         fs::equivalent(fs::path(input).parent_path().empty() ? "." : fs::path(input).parent_path(), dir))

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/refit.h"
+#include "host/core/timer.h"
 #include "host/tree/packed_tree.h"
 
 namespace octwalk::mpi {
@@ -112,8 +113,10 @@ void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec
 
 std::vector<char> DistributedGravity::exchangeEssentialTrees(std::vector<int64_t>& recvCounts, DistributedForces& out)
 {
-    const LocalTree& t                = *local_;
+    const LocalTree& t = *local_;
+    Stopwatch clock;
     const std::vector<GroupsBox> boxes = comm_.allgather(groupsBox(t.groups));
+    out.secondsExchange += clock.lap();
     std::vector<char> send;
     std::vector<int64_t> sendCounts(static_cast<size_t>(comm_.size()), 0);
     for (int r = 0; r < comm_.size(); ++r)
@@ -125,7 +128,9 @@ std::vector<char> DistributedGravity::exchangeEssentialTrees(std::vector<int64_t
         sendCounts[size_t(r)] = int64_t(send.size() - before);
         out.nodesSent += let.numNodes();
     }
+    out.secondsEssentialBuild = clock.lap();
     std::vector<char> received = comm_.alltoallv(send, sendCounts, recvCounts);
+    out.secondsExchange += clock.lap();
     out.bytesSent              = int64_t(send.size());
     out.bytesReceived          = int64_t(received.size());
     return received;
@@ -160,9 +165,12 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     std::vector<Vec3d> localAcc;
     std::vector<double> localPot;
     std::vector<int64_t> cost;
+    Stopwatch clock;
     evaluateLocal(local, localAcc, localPot, cost, out.localInteractions);
+    out.secondsLocal = clock.lap();
     std::vector<int64_t> recvCounts;
     const std::vector<char> received = exchangeEssentialTrees(recvCounts, out);
+    clock.lap();
 
     // The parts in rank order, this rank's own tree at its place: the same order on every rank and run.
     const size_t n = size_t(local_->n);
@@ -189,6 +197,7 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         }
         offset += bytes;
     }
+    out.secondsRemote = clock.lap();
 
     out.acc.resize(n);
     out.pot.resize(n);

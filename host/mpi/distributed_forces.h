@@ -39,6 +39,10 @@ struct DistributedForces
     int64_t localInteractions = 0, remoteInteractions = 0;
     /// The essential trees this rank sent and received: bytes, and nodes (closed ones included).
     int64_t bytesSent = 0, bytesReceived = 0, nodesSent = 0, nodesReceived = 0;
+    /// Wall seconds of this rank's phases: its own tree's build and walk, the essential trees' build (for
+    /// every other rank), their exchange (the group boxes' allgather and the Alltoallv, waits included:
+    /// where a slower rank shows), and the walks of the received ones.
+    double secondsLocal = 0, secondsEssentialBuild = 0, secondsExchange = 0, secondsRemote = 0;
 };
 
 class DistributedGravity

@@ -35,6 +35,12 @@ void DistributedLeapfrog::start(ParticleSet& local)
     started_ = true;
 }
 
+void DistributedLeapfrog::resume(const ParticleSet& local)
+{
+    evaluate(local);
+    started_ = true;
+}
+
 void DistributedLeapfrog::kick(ParticleSet& local, double dt) const
 {
     for (size_t i = 0; i < local.vel.size(); ++i) local.vel[i] += dt * forces_.acc[i];

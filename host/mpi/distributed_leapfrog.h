@@ -28,6 +28,11 @@ public:
     /// Collective.
     void start(ParticleSet& local);
 
+    /// Evaluates the forces of the bodies where they are, without cutting the domains: a restart from each
+    /// rank's checkpoint, whose bodies (and their order) are those of the interrupted run, so that the
+    /// steps that follow are its steps bit for bit. Collective.
+    void resume(const ParticleSet& local);
+
     /// One step of dt: half a kick, a drift, the domains cut again when the last evaluation's costs are
     /// out of balance, the forces, half a kick. start() first. Collective.
     void step(ParticleSet& local, double dt);

@@ -1,0 +1,500 @@
+#include "host/sim/distributed_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <numeric>
+#include <ostream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "host/core/timer.h"
+#include "host/core/version.h"
+#include "host/io/atomic_file.h"
+#include "host/io/checkpoint.h"
+#include "host/io/json.h"
+#include "host/mpi/distributed_leapfrog.h"
+
+namespace octwalk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const mpi::Communicator* gRunCommunicator = nullptr;
+bool gWorkStarted                         = false;
+
+/// What agreeOnRanks gathers from every rank: its exit code (0: its check passed) and its message, cut to fit.
+struct RankOutcome
+{
+    int32_t code = 0;
+    char message[500]{};
+};
+
+uint64_t fnv1a(const std::string& text)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text)
+    {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/// "ranks P" on the line after the run settings in a rank's checkpoint ("extra"): the rank count it was
+/// written at, which a restart must match (each rank's bodies are its domain at that count).
+constexpr const char* kRanksKey = "\nranks ";
+
+std::string checkpointExtra(const RunSettings& rs, int ranks) { return rs.encode() + kRanksKey + std::to_string(ranks); }
+
+/// The rank count stored by checkpointExtra; FormatError naming the file when it has none (a single-process
+/// run's checkpoint).
+int checkpointRanks(const std::string& extra, const fs::path& file)
+{
+    const size_t at = extra.find(kRanksKey);
+    if (at == std::string::npos)
+    {
+        throw FormatError("'" + file.string() + "' is not a checkpoint of a distributed run (it stores no rank count)");
+    }
+    return std::stoi(extra.substr(at + std::strlen(kRanksKey)));
+}
+
+} // namespace
+
+void setRunCommunicator(const mpi::Communicator* comm) { gRunCommunicator = comm; }
+
+const mpi::Communicator* runCommunicator() { return gRunCommunicator; }
+
+bool distributedWorkStarted() { return gWorkStarted; }
+
+void agreeOnRanks(const mpi::Communicator& comm, const std::function<void()>& check,
+                  const std::function<int(const std::exception&)>& exitCode)
+{
+    RankOutcome mine;
+    std::exception_ptr error;
+    try
+    {
+        check();
+    }
+    catch (const std::exception& e)
+    {
+        error     = std::current_exception();
+        mine.code = std::max(1, exitCode(e));
+        std::snprintf(mine.message, sizeof(mine.message), "%s", e.what());
+    }
+    const std::vector<RankOutcome> all = comm.allgather(mine);
+    for (int r = 0; r < comm.size(); ++r)
+    {
+        const RankOutcome& o = all[size_t(r)];
+        if (o.code == 0) continue;
+        if (r == comm.rank()) std::rethrow_exception(error);
+        const std::string text = std::string(o.message) + " (on rank " + std::to_string(r) + ")";
+        if (o.code == 2) throw ParameterError(text);
+        throw FormatError(text);
+    }
+}
+
+void checkSameOnAllRanks(const mpi::Communicator& comm, const std::string& text, const char* what)
+{
+    const std::vector<uint64_t> hashes = comm.allgather(fnv1a(text));
+    for (int r = 1; r < comm.size(); ++r)
+    {
+        if (hashes[size_t(r)] != hashes[0])
+        {
+            throw ParameterError(std::string("rank ") + std::to_string(r) + " of " + std::to_string(comm.size()) +
+                                 " got other " + what + " than rank 0: every rank must run the same command");
+        }
+    }
+}
+
+std::string DistributedRunConfig::canonicalText() const
+{
+    std::ostringstream s;
+    s.precision(17);
+    s << toText(parameters) << "t0=" << plan.t0 << "\nh=" << plan.h << "\nsteps=" << plan.numSteps
+      << "\nsettings=" << settings.encode() << "\ndir=" << dir.string() << "\nsource=" << source << "\n";
+    return s.str();
+}
+
+void checkDistributable(const Parameters& p)
+{
+    if (p.box_size > 0)
+    {
+        std::ostringstream m;
+        m << "box_size " << p.box_size
+          << ": periodic runs take one rank (the distributed forces are isolated); start it without mpirun";
+        throw ParameterError(m.str());
+    }
+    if (p.mac == Mac::Relative)
+    {
+        throw ParameterError("mac relative: runs on several ranks take the octgrav or bonsai MAC; start it without "
+                             "mpirun or choose another --mac");
+    }
+}
+
+fs::path rankCheckpointPath(const fs::path& dir, int rank)
+{
+    return dir / ("checkpoint.bin.rank-" + std::to_string(rank));
+}
+
+namespace {
+
+/// All ranks' bodies on every rank, sorted by id (the order of a single-process run's outputs). Collective.
+ParticleSet gatherById(const mpi::Communicator& comm, const ParticleSet& local)
+{
+    ParticleSet all;
+    all.pos  = comm.allgatherv(local.pos);
+    all.vel  = comm.allgatherv(local.vel);
+    all.mass = comm.allgatherv(local.mass);
+    all.id   = comm.allgatherv(local.id);
+    all.type = comm.allgatherv(local.type);
+    all.time = local.time;
+    std::vector<size_t> order(all.id.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return all.id[a] < all.id[b]; });
+    ParticleSet sorted;
+    sorted.resize(all.size());
+    sorted.time = all.time;
+    for (size_t k = 0; k < order.size(); ++k)
+    {
+        sorted.pos[k]  = all.pos[order[k]];
+        sorted.vel[k]  = all.vel[order[k]];
+        sorted.mass[k] = all.mass[order[k]];
+        sorted.id[k]   = all.id[order[k]];
+        sorted.type[k] = all.type[order[k]];
+    }
+    return sorted;
+}
+
+/// The diagnostics of energy.csv for all ranks' bodies: the energies from the leapfrog (summed in rank
+/// order), the centre of mass, momentum and angular momentum summed on each rank in its order and then over
+/// the ranks in rank order: the same bits at the same rank count whatever the thread count. Collective.
+Diagnostics distributedDiagnostics(const mpi::Communicator& comm, const mpi::DistributedLeapfrog& lf,
+                                   const ParticleSet& local, double initialEnergy)
+{
+    std::vector<double> s(13, 0.0);
+    for (size_t i = 0; i < local.pos.size(); ++i)
+    {
+        const double m = local.mass[i];
+        const Vec3d x = local.pos[i], v = local.vel[i];
+        const Vec3d L{m * (x.y * v.z - x.z * v.y), m * (x.z * v.x - x.x * v.z), m * (x.x * v.y - x.y * v.x)};
+        const double terms[13] = {m, m * x.x, m * x.y, m * x.z, m * v.x, m * v.y, m * v.z, L.x, L.y, L.z, 0, 0, 0};
+        for (size_t k = 0; k < 10; ++k) s[k] += terms[k];
+    }
+    s = comm.allreduceSumOrdered(s);
+    const mpi::DistributedEnergy e = lf.energy(local);
+    Diagnostics d;
+    d.time            = local.time;
+    d.kinetic         = e.kinetic;
+    d.potential       = e.potential;
+    d.total           = e.total();
+    d.momentum        = {s[4], s[5], s[6]};
+    d.angularMomentum = {s[7], s[8], s[9]};
+    if (s[0] > 0)
+    {
+        d.comPos = (1 / s[0]) * Vec3d{s[1], s[2], s[3]};
+        d.comVel = (1 / s[0]) * d.momentum;
+    }
+    d.relativeEnergyError = initialEnergy != 0 ? (d.total - initialEnergy) / std::fabs(initialEnergy) : 0.0;
+    d.virialRatio         = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
+    return d;
+}
+
+/// timing.csv's columns: the step's wall time and the distributed phases, each the largest over the ranks
+/// (the slowest rank sets the pace), and the load imbalance of the step's force evaluation.
+constexpr const char* kTimingHeader =
+    "step,force_wall,local_tree,essential_build,exchange,remote_walk,imbalance,rebalanced,diagnostics,io,step_wall";
+
+/// The run's state on this rank and the hooks runLoop calls, every one collective.
+class DistributedStepper : public RunStepper
+{
+public:
+    DistributedStepper(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeapfrog& lf,
+                       const DistributedRunConfig& c, int64_t step, double initialEnergy, bool resume)
+        : comm_(comm), local_(local), lf_(lf), c_(c), step_(step), initialEnergy_(initialEnergy),
+          progress_(!c.quiet && comm.rank() == 0)
+    {
+        if (comm_.rank() == 0) openFiles(resume);
+    }
+
+    bool done() const override { return step_ >= c_.plan.numSteps; }
+    int64_t stepIndex() const override { return step_; }
+    double lastEnergyError() const { return lastError_; }
+
+    void step() override
+    {
+        Stopwatch clock;
+        lf_.step(local_, c_.plan.h);
+        ++step_;
+        // The time of step k, not a sum of h: the same at every step count as a single-process run's.
+        local_.time = c_.plan.t0 + double(step_) * c_.plan.h;
+        stepSeconds_ = clock.lap();
+    }
+
+    void writeDiagnostics() override
+    {
+        const Diagnostics d = distributedDiagnostics(comm_, lf_, local_, initialEnergy_);
+        lastError_          = d.relativeEnergyError;
+        const ParticleSet all = gatherById(comm_, local_);
+        if (comm_.rank() != 0) return;
+        std::ostream& e = files_->energy;
+        e << step_ << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
+          << d.relativeEnergyError << ',' << d.virialRatio << ',' << d.comPos.x << ',' << d.comPos.y << ','
+          << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x << ','
+          << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ',' << d.angularMomentum.y << ','
+          << d.angularMomentum.z << '\n';
+        files_->writeLagrangeRow(step_, d.time, all);
+        files_->flush();
+    }
+
+    void writeSnapshot() override
+    {
+        const ParticleSet all = gatherById(comm_, local_);
+        if (comm_.rank() == 0) writeRunSnapshot(c_.dir, step_, all, c_.parameters, c_.settings.format);
+    }
+
+    void writeCheckpoint(const std::string& path) override
+    {
+        CheckpointImage image;
+        image.state         = local_;
+        image.step          = step_;
+        image.numSteps      = c_.plan.numSteps;
+        image.t0            = c_.plan.t0;
+        image.h             = c_.plan.h;
+        image.initialEnergy = initialEnergy_;
+        image.parameters    = c_.parameters;
+        image.extra         = checkpointExtra(c_.settings, comm_.size());
+        octwalk::writeCheckpoint(path, image);
+    }
+
+    void afterStep(const LoopStepTimes& times, bool) override
+    {
+        const mpi::DistributedForces& f = lf_.forces();
+        const double force = f.secondsLocal + f.secondsEssentialBuild + f.secondsExchange + f.secondsRemote;
+        const std::vector<double> slowest = comm_.allreduceMax(
+            {force, f.secondsLocal, f.secondsEssentialBuild, f.secondsExchange, f.secondsRemote, times.diagnostics,
+             times.io, times.wall});
+        if (comm_.rank() != 0) return;
+        timing_ << step_ << std::setprecision(6);
+        for (size_t k = 0; k < 5; ++k) timing_ << ',' << slowest[k];
+        timing_ << ',' << std::setprecision(9) << lf_.imbalance() << ',' << (lf_.rebalanced() ? 1 : 0)
+                << std::setprecision(6);
+        for (size_t k = 5; k < 8; ++k) timing_ << ',' << slowest[k];
+        timing_ << '\n';
+        timing_.flush();
+        stepWalls_.push_back(slowest[7]);
+        showProgress();
+    }
+
+    /// Median over this process's steps of the slowest rank's step wall time (0 before the first step).
+    double medianStepSeconds() const
+    {
+        std::vector<double> v = stepWalls_;
+        if (v.empty()) return 0;
+        std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+        return v[v.size() / 2];
+    }
+
+private:
+    void openFiles(bool resume)
+    {
+        files_.emplace(c_.dir, resume, step_);
+        const fs::path timingPath = c_.dir / "timing.csv";
+        if (resume) truncateRowsAfter(timingPath, step_);
+        std::error_code ec;
+        const bool timingIsNew = !resume || fs::file_size(timingPath, ec) == 0 || ec;
+        timing_.open(timingPath, std::ios::app);
+        if (!timing_) throw FormatError("cannot open '" + timingPath.string() + "'");
+        const std::string comment = "# " + versionHeader() + " on " + std::to_string(comm_.size()) +
+                                    " ranks; units N-body, G = " +
+                                    std::to_string(c_.parameters.gravitational_constant) + "; parameters " +
+                                    toJson(c_.parameters) + "\n";
+        if (timingIsNew)
+        {
+            timing_ << comment
+                    << "# seconds per step, measured (they differ from run to run), each the largest over the "
+                       "ranks: force_wall = the force evaluation; local_tree = the rank's own tree built and walked; "
+                       "essential_build = the essential trees cut for the other ranks; exchange = the group boxes' "
+                       "allgather and the essential trees' Alltoallv, waits included; remote_walk = the received "
+                       "trees walked (CPU); imbalance = the largest rank's interactions over the mean; rebalanced = 1 "
+                       "when the step cut the domains again\n"
+                    << kTimingHeader << '\n';
+            timing_.flush();
+        }
+        if (resume) return;
+        files_->energy << comment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
+                       << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
+        files_->writeLagrangeHeader(comment);
+    }
+
+    void showProgress()
+    {
+        const bool finished = done();
+        if (!progress_.due(finished)) return;
+        char text[256];
+        const double eta = progress_.eta(int64_t(stepWalls_.size()), c_.plan.numSteps - step_);
+        std::snprintf(text, sizeof(text), "step %lld/%lld  t = %.5g  dE/E0 = %+.3e (last diagnostics)  imbalance %.3f  "
+                                          "ETA %.0f s   ",
+                      static_cast<long long>(step_), static_cast<long long>(c_.plan.numSteps), local_.time, lastError_,
+                      lf_.imbalance(), eta);
+        progress_.show(text, finished);
+    }
+
+    const mpi::Communicator& comm_;
+    ParticleSet& local_;
+    mpi::DistributedLeapfrog& lf_;
+    const DistributedRunConfig& c_;
+    int64_t step_;
+    double initialEnergy_;
+    double lastError_ = 0, stepSeconds_ = 0;
+    std::optional<EnergyLagrangeFiles> files_;
+    std::ofstream timing_;
+    std::vector<double> stepWalls_;
+    ProgressLine progress_;
+};
+
+/// Writes dir/run.json (rank 0): what a single-process run's holds for an isolated tree run, with "ranks".
+void writeDistributedRunJson(const mpi::Communicator& comm, const DistributedRunConfig& c, int64_t numBodies,
+                             int64_t restartedFromStep, double medianStepSeconds)
+{
+    if (comm.rank() != 0) return;
+    std::ostringstream j;
+    j.precision(17);
+    const StepPlan& plan = c.plan;
+    j << "{\n  \"octwalk\": " << jsonString(OCTWALK_VERSION) << ",\n  \"git\": " << jsonString(OCTWALK_GIT_HASH)
+      << ",\n  \"units\": " << jsonString("N-body, G = " + std::to_string(c.parameters.gravitational_constant))
+      << ",\n  \"initial_conditions\": " << c.source << ",\n  \"parameters\": " << toJson(c.parameters)
+      << ",\n  \"forces\": \"tree\",\n  \"ranks\": " << comm.size()
+      << ",\n  \"decomposition\": \"Morton-curve domains balanced by interactions, cut again when the largest "
+         "rank's cost exceeds the mean by 10%\""
+      << ",\n  \"integrator\": \"kick-drift-kick leapfrog, shared equal sub-steps ending exactly at t_end\""
+      << ",\n  \"t_start\": " << plan.t0 << ",\n  \"t_end\": " << plan.t0 + double(plan.numSteps) * plan.h
+      << ",\n  \"timestep\": " << plan.h << ",\n  \"steps\": " << plan.numSteps
+      << ",\n  \"energy_every\": " << c.settings.energyEvery << ",\n  \"snapshot_every\": " << c.settings.snapshotEvery
+      << ",\n  \"checkpoint_every\": " << c.settings.checkpointEvery
+      << ",\n  \"snapshot_format\": " << jsonString(c.settings.format) << ",\n  \"n\": " << numBodies
+      << ",\n  \"restarted_from_step\": " << restartedFromStep;
+    if (medianStepSeconds > 0) j << ",\n  \"median_step_seconds\": " << medianStepSeconds;
+    j << "\n}\n";
+    writeFileAtomically((c.dir / "run.json").string(), j.str(), Existing::Replace);
+}
+
+/// The first non-zero stop signal of the ranks in rank order (0: none), the same on every rank, so that all
+/// stop after the same step. Collective.
+int agreedStopSignal(const mpi::Communicator& comm, const StopSignals& signals)
+{
+    const std::vector<int32_t> all = comm.allgather(int32_t(signals.received()));
+    for (int32_t s : all)
+        if (s != 0) return s;
+    return 0;
+}
+
+/// Steps the run to its end or a stop signal with runLoop; prints the closing lines on out. Collective.
+int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeapfrog& lf,
+         const DistributedRunConfig& c, int64_t step, double initialEnergy, bool resume, int64_t restartedFromStep,
+         std::ostream& out)
+{
+    gWorkStarted = true;
+    const int64_t n = comm.allreduceSum(local.size());
+    writeDistributedRunJson(comm, c, n, restartedFromStep, 0);
+    DistributedStepper stepper(comm, local, lf, c, step, initialEnergy, resume);
+    StopSignals signals;
+    const fs::path checkpoint = rankCheckpointPath(c.dir, comm.rank());
+    const int stop = runLoop(stepper, checkpoint, c.settings, resume, [&] { return agreedStopSignal(comm, signals); });
+    writeDistributedRunJson(comm, c, n, restartedFromStep, stepper.medianStepSeconds());
+    out << "median step over " << comm.size() << " ranks: " << stepper.medianStepSeconds() << " s\n";
+    if (stop != 0)
+    {
+        out << "\nstopped by signal " << stop << " at step " << stepper.stepIndex() << ", t = " << local.time
+            << "; checkpoints written on all " << comm.size() << " ranks; resume with: mpirun -np " << comm.size()
+            << " octwalk run --restart " << c.dir.string() << "\n";
+        return 128 + stop;
+    }
+    out << "done: " << c.plan.numSteps << " steps to t = " << local.time << " on " << comm.size()
+        << " ranks, dE/E0 = " << stepper.lastEnergyError() << "; output in " << c.dir.string() << "\n";
+    return 0;
+}
+
+/// An exception's exit code as the CLI gives it to this library's errors (the user's mistakes 2).
+int libraryExitCode(const std::exception& e) { return dynamic_cast<const std::invalid_argument*>(&e) ? 2 : 1; }
+
+} // namespace
+
+int runDistributed(const mpi::Communicator& comm, ParticleSet bodies, const DistributedRunConfig& config,
+                   std::ostream& out)
+{
+    checkSameOnAllRanks(comm, config.canonicalText(), "options");
+    checkDistributable(config.parameters);
+    bodies.time = config.plan.t0;
+    mpi::DistributedLeapfrog lf(comm, config.parameters);
+    lf.start(bodies);
+    const double e0 = lf.energy(bodies).total();
+    return loop(comm, bodies, lf, config, 0, e0, false, -1, out);
+}
+
+int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std::optional<double> tEnd, bool quiet,
+                       std::ostream& out)
+{
+    std::error_code ec;
+    const fs::path dir = fs::is_directory(where, ec) ? where : where.parent_path().empty() ? "." : where.parent_path();
+    CheckpointImage image;
+    agreeOnRanks(
+        comm,
+        [&] {
+            const fs::path file = rankCheckpointPath(dir, comm.rank());
+            image               = readCheckpoint(file.string());
+            const int ranks     = checkpointRanks(image.extra, file);
+            if (ranks != comm.size())
+            {
+                throw ParameterError("'" + file.string() + "' was written by a run on " + std::to_string(ranks) +
+                                     " ranks: restart it on " + std::to_string(ranks) + " (mpirun -np " +
+                                     std::to_string(ranks) + "), not " + std::to_string(comm.size()));
+            }
+        },
+        libraryExitCode);
+    const std::vector<int64_t> steps = comm.allgather(image.step);
+    for (int r = 1; r < comm.size(); ++r)
+    {
+        if (steps[size_t(r)] != steps[0])
+        {
+            throw ParameterError("the ranks' checkpoints in '" + dir.string() + "' are of different steps (rank 0: " +
+                                 std::to_string(steps[0]) + ", rank " + std::to_string(r) + ": " +
+                                 std::to_string(steps[size_t(r)]) + "): a run killed while writing them");
+        }
+    }
+    DistributedRunConfig c;
+    c.parameters = image.parameters;
+    c.plan       = StepPlan{image.t0, image.h, image.numSteps};
+    c.settings   = RunSettings::decode(image.extra);
+    c.dir        = dir;
+    c.source     = "{\"restart\": " + jsonString(dir.string()) + "}";
+    c.quiet      = quiet;
+    validate(c.parameters);
+    checkDistributable(c.parameters);
+    if (tEnd)
+    {
+        const double k     = (*tEnd - c.plan.t0) / c.plan.h;
+        const double whole = std::round(k);
+        if (!(whole >= double(image.step)) || std::fabs(k - whole) > 1e-9 * std::max(1.0, whole))
+        {
+            throw ParameterError("parameter t_end = " + std::to_string(*tEnd) + " is invalid for this restart: it " +
+                                 "must be t0 + k h with h = " + std::to_string(c.plan.h) + " and k >= " +
+                                 std::to_string(image.step));
+        }
+        c.plan.numSteps = int64_t(whole);
+    }
+    checkSameOnAllRanks(comm, c.canonicalText(), "checkpoint settings");
+    ParticleSet local = std::move(image.state);
+    local.time        = c.plan.t0 + double(image.step) * c.plan.h;
+    out << versionHeader() << ": restarting on " << comm.size() << " ranks from step " << image.step << " of "
+        << c.plan.numSteps << ", t = " << local.time << "\n";
+    mpi::DistributedLeapfrog lf(comm, c.parameters);
+    lf.resume(local);
+    return loop(comm, local, lf, c, image.step, image.initialEnergy, true, image.step, out);
+}
+
+} // namespace octwalk
