@@ -1,0 +1,99 @@
+#!/bin/sh
+# `octwalk run` under mpirun: run_cli.sh CASE MPIEXEC OCTWALK SNAPSHOT_CHECK WORKDIR.
+# Open MPI's -q keeps its own banners off stderr, so that the tests see octwalk's lines alone.
+set -u
+case_name=$1 mpiexec=$2 octwalk=$3 check=$4 work=$5
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+common="--n 4096 --backend cpu --dt 0.015625 --quiet"
+
+fail() { echo "FAIL: $*"; exit 1; }
+on2() { "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run "$@"; }
+# The last row's dE/E0 (column 6) of a run's energy.csv.
+last_error() { grep -v '^#' "$1/energy.csv" | tail -1 | cut -d, -f6; }
+
+case $case_name in
+runs)
+    on2 $common --t-end 0.125 --output-dir a > out.txt || fail "exit $?"
+    [ -s a/energy.csv ] || fail "no energy.csv"
+    [ "$(grep -vc '^#' a/energy.csv)" -eq 10 ] || fail "energy.csv should have a header and 9 rows"
+    grep -q '"ranks": 2' a/run.json || fail "run.json has no \"ranks\": 2"
+    grep -q '^step,force_wall,local_tree,essential_build,exchange,remote_walk,imbalance' a/timing.csv ||
+        fail "timing.csv has not the distributed phases"
+    [ -f a/checkpoint.bin.rank-0 ] && [ -f a/checkpoint.bin.rank-1 ] || fail "no checkpoint per rank"
+    ;;
+energy)
+    # Measured (N = 4096 Plummer, dt = 1/64, t = 0.5, seeds 1..6): dE/E0 at one rank between -1.4e-4 and
+    # +1.1e-4 over the seeds, and at two ranks within 2.4e-5 of it (seed 1: 1.052e-4 and 1.100e-4). The
+    # bounds leave a margin of about two over those.
+    "$octwalk" run $common --t-end 0.5 --output-dir p1 > /dev/null || fail "P = 1: exit $?"
+    on2 $common --t-end 0.5 --output-dir p2 > /dev/null || fail "P = 2: exit $?"
+    e1=$(last_error p1) e2=$(last_error p2)
+    echo "dE/E0: P = 1 $e1, P = 2 $e2"
+    awk -v a="$e1" -v b="$e2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
+        exit !(d <= 5e-5 && m <= 3e-4) }' || fail "P = 2's energy error $e2 is not within the bounds of P = 1's $e1"
+    # The gather by id writes the same first snapshot as a single-process run.
+    cmp p1/snap_000000.tipsy p2/snap_000000.tipsy || fail "the first snapshots differ"
+    ;;
+repeat)
+    OMP_NUM_THREADS=1 on2 $common --t-end 0.25 --output-dir a > /dev/null || fail "first run: exit $?"
+    OMP_NUM_THREADS=2 on2 $common --t-end 0.25 --output-dir b > /dev/null || fail "second run: exit $?"
+    cmp a/snap_000016.tipsy b/snap_000016.tipsy || fail "final snapshots differ"
+    cmp a/energy.csv b/energy.csv || fail "energy.csv differs"
+    cmp a/lagrange.csv b/lagrange.csv || fail "lagrange.csv differs"
+    ;;
+restart)
+    on2 $common --t-end 0.25 --output-dir whole > /dev/null || fail "uninterrupted run: exit $?"
+    on2 $common --t-end 0.125 --output-dir part > /dev/null || fail "first half: exit $?"
+    on2 --restart part --t-end 0.25 --quiet > /dev/null || fail "restart: exit $?"
+    cmp whole/snap_000016.tipsy part/snap_000016.tipsy || fail "final snapshots differ"
+    cmp whole/energy.csv part/energy.csv || fail "energy.csv differs"
+    # A checkpoint of two ranks does not restart on three.
+    "$mpiexec" -q --oversubscribe -np 3 "$octwalk" run --restart part --t-end 0.5 --quiet 2> err.txt > /dev/null
+    rc=$?
+    [ $rc -eq 2 ] || fail "restart at another rank count: exit $rc, expected 2"
+    grep -q 'written by a run on 2 ranks' err.txt || fail "restart at another rank count: $(cat err.txt)"
+    ;;
+stop)
+    # SIGTERM to one rank: all ranks stop at the same step with their checkpoints, and the restart ends with
+    # the uninterrupted run's bits.
+    on2 $common --t-end 1 --output-dir whole > /dev/null || fail "uninterrupted run: exit $?"
+    "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run $common --t-end 1 --output-dir part > out.txt 2>&1 &
+    launcher=$!
+    rows=0
+    while [ "$rows" -lt 12 ] && kill -0 $launcher 2> /dev/null; do
+        sleep 0.1
+        rows=$(grep -vc '^#' part/energy.csv 2> /dev/null || echo 0)
+    done
+    rank=$(pgrep -P $launcher | tail -1)
+    [ -n "$rank" ] && kill -TERM "$rank"
+    wait $launcher
+    rc=$?
+    [ $rc -eq 143 ] || fail "stopped run: exit $rc, expected 143: $(cat out.txt)"
+    grep -q 'stopped by signal 15' out.txt || fail "no stop line: $(cat out.txt)"
+    on2 --restart part --quiet > /dev/null || fail "restart: exit $?"
+    cmp whole/snap_000064.tipsy part/snap_000064.tipsy || fail "final snapshots differ"
+    ;;
+refused)
+    on2 $common --box-size 1 --output-dir a > out.txt 2> err.txt
+    rc=$?
+    [ $rc -eq 2 ] || fail "periodic run: exit $rc, expected 2"
+    [ "$(wc -l < err.txt)" -eq 1 ] || fail "periodic run: not one line: $(cat err.txt)"
+    grep -q '^octwalk: rank 0 of 2: run: box_size 1' err.txt || fail "periodic run: $(cat err.txt)"
+    [ ! -e a ] || fail "periodic run: created its output directory"
+    "$mpiexec" -q --oversubscribe -np 2 "$octwalk" forces --n 100 2> err.txt > /dev/null
+    rc=$?
+    [ $rc -eq 2 ] || fail "forces: exit $rc, expected 2"
+    grep -q 'runs on one rank; start it without mpirun' err.txt || fail "forces: $(cat err.txt)"
+    ;;
+bodies)
+    on2 $common --t-end 0.125 --format tipsy-bonsai --output-dir a > /dev/null || fail "exit $?"
+    "$check" a/snap_000008.tipsy 4096 || fail "the final snapshot lost or repeated bodies"
+    "$octwalk" run $common --t-end 0.125 --format tipsy-bonsai --output-dir b > /dev/null || fail "P = 1: exit $?"
+    m1=$("$check" b/snap_000008.tipsy 4096 | sed 's/.*total mass //') m2=$("$check" a/snap_000008.tipsy 4096 | sed 's/.*total mass //')
+    [ "$m1" = "$m2" ] || fail "total mass $m2 at two ranks, $m1 at one"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "PASS: $case_name"
