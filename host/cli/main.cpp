@@ -1,7 +1,10 @@
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "host/cli/cli.h"
 
@@ -26,6 +29,47 @@ int launcherRankCount()
         }
     }
     return 1;
+}
+
+/// This process's rank among those of its node (Open MPI's, else MPICH's or Slurm's variable), -1 when none says.
+int nodeLocalRank()
+{
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    {
+        if (const char* v = std::getenv(name)) return std::atoi(v);
+    }
+    return -1;
+}
+
+/// The GPUs of this node this process may use: the entries of CUDA_VISIBLE_DEVICES when it is set, else the
+/// NVIDIA driver's devices (/proc/driver/nvidia/gpus), as their indices.
+std::vector<std::string> nodeGpus()
+{
+    std::vector<std::string> gpus;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
+    {
+        std::stringstream list(v);
+        for (std::string entry; std::getline(list, entry, ',');)
+            if (!entry.empty()) gpus.push_back(entry);
+        return gpus;
+    }
+    std::error_code ec;
+    int count = 0;
+    for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end; it.increment(ec))
+        ++count;
+    for (int k = 0; k < count; ++k) gpus.push_back(std::to_string(k));
+    return gpus;
+}
+
+/// One rank per GPU: local rank r sees only GPU r mod (the node's GPUs), as its device 0 (the backend uses
+/// the current device, device/gpu_solver.h). Set before MPI and CUDA start, which read the variable once.
+/// Nothing when the node has no GPU or the launcher gives no local rank.
+void pickGpuOfRank()
+{
+    const int local                      = nodeLocalRank();
+    const std::vector<std::string> gpus = nodeGpus();
+    if (local < 0 || gpus.empty()) return;
+    setenv("CUDA_VISIBLE_DEVICES", gpus[size_t(local) % gpus.size()].c_str(), 1);
 }
 
 /// FNV-1a of the command line, which every rank must share (else one rank may fail to parse it while the
@@ -55,6 +99,7 @@ std::string errorLine(const std::string& text)
 /// ends the job with MPI_Abort, since the other ranks may wait for it in a collective.
 int runOnRanks(int argc, char** argv)
 {
+    pickGpuOfRank();
     octwalk::mpi::MpiEnvironment env(&argc, &argv);
     octwalk::mpi::Communicator world;
     const int rank = world.rank(), ranks = world.size();
