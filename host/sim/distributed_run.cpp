@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "common/errors.h"
-#include "host/core/timer.h"
 #include "host/core/version.h"
 #include "host/io/atomic_file.h"
 #include "host/io/checkpoint.h"
@@ -227,12 +226,10 @@ public:
 
     void step() override
     {
-        Stopwatch clock;
         lf_.step(local_, c_.plan.h);
         ++step_;
         // The time of step k, not a sum of h: the same at every step count as a single-process run's.
         local_.time = c_.plan.t0 + double(step_) * c_.plan.h;
-        stepSeconds_ = clock.lap();
     }
 
     void writeDiagnostics() override
@@ -350,7 +347,7 @@ private:
     const DistributedRunConfig& c_;
     int64_t step_;
     double initialEnergy_;
-    double lastError_ = 0, stepSeconds_ = 0;
+    double lastError_ = 0;
     std::optional<EnergyLagrangeFiles> files_;
     std::ofstream timing_;
     std::vector<double> stepWalls_;
