@@ -84,6 +84,28 @@ public:
         return out;
     }
 
+    /// Every rank's vector, concatenated in rank order, on root only (empty on the others): what one rank
+    /// writes out, without every rank holding all of it.
+    template<class T>
+    std::vector<T> gatherv(const std::vector<T>& local, int root = 0) const
+    {
+        static_assert(std::is_trivially_copyable_v<T>, "gatherv sends bytes");
+        const std::vector<int64_t> n = allgather<int64_t>(int64_t(local.size()));
+        std::vector<int> bytes(static_cast<size_t>(size_)), displ(static_cast<size_t>(size_));
+        int64_t total = 0;
+        for (int r = 0; r < size_; ++r)
+        {
+            displ[r] = byteCount(total * int64_t(sizeof(T)), "MPI_Gatherv");
+            bytes[r] = byteCount(n[r] * int64_t(sizeof(T)), "MPI_Gatherv");
+            total += n[r];
+        }
+        std::vector<T> out(rank_ == root ? static_cast<size_t>(total) : 0);
+        check(MPI_Gatherv(local.data(), bytes[rank_], MPI_BYTE, out.data(), bytes.data(), displ.data(), MPI_BYTE,
+                          root, comm_),
+              "MPI_Gatherv");
+        return out;
+    }
+
     /// Personalised all-to-all: send holds the values for rank 0, then rank 1, ... (sendCounts[r] of them
     /// for rank r); returns what every rank sent to this one, in rank order, with recvCounts[r] from rank r.
     template<class T>

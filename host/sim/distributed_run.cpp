@@ -142,15 +142,16 @@ fs::path rankCheckpointPath(const fs::path& dir, int rank)
 
 namespace {
 
-/// All ranks' bodies on every rank, sorted by id (the order of a single-process run's outputs). Collective.
+/// All ranks' bodies on rank 0, sorted by id (the order of a single-process run's outputs); an empty set on the
+/// other ranks. Collective.
 ParticleSet gatherById(const mpi::Communicator& comm, const ParticleSet& local)
 {
     ParticleSet all;
-    all.pos  = comm.allgatherv(local.pos);
-    all.vel  = comm.allgatherv(local.vel);
-    all.mass = comm.allgatherv(local.mass);
-    all.id   = comm.allgatherv(local.id);
-    all.type = comm.allgatherv(local.type);
+    all.pos  = comm.gatherv(local.pos);
+    all.vel  = comm.gatherv(local.vel);
+    all.mass = comm.gatherv(local.mass);
+    all.id   = comm.gatherv(local.id);
+    all.type = comm.gatherv(local.type);
     all.time = local.time;
     std::vector<size_t> order(all.id.size());
     std::iota(order.begin(), order.end(), size_t(0));

@@ -54,6 +54,25 @@ TEST(Communicator, AlltoallvRoutesEveryValue)
     EXPECT_EQ(at, got.size());
 }
 
+TEST(Communicator, GathervConcatenatesInRankOrderOnTheRootOnly)
+{
+    const Communicator& comm = world();
+    // Rank r sends r + 1 values 100 r + k; rank 1 (or 0 alone) receives.
+    std::vector<int64_t> mine;
+    for (int k = 0; k <= comm.rank(); ++k) mine.push_back(100 * comm.rank() + k);
+    const int root                 = comm.size() > 1 ? 1 : 0;
+    const std::vector<int64_t> got = comm.gatherv(mine, root);
+    if (comm.rank() != root)
+    {
+        EXPECT_TRUE(got.empty());
+        return;
+    }
+    size_t at = 0;
+    for (int r = 0; r < comm.size(); ++r)
+        for (int k = 0; k <= r; ++k) EXPECT_EQ(got.at(at++), 100 * r + k);
+    EXPECT_EQ(at, got.size());
+}
+
 TEST(Communicator, BadCountsNameTheRank)
 {
     const Communicator& comm = world();
