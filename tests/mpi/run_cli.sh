@@ -56,8 +56,8 @@ restart)
 stop)
     # SIGTERM to one rank: all ranks stop at the same step with their checkpoints, and the restart ends with
     # the uninterrupted run's bits.
-    on2 $common --t-end 1 --output-dir whole > /dev/null || fail "uninterrupted run: exit $?"
-    "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run $common --t-end 1 --output-dir part > out.txt 2>&1 &
+    on2 $common --t-end 2 --output-dir whole > /dev/null || fail "uninterrupted run: exit $?"
+    "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run $common --t-end 2 --output-dir part > out.txt 2>&1 &
     launcher=$!
     rows=0
     while [ "$rows" -lt 12 ] && kill -0 $launcher 2> /dev/null; do
@@ -71,7 +71,7 @@ stop)
     [ $rc -eq 143 ] || fail "stopped run: exit $rc, expected 143: $(cat out.txt)"
     grep -q 'stopped by signal 15' out.txt || fail "no stop line: $(cat out.txt)"
     on2 --restart part --quiet > /dev/null || fail "restart: exit $?"
-    cmp whole/snap_000064.tipsy part/snap_000064.tipsy || fail "final snapshots differ"
+    cmp whole/snap_000128.tipsy part/snap_000128.tipsy || fail "final snapshots differ"
     ;;
 refused)
     on2 $common --box-size 1 --output-dir a > out.txt 2> err.txt
