@@ -7,7 +7,8 @@
 /// rank count. Integer sums (exact in any order) and min/max (exact) use MPI's reductions.
 ///
 /// Waits have no timeout yet: a rank that never reaches a collective (an exception on one rank only)
-/// blocks the others until the job is killed; callers keep collectives unconditional.
+/// blocks the others until the job is killed; callers keep collectives unconditional, and `octwalk run`
+/// ends the job with MPI_Abort on such an error (host/cli/main.cpp).
 
 #include <mpi.h>
 
