@@ -213,7 +213,6 @@ ComovingSettings comovingSettings(const po::variables_map& vm, ComovingCli& c, c
     return s;
 }
 
-
 #ifdef OCTWALK_HAVE_MPI
 /// What a new run on several ranks takes from the options (runCommand's locals).
 struct DistributedCli
@@ -289,12 +288,12 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
         },
         cliExitCode);
     // The input's start time is rank 0's; every rank plans the same steps from it.
-    t0     = comm.allgather(t0)[0];
-    c.plan = planSteps(t0, d.tEnd, d.timestep);
+    t0              = comm.allgather(t0)[0];
+    c.plan          = planSteps(t0, d.tEnd, d.timestep);
     const int64_t n = comm.allreduceSum(bodies.size());
-    out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, " << c.plan.numSteps
-        << " steps of " << c.plan.h << " to t = " << d.tEnd << ", tree (essential trees walked on the CPU) on "
-        << toString(d.p.backend) << "\n";
+    out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, " << c.plan.numSteps << " steps of "
+        << c.plan.h << " to t = " << d.tEnd << ", tree (essential trees walked on the CPU) on " << toString(d.p.backend)
+        << "\n";
     return runDistributed(comm, std::move(bodies), c, out);
 }
 #endif

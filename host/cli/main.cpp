@@ -55,7 +55,8 @@ std::vector<std::string> nodeGpus()
     }
     std::error_code ec;
     int count = 0;
-    for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end; it.increment(ec))
+    for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end;
+         it.increment(ec))
         ++count;
     for (int k = 0; k < count; ++k) gpus.push_back(std::to_string(k));
     return gpus;
@@ -66,7 +67,7 @@ std::vector<std::string> nodeGpus()
 /// Nothing when the node has no GPU or the launcher gives no local rank.
 void pickGpuOfRank()
 {
-    const int local                      = nodeLocalRank();
+    const int local                     = nodeLocalRank();
     const std::vector<std::string> gpus = nodeGpus();
     if (local < 0 || gpus.empty()) return;
     setenv("CUDA_VISIBLE_DEVICES", gpus[size_t(local) % gpus.size()].c_str(), 1);
@@ -103,7 +104,7 @@ int runOnRanks(int argc, char** argv)
     octwalk::mpi::MpiEnvironment env(&argc, &argv);
     octwalk::mpi::Communicator world;
     const int rank = world.rank(), ranks = world.size();
-    const std::string where = "octwalk: rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": ";
+    const std::string where   = "octwalk: rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": ";
     const std::string command = argc > 1 ? argv[1] : "";
     if (command != "run")
     {

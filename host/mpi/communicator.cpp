@@ -130,8 +130,7 @@ std::vector<int64_t> Communicator::allreduceSum(const std::vector<int64_t>& valu
 std::vector<uint64_t> Communicator::allreduceSum(const std::vector<uint64_t>& values) const
 {
     std::vector<uint64_t> out(values.size());
-    check(MPI_Allreduce(values.data(), out.data(), int(values.size()), MPI_UINT64_T, MPI_SUM, comm_),
-          "MPI_Allreduce");
+    check(MPI_Allreduce(values.data(), out.data(), int(values.size()), MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
     return out;
 }
 

@@ -101,8 +101,8 @@ public:
             total += n[r];
         }
         std::vector<T> out(rank_ == root ? static_cast<size_t>(total) : 0);
-        check(MPI_Gatherv(local.data(), bytes[rank_], MPI_BYTE, out.data(), bytes.data(), displ.data(), MPI_BYTE,
-                          root, comm_),
+        check(MPI_Gatherv(local.data(), bytes[rank_], MPI_BYTE, out.data(), bytes.data(), displ.data(), MPI_BYTE, root,
+                          comm_),
               "MPI_Gatherv");
         return out;
     }

@@ -83,7 +83,16 @@ void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec
                  t.mac, t.quad);
         t.body = toF4(p, local.mass[0]);
         groupBox(&t.body, t.leaf, t.center, t.half);
-        t.tree   = {nullptr, &t.mac, &t.com, t.quad, &t.leaf, 0, 1, kLeafBit, 0, PeriodicView{nullptr, 0, 0.0f, 0.0f},
+        t.tree   = {nullptr,
+                    &t.mac,
+                    &t.com,
+                    t.quad,
+                    &t.leaf,
+                    0,
+                    1,
+                    kLeafBit,
+                    0,
+                    PeriodicView{nullptr, 0, 0.0f, 0.0f},
                     packedFarField2(params_)};
         t.groups = {&t.leaf, &t.center, &t.half, 1};
         t.bodies = {&t.body, 1};
@@ -128,16 +137,16 @@ std::vector<char> DistributedGravity::exchangeEssentialTrees(std::vector<int64_t
         sendCounts[size_t(r)] = int64_t(send.size() - before);
         out.nodesSent += let.numNodes();
     }
-    out.secondsEssentialBuild = clock.lap();
+    out.secondsEssentialBuild  = clock.lap();
     std::vector<char> received = comm_.alltoallv(send, sendCounts, recvCounts);
     out.secondsExchange += clock.lap();
-    out.bytesSent              = int64_t(send.size());
-    out.bytesReceived          = int64_t(received.size());
+    out.bytesSent     = int64_t(send.size());
+    out.bytesReceived = int64_t(received.size());
     return received;
 }
 
-void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<Vec3d>& acc,
-                                   std::vector<double>& pot, std::vector<int64_t>& cost, int64_t& interactions)
+void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<Vec3d>& acc, std::vector<double>& pot,
+                                   std::vector<int64_t>& cost, int64_t& interactions)
 {
     const LocalTree& t = *local_;
     // Probe targets (areBodies false): a remote tree's bodies are never the targets themselves.

@@ -21,11 +21,11 @@ DistributedLeapfrog::DistributedLeapfrog(const Communicator& comm, const Paramet
 void DistributedLeapfrog::evaluate(const ParticleSet& local)
 {
     gravity_.computeForces(local, forces_);
-    const int64_t mine = std::accumulate(forces_.cost.begin(), forces_.cost.end(), int64_t(0));
+    const int64_t mine               = std::accumulate(forces_.cost.begin(), forces_.cost.end(), int64_t(0));
     const std::vector<int64_t> costs = comm_.allgather(mine);
     const int64_t total              = std::accumulate(costs.begin(), costs.end(), int64_t(0));
-    imbalance_ = total > 0 ? double(*std::max_element(costs.begin(), costs.end())) * double(comm_.size()) / double(total)
-                           : 1.0;
+    imbalance_ =
+        total > 0 ? double(*std::max_element(costs.begin(), costs.end())) * double(comm_.size()) / double(total) : 1.0;
 }
 
 void DistributedLeapfrog::start(ParticleSet& local)

@@ -53,8 +53,8 @@ SortedCosts sortedCosts(const std::vector<uint64_t>& keys, const std::vector<uin
     s.before.assign(n + 1, 0);
     for (size_t k = 0; k < n; ++k)
     {
-        const size_t i   = order[k];
-        s.positions[k]   = value[i];
+        const size_t i  = order[k];
+        s.positions[k]  = value[i];
         s.before[k + 1] = s.before[k] + (cost.empty() ? 1 : std::max<int64_t>(1, cost[i]));
     }
     return s;
@@ -88,7 +88,7 @@ void searchRound(const Communicator& comm, const SortedCosts& local, std::vector
         for (int k = 1; k < kSearchArity; ++k) below.push_back(local.costBelow(splitPoint(c.lo, c.hi, k)));
     }
     const std::vector<int64_t> total = comm.allreduceSum(below);
-    size_t at = 0;
+    size_t at                        = 0;
     for (CutSearch& c : cuts)
     {
         if (c.done()) continue;
@@ -182,9 +182,8 @@ std::vector<uint64_t> keysInCube(const KeyCube& cube, const std::vector<Vec3d>& 
     for (size_t i = 0; i < pos.size(); ++i)
     {
         const Vec3d& p = pos[i];
-        keys[i]        = mortonKey(gridCoordinate(p.x, cube.lo.x, cellsPerUnit),
-                                   gridCoordinate(p.y, cube.lo.y, cellsPerUnit),
-                                   gridCoordinate(p.z, cube.lo.z, cellsPerUnit));
+        keys[i] = mortonKey(gridCoordinate(p.x, cube.lo.x, cellsPerUnit), gridCoordinate(p.y, cube.lo.y, cellsPerUnit),
+                            gridCoordinate(p.z, cube.lo.z, cellsPerUnit));
     }
     return keys;
 }
@@ -197,10 +196,10 @@ Decomposition decompose(const Communicator& comm, const ParticleSet& local, cons
                          std::to_string(local.pos.size()) + " bodies");
     }
     Decomposition d;
-    d.cube                    = globalKeyCube(comm, local.pos);
-    const SortedCosts sorted  = sortedCosts(keysInCube(d.cube, local.pos), idsOf(local), cost);
-    d.totalCost               = comm.allreduceSum(sorted.before.back());
-    const int numRanks        = comm.size();
+    d.cube                   = globalKeyCube(comm, local.pos);
+    const SortedCosts sorted = sortedCosts(keysInCube(d.cube, local.pos), idsOf(local), cost);
+    d.totalCost              = comm.allreduceSum(sorted.before.back());
+    const int numRanks       = comm.size();
     std::vector<CutSearch> searches;
     for (int r = 1; r < numRanks; ++r)
     {
@@ -260,8 +259,7 @@ void checkFields(const Communicator& comm, const ParticleSet& local)
 }
 
 /// The bodies of local, grouped by destination rank (each group in (key, id) order), and the counts.
-std::vector<TravellingBody> packByOwner(const Decomposition& d, const ParticleSet& local,
-                                        std::vector<int64_t>& counts)
+std::vector<TravellingBody> packByOwner(const Decomposition& d, const ParticleSet& local, std::vector<int64_t>& counts)
 {
     const std::vector<uint64_t> keys = keysInCube(d.cube, local.pos);
     const size_t n                   = keys.size();
@@ -305,8 +303,8 @@ ExchangeCounts exchangeBodies(const Communicator& comm, const Decomposition& d, 
 {
     if (d.numRanks() != comm.size())
     {
-        throw MpiError("exchangeBodies on " + comm.where() + ": the decomposition has " +
-                       std::to_string(d.numRanks()) + " ranks");
+        throw MpiError("exchangeBodies on " + comm.where() + ": the decomposition has " + std::to_string(d.numRanks()) +
+                       " ranks");
     }
     checkFields(comm, local);
     const BodyChecksum before = globalChecksum(comm, local);
@@ -317,9 +315,8 @@ ExchangeCounts exchangeBodies(const Communicator& comm, const Decomposition& d, 
     const BodyChecksum after = globalChecksum(comm, local);
     if (!(after == before))
     {
-        throw MpiError("exchangeBodies on " + comm.where() + ": bodies not conserved (" +
-                       std::to_string(before.count) + " before, " + std::to_string(after.count) +
-                       " after, or a checksum of their fields differs)");
+        throw MpiError("exchangeBodies on " + comm.where() + ": bodies not conserved (" + std::to_string(before.count) +
+                       " before, " + std::to_string(after.count) + " after, or a checksum of their fields differs)");
     }
     ExchangeCounts c;
     const int me = comm.rank();

@@ -89,7 +89,7 @@ Decomposition redistribute(const Communicator& comm, ParticleSet& local, const s
 /// from the bits of all its fields, summed modulo 2^64; the masses' bits separately, and the ids'). Collective.
 struct BodyChecksum
 {
-    int64_t count = 0;
+    int64_t count   = 0;
     uint64_t bodies = 0, masses = 0, ids = 0;
 
     friend bool operator==(const BodyChecksum& a, const BodyChecksum& b)

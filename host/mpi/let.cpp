@@ -84,9 +84,10 @@ void copyNode(const TreeView& tree, int32_t from, EssentialTree& let, int32_t to
 /// Sizes let for the visits and gives every visit its entry in let.
 std::vector<uint32_t> numberNodes(const std::vector<Visit>& visits, EssentialTree& let)
 {
-    let.numInternal = int32_t(std::count_if(visits.begin(), visits.end(), [](const Visit& v) { return v.kind == Kind::Open; }));
-    let.numLeaves   = int32_t(visits.size()) - let.numInternal;
-    const size_t n  = visits.size();
+    let.numInternal =
+        int32_t(std::count_if(visits.begin(), visits.end(), [](const Visit& v) { return v.kind == Kind::Open; }));
+    let.numLeaves  = int32_t(visits.size()) - let.numInternal;
+    const size_t n = visits.size();
     let.children.assign(2 * size_t(let.numInternal), U4{0, 0, 0, 0});
     let.nodeMac.resize(n);
     let.nodeCom.resize(n);
@@ -129,10 +130,10 @@ GroupsBox groupsBox(const GroupView& groups)
     for (int32_t g = 0; g < groups.numGroups; ++g)
     {
         const F4 c = groups.center[g], h = groups.half[g];
-        box.lo     = {std::min(box.lo.x, double(c.x) - h.x), std::min(box.lo.y, double(c.y) - h.y),
-                      std::min(box.lo.z, double(c.z) - h.z)};
-        box.hi     = {std::max(box.hi.x, double(c.x) + h.x), std::max(box.hi.y, double(c.y) + h.y),
-                      std::max(box.hi.z, double(c.z) + h.z)};
+        box.lo       = {std::min(box.lo.x, double(c.x) - h.x), std::min(box.lo.y, double(c.y) - h.y),
+                        std::min(box.lo.z, double(c.z) - h.z)};
+        box.hi       = {std::max(box.hi.x, double(c.x) + h.x), std::max(box.hi.y, double(c.y) + h.y),
+                        std::max(box.hi.z, double(c.z) + h.z)};
         box.maxScale = std::max(box.maxScale, double(h.w));
     }
     return box;
@@ -154,8 +155,9 @@ bool acceptedByEveryGroup(F4 nodeMac, const GroupsBox& box)
 
 TreeView EssentialTree::view() const
 {
-    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(), numInternal,
-            numLeaves,       rootEntry,      depth,          PeriodicView{nullptr, 0, 0.0f, 0.0f}, farField2};
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
+            numInternal,     numLeaves,      rootEntry,      depth,           PeriodicView{nullptr, 0, 0.0f, 0.0f},
+            farField2};
 }
 
 BodyView EssentialTree::bodyView() const { return {bodies.data(), int32_t(bodies.size())}; }
@@ -282,8 +284,15 @@ void checkStructure(const EssentialTree& t, const std::string& from)
 void serializeEssentialTree(const EssentialTree& let, std::vector<char>& out)
 {
     if (let.empty()) return;
-    LetHeader h{kLetMagic, kLetVersion, let.numInternal, let.numLeaves, let.depth, let.rootEntry,
-                int64_t(let.bodies.size()), let.farField2, 0};
+    LetHeader h{kLetMagic,
+                kLetVersion,
+                let.numInternal,
+                let.numLeaves,
+                let.depth,
+                let.rootEntry,
+                int64_t(let.bodies.size()),
+                let.farField2,
+                0};
     const size_t at = out.size();
     out.resize(at + sizeof(h));
     std::memcpy(out.data() + at, &h, sizeof(h));
@@ -315,12 +324,12 @@ EssentialTree deserializeEssentialTree(const char* data, size_t size, const std:
                           " leaves, depth " + std::to_string(h.depth) + ", " + std::to_string(h.numBodies) +
                           " bodies are invalid");
     }
-    t.numInternal      = h.numInternal;
-    t.numLeaves        = h.numLeaves;
-    t.depth            = h.depth;
-    t.rootEntry        = h.rootEntry;
-    t.farField2        = h.farField2;
-    const int64_t n    = int64_t(h.numInternal) + h.numLeaves;
+    t.numInternal   = h.numInternal;
+    t.numLeaves     = h.numLeaves;
+    t.depth         = h.depth;
+    t.rootEntry     = h.rootEntry;
+    t.farField2     = h.farField2;
+    const int64_t n = int64_t(h.numInternal) + h.numLeaves;
     Reader r{data, size, sizeof(h), from};
     r.read(t.children, 2 * int64_t(h.numInternal), "children");
     r.read(t.nodeMac, n, "nodeMac");

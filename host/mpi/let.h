@@ -31,8 +31,8 @@ namespace octwalk::mpi {
 struct GroupsBox
 {
     Vec3d lo{0, 0, 0}, hi{0, 0, 0}; ///< the union of the groups' float boxes (centre -/+ half), in double
-    double maxScale   = 0;           ///< the largest groupHalf.w of the groups
-    int32_t numGroups = 0;           ///< 0: the rank has no bodies, and no tree is built for it
+    double maxScale   = 0;          ///< the largest groupHalf.w of the groups
+    int32_t numGroups = 0;          ///< 0: the rank has no bodies, and no tree is built for it
 };
 
 /// The union of the boxes of groups (numGroups 0 for none).
@@ -56,8 +56,8 @@ struct EssentialTree
     /// Per node: its index in the tree it was cut from (kept by the builder, not sent).
     std::vector<int32_t> source;
     int32_t numInternal = 0, numLeaves = 0, depth = 0;
-    uint32_t rootEntry  = 0;
-    float farField2     = 0.0f;
+    uint32_t rootEntry = 0;
+    float farField2    = 0.0f;
 
     bool empty() const { return numInternal + numLeaves == 0; }
     int32_t numNodes() const { return numInternal + numLeaves; }

@@ -48,7 +48,10 @@ uint64_t fnv1a(const std::string& text)
 /// written at, which a restart must match (each rank's bodies are its domain at that count).
 constexpr const char* kRanksKey = "\nranks ";
 
-std::string checkpointExtra(const RunSettings& rs, int ranks) { return rs.encode() + kRanksKey + std::to_string(ranks); }
+std::string checkpointExtra(const RunSettings& rs, int ranks)
+{
+    return rs.encode() + kRanksKey + std::to_string(ranks);
+}
 
 /// The rank count stored by checkpointExtra; FormatError naming the file when it has none (a single-process
 /// run's checkpoint).
@@ -185,7 +188,7 @@ Diagnostics distributedDiagnostics(const mpi::Communicator& comm, const mpi::Dis
         const double terms[13] = {m, m * x.x, m * x.y, m * x.z, m * v.x, m * v.y, m * v.z, L.x, L.y, L.z, 0, 0, 0};
         for (size_t k = 0; k < 10; ++k) s[k] += terms[k];
     }
-    s = comm.allreduceSumOrdered(s);
+    s                              = comm.allreduceSumOrdered(s);
     const mpi::DistributedEnergy e = lf.energy(local);
     Diagnostics d;
     d.time            = local.time;
@@ -235,8 +238,8 @@ public:
 
     void writeDiagnostics() override
     {
-        const Diagnostics d = distributedDiagnostics(comm_, lf_, local_, initialEnergy_);
-        lastError_          = d.relativeEnergyError;
+        const Diagnostics d   = distributedDiagnostics(comm_, lf_, local_, initialEnergy_);
+        lastError_            = d.relativeEnergyError;
         const ParticleSet all = gatherById(comm_, local_);
         if (comm_.rank() != 0) return;
         std::ostream& e = files_->energy;
@@ -273,9 +276,9 @@ public:
     {
         const mpi::DistributedForces& f = lf_.forces();
         const double force = f.secondsLocal + f.secondsEssentialBuild + f.secondsExchange + f.secondsRemote;
-        const std::vector<double> slowest = comm_.allreduceMax(
-            {force, f.secondsLocal, f.secondsEssentialBuild, f.secondsExchange, f.secondsRemote, times.diagnostics,
-             times.io, times.wall});
+        const std::vector<double> slowest =
+            comm_.allreduceMax({force, f.secondsLocal, f.secondsEssentialBuild, f.secondsExchange, f.secondsRemote,
+                                times.diagnostics, times.io, times.wall});
         if (comm_.rank() != 0) return;
         timing_ << step_ << std::setprecision(6);
         for (size_t k = 0; k < 5; ++k) timing_ << ',' << slowest[k];
@@ -307,10 +310,10 @@ private:
         const bool timingIsNew = !resume || fs::file_size(timingPath, ec) == 0 || ec;
         timing_.open(timingPath, std::ios::app);
         if (!timing_) throw FormatError("cannot open '" + timingPath.string() + "'");
-        const std::string comment = "# " + versionHeader() + " on " + std::to_string(comm_.size()) +
-                                    " ranks; units N-body, G = " +
-                                    std::to_string(c_.parameters.gravitational_constant) + "; parameters " +
-                                    toJson(c_.parameters) + "\n";
+        const std::string comment =
+            "# " + versionHeader() + " on " + std::to_string(comm_.size()) +
+            " ranks; units N-body, G = " + std::to_string(c_.parameters.gravitational_constant) + "; parameters " +
+            toJson(c_.parameters) + "\n";
         if (timingIsNew)
         {
             timing_ << comment
@@ -335,8 +338,9 @@ private:
         if (!progress_.due(finished)) return;
         char text[256];
         const double eta = progress_.eta(int64_t(stepWalls_.size()), c_.plan.numSteps - step_);
-        std::snprintf(text, sizeof(text), "step %lld/%lld  t = %.5g  dE/E0 = %+.3e (last diagnostics)  imbalance %.3f  "
-                                          "ETA %.0f s   ",
+        std::snprintf(text, sizeof(text),
+                      "step %lld/%lld  t = %.5g  dE/E0 = %+.3e (last diagnostics)  imbalance %.3f  "
+                      "ETA %.0f s   ",
                       static_cast<long long>(step_), static_cast<long long>(c_.plan.numSteps), local_.time, lastError_,
                       lf_.imbalance(), eta);
         progress_.show(text, finished);
@@ -392,11 +396,10 @@ int agreedStopSignal(const mpi::Communicator& comm, const StopSignals& signals)
 }
 
 /// Steps the run to its end or a stop signal with runLoop; prints the closing lines on out. Collective.
-int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeapfrog& lf,
-         const DistributedRunConfig& c, int64_t step, double initialEnergy, bool resume, int64_t restartedFromStep,
-         std::ostream& out)
+int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeapfrog& lf, const DistributedRunConfig& c,
+         int64_t step, double initialEnergy, bool resume, int64_t restartedFromStep, std::ostream& out)
 {
-    gWorkStarted = true;
+    gWorkStarted    = true;
     const int64_t n = comm.allreduceSum(local.size());
     writeDistributedRunJson(comm, c, n, restartedFromStep, 0);
     DistributedStepper stepper(comm, local, lf, c, step, initialEnergy, resume);
@@ -480,8 +483,8 @@ int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std
         if (!(whole >= double(image.step)) || std::fabs(k - whole) > 1e-9 * std::max(1.0, whole))
         {
             throw ParameterError("parameter t_end = " + std::to_string(*tEnd) + " is invalid for this restart: it " +
-                                 "must be t0 + k h with h = " + std::to_string(c.plan.h) + " and k >= " +
-                                 std::to_string(image.step));
+                                 "must be t0 + k h with h = " + std::to_string(c.plan.h) +
+                                 " and k >= " + std::to_string(image.step));
         }
         c.plan.numSteps = int64_t(whole);
     }

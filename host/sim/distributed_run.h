@@ -53,7 +53,7 @@ struct DistributedRunConfig
     std::filesystem::path dir;
     /// run.json's "initial_conditions" (a JSON value).
     std::string source = "null";
-    bool quiet = false;
+    bool quiet         = false;
 
     /// The canonical text every rank must agree on (checkSameOnAllRanks).
     std::string canonicalText() const;

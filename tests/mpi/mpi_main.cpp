@@ -41,7 +41,7 @@ int main(int argc, char** argv)
         delete listeners.Release(listeners.default_result_printer());
         listeners.Append(new FailurePrinter(rank));
     }
-    int failed = RUN_ALL_TESTS() != 0;
+    int failed    = RUN_ALL_TESTS() != 0;
     int anyFailed = 0;
     MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return anyFailed;

@@ -18,8 +18,8 @@ int main(int argc, char** argv)
     try
     {
         const octwalk::ParticleSet s = octwalk::readSnapshot(argv[1]);
-        const long long n           = std::atoll(argv[2]);
-        double mass                 = 0;
+        const long long n            = std::atoll(argv[2]);
+        double mass                  = 0;
         std::vector<int> seen(size_t(n > 0 ? n : 0), 0);
         for (size_t i = 0; i < s.id.size(); ++i)
         {

@@ -25,9 +25,9 @@ TEST(Communicator, OrderedSumIsTheRankOrderSumEverywhere)
 {
     const Communicator& comm = world();
     // Values whose sum depends on the order of the additions.
-    auto valueOf         = [](int r) { return r % 2 ? 1e16 * (r + 1) : 1.0 + 0.1 * r; };
-    const double sum     = comm.allreduceSumOrdered(valueOf(comm.rank()));
-    double expected      = 0.0;
+    auto valueOf     = [](int r) { return r % 2 ? 1e16 * (r + 1) : 1.0 + 0.1 * r; };
+    const double sum = comm.allreduceSumOrdered(valueOf(comm.rank()));
+    double expected  = 0.0;
     for (int r = 0; r < comm.size(); ++r) expected += valueOf(r);
     EXPECT_EQ(std::memcmp(&sum, &expected, sizeof(double)), 0);
     const std::vector<double> all = comm.allgather(sum);

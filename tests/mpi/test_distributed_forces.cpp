@@ -265,9 +265,9 @@ TEST(DistributedForces, CostsBalanceTheNextDecomposition)
 /// Ranks without bodies (every body on rank 0) and ranks of one body evaluate like the others.
 TEST(DistributedForces, EmptyAndSingleBodyRanks)
 {
-    const Communicator& comm = world();
-    const Parameters p       = cpuParameters(0.5, 1e-4);
-    const ParticleSet all    = makePlummer(1 << 10, 8);
+    const Communicator& comm  = world();
+    const Parameters p        = cpuParameters(0.5, 1e-4);
+    const ParticleSet all     = makePlummer(1 << 10, 8);
     const ParticleSet onRank0 = comm.rank() == 0 ? all : ParticleSet{};
     DistributedGravity gravity(comm, p);
     DistributedForces f;

@@ -96,8 +96,8 @@ TEST(Domain, CutsDoNotDependOnThePreviousSpread)
     const Communicator& comm = world();
     const ParticleSet all    = unequalMasses(1 << 12);
     const int P = comm.size(), me = comm.rank();
-    const ParticleSet a = roundRobinShare(all, me, P);
-    const ParticleSet b = selectBodies(all, [&](int64_t i) { return i * P / all.size() == P - 1 - me; });
+    const ParticleSet a    = roundRobinShare(all, me, P);
+    const ParticleSet b    = selectBodies(all, [&](int64_t i) { return i * P / all.size() == P - 1 - me; });
     const Decomposition da = decompose(comm, a), db = decompose(comm, b);
     ASSERT_EQ(da.cuts.size(), db.cuts.size());
     for (size_t k = 0; k < da.cuts.size(); ++k) EXPECT_TRUE(da.cuts[k] == db.cuts[k]);

@@ -54,8 +54,8 @@ RunResult run(double rebalance, int steps)
 
 TEST(Leapfrog, KeepsEnergyAndBodiesWhileRebalancing)
 {
-    const RunResult r     = run(1.0, 32);
-    const double drift    = std::fabs(r.last.total() - r.first.total()) / std::fabs(r.first.total());
+    const RunResult r  = run(1.0, 32);
+    const double drift = std::fabs(r.last.total() - r.first.total()) / std::fabs(r.first.total());
     EXPECT_LT(drift, 1e-3);
     EXPECT_GT(r.rebalances, 0);
     EXPECT_EQ(r.bodies.size(), 1 << 12);
