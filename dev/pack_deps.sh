@@ -28,5 +28,13 @@ echo '#include <boost/program_options.hpp>' | g++ -std=c++17 -x c++ -M - \
   done
 # boost/version.hpp and config headers the CMake package checks.
 cp /usr/include/boost/version.hpp "$out/include/boost/"
+# Debian's Open MPI and the libraries it loads, as packages that dev/gpu_check.sh unpacks with dpkg -x
+# into a prefix there (OPAL_PREFIX relocates it), for the distributed tests on GPU ranks.
+mkdir -p "$out/openmpi"
+(cd "$out/openmpi" && for p in libopenmpi3 openmpi-bin openmpi-common libopenmpi-dev libevent-2.1-7 \
+    libevent-core-2.1-7 libevent-pthreads-2.1-7 libhwloc15 libpmix2 libucx0 libfabric1 libibverbs1 librdmacm1 \
+    libpsm2-2 libpsm-infinipath1 libnl-3-200 libnl-route-3-200 libxnvctrl0 libmunge2 libltdl7 libcbor0.8; do
+  apt-get download "$p" >/dev/null || echo "pack_deps: could not download $p" >&2
+done)
 git rev-parse --short=12 HEAD >.source-githash 2>/dev/null || true
 du -sh "$out"
