@@ -286,7 +286,7 @@ public:
                 << std::setprecision(6);
         for (size_t k = 5; k < 8; ++k) timing_ << ',' << slowest[k];
         timing_ << '\n';
-        timing_.flush();
+        flushTiming();
         stepWalls_.push_back(slowest[7]);
         showProgress();
     }
@@ -301,6 +301,15 @@ public:
     }
 
 private:
+    /// A row that did not reach the file (a full disk) is an error, not a gap in timing.csv.
+    void flushTiming()
+    {
+        timing_.flush();
+        if (!timing_)
+            throw FormatError("cannot write '" + (c_.dir / "timing.csv").string() + "' at step " +
+                              std::to_string(step_));
+    }
+
     void openFiles(bool resume)
     {
         files_.emplace(c_.dir, resume, step_);
@@ -324,7 +333,7 @@ private:
                        "trees walked (CPU); imbalance = the largest rank's interactions over the mean; rebalanced = 1 "
                        "when the step cut the domains again\n"
                     << kTimingHeader << '\n';
-            timing_.flush();
+            flushTiming();
         }
         if (resume) return;
         files_->energy << comment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
