@@ -72,9 +72,38 @@ int runWithProgress(HermiteIntegrator& h, const fs::path& dir, const RunSettings
     return 0;
 }
 
-/// The parameter-table rows that mean nothing to direct summation: only --epsilon and --G are offered.
-const std::vector<std::string> kTreeParameters{"opening_angle", "n_leaf",         "n_group", "merge_groups",
-                                               "mac",           "use_quadrupole", "backend"};
+/// The parameter-table rows that mean nothing to direct summation of an isolated system: only --epsilon and
+/// --G are offered (the others are unknown options, refused like any).
+const std::vector<std::string> kTreeParameters{"opening_angle",
+                                               "n_leaf",
+                                               "n_group",
+                                               "merge_groups",
+                                               "mac",
+                                               "use_quadrupole",
+                                               "backend",
+                                               "softened_quadrupole",
+                                               "err_tol_force_acc",
+                                               "far_field_ratio",
+                                               "box_size"};
+
+/// UsageError for a snapshot that is not an isolated system: its periodic images or its expansion would be
+/// dropped without a word.
+void checkIsolated(const ParticleSet& bodies, const std::string& input)
+{
+    if (bodies.boxSize > 0)
+    {
+        std::ostringstream s;
+        s << "--input '" << input << "' is a periodic box of side " << bodies.boxSize
+          << "; hermite integrates isolated systems only (use octwalk run)";
+        throw UsageError(s.str());
+    }
+    if (bodies.cosmology)
+    {
+        throw UsageError("--input '" + input +
+                         "' is a cosmological snapshot (comoving positions, peculiar velocities); hermite integrates "
+                         "isolated systems only (use octwalk run --comoving)");
+    }
+}
 
 } // namespace
 
@@ -170,6 +199,7 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
     if (!input.empty())
     {
         bodies = inputFormat == "auto" ? readSnapshot(input) : readSnapshot(input, parseSnapshotFormat(inputFormat));
+        checkIsolated(bodies, input);
         plan   = planSteps(bodies.time, tEnd, hs.dtMax);
         source = "{\"input\": " + jsonString(input) + "}";
     }

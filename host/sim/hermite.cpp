@@ -32,6 +32,15 @@ void toArray(const Vec3d& v, double out[3])
 
 Vec3d fromArray(const double in[3]) { return {in[0], in[1], in[2]}; }
 
+/// A value as a message shows it: enough digits to tell it from its neighbours in the limits it meets.
+std::string shortText(double v)
+{
+    std::ostringstream s;
+    s.precision(9);
+    s << v;
+    return s.str();
+}
+
 std::string bodyName(int64_t i, const ParticleSet& s)
 {
     return "body " + std::to_string(i) + " (id " + std::to_string(s.id[i]) + ")";
@@ -128,6 +137,19 @@ void HermiteIntegrator::checkBodies() const
     if (n < 2 || n > INT_MAX)
     {
         throw InputError("hermite: " + std::to_string(n) + " bodies; the GRAPE-6 API takes 2 to 2^31 - 1");
+    }
+    // Direct summation over the bodies themselves: no periodic images, no expansion of the universe.
+    if (params_.box_size > 0 || state_.boxSize > 0)
+    {
+        throw InputError("hermite: the bodies live in a periodic box of side " +
+                         shortText(std::max(params_.box_size, state_.boxSize)) +
+                         "; hermite integrates isolated systems only (octwalk run integrates periodic boxes)");
+    }
+    if (state_.cosmology)
+    {
+        throw InputError("hermite: the bodies are a cosmological set (comoving positions, time = a " +
+                         shortText(state_.time) +
+                         "); hermite integrates isolated systems only (octwalk run --comoving)");
     }
     if (int64_t(state_.vel.size()) != n || int64_t(state_.mass.size()) != n || int64_t(state_.id.size()) != n)
     {

@@ -21,6 +21,7 @@
 
 #include "common/errors.h"
 #include "host/cli/cli.h"
+#include "host/io/snapshot.h"
 #include "host/models/models.h"
 #include "host/sim/hermite.h"
 
@@ -322,6 +323,48 @@ TEST_F(Hermite, BadOptionsAreOneLineBeforeAnyWork)
     EXPECT_EQ(help.code, 0);
     for (const char* word : {"--eta", "--eta-start", "--dt-max", "--epsilon", "Units"})
         EXPECT_NE(help.out.find(word), std::string::npos) << word;
+    fs::remove_all(base);
+}
+
+// Direct summation of an isolated system: the tree's options and the periodic box are not offered, and a
+// periodic or cosmological snapshot is refused rather than integrated as an isolated cluster.
+TEST_F(Hermite, TreeAndPeriodicOptionsAreNotOfferedAndPeriodicInputIsRefused)
+{
+    const fs::path base   = freshDir("periodic");
+    const std::string dir = (base / "out").string();
+    const std::vector<std::vector<const char*>> notOffered{
+        {"--box-size", "10"}, {"--traceless-quadrupole"}, {"--err-tol-force-acc", "0.01"}, {"--far-field-ratio", "4"}};
+    CliResult help = cli({"hermite", "--help"});
+    ASSERT_EQ(help.code, 0);
+    for (const auto& extra : notOffered)
+    {
+        EXPECT_EQ(help.out.find(extra[0]), std::string::npos) << extra[0];
+        std::vector<const char*> args{"hermite", "--output-dir", dir.c_str(), "--quiet", "--n", "16"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        CliResult r = cli(args);
+        EXPECT_EQ(r.code, 2) << extra[0] << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(dir)) << extra[0];
+    }
+
+    fs::create_directories(base);
+    ParticleSet box = makeModel("uniform", 32, 3);
+    box.boxSize     = 4;
+    for (Vec3d& x : box.pos) x = {x.x + 2, x.y + 2, x.z + 2};
+    const std::string periodic = (base / "box.hdf5").string();
+    const std::string gadget   = (base / "box.gadget").string();
+    writeSnapshot(periodic, SnapshotFormat::Hdf5, box);
+    writeSnapshot(gadget, SnapshotFormat::Gadget2, box);
+    for (const std::string& input : {periodic, gadget})
+    {
+        CliResult r = cli({"hermite", "--input", input.c_str(), "--output-dir", dir.c_str(), "--quiet"});
+        EXPECT_EQ(r.code, 2) << r.err;
+        EXPECT_NE(r.err.find("periodic box of side 4"), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(dir));
+    }
+    Parameters p = softening(0.01);
+    EXPECT_THROW(HermiteIntegrator(box, p, HermiteSettings{}, planSteps(0, 1, 1.0 / 16)), InputError);
     fs::remove_all(base);
 }
 
