@@ -396,12 +396,11 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     if (periodic) ewaldGroupCorrectionGpu(in.tree, in.groups, dLists, in.bodies, in.targets, acc.data(), gs);
     leavesDone.record(stream);
 
-    std::vector<int64_t> leafBodyCounts;
     std::vector<I2> ranges;
     int32_t overflow = 0;
     std::vector<Transfer> downloads{toHost(out.nodeCounts, nodeCount.data(), size_t(numGroups)),
                                     toHost(out.leafCounts, leafCount.data(), size_t(numGroups)),
-                                    toHost(leafBodyCounts, leafBodies.data(), size_t(numGroups)),
+                                    toHost(out.leafBodyCounts, leafBodies.data(), size_t(numGroups)),
                                     {&overflow, overflowGroup.data(), sizeof(int32_t)}};
     if (!hostRanges) downloads.push_back(toHost(ranges, groupRange.data(), size_t(numGroups)));
     if (downloadResults) downloads.push_back(toHost(out.acc, acc.data(), numTargets));
@@ -414,7 +413,7 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
 
     const GroupView totalsGroups{hostRanges ? hostRanges : ranges.data(), nullptr, nullptr, numGroups};
     InteractionTotals totals = interactionTotals(
-        totalsGroups, {out.nodeCounts.data(), out.leafCounts.data(), leafBodyCounts.data(), numGroups});
+        totalsGroups, {out.nodeCounts.data(), out.leafCounts.data(), out.leafBodyCounts.data(), numGroups});
     out.nodeInteractions = totals.nodes;
     out.leafInteractions = totals.leafBodies;
     PhaseTimes& t        = out.times;

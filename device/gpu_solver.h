@@ -29,6 +29,7 @@ struct GpuEvaluation
 {
     PinnedVector<F4> acc;
     std::vector<int32_t> nodeCounts, leafCounts; ///< per group, from pass 1
+    std::vector<int64_t> leafBodyCounts;         ///< per group: the bodies of its opened leaves (pass 1)
     int64_t nodeInteractions = 0, leafInteractions = 0;
     PhaseTimes times; ///< the walk phases, from CUDA events (host phases 0)
     /// The Ewald correction's share of times[Phase::BodyLeaf] (device/ewald_gpu.h), from CUDA events; 0 when

@@ -8,7 +8,9 @@ MpiEnvironment::MpiEnvironment(int* argc, char*** argv)
     MPI_Initialized(&initialised);
     if (initialised) return;
     int provided = 0;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    // SERIALIZED lets the essential trees travel on a second thread while the main one walks the own tree
+    // (host/mpi/distributed_forces.h); FUNNELED suffices, without that overlap.
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
     {
         throw MpiError("MPI_Init_thread failed");
     }

@@ -1,6 +1,8 @@
 #include "host/mpi/distributed_forces.h"
 
+#include <exception>
 #include <string>
+#include <thread>
 
 #include "common/refit.h"
 #include "host/core/timer.h"
@@ -25,7 +27,25 @@ struct DistributedGravity::LocalTree
     int32_t firstBody = 0;
 };
 
+/// What exchangeEssentialTrees returns, from whichever thread ran it.
+struct DistributedGravity::Exchange
+{
+    std::vector<char> received;
+    std::vector<int64_t> recvCounts;
+    int64_t bytesSent = 0, nodesSent = 0;
+    double secondsBuild = 0, secondsExchange = 0;
+    std::exception_ptr error;
+};
+
 namespace {
+
+/// Whether a second thread may call MPI while this one does not (MPI_THREAD_SERIALIZED or better).
+bool mpiAllowsASecondThread()
+{
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    return level >= MPI_THREAD_SERIALIZED;
+}
 
 void checkDistributable(const Parameters& p)
 {
@@ -41,15 +61,23 @@ void checkDistributable(const Parameters& p)
 }
 
 /// Adds each group's per-body interaction count (its list lengths, leaf bodies counted) to its bodies.
-/// @param self 1 when the targets are the tree's own bodies (each met itself), else 0
-void addGroupCosts(const GroupView& groups, const WalkCounts& counts, int64_t self, std::vector<int64_t>& cost)
+/// @param nodes      per group: its body-node interactions a body
+/// @param leafBodies per group: its body-body interactions a body, self included
+/// @param self       1 when the targets are the tree's own bodies (each met itself), else 0
+void addGroupCosts(const GroupView& groups, const int32_t* nodes, const int64_t* leafBodies, int64_t self,
+                   std::vector<int64_t>& cost)
 {
     for (int32_t g = 0; g < groups.numGroups; ++g)
     {
         const I2 r        = groups.range[g];
-        const int64_t per = int64_t(counts.nodes[g]) + counts.leafBodies[g] - self;
+        const int64_t per = int64_t(nodes[g]) + leafBodies[g] - self;
         for (int32_t k = r.x; k < r.x + r.y; ++k) cost[size_t(k)] += per;
     }
+}
+
+void addGroupCosts(const GroupView& groups, const WalkCounts& counts, int64_t self, std::vector<int64_t>& cost)
+{
+    addGroupCosts(groups, counts.nodes.data(), counts.leafBodies.data(), self, cost);
 }
 
 } // namespace
@@ -63,7 +91,8 @@ DistributedGravity::DistributedGravity(const Communicator& comm, const Parameter
 DistributedGravity::~DistributedGravity() = default;
 
 void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec3d>& acc, std::vector<double>& pot,
-                                       std::vector<int64_t>& cost, int64_t& interactions)
+                                       std::vector<int64_t>& cost, int64_t& interactions,
+                                       const std::function<void()>& afterBuild)
 {
     LocalTree& t = *local_;
     t            = LocalTree{};
@@ -72,7 +101,11 @@ void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec
     pot.assign(size_t(t.n), 0.0);
     cost.assign(size_t(t.n), 0);
     interactions = 0;
-    if (t.n == 0) return;
+    if (t.n == 0)
+    {
+        afterBuild();
+        return;
+    }
     t.hasTree = true;
     if (t.n == 1)
     {
@@ -97,35 +130,43 @@ void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec
         t.groups = {&t.leaf, &t.center, &t.half, 1};
         t.bodies = {&t.body, 1};
         t.order  = &t.firstBody;
+        afterBuild();
         return;
     }
     solver_.attachBodies(local.pos.data(), local.mass.data(), local.id.data(), t.n);
-    solver_.computeForcesInTreeOrder(acc, pot);
-    const PackedTree& packed = solver_.packedTree();
-    t.tree                   = packed.treeView();
-    t.groups                 = packed.groupView();
-    t.bodies                 = packed.bodyView();
-    t.order                  = solver_.treeOrder().data();
-    interactions             = solver_.stats().nodeInteractions + solver_.stats().leafInteractions;
+    solver_.setAfterBuild([&] {
+        const PackedTree& packed = solver_.packedTree();
+        t.tree                   = packed.treeView();
+        t.groups                 = packed.groupView();
+        t.bodies                 = packed.bodyView();
+        afterBuild();
+    });
+    try
+    {
+        solver_.computeForcesInTreeOrder(acc, pot);
+    }
+    catch (...)
+    {
+        solver_.setAfterBuild(nullptr);
+        throw;
+    }
+    t.order      = solver_.treeOrder().data();
+    interactions = solver_.stats().nodeInteractions + solver_.stats().leafInteractions;
     if (solver_.activeBackend() == Backend::Cpu)
     {
         addGroupCosts(t.groups, solver_.cpuCounts(), 1, cost);
         return;
     }
-    // The device keeps its per-group counts: pass 1 of the CPU twin gives the same ones.
-    int32_t overflowGroup = 0;
-    scratch_.counts.resize(t.groups.numGroups);
-    countInteractionsCpu(t.tree, t.groups, scratch_.counts.view(), &overflowGroup);
-    checkWalkOverflow("pass 1", overflowGroup);
-    addGroupCosts(t.groups, scratch_.counts, 1, cost);
+    const GpuEvaluation& gpu = solver_.gpuResult();
+    addGroupCosts(t.groups, gpu.nodeCounts.data(), gpu.leafBodyCounts.data(), 1, cost);
 }
 
-std::vector<char> DistributedGravity::exchangeEssentialTrees(std::vector<int64_t>& recvCounts, DistributedForces& out)
+void DistributedGravity::exchangeEssentialTrees(Exchange& ex) const
 {
     const LocalTree& t = *local_;
     Stopwatch clock;
     const std::vector<GroupsBox> boxes = comm_.allgather(groupsBox(t.groups));
-    out.secondsExchange += clock.lap();
+    ex.secondsExchange += clock.lap();
     std::vector<char> send;
     std::vector<int64_t> sendCounts(static_cast<size_t>(comm_.size()), 0);
     for (int r = 0; r < comm_.size(); ++r)
@@ -135,14 +176,22 @@ std::vector<char> DistributedGravity::exchangeEssentialTrees(std::vector<int64_t
         const size_t before     = send.size();
         serializeEssentialTree(let, send);
         sendCounts[size_t(r)] = int64_t(send.size() - before);
-        out.nodesSent += let.numNodes();
+        ex.nodesSent += let.numNodes();
     }
-    out.secondsEssentialBuild  = clock.lap();
-    std::vector<char> received = comm_.alltoallv(send, sendCounts, recvCounts);
-    out.secondsExchange += clock.lap();
-    out.bytesSent     = int64_t(send.size());
-    out.bytesReceived = int64_t(received.size());
-    return received;
+    ex.secondsBuild = clock.lap();
+    ex.received     = comm_.alltoallv(send, sendCounts, ex.recvCounts);
+    ex.secondsExchange += clock.lap();
+    ex.bytesSent = int64_t(send.size());
+}
+
+const F4* DistributedGravity::walkRemoteOnGpu(const EssentialTree& let, const TargetView& targets,
+                                              std::vector<int64_t>& cost)
+{
+    if (!remoteGpu_) remoteGpu_ = std::make_unique<GpuSolver>();
+    const LocalTree& t = *local_;
+    remoteGpu_->evaluate(let.view(), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), remoteResult_);
+    addGroupCosts(t.groups, remoteResult_.nodeCounts.data(), remoteResult_.leafBodyCounts.data(), 0, cost);
+    return remoteResult_.acc.data();
 }
 
 void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<Vec3d>& acc, std::vector<double>& pot,
@@ -151,12 +200,25 @@ void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<
     const LocalTree& t = *local_;
     // Probe targets (areBodies false): a remote tree's bodies are never the targets themselves.
     const TargetView targets{t.bodies.posMass, int32_t(t.n), false};
-    const InteractionTotals totals =
-        evaluateTreeCpu(let.view(), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), scratch_);
-    checkClosedLeavesNotOpened(let, scratch_.lists.leafOffset.data(), scratch_.lists.leafList.data(),
-                               t.groups.numGroups, "rank " + std::to_string(s));
+    const F4* f = nullptr;
+    if (solver_.activeBackend() == Backend::Gpu)
+    {
+        // The lists are not downloaded, so the check of the CPU walk below is not made here: the device walk
+        // builds the lists the CPU twin builds (tests/gpu), and the twin makes the check on every evaluation.
+        f = walkRemoteOnGpu(let, targets, cost);
+        interactions += remoteResult_.nodeInteractions + remoteResult_.leafInteractions;
+    }
+    else
+    {
+        const InteractionTotals totals =
+            evaluateTreeCpu(let.view(), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), scratch_);
+        checkClosedLeavesNotOpened(let, scratch_.lists.leafOffset.data(), scratch_.lists.leafList.data(),
+                                   t.groups.numGroups, "rank " + std::to_string(s));
+        addGroupCosts(t.groups, scratch_.counts, 0, cost);
+        interactions += totals.nodes + totals.leafBodies;
+        f = scratch_.out.data();
+    }
     const double G  = params_.gravitational_constant;
-    const F4* f     = scratch_.out.data();
     const int64_t n = t.n;
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n; ++k)
@@ -164,21 +226,55 @@ void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<
         acc[size_t(k)] += Vec3d{G * f[k].x, G * f[k].y, G * f[k].z};
         pot[size_t(k)] += G * f[k].w;
     }
-    addGroupCosts(t.groups, scratch_.counts, 0, cost);
-    interactions += totals.nodes + totals.leafBodies;
 }
 
 void DistributedGravity::computeForces(const ParticleSet& local, DistributedForces& out)
 {
     out = DistributedForces{};
+    Stopwatch total;
     std::vector<Vec3d> localAcc;
     std::vector<double> localPot;
     std::vector<int64_t> cost;
+    Exchange ex;
+    std::thread exchanger;
+    out.overlapped           = mpiAllowsASecondThread();
+    const auto startExchange = [&] {
+        if (!out.overlapped)
+        {
+            exchangeEssentialTrees(ex);
+            return;
+        }
+        exchanger = std::thread([this, &ex] {
+            try
+            {
+                exchangeEssentialTrees(ex);
+            }
+            catch (...)
+            {
+                ex.error = std::current_exception();
+            }
+        });
+    };
     Stopwatch clock;
-    evaluateLocal(local, localAcc, localPot, cost, out.localInteractions);
+    try
+    {
+        evaluateLocal(local, localAcc, localPot, cost, out.localInteractions, startExchange);
+    }
+    catch (...)
+    {
+        // The other ranks still take part in the exchange: let it finish before the error leaves.
+        if (exchanger.joinable()) exchanger.join();
+        throw;
+    }
     out.secondsLocal = clock.lap();
-    std::vector<int64_t> recvCounts;
-    const std::vector<char> received = exchangeEssentialTrees(recvCounts, out);
+    if (exchanger.joinable()) exchanger.join();
+    out.secondsExchangeWait = out.overlapped ? clock.lap() : 0.0;
+    if (ex.error) std::rethrow_exception(ex.error);
+    out.secondsEssentialBuild = ex.secondsBuild;
+    out.secondsExchange       = ex.secondsExchange;
+    out.bytesSent             = ex.bytesSent;
+    out.nodesSent             = ex.nodesSent;
+    out.bytesReceived         = int64_t(ex.received.size());
     clock.lap();
 
     // The parts in rank order, this rank's own tree at its place: the same order on every rank and run.
@@ -188,7 +284,7 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     int64_t offset = 0;
     for (int s = 0; s < comm_.size(); ++s)
     {
-        const int64_t bytes = recvCounts[size_t(s)];
+        const int64_t bytes = ex.recvCounts[size_t(s)];
         if (s == comm_.rank())
         {
             for (size_t k = 0; k < n; ++k)
@@ -200,7 +296,7 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         else if (bytes > 0 && n > 0)
         {
             const EssentialTree let =
-                deserializeEssentialTree(received.data() + offset, size_t(bytes), "rank " + std::to_string(s));
+                deserializeEssentialTree(ex.received.data() + offset, size_t(bytes), "rank " + std::to_string(s));
             out.nodesReceived += let.numNodes();
             addRemote(let, s, acc, pot, cost, out.remoteInteractions);
         }
@@ -218,6 +314,7 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         out.pot[i]     = pot[k];
         out.cost[i]    = cost[k];
     }
+    out.secondsForce = total.lap();
 }
 
 } // namespace octwalk::mpi

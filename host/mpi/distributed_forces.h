@@ -14,6 +14,7 @@
 ///   mpi::redistribute(comm, mine, f.cost);      // the next decomposition balances the interactions
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -39,10 +40,15 @@ struct DistributedForces
     int64_t localInteractions = 0, remoteInteractions = 0;
     /// The essential trees this rank sent and received: bytes, and nodes (closed ones included).
     int64_t bytesSent = 0, bytesReceived = 0, nodesSent = 0, nodesReceived = 0;
-    /// Wall seconds of this rank's phases: its own tree's build and walk, the essential trees' build (for
-    /// every other rank), their exchange (the group boxes' allgather and the Alltoallv, waits included:
-    /// where a slower rank shows), and the walks of the received ones.
-    double secondsLocal = 0, secondsEssentialBuild = 0, secondsExchange = 0, secondsRemote = 0;
+    /// Wall seconds of this rank's phases: the whole evaluation; its own tree's build and walk; the essential
+    /// trees' build (for every other rank) and their exchange (the group boxes' allgather and the Alltoallv,
+    /// waits included: where a slower rank shows), both started once the own tree is built and, where MPI
+    /// allows a second thread to call it (MPI_THREAD_SERIALIZED), done while that tree is walked; the wait
+    /// for them after the walk (what the overlap did not hide); the walks of the received trees.
+    double secondsForce = 0, secondsLocal = 0, secondsEssentialBuild = 0, secondsExchange = 0, secondsExchangeWait = 0,
+           secondsRemote = 0;
+    /// Whether the essential trees travelled while the own tree was walked.
+    bool overlapped = false;
 };
 
 class DistributedGravity
@@ -56,7 +62,8 @@ public:
 
     /// Forces on this rank's bodies from the bodies of all ranks. Collective: every rank calls it, with any
     /// number of bodies (none too). InputError as GravitySolver's for bad bodies. The same bodies on the
-    /// same ranks give the same bits, for any thread count.
+    /// same ranks give the same bits, for any thread count. On the GPU backend both the own tree and the
+    /// received essential trees are walked on the device (GpuSolver::evaluate, the CPU twin's arrays).
     void computeForces(const ParticleSet& local, DistributedForces& out);
 
     /// The local solver (its tree, timings and statistics of the last local evaluation).
@@ -64,21 +71,28 @@ public:
 
 private:
     struct LocalTree;
+    struct Exchange;
     /// Builds and walks the local tree for the local bodies: fills local_ and the local part of the sums.
+    /// afterBuild runs once the tree is built (and packed), before its walk.
     void evaluateLocal(const ParticleSet& local, std::vector<Vec3d>& acc, std::vector<double>& pot,
-                       std::vector<int64_t>& cost, int64_t& interactions);
-    /// The essential trees of this rank's tree for every other rank, exchanged: returns the received bytes
-    /// and their offsets per rank.
-    std::vector<char> exchangeEssentialTrees(std::vector<int64_t>& recvCounts, DistributedForces& out);
+                       std::vector<int64_t>& cost, int64_t& interactions, const std::function<void()>& afterBuild);
+    /// The essential trees of this rank's tree for every other rank, exchanged: the received bytes, their
+    /// sizes per rank and the phases' seconds.
+    void exchangeEssentialTrees(Exchange& ex) const;
     /// Adds source rank s's essential tree's forces and costs to the sums.
     void addRemote(const EssentialTree& let, int s, std::vector<Vec3d>& acc, std::vector<double>& pot,
                    std::vector<int64_t>& cost, int64_t& interactions);
+    /// The walk of a received essential tree for this rank's groups on the device: results (G = 1, tree order)
+    /// and per-group counts into remoteGpu_'s evaluation.
+    const F4* walkRemoteOnGpu(const EssentialTree& let, const TargetView& targets, std::vector<int64_t>& cost);
 
     const Communicator& comm_;
     Parameters params_;
     GravitySolver solver_;
     std::unique_ptr<LocalTree> local_;
     TreeWalkScratch scratch_;
+    std::unique_ptr<GpuSolver> remoteGpu_; ///< created at the first remote walk on the GPU backend
+    GpuEvaluation remoteResult_;
 };
 
 } // namespace octwalk::mpi

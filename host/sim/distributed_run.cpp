@@ -1,6 +1,7 @@
 #include "host/sim/distributed_run.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -210,7 +211,8 @@ Diagnostics distributedDiagnostics(const mpi::Communicator& comm, const mpi::Dis
 /// timing.csv's columns: the step's wall time and the distributed phases, each the largest over the ranks
 /// (the slowest rank sets the pace), and the load imbalance of the step's force evaluation.
 constexpr const char* kTimingHeader =
-    "step,force_wall,local_tree,essential_build,exchange,remote_walk,imbalance,rebalanced,diagnostics,io,step_wall";
+    "step,force_wall,local_tree,essential_build,exchange,exchange_wait,remote_walk,imbalance,rebalanced,"
+    "essential_nodes,essential_bytes,diagnostics,io,step_wall";
 
 /// The run's state on this rank and the hooks runLoop calls, every one collective.
 class DistributedStepper : public RunStepper
@@ -275,19 +277,26 @@ public:
     void afterStep(const LoopStepTimes& times, bool) override
     {
         const mpi::DistributedForces& f = lf_.forces();
-        const double force = f.secondsLocal + f.secondsEssentialBuild + f.secondsExchange + f.secondsRemote;
         const std::vector<double> slowest =
-            comm_.allreduceMax({force, f.secondsLocal, f.secondsEssentialBuild, f.secondsExchange, f.secondsRemote,
-                                times.diagnostics, times.io, times.wall});
+            comm_.allreduceMax({f.secondsForce, f.secondsLocal, f.secondsEssentialBuild, f.secondsExchange,
+                                f.secondsExchangeWait, f.secondsRemote, times.diagnostics, times.io, times.wall});
+        const std::vector<std::array<int64_t, 2>> sent =
+            comm_.allgather(std::array<int64_t, 2>{f.nodesSent, f.bytesSent});
         if (comm_.rank() != 0) return;
+        int64_t nodes = 0, bytes = 0;
+        for (const auto& r : sent)
+        {
+            nodes += r[0];
+            bytes += r[1];
+        }
         timing_ << step_ << std::setprecision(6);
-        for (size_t k = 0; k < 5; ++k) timing_ << ',' << slowest[k];
-        timing_ << ',' << std::setprecision(9) << lf_.imbalance() << ',' << (lf_.rebalanced() ? 1 : 0)
-                << std::setprecision(6);
-        for (size_t k = 5; k < 8; ++k) timing_ << ',' << slowest[k];
+        for (size_t k = 0; k < 6; ++k) timing_ << ',' << slowest[k];
+        timing_ << ',' << std::setprecision(9) << lf_.imbalance() << ',' << (lf_.rebalanced() ? 1 : 0) << ',' << nodes
+                << ',' << bytes << std::setprecision(6);
+        for (size_t k = 6; k < 9; ++k) timing_ << ',' << slowest[k];
         timing_ << '\n';
         flushTiming();
-        stepWalls_.push_back(slowest[7]);
+        stepWalls_.push_back(slowest[8]);
         showProgress();
     }
 
@@ -329,9 +338,11 @@ private:
                     << "# seconds per step, measured (they differ from run to run), each the largest over the "
                        "ranks: force_wall = the force evaluation; local_tree = the rank's own tree built and walked; "
                        "essential_build = the essential trees cut for the other ranks; exchange = the group boxes' "
-                       "allgather and the essential trees' Alltoallv, waits included; remote_walk = the received "
-                       "trees walked (CPU); imbalance = the largest rank's interactions over the mean; rebalanced = 1 "
-                       "when the step cut the domains again\n"
+                       "allgather and the essential trees' Alltoallv, waits included, both on a second thread while "
+                       "the own tree is walked; exchange_wait = what the walk did not hide of them; remote_walk = "
+                       "the received trees walked (on the rank's backend); imbalance = the largest rank's interactions "
+                       "over the mean; rebalanced = 1 when the step cut the domains again; essential_nodes, "
+                       "essential_bytes = the essential trees' nodes and bytes sent, summed over the ranks\n"
                     << kTimingHeader << '\n';
             flushTiming();
         }

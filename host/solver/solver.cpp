@@ -6,6 +6,7 @@
 #include <new>
 #include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "host/reference/direct.h"
 #include "host/reference/ewald_direct.h"
@@ -435,6 +436,7 @@ const F4* GravitySolver::evaluateBodies()
 {
     const int64_t n = bodies_.n;
     namingMemory("building the tree", n, 160, [&] { buildTree(); });
+    if (afterBuild_) std::exchange(afterBuild_, nullptr)();
     currentGroups_ = packed_.groupView();
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,11 @@ public:
     /// @param[in] acc one per body of the next evaluation
     void setPreviousAccelerations(const std::vector<Vec3d>& acc);
 
+    /// Work for the next body evaluation to run once its tree is built and packed, before the walk: the
+    /// distributed evaluation cuts and sends its essential trees there, so that they travel while the tree is
+    /// walked. It may read packedTree() until the evaluation returns. Used by one evaluation, then forgotten.
+    void setAfterBuild(std::function<void()> work) { afterBuild_ = std::move(work); }
+
     /// Whether the last body evaluation took its periodic group scales from previous accelerations (else from
     /// the estimate walk, or none).
     bool usedPreviousAccelerations() const { return usedPrevious_; }
@@ -166,6 +172,8 @@ public:
     /// The Ewald correction's share of timings()[Phase::BodyLeaf] in the last evaluation on the GPU backend
     /// (CUDA events; 0 when isolated or on the CPU).
     double gpuEwaldSeconds() const { return gpuResult_.ewaldSeconds; }
+    /// The last evaluation on the GPU backend: its per-group counts and totals (the results are in tree order).
+    const GpuEvaluation& gpuResult() const { return gpuResult_; }
 
     /// Internals of the last evaluation, for tests, studies and the twin comparison.
     const HostTree& hostTree() const { return tree_; }
@@ -214,6 +222,7 @@ private:
     const F4* previousAcc_ = nullptr;
     std::vector<F4> previousCopy_;
     bool usedPrevious_ = false;
+    std::function<void()> afterBuild_;
 
     PhaseTimes times_;
     InteractionStats stats_;

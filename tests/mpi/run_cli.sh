@@ -17,7 +17,7 @@ runs)
     [ -s a/energy.csv ] || fail "no energy.csv"
     [ "$(grep -vc '^#' a/energy.csv)" -eq 10 ] || fail "energy.csv should have a header and 9 rows"
     grep -q '"ranks": 2' a/run.json || fail "run.json has no \"ranks\": 2"
-    grep -q '^step,force_wall,local_tree,essential_build,exchange,remote_walk,imbalance' a/timing.csv ||
+    grep -q '^step,force_wall,local_tree,essential_build,exchange,exchange_wait,remote_walk,imbalance' a/timing.csv ||
         fail "timing.csv has not the distributed phases"
     [ -f a/checkpoint.bin.rank-0 ] && [ -f a/checkpoint.bin.rank-1 ] || fail "no checkpoint per rank"
     ;;
