@@ -28,9 +28,8 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
         truncateRowsAfter(timingPath_, resumeStep);
         if (timeline) truncateRowsAfter(timelinePath_, resumeStep);
     }
-    std::error_code ec;
-    const bool timingIsNew = !resume || fs::file_size(timingPath_, ec) == 0 || ec;
-    if (timeline) openTimeline(headerComment, !resume || fs::file_size(timelinePath_, ec) == 0 || ec);
+    const bool timingIsNew = needsHeader(timingPath_, resume);
+    if (timeline) openTimeline(headerComment, needsHeader(timelinePath_, resume), resumeStep);
     timing_.open(timingPath_, std::ios::app);
     if (!timing_) throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
     if (timingIsNew)
@@ -43,25 +42,37 @@ DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& heade
                 << "per body (counts, not seconds; 0 with --direct), and the steps since that walk's tree was built "
                 << "(0 when built for the step: always, unless --rebuild-every refits it in between)";
         timing_ << "\nstep," << stepTimesCsvHeader() << "," << kInteractionColumns << "\n";
-        timing_.flush();
+        flushRows(timing_, timingPath_, resumeStep);
     }
-    if (!resume && comoving)
+    writeEnergyLagrangeHeaders(headerComment);
+    rows_.flush(resumeStep);
+}
+
+void DiagnosticsFiles::writeEnergyLagrangeHeaders(const std::string& headerComment)
+{
+    if (comoving_)
     {
-        rows_.energy << headerComment
-                     << "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = "
-                     << "sum m v^2 / 2 of the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the "
-                     << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v; layzer_irvine = "
-                     << "K + W + int (2K + W) d ln a (Layzer-Irvine: constant in exact dynamics) and li_error = its "
-                     << "change since a_begin over |W|\n"
-                     << "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
-        rows_.lagrange << headerComment << "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
+        if (rows_.energyIsNew)
+        {
+            rows_.energy
+                << headerComment
+                << "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = "
+                << "sum m v^2 / 2 of the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the "
+                << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v; layzer_irvine = "
+                << "K + W + int (2K + W) d ln a (Layzer-Irvine: constant in exact dynamics) and li_error = its "
+                << "change since a_begin over |W|\n"
+                << "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
+        }
+        if (rows_.lagrangeIsNew)
+            rows_.lagrange << headerComment << "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
+        return;
     }
-    else if (!resume)
+    if (rows_.energyIsNew)
     {
         rows_.energy << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
                      << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
-        rows_.writeLagrangeHeader(headerComment);
     }
+    if (rows_.lagrangeIsNew) rows_.writeLagrangeHeader(headerComment);
 }
 
 void DiagnosticsFiles::write(const Simulation& sim)
@@ -76,7 +87,7 @@ void DiagnosticsFiles::write(const Simulation& sim)
         const double constant         = d.total + c.layzerIrvineIntegral;
         rows_.energy << ',' << constant << ','
                      << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';
-        rows_.energy.flush();
+        rows_.flush(sim.stepIndex());
         return;
     }
     rows_.energy << sim.stepIndex() << ',' << d.time << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ','
@@ -85,7 +96,7 @@ void DiagnosticsFiles::write(const Simulation& sim)
                  << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
                  << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
     rows_.writeLagrangeRow(sim.stepIndex(), d.time, sim.state());
-    rows_.flush();
+    rows_.flush(sim.stepIndex());
 }
 
 void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats,
@@ -95,23 +106,23 @@ void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t, const Inter
     std::snprintf(counts, sizeof(counts), "%.9g,%.9g,%lld", stats.nodesPerBody(), stats.leavesPerBody(),
                   static_cast<long long>(stepsSinceRebuild));
     timing_ << step << ',' << stepTimesCsv(t) << ',' << counts << '\n';
-    timing_.flush();
+    flushRows(timing_, timingPath_, step);
 }
 
-void DiagnosticsFiles::openTimeline(const std::string& headerComment, bool isNew)
+void DiagnosticsFiles::openTimeline(const std::string& headerComment, bool isNew, int64_t step)
 {
     timeline_.open(timelinePath_, std::ios::app);
     if (!timeline_) throw FormatError("cannot open '" + timelinePath_.string() + "'");
     if (!isNew) return;
     timeline_ << headerComment << timelineCsvComment() << timelineCsvHeader() << "\n";
-    timeline_.flush();
+    flushRows(timeline_, timelinePath_, step);
 }
 
 void DiagnosticsFiles::writeTimeline(const std::vector<TimelineInterval>& intervals)
 {
     if (!timeline_.is_open()) return;
     for (const TimelineInterval& i : intervals) timeline_ << timelineCsvRow(i) << '\n';
-    timeline_.flush();
+    if (!intervals.empty()) flushRows(timeline_, timelinePath_, intervals.back().step);
 }
 
 } // namespace octwalk

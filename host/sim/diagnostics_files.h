@@ -19,7 +19,9 @@ class DiagnosticsFiles
 {
 public:
     /// Opens (appends to) dir/energy.csv, dir/lagrange.csv and dir/timing.csv. FormatError when they
-    /// cannot be opened. timing.csv gets its header also on a restart of a run that has none.
+    /// cannot be opened or their headers not written. Each gets its header also on a restart of a run that
+    /// has none (a file deleted or never written). Every row below is flushed and checked: FormatError
+    /// (flushRows) naming the file and the step when it did not reach the file.
     /// @param[in] dir            the run's output directory
     /// @param[in] headerComment  "# ..." line(s) written before the column names of a new file
     /// @param[in] resume         continue files of a restarted run: rows after resumeStep are dropped
@@ -45,8 +47,10 @@ public:
     void writeTimeline(const std::vector<TimelineInterval>& intervals);
 
 private:
-    /// Opens timeline.csv for appending, with its header when isNew.
-    void openTimeline(const std::string& headerComment, bool isNew);
+    /// Opens timeline.csv for appending, with its header when isNew (checked at `step`).
+    void openTimeline(const std::string& headerComment, bool isNew, int64_t step);
+    /// energy.csv's and lagrange.csv's headers, for those that are new.
+    void writeEnergyLagrangeHeaders(const std::string& headerComment);
 
     EnergyLagrangeFiles rows_;
     std::filesystem::path timingPath_, timelinePath_;

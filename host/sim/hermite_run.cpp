@@ -13,17 +13,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// energy.csv and lagrange.csv of a Hermite run: one row per diagnostics interval.
+/// energy.csv and lagrange.csv of a Hermite run: one row per diagnostics interval, each flushed and checked
+/// (a row that does not reach its file stops the run with FormatError naming it); a restart writes the
+/// header of a file it finds missing.
 class HermiteFiles
 {
 public:
     HermiteFiles(const fs::path& dir, const std::string& header, bool resume, int64_t resumeStep)
         : rows_(dir, resume, resumeStep)
     {
-        if (resume) return;
-        rows_.energy << header << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,px,py,pz,Lx,Ly,Lz,"
-                     << "block_steps,body_steps,dt_min,dt_max\n";
-        rows_.writeLagrangeHeader(header);
+        if (rows_.energyIsNew)
+        {
+            rows_.energy << header << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,px,py,pz,Lx,Ly,Lz,"
+                         << "block_steps,body_steps,dt_min,dt_max\n";
+        }
+        if (rows_.lagrangeIsNew) rows_.writeLagrangeHeader(header);
+        rows_.flush(resumeStep);
     }
 
     void write(const HermiteIntegrator& h, const HermiteDiagnostics& d)
@@ -34,7 +39,7 @@ public:
                      << ',' << d.angularMomentum.z << ',' << h.counts().blockSteps << ',' << h.counts().bodySteps << ','
                      << h.shortestStep() << ',' << h.longestStep() << '\n';
         rows_.writeLagrangeRow(h.stepIndex(), d.time, h.state());
-        rows_.flush();
+        rows_.flush(h.stepIndex());
     }
 
 private:

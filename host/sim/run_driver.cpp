@@ -130,16 +130,36 @@ void truncateRowsAfter(const fs::path& path, int64_t step)
     writeFileAtomically(path.string(), kept, Existing::Replace);
 }
 
-EnergyLagrangeFiles::EnergyLagrangeFiles(const fs::path& dir, bool resume, int64_t resumeStep)
+void flushRows(std::ostream& out, const fs::path& path, int64_t step)
 {
-    const fs::path energyPath = dir / "energy.csv", lagrangePath = dir / "lagrange.csv";
+    errno = 0;
+    out.flush();
+    if (out) return;
+    const int error = errno;
+    throw FormatError("cannot write '" + path.string() + "' at step " + std::to_string(step) +
+                      (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) +
+                      "; the run stops here (its rows up to the last checkpoint are kept for a restart)");
+}
+
+bool needsHeader(const fs::path& path, bool resume)
+{
+    if (!resume) return true;
+    std::error_code ec;
+    return fs::file_size(path, ec) == 0 || ec;
+}
+
+EnergyLagrangeFiles::EnergyLagrangeFiles(const fs::path& dir, bool resume, int64_t resumeStep)
+    : energyPath_(dir / "energy.csv"), lagrangePath_(dir / "lagrange.csv"), lastStep_(resumeStep)
+{
     if (resume)
     {
-        truncateRowsAfter(energyPath, resumeStep);
-        truncateRowsAfter(lagrangePath, resumeStep);
+        truncateRowsAfter(energyPath_, resumeStep);
+        truncateRowsAfter(lagrangePath_, resumeStep);
     }
-    energy.open(energyPath, std::ios::app);
-    lagrange.open(lagrangePath, std::ios::app);
+    energyIsNew   = needsHeader(energyPath_, resume);
+    lagrangeIsNew = needsHeader(lagrangePath_, resume);
+    energy.open(energyPath_, std::ios::app);
+    lagrange.open(lagrangePath_, std::ios::app);
     if (!energy || !lagrange) throw FormatError("cannot open the diagnostics files in '" + dir.string() + "'");
     // The headers are text and the fractions short: these precisions change none of their characters.
     energy << std::setprecision(15);
@@ -158,13 +178,16 @@ void EnergyLagrangeFiles::writeLagrangeRow(int64_t step, double time, const Part
     lagrange << step << ',' << time;
     for (double r : lagrangianRadii(state, lagrangeFractions())) lagrange << ',' << r;
     lagrange << '\n';
+    lastStep_ = step;
 }
 
-void EnergyLagrangeFiles::flush()
+void EnergyLagrangeFiles::flush(int64_t step)
 {
-    energy.flush();
-    lagrange.flush();
+    flushRows(energy, energyPath_, step);
+    flushRows(lagrange, lagrangePath_, step);
 }
+
+void EnergyLagrangeFiles::flush() { flush(lastStep_); }
 
 void writeRunSnapshot(const fs::path& dir, int64_t index, const ParticleSet& state, const Parameters& p,
                       const std::string& format)

@@ -67,6 +67,14 @@ RestartPoint findRestartCheckpoint(const std::filesystem::path& where);
 /// checkpoints; rows start with their step), through the atomic writer. Nothing when there is no file.
 void truncateRowsAfter(const std::filesystem::path& path, int64_t step);
 
+/// Flushes out, a diagnostics file of a run, and checks that everything written to it reached the file.
+/// FormatError naming path, step and the system's reason when it did not (a full disk): a row lost is an
+/// error that stops the run, never a silent gap in the file.
+void flushRows(std::ostream& out, const std::filesystem::path& path, int64_t step);
+
+/// Whether a diagnostics file gets its header: a new run, or a resumed one whose file is missing or empty.
+bool needsHeader(const std::filesystem::path& path, bool resume);
+
 /// energy.csv and lagrange.csv of a run, opened for appending (FormatError when they cannot be); a resumed
 /// run's rows after its step are dropped first. The columns of energy.csv are the integrator's.
 class EnergyLagrangeFiles
@@ -78,10 +86,19 @@ public:
     void writeLagrangeHeader(const std::string& headerComment);
     /// A row of lagrange.csv: step, time and the radii of state enclosing lagrangeFractions() of its mass.
     void writeLagrangeRow(int64_t step, double time, const ParticleSet& state);
-    /// Flushes both files (after each step's rows).
+    /// Flushes both files after the rows of `step` (or the headers); FormatError (flushRows) naming the file
+    /// and the step when anything written did not reach it.
+    void flush(int64_t step);
+    /// flush() after the last lagrange.csv row (the headers when none yet).
     void flush();
 
     std::ofstream energy, lagrange;
+    /// Whether the file was new or empty when opened (a restart recreates a missing one): it needs its header.
+    bool energyIsNew = false, lagrangeIsNew = false;
+
+private:
+    std::filesystem::path energyPath_, lagrangePath_;
+    int64_t lastStep_;
 };
 
 /// Writes the snapshot of step (or interval) `index`, dir/snap_NNNNNN.EXT in `format`, replacing one of the

@@ -1,0 +1,187 @@
+// Outputs on a disk that fails: a row of energy.csv, lagrange.csv, timing.csv or timeline.csv that does not
+// reach its file stops the run with an error naming the file and the step (never a silent gap), and a
+// restart rebuilds the headers of the files it finds missing.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "host/cli/cli.h"
+#include "host/models/models.h"
+#include "host/sim/diagnostics_files.h"
+#include "host/sim/hermite.h"
+#include "host/sim/run.h"
+#include "host/sim/simulation.h"
+#include "test_helpers.h"
+
+using namespace octwalk;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path freshDir(const std::string& name)
+{
+    const fs::path d = fs::temp_directory_path() / ("octwalk_outfail_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+/// Makes every descriptor of this process open on `file` write to /dev/full from now on (writes fail with
+/// ENOSPC), as a disk that fills up while a run holds its files open.
+int failWritesTo(const fs::path& file)
+{
+    const std::string target = fs::canonical(file).string();
+    const int full           = ::open("/dev/full", O_WRONLY);
+    if (full < 0) return 0;
+    int redirected = 0;
+    for (const fs::directory_entry& e : fs::directory_iterator("/proc/self/fd"))
+    {
+        std::error_code ec;
+        const fs::path linked = fs::read_symlink(e.path(), ec);
+        if (ec || linked.string() != target) continue;
+        if (::dup2(full, std::stoi(e.path().filename().string())) >= 0) ++redirected;
+    }
+    ::close(full);
+    return redirected;
+}
+
+std::string slurp(const fs::path& p)
+{
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct CliResult
+{
+    int code;
+    std::string out, err;
+};
+
+CliResult cli(std::vector<const char*> args)
+{
+    args.insert(args.begin(), "octwalk");
+    std::ostringstream out, err;
+    const int code = runCli(int(args.size()), args.data(), out, err);
+    return {code, out.str(), err.str()};
+}
+
+/// The FormatError message of a run whose `file` starts failing after step 2 (empty when none was thrown).
+std::string runUntilWritesFail(const std::string& file)
+{
+    const fs::path dir = freshDir("run_" + file);
+    Simulation sim(makePlummer(64, 3), test::cpuParameters(0.5, 0.01), planSteps(0.0, 6.0 / 64, 1.0 / 64));
+    RunControl control;
+    control.timeline  = true;
+    control.afterStep = [&](const Simulation& s, const StepTiming&) {
+        if (s.stepIndex() == 2) EXPECT_GT(failWritesTo(dir / file), 0) << file;
+    };
+    std::string message;
+    try
+    {
+        runSimulation(sim, dir, RunSettings{}, false, control);
+    }
+    catch (const FormatError& e)
+    {
+        message = e.what();
+    }
+    fs::remove_all(dir);
+    return message;
+}
+
+} // namespace
+
+TEST(OutputFailures, RunStopsAtTheFirstRowThatDoesNotReachItsFile)
+{
+    for (const char* file : {"energy.csv", "lagrange.csv", "timing.csv", "timeline.csv"})
+    {
+        const std::string message = runUntilWritesFail(file);
+        EXPECT_NE(message.find(std::string(file) + "' at step 3"), std::string::npos) << file << ": " << message;
+        EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+    }
+}
+
+TEST(OutputFailures, HermiteStopsAtTheFirstRowThatDoesNotReachItsFile)
+{
+    ::setenv("OCTWALK_G6_BACKEND", "cpu", 1);
+    for (const char* file : {"energy.csv", "lagrange.csv"})
+    {
+        const fs::path dir = freshDir(std::string("hermite_") + file);
+        Parameters p;
+        p.epsilon_squared = 1e-4;
+        HermiteSettings s;
+        HermiteIntegrator h(makePlummer(32, 5), p, s, planSteps(0.0, 4 * s.dtMax, s.dtMax));
+        HermiteRunControl control;
+        control.afterInterval = [&](const HermiteIntegrator& it, const HermiteDiagnostics*) {
+            if (it.stepIndex() == 1) EXPECT_GT(failWritesTo(dir / file), 0);
+        };
+        std::string message;
+        try
+        {
+            runHermite(h, dir, RunSettings{}, false, control);
+        }
+        catch (const FormatError& e)
+        {
+            message = e.what();
+        }
+        EXPECT_NE(message.find(std::string(file) + "' at step 2"), std::string::npos) << file << ": " << message;
+        fs::remove_all(dir);
+    }
+}
+
+TEST(OutputFailures, HeadersThatCannotBeWrittenAreAnErrorBeforeTheRun)
+{
+    for (const char* file : {"energy.csv", "lagrange.csv", "timing.csv"})
+    {
+        const fs::path dir = freshDir(std::string("header_") + file);
+        fs::create_symlink("/dev/full", dir / file);
+        try
+        {
+            DiagnosticsFiles files(dir, "# test\n", false, 0);
+            ADD_FAILURE() << file << ": no error";
+        }
+        catch (const FormatError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find(std::string(file) + "' at step 0"), std::string::npos) << e.what();
+        }
+        fs::remove_all(dir);
+    }
+}
+
+TEST(OutputFailures, ARestartRebuildsTheHeadersOfMissingFiles)
+{
+    const fs::path base = freshDir("restart_headers");
+    for (const char* command : {"run", "hermite"})
+    {
+        ::setenv("OCTWALK_G6_BACKEND", "cpu", 1);
+        const std::string dir = (base / command).string();
+        std::vector<const char*> start{command,  "--n",          "128",       "--t-end",
+                                       "0.0625", "--output-dir", dir.c_str(), "--quiet"};
+        if (std::string(command) == "run") start.insert(start.end(), {"--backend", "cpu"});
+        ASSERT_EQ(cli(start).code, 0) << command;
+        const std::string energyHeader   = slurp(base / command / "energy.csv");
+        const std::string lagrangeHeader = slurp(base / command / "lagrange.csv");
+        fs::remove(base / command / "energy.csv");
+        fs::remove(base / command / "lagrange.csv");
+        const CliResult r = cli({command, "--restart", dir.c_str(), "--t-end", "0.125", "--quiet"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const std::string energy   = slurp(base / command / "energy.csv"),
+                          lagrange = slurp(base / command / "lagrange.csv");
+        // The version line is the same, and the column names follow it.
+        EXPECT_EQ(energy.substr(0, energy.find('\n')), energyHeader.substr(0, energyHeader.find('\n'))) << command;
+        EXPECT_NE(energy.find("\nstep,time,"), std::string::npos) << command << ": " << energy.substr(0, 300);
+        EXPECT_NE(lagrange.find("\nstep,time,r_"), std::string::npos) << command << ": " << lagrange.substr(0, 300);
+        EXPECT_EQ(lagrange.substr(0, lagrange.find('\n')), lagrangeHeader.substr(0, lagrangeHeader.find('\n')));
+    }
+    fs::remove_all(base);
+}
