@@ -43,6 +43,20 @@ int64_t gridSide(const po::variables_map& vm)
     return side;
 }
 
+/// A table has no power outside its k range: says how many of the box's modes lie there (makeCosmoIcs
+/// refuses a table that reaches none of them).
+void noteSpectrumCoverage(const CosmoIcParams& p, const LinearPower& power, std::ostream& out)
+{
+    const SpectrumCoverage c = spectrumCoverage(p, power);
+    if (c.covered == c.modes) return;
+    std::ostringstream s;
+    s.precision(4);
+    s << "note: the power spectrum table covers k = " << power.kMin() << " to " << power.kMax() << " h/Mpc; "
+      << c.modes - c.covered << " of the box's " << c.modes << " modes, " << boxModesText(p, c)
+      << ", lie outside it and were given no power (P = 0 outside the table)\n";
+    out << s.str();
+}
+
 int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
 {
     CosmoIcParams p;
@@ -104,6 +118,7 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
     checkNewOutput("-o/--output (its sidecar)", output + ".json");
 
     ParticleSet bodies = makeCosmoIcs(p, power);
+    noteSpectrumCoverage(p, power, out);
     std::ostringstream settings;
     settings.precision(17);
     settings << "{\"model\": \"cosmo\", \"n_grid\": " << p.nGrid << ", \"box_size\": " << p.boxSize

@@ -247,9 +247,78 @@ Complex icMode(const CosmoIcParams& p, int64_t kx, int64_t ky, int64_t kz)
     return p.invertPhases ? -g : g;
 }
 
+namespace {
+
+/// The wavenumber [h/Mpc] of the mode with integer |k|^2 = m, computed as makeCosmoIcs computes it.
+double modeK(const CosmoIcParams& p, int64_t m)
+{
+    const double kFundamental = 2.0 * M_PI / p.boxSize;
+    return kFundamental * std::sqrt(double(m)) * (1.0 / p.units.lengthInMpcOverH);
+}
+
+/// The first |kz| in [0, h] at which pred turns true (pred monotone: false, then true); h + 1 when never.
+template<class Pred>
+int64_t firstTrue(int64_t h, Pred pred)
+{
+    int64_t lo = 0, hi = h + 1;
+    while (lo < hi)
+    {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (pred(mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+} // namespace
+
+SpectrumCoverage spectrumCoverage(const CosmoIcParams& p, const LinearPower& power)
+{
+    validateCosmoIcs(p);
+    SpectrumCoverage c;
+    // Each axis runs over |k_i| <= (n - 1) / 2: the Nyquist plane k_i = n/2 of an even grid is zero.
+    const int64_t h = (p.nGrid - 1) / 2;
+    if (h == 0) return c;
+    c.boxKMin         = modeK(p, 1);
+    c.boxKMax         = modeK(p, 3 * h * h);
+    c.modes           = (2 * h + 1) * (2 * h + 1) * (2 * h + 1) - 1;
+    const double kMin = power.kMin(), kMax = power.kMax();
+    for (int64_t kx = -h; kx <= h; ++kx)
+    {
+        for (int64_t ky = -h; ky <= h; ++ky)
+        {
+            // |k| grows with |kz|: the covered |kz| are one run [first, last].
+            const int64_t s     = kx * kx + ky * ky;
+            const int64_t first = firstTrue(h, [&](int64_t z) { return s + z * z > 0 && modeK(p, s + z * z) >= kMin; });
+            const int64_t after = firstTrue(h, [&](int64_t z) { return modeK(p, s + z * z) > kMax; });
+            for (int64_t z = first; z < after; ++z) c.covered += z == 0 ? 1 : 2;
+        }
+    }
+    return c;
+}
+
+std::string boxModesText(const CosmoIcParams& p, const SpectrumCoverage& c)
+{
+    std::ostringstream s;
+    s.precision(4);
+    s << "k = " << c.boxKMin << " to " << c.boxKMax << " h/Mpc (n-grid " << p.nGrid << ", box " << p.boxSize << " "
+      << (p.units.lengthInMpcOverH == 1.0 ? "Mpc/h" : "kpc/h") << ")";
+    return s.str();
+}
+
 ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power)
 {
     validateCosmoIcs(p);
+    const SpectrumCoverage coverage = spectrumCoverage(p, power);
+    if (coverage.modes > 0 && coverage.covered == 0)
+    {
+        std::ostringstream s;
+        s.precision(4);
+        s << "the power spectrum (" << power.description() << ") covers k = " << power.kMin() << " to " << power.kMax()
+          << " h/Mpc, none of the box's modes, " << boxModesText(p, coverage)
+          << ": the field would be zero (an unperturbed lattice); give a table that spans that range";
+        throw ParameterError(s.str());
+    }
     const double a            = 1.0 / (1.0 + p.zBegin);
     const double d1           = growthFactor(p.cosmology, a);
     const double kFundamental = 2.0 * M_PI / p.boxSize; // internal units

@@ -122,9 +122,27 @@ private:
     double fluidRatio_;
 };
 
+/// How much of the box's Fourier modes a P(k) reaches: a table has no power outside its k range.
+struct SpectrumCoverage
+{
+    /// The smallest and largest |k| of the box's non-zero modes (the Nyquist planes excluded) [h/Mpc];
+    /// 0 and 0 when the grid has none (n-grid 2).
+    double boxKMin = 0, boxKMax = 0;
+    /// The non-zero modes (k and -k counted apart), and those with kMin <= |k| <= kMax of the spectrum.
+    int64_t modes = 0, covered = 0;
+};
+
+/// The coverage of p's modes by power (every mode for EH98). Costs O(n-grid^2 log n-grid).
+SpectrumCoverage spectrumCoverage(const CosmoIcParams& p, const LinearPower& power);
+
+/// "k = 0.0628 to 1.36 h/Mpc (n-grid 16, box 100)": the box's modes as messages name them.
+std::string boxModesText(const CosmoIcParams& p, const SpectrumCoverage& c);
+
 /// The initial conditions described above.
 /// @param[in] p      grid, box, redshift, seed, LPT order, cosmology and units (validated here)
-/// @param[in] power  the linear P(k) at z = 0 [(Mpc/h)^3, k in h/Mpc], scaled by D(a_begin)^2
+/// @param[in] power  the linear P(k) at z = 0 [(Mpc/h)^3, k in h/Mpc], scaled by D(a_begin)^2; a table
+///                   that covers none of the box's modes (spectrumCoverage) is a ParameterError naming
+///                   both k ranges (its field would be zero: an unperturbed lattice)
 ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power);
 
 /// The lattice displaced by 1LPT or 2LPT from a given linear density field at a_begin: the engine of

@@ -77,6 +77,8 @@ public:
     /// Smallest and largest k of a table [h/Mpc] (0 and infinity for EH98).
     double kMin() const { return kMin_; }
     double kMax() const { return kMax_; }
+    /// A table (whose power is zero outside [kMin, kMax]), not EH98.
+    bool isTable() const { return table_; }
 
 private:
     LinearPower() = default;

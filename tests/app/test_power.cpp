@@ -210,6 +210,29 @@ TEST(Power, CliRejectsBadInputWithOneLineNamingTheValue)
     }
 }
 
+// A table has no power outside its k range: one that misses every mode of the box would give an unperturbed
+// lattice (it did, with exit 0); one that covers part of them is used with a note on what lies outside.
+TEST(Power, IcCosmoRefusesATableThatMissesTheBoxAndNotesPartialCoverage)
+{
+    TempDir dir;
+    const std::string out = dir / "x.gadget", miss = dir / "miss.txt", part = dir / "part.txt";
+    std::ofstream(miss) << "0.05 100\n0.06 100\n";
+    std::ofstream(part) << "0.01 100\n0.2 100\n";
+    CliResult refused = run({"ic", "cosmo", "--n-grid", "16", "--power-spectrum", miss.c_str(), "-o", out.c_str()});
+    EXPECT_EQ(refused.code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("covers k = 0.05 to 0.06 h/Mpc"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("k = 0.06283 to 0.7618 h/Mpc"), std::string::npos) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+
+    CliResult partial = run({"ic", "cosmo", "--n-grid", "16", "--power-spectrum", part.c_str(), "-o", out.c_str()});
+    EXPECT_EQ(partial.code, 0) << partial.err;
+    EXPECT_NE(partial.out.find("note: the power spectrum table covers k = 0.01 to 0.2 h/Mpc"), std::string::npos)
+        << partial.out;
+    EXPECT_NE(partial.out.find("given no power (P = 0 outside the table)"), std::string::npos) << partial.out;
+    EXPECT_TRUE(std::filesystem::exists(out));
+}
+
 TEST(Power, IcCosmoIsReachedByNameOrModelOptionAndDocumented)
 {
     TempDir dir;

@@ -140,6 +140,31 @@ TEST(CosmoIcs, TableIsReadAndInterpolatedAndBadTablesAreRejected)
     std::filesystem::remove_all(dir);
 }
 
+// The modes a table reaches, counted exactly: at n-grid 16 the box has 15^3 - 1 non-zero modes (the Nyquist
+// planes are zero), 6 of them at |k| = kF = 2 pi / 100 h/Mpc.
+TEST(CosmoIcs, SpectrumCoverageCountsTheModesInsideTheTable)
+{
+    const auto dir = std::filesystem::temp_directory_path() / ("octwalk_cover_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto table = [&](const std::string& name, const std::string& text) {
+        std::ofstream(dir / name) << text;
+        return LinearPower::fromTable((dir / name).string());
+    };
+    CosmoIcParams p;
+    p.nGrid                    = 16;
+    const double kF            = 2 * M_PI / p.boxSize;
+    const SpectrumCoverage all = spectrumCoverage(p, table("all.txt", "1e-4 1\n100 1\n"));
+    EXPECT_EQ(all.modes, 15 * 15 * 15 - 1);
+    EXPECT_EQ(all.covered, all.modes);
+    EXPECT_NEAR(all.boxKMin, kF, 1e-15);
+    EXPECT_NEAR(all.boxKMax, kF * std::sqrt(3.0) * 7, 1e-12);
+    EXPECT_EQ(spectrumCoverage(p, table("first.txt", "0.05 1\n0.07 1\n")).covered, 6);
+    EXPECT_EQ(spectrumCoverage(p, table("none.txt", "0.05 1\n0.06 1\n")).covered, 0);
+    EXPECT_EQ(spectrumCoverage(p, LinearPower::eisensteinHu(p.cosmology, SpectrumParams{})).covered, all.modes);
+    EXPECT_THROW(makeCosmoIcs(p, table("none2.txt", "0.05 1\n0.06 1\n")), ParameterError);
+    std::filesystem::remove_all(dir);
+}
+
 TEST(CosmoIcs, BadParametersAreRejectedNamingTheValue)
 {
     auto message = [](CosmoIcParams p) {
