@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "host/core/text_input.h"
 
 namespace octwalk {
 namespace {
@@ -101,7 +102,14 @@ double topHatWindow(double x)
     return 3.0 * (std::sin(x) - x * std::cos(x)) / (x * x * x);
 }
 
-[[noreturn]] void tableError(const std::string& path, int line, const std::string& what)
+/// A line as a message quotes it: its first 80 characters.
+std::string quoted(const std::string& text)
+{
+    return "'" +
+           (text.size() > 80 ? text.substr(0, 80) + "...' (" + std::to_string(text.size()) + " bytes)" : text + "'");
+}
+
+[[noreturn]] void tableError(const std::string& path, int64_t line, const std::string& what)
 {
     throw FormatError("power spectrum file '" + path + "' line " + std::to_string(line) + ": " + what);
 }
@@ -206,18 +214,25 @@ LinearPower LinearPower::eisensteinHu(const Cosmology& c, const SpectrumParams& 
 
 LinearPower LinearPower::fromTable(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in) throw FormatError("power spectrum file '" + path + "' cannot be opened");
     LinearPower p;
     p.table_ = true;
-    std::string text;
-    for (int line = 1; std::getline(in, text); ++line)
-    {
+    forEachTextLine(path, "power spectrum file", [&](int64_t line, const std::string& text) {
         size_t first = text.find_first_not_of(" \t\r");
-        if (first == std::string::npos || text[first] == '#') continue;
+        if (first == std::string::npos || text[first] == '#') return;
         std::istringstream fields(text);
+        std::string kText, powerText;
         double k = 0, power = 0;
-        if (!(fields >> k >> power)) tableError(path, line, "expected two numbers 'k P', got '" + text + "'");
+        if (!(fields >> kText >> powerText))
+        {
+            tableError(path, line, "expected two numbers 'k P', got " + quoted(text));
+        }
+        for (const auto& [token, value] : {std::pair{&kText, &k}, std::pair{&powerText, &power}})
+        {
+            if (!parseRealToken(*token, *value))
+            {
+                tableError(path, line, quoted(*token) + " is not a number (expected 'k P', got " + quoted(text) + ")");
+            }
+        }
         if (!(std::isfinite(k) && k > 0)) tableError(path, line, "k = " + describe(k) + " must be finite and > 0");
         if (!p.lnK_.empty() && !(std::log(k) > p.lnK_.back()))
         {
@@ -230,8 +245,7 @@ LinearPower LinearPower::fromTable(const std::string& path)
         }
         p.lnK_.push_back(std::log(k));
         p.lnP_.push_back(std::log(power));
-    }
-    if (in.bad()) throw FormatError("power spectrum file '" + path + "' could not be read");
+    });
     if (p.lnK_.size() < 2)
     {
         throw FormatError("power spectrum file '" + path + "' has " + std::to_string(p.lnK_.size()) +

@@ -9,6 +9,7 @@
 
 #include "common/errors.h"
 #include "common/integrate.h"
+#include "host/core/text_input.h"
 
 namespace octwalk {
 
@@ -60,22 +61,18 @@ void validate(const ComovingSettings& s)
 
 std::vector<double> readOutputList(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in) throw InputError("output list '" + path + "' cannot be opened");
     std::vector<double> list;
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number)
-    {
-        line = line.substr(0, line.find('#'));
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    forEachTextLine(path, "output list", [&](int64_t number, const std::string& text) {
+        const std::string line = text.substr(0, text.find('#'));
+        if (line.find_first_not_of(" \t\r") == std::string::npos) return;
         double a = 0;
         if (!parseReal(line, a))
         {
-            throw InputError("output list '" + path + "' line " + std::to_string(number) + ": '" + line +
-                             "' is not a scale factor");
+            throw InputError("output list '" + path + "' line " + std::to_string(number) + ": '" + line.substr(0, 80) +
+                             (line.size() > 80 ? "...'" : "'") + " is not a scale factor");
         }
         list.push_back(a);
-    }
+    });
     return list;
 }
 

@@ -214,6 +214,7 @@ TEST(ComovingClock, OutputListFileSofteningAndWrapping)
     {
         EXPECT_NE(std::string(e.what()).find("line 2: 'half'"), std::string::npos) << e.what();
     }
+    EXPECT_THROW(readOutputList("/dev/zero"), FormatError); // one endless line: refused at its limit
     fs::remove(list);
 
     ComovingSettings s = edsSettings(0.02, 1, 0.01);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "host/core/text_input.h"
 #include "host/models/cosmo_ics.h"
 #include "host/models/linear_power.h"
 #include "host/study/power_spectrum.h"
@@ -137,6 +138,10 @@ TEST(CosmoIcs, TableIsReadAndInterpolatedAndBadTablesAreRejected)
     EXPECT_NE(message("neg.txt", "0.1 1\n0.2 -3\n").find("P = -3"), std::string::npos);
     EXPECT_NE(message("text.txt", "0.1 x\n").find("line 1"), std::string::npos);
     EXPECT_NE(message("short.txt", "0.1 1\n").find("at least 2"), std::string::npos);
+    // A number must be the whole field: "1000abc" was read as 1000.
+    EXPECT_NE(message("suffix.txt", "0.01 1000abc\n0.1 10\n").find("line 1: '1000abc' is not a number"),
+              std::string::npos);
+    EXPECT_NE(message("suffix2.txt", "0.01 10\n0.1x 10\n").find("line 2: '0.1x' is not a number"), std::string::npos);
     std::filesystem::remove_all(dir);
 }
 
@@ -163,6 +168,47 @@ TEST(CosmoIcs, SpectrumCoverageCountsTheModesInsideTheTable)
     EXPECT_EQ(spectrumCoverage(p, LinearPower::eisensteinHu(p.cosmology, SpectrumParams{})).covered, all.modes);
     EXPECT_THROW(makeCosmoIcs(p, table("none2.txt", "0.05 1\n0.06 1\n")), ParameterError);
     std::filesystem::remove_all(dir);
+}
+
+// A text input is read within bounds: /dev/zero (one endless line) took 16.8 GB before failing.
+TEST(TextInput, SizeAndLineLengthAreBoundedAndNamed)
+{
+    auto message = [](auto read) {
+        try
+        {
+            read();
+        }
+        catch (const FormatError& e)
+        {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    const std::string zero = message([] { LinearPower::fromTable("/dev/zero"); });
+    EXPECT_NE(zero.find("power spectrum file '/dev/zero' line 1: longer than the limit of 64 KiB"), std::string::npos)
+        << zero;
+
+    const auto path = std::filesystem::temp_directory_path() / ("octwalk_text_" + std::to_string(::getpid()));
+    std::ofstream(path) << "0.1 1\n0.2 2\r\n0.3 3";
+    std::vector<std::string> lines;
+    forEachTextLine(path.string(), "table", [&](int64_t, const std::string& l) { lines.push_back(l); });
+    EXPECT_EQ(lines, (std::vector<std::string>{"0.1 1", "0.2 2", "0.3 3"}));
+    TextLimits small;
+    small.maxBytes        = 10;
+    const std::string big = message([&] {
+        forEachTextLine(
+            path.string(), "table", [](int64_t, const std::string&) {}, small);
+    });
+    EXPECT_NE(big.find("line 2: the file is larger than the limit of 10 bytes"), std::string::npos) << big;
+    small                  = TextLimits{};
+    small.maxLineBytes     = 4;
+    const std::string wide = message([&] {
+        forEachTextLine(
+            path.string(), "table", [](int64_t, const std::string&) {}, small);
+    });
+    EXPECT_NE(wide.find("table '" + path.string() + "' line 1: longer than the limit of 4 bytes"), std::string::npos)
+        << wide;
+    std::filesystem::remove(path);
 }
 
 TEST(CosmoIcs, BadParametersAreRejectedNamingTheValue)
