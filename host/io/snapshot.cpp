@@ -3,6 +3,7 @@
 /// each format (snapshot_tipsy.cpp, snapshot_gadget.cpp, snapshot_hdf5.cpp or snapshot_hdf5_none.cpp).
 
 #include <cmath>
+#include <iostream>
 #include <string>
 
 #include "common/errors.h"
@@ -118,6 +119,12 @@ ParticleSet readSnapshot(const std::string& path, SnapshotFormat format, const S
         }
     }
     return p;
+}
+
+void snapshotNotice(const SnapshotReadOptions& options, const std::string& text)
+{
+    if (options.notice) options.notice(text);
+    else std::cerr << "octwalk: note: " << text << "\n";
 }
 
 ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)

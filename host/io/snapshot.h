@@ -24,6 +24,7 @@
 /// reader checks each count against the file size before it allocates and throws FormatError naming
 /// the file, the field and the byte offset of the first mismatch.
 
+#include <functional>
 #include <string>
 
 #include "host/core/particles.h"
@@ -115,7 +116,14 @@ CosmologyReading parseCosmologyReading(const std::string& name);
 struct SnapshotReadOptions
 {
     CosmologyReading cosmology = CosmologyReading::Auto;
+    /// Called with a one-line notice (no newline) about something in the file that the reader ignored or
+    /// converted, e.g. the uninitialised npartTotalHighWord of a GADGET-4 format-1 header; unset: the
+    /// notice goes to std::cerr as "octwalk: note: ...".
+    std::function<void(const std::string&)> notice;
 };
+
+/// Passes text to options.notice, or to std::cerr as "octwalk: note: TEXT" when it is unset.
+void snapshotNotice(const SnapshotReadOptions& options, const std::string& text);
 
 /// Reads every particle of the file (all TIPSY record kinds, all GADGET types 0..5) with its type,
 /// in file order; the box size, and for a cosmological file the cosmology, from the header.

@@ -282,22 +282,34 @@ void checkCountsFitFile(const FileReader& in, const GadgetHeader& h)
 }
 
 /// A single-file snapshot holds all its particles: npartTotal (with its high words) equals npart.
-/// Checked after the blocks are read, whose markers say more about a damaged npart.
-void checkTotalsMatchCounts(const FileReader& in, const GadgetHeader& h)
+/// GADGET-4 compiled with GADGET2_HEADER writes the header correctly up to HubbleParam and leaves the rest,
+/// npartTotalHighWord included, uninitialised: when every low word equals npart, the high words are
+/// ignored with a notice. Checked after the blocks are read, whose markers say more about a damaged npart.
+void checkTotalsMatchCounts(const FileReader& in, const GadgetHeader& h, const SnapshotReadOptions& options)
 {
     const unsigned char* raw = h.raw.data();
+    bool highWordsSet        = false;
+    std::string highWords;
     for (int t = 0; t < numTypes; ++t)
     {
         const uint64_t lowAt  = offset::npartTotal + 4 * t;
         const uint64_t highAt = offset::npartTotalHigh + 4 * t;
-        const uint64_t total =
-            joinCount(decode<uint32_t>(raw + lowAt, h.order), decode<uint32_t>(raw + highAt, h.order));
-        if (total != uint64_t(h.npart[t]))
+        const uint32_t low = decode<uint32_t>(raw + lowAt, h.order), high = decode<uint32_t>(raw + highAt, h.order);
+        if (uint64_t(low) != uint64_t(h.npart[t]))
         {
             in.fail(indexed("npartTotal", t), h.payloadAt + lowAt,
-                    "is " + std::to_string(total) + " (with npartTotalHighWord[" + std::to_string(t) + "]) but npart[" +
-                        std::to_string(t) + "] is " + std::to_string(h.npart[t]) + " in a single-file snapshot");
+                    "is " + std::to_string(joinCount(low, high)) + " (with npartTotalHighWord[" + std::to_string(t) +
+                        "]) but npart[" + std::to_string(t) + "] is " + std::to_string(h.npart[t]) +
+                        " in a single-file snapshot");
         }
+        highWordsSet = highWordsSet || high != 0;
+        highWords += (t ? ", " : "") + std::to_string(high);
+    }
+    if (highWordsSet)
+    {
+        snapshotNotice(options, "'" + in.path() + "': npartTotalHighWord = {" + highWords +
+                                    "} ignored: the file is a single-file snapshot whose npartTotal low words equal "
+                                    "npart (GADGET-4 leaves the header's tail after HubbleParam uninitialised)");
     }
 }
 
@@ -354,9 +366,9 @@ std::vector<uint64_t> readIds(FileReader& in, const GadgetHeader& h, uint64_t co
 /// After the blocks read here only whole records may follow (the gas-only blocks U, RHO, HSML and, in
 /// format 2, their labels, which are skipped); anything else is trailing bytes of a damaged or
 /// foreign file. npartTotal must match npart.
-void refuseTrailingBytes(FileReader& in, const GadgetHeader& h)
+void refuseTrailingBytes(FileReader& in, const GadgetHeader& h, const SnapshotReadOptions& options)
 {
-    checkTotalsMatchCounts(in, h);
+    checkTotalsMatchCounts(in, h, options);
     while (in.remaining() != 0)
     {
         const uint64_t at = in.offset(), left = in.remaining();
@@ -516,7 +528,7 @@ ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& opti
     const uint64_t n = h.total();
     if (n == 0) // GADGET-2 writes no block for an empty particle set
     {
-        refuseTrailingBytes(in, h);
+        refuseTrailingBytes(in, h, options);
         return p;
     }
 
@@ -525,7 +537,7 @@ ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& opti
     std::vector<uint64_t> ids     = readIds(in, h, n);
     std::vector<double> massBlock;
     if (h.withMassBlock() > 0) massBlock = readReals(in, h, label::mass, h.withMassBlock(), 1);
-    refuseTrailingBytes(in, h);
+    refuseTrailingBytes(in, h, options);
 
     p.resize(int64_t(n));
     assignMassesAndTypes(h, massBlock, p);

@@ -355,10 +355,41 @@ TEST_F(SnapshotCosmo, HighWordsJoinTheTotals)
     EXPECT_EQ(io::splitCount((uint64_t(3) << 32) + 7).high, 3u);
     EXPECT_EQ(io::joinCount(7, 3), (uint64_t(3) << 32) + 7);
 
-    // A single file must hold every body: npartTotal[1] + 2^32 npartTotalHighWord[1] == npart[1].
+    // A single file must hold every body: npartTotal[1]'s low word == npart[1].
     Bytes b = NGenIc{}.bytes();
-    setUint(b, 4 + 168 + 4, 1, 4);
-    expectRefused(b, {"'npartTotal[1]'", "4294967323", "npart[1] is 27"});
+    setUint(b, 4 + 96 + 4, 28, 4);
+    expectRefused(b, {"'npartTotal[1]'", "is 28", "npart[1] is 27"});
+}
+
+// GADGET-4 (GADGET2_HEADER, SnapFormat 1) writes the header up to HubbleParam and leaves the rest
+// uninitialised: flag_metals, npartTotalHighWord and the padding hold whatever was in memory. A single-file
+// snapshot whose low words equal npart is read, with a notice naming the ignored high words.
+TEST_F(SnapshotCosmo, Gadget4HeaderWithAnUninitialisedTailIsReadWithANotice)
+{
+    const NGenIc g;
+    Bytes b        = g.bytes();
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    for (size_t at = 160; at < 256; ++at)
+    {
+        state        = state * 6364136223846793005ull + 1442695040888963407ull;
+        b.at(4 + at) = static_cast<unsigned char>(state >> 56);
+    }
+    setUint(b, 4 + 168, 2186737607u, 4); // the high word of the file that was refused as 9391966506998300672
+    writeBytes(file("gadget4"), b);
+    std::vector<std::string> notices;
+    SnapshotReadOptions options;
+    options.notice      = [&](const std::string& text) { notices.push_back(text); };
+    const ParticleSet p = readSnapshot(file("gadget4"), options);
+    expectNGenIcContents(g, p);
+    ASSERT_EQ(notices.size(), 1u);
+    EXPECT_NE(notices[0].find("npartTotalHighWord = {2186737607, "), std::string::npos) << notices[0];
+    EXPECT_NE(notices[0].find("ignored"), std::string::npos) << notices[0];
+    EXPECT_EQ(notices[0].find('\n'), std::string::npos) << notices[0];
+
+    // An N-GenIC file with zero high words reads without a notice.
+    writeBytes(file("ngenic"), g.bytes());
+    readSnapshot(file("ngenic"), options);
+    EXPECT_EQ(notices.size(), 1u);
 }
 
 TEST_F(SnapshotCosmo, CosmologicalSetsAreWrittenWithTheirHeaderAndUOfSqrtA)
