@@ -508,7 +508,10 @@ bool looksLikeGadget2(FileReader& in);
 /// A first record of 8 bytes holding the label "HEAD", then a HEAD record of 256, in either byte order.
 bool looksLikeGadget2Format2(FileReader& in);
 
-void writeHdf5(const std::string& path, const ParticleSet& sorted, const SnapshotMeta& meta);
+/// Builds the HDF5 snapshot of sorted in memory and hands its bytes to `write` (the atomic writer); HDF5
+/// itself writes no file, and path only names the snapshot in errors.
+void writeHdf5(const std::string& path, const ParticleSet& sorted, const SnapshotMeta& meta,
+               const std::function<void(const void* bytes, size_t size)>& write);
 ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions& options);
 
 } // namespace octwalk::io

@@ -82,7 +82,16 @@ void writeSnapshot(const std::string& path, SnapshotFormat format, const Particl
                              " is invalid: must be finite and > 0");
     }
     const ParticleSet sorted = io::sortedForWriting(particles);
-    writeFileAtomically(path, overwrite ? Existing::Replace : Existing::Refuse, [&](const std::string& temporary) {
+    const Existing existing  = overwrite ? Existing::Replace : Existing::Refuse;
+    if (format == SnapshotFormat::Hdf5)
+    {
+        // HDF5 never writes to the disk itself (snapshot_hdf5.cpp says why): its bytes go through the writer.
+        AtomicFile out(path, existing);
+        io::writeHdf5(path, sorted, meta, [&](const void* bytes, size_t size) { out.write(bytes, size); });
+        out.commit();
+        return;
+    }
+    writeFileAtomically(path, existing, [&](const std::string& temporary) {
         switch (format)
         {
         case SnapshotFormat::TipsyStandard:
@@ -90,7 +99,7 @@ void writeSnapshot(const std::string& path, SnapshotFormat format, const Particl
         case SnapshotFormat::TipsyBonsai: io::writeTipsy(temporary, sorted, format); break;
         case SnapshotFormat::Gadget2: io::writeGadget2(temporary, sorted, false); break;
         case SnapshotFormat::Gadget2Format2: io::writeGadget2(temporary, sorted, true); break;
-        case SnapshotFormat::Hdf5: io::writeHdf5(temporary, sorted, meta); break;
+        case SnapshotFormat::Hdf5: break; // above
         }
     });
 }

@@ -12,6 +12,11 @@
 /// its object headers carry checksums, so damaged metadata is refused by HDF5 instead of being
 /// decoded (mutation testing of the 1.10.8 reader found memory errors on unchecksummed headers).
 ///
+/// The file is built in memory (HDF5's core driver, no backing store) and written by the caller through
+/// the atomic writer, so HDF5 never writes to a disk itself: HDF5 1.10 cannot recover from a failed write
+/// of its own (on a full disk its file stays open half-closed and crashes the process at exit). Writing
+/// a snapshot holds the whole file in memory (besides a copy of the particles of one type at a time).
+///
 /// Errors name the file and the HDF5 object (e.g. /PartType1/Coordinates); the HDF5 library does not
 /// expose byte offsets of its metadata, so an offset is given only for values in contiguous datasets.
 
@@ -20,6 +25,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -90,6 +98,8 @@ std::string hdf5Reason()
             return 0;
         },
         &reason);
+    // Some of HDF5's descriptions span lines (a failed read lists its arguments); errors are one line.
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
     return reason.empty() ? "no reason given by HDF5" : reason;
 }
 
@@ -97,6 +107,68 @@ std::string hdf5Reason()
 {
     throw FormatError("snapshot '" + path + "': field '" + object + "' (HDF5 object): " + problem);
 }
+
+/// The memory of HDF5's core driver, kept when HDF5 closes the file instead of freed: the finished file,
+/// superblock included (H5Fget_file_image of HDF5 1.10 copies the superblock with a wrong checksum).
+struct CoreImage
+{
+    void* memory    = nullptr;
+    size_t capacity = 0;
+
+    CoreImage()                            = default;
+    CoreImage(const CoreImage&)            = delete;
+    CoreImage& operator=(const CoreImage&) = delete;
+    ~CoreImage() { std::free(memory); }
+
+    /// The end of the file that the superblock records: the core driver's memory grows in steps and is not
+    /// cut back at the close (which also gives back space at the end), as a file on disk is.
+    size_t fileSize(const std::string& path) const
+    {
+        // Superblock version 2 (the HDF5 1.8 format, 8-byte addresses): signature, version, address and
+        // length sizes, flags, then the base, extension and end-of-file addresses.
+        constexpr size_t versionAt = 8, offsetSizeAt = 9, endAt = 28, superblockBytes = 48;
+        const auto* bytes = static_cast<const unsigned char*>(memory);
+        uint64_t end      = 0;
+        if (capacity >= superblockBytes && bytes[versionAt] == 2 && bytes[offsetSizeAt] == 8)
+        {
+            for (int k = 7; k >= 0; --k) end = end << 8 | bytes[endAt + size_t(k)];
+        }
+        if (end < superblockBytes || end > capacity)
+        {
+            failObject(path, "/",
+                       "HDF5 wrote a superblock without a valid end of file (" + std::to_string(end) + " in " +
+                           std::to_string(capacity) + " bytes)");
+        }
+        return size_t(end);
+    }
+
+    H5FD_file_image_callbacks_t callbacks()
+    {
+        H5FD_file_image_callbacks_t c{};
+        c.image_malloc = [](size_t size, H5FD_file_image_op_t, void* self) -> void* {
+            static_cast<CoreImage*>(self)->capacity = size;
+            return std::malloc(size);
+        };
+        c.image_memcpy = [](void* to, const void* from, size_t size, H5FD_file_image_op_t, void*) -> void* {
+            return std::memcpy(to, from, size);
+        };
+        c.image_realloc = [](void* block, size_t size, H5FD_file_image_op_t, void* self) -> void* {
+            static_cast<CoreImage*>(self)->capacity = size;
+            return std::realloc(block, size);
+        };
+        c.image_free = [](void* block, H5FD_file_image_op_t op, void* self) -> herr_t {
+            auto* image = static_cast<CoreImage*>(self);
+            if (op != H5FD_FILE_IMAGE_OP_FILE_CLOSE || block == nullptr) return std::free(block), 0;
+            std::free(image->memory);
+            image->memory = block;
+            return 0;
+        };
+        c.udata_copy = [](void* self) -> void* { return self; };
+        c.udata_free = [](void*) -> herr_t { return 0; };
+        c.udata      = this;
+        return c;
+    }
+};
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -610,7 +682,8 @@ void readType(const Hdf5Reader& r, hid_t file, const Hdf5Header& header, int t, 
 
 } // namespace
 
-void writeHdf5(const std::string& path, const ParticleSet& sorted, const SnapshotMeta& meta)
+void writeHdf5(const std::string& path, const ParticleSet& sorted, const SnapshotMeta& meta,
+               const std::function<void(const void* bytes, size_t size)>& write)
 {
     if (uint64_t(sorted.size()) > std::numeric_limits<uint32_t>::max())
     {
@@ -619,9 +692,15 @@ void writeHdf5(const std::string& path, const ParticleSet& sorted, const Snapsho
     }
     QuietErrors quiet;
     const Hdf5Writer w(path);
+    CoreImage image; // outlives the file, whose close hands it the memory
     Handle fcpl = w.untimed(H5P_FILE_CREATE, "/");
     Handle fapl = w.created(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "/");
     w.check(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "/");
+    // In memory only (no backing store): the name is never opened. Grown in steps of about the file's size.
+    const size_t step = (size_t(1) << 20) + size_t(sorted.size()) * (sizeof(Vec3d) * 2 + sizeof(double) * 2);
+    w.check(H5Pset_fapl_core(fapl, step, false), "/");
+    H5FD_file_image_callbacks_t callbacks = image.callbacks();
+    w.check(H5Pset_file_image_callbacks(fapl, &callbacks), "/");
     Handle file             = w.created(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, "/");
     const TypeGroups groups = typeGroups(sorted);
     writeHeader(w, file, sorted, groups);
@@ -631,7 +710,8 @@ void writeHdf5(const std::string& path, const ParticleSet& sorted, const Snapsho
     {
         if (!groups.members[t].empty()) writeType(w, file, sorted, groups, t); // GADGET writes no empty group
     }
-    if (!file.close()) failObject(path, "/", "HDF5 cannot finish the file: " + hdf5Reason());
+    if (!file.close() || image.memory == nullptr) failObject(path, "/", "HDF5 cannot finish the file: " + hdf5Reason());
+    write(image.memory, image.fileSize(path));
 }
 
 ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions& options)

@@ -13,7 +13,11 @@ namespace {
 
 } // namespace
 
-void writeHdf5(const std::string& path, const ParticleSet&, const SnapshotMeta&) { missing(path); }
+void writeHdf5(const std::string& path, const ParticleSet&, const SnapshotMeta&,
+               const std::function<void(const void*, size_t)>&)
+{
+    missing(path);
+}
 
 ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions&) { missing(path); }
 

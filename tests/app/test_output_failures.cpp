@@ -1,9 +1,13 @@
 // Outputs on a disk that fails: a row of energy.csv, lagrange.csv, timing.csv or timeline.csv that does not
 // reach its file stops the run with an error naming the file and the step (never a silent gap), and a
-// restart rebuilds the headers of the files it finds missing.
+// restart rebuilds the headers of the files it finds missing. A snapshot that cannot be written (HDF5
+// included) is one line and exit 1, never a crash, and leaves no file behind.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -99,6 +103,47 @@ std::string runUntilWritesFail(const std::string& file)
     return message;
 }
 
+/// The built binary's exit status and its standard error, run with files limited to `bytes` (a write past
+/// that fails with EFBIG, SIGXFSZ ignored), as on a disk with that much room left.
+struct ChildResult
+{
+    int status = -1;
+    std::string err;
+};
+
+ChildResult runWithFileLimit(const std::vector<std::string>& args, rlim_t bytes, const fs::path& errFile)
+{
+    std::vector<const char*> argv{OCTWALK_BINARY};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0)
+    {
+        const int err  = ::open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(err, 2);
+        ::dup2(null, 1);
+        const struct rlimit limit = {bytes, bytes};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        ::signal(SIGXFSZ, SIG_IGN);
+        ::execv(OCTWALK_BINARY, const_cast<char* const*>(argv.data()));
+        ::_exit(127);
+    }
+    ChildResult r;
+    ::waitpid(pid, &r.status, 0);
+    r.err = slurp(errFile);
+    return r;
+}
+
+/// Names in dir that look like the atomic writer's temporaries.
+std::vector<std::string> temporaries(const fs::path& dir)
+{
+    std::vector<std::string> found;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir))
+        if (e.path().filename().string().find(".tmp.") != std::string::npos) found.push_back(e.path().string());
+    return found;
+}
+
 } // namespace
 
 TEST(OutputFailures, RunStopsAtTheFirstRowThatDoesNotReachItsFile)
@@ -184,4 +229,31 @@ TEST(OutputFailures, ARestartRebuildsTheHeadersOfMissingFiles)
         EXPECT_EQ(lagrange.substr(0, lagrange.find('\n')), lagrangeHeader.substr(0, lagrangeHeader.find('\n')));
     }
     fs::remove_all(base);
+}
+
+TEST(OutputFailures, SnapshotsThatDoNotFitAreOneLineAndExitOne)
+{
+    const fs::path dir     = freshDir("snapshots");
+    const std::string tips = (dir / "in.tipsy").string();
+    ASSERT_EQ(cli({"ic", "--n", "2000", "-o", tips.c_str()}).code, 0);
+    const std::string out = (dir / "out.hdf5").string(), runDir = (dir / "run").string();
+    const std::vector<std::vector<std::string>> commands = {
+        {"ic", "--n", "2000", "--format", "hdf5", "-o", out},
+        {"convert", tips, out, "--format", "hdf5"},
+        {"run", "--n", "2000", "--t-end", "0.015625", "--backend", "cpu", "--quiet", "--format", "hdf5", "--output-dir",
+         runDir},
+    };
+    for (const std::vector<std::string>& args : commands)
+    {
+        const ChildResult r = runWithFileLimit(args, 32 * 1024, dir / "err.txt");
+        ASSERT_TRUE(WIFEXITED(r.status)) << args[0] << ": killed by signal " << WTERMSIG(r.status) << "\n" << r.err;
+        EXPECT_EQ(WEXITSTATUS(r.status), 1) << args[0] << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << args[0];
+        EXPECT_TRUE(temporaries(dir).empty()) << args[0];
+        if (fs::exists(runDir)) EXPECT_TRUE(temporaries(runDir).empty());
+        fs::remove_all(runDir);
+    }
+    fs::remove_all(dir);
 }
