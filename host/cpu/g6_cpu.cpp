@@ -2,7 +2,12 @@
 #include "host/cpu/g6_cpu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <string>
+
+#include "common/errors.h"
 
 namespace octwalk {
 
@@ -12,6 +17,14 @@ namespace {
 /// of bodies, and waking the thread team for it costs more than the work (the results are the same
 /// either way: each i-particle is summed by one thread in a fixed order).
 constexpr int64_t kMinParallelWork = 65536;
+
+/// A double in messages: six significant digits (std::to_string prints 1e80 with 81 digits).
+std::string number(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.6g", v);
+    return text;
+}
 
 } // namespace
 
@@ -46,11 +59,29 @@ void G6Cpu::predict(int nj)
     predictedCount_ = nj;
     predictedTime_  = ti_;
     predictedStale_ = false;
+    firstOverflow_  = -1;
+    for (int a = 0; a < nj && firstOverflow_ < 0; ++a)
+    {
+        for (size_t k = 3 * size_t(a); k < 3 * size_t(a) + 3; ++k)
+            if (!std::isfinite(xp_[k]) || !std::isfinite(vp_[k])) firstOverflow_ = a;
+    }
+}
+
+void G6Cpu::checkPrediction(int nj) const
+{
+    if (firstOverflow_ < 0 || firstOverflow_ >= nj) return;
+    const G6JParticle& p = j_[size_t(firstOverflow_)];
+    const size_t k       = 3 * size_t(firstOverflow_);
+    throw InputError("j-particle " + std::to_string(p.index) + " (address " + std::to_string(firstOverflow_) +
+                     ") predicted from tj = " + number(p.t) + " to ti = " + number(ti_) +
+                     " is not finite (x = " + number(xp_[k]) + ", " + number(xp_[k + 1]) + ", " + number(xp_[k + 2]) +
+                     "): its Taylor terms overflow double over dt = ti - tj");
 }
 
 void G6Cpu::startForces(const G6IBlock& block)
 {
     predict(block.nj);
+    checkPrediction(block.nj);
     const int ni = block.ni;
     nj_          = block.nj;
     eps2_        = block.eps2;

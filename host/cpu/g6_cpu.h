@@ -22,7 +22,8 @@ public:
     /// The time the j-particles are predicted to at the next force calculation.
     void setTime(double ti);
     /// Predicts j-particles [0, block.nj) to the time of setTime and sums the forces on the block
-    /// (the CPU computes at once; finishForces hands the result out).
+    /// (the CPU computes at once; finishForces hands the result out). InputError naming the first
+    /// j-particle whose prediction is not finite (finite data over a huge ti - tj overflows).
     void startForces(const G6IBlock& block);
     /// Writes the sums of the last startForces: acc, jerk, pot (G = 1) and, when out.nearest is
     /// set, the index of each i-particle's nearest j-particle (unsoftened distance; -1 when none).
@@ -34,6 +35,8 @@ public:
 
 private:
     void predict(int nj);
+    /// InputError when a j-particle among [0, nj) was predicted to a non-finite state.
+    void checkPrediction(int nj) const;
 
     std::vector<G6JParticle> j_;
     std::vector<double> xp_, vp_; ///< predicted positions and velocities, 3 per address
@@ -41,6 +44,7 @@ private:
     int predictedCount_   = 0; ///< addresses [0, predictedCount_) are predicted to predictedTime_
     double predictedTime_ = 0;
     bool predictedStale_  = true; ///< a particle changed since the last prediction
+    int firstOverflow_    = -1;   ///< the first address whose prediction is not finite, -1 when none
     // The last block: i-particles (copied), sums and nearest neighbours.
     int nj_ = 0;
     std::vector<int> iIndex_;

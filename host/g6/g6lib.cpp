@@ -119,6 +119,39 @@ int guarded(const char* function, Body body)
     }
 }
 
+/// A double in messages: six significant digits (std::to_string prints 1e80 with 81 digits).
+std::string number(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.6g", v);
+    return text;
+}
+
+bool finite3(const double v[3]) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); }
+
+/// InputError for the first i-particle whose acc, jerk or pot is not finite: finite input can still
+/// overflow double (a j-particle within about 1e-100 of it with eps2 = 0, coordinates or velocities
+/// beyond about 1e150, a mass near 1e308 close by, a prediction over a huge interval).
+void checkOutputsFinite(int ni, const int* index, const G6Outputs& out)
+{
+    for (int i = 0; i < ni; ++i)
+    {
+        const char* what = !finite3(out.acc[i])         ? "acc"
+                           : !finite3(out.jerk[i])      ? "jerk"
+                           : !std::isfinite(out.pot[i]) ? "pot"
+                                                        : nullptr;
+        if (what == nullptr) continue;
+        const double* v   = what[0] == 'a' ? out.acc[i] : what[0] == 'j' ? out.jerk[i] : &out.pot[i];
+        std::string value = number(v[0]);
+        if (what[0] != 'p') value += ", " + number(v[1]) + ", " + number(v[2]);
+        const std::string who = index ? "i-particle " + std::to_string(index[i]) + " (pipe " + std::to_string(i) + ")"
+                                      : "the i-particle of pipe " + std::to_string(i);
+        throw InputError(std::string(what) + " of " + who + " is not finite (" + value +
+                         ") from finite input: it overflows double (a j-particle within about 1e-100 of it with "
+                         "eps2 = 0, or positions, velocities or masses whose products overflow)");
+    }
+}
+
 void reserveJ(Cluster& c, int address)
 {
     if (address < c.capacity) return;
@@ -193,6 +226,7 @@ int lastHalf(const char* function, int id, int nj, int ni, int index[], double x
         c.pending = false;
         if (c.gpu) c.gpu->finishForces(out);
         else c.cpu->finishForces(out);
+        checkOutputsFinite(ni, index, out);
         c.lastNi = ni;
         return 0;
     });

@@ -22,9 +22,10 @@
  *   OCTWALK_G6_NPIPES    = what g6_npipes() returns, 1..16384 (default 1024)
  *
  * Errors (calls before g6_open, an address beyond OCTWALK_G6_JMEM_MAX, nj beyond the highest
- * address set, ni > g6_npipes(), NaN or infinite input, a device failure) return non-zero and print
- * one line on stderr naming the function, the argument and the particle; the library never exits
- * and never throws. g6calc_firsthalf, which returns nothing, hands its error to g6calc_lasthalf.
+ * address set, ni > g6_npipes(), NaN or infinite input, finite input whose prediction, acc, jerk or
+ * pot overflows double, a device failure) return non-zero and print one line on stderr naming the
+ * function, the argument and the particle (for an overflow: the i-particle, or on the CPU backend the
+ * j-particle whose prediction overflowed); the library never exits and never throws. g6calc_firsthalf, which returns nothing, hands its error to g6calc_lasthalf.
  * Not thread-safe: one client thread per cluster id, as with the hardware.
  */
 

@@ -394,6 +394,68 @@ TEST_F(G6Test, ErrorsReturnNonZeroWithAMessageNamingTheArgument)
     EXPECT_NE(msg.find("cluster id 9 is not open"), std::string::npos) << msg;
 }
 
+/// g6calc_lasthalf2 on one i-particle (index 10, at the origin, at rest) and j-memory [0, nj); its return
+/// code and what it printed.
+struct OneCalc
+{
+    int code;
+    std::string err;
+};
+
+OneCalc calcAtOrigin(int id, int nj, double eps2)
+{
+    int index[1]   = {10}, nearest[1];
+    double x[1][3] = {{0, 0, 0}}, v[1][3] = {{0, 0, 0}}, h2[1] = {0.01}, acc[1][3], jerk[1][3], pot[1];
+    OneCalc r{};
+    r.err = stderrOf([&] {
+        g6calc_firsthalf(id, nj, 1, index, x, v, nullptr, nullptr, nullptr, eps2, h2);
+        r.code = g6calc_lasthalf2(id, nj, 1, index, x, v, eps2, h2, acc, jerk, pot, nearest);
+    });
+    return r;
+}
+
+TEST_F(G6Test, OverflowFromFiniteInputIsAnErrorNamingTheParticle)
+{
+    double zero[3] = {0, 0, 0};
+    auto setJ      = [&](int address, int index, double mass, double pos, double vel, double k18) {
+        double x[3] = {pos, pos, pos}, v[3] = {vel, vel, vel}, k[3] = {k18, k18, k18};
+        return g6_set_j_particle(kId, address, index, 0, 0, mass, k, zero, zero, v, x);
+    };
+    ASSERT_EQ(g6_set_ti(kId, 0), 0);
+    ASSERT_EQ(setJ(0, 10, 1, 0, 0, 0), 0); // the i-particle itself, skipped
+
+    // A j-particle 1e-160 away, unsoftened: r^3 underflows to 0.
+    ASSERT_EQ(setJ(1, 11, 1, 1e-160, 0, 0), 0);
+    OneCalc r = calcAtOrigin(kId, 2, 0);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.err.find("acc of i-particle 10"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+
+    // Positions and velocities of 1e200: r^2 overflows.
+    ASSERT_EQ(setJ(1, 11, 1, 1e200, 1e200, 0), 0);
+    r = calcAtOrigin(kId, 2, 0);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.err.find("of i-particle 10"), std::string::npos) << r.err;
+
+    // A mass of 1e308 at 1e-6: the potential overflows.
+    ASSERT_EQ(setJ(1, 11, 1e308, 1e-6, 0, 0), 0);
+    r = calcAtOrigin(kId, 2, 0);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.err.find("of i-particle 10"), std::string::npos) << r.err;
+
+    // A snap term predicted over dt = 1e80: the predictor overflows.
+    ASSERT_EQ(setJ(1, 11, 1, 1, 0, 1), 0);
+    ASSERT_EQ(g6_set_ti(kId, 1e80), 0);
+    r = calcAtOrigin(kId, 2, 0);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.err.find("particle 11"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+
+    // Finite again: the library recovers.
+    ASSERT_EQ(g6_set_ti(kId, 0), 0);
+    EXPECT_EQ(calcAtOrigin(kId, 2, 0.01).code, 0);
+}
+
 TEST(G6Open, BadEnvironmentAndJMemoryLimit)
 {
     setenv("OCTWALK_G6_BACKEND", "fpga", 1);
