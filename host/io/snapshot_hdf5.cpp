@@ -29,6 +29,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -535,13 +536,15 @@ struct Hdf5Header
     std::vector<int64_t> numPart;
     std::vector<double> massTable;
     FrameHeader frame;
+    /// Where Omega0, OmegaLambda and HubbleParam were read: "/Header", or "/Parameters" (GADGET-4).
+    std::string cosmologyGroup = "/Header";
 };
 
-/// An optional scalar header attribute; `absent` when the file has none. BoxSize may also be a
-/// 3-vector (SWIFT): a cube's three equal sides.
-double optionalReal(const Hdf5Reader& r, hid_t group, const char* name, double absent)
+/// An optional scalar attribute of `object` (/Header, /Parameters); `absent` when the file has none.
+/// BoxSize may also be a 3-vector (SWIFT): a cube's three equal sides.
+double optionalReal(const Hdf5Reader& r, hid_t group, const std::string& object, const char* name, double absent)
 {
-    const std::string field = std::string("/Header/") + name;
+    const std::string field = object + "/" + name;
     if (!r.exists(H5Aexists(group, name), field)) return absent;
     Handle attr(H5Aopen(group, name, H5P_DEFAULT), H5Aclose);
     Handle space(attr.valid() ? H5Aget_space(attr) : H5I_INVALID_HID, H5Sclose);
@@ -549,7 +552,7 @@ double optionalReal(const Hdf5Reader& r, hid_t group, const char* name, double a
     const hssize_t count = H5Sget_simple_extent_npoints(space);
     if (count == 3 && std::string(name) == "BoxSize")
     {
-        const std::vector<double> sides = r.attribute<double>(group, "/Header", name, H5T_NATIVE_DOUBLE, 3);
+        const std::vector<double> sides = r.attribute<double>(group, object, name, H5T_NATIVE_DOUBLE, 3);
         if (!(sides[0] == sides[1] && sides[1] == sides[2]))
         {
             r.fail(field, "the sides " + std::to_string(sides[0]) + ", " + std::to_string(sides[1]) + ", " +
@@ -557,7 +560,7 @@ double optionalReal(const Hdf5Reader& r, hid_t group, const char* name, double a
         }
         return sides[0];
     }
-    return r.attribute<double>(group, "/Header", name, H5T_NATIVE_DOUBLE, 1)[0];
+    return r.attribute<double>(group, object, name, H5T_NATIVE_DOUBLE, 1)[0];
 }
 
 /// NumPart_Total with its high words must equal NumPart_ThisFile in a single-file snapshot.
@@ -581,6 +584,34 @@ void checkTotals(const Hdf5Reader& r, hid_t group, const Hdf5Header& header)
                        std::to_string(t) + "] is " + std::to_string(header.numPart[t]) + " in a single-file snapshot");
         }
     }
+}
+
+/// Omega0, OmegaLambda and HubbleParam from /Header (GADGET-2 and -3, SWIFT, octwalk), or where /Header has
+/// none of them from /Parameters, where GADGET-4 keeps them (its /Header holds only Time, Redshift and
+/// BoxSize of the frame). A GADGET-4 run with ComovingIntegrationOn = 0 is not cosmological whatever its
+/// Omega0: its values are not taken. Absent everywhere: 0, 0 and 1 (an isolated file).
+void readCosmology(const Hdf5Reader& r, hid_t file, hid_t headerGroup, Hdf5Header& header)
+{
+    const std::string h = "/Header";
+    const char* names[] = {"Omega0", "OmegaLambda", "HubbleParam"};
+    bool inHeader       = false;
+    for (const char* name : names) inHeader = inHeader || r.exists(H5Aexists(headerGroup, name), h + "/" + name);
+    FrameHeader& f = header.frame;
+    if (inHeader || !r.exists(H5Lexists(file, "Parameters", H5P_DEFAULT), "/Parameters"))
+    {
+        f.omega0      = optionalReal(r, headerGroup, h, "Omega0", 0.0);
+        f.omegaLambda = optionalReal(r, headerGroup, h, "OmegaLambda", 0.0);
+        f.hubbleParam = optionalReal(r, headerGroup, h, "HubbleParam", 1.0);
+        return;
+    }
+    const std::string p = "/Parameters";
+    Handle parameters   = r.openGroup(file, "Parameters");
+    f.hubbleParam       = 1.0;
+    if (optionalReal(r, parameters, p, "ComovingIntegrationOn", 1.0) == 0.0) return;
+    f.omega0      = optionalReal(r, parameters, p, "Omega0", 0.0);
+    f.omegaLambda = optionalReal(r, parameters, p, "OmegaLambda", 0.0);
+    f.hubbleParam = optionalReal(r, parameters, p, "HubbleParam", 1.0);
+    if (f.omega0 != 0.0 || f.omegaLambda != 0.0) header.cosmologyGroup = p;
 }
 
 Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
@@ -607,10 +638,8 @@ Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
     {
         r.fail(h + "/Time", std::to_string(header.frame.time) + " is not finite");
     }
-    header.frame.boxSize     = optionalReal(r, group, "BoxSize", 0.0);
-    header.frame.omega0      = optionalReal(r, group, "Omega0", 0.0);
-    header.frame.omegaLambda = optionalReal(r, group, "OmegaLambda", 0.0);
-    header.frame.hubbleParam = optionalReal(r, group, "HubbleParam", 1.0);
+    header.frame.boxSize = optionalReal(r, group, h, "BoxSize", 0.0);
+    readCosmology(r, file, group, header);
     if (r.exists(H5Aexists(group, "NumFilesPerSnapshot"), h + "/NumFilesPerSnapshot"))
     {
         const int64_t files = r.attribute<int64_t>(group, h, "NumFilesPerSnapshot", H5T_NATIVE_INT64, 1)[0];
@@ -728,10 +757,21 @@ ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions& options
     ParticleSet p;
     p.time = header.frame.time;
     applyFrameHeader(header.frame, options.cosmology, p, [&](const std::string& field, const std::string& problem) {
-        reader.fail("/Header/" + field, problem);
+        const bool cosmological = field == "Omega0" || field == "OmegaLambda" || field == "HubbleParam";
+        reader.fail((cosmological ? header.cosmologyGroup : std::string("/Header")) + "/" + field, problem);
     });
     for (int t = 0; t < numTypes; ++t) readType(reader, file, header, t, p);
     velocitiesFromFile(p, path);
+    if (p.cosmology && header.cosmologyGroup != "/Header")
+    {
+        std::ostringstream s;
+        s.precision(6);
+        s << "'" << path << "': Omega0 = " << p.cosmology->omega0 << ", OmegaLambda = " << p.cosmology->omegaLambda
+          << ", HubbleParam = " << p.cosmology->hubbleParam << " read from " << header.cosmologyGroup
+          << " (GADGET-4 keeps them there): /Header/Time is the scale factor a = " << p.time
+          << " and the stored velocities u = v / sqrt(a) were converted to peculiar velocities";
+        snapshotNotice(options, s.str());
+    }
     return p;
 }
 

@@ -5,6 +5,10 @@
 // through a checkpoint, a restart and `convert`; and the bad inputs a cosmological reader must refuse.
 #include <gtest/gtest.h>
 
+#ifdef OCTWALK_HAVE_HDF5
+#include <hdf5.h>
+#endif
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -609,6 +613,127 @@ TEST_F(SnapshotCosmo, Hdf5KeepsTypesBoxAndCosmology)
 }
 
 // ---- TIPSY -------------------------------------------------------------------------------------
+
+#ifdef OCTWALK_HAVE_HDF5
+namespace {
+
+/// Writes a scalar or vector attribute of doubles (or int32 when asInt) through the HDF5 C API.
+void putAttribute(hid_t where, const char* name, const std::vector<double>& values, bool asInt = false)
+{
+    const hsize_t n = values.size();
+    hid_t space     = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
+    if (asInt)
+    {
+        std::vector<int32_t> ints(values.begin(), values.end());
+        hid_t a = H5Acreate2(where, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(a, H5T_NATIVE_INT32, ints.data());
+        H5Aclose(a);
+    }
+    else
+    {
+        hid_t a = H5Acreate2(where, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
+        H5Aclose(a);
+    }
+    H5Sclose(space);
+}
+
+void putDataset(hid_t group, const char* name, hid_t fileType, hid_t memType, hsize_t rows, hsize_t columns,
+                const void* data)
+{
+    const hsize_t dims[2] = {rows, columns};
+    hid_t space           = H5Screate_simple(columns == 1 ? 1 : 2, dims, nullptr);
+    hid_t set             = H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(set, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    H5Dclose(set);
+    H5Sclose(space);
+}
+
+/// A snapshot as GADGET-4 writes it: /Header with the counts, MassTable, Time, Redshift and BoxSize only;
+/// Omega0, OmegaLambda, HubbleParam and ComovingIntegrationOn in /Parameters; float velocities u = v / sqrt(a).
+void writeGadget4Hdf5(const std::string& path, double a, bool comoving, const std::vector<double>& pos,
+                      const std::vector<double>& u)
+{
+    const uint64_t n = pos.size() / 3;
+    hid_t file       = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t header     = H5Gcreate2(file, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const std::vector<double> counts{0, double(n), 0, 0, 0, 0};
+    putAttribute(header, "NumPart_ThisFile", counts, true);
+    putAttribute(header, "NumPart_Total", counts, true);
+    putAttribute(header, "NumPart_Total_HighWord", {0, 0, 0, 0, 0, 0}, true);
+    putAttribute(header, "MassTable", {0, 0.75, 0, 0, 0, 0});
+    putAttribute(header, "Time", {a});
+    putAttribute(header, "Redshift", {1 / a - 1});
+    putAttribute(header, "BoxSize", {50});
+    putAttribute(header, "NumFilesPerSnapshot", {1}, true);
+    H5Gclose(header);
+    hid_t parameters = H5Gcreate2(file, "Parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    putAttribute(parameters, "Omega0", {0.308});
+    putAttribute(parameters, "OmegaLambda", {0.692});
+    putAttribute(parameters, "OmegaBaryon", {0.048});
+    putAttribute(parameters, "HubbleParam", {0.678});
+    putAttribute(parameters, "ComovingIntegrationOn", {comoving ? 1.0 : 0.0}, true);
+    H5Gclose(parameters);
+    hid_t type = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    std::vector<uint32_t> ids(n);
+    for (uint64_t i = 0; i < n; ++i) ids[i] = uint32_t(i + 1);
+    const std::vector<float> velocities(u.begin(), u.end());
+    putDataset(type, "Coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, 3, pos.data());
+    putDataset(type, "Velocities", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, n, 3, velocities.data());
+    putDataset(type, "ParticleIDs", H5T_STD_U32LE, H5T_NATIVE_UINT32, n, 1, ids.data());
+    H5Gclose(type);
+    H5Fclose(file);
+}
+
+} // namespace
+
+// GADGET-4 keeps the cosmology in /Parameters: read there, the file is cosmological (Time is a, velocities
+// u sqrt(a)); it was read as isolated (Omega0 = 0, h = 1, velocities u taken as peculiar ones).
+TEST_F(SnapshotCosmo, Gadget4Hdf5CosmologyIsReadFromParameters)
+{
+    const double a = 0.25;
+    std::vector<double> pos, u;
+    for (int i = 0; i < 8; ++i)
+    {
+        for (int k = 0; k < 3; ++k)
+        {
+            pos.push_back(std::fmod(6.1 * i + 1.7 * k + 0.5, 50.0));
+            u.push_back(10.0 * i - 3.0 * k + 0.5);
+        }
+    }
+    writeGadget4Hdf5(file("g4.hdf5"), a, true, pos, u);
+    std::vector<std::string> notices;
+    SnapshotReadOptions options;
+    options.notice      = [&](const std::string& text) { notices.push_back(text); };
+    const ParticleSet p = readSnapshot(file("g4.hdf5"), options);
+    ASSERT_TRUE(p.cosmology.has_value());
+    EXPECT_EQ(p.cosmology->omega0, 0.308);
+    EXPECT_EQ(p.cosmology->omegaLambda, 0.692);
+    EXPECT_EQ(p.cosmology->hubbleParam, 0.678);
+    EXPECT_EQ(p.time, a);
+    EXPECT_EQ(p.boxSize, 50.0);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(p.vel[i].x, double(float(u[3 * i])) * std::sqrt(a)) << i;
+    ASSERT_EQ(notices.size(), 1u);
+    EXPECT_NE(notices[0].find("read from /Parameters"), std::string::npos) << notices[0];
+
+    // convert --read-cosmology cosmological refused it ("Omega0 = 0"); a plain convert wrote Omega0 = 0, h = 1.
+    const std::string in = file("g4.hdf5"), out = file("g4.gadget");
+    std::vector<const char*> args{"octwalk",  "convert", in.c_str(),         out.c_str(),
+                                  "--format", "gadget2", "--read-cosmology", "cosmological"};
+    std::ostringstream cout, cerr;
+    ASSERT_EQ(runCli(int(args.size()), args.data(), cout, cerr), 0) << cerr.str();
+    const ParticleSet back = readSnapshot(out);
+    ASSERT_TRUE(back.cosmology.has_value());
+    EXPECT_EQ(back.cosmology->omega0, 0.308);
+    EXPECT_EQ(back.time, a);
+
+    // A GADGET-4 run without comoving integration is not cosmological, whatever its Omega0.
+    writeGadget4Hdf5(file("newton.hdf5"), 2.5, false, pos, u);
+    const ParticleSet newton = readSnapshot(file("newton.hdf5"), options);
+    EXPECT_FALSE(newton.cosmology.has_value());
+    EXPECT_EQ(newton.vel[1].x, double(float(u[3])));
+}
+#endif
 
 TEST_F(SnapshotCosmo, TipsyRecordKindsAreTypes)
 {
