@@ -466,8 +466,8 @@ int g6_set_overflow_flag_test_mode(int aflag, int jflag, int vflag)
 int g6_open_(int* id) { return g6_open(*id); }
 int g6_close_(int* id) { return g6_close(*id); }
 int g6_npipes_(void) { return g6_npipes(); }
-int g6_set_tunit_(double* t) { return g6_set_tunit(*t); }
-int g6_set_xunit_(double* x) { return g6_set_xunit(*x); }
+int g6_set_tunit_(int* t) { return g6_set_tunit(t ? double(*t) : 0.0); }
+int g6_set_xunit_(int* x) { return g6_set_xunit(x ? double(*x) : 0.0); }
 int g6_set_ti_(int* id, double* ti) { return g6_set_ti(*id, *ti); }
 
 int g6_set_j_particle_(int* id, int* address, int* index, double* tj, double* dtj, double* mass, double k18[3],

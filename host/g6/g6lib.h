@@ -83,8 +83,9 @@ int g6_set_overflow_flag_test_mode(int aflag, int jflag, int vflag);
 int g6_open_(int* id);
 int g6_close_(int* id);
 int g6_npipes_(void);
-int g6_set_tunit_(double* t);
-int g6_set_xunit_(double* x);
+/* GRAPE-6's Fortran API passes the units as INTEGER (phiGRAPE's initgrape.F: 48): 4 bytes are read. */
+int g6_set_tunit_(int* t);
+int g6_set_xunit_(int* x);
 int g6_set_ti_(int* id, double* ti);
 int g6_set_j_particle_(int* id, int* address, int* index, double* tj, double* dtj, double* mass, double k18[3],
                        double j6[3], double a2[3], double v[3], double x[3]);

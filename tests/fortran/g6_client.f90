@@ -5,7 +5,7 @@
 program g6_client
   implicit none
   integer, parameter :: nj = 600, ni = 50
-  integer :: g6_open, g6_close, g6_npipes, g6_set_ti, g6_set_j_particle, g6calc_lasthalf
+  integer :: g6_open, g6_close, g6_npipes, g6_set_ti, g6_set_j_particle, g6calc_lasthalf, g6_set_tunit, g6_set_xunit
   integer :: id, address, i, j, k, status, index(ni)
   double precision :: x(3, nj), v(3, nj), a2(3, nj), j6(3, nj), k18(3, nj), tj(nj), m(nj)
   double precision :: xp(3, nj), vp(3, nj), xi(3, ni), vi(3, ni), h2(ni), aold(3, ni), j6old(3, ni), phiold(ni)
@@ -37,6 +37,8 @@ program g6_client
   id = 0
   if (g6_open(id) /= 0) error stop 'g6_open failed'
   if (g6_npipes() < ni) error stop 'g6_npipes too small'
+  ! INTEGER units, as phiGRAPE's initgrape.F passes them.
+  if (g6_set_tunit(48) /= 0 .or. g6_set_xunit(48) /= 0) error stop 'g6_set_tunit/g6_set_xunit failed'
   if (g6_set_ti(id, ti) /= 0) error stop 'g6_set_ti failed'
   do j = 1, nj
     address = j - 1

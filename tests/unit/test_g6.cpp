@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -454,6 +457,21 @@ TEST_F(G6Test, OverflowFromFiniteInputIsAnErrorNamingTheParticle)
     // Finite again: the library recovers.
     ASSERT_EQ(g6_set_ti(kId, 0), 0);
     EXPECT_EQ(calcAtOrigin(kId, 2, 0.01).code, 0);
+}
+
+TEST(G6Fortran, UnitCallsReadTheFourByteIntegerGrape6Passes)
+{
+    // The INTEGER at the very end of a readable page, a PROT_NONE page after it: reading more than its 4
+    // bytes (a double) faults.
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    void* memory      = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(memory, MAP_FAILED);
+    ASSERT_EQ(::mprotect(static_cast<char*>(memory) + page, page, PROT_NONE), 0);
+    int* unit = reinterpret_cast<int*>(static_cast<char*>(memory) + page - sizeof(int));
+    *unit     = 48; // phiGRAPE's initgrape.F
+    EXPECT_EQ(g6_set_tunit_(unit), 0);
+    EXPECT_EQ(g6_set_xunit_(unit), 0);
+    ::munmap(memory, 2 * page);
 }
 
 TEST(G6Open, BadEnvironmentAndJMemoryLimit)
