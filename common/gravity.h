@@ -80,7 +80,8 @@ HOST_DEVICE inline T invSqrtOrZero(T r2);
 /// Adds the pull of a body of mass m at offset d (source - target).
 /// A pair with r^2 + eps^2 below float's normal range (coincident and unsoftened, or closer than
 /// 2^-63 ~ 1.1e-19) contributes nothing instead of NaN; excluding a body's interaction with itself is the
-/// caller's job (it knows the indices).
+/// caller's job (it knows the indices). The solver refuses bodies that would form a distinct such pair
+/// before the walk (host/solver/solver.cpp, checkResolvablePairs), so no branch is needed here.
 ///
 /// Range: the acceleration is formed as (m/r^2) (d/r), never through m/r^3, which leaves float32's
 /// range long before the acceleration does (it overflows for an unsoftened pair closer than ~1e-13 and

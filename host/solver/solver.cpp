@@ -2,16 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <numeric>
+#include <unordered_map>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "host/reference/direct.h"
 #include "host/reference/ewald_direct.h"
 #include "host/reference/ewald_table.h"
 #include "common/errors.h"
+#include "common/gravity.h"
 #include "host/core/parallel.h"
 #include "host/core/phases.h"
 #include "host/core/timer.h"
@@ -138,6 +142,118 @@ void setPeriodicGroupScalesFromBodies(const F4* previous, const HostTree& tree, 
         }
         const double accGroup = m > 0 ? std::sqrt(dot(sum, sum)) / m : 0.0;
         packed.groupHalf[g].w = periodicGroupScale(float(accGroup), accBox, theta, alpha);
+    }
+}
+
+/// Below this magnitude float32's spacing is at most 2^-63: only there can two distinct float32 coordinates
+/// differ by less than 2^-63.
+constexpr float kTinyCoordinate = 0x1p-39f;
+
+/// A body's cell for the search of unresolvable pairs: per axis, a coordinate below kTinyCoordinate by its
+/// 2^-63 slot (so a partner within 2^-63 lies in the slot or a neighbouring one), any other by its bits (its
+/// partner must hold the same float32 there, the next one being 2^-62 or more away).
+struct PairCell
+{
+    int64_t code[3];
+    bool operator==(const PairCell& o) const
+    {
+        return code[0] == o.code[0] && code[1] == o.code[1] && code[2] == o.code[2];
+    }
+};
+
+struct PairCellHash
+{
+    size_t operator()(const PairCell& c) const
+    {
+        uint64_t h = 1469598103934665603ull;
+        for (int64_t v : c.code) h = (h ^ uint64_t(v)) * 1099511628211ull;
+        return size_t(h);
+    }
+};
+
+bool isTiny(float v) { return std::fabs(v) < kTinyCoordinate; }
+
+int64_t cellCode(float v)
+{
+    if (isTiny(v)) return int64_t(std::floor(double(v) * 0x1p63));
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    return (int64_t(1) << 40) + int64_t(bits); // apart from every slot index (|slot| < 2^24)
+}
+
+/// InputError for a pair that the float32 walk would silently drop: distinct in float32 but with
+/// r^2 + eps^2 below float32's normal range (r below 2^-63 ~ 1.08e-19 unsoftened), where the kernels
+/// (common/gravity.h, invSqrtOrZero) give no force instead of a subnormal-precision one. Checked once per
+/// tree here, not in the kernels' inner loop. Only a body with a coordinate below 2^-39 in magnitude can
+/// be in such a pair (see kTinyCoordinate), so the search costs one pass over the bodies and a hash of those
+/// few. A pair equal in float32 counts as coincident and contributes nothing, as documented.
+void checkResolvablePairs(const BodySpan& b, double eps2)
+{
+    const float eps2f = float(eps2);
+    if (eps2f >= minNormal<float>()) return;
+    // One parallel pass finds whether any body has a small coordinate (a superset of the float32 test below:
+    // float rounding is monotone and 2^-39 is a float); usually none does and nothing else is done.
+    const double tiny = double(kTinyCoordinate);
+    auto small        = [&](int64_t i) {
+        const Vec3d& x = b.pos[i];
+        return std::fabs(x.x) < tiny || std::fabs(x.y) < tiny || std::fabs(x.z) < tiny;
+    };
+    const int64_t first = firstIndexWhere(b.n, small);
+    if (first == b.n) return;
+    auto toFloat = [&](int64_t i) { return Vec3f{float(b.pos[i].x), float(b.pos[i].y), float(b.pos[i].z)}; };
+    std::unordered_map<PairCell, std::vector<int64_t>, PairCellHash> cells;
+    for (int64_t i = first; i < b.n; ++i)
+    {
+        const Vec3f x = toFloat(i);
+        if (!isTiny(x.x) && !isTiny(x.y) && !isTiny(x.z)) continue;
+        cells[PairCell{{cellCode(x.x), cellCode(x.y), cellCode(x.z)}}].push_back(i);
+    }
+    // Bodies at one float32 point are one member: many bodies at one place cost no pairs.
+    for (auto& [cell, members] : cells)
+    {
+        auto key = [&](int64_t i) {
+            const Vec3f x = toFloat(i);
+            return std::make_tuple(x.x, x.y, x.z, i);
+        };
+        std::sort(members.begin(), members.end(), [&](int64_t a, int64_t c) { return key(a) < key(c); });
+        members.erase(std::unique(members.begin(), members.end(),
+                                  [&](int64_t a, int64_t c) {
+                                      const Vec3f xa = toFloat(a), xc = toFloat(c);
+                                      return xa.x == xc.x && xa.y == xc.y && xa.z == xc.z;
+                                  }),
+                      members.end());
+    }
+    for (const auto& [cell, members] : cells)
+    {
+        const Vec3f corner    = toFloat(members.front());
+        const int64_t span[3] = {isTiny(corner.x) ? 1 : 0, isTiny(corner.y) ? 1 : 0, isTiny(corner.z) ? 1 : 0};
+        for (int64_t dx = -span[0]; dx <= span[0]; ++dx)
+            for (int64_t dy = -span[1]; dy <= span[1]; ++dy)
+                for (int64_t dz = -span[2]; dz <= span[2]; ++dz)
+                {
+                    const auto other = cells.find(PairCell{{cell.code[0] + dx, cell.code[1] + dy, cell.code[2] + dz}});
+                    if (other == cells.end()) continue;
+                    for (int64_t i : members)
+                    {
+                        const Vec3f xi = toFloat(i);
+                        for (int64_t j : other->second)
+                        {
+                            const Vec3f d   = toFloat(j) - xi;
+                            const float r2  = softenedDistance2(d, eps2f);
+                            const bool seen = d.x != 0.0f || d.y != 0.0f || d.z != 0.0f;
+                            if (!seen || r2 >= minNormal<float>()) continue;
+                            const Vec3d dd = b.pos[j] - b.pos[i];
+                            std::ostringstream s;
+                            s.precision(3);
+                            s << "bodies " << b.nameOf(std::min(i, j)) << " and " << b.nameOf(std::max(i, j)) << " are "
+                              << std::sqrt(dot(dd, dd)) << " apart with epsilon_squared = " << eps2
+                              << ": closer than 2^-63 = 1.08e-19, where the float32 walk cannot resolve a pair "
+                                 "(its r^2 leaves float32's normal range) and would give it no force; give "
+                                 "epsilon_squared >= 1.2e-38 (epsilon >= 1.08e-19) or move them apart";
+                            throw InputError(s.str());
+                        }
+                    }
+                }
     }
 }
 
@@ -314,6 +430,7 @@ void GravitySolver::buildTree()
     PhaseTimes& t          = times_;
     const double begin     = steadyClockSeconds();
     Stopwatch clock;
+    checkResolvablePairs(bodies, params_.epsilon_squared);
     sortBodies(bodies, tree_, params_.box_size);
     t[Phase::Sort] = clock.lap();
     buildCells(params_.n_leaf, tree_);

@@ -174,8 +174,8 @@ TEST(Validation, FarBodyAmongAClusterIsAsAccurateAsTheTree)
 }
 
 // Two bodies of mass 0.5 at 1e-13, unsoftened: the acceleration (5e25) fits float32, only an intermediate
-// m/r^3 (5e38) would not; the pair is computed down to where r^2 leaves float's normal range (~1e-19). A
-// pair whose acceleration m/r^2 itself overflows float32 is refused by name.
+// m/r^3 (5e38) would not; the pair is computed down to where r^2 leaves float's normal range (2^-63 ~ 1.08e-19)
+// and refused closer. A pair whose acceleration m/r^2 itself overflows float32 is refused by name.
 TEST(Validation, CloseUnsoftenedPairIsComputedWhileFloatHoldsTheForce)
 {
     for (double r : {1e-13, 1e-15, 1e-17})
@@ -189,6 +189,31 @@ TEST(Validation, CloseUnsoftenedPairIsComputedWhileFloatHoldsTheForce)
         ASSERT_TRUE(allFinite(f)) << "r = " << r;
         EXPECT_NEAR(f.acc[0].x / (0.5 / (r * r)), 1.0, 1e-5) << "r = " << r;
         EXPECT_NEAR(f.acc[1].x / (-0.5 / (r * r)), 1.0, 1e-5) << "r = " << r;
+    }
+    // Down to 2^-63 ~ 1.08e-19 the pair is exact; closer, while float32 still tells the bodies apart, its r^2
+    // is below float32's normal range and the kernels would drop it (zero force, W = 0): refused by name.
+    for (double r : {1.2e-19, 1.1e-19})
+    {
+        ParticleSet b;
+        b.resize(2);
+        b.pos  = {{-r / 2, 0, 0}, {r / 2, 0, 0}};
+        b.mass = {0.5, 0.5};
+        b.id   = {0, 1};
+        auto f = test::treeForces(b, test::cpuParameters(0.5));
+        EXPECT_NEAR(f.acc[0].x / (0.5 / (r * r)), 1.0, 1e-6) << "r = " << r;
+        EXPECT_NEAR(f.pot[0] / (-0.5 / r), 1.0, 1e-6) << "r = " << r;
+    }
+    for (double r : {1e-19, 5e-20, 1e-30})
+    {
+        ParticleSet b;
+        b.resize(2);
+        b.pos  = {{-r / 2, 0, 0}, {r / 2, 0, 0}};
+        b.mass = {0.5, 0.5};
+        b.id   = {0, 1};
+        expectError<InputError>([&] { test::treeForces(b, test::cpuParameters(0.5)); },
+                                {"bodies 0 and 1", "apart", "2^-63 = 1.08e-19"});
+        // Softened, the pair is computed.
+        EXPECT_TRUE(allFinite(test::treeForces(b, test::cpuParameters(0.5, 1e-6))));
     }
     ParticleSet b = makePlummer(200, 3);
     b.pos[3]      = {1e-18, 0, 0};
