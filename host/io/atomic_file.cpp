@@ -76,6 +76,9 @@ void linkAtomically(const std::string& existing, const std::string& target)
         ::unlink(link.c_str());
         fail(target, "cannot link '" + existing + "' to it", error);
     }
+    // When target already was a name of `existing` (after a restart from checkpoint.bin.prev), rename()
+    // does nothing and leaves the temporary name: target is what was asked, the temporary goes.
+    if (exists(link)) ::unlink(link.c_str());
     syncDirectory(target);
 }
 

@@ -257,3 +257,21 @@ TEST(OutputFailures, SnapshotsThatDoNotFitAreOneLineAndExitOne)
     }
     fs::remove_all(dir);
 }
+
+TEST(OutputFailures, ARestartFromThePreviousCheckpointLeavesNoTemporary)
+{
+    const fs::path dir     = freshDir("restart_prev") / "run";
+    const std::string path = dir.string();
+    ASSERT_EQ(cli({"run", "--n", "128", "--t-end", "0.0625", "--checkpoint-every", "2", "--output-dir", path.c_str(),
+                   "--quiet", "--backend", "cpu"})
+                  .code,
+              0);
+    ASSERT_TRUE(fs::exists(dir / "checkpoint.bin.prev"));
+    std::ofstream(dir / "checkpoint.bin", std::ios::trunc) << "damaged";
+    const CliResult r = cli({"run", "--restart", path.c_str(), "--t-end", "0.125", "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("using the previous one"), std::string::npos) << r.out;
+    EXPECT_TRUE(temporaries(dir).empty()) << temporaries(dir).front();
+    EXPECT_TRUE(fs::exists(dir / "checkpoint.bin.damaged"));
+    fs::remove_all(dir.parent_path());
+}

@@ -83,6 +83,19 @@ TEST_F(AtomicFileTest, ReplacesOrKeepsThePreviousFileWhenAsked)
     EXPECT_EQ(slurp(path("ck.prev")), "two");
 }
 
+// After a restart from checkpoint.bin.prev the two names are links of one file; rotating the next
+// checkpoint links it to .prev again, and rename() of one name of a file over another does nothing.
+TEST_F(AtomicFileTest, KeepAsPrevOverASecondNameOfTheSameFileLeavesNoTemporary)
+{
+    writeFileAtomically(path("checkpoint.bin.prev"), "valid");
+    linkAtomically(path("checkpoint.bin.prev"), path("checkpoint.bin"));
+    EXPECT_EQ(entries(), (std::vector<std::string>{"checkpoint.bin", "checkpoint.bin.prev"}));
+    writeFileAtomically(path("checkpoint.bin"), "next", Existing::KeepAsPrev);
+    EXPECT_EQ(slurp(path("checkpoint.bin")), "next");
+    EXPECT_EQ(slurp(path("checkpoint.bin.prev")), "valid");
+    EXPECT_EQ(entries(), (std::vector<std::string>{"checkpoint.bin", "checkpoint.bin.prev"}));
+}
+
 // Rotating a checkpoint never leaves its name missing or partial. Renaming the current file to .prev and
 // then the new one into place would leave no checkpoint at all after a kill between the two renames: a
 // reader polling the name while it is rotated would see it missing.
