@@ -1,6 +1,7 @@
 // octwalk ic: initial conditions as a snapshot, with the settings beside it.
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -55,6 +56,27 @@ void noteSpectrumCoverage(const CosmoIcParams& p, const LinearPower& power, std:
       << c.modes - c.covered << " of the box's " << c.modes << " modes, " << boxModesText(p, c)
       << ", lie outside it and were given no power (P = 0 outside the table)\n";
     out << s.str();
+}
+
+/// Writes snapshot `output` and its sidecar output.json as one: the sidecar's bytes go to its temporary
+/// first, and a sidecar that cannot be completed after the snapshot takes the snapshot away again, so a
+/// failed command leaves neither file (and its retry is not refused as "already exists").
+void writeSnapshotAndSidecar(const std::string& output, SnapshotFormat f, const ParticleSet& bodies,
+                             const SnapshotMeta& meta, const std::string& sidecarJson)
+{
+    AtomicFile sidecar(output + ".json");
+    sidecar.write(sidecarJson);
+    writeSnapshot(output, f, bodies, meta);
+    try
+    {
+        sidecar.commit();
+    }
+    catch (...)
+    {
+        std::error_code ignored;
+        std::filesystem::remove(output, ignored);
+        throw;
+    }
 }
 
 int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
@@ -130,11 +152,11 @@ int cosmoIcCommand(int argc, const char* const* argv, std::ostream& out)
              << ", \"particle_mass\": " << bodies.mass[0] << ", \"linear_power\": " << jsonString(power.description())
              << ", \"cosmology\": " << cosmoJson(co) << "}";
     SnapshotMeta meta{settings.str(), versionAndHash(), p.units.gravitationalConstant};
-    writeSnapshot(output, f, bodies, meta);
-    writeFileAtomically(output + ".json",
-                        "{\"octwalk\": " + jsonString(OCTWALK_VERSION) + ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
-                            ", \"units\": " + jsonString(p.units.name) + ", \"format\": " + jsonString(format) +
-                            ", \"initial_conditions\": " + settings.str() + "}\n");
+    writeSnapshotAndSidecar(output, f, bodies, meta,
+                            "{\"octwalk\": " + jsonString(OCTWALK_VERSION) +
+                                ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
+                                ", \"units\": " + jsonString(p.units.name) + ", \"format\": " + jsonString(format) +
+                                ", \"initial_conditions\": " + settings.str() + "}\n");
     out << "wrote " << bodies.size() << " particles (cosmo, " << p.nGrid << "^3 in a box of " << p.boxSize
         << ", a = " << bodies.time << ", " << power.description() << ") to " << output << " [" << format << "]\n";
     return 0;
@@ -172,11 +194,11 @@ int icCommand(int argc, const char* const* argv, std::ostream& out)
     checkNewOutput("-o/--output (its sidecar)", output + ".json");
     ParticleSet bodies   = buildModel(mo);
     std::string settings = modelJson(mo);
-    writeSnapshot(output, f, bodies, SnapshotMeta{settings, versionAndHash(), 1.0});
-    writeFileAtomically(output + ".json", "{\"octwalk\": " + jsonString(OCTWALK_VERSION) +
-                                              ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
-                                              ", \"units\": \"N-body, G = 1\", \"format\": " + jsonString(format) +
-                                              ", \"initial_conditions\": " + settings + "}\n");
+    writeSnapshotAndSidecar(output, f, bodies, SnapshotMeta{settings, versionAndHash(), 1.0},
+                            "{\"octwalk\": " + jsonString(OCTWALK_VERSION) +
+                                ", \"git\": " + jsonString(OCTWALK_GIT_HASH) +
+                                ", \"units\": \"N-body, G = 1\", \"format\": " + jsonString(format) +
+                                ", \"initial_conditions\": " + settings + "}\n");
     out << "wrote " << bodies.size() << " bodies (" << mo.model << ") to " << output << " [" << format << "]\n";
     return 0;
 }

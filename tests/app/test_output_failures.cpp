@@ -275,3 +275,18 @@ TEST(OutputFailures, ARestartFromThePreviousCheckpointLeavesNoTemporary)
     EXPECT_TRUE(fs::exists(dir / "checkpoint.bin.damaged"));
     fs::remove_all(dir.parent_path());
 }
+
+TEST(OutputFailures, IcLeavesNeitherSnapshotNorSidecarWhenTheSidecarFails)
+{
+    // A name whose snapshot (and its temporary, 11 characters longer) fits in NAME_MAX = 255 but whose
+    // sidecar's temporary (16 longer) does not: the sidecar alone cannot be written.
+    const fs::path dir     = freshDir("ic_sidecar");
+    const std::string name = (dir / (std::string(236, 'x') + ".tipsy")).string();
+    const CliResult r      = cli({"ic", "--n", "1000", "-o", name.c_str()});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(".json"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(name)) << "the snapshot was left without its sidecar";
+    EXPECT_TRUE(fs::is_empty(dir));
+    fs::remove_all(dir);
+}
