@@ -31,9 +31,10 @@ std::string number(double v)
 void G6Cpu::reserve(int count)
 {
     if (count <= int(j_.size())) return;
-    j_.resize(size_t(count), G6JParticle{});
+    // j_ last: its size is the capacity, so an allocation that fails leaves a consistent smaller one.
     xp_.resize(3 * size_t(count));
     vp_.resize(3 * size_t(count));
+    j_.resize(size_t(count), G6JParticle{});
 }
 
 void G6Cpu::setJParticle(int address, const G6JParticle& p)

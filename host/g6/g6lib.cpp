@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -152,13 +153,43 @@ void checkOutputsFinite(int ni, const int* index, const G6Outputs& out)
     }
 }
 
-void reserveJ(Cluster& c, int address)
+/// Host bytes of one j-particle address: its Taylor data and its predicted position and velocity (the
+/// device backend keeps a copy of about as much on the device).
+constexpr double kBytesPerJParticle = sizeof(G6JParticle) + 6 * sizeof(double);
+/// Growth of j-memory by one call beyond which the library says what it takes before taking it.
+constexpr double kGrowthNoticeBytes = 1 << 30;
+
+std::string megabytes(double bytes) { return std::to_string(long(std::ceil(bytes / (1 << 20)))) + " MB"; }
+
+/// Makes room for `address` (of particle `index`): j-memory covers every address below the highest one set,
+/// so one high address takes memory for all of them. A growth of more than kGrowthNoticeBytes is announced
+/// on stderr first; memory that cannot be had is a BackendError naming the address and the size.
+void reserveJ(Cluster& c, int address, int index)
 {
     if (address < c.capacity) return;
-    long grown = std::max<long>(long(address) + 1, 2L * c.capacity);
-    int count  = int(std::min<long>(grown, c.jMax));
-    if (c.gpu) c.gpu->reserve(count);
-    else c.cpu->reserve(count);
+    long grown         = std::max<long>(long(address) + 1, 2L * c.capacity);
+    int count          = int(std::min<long>(grown, c.jMax));
+    const double bytes = double(count) * kBytesPerJParticle;
+    const std::string what =
+        "address " + std::to_string(address) + " of particle " + std::to_string(index) + " grows j-memory from " +
+        std::to_string(c.capacity) + " to " + std::to_string(count) + " addresses, about " + megabytes(bytes) +
+        (c.gpu ? " of host and as much of device" : " of") +
+        " memory (every address below the highest one set is held; OCTWALK_G6_JMEM_MAX = " + std::to_string(c.jMax) +
+        " bounds it)";
+    if (double(count - c.capacity) * kBytesPerJParticle > kGrowthNoticeBytes) report("g6_set_j_particle", what);
+    try
+    {
+        if (c.gpu) c.gpu->reserve(count);
+        else c.cpu->reserve(count);
+    }
+    catch (const std::bad_alloc&)
+    {
+        throw BackendError(what + ": out of memory");
+    }
+    catch (const BackendError& e)
+    {
+        throw BackendError(what + ": " + e.what());
+    }
     c.capacity = count;
 }
 
@@ -254,7 +285,7 @@ int openNewCluster(int id)
     else fresh.cpu = std::make_unique<G6Cpu>();
     Cluster& c = clusterSlot(id);
     c          = std::move(fresh);
-    reserveJ(c, std::min(kInitialJCapacity, c.jMax) - 1);
+    reserveJ(c, std::min(kInitialJCapacity, c.jMax) - 1, -1);
     return 0;
 }
 
@@ -339,7 +370,7 @@ int g6_set_j_particle(int id, int address, int index, double tj, double dtj, dou
         p.t     = tj;
         p.mass  = mass;
         p.index = index;
-        reserveJ(c, address);
+        reserveJ(c, address, index);
         if (c.gpu) c.gpu->setJParticle(address, p);
         else c.cpu->setJParticle(address, p);
         c.jCount = std::max(c.jCount, address + 1);

@@ -18,7 +18,11 @@
  *   OCTWALK_G6_PRECISION = ds (default: double-single positions, float arithmetic) | double;
  *                          the device kernels only: the CPU backend always computes in double
  *   OCTWALK_G6_JMEM_MAX  = the most j-particles (default 16777216); j-memory grows on demand to the
- *                          highest address set, g6_initialize_jp_buffer is not needed
+ *                          highest address set, g6_initialize_jp_buffer is not needed. It holds every
+ *                          address below the highest one set, 192 bytes each (on the device backend as
+ *                          much again on the device: 2^24 addresses take 3 GB); a call that grows it by
+ *                          more than 1 GB says so on stderr first, and memory that cannot be had is an
+ *                          error naming the address
  *   OCTWALK_G6_NPIPES    = what g6_npipes() returns, 1..16384 (default 1024)
  *
  * Errors (calls before g6_open, an address beyond OCTWALK_G6_JMEM_MAX, nj beyond the highest

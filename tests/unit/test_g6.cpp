@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #ifdef _OPENMP
@@ -472,6 +474,48 @@ TEST(G6Fortran, UnitCallsReadTheFourByteIntegerGrape6Passes)
     EXPECT_EQ(g6_set_tunit_(unit), 0);
     EXPECT_EQ(g6_set_xunit_(unit), 0);
     ::munmap(memory, 2 * page);
+}
+
+/// The address space this process holds now, in bytes (/proc/self/statm's first field).
+size_t addressSpaceBytes()
+{
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    long pages   = 0;
+    if (f)
+    {
+        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+        std::fclose(f);
+    }
+    return size_t(pages) * size_t(::sysconf(_SC_PAGESIZE));
+}
+
+// One j-particle at the highest default address holds j-memory for all 2^24 addresses (3 GB): the library
+// says so before it takes the memory, and when the memory is not there the call fails naming the address.
+TEST(G6Open, AHighAddressSaysWhatItTakesAndFailsCleanlyWithoutTheMemory)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit below allows";
+#endif
+    setenv("OCTWALK_G6_BACKEND", "cpu", 1);
+    ASSERT_EQ(g6_open(4), 0);
+    double z[3] = {0, 0, 0}, x[3] = {1, 0, 0};
+    struct rlimit old;
+    ASSERT_EQ(::getrlimit(RLIMIT_AS, &old), 0);
+    // 256 MB more than the process holds: less than the first of the arrays the growth needs (400 MB).
+    const struct rlimit tight = {rlim_t(addressSpaceBytes() + (size_t(256) << 20)), old.rlim_max};
+    ASSERT_EQ(::setrlimit(RLIMIT_AS, &tight), 0);
+    int code              = 0;
+    const std::string err = stderrOf([&] { code = g6_set_j_particle(4, (1 << 24) - 1, 7, 0, 0, 1, z, z, z, z, x); });
+    ASSERT_EQ(::setrlimit(RLIMIT_AS, &old), 0);
+    EXPECT_NE(code, 0);
+    EXPECT_NE(err.find("address 16777215 of particle 7 grows j-memory from 16384 to 16777216 addresses, about 3072 MB"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("out of memory"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << "the notice, then the error: " << err;
+    // The cluster is as it was.
+    EXPECT_EQ(g6_set_j_particle(4, 100, 8, 0, 0, 1, z, z, z, z, x), 0);
+    EXPECT_EQ(g6_close(4), 0);
 }
 
 TEST(G6Open, BadEnvironmentAndJMemoryLimit)
