@@ -55,6 +55,20 @@ ParticleSet selectTypes(const ParticleSet& p, const std::vector<bool>& keep)
     return out;
 }
 
+/// "1 (4096 bodies), 4 (12 bodies)": the types a set holds.
+std::string typesPresent(const ParticleSet& p)
+{
+    int64_t count[6] = {};
+    for (uint8_t t : p.type) ++count[t < 6 ? t : 5];
+    std::string s;
+    for (int t = 0; t < 6; ++t)
+    {
+        if (count[t] == 0) continue;
+        s += (s.empty() ? "" : ", ") + std::to_string(t) + " (" + std::to_string(count[t]) + " bodies)";
+    }
+    return s;
+}
+
 } // namespace
 
 int convertCommand(int argc, const char* const* argv, std::ostream& out)
@@ -100,7 +114,16 @@ int convertCommand(int argc, const char* const* argv, std::ostream& out)
     checkNewOutput("-o/--output", output);
     ParticleSet p = inputFormat == "auto" ? readSnapshot(input, reading)
                                           : readSnapshot(input, parseSnapshotFormat(inputFormat), reading);
-    if (vm.count("type")) p = selectTypes(p, keep);
+    if (vm.count("type"))
+    {
+        ParticleSet kept = selectTypes(p, keep);
+        if (kept.size() == 0 && p.size() > 0)
+        {
+            throw UsageError("--type " + types + " selects none of the " + std::to_string(p.size()) + " bodies of '" +
+                             input + "', whose types are " + typesPresent(p) + "; nothing was written");
+        }
+        p = std::move(kept);
+    }
     writeSnapshot(output, f, p);
     out << "wrote " << p.size() << " bodies to " << output << " [" << format << "]\n";
     const bool tipsy =

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "common/errors.h"
@@ -70,6 +71,22 @@ int runWithProgress(HermiteIntegrator& h, const fs::path& dir, const RunSettings
     out << "done: " << h.plan().numSteps << " intervals to t = " << h.time() << ", dE/E0 = " << d.relativeEnergyError
         << ", 2K/|W| = " << d.virialRatio << "; output in " << dir.string() << "\n";
     return 0;
+}
+
+/// run(), with the host running out of memory said as a BackendError naming N (the integrator and libg6 each
+/// keep a copy of every body and its derivatives; std::bad_alloc alone named nothing).
+template<class Run>
+int namingHostMemory(int64_t n, Run run)
+{
+    try
+    {
+        return run();
+    }
+    catch (const std::bad_alloc&)
+    {
+        throw BackendError("out of host memory for hermite with N = " + std::to_string(n) +
+                           " bodies (the integrator keeps about 200 bytes a body, libg6 its own copy of each)");
+    }
 }
 
 /// The parameter-table rows that mean nothing to direct summation of an isolated system: only --epsilon and
@@ -178,7 +195,8 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
         point.reportSkipped(out);
         out << versionHeader() << ": hermite restarting from " << point.checkpoint.string() << " at interval " << from
             << " of " << h->plan().numSteps << ", t = " << h->time() << "\n";
-        return runWithProgress(*h, dir, saved, quiet, true, source, from, out);
+        return namingHostMemory(h->state().size(),
+                                [&] { return runWithProgress(*h, dir, saved, quiet, true, source, from, out); });
     }
 
     Parameters p = toParameters(vm, defaults, kTreeParameters);
@@ -208,14 +226,17 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
         bodies = buildModel(mo);
         source = modelJson(mo);
     }
-    HermiteIntegrator h(std::move(bodies), p, hs, plan);
-    const fs::path dir(outputDir);
-    fs::create_directories(dir);
-    writeHermiteRunJson(dir, h, rs, source, -1, false);
-    out << versionHeader() << ": hermite, " << h.state().size() << " bodies, " << plan.numSteps << " sync intervals of "
-        << plan.h << " to t = " << tEnd << ", eta = " << hs.eta << ", epsilon = " << std::sqrt(p.epsilon_squared)
-        << ", libg6 with " << h.pipes() << " pipes\n";
-    return runWithProgress(h, dir, rs, quiet, false, source, -1, out);
+    const int64_t n = bodies.size();
+    return namingHostMemory(n, [&] {
+        HermiteIntegrator h(std::move(bodies), p, hs, plan);
+        const fs::path dir(outputDir);
+        fs::create_directories(dir);
+        writeHermiteRunJson(dir, h, rs, source, -1, false);
+        out << versionHeader() << ": hermite, " << h.state().size() << " bodies, " << plan.numSteps
+            << " sync intervals of " << plan.h << " to t = " << tEnd << ", eta = " << hs.eta
+            << ", epsilon = " << std::sqrt(p.epsilon_squared) << ", libg6 with " << h.pipes() << " pipes\n";
+        return runWithProgress(h, dir, rs, quiet, false, source, -1, out);
+    });
 }
 
 } // namespace octwalk::cli

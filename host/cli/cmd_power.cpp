@@ -39,6 +39,11 @@ Snapshot readWithScaleFactor(const std::string& path, const std::string& format,
     Snapshot s;
     s.particles = format == "auto" ? readSnapshot(path) : readSnapshot(path, parseSnapshotFormat(format));
     s.a         = vm.count(aOption) ? vm[aOption].as<double>() : s.particles.time;
+    if (vm.count(aOption) && !(std::isfinite(s.a) && s.a > 0))
+    {
+        throw ParameterError(std::string("option --") + aOption + " = " + number(s.a) +
+                             " is invalid: a scale factor must be finite and > 0");
+    }
     return s;
 }
 
@@ -72,7 +77,8 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
         ("interlace", po::bool_switch(&po_.interlace), "average with a grid shifted by half a cell (cancels the odd "
          "aliasing images)")
         ("n-bins", po::value(&po_.nBins)->default_value(po_.nBins),
-         "k bins from kF/2 to k_Nyquist + kF/2 (kF = 2 pi / box); 0: n-mesh / 2, one per kF")
+         "k bins from kF/2 to k_Nyquist + kF/2 (kF = 2 pi / box), at most (n-mesh/2 + 1)^2 (the distinct |k| in "
+         "that range); 0: n-mesh / 2, one per kF")
         ("log-bins", po::bool_switch(&po_.logBins), "bins equally spaced in ln k")
         ("box-size", po::value(&boxSize), "side of the periodic box [length] (default: the snapshot's BoxSize)")
         ("a", po::value<double>(), "scale factor of the snapshot (default: its time)")

@@ -165,6 +165,17 @@ Parameters toParameters(const po::variables_map& vm, const Parameters& defaults,
                             s << "option --" << option << " = " << x << " is invalid: " << rangeText(r);
                             throw ParameterError(s.str());
                         }
+                        // A length whose square leaves float32's normal range (or double's: 1e-200) would
+                        // silently act as no softening.
+                        if (x > 0 && x * x < 0x1p-126)
+                        {
+                            std::ostringstream s;
+                            s.precision(8);
+                            s << "option --" << option << " = " << x
+                              << " is invalid: must be 0 or >= 2^-63 = 1.0842022e-19 (its square must reach 2^-126, "
+                                 "float32's smallest normal number; a smaller softening would act as none)";
+                            throw ParameterError(s.str());
+                        }
                         x = x * x;
                     }
                     p.*member = x;
@@ -340,7 +351,11 @@ std::string modelJson(const ModelOptions& m)
 po::options_description inputOption(std::string& input, const char* what)
 {
     po::options_description d("Input");
-    d.add_options()("input", po::value(&input), what);
+    // An empty name is a mistake (an unset shell variable), not a request for the built-in model.
+    d.add_options()("input", po::value(&input)->notifier([](const std::string& name) {
+        if (name.empty()) throw UsageError("option --input is empty: name a snapshot file");
+    }),
+                    what);
     return d;
 }
 

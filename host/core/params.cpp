@@ -42,7 +42,8 @@ const std::vector<ParameterInfo>& parameterTable()
          &Parameters::epsilon_squared,
          "length",
          {0, kInf, false, true},
-         "Plummer softening length",
+         "Plummer softening length (0: none; a positive one must be >= 2^-63 = 1.0842022e-19, whose square is "
+         "float32's smallest normal number)",
          true},
         {"gravitational_constant",
          "G",
@@ -228,6 +229,17 @@ std::string number(double v, int precision)
     return s.str();
 }
 
+/// The shortest text (6 to 17 significant digits) that reads back as v: 1.0000001 stays 1.0000001, not 1.
+std::string shortestNumber(double v)
+{
+    for (int precision = 6; precision < 17; ++precision)
+    {
+        const std::string text = number(v, precision);
+        if (std::strtod(text.c_str(), nullptr) == v) return text;
+    }
+    return number(v, 17);
+}
+
 [[noreturn]] void unreadable(const ParameterInfo& row, const std::string& text, const char* what)
 {
     throw ParameterError(std::string("parameter ") + row.name + " = '" + text + "' is invalid: " + what);
@@ -292,7 +304,8 @@ void validate(const Parameters& p)
                     if (!(inRange(row.range, v) && std::isfinite(v)))
                     {
                         std::ostringstream s;
-                        s << "parameter " << row.name << " = " << p.*member << " is invalid: " << rangeText(row);
+                        s << "parameter " << row.name << " = " << shortestNumber(v)
+                          << " is invalid: " << rangeText(row);
                         throw ParameterError(s.str());
                     }
                 }
@@ -303,6 +316,13 @@ void validate(const Parameters& p)
     {
         throw ParameterError("parameter mac = relative is invalid with box_size = " + number(p.box_size, 17) +
                              ": the relative criterion is for isolated systems (box_size 0)");
+    }
+    // The float32 walk adds eps^2 to r^2: a positive eps^2 below float32's normal range would act as none.
+    if (p.epsilon_squared > 0 && p.epsilon_squared < 0x1p-126)
+    {
+        throw ParameterError("parameter epsilon_squared = " + shortestNumber(p.epsilon_squared) +
+                             " is invalid: must be 0 or >= 2^-126 = 1.1754944e-38 (epsilon >= 2^-63 = 1.0842022e-19): "
+                             "a smaller softening is below float32's normal range and would act as none");
     }
     if (p.far_field_ratio > 0 && p.far_field_ratio < 2)
     {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -458,9 +459,11 @@ inline void checkFitsFloat32(const ParticleSet& sorted, const std::string& path,
         {
             if (std::abs(v) > largest)
             {
+                char value[32];
+                std::snprintf(value, sizeof(value), "%.9g", v); // std::to_string(1e300) has 300 digits
                 throw FormatError("snapshot '" + path + "': particle id " + std::to_string(sorted.id[i]) +
-                                  " has a value " + std::to_string(v) + " beyond float32, which " + formatName +
-                                  " stores");
+                                  " has a value " + value + " beyond float32 (at most 3.4028235e+38), which " +
+                                  formatName + " stores");
             }
         }
     }
@@ -493,14 +496,15 @@ inline bool hasHdf5Signature(FileReader& in)
     return false;
 }
 
-// Per-format entry points; `sorted` comes from sortedForWriting, `path` is the temporary file.
-void writeTipsy(const std::string& path, const ParticleSet& sorted, SnapshotFormat format);
+// Per-format entry points; `sorted` comes from sortedForWriting, `path` is the temporary file and `name` the
+// snapshot's own path, which messages name (the temporary's name means nothing to the user).
+void writeTipsy(const std::string& path, const std::string& name, const ParticleSet& sorted, SnapshotFormat format);
 ParticleSet readTipsy(const std::string& path, SnapshotFormat format);
 /// The TIPSY variant of the file, or false when its header is not TIPSY in either byte order.
 bool detectTipsy(FileReader& in, SnapshotFormat& format);
 
 /// `format2`: GADGET-2 format 2, a label record before each block.
-void writeGadget2(const std::string& path, const ParticleSet& sorted, bool format2);
+void writeGadget2(const std::string& path, const std::string& name, const ParticleSet& sorted, bool format2);
 /// Either GADGET-2 format, told apart by the first record.
 ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& options);
 /// A first and a closing record marker of 256 (the HEAD block), in either byte order.

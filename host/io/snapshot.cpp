@@ -96,9 +96,9 @@ void writeSnapshot(const std::string& path, SnapshotFormat format, const Particl
         {
         case SnapshotFormat::TipsyStandard:
         case SnapshotFormat::TipsyNative:
-        case SnapshotFormat::TipsyBonsai: io::writeTipsy(temporary, sorted, format); break;
-        case SnapshotFormat::Gadget2: io::writeGadget2(temporary, sorted, false); break;
-        case SnapshotFormat::Gadget2Format2: io::writeGadget2(temporary, sorted, true); break;
+        case SnapshotFormat::TipsyBonsai: io::writeTipsy(temporary, path, sorted, format); break;
+        case SnapshotFormat::Gadget2: io::writeGadget2(temporary, path, sorted, false); break;
+        case SnapshotFormat::Gadget2Format2: io::writeGadget2(temporary, path, sorted, true); break;
         case SnapshotFormat::Hdf5: break; // above
         }
     });

@@ -551,24 +551,24 @@ ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& opti
     return p;
 }
 
-void writeGadget2(const std::string& path, const ParticleSet& sorted, bool format2)
+void writeGadget2(const std::string& path, const std::string& name, const ParticleSet& sorted, bool format2)
 {
     const uint64_t n = uint64_t(sorted.size());
     if (12 * n > maxBlockBytes)
     {
-        throw FormatError("snapshot '" + path + "': " + std::to_string(n) +
+        throw FormatError("snapshot '" + name + "': " + std::to_string(n) +
                           " particles make a POS block larger than a GADGET-2 record marker can describe; "
                           "write hdf5 instead");
     }
     if (sorted.cosmology && !(sorted.boxSize > 0.0 && sorted.cosmology->omega0 > 0.0))
     {
-        throw FormatError("snapshot '" + path + "': a cosmological set with BoxSize = " +
+        throw FormatError("snapshot '" + name + "': a cosmological set with BoxSize = " +
                           std::to_string(sorted.boxSize) + " and Omega0 = " + std::to_string(sorted.cosmology->omega0) +
                           " cannot be written to GADGET-2, whose readers take a file as cosmological only when "
                           "both are > 0");
     }
     const double toFile = velocityToFile(sorted);
-    checkFitsFloat32(sorted, path, "GADGET-2", toFile);
+    checkFitsFloat32(sorted, name, "GADGET-2", toFile);
     const std::vector<size_t> order = groupedOrder(sorted, [](uint8_t t) { return int(t); });
     const TypeTable table           = typeTable(sorted, order);
     bool wideIds                    = false;

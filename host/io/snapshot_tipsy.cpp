@@ -252,15 +252,15 @@ ParticleSet readTipsy(const std::string& path, SnapshotFormat format)
     return p;
 }
 
-void writeTipsy(const std::string& path, const ParticleSet& sorted, SnapshotFormat format)
+void writeTipsy(const std::string& path, const std::string& name, const ParticleSet& sorted, SnapshotFormat format)
 {
     const int64_t n = sorted.size();
     if (n > std::numeric_limits<int32_t>::max())
     {
-        throw FormatError("snapshot '" + path + "': " + std::to_string(n) +
+        throw FormatError("snapshot '" + name + "': " + std::to_string(n) +
                           " particles do not fit in TIPSY's int32 nbodies");
     }
-    checkFitsFloat32(sorted, path, "TIPSY");
+    checkFitsFloat32(sorted, name, "TIPSY");
     const bool bonsai                = format == SnapshotFormat::TipsyBonsai;
     const ByteOrder order            = format == SnapshotFormat::TipsyStandard ? ByteOrder::Big : ByteOrder::Little;
     const std::vector<size_t> byKind = groupedOrder(sorted, recordKind);

@@ -330,20 +330,48 @@ void HermiteIntegrator::startDerivatives(double& librarySeconds)
 int64_t HermiteIntegrator::quantise(int64_t i, double wanted, int64_t current, int64_t time) const
 {
     const double w = wanted / tickSeconds();
-    if (!(w >= 1))
-    {
-        std::ostringstream m;
-        m << bodyName(i, state_)
-          << " at t = " << plan_.t0 + (double(interval_) + std::ldexp(double(time), -kHermiteTickBits)) * plan_.h
-          << ": its step " << wanted << " is below h / 2^" << kHermiteTickBits
-          << " (a close encounter the softening does not resolve: a larger --epsilon helps)";
-        throw InputError(m.str());
-    }
+    if (!(w >= 1)) throw InputError(stepTooShort(i, wanted, time));
     int64_t s = current;
     while (double(s) > w) s >>= 1;
     const int64_t doubled = 2 * s;
     if (s == current && double(doubled) <= w && doubled <= kIntervalTicks && time % doubled == 0) s = doubled;
     return s;
+}
+
+std::string HermiteIntegrator::stepTooShort(int64_t i, double wanted, int64_t time) const
+{
+    std::ostringstream m;
+    m.precision(4);
+    m << bodyName(i, state_)
+      << " at t = " << plan_.t0 + (double(interval_) + std::ldexp(double(time), -kHermiteTickBits)) * plan_.h << ": ";
+    const double a = norm(acc_[i]), j = norm(jerk_[i]), s = norm(snap_[i]), v = norm(state_.vel[i]);
+    if (!std::isfinite(wanted))
+    {
+        // Aarseth's criterion multiplies the derivatives: forces near double's range overflow it.
+        m << "its step is not a number: Aarseth's criterion overflows double precision (|a| = " << a
+          << ", |jerk| = " << j << ", |snap| = " << s << ") with G = " << params_.gravitational_constant
+          << "; rescale the units so that G, the masses and the lengths give forces far inside double's range";
+        return m.str();
+    }
+    m << "its step " << wanted << " is below h / 2^" << kHermiteTickBits << " = " << tickSeconds() << " (|v| = " << v
+      << ", |a| = " << a << ", |jerk| = " << j << "): ";
+    // A body far faster than the others crosses the system in a few steps: its inputs, not the softening,
+    // are the likely cause.
+    std::vector<double> speeds(size_t(state_.size()));
+    for (int64_t k = 0; k < state_.size(); ++k) speeds[size_t(k)] = norm(state_.vel[k]);
+    std::nth_element(speeds.begin(), speeds.begin() + speeds.size() / 2, speeds.end());
+    const double median = speeds[speeds.size() / 2];
+    if (v > 100 * median)
+    {
+        m << "its speed is " << (median > 0 ? v / median : HUGE_VAL) << " times the bodies' median speed " << median
+          << ": check the input's velocities (and their units)";
+    }
+    else
+    {
+        m << "a close encounter the softening does not resolve (epsilon = " << std::sqrt(params_.epsilon_squared)
+          << "): a larger epsilon helps";
+    }
+    return m.str();
 }
 
 int64_t HermiteIntegrator::firstStep(int64_t i) const

@@ -174,6 +174,9 @@ private:
     /// Aarseth's step [time] for body i from its new acceleration, jerk and snap and its crackle.
     double aarsethStep(int64_t i, const Vec3d& crackle) const;
     int64_t quantise(int64_t i, double wanted, int64_t current, int64_t time) const;
+    /// Why body i cannot take its step `wanted` (below the shortest, or not a number), for an InputError:
+    /// an overflowing criterion, a body far faster than the others, or a close encounter.
+    std::string stepTooShort(int64_t i, double wanted, int64_t time) const;
 
     ParticleSet state_;
     Parameters params_;

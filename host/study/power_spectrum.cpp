@@ -89,6 +89,15 @@ void validatePowerOptions(const PowerOptions& o)
         throw ParameterError("n-mesh = " + std::to_string(o.nMesh) + " is invalid: must be in [4, 2048]");
     }
     if (o.nBins < 0) throw ParameterError("n-bins = " + std::to_string(o.nBins) + " is invalid: must be >= 0");
+    // Up to k_Nyquist + kF/2 the mesh has at most (n/2 + 1)^2 distinct |k|^2 (integers in units of kF^2): more
+    // bins than that are empty by construction, and each costs memory (1e8 of them took 5.5 GB).
+    const int64_t half = o.nMesh / 2 + 1, most = half * half;
+    if (o.nBins > most)
+    {
+        throw ParameterError("n-bins = " + std::to_string(o.nBins) + " is invalid: must be <= " + std::to_string(most) +
+                             " for n-mesh " + std::to_string(o.nMesh) +
+                             " ((n-mesh/2 + 1)^2, the distinct |k| up to k_Nyquist: more bins are empty)");
+    }
 }
 
 PowerSpectrum measurePowerSpectrum(const ParticleSet& particles, double boxSize, const PowerOptions& options)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "common/errors.h"
 #include "host/cli/cli.h"
 #include "host/cli/options.h"
 #include "common/phases.h"
@@ -478,6 +479,51 @@ TEST(Cli, OptionsAreValidatedByName)
         EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
     }
     EXPECT_FALSE(std::filesystem::exists("never.tipsy"));
+}
+
+// Messages that misled: a value printed with too few digits to see why it is out of range, a softening whose
+// square underflows (it acted as none), an empty --input (it ran the built-in model), a selection of no
+// bodies (an empty file), a scale factor that is not one, and a number of bins that only costs memory.
+TEST(Cli, MisleadingInputsAreRefusedWithTheirValues)
+{
+    const std::string dir =
+        (std::filesystem::temp_directory_path() / ("octwalk_misleading_" + std::to_string(::getpid()))).string();
+    std::filesystem::create_directories(dir);
+    const std::string snap = dir + "/c.gadget", empty = dir + "/empty.gadget", out = dir + "/out";
+    ASSERT_EQ(run({"ic", "cosmo", "--n-grid", "8", "-o", snap.c_str(), "--format", "gadget2"}).code, 0);
+    for (auto [args, expected] : std::vector<std::pair<std::vector<const char*>, const char*>>{
+             {{"forces", "--n", "64", "--theta", "1.0000001"}, "opening_angle = 1.0000001 is invalid"},
+             {{"forces", "--n", "64", "--epsilon", "1e-200"}, "--epsilon = 1e-200 is invalid: must be 0 or >= 2^-63"},
+             {{"hermite", "--n", "64", "--epsilon", "1e-30", "--output-dir", out.c_str()}, "--epsilon = 1e-30"},
+             {{"run", "--input", "", "--output-dir", out.c_str()}, "option --input is empty"},
+             {{"hermite", "--input", "", "--output-dir", out.c_str()}, "option --input is empty"},
+             {{"convert", snap.c_str(), empty.c_str(), "--type", "0"}, "--type 0 selects none of the 512 bodies"},
+             {{"power", snap.c_str(), "--a", "nan"}, "option --a = nan is invalid"},
+             {{"power", snap.c_str(), "--reference", snap.c_str(), "--reference-a", "-1"}, "--reference-a = -1"},
+             {{"power", snap.c_str(), "--n-bins", "100000000"}, "n-bins = 100000000 is invalid: must be <= 4225"}})
+    {
+        CliResult r = run(args);
+        EXPECT_EQ(r.code, 2) << args[0] << " " << args[1] << ": " << r.err;
+        EXPECT_EQ(lines(r.err), 1) << r.err;
+        EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(empty));
+    EXPECT_FALSE(std::filesystem::exists(out));
+    octwalk::Parameters p;
+    p.epsilon_squared = 1e-60;
+    EXPECT_THROW(octwalk::validate(p), octwalk::ParameterError);
+
+    // A value beyond float32 is named by the snapshot it was bound for, in 9 digits (std::to_string gave
+    // 300 digits and the name of the writer's temporary).
+    const std::string table = dir + "/pk.txt", big = dir + "/big.gadget";
+    std::ofstream(table) << "0.001 1e300\n10 1e300\n";
+    CliResult r = run(
+        {"ic", "cosmo", "--n-grid", "8", "--power-spectrum", table.c_str(), "-o", big.c_str(), "--format", "gadget2"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("snapshot '" + big + "': particle id"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(".tmp."), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 300u) << r.err;
+    std::filesystem::remove_all(dir);
 }
 
 // A velocity a run cannot step is refused at setup, before the output directory exists (a failure at

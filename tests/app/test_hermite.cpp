@@ -326,6 +326,42 @@ TEST_F(Hermite, BadOptionsAreOneLineBeforeAnyWork)
     fs::remove_all(base);
 }
 
+// A step below h / 2^48 is explained by what the body does: a body far faster than the others points at the
+// input's velocities (it blamed a close encounter and the softening), and forces that overflow Aarseth's
+// criterion say so (it printed "its step -nan").
+TEST_F(Hermite, AStepTooShortIsExplainedByItsCause)
+{
+    ParticleSet fast = makePlummer(64, 5);
+    fast.vel[3]      = {1e14, 0, 0};
+    std::string message;
+    try
+    {
+        HermiteIntegrator h(fast, softening(0.01), HermiteSettings{}, planSteps(0, 1, 1.0 / 16));
+        while (!h.done()) h.advanceInterval();
+    }
+    catch (const InputError& e)
+    {
+        message = e.what();
+    }
+    EXPECT_NE(message.find("body 3 (id 3)"), std::string::npos) << message;
+    EXPECT_NE(message.find("times the bodies' median speed"), std::string::npos) << message;
+    EXPECT_EQ(message.find("epsilon"), std::string::npos) << message;
+
+    Parameters huge             = softening(0.01);
+    huge.gravitational_constant = 1e300;
+    message.clear();
+    try
+    {
+        HermiteIntegrator h(makePlummer(64, 5), huge, HermiteSettings{}, planSteps(0, 1, 1.0 / 16));
+    }
+    catch (const InputError& e)
+    {
+        message = e.what();
+    }
+    EXPECT_NE(message.find("overflows double precision"), std::string::npos) << message;
+    EXPECT_EQ(message.find("nan"), std::string::npos) << message;
+}
+
 // Direct summation of an isolated system: the tree's options and the periodic box are not offered, and a
 // periodic or cosmological snapshot is refused rather than integrated as an isolated cluster.
 TEST_F(Hermite, TreeAndPeriodicOptionsAreNotOfferedAndPeriodicInputIsRefused)
