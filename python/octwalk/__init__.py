@@ -1,0 +1,245 @@
+"""octwalk from Python: tree gravity on NumPy arrays, snapshots, models and the leapfrog.
+
+The names follow pytreegrav (``accelerations``/``direct`` on arrays), AMUSE (``Gravity`` with
+``opening_angle``, ``epsilon_squared``, ``gravity_at_point``, ``potential_at_point``) and REBOUND
+(``Simulation.evolve``, ``.particles``, ``.energy()``); docs/python.md describes them.
+
+Every solver parameter of the table (``parameters()``, docs/parameters.md) is a keyword of every entry point,
+by its name (``n_leaf=32``), its command-line option with ``_`` for ``-`` (``epsilon=0.01`` is a length,
+``monopole=True`` a switch) or its alias (``theta``). The one default that differs from the table's: a softening
+epsilon = 0.01 (epsilon_squared = 1e-4), as in pytreegrav's and AMUSE's tree codes.
+
+Positions (N, 3) and masses (N,) that are float64 and C-contiguous are read in place by ``Gravity`` (no copy);
+other arrays (float32, Fortran order, slices with strides, lists) are converted to float64 once.
+"""
+
+import errno as _errno
+import os as _os
+
+import numpy as _np
+
+from . import _core
+from ._core import BackendError, FormatError, InputError, ParameterError, Parameters
+
+__all__ = [
+    "accelerations",
+    "direct",
+    "Gravity",
+    "Parameters",
+    "parameters",
+    "read_snapshot",
+    "write_snapshot",
+    "Simulation",
+    "ic",
+    "ParameterError",
+    "InputError",
+    "FormatError",
+    "BackendError",
+]
+__version__ = _core.__version__
+
+
+class _Default:
+    """A keyword's default that shows as its value in help() and is told apart from the same value given."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def _keywords(named, params):
+    """The keywords given explicitly: those of the signature that are not _Default, and the rest (**params)."""
+    given = {k: v for k, v in named.items() if not isinstance(v, _Default)}
+    given.update(params)
+    return given
+
+
+def parameters():
+    """Every solver parameter: a list of dicts in table order with name, keywords (its spellings as keyword
+    arguments), type, default (the table's, as the command line has it), python_default (this module's),
+    unit, range, choices and help."""
+    return _core.parameter_table()
+
+
+def make_parameters(**params):
+    """A Parameters object from keywords over this module's defaults (ValueError for a value out of range)."""
+    return _core.make_parameters("make_parameters", params)
+
+
+def accelerations(pos, mass, *, theta=_Default(0.5), epsilon=_Default(0.01), G=_Default(1.0), mac=_Default("bonsai"),
+                  backend=_Default("auto"), targets=None, potential=True, **params):
+    """Tree accelerations (and potentials) of the bodies, or at `targets`.
+
+    pos (N, 3) and mass (N,): the bodies; float64 C-contiguous arrays are read in place.
+    targets: None (the bodies themselves), or (M, 3) massless probe points that feel the bodies (pytreegrav's
+    AccelTarget); the result then has M rows.
+    Returns acc (N, 3) float64, and with potential=True the tuple (acc, pot) with pot (N,).
+    Any table parameter is a keyword (see the module's docstring)."""
+    kw = _keywords(dict(theta=theta, epsilon=epsilon, G=G, mac=mac, backend=backend), params)
+    solver = _core.Gravity(pos, mass, None, _core.make_parameters("accelerations", kw))
+    acc, pot = solver.forces() if targets is None else solver.at_points(None, targets)
+    return (acc, pot) if potential else acc
+
+
+def direct(pos, mass, *, epsilon=_Default(0.01), G=_Default(1.0), backend=_Default("cpu"), potential=True, **params):
+    """Exact direct summation (float64 on the CPU backend, the default here), same shapes as accelerations()."""
+    kw = _keywords(dict(epsilon=epsilon, G=G, backend=backend), params)
+    acc, pot = _core.Gravity(pos, mass, None, _core.make_parameters("direct", kw)).direct()
+    return (acc, pot) if potential else acc
+
+
+class Gravity(_core.Gravity):
+    """A solver kept between calls (AMUSE's gravity-code shape).
+
+    g = Gravity(pos, mass, theta=0.5, epsilon=0.01)
+    acc = g.accelerations(); pot = g.potential()      # one evaluation for both
+    pos[:] += dx; g.update()                          # the arrays changed in place are read again
+    g.update(new_pos)                                 # or new arrays (float64 C-contiguous: no copy)
+    g.gravity_at_point(eps, points); g.potential_at_point(eps, points)
+
+    Float64 C-contiguous pos and mass are read in place: ``positions_address == pos.ctypes.data``. After changing
+    them in place call update() (it checks them again: NaN or a negative mass is refused naming the body); until
+    then the last results stay. ids (N,) unsigned: how ties are broken (default 0..N-1)."""
+
+    def __init__(self, pos, mass, *, ids=None, theta=_Default(0.5), epsilon=_Default(0.01), G=_Default(1.0),
+                 mac=_Default("bonsai"), backend=_Default("auto"), **params):
+        kw = _keywords(dict(theta=theta, epsilon=epsilon, G=G, mac=mac, backend=backend), params)
+        super().__init__(pos, mass, ids, _core.make_parameters("Gravity", kw))
+
+    def accelerations(self):
+        """(N, 3) accelerations of the bodies (G applied), in the order given."""
+        return self.forces()[0]
+
+    def potential(self):
+        """(N,) potentials of the bodies (G applied, the softened self term excluded)."""
+        return self.forces()[1]
+
+    def gravity_at_point(self, eps, points):
+        """(M, 3) accelerations at massless probe points (M, 3); eps: the softening length (one number, or one
+        equal value per point as AMUSE passes it; None: the solver's)."""
+        return self.at_points(eps, points)[0]
+
+    def potential_at_point(self, eps, points):
+        """(M,) potentials at probe points, as gravity_at_point."""
+        return self.at_points(eps, points)[1]
+
+    def set_parameters(self, **params):
+        """Changes parameters by keyword (the next evaluation uses them)."""
+        self.parameters = self.parameters.replace(**params)
+
+    @property
+    def opening_angle(self):
+        return self.parameters["opening_angle"]
+
+    @opening_angle.setter
+    def opening_angle(self, value):
+        self.set_parameters(opening_angle=value)
+
+    @property
+    def epsilon_squared(self):
+        return self.parameters["epsilon_squared"]
+
+    @epsilon_squared.setter
+    def epsilon_squared(self, value):
+        self.set_parameters(epsilon_squared=value)
+
+
+def read_snapshot(path, format=None, *, cosmology="auto"):
+    """Reads a TIPSY, GADGET-2 or HDF5 snapshot (format detected by content unless given).
+
+    Returns a dict: pos, vel (N, 3) float64, mass (N,), id (N,) uint64, type (N,) uint8 (GADGET's 0..5), time
+    (the scale factor a for a cosmological file), box_size (0: isolated), cosmology (dict omega0, omega_lambda,
+    hubble_param, or None), format, notes (what the reader converted or ignored).
+    FileNotFoundError for a missing file, octwalk.FormatError (an OSError) for a damaged one."""
+    path = _os.fspath(path)
+    if not _os.path.exists(path):
+        raise FileNotFoundError(_errno.ENOENT, "snapshot not found", path)
+    return _core.read_snapshot(path, format, cosmology)
+
+
+def write_snapshot(path, pos, vel, mass, *, format="tipsy", id=None, type=None, time=0.0, box_size=0.0,
+                   cosmology=None, G=1.0, overwrite=False):
+    """Writes a snapshot through the library's atomic writer (a complete file or none).
+
+    format: tipsy, tipsy-native, tipsy-bonsai, gadget2, gadget2-format2 or hdf5. id (default 0..N-1), type (GADGET
+    0..5, default 1), time, box_size, cosmology (dict as read_snapshot returns), G (HDF5 records it). An existing
+    file is an octwalk.FormatError unless overwrite=True."""
+    _core.write_snapshot(_os.fspath(path), pos, vel, mass, format=format, id=id, type=type, time=time,
+                         box_size=box_size, cosmology=cosmology, G=G, overwrite=overwrite)
+
+
+class Particles:
+    """The bodies of a Simulation at its current time (copies): pos, vel (N, 3), mass, id."""
+
+    def __init__(self, fields):
+        self.pos = fields["pos"]
+        self.vel = fields["vel"]
+        self.mass = fields["mass"]
+        self.id = fields["id"]
+
+    def __len__(self):
+        return len(self.mass)
+
+
+class Simulation:
+    """A shared-timestep leapfrog (octwalk run's integrator) in REBOUND's shape.
+
+    sim = Simulation.from_model("plummer", n=1000, seed=1, timestep=1/64)
+    sim.evolve(1.0); sim.particles.pos; sim.energy(); sim.time
+
+    evolve(t) takes equal steps no longer than `timestep` to exactly t. Times that are whole steps from the
+    start continue one run (bit for bit as one evolve to the last of them); another time ends its run there and
+    the next evolve starts a new one from that state."""
+
+    def __init__(self, pos, vel, mass, *, ids=None, time=0.0, timestep=_Default(1.0 / 64), theta=_Default(0.5),
+                 epsilon=_Default(0.01), G=_Default(1.0), mac=_Default("bonsai"), backend=_Default("auto"), **params):
+        kw = _keywords(dict(theta=theta, epsilon=epsilon, G=G, mac=mac, backend=backend), params)
+        dt = timestep.value if isinstance(timestep, _Default) else timestep
+        self._sim = _core.Simulation(pos, vel, mass, ids, time, dt, _core.make_parameters("Simulation", kw))
+
+    @classmethod
+    def from_arrays(cls, pos, vel, mass, **kw):
+        return cls(pos, vel, mass, **kw)
+
+    @classmethod
+    def from_model(cls, name, *, n, seed=1, **kw):
+        """A built-in model (octwalk.ic): plummer, hernquist, uniform, galaxy or merger."""
+        m = ic.model(name, n, seed=seed)
+        return cls(m["pos"], m["vel"], m["mass"], ids=m["id"], **kw)
+
+    def evolve(self, t_end):
+        self._sim.evolve(t_end)
+
+    @property
+    def time(self):
+        return self._sim.time
+
+    @property
+    def steps(self):
+        """Leapfrog steps taken so far."""
+        return self._sim.steps
+
+    @property
+    def timestep(self):
+        return self._sim.timestep
+
+    @property
+    def parameters(self):
+        return self._sim.parameters
+
+    @property
+    def particles(self):
+        return Particles(self._sim.particles())
+
+    def energy(self):
+        """Total energy, kinetic + potential (G applied)."""
+        return self._sim.diagnostics()["total"]
+
+    def diagnostics(self):
+        """time, kinetic, potential, total, relative_energy_error, virial_ratio, momentum, angular_momentum."""
+        return self._sim.diagnostics()
+
+
+from . import ic  # noqa: E402  (ic uses nothing above; imported last so that octwalk.ic is the submodule)
