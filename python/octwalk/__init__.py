@@ -27,6 +27,7 @@ __all__ = [
     "Gravity",
     "Parameters",
     "parameters",
+    "make_parameters",
     "read_snapshot",
     "write_snapshot",
     "Simulation",
