@@ -236,7 +236,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
         .add(modelOptions(o.source.model, 131072, false))
         .add(inputOption(o.source.input, "read the bodies from this snapshot instead (format detected)"))
         .add(outputOption(o.output, kReportOutputHelp))
-        .add(solverOptions(Parameters{}, kSweptParameters));
+        .add(solverOptions(Parameters{}, withRunOnlyParameters(kSweptParameters)));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -261,7 +261,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     {
         throw BackendError("--reference gpu requested, but no CUDA device is available (" + gpuDescription() + ")");
     }
-    Parameters base                  = studyParameters(vm, kSweptParameters);
+    Parameters base                  = studyParameters(vm, withRunOnlyParameters(kSweptParameters));
     std::vector<Parameters> settings = expandGrid(base, accuracyGrid(o));
     resolveReports(o.output, o.csv, o.json);
     if (!o.errorsDir.empty()) checkNewDirectory("--errors-dir", o.errorsDir);

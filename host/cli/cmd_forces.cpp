@@ -33,14 +33,14 @@ int forcesCommand(int argc, const char* const* argv, std::ostream& out)
     all.add(cmd)
         .add(modelOptions(mo, 1 << 20, false))
         .add(outputOption(output, "also write the report as JSON to this new file"))
-        .add(solverOptions());
+        .add(solverOptions(Parameters{}, withRunOnlyParameters()));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
         out << all << "\n" << kUnits << "\n";
         return 0;
     }
-    Parameters p = toParameters(vm);
+    Parameters p = toParameters(vm, Parameters{}, withRunOnlyParameters());
     checkModel(mo);
     if (sample < 0) throw ParameterError("option --sample = " + std::to_string(sample) + " is invalid: must be >= 0");
     checkNewOutput("-o/--output", output);

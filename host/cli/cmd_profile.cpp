@@ -206,7 +206,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         .add(outputOption(o.output, kReportOutputHelp))
         .add(timestepOptions(" of --steps"))
         .add(rebuildOptions(o.forces, "; with --steps"))
-        .add(solverOptions(Parameters{}, kSweptParameters));
+        .add(solverOptions(Parameters{}, withRunOnlyParameters(kSweptParameters)));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -246,7 +246,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     }
     const double dt = timestepOption(vm);
     if (withSteps) planSteps(0.0, double(o.steps) * dt, dt); // ParameterError for a bad timestep, before any work
-    Parameters base = studyParameters(vm, kSweptParameters);
+    Parameters base = studyParameters(vm, withRunOnlyParameters(kSweptParameters));
     if (withSteps && (!vm.count("epsilon") || vm["epsilon"].defaulted()))
     {
         base.epsilon_squared = kRunEpsilon * kRunEpsilon;

@@ -174,6 +174,24 @@ void checkAgrees(const char* option, double given, double inFile)
     }
 }
 
+/// How many steps a comoving run takes, as far as the start can tell: exact for a fixed --dlna; with the step
+/// criterion, the count at the first step's dlna, which later steps shorten as structure grows (a 32^3 box
+/// announced 157 and took 969), and the least, at max_dlna.
+std::string comovingStepsText(const Simulation& sim, const ComovingSettings& s)
+{
+    std::ostringstream t;
+    t.precision(3);
+    if (s.dlna > 0)
+    {
+        t << sim.plan().numSteps << " steps of dlna = " << s.dlna;
+        return t.str();
+    }
+    t << "at least " << stepsToEnd(s, s.aBegin, s.maxDlna) << " steps (max_dlna = " << s.maxDlna << "), "
+      << sim.plan().numSteps << " at the first step's dlna = " << sim.plan().h
+      << ", more as clustering shortens the steps of the criterion";
+    return t.str();
+}
+
 /// Completes a comoving run's settings and parameters from the options and the input's header.
 ComovingSettings comovingSettings(const po::variables_map& vm, ComovingCli& c, const ParticleSet& bodies, Parameters& p)
 {
@@ -474,7 +492,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         writeRunJson(dir, sim, rs, source, -1);
         out << versionHeader() << ": " << sim.state().size() << " bodies, comoving from a = " << s.aBegin
             << " to a = " << s.aEnd << " in a box of " << p.box_size << " (" << unitSystem(s.units).name
-            << " units, H0 = " << sim.comoving()->hubble0 << "), about " << sim.plan().numSteps << " steps, "
+            << " units, H0 = " << sim.comoving()->hubble0 << "), " << comovingStepsText(sim, s) << ", "
             << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
         return runWithProgress(sim, dir, rs, quiet, false, source, -1, timeline, out);
     }

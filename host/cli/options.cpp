@@ -191,6 +191,12 @@ Parameters toParameters(const po::variables_map& vm, const Parameters& defaults,
     return p;
 }
 
+std::vector<std::string> withRunOnlyParameters(std::vector<std::string> also)
+{
+    also.push_back("max_energy_error");
+    return also;
+}
+
 std::vector<std::string> fixedOnRestartOptions()
 {
     std::vector<std::string> options;

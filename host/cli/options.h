@@ -51,6 +51,10 @@ po::options_description solverOptions(const Parameters& defaults             = P
 Parameters toParameters(const po::variables_map& vm, const Parameters& defaults = Parameters{},
                         const std::vector<std::string>& except = {});
 
+/// The table rows that only a run uses (max_energy_error): forces, accuracy and profile do not offer them.
+/// `also`: the command's own exceptions, to which they are added.
+std::vector<std::string> withRunOnlyParameters(std::vector<std::string> also = {});
+
 /// The options (every spelling) that a restart refuses because the checkpoint holds them.
 std::vector<std::string> fixedOnRestartOptions();
 

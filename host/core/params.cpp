@@ -165,6 +165,19 @@ const std::vector<ParameterInfo>& parameterTable()
          true,
          // Checkpoints written before it existed take the default.
          true},
+        {"max_energy_error",
+         "max-energy-error",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::max_energy_error,
+         "",
+         {0, kInf, false, true},
+         "run and hermite: stop with an error at the first energy.csv row whose |dE/E0| exceeds this (energy lost "
+         "or gained far beyond any integration error worth keeping, e.g. an unsoftened head-on collision); 0: no "
+         "bound; isolated systems only (not comoving runs or periodic boxes)",
+         true,
+         // Checkpoints written before it existed take the default.
+         true},
     };
     return table;
 }

@@ -63,6 +63,10 @@ struct Parameters
     /// 26.1 ms at Bonsai's accuracy, the error's median and p99 moving by 1-2% (ratio 4 by 29% in p99;
     /// benchmarks/results/gpu_forces/far_field/). 0 or >= 2
     double far_field_ratio = 6.0;
+    /// Runs (run, hermite): a diagnostics row whose |dE/E0| exceeds this stops the run with an error (energy
+    /// lost or gained far beyond any integration error worth keeping, e.g. an unsoftened collision); 0: no
+    /// bound. Isolated systems only: a comoving run's energy is not conserved, a periodic box's E0 may be near 0. >= 0
+    double max_energy_error = 0.1;
 };
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.

@@ -63,6 +63,8 @@ public:
     {
         last_ = h_.diagnostics();
         files_.write(h_, last_);
+        checkEnergyBound(last_.relativeEnergyError, h_.parameters().max_energy_error, last_.time, h_.stepIndex(),
+                         "interval");
     }
     void writeSnapshot() override { writeRunSnapshot(dir_, h_.stepIndex(), h_.state(), h_.parameters(), rs_.format); }
     void writeCheckpoint(const std::string& path) override { h_.writeCheckpoint(path, rs_); }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -197,6 +198,19 @@ void writeRunSnapshot(const fs::path& dir, int64_t index, const ParticleSet& sta
     std::snprintf(name, sizeof(name), "snap_%06lld", static_cast<long long>(index));
     SnapshotMeta meta{toJson(p), versionAndHash(), p.gravitational_constant};
     writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, state, meta, true);
+}
+
+void checkEnergyBound(double relativeError, double bound, double time, int64_t step, const char* stepName)
+{
+    if (!(bound > 0) || std::fabs(relativeError) <= bound) return;
+    std::ostringstream s;
+    s.precision(4);
+    s << "dE/E0 = " << relativeError << " at t = " << time << " (" << stepName << " " << step
+      << ") exceeds max_energy_error = " << bound
+      << ": the integration no longer conserves energy (an unsoftened close encounter or too long a step: a "
+         "larger epsilon or a shorter step helps; --max-energy-error sets the bound, 0 removes it); energy.csv "
+         "holds the rows up to here, the last checkpoint the state before";
+    throw EnergyBoundError(s.str());
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iosfwd>
+#include <stdexcept>
 #include <string>
 
 #include "host/core/params.h"
@@ -113,6 +114,18 @@ struct LoopStepTimes
     double diagnostics = 0, io = 0, wall = 0;
     double stepBegin = 0, stepEnd = 0, diagnosticsEnd = 0;
 };
+
+/// A run whose energy drifted beyond the bound its parameters set (max_energy_error).
+class EnergyBoundError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// EnergyBoundError when bound > 0 and |relativeError| (dE/E0 of a diagnostics row) exceeds it (or is not
+/// finite), naming dE/E0, the time, the step (stepName: "step", "interval") and the bound. Called after the
+/// row is written, so energy.csv shows it.
+void checkEnergyBound(double relativeError, double bound, double time, int64_t step, const char* stepName);
 
 /// What runLoop steps and writes: `run`'s Simulation or `hermite`'s integrator.
 class RunStepper
