@@ -1,4 +1,5 @@
 // octwalk hermite.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -89,19 +90,23 @@ int namingHostMemory(int64_t n, Run run)
     }
 }
 
-/// The parameter-table rows that mean nothing to direct summation of an isolated system: only --epsilon and
-/// --G are offered (the others are unknown options, refused like any).
-const std::vector<std::string> kTreeParameters{"opening_angle",
-                                               "n_leaf",
-                                               "n_group",
-                                               "merge_groups",
-                                               "mac",
-                                               "use_quadrupole",
-                                               "backend",
-                                               "softened_quadrupole",
-                                               "err_tol_force_acc",
-                                               "far_field_ratio",
-                                               "box_size"};
+/// The parameter-table rows that direct summation of an isolated system uses; every other row (the tree's, the
+/// periodic box's, the backend's, and any added later) is not offered, so giving it is an unknown option.
+const std::vector<std::string> kDirectParameters{"epsilon_squared", "gravitational_constant", "max_energy_error"};
+
+/// The table rows hermite does not offer (solverOptions' and toParameters' `except`).
+std::vector<std::string> notOffered()
+{
+    std::vector<std::string> names;
+    for (const ParameterInfo& row : parameterTable())
+    {
+        if (std::find(kDirectParameters.begin(), kDirectParameters.end(), row.name) == kDirectParameters.end())
+        {
+            names.push_back(row.name);
+        }
+    }
+    return names;
+}
 
 /// UsageError for a snapshot that is not an isolated system: its periodic images or its expansion would be
 /// dropped without a word.
@@ -169,7 +174,7 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
         .add(inputFormatOption(inputFormat))
         .add(formatOption(rs.format))
         .add(modelOptions(mo, mo.n, true))
-        .add(solverOptions(defaults, kTreeParameters));
+        .add(solverOptions(defaults, notOffered()));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -199,7 +204,7 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
                                 [&] { return runWithProgress(*h, dir, saved, quiet, true, source, from, out); });
     }
 
-    Parameters p = toParameters(vm, defaults, kTreeParameters);
+    Parameters p = toParameters(vm, defaults, notOffered());
     validate(hs);
     validate(rs);
     checkModel(mo);

@@ -105,9 +105,9 @@ void writeHermiteRunJson(const fs::path& dir, const HermiteIntegrator& h, const 
          "forces through the GRAPE-6 API (libg6)\""
       << ",\n  \"epsilon\": " << number(std::sqrt(p.epsilon_squared))
       << ",\n  \"gravitational_constant\": " << number(p.gravitational_constant)
-      << ",\n  \"eta\": " << number(h.settings().eta) << ",\n  \"eta_start\": " << number(h.settings().etaStart)
-      << ",\n  \"dt_max\": " << number(h.settings().dtMax) << ",\n  \"sync_interval\": " << number(h.plan().h)
-      << ",\n  \"t_start\": " << number(h.plan().t0)
+      << ",\n  \"max_energy_error\": " << number(p.max_energy_error) << ",\n  \"eta\": " << number(h.settings().eta)
+      << ",\n  \"eta_start\": " << number(h.settings().etaStart) << ",\n  \"dt_max\": " << number(h.settings().dtMax)
+      << ",\n  \"sync_interval\": " << number(h.plan().h) << ",\n  \"t_start\": " << number(h.plan().t0)
       << ",\n  \"t_end\": " << number(h.plan().t0 + double(h.plan().numSteps) * h.plan().h)
       << ",\n  \"intervals\": " << h.plan().numSteps << ",\n  \"energy_every\": " << rs.energyEvery
       << ",\n  \"snapshot_every\": " << rs.snapshotEvery << ",\n  \"checkpoint_every\": " << rs.checkpointEvery
