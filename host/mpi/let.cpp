@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "host/mpi/mpi_error.h"
 
@@ -44,15 +45,66 @@ struct Visit
     int64_t firstChild; ///< Open: where its children are in the traversal
 };
 
+/// The union of two boxes (either may hold no groups).
+GroupsBox unionOf(const GroupsBox& a, const GroupsBox& b)
+{
+    if (a.numGroups == 0) return b;
+    if (b.numGroups == 0) return a;
+    GroupsBox u;
+    u.lo        = {std::min(a.lo.x, b.lo.x), std::min(a.lo.y, b.lo.y), std::min(a.lo.z, b.lo.z)};
+    u.hi        = {std::max(a.hi.x, b.hi.x), std::max(a.hi.y, b.hi.y), std::max(a.hi.z, b.hi.z)};
+    u.maxScale  = std::max(a.maxScale, b.maxScale);
+    u.numGroups = a.numGroups + b.numGroups;
+    return u;
+}
+
+/// The boxes an essential tree is cut for, and the unions of neighbouring pairs of them, of pairs of those,
+/// up to one box around all: a node that a union accepts, every box inside it accepts, so a node far from
+/// the receiver is settled by one test and one near it by the few boxes around it.
+class Receiver
+{
+public:
+    explicit Receiver(const std::vector<GroupsBox>& boxes) : levels_{boxes}
+    {
+        if (levels_[0].empty()) levels_[0].push_back(GroupsBox{});
+        while (levels_.back().size() > 1)
+        {
+            const std::vector<GroupsBox>& below = levels_.back();
+            std::vector<GroupsBox> above;
+            for (size_t i = 0; i < below.size(); i += 2)
+                above.push_back(i + 1 < below.size() ? unionOf(below[i], below[i + 1]) : below[i]);
+            levels_.push_back(std::move(above));
+        }
+    }
+
+    const GroupsBox& all() const { return levels_.back()[0]; }
+
+    /// Whether every group in the boxes accepts the node.
+    bool accepts(F4 nodeMac) const { return accepts(nodeMac, levels_.size() - 1, 0); }
+
+private:
+    bool accepts(F4 nodeMac, size_t level, size_t i) const
+    {
+        const GroupsBox& box = levels_[level][i];
+        if (box.numGroups == 0 || acceptedByEveryGroup(nodeMac, box)) return true;
+        if (level == 0) return false;
+        const std::vector<GroupsBox>& below = levels_[level - 1];
+        if (2 * i + 1 >= below.size()) return accepts(nodeMac, level - 1, 2 * i);
+        return accepts(nodeMac, level - 1, 2 * i) && accepts(nodeMac, level - 1, 2 * i + 1);
+    }
+
+    std::vector<std::vector<GroupsBox>> levels_;
+};
+
 /// The nodes of the essential tree in breadth-first order.
-std::vector<Visit> traverse(const TreeView& tree, const GroupsBox& box)
+std::vector<Visit> traverse(const TreeView& tree, const Receiver& box)
 {
     std::vector<Visit> visits{{tree.rootEntry, 0, Kind::Open, 0}};
     for (size_t q = 0; q < visits.size(); ++q)
     {
         const uint32_t entry = visits[q].entry;
         const int32_t node   = int32_t(entry & ~kLeafBit);
-        if (acceptedByEveryGroup(tree.nodeMac[node], box)) visits[q].kind = Kind::Closed;
+        if (box.accepts(tree.nodeMac[node])) visits[q].kind = Kind::Closed;
         else if (entry & kLeafBit) visits[q].kind = Kind::Bodies;
         else
         {
@@ -162,10 +214,30 @@ TreeView EssentialTree::view() const
 
 BodyView EssentialTree::bodyView() const { return {bodies.data(), int32_t(bodies.size())}; }
 
+std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes)
+{
+    std::vector<GroupsBox> boxes;
+    const int64_t n = groups.numGroups;
+    const int64_t k = std::min<int64_t>(std::max(maxBoxes, 1), n);
+    for (int64_t b = 0; b < k; ++b)
+    {
+        const int64_t first = b * n / k, last = (b + 1) * n / k;
+        const GroupView run{groups.range + first, groups.center + first, groups.half + first, int32_t(last - first)};
+        boxes.push_back(groupsBox(run));
+    }
+    return boxes;
+}
+
 EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const GroupsBox& box)
 {
+    return buildEssentialTree(tree, bodies, std::vector<GroupsBox>{box});
+}
+
+EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std::vector<GroupsBox>& boxes)
+{
     EssentialTree let;
-    if (box.numGroups == 0 || tree.numInternal + tree.numLeaves == 0) return let;
+    const Receiver box(boxes);
+    if (box.all().numGroups == 0 || tree.numInternal + tree.numLeaves == 0) return let;
     const std::vector<Visit> visits   = traverse(tree, box);
     const std::vector<uint32_t> entry = numberNodes(visits, let);
     let.rootEntry                     = entry[0];

@@ -38,6 +38,13 @@ struct GroupsBox
 /// The union of the boxes of groups (numGroups 0 for none).
 GroupsBox groupsBox(const GroupView& groups);
 
+/// The groups cut into at most maxBoxes runs of consecutive groups (tree order: compact in space) of equal
+/// count, the box of each: what a rank sends the others to cut its essential trees for. One box around all
+/// of a rank's groups can reach far into another rank's domain (a range of Morton keys is rarely a box);
+/// a node is sent closed when every box of the list accepts it, which it does more often for small boxes.
+/// Empty for no groups.
+std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes);
+
 /// Whether acceptNode accepts the node for every group whose box lies in box and whose scale is at most
 /// box.maxScale, with margins that cover float's rounding in acceptNode: the box widened by 2^-20 of the
 /// largest coordinate involved and the radius scaled by 1 + 2^-16.
@@ -72,6 +79,10 @@ struct EssentialTree
 /// @param[in] bodies  its bodies (tree order)
 /// @param[in] box     the other rank's groups
 EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const GroupsBox& box);
+
+/// The same for groups that lie, each, in one of boxes (groupsBoxes): a node is sent closed when every box
+/// accepts it. Empty when the boxes hold no groups or the tree no nodes.
+EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std::vector<GroupsBox>& boxes);
 
 /// Appends the tree's bytes to out (nothing for an empty tree).
 void serializeEssentialTree(const EssentialTree& let, std::vector<char>& out);

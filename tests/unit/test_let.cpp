@@ -130,6 +130,17 @@ TEST_P(EssentialTreeWalk, ListsAndForcesEqualTheFullTree)
         EXPECT_TRUE(bitIdentical(pruned.out, full.out));
         EXPECT_EQ(pruned.totals.nodes, full.totals.nodes);
         EXPECT_EQ(pruned.totals.leafBodies, full.totals.leafBodies);
+        // Cut for the groups' boxes in runs (as ranks send them): the same walk, from no larger a tree.
+        for (int32_t boxes : {2, 7, 64})
+        {
+            const EssentialTree cut =
+                buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBoxes(s.view(), boxes));
+            const Walk w = walkFor(cut.view(), cut.bodyView(), s, eps2, &cut.source);
+            EXPECT_EQ(w.nodes, full.nodes) << boxes << " boxes";
+            EXPECT_EQ(w.leaves, full.leaves) << boxes << " boxes";
+            EXPECT_TRUE(bitIdentical(w.out, full.out)) << boxes << " boxes";
+            EXPECT_LE(cut.numNodes(), let.numNodes()) << boxes << " boxes";
+        }
         // A part of the groups needs a part of the bodies; one group, a part of the nodes too (at 2^13 bodies
         // the nodes a quarter of the groups can close are mostly leaves, whose count stays).
         if (count <= numGroups / 4) EXPECT_LT(let.bodies.size(), packed.bodies.size());
@@ -180,6 +191,45 @@ TEST(EssentialTree, DistantBoxGetsTheRootAlone)
     EXPECT_TRUE(let.bodies.empty());
     EXPECT_EQ(let.leafClosed[0], 1);
     EXPECT_EQ(std::memcmp(&let.nodeCom[0], &packed.nodeCom[0], sizeof(F4)), 0);
+}
+
+/// Groups in two distant runs of the tree order (a rank's keys seldom make one box): their boxes cut a tree
+/// smaller than their one union box does, and the walk is the full tree's.
+TEST(EssentialTree, BoxesOfRunsCutLessThanOneBox)
+{
+    Parameters p;
+    p.backend                = Backend::Cpu;
+    p.epsilon_squared        = 1e-4;
+    const ParticleSet bodies = makePlummer(1 << 14, 9);
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    solver.computeForces(acc, pot);
+    const PackedTree& packed = solver.packedTree();
+    const int32_t numGroups  = int32_t(packed.groupRange.size());
+    GroupSubset s            = subsetOf(packed, 0, numGroups / 8);
+    const GroupSubset tail   = subsetOf(packed, numGroups - numGroups / 8, numGroups / 8);
+    for (size_t g = 0; g < tail.range.size(); ++g)
+    {
+        s.range.push_back({int32_t(s.targets.size()), tail.range[g].y});
+        s.center.push_back(tail.center[g]);
+        s.half.push_back(tail.half[g]);
+        s.targets.insert(s.targets.end(), tail.targets.begin() + tail.range[g].x,
+                         tail.targets.begin() + tail.range[g].x + tail.range[g].y);
+    }
+    const EssentialTree one  = buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBox(s.view()));
+    const EssentialTree many = buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBoxes(s.view(), 64));
+    EXPECT_LT(many.numNodes(), one.numNodes());
+    EXPECT_LT(many.bodies.size(), one.bodies.size());
+    const float eps2 = float(p.epsilon_squared);
+    const Walk full  = walkFor(packed.treeView(), packed.bodyView(), s, eps2);
+    const Walk w     = walkFor(many.view(), many.bodyView(), s, eps2, &many.source);
+    EXPECT_EQ(w.nodes, full.nodes);
+    EXPECT_EQ(w.leaves, full.leaves);
+    EXPECT_TRUE(bitIdentical(w.out, full.out));
+    std::printf("  two runs of groups: %d nodes and %zu bodies for one box, %d and %zu for 64\n", one.numNodes(),
+                one.bodies.size(), many.numNodes(), many.bodies.size());
 }
 
 TEST(EssentialTree, NoGroupsNoTree)

@@ -1,0 +1,105 @@
+// Essential trees (host/mpi/let.h) as two ranks of a Plummer sphere or a merger cut them for each other:
+// the bodies split in two halves of the Morton order, each half's own tree, and the essential tree of the
+// first half's tree for the boxes of the second half's groups: cut and written to bytes, and read back.
+// Counters: nodes and megabytes sent.
+// Run: build/benchmarks/octwalk_bench_let --benchmark_filter=...
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "host/models/models.h"
+#include "host/mpi/let.h"
+#include "host/mpi/tree_walk.h"
+#include "host/solver/solver.h"
+
+using namespace octwalk;
+using namespace octwalk::mpi;
+
+namespace {
+
+/// Two halves of a model in the order of its tree (Morton), each with its own tree as a rank builds it.
+struct TwoRanks
+{
+    GravitySolver first, second;
+
+    TwoRanks(const char* model, int64_t n)
+    {
+        Parameters p;
+        p.backend                = Backend::Cpu;
+        const ParticleSet bodies = makeModel(model, n, 5);
+        GravitySolver all(p);
+        all.setBodies(bodies.pos, bodies.mass, bodies.id);
+        std::vector<Vec3d> acc;
+        std::vector<double> pot;
+        all.computeForces(acc, pot);
+        const std::vector<int32_t>& order = all.treeOrder();
+        const size_t half                 = order.size() / 2;
+        setHalf(first, bodies, order.begin(), order.begin() + long(half), p);
+        setHalf(second, bodies, order.begin() + long(half), order.end(), p);
+    }
+
+    static void setHalf(GravitySolver& s, const ParticleSet& bodies, std::vector<int32_t>::const_iterator b,
+                        std::vector<int32_t>::const_iterator e, const Parameters& p)
+    {
+        std::vector<Vec3d> pos;
+        std::vector<double> mass;
+        std::vector<uint64_t> id;
+        for (auto it = b; it != e; ++it)
+        {
+            pos.push_back(bodies.pos[size_t(*it)]);
+            mass.push_back(bodies.mass[size_t(*it)]);
+            id.push_back(bodies.id[size_t(*it)]);
+        }
+        s.setParameters(p);
+        s.setBodies(pos, mass, id);
+        std::vector<Vec3d> acc;
+        std::vector<double> pot;
+        s.computeForces(acc, pot);
+    }
+};
+
+const char* modelName(int64_t k) { return k == 0 ? "plummer" : "merger"; }
+
+/// Args: bodies, model (0 Plummer, 1 merger), boxes the receiver's groups are cut into (groupsBoxes).
+void BM_EssentialTreeBuild(benchmark::State& state)
+{
+    TwoRanks ranks(modelName(state.range(1)), state.range(0));
+    const PackedTree& from             = ranks.first.packedTree();
+    const std::vector<GroupsBox> boxes = groupsBoxes(ranks.second.packedTree().groupView(), int32_t(state.range(2)));
+    std::vector<char> bytes;
+    int64_t nodes = 0;
+    for (auto _ : state)
+    {
+        bytes.clear();
+        const EssentialTree let = buildEssentialTree(from.treeView(), from.bodyView(), boxes);
+        serializeEssentialTree(let, bytes);
+        nodes = let.numNodes();
+        benchmark::DoNotOptimize(bytes.data());
+    }
+    state.counters["nodes"] = double(nodes);
+    state.counters["MB"]    = double(bytes.size()) / 1e6;
+}
+
+void BM_EssentialTreeRead(benchmark::State& state)
+{
+    TwoRanks ranks(modelName(state.range(1)), state.range(0));
+    const PackedTree& from = ranks.first.packedTree();
+    std::vector<char> bytes;
+    serializeEssentialTree(
+        buildEssentialTree(from.treeView(), from.bodyView(), groupsBox(ranks.second.packedTree().groupView())), bytes);
+    for (auto _ : state)
+    {
+        const EssentialTree let = deserializeEssentialTree(bytes.data(), bytes.size(), "rank 0");
+        benchmark::DoNotOptimize(let.bodies.data());
+    }
+}
+
+} // namespace
+
+BENCHMARK(BM_EssentialTreeBuild)
+    ->ArgsProduct({{1 << 20}, {0, 1}, {1, 16, 64, 256}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_EssentialTreeRead)->Args({1 << 20, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_MAIN();
