@@ -63,9 +63,9 @@ namespace octwalk {
 
 /// Steps between the positions a topology is built from and the step that adopts it (K >= 2 and
 /// automatic; `--rebuild-lag`): the host build overlaps that many whole device steps. 2 by default: on the
-/// H200 with the far field (benchmarks/results/h200_s25, call 7) a device step at 2^20-2^24 is shorter than
-/// the host's topology build (12 / 41 / 142 ms builds against 8 / 22 / 90 ms walks), so with a lag of 1 every
-/// adoption waited for its build; two steps hide it (benchmarks/results/h200_s26 for the figures with the
+/// H200 with the far field (measured 2026-11-27; benchmarks/results/whole_step) a device step at 2^20-2^24 is
+/// shorter than the host's topology build (12 / 41 / 142 ms builds against 8 / 22 / 90 ms walks), so with a lag of 1 every
+/// adoption waited for its build; two steps hide it (benchmarks/results/whole_step for the figures with the
 /// prediction aimed at the middle of the served steps).
 constexpr int64_t kRebuildLag = 2;
 
@@ -135,7 +135,7 @@ public:
     /// Threads of the background build's parallel regions (K != 1), from the next build on: k > 0 that many,
     /// 0 the default: one fewer than the constructing thread's regions get (at least 1), so that the stepping
     /// thread keeps a core. The build's result does not depend on it. Why one fewer: on the H200 host (16 cores,
-    /// 2^22, lag 2; benchmarks/results/h200_s26, call 3) the stepping thread woke up to 7 ms after the device had
+    /// 2^22, lag 2; measured 2026-11-27) the stepping thread woke up to 7 ms after the device had
     /// finished a step in which the build's 16 threads held the 16 cores, and the steady steps took 29.3 ms on
     /// average against 27.2 ms with 15 build threads. BM_GpuPipelineStep's fifth argument sets how many fewer
     /// than all. ParameterError for k < 0.
