@@ -199,8 +199,12 @@ void checkBlock(const Cluster& c, int nj, int ni, const int* index, const double
     if (ni < 0 || ni > g6_npipes())
         throw InputError("ni = " + std::to_string(ni) + " outside 0..g6_npipes() = " + std::to_string(g6_npipes()));
     if (nj < 0 || nj > c.jCount)
-        throw InputError("nj = " + std::to_string(nj) + " but j-particles are set at addresses 0.." +
-                         std::to_string(c.jCount - 1) + " only");
+    {
+        const std::string set = c.jCount == 0
+                                    ? "no j-particle is set"
+                                    : "j-particles are set at addresses 0.." + std::to_string(c.jCount - 1) + " only";
+        throw InputError("nj = " + std::to_string(nj) + " but " + set);
+    }
     requireFinite(eps2, "eps2", -1);
     if (eps2 < 0) throw InputError("eps2 = " + std::to_string(eps2) + " is negative");
     if (ni > 0 && (!index || !xi || !vi || !h2)) throw InputError("null index, xi, vi or h2 array");

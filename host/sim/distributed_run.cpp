@@ -252,6 +252,9 @@ public:
           << d.angularMomentum.z << '\n';
         files_->writeLagrangeRow(step_, d.time, all);
         files_->flush();
+        // Rank 0 alone holds the run to the bound (every rank has the same sums): one line, then MPI_Abort ends
+        // the job, the row that crossed it written.
+        checkEnergyBound(d.relativeEnergyError, c_.parameters.max_energy_error, d.time, step_, "step");
     }
 
     void writeSnapshot() override

@@ -85,6 +85,15 @@ refused)
     [ $rc -eq 2 ] || fail "forces: exit $rc, expected 2"
     grep -q 'runs on one rank; start it without mpirun' err.txt || fail "forces: $(cat err.txt)"
     ;;
+bound)
+    # An energy error beyond max_energy_error ends the job with one line from rank 0, its row written.
+    on2 $common --t-end 0.25 --max-energy-error 1e-12 --output-dir a > out.txt 2> err.txt
+    rc=$?
+    [ $rc -ne 0 ] || fail "a run beyond its energy bound exited 0"
+    grep -q 'max_energy_error' err.txt || fail "no line naming max_energy_error: $(cat err.txt)"
+    [ "$(grep -c '^octwalk: rank' err.txt)" -eq 1 ] || fail "not one line: $(cat err.txt)"
+    [ "$(grep -vc '^#' a/energy.csv)" -ge 2 ] || fail "the row beyond the bound was not written"
+    ;;
 bodies)
     on2 $common --t-end 0.125 --format tipsy-bonsai --output-dir a > /dev/null || fail "exit $?"
     "$check" a/snap_000008.tipsy 4096 || fail "the final snapshot lost or repeated bodies"

@@ -354,6 +354,20 @@ std::string stderrOf(F f)
     return ::testing::internal::GetCapturedStderr();
 }
 
+TEST_F(G6Test, ForcesAskedOfAnEmptyJMemorySayItIsEmpty)
+{
+    Cluster6 c = makeCluster(false, 10, 17);
+    Block b    = makeBlock(c, 4, 1, 0.1);
+    std::vector<double> out(3 * 2000), pot(2000);
+    auto x                = reinterpret_cast<double(*)[3]>(b.x.data());
+    auto v                = reinterpret_cast<double(*)[3]>(b.v.data());
+    auto acc              = reinterpret_cast<double(*)[3]>(out.data());
+    const std::string msg = stderrOf(
+        [&] { EXPECT_NE(g6calc_lasthalf(kId, 1, 4, b.index.data(), x, v, 0, b.h2.data(), acc, acc, pot.data()), 0); });
+    EXPECT_NE(msg.find("nj = 1 but no j-particle is set"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("0..-1"), std::string::npos) << msg;
+}
+
 TEST_F(G6Test, ErrorsReturnNonZeroWithAMessageNamingTheArgument)
 {
     Cluster6 c = makeCluster(false, 10, 17);
