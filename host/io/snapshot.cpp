@@ -3,6 +3,7 @@
 /// each format (snapshot_tipsy.cpp, snapshot_gadget.cpp, snapshot_hdf5.cpp or snapshot_hdf5_none.cpp).
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -104,8 +105,21 @@ void writeSnapshot(const std::string& path, SnapshotFormat format, const Particl
     });
 }
 
-ParticleSet readSnapshot(const std::string& path, SnapshotFormat format, const SnapshotReadOptions& options)
+namespace {
+
+/// A GADGET multi-file snapshot may be named by its base: snap_005 for snap_005.0 ... snap_005.(N - 1).
+std::string firstFileOf(const std::string& path)
 {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec) && std::filesystem::exists(path + ".0", ec)) return path + ".0";
+    return path;
+}
+
+} // namespace
+
+ParticleSet readSnapshot(const std::string& named, SnapshotFormat format, const SnapshotReadOptions& options)
+{
+    const std::string path = firstFileOf(named);
     ParticleSet p;
     switch (format)
     {
@@ -143,7 +157,7 @@ ParticleSet readSnapshot(const std::string& path, SnapshotFormat format)
 
 ParticleSet readSnapshot(const std::string& path, const SnapshotReadOptions& options)
 {
-    return readSnapshot(path, detectFormat(path), options);
+    return readSnapshot(path, detectFormat(firstFileOf(path)), options);
 }
 
 } // namespace octwalk

@@ -4,6 +4,7 @@
 /// 16-byte label record before each block. Written little-endian, bodies ordered by type.
 
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -245,15 +246,9 @@ GadgetHeader readGadgetHeader(FileReader& in)
     h.frame.omegaLambda = decode<double>(raw + offset::omegaLambda, h.order);
     h.frame.hubbleParam = decode<double>(raw + offset::hubbleParam, h.order);
     h.numFiles          = decode<int32_t>(raw + offset::numFiles, h.order);
-    if (h.numFiles > 1)
-    {
-        in.fail("num_files", at + offset::numFiles,
-                "the snapshot is split over " + std::to_string(h.numFiles) +
-                    " files; reading one of them would silently drop particles");
-    }
     if (h.numFiles < 1)
     {
-        in.fail("num_files", at + offset::numFiles, "is " + std::to_string(h.numFiles) + ", must be 1");
+        in.fail("num_files", at + offset::numFiles, "is " + std::to_string(h.numFiles) + ", must be >= 1");
     }
     return h;
 }
@@ -368,7 +363,7 @@ std::vector<uint64_t> readIds(FileReader& in, const GadgetHeader& h, uint64_t co
 /// foreign file. npartTotal must match npart.
 void refuseTrailingBytes(FileReader& in, const GadgetHeader& h, const SnapshotReadOptions& options)
 {
-    checkTotalsMatchCounts(in, h, options);
+    if (h.numFiles == 1) checkTotalsMatchCounts(in, h, options);
     while (in.remaining() != 0)
     {
         const uint64_t at = in.offset(), left = in.remaining();
@@ -514,24 +509,20 @@ bool looksLikeGadget2Format2(FileReader& in)
     return labelledHeadAt(in, ByteOrder::Little) || labelledHeadAt(in, ByteOrder::Big);
 }
 
-ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& options)
-{
-    FileReader in(path);
-    const GadgetHeader h = readGadgetHeader(in);
-    ParticleSet p;
-    p.time = h.frame.time;
-    applyFrameHeader(h.frame, options.cosmology, p, [&](const std::string& field, const std::string& problem) {
-        in.fail(field, h.payloadAt + frameOffset(field), problem);
-    });
-    checkCountsFitFile(in, h);
+namespace {
 
+/// The particles of one file (one part of a multi-file snapshot), in its order: positions, velocities as
+/// stored (u), ids, masses and types; its header h read, its frame checked by the caller.
+ParticleSet readGadgetParticles(FileReader& in, const GadgetHeader& h, const SnapshotReadOptions& options)
+{
+    checkCountsFitFile(in, h);
+    ParticleSet p;
     const uint64_t n = h.total();
     if (n == 0) // GADGET-2 writes no block for an empty particle set
     {
         refuseTrailingBytes(in, h, options);
         return p;
     }
-
     const std::vector<double> pos = readReals(in, h, label::pos, 3 * n, 3);
     const std::vector<double> vel = readReals(in, h, label::vel, 3 * n, 3);
     std::vector<uint64_t> ids     = readIds(in, h, n);
@@ -547,6 +538,110 @@ ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& opti
         p.pos[i] = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
         p.vel[i] = {vel[3 * i], vel[3 * i + 1], vel[3 * i + 2]};
     }
+    return p;
+}
+
+/// npartTotal of a header, high words joined: the whole snapshot's count of each type.
+std::array<uint64_t, numTypes> snapshotTotals(const GadgetHeader& h)
+{
+    std::array<uint64_t, numTypes> totals{};
+    for (int t = 0; t < numTypes; ++t)
+    {
+        totals[size_t(t)] = joinCount(decode<uint32_t>(h.raw.data() + offset::npartTotal + 4 * t, h.order),
+                                      decode<uint32_t>(h.raw.data() + offset::npartTotalHigh + 4 * t, h.order));
+    }
+    return totals;
+}
+
+/// The base name of a part of a multi-file snapshot, BASE.K -> BASE; empty when path has no numeric suffix.
+std::string multiFileBase(const std::string& path)
+{
+    const size_t dot = path.find_last_of('.');
+    if (dot == std::string::npos || dot + 1 == path.size()) return {};
+    for (size_t i = dot + 1; i < path.size(); ++i)
+    {
+        if (!std::isdigit(static_cast<unsigned char>(path[i]))) return {};
+    }
+    return path.substr(0, dot);
+}
+
+void append(ParticleSet& all, const ParticleSet& part)
+{
+    all.pos.insert(all.pos.end(), part.pos.begin(), part.pos.end());
+    all.vel.insert(all.vel.end(), part.vel.begin(), part.vel.end());
+    all.mass.insert(all.mass.end(), part.mass.begin(), part.mass.end());
+    all.id.insert(all.id.end(), part.id.begin(), part.id.end());
+    all.type.insert(all.type.end(), part.type.begin(), part.type.end());
+}
+
+/// Parts 1..numFiles-1 of a multi-file snapshot (GADGET's BASE.0 ... BASE.(numFiles - 1)) appended to p, which
+/// holds part 0's particles: each part's header must agree with part 0's on the file count, the totals and the
+/// frame, and the parts' counts must add up to the totals.
+void readOtherParts(const std::string& base, const GadgetHeader& first, const SnapshotReadOptions& options,
+                    ParticleSet& p)
+{
+    const std::array<uint64_t, numTypes> totals = snapshotTotals(first);
+    std::array<uint64_t, numTypes> sum{};
+    for (int t = 0; t < numTypes; ++t) sum[size_t(t)] = uint64_t(first.npart[t]);
+    for (int32_t k = 1; k < first.numFiles; ++k)
+    {
+        FileReader in(base + "." + std::to_string(k));
+        const GadgetHeader h = readGadgetHeader(in);
+        if (h.numFiles != first.numFiles)
+        {
+            in.fail("num_files", h.payloadAt + offset::numFiles,
+                    "is " + std::to_string(h.numFiles) + " but part 0 says " + std::to_string(first.numFiles));
+        }
+        const FrameHeader &a = h.frame, &b = first.frame;
+        if (a.time != b.time || a.boxSize != b.boxSize || a.omega0 != b.omega0 || a.omegaLambda != b.omegaLambda ||
+            a.hubbleParam != b.hubbleParam)
+        {
+            in.fail("time", h.payloadAt + offset::time,
+                    "time, box size or cosmology differ from part 0's: the parts are not of one snapshot");
+        }
+        if (snapshotTotals(h) != totals)
+        {
+            in.fail("npartTotal", h.payloadAt + offset::npartTotal, "differs from part 0's: " + describeCounts(first));
+        }
+        for (int t = 0; t < numTypes; ++t) sum[size_t(t)] += uint64_t(h.npart[t]);
+        append(p, readGadgetParticles(in, h, options));
+    }
+    for (int t = 0; t < numTypes; ++t)
+    {
+        if (sum[size_t(t)] != totals[size_t(t)])
+        {
+            failAt(base + ".0", indexed("npartTotal", t), first.payloadAt + offset::npartTotal + 4 * uint64_t(t),
+                   "is " + std::to_string(totals[size_t(t)]) + " but the " + std::to_string(first.numFiles) +
+                       " parts hold " + std::to_string(sum[size_t(t)]) + " particles of type " + std::to_string(t));
+        }
+    }
+}
+
+} // namespace
+
+ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& options)
+{
+    FileReader in(path);
+    const GadgetHeader h   = readGadgetHeader(in);
+    const std::string base = h.numFiles > 1 ? multiFileBase(path) : std::string();
+    if (h.numFiles > 1 && (base.empty() || base + ".0" != path))
+    {
+        in.fail("num_files", h.payloadAt + offset::numFiles,
+                "the snapshot is split over " + std::to_string(h.numFiles) +
+                    " files: read it from its first part, BASE.0 (or BASE), not this one");
+    }
+    ParticleSet p;
+    p.time = h.frame.time;
+    applyFrameHeader(h.frame, options.cosmology, p, [&](const std::string& field, const std::string& problem) {
+        in.fail(field, h.payloadAt + frameOffset(field), problem);
+    });
+    ParticleSet particles = readGadgetParticles(in, h, options);
+    if (h.numFiles > 1) readOtherParts(base, h, options, particles);
+    p.pos  = std::move(particles.pos);
+    p.vel  = std::move(particles.vel);
+    p.mass = std::move(particles.mass);
+    p.id   = std::move(particles.id);
+    p.type = std::move(particles.type);
     velocitiesFromFile(p, path);
     return p;
 }

@@ -543,6 +543,82 @@ size_t idMarkerAt(size_t n) { return posMarkerAt + 2 * (8 + 12 * n); }
 
 } // namespace
 
+/// A snapshot split over files as GADGET writes it (BASE.0 ... BASE.K-1): each part a valid file holding its share,
+/// whose header says how many parts there are and how many particles they hold together.
+void writeParts(const std::string& base, const ParticleSet& all, const std::vector<int64_t>& cuts)
+{
+    const int parts = int(cuts.size()) - 1;
+    for (int k = 0; k < parts; ++k)
+    {
+        ParticleSet part;
+        part.time = all.time;
+        for (int64_t i = cuts[size_t(k)]; i < cuts[size_t(k) + 1]; ++i)
+        {
+            part.pos.push_back(all.pos[i]);
+            part.vel.push_back(all.vel[i]);
+            part.mass.push_back(all.mass[i]);
+            part.id.push_back(all.id[i]);
+            part.type.push_back(all.type[i]);
+        }
+        const std::string path = base + "." + std::to_string(k);
+        writeSnapshot(path, SnapshotFormat::Gadget2, part);
+        Bytes b = readBytes(path);
+        setUint(b, 4 + 96 + 4 * 1, uint64_t(all.size()), 4, false); // npartTotal[1]
+        setUint(b, 4 + 124, uint64_t(parts), 4, false);             // NumFilesPerSnapshot
+        writeBytes(path, b);
+    }
+}
+
+TEST_F(SnapshotGadget, MultiFileSnapshotsAreReadWhole)
+{
+    const ParticleSet all  = sample();
+    const std::string base = file("multi");
+    writeParts(base, all, {0, 300, 301, 1000});
+    expectSameParticles(all, readSnapshot(base + ".0"), true, true);
+    expectSameParticles(all, readSnapshot(base), true, true);
+
+    // Reading from another part than the first, a missing part and a part that disagrees are named errors.
+    EXPECT_THROW(
+        {
+            try
+            {
+                readSnapshot(base + ".1");
+            }
+            catch (const FormatError& e)
+            {
+                EXPECT_NE(std::string(e.what()).find("split over 3 files"), std::string::npos) << e.what();
+                throw;
+            }
+        },
+        FormatError);
+    fs::rename(base + ".2", base + ".2.away");
+    EXPECT_THROW(readSnapshot(base), FormatError);
+    fs::rename(base + ".2.away", base + ".2");
+    Bytes b = readBytes(base + ".2");
+    setUint(b, 4 + 96 + 4 * 1, 999, 4, false);
+    writeBytes(base + ".2", b);
+    EXPECT_THROW(readSnapshot(base), FormatError);
+
+    // Parts whose counts do not add up to the total.
+    const std::string short2 = file("short");
+    writeParts(short2, all, {0, 500, 1000});
+    Bytes c = readBytes(short2 + ".0");
+    setUint(c, 4 + 96 + 4 * 1, 1001, 4, false);
+    writeBytes(short2 + ".0", c);
+    Bytes d = readBytes(short2 + ".1");
+    setUint(d, 4 + 96 + 4 * 1, 1001, 4, false);
+    writeBytes(short2 + ".1", d);
+    try
+    {
+        readSnapshot(short2);
+        ADD_FAILURE() << "parts holding fewer particles than npartTotal were read";
+    }
+    catch (const FormatError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("the 2 parts hold 1000"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(SnapshotGadget, WideIdsAreWrittenAsUint64)
 {
     const ParticleSet p = withIds(sample(), (uint64_t(1) << 32) + 1, 7);
