@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <ostream>
@@ -116,14 +117,29 @@ RestartPoint findRestartCheckpoint(const fs::path& where)
 
 void truncateRowsAfter(const fs::path& path, int64_t step)
 {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return;
+    // The run's own file, but a restart may meet anything at its name: only a regular file is read.
+    if (!fs::is_regular_file(path, ec))
+        throw FormatError("'" + path.string() + "' is not a regular file: a restart continues its rows there");
     std::ifstream in(path);
-    if (!in) return;
+    if (!in) throw FormatError("cannot read '" + path.string() + "' to continue its rows");
     std::string line, kept;
+    int64_t number = 0;
     while (std::getline(in, line))
     {
+        ++number;
         if (in.eof()) break; // a last line without its newline: a row cut short by a kill
         const bool isRow = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
-        if (isRow && std::stoll(line.substr(0, line.find(','))) > step) break;
+        if (isRow)
+        {
+            char* end           = nullptr;
+            const long long row = std::strtoll(line.c_str(), &end, 10);
+            if (*end != ',' && *end != '\0')
+                throw FormatError("'" + path.string() + "' line " + std::to_string(number) +
+                                  ": not a row of this run (it starts with '" + line.substr(0, 40) + "')");
+            if (row > step) break;
+        }
         kept += line + "\n";
     }
     in.close();

@@ -231,6 +231,25 @@ TEST(OutputFailures, ARestartRebuildsTheHeadersOfMissingFiles)
     fs::remove_all(base);
 }
 
+TEST(OutputFailures, ARestartRefusesARowThatIsNotTheRunsNamingTheLine)
+{
+    const fs::path dir    = freshDir("restart_bad_row");
+    const std::string run = (dir / "run").string();
+    ASSERT_EQ(
+        cli({"run", "--n", "128", "--t-end", "0.0625", "--backend", "cpu", "--output-dir", run.c_str(), "--quiet"})
+            .code,
+        0);
+    {
+        std::ofstream energy(dir / "run" / "energy.csv", std::ios::app);
+        energy << "12abc,garbage\n";
+    }
+    const CliResult r = cli({"run", "--restart", run.c_str(), "--t-end", "0.125", "--quiet"});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("energy.csv' line"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not a row of this run"), std::string::npos) << r.err;
+    fs::remove_all(dir);
+}
+
 TEST(OutputFailures, SnapshotsThatDoNotFitAreOneLineAndExitOne)
 {
     const fs::path dir     = freshDir("snapshots");
