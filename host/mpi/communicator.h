@@ -113,17 +113,26 @@ public:
     std::vector<T> alltoallv(const std::vector<T>& send, const std::vector<int64_t>& sendCounts,
                              std::vector<int64_t>& recvCounts) const
     {
+        std::vector<T> out;
+        alltoallv(send, sendCounts, recvCounts, out);
+        return out;
+    }
+
+    /// The same into out, whose storage is reused (a buffer kept from step to step is not faulted in again).
+    template<class T>
+    void alltoallv(const std::vector<T>& send, const std::vector<int64_t>& sendCounts, std::vector<int64_t>& recvCounts,
+                   std::vector<T>& out) const
+    {
         static_assert(std::is_trivially_copyable_v<T>, "alltoallv sends bytes");
         checkCounts(sendCounts, int64_t(send.size()));
         recvCounts = alltoall(sendCounts);
         std::vector<int> sBytes, sDispl, rBytes, rDispl;
         byteLayout(sendCounts, sizeof(T), sBytes, sDispl);
         const int64_t recv = byteLayout(recvCounts, sizeof(T), rBytes, rDispl);
-        std::vector<T> out(static_cast<size_t>(recv));
+        out.resize(static_cast<size_t>(recv));
         check(MPI_Alltoallv(send.data(), sBytes.data(), sDispl.data(), MPI_BYTE, out.data(), rBytes.data(),
                             rDispl.data(), MPI_BYTE, comm_),
               "MPI_Alltoallv");
-        return out;
     }
 
     /// One value to every rank and one from every rank (value r goes to rank r).

@@ -30,11 +30,22 @@ struct DistributedGravity::LocalTree
 /// What exchangeEssentialTrees returns, from whichever thread ran it.
 struct DistributedGravity::Exchange
 {
-    std::vector<char> received;
+    std::vector<char> send, received;
     std::vector<int64_t> recvCounts;
     int64_t bytesSent = 0, nodesSent = 0;
     double secondsBuild = 0, secondsExchange = 0;
     std::exception_ptr error;
+
+    /// Ready for the next step, the buffers' storage kept.
+    void reset()
+    {
+        send.clear();
+        received.clear();
+        recvCounts.clear();
+        bytesSent = nodesSent = 0;
+        secondsBuild = secondsExchange = 0;
+        error                          = nullptr;
+    }
 };
 
 namespace {
@@ -166,14 +177,14 @@ void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec
     addGroupCosts(t.groups, gpu.nodeCounts.data(), gpu.leafBodyCounts.data(), 1, cost);
 }
 
-void DistributedGravity::exchangeEssentialTrees(Exchange& ex) const
+void DistributedGravity::exchangeEssentialTrees(Exchange& ex)
 {
     const LocalTree& t = *local_;
     Stopwatch clock;
     std::vector<int64_t> boxCounts;
     const std::vector<GroupsBox> boxes = comm_.allgatherv(groupsBoxes(t.groups, kBoxesPerRank), &boxCounts);
     ex.secondsExchange += clock.lap();
-    std::vector<char> send;
+    std::vector<char>& send = ex.send;
     std::vector<int64_t> sendCounts(static_cast<size_t>(comm_.size()), 0);
     int64_t firstBox = 0;
     for (int r = 0; r < comm_.size(); ++r)
@@ -181,15 +192,16 @@ void DistributedGravity::exchangeEssentialTrees(Exchange& ex) const
         const auto first = boxes.begin() + firstBox;
         firstBox += boxCounts[size_t(r)];
         if (r == comm_.rank() || !t.hasTree) continue;
-        const EssentialTree let =
-            buildEssentialTree(t.tree, t.bodies, std::vector<GroupsBox>(first, first + boxCounts[size_t(r)]));
-        const size_t before = send.size();
+        buildEssentialTree(t.tree, t.bodies, std::vector<GroupsBox>(first, first + boxCounts[size_t(r)]), outgoing_,
+                           cutScratch_);
+        const EssentialTree& let = outgoing_;
+        const size_t before      = send.size();
         serializeEssentialTree(let, send);
         sendCounts[size_t(r)] = int64_t(send.size() - before);
         ex.nodesSent += let.numNodes();
     }
     ex.secondsBuild = clock.lap();
-    ex.received     = comm_.alltoallv(send, sendCounts, ex.recvCounts);
+    comm_.alltoallv(send, sendCounts, ex.recvCounts, ex.received);
     ex.secondsExchange += clock.lap();
     ex.bytesSent = int64_t(send.size());
 }
@@ -245,7 +257,9 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     std::vector<Vec3d> localAcc;
     std::vector<double> localPot;
     std::vector<int64_t> cost;
-    Exchange ex;
+    if (!exchange_) exchange_ = std::make_unique<Exchange>();
+    Exchange& ex = *exchange_;
+    ex.reset();
     std::thread exchanger;
     out.overlapped           = mpiAllowsASecondThread();
     const auto startExchange = [&] {
@@ -305,10 +319,10 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         }
         else if (bytes > 0 && n > 0)
         {
-            const EssentialTree let =
-                deserializeEssentialTree(ex.received.data() + offset, size_t(bytes), "rank " + std::to_string(s));
-            out.nodesReceived += let.numNodes();
-            addRemote(let, s, acc, pot, cost, out.remoteInteractions);
+            deserializeEssentialTree(ex.received.data() + offset, size_t(bytes), "rank " + std::to_string(s),
+                                     incoming_);
+            out.nodesReceived += incoming_.numNodes();
+            addRemote(incoming_, s, acc, pot, cost, out.remoteInteractions);
         }
         offset += bytes;
     }

@@ -78,7 +78,7 @@ private:
                        std::vector<int64_t>& cost, int64_t& interactions, const std::function<void()>& afterBuild);
     /// The essential trees of this rank's tree for every other rank, exchanged: the received bytes, their
     /// sizes per rank and the phases' seconds.
-    void exchangeEssentialTrees(Exchange& ex) const;
+    void exchangeEssentialTrees(Exchange& ex);
     /// Adds source rank s's essential tree's forces and costs to the sums.
     void addRemote(const EssentialTree& let, int s, std::vector<Vec3d>& acc, std::vector<double>& pot,
                    std::vector<int64_t>& cost, int64_t& interactions);
@@ -93,6 +93,11 @@ private:
     TreeWalkScratch scratch_;
     std::unique_ptr<GpuSolver> remoteGpu_; ///< created at the first remote walk on the GPU backend
     GpuEvaluation remoteResult_;
+    // Kept from step to step: a fresh buffer of the essential trees' size is faulted in page by page, which
+    // took longer than cutting the trees.
+    std::unique_ptr<Exchange> exchange_;
+    EssentialTree outgoing_, incoming_;
+    EssentialTreeScratch cutScratch_;
 };
 
 } // namespace octwalk::mpi

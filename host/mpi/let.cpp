@@ -28,22 +28,8 @@ double largestMagnitude(const GroupsBox& box, F4 p)
                      std::fabs(double(p.z))});
 }
 
-/// How a node of the source tree enters the essential tree.
-enum class Kind : uint8_t
-{
-    Open,   ///< internal, sent with its children
-    Bodies, ///< leaf, sent with its bodies
-    Closed, ///< sent as a leaf without bodies: every group accepts it
-};
-
-/// A node of the source tree met by the breadth-first traversal.
-struct Visit
-{
-    uint32_t entry;
-    int32_t level;
-    Kind kind;
-    int64_t firstChild; ///< Open: where its children are in the traversal
-};
+using Kind  = EssentialTreeScratch::Kind;
+using Visit = EssentialTreeScratch::Visit;
 
 /// The union of two boxes (either may hold no groups).
 GroupsBox unionOf(const GroupsBox& a, const GroupsBox& b)
@@ -97,9 +83,9 @@ private:
 };
 
 /// The nodes of the essential tree in breadth-first order.
-std::vector<Visit> traverse(const TreeView& tree, const Receiver& box)
+void traverse(const TreeView& tree, const Receiver& box, std::vector<Visit>& visits)
 {
-    std::vector<Visit> visits{{tree.rootEntry, 0, Kind::Open, 0}};
+    visits.assign(1, Visit{tree.rootEntry, 0, Kind::Open, 0});
     for (size_t q = 0; q < visits.size(); ++q)
     {
         const uint32_t entry = visits[q].entry;
@@ -121,7 +107,6 @@ std::vector<Visit> traverse(const TreeView& tree, const Receiver& box)
             }
         }
     }
-    return visits;
 }
 
 void copyNode(const TreeView& tree, int32_t from, EssentialTree& let, int32_t to)
@@ -134,7 +119,7 @@ void copyNode(const TreeView& tree, int32_t from, EssentialTree& let, int32_t to
 }
 
 /// Sizes let for the visits and gives every visit its entry in let.
-std::vector<uint32_t> numberNodes(const std::vector<Visit>& visits, EssentialTree& let)
+void numberNodes(const std::vector<Visit>& visits, EssentialTree& let, std::vector<uint32_t>& entry)
 {
     let.numInternal =
         int32_t(std::count_if(visits.begin(), visits.end(), [](const Visit& v) { return v.kind == Kind::Open; }));
@@ -147,10 +132,25 @@ std::vector<uint32_t> numberNodes(const std::vector<Visit>& visits, EssentialTre
     let.source.resize(n);
     let.leafRange.resize(size_t(let.numLeaves));
     let.leafClosed.resize(size_t(let.numLeaves));
-    std::vector<uint32_t> entry(n);
+    entry.resize(n);
     uint32_t internal = 0, leaf = uint32_t(let.numInternal);
     for (size_t q = 0; q < n; ++q) entry[q] = visits[q].kind == Kind::Open ? internal++ : (kLeafBit | leaf++);
-    return entry;
+}
+
+/// An empty tree, its arrays' storage kept.
+void clearKeepingStorage(EssentialTree& let)
+{
+    let.children.clear();
+    let.nodeMac.clear();
+    let.nodeCom.clear();
+    let.nodeQuad.clear();
+    let.leafRange.clear();
+    let.leafClosed.clear();
+    let.bodies.clear();
+    let.source.clear();
+    let.numInternal = let.numLeaves = let.depth = 0;
+    let.rootEntry                               = 0;
+    let.farField2                               = 0.0f;
 }
 
 /// The child words of an open node: its children's new entries in the source's octant slots.
@@ -236,12 +236,23 @@ EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, c
 EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std::vector<GroupsBox>& boxes)
 {
     EssentialTree let;
+    EssentialTreeScratch scratch;
+    buildEssentialTree(tree, bodies, boxes, let, scratch);
+    return let;
+}
+
+void buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std::vector<GroupsBox>& boxes,
+                        EssentialTree& let, EssentialTreeScratch& scratch)
+{
+    clearKeepingStorage(let);
     const Receiver box(boxes);
-    if (box.all().numGroups == 0 || tree.numInternal + tree.numLeaves == 0) return let;
-    const std::vector<Visit> visits   = traverse(tree, box);
-    const std::vector<uint32_t> entry = numberNodes(visits, let);
-    let.rootEntry                     = entry[0];
-    let.farField2                     = tree.farField2;
+    if (box.all().numGroups == 0 || tree.numInternal + tree.numLeaves == 0) return;
+    std::vector<Visit>& visits   = scratch.visits;
+    std::vector<uint32_t>& entry = scratch.entry;
+    traverse(tree, box, visits);
+    numberNodes(visits, let, entry);
+    let.rootEntry = entry[0];
+    let.farField2 = tree.farField2;
     for (size_t q = 0; q < visits.size(); ++q)
     {
         const Visit& v     = visits[q];
@@ -266,7 +277,6 @@ EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, c
         let.leafClosed[f] = 0;
         let.bodies.insert(let.bodies.end(), bodies.posMass + r.x, bodies.posMass + r.x + r.y);
     }
-    return let;
 }
 
 namespace {
@@ -380,7 +390,14 @@ void serializeEssentialTree(const EssentialTree& let, std::vector<char>& out)
 EssentialTree deserializeEssentialTree(const char* data, size_t size, const std::string& from)
 {
     EssentialTree t;
-    if (size == 0) return t;
+    deserializeEssentialTree(data, size, from, t);
+    return t;
+}
+
+void deserializeEssentialTree(const char* data, size_t size, const std::string& from, EssentialTree& t)
+{
+    clearKeepingStorage(t);
+    if (size == 0) return;
     LetHeader h;
     if (size < sizeof(h)) badTree(from, std::to_string(size) + " bytes, shorter than its header");
     std::memcpy(&h, data, sizeof(h));
@@ -412,7 +429,6 @@ EssentialTree deserializeEssentialTree(const char* data, size_t size, const std:
     r.read(t.bodies, h.numBodies, "bodies");
     if (r.at != size) badTree(from, std::to_string(size - r.at) + " bytes left over after the bodies");
     checkStructure(t, from);
-    return t;
 }
 
 void checkClosedLeavesNotOpened(const EssentialTree& let, const int64_t* leafOffset, const int32_t* leafList,

@@ -84,12 +84,42 @@ EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, c
 /// accepts it. Empty when the boxes hold no groups or the tree no nodes.
 EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std::vector<GroupsBox>& boxes);
 
+/// The working storage of buildEssentialTree: the source tree's nodes in the order the cut meets them.
+struct EssentialTreeScratch
+{
+    /// How a node of the source tree enters the essential tree.
+    enum class Kind : uint8_t
+    {
+        Open,   ///< internal, sent with its children
+        Bodies, ///< leaf, sent with its bodies
+        Closed, ///< sent as a leaf without bodies: every group accepts it
+    };
+    /// A node of the source tree met by the breadth-first traversal.
+    struct Visit
+    {
+        uint32_t entry;
+        int32_t level;
+        Kind kind;
+        int64_t firstChild; ///< Open: where its children are in the traversal
+    };
+    std::vector<Visit> visits;
+    std::vector<uint32_t> entry; ///< per visit, its entry in the essential tree
+};
+
+/// The same into let with scratch, whose storage is reused: a tree cut every step into the same objects costs
+/// no fresh memory (whose first touch, page by page, took longer than the cut itself).
+void buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std::vector<GroupsBox>& boxes,
+                        EssentialTree& let, EssentialTreeScratch& scratch);
+
 /// Appends the tree's bytes to out (nothing for an empty tree).
 void serializeEssentialTree(const EssentialTree& let, std::vector<char>& out);
 
 /// Reads a tree that serializeEssentialTree wrote (an empty tree from 0 bytes), checking its header, its
 /// sizes and every child entry and leaf range; MpiError naming `from` (the sending rank) otherwise.
 EssentialTree deserializeEssentialTree(const char* data, size_t size, const std::string& from);
+
+/// The same into let, whose arrays' storage is reused.
+void deserializeEssentialTree(const char* data, size_t size, const std::string& from, EssentialTree& let);
 
 /// std::logic_error naming `from`, the group and the node when a list of lists opens a closed leaf of let:
 /// a group outside the box the tree was cut for, or a margin of acceptedByEveryGroup too small.
