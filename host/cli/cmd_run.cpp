@@ -310,8 +310,7 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
     c.plan          = planSteps(t0, d.tEnd, d.timestep);
     const int64_t n = comm.allreduceSum(bodies.size());
     out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, " << c.plan.numSteps << " steps of "
-        << c.plan.h << " to t = " << d.tEnd << ", tree (essential trees walked on the CPU) on " << toString(d.p.backend)
-        << "\n";
+        << c.plan.h << " to t = " << d.tEnd << ", tree with essential trees on " << toString(d.p.backend) << "\n";
     return runDistributed(comm, std::move(bodies), c, out);
 }
 #endif

@@ -304,7 +304,7 @@ CheckpointImage readCheckpoint(const std::string& path)
     in.seek(sizeof(kMagic));
     CheckpointImage c;
     const int64_t n = in.read<int64_t>(order, "N");
-    if (n < 2 || uint64_t(n) > in.size() / kBytesPerBody)
+    if (n < 0 || uint64_t(n) > in.size() / kBytesPerBody)
     {
         in.fail("N", sizeof(kMagic),
                 std::to_string(n) + " bodies do not match the file size " + std::to_string(in.size()));

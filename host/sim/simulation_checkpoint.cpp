@@ -84,6 +84,13 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
 Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extra)
 {
     CheckpointImage c = readCheckpoint(path);
+    // The format holds any number of bodies (a rank of a distributed run may hold none); a run needs two.
+    if (c.state.size() < 2)
+    {
+        throw InputError("'" + path + "' holds " + std::to_string(c.state.size()) +
+                         " bodies, a run needs at least 2 (one rank's checkpoint of a distributed run restarts under "
+                         "mpirun at its rank count)");
+    }
     // The stored parameters pass the same checks as a fresh run's (ParameterError naming the parameter).
     validate(c.parameters);
     StepPlan plan;

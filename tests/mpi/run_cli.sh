@@ -94,6 +94,16 @@ bound)
     [ "$(grep -c '^octwalk: rank' err.txt)" -eq 1 ] || fail "not one line: $(cat err.txt)"
     [ "$(grep -vc '^#' a/energy.csv)" -ge 2 ] || fail "the row beyond the bound was not written"
     ;;
+tiny)
+    # Two bodies on three ranks: one rank holds none. Its checkpoint restarts like the others'.
+    "$mpiexec" -q --oversubscribe -np 3 "$octwalk" run --n 2 --backend cpu --dt 0.015625 --quiet --t-end 0.25 \
+        --output-dir a > /dev/null || fail "full run: exit $?"
+    "$mpiexec" -q --oversubscribe -np 3 "$octwalk" run --n 2 --backend cpu --dt 0.015625 --quiet --t-end 0.125 \
+        --output-dir b > /dev/null || fail "first half: exit $?"
+    "$mpiexec" -q --oversubscribe -np 3 "$octwalk" run --restart b --t-end 0.25 --quiet > /dev/null ||
+        fail "restart: exit $?"
+    cmp a/snap_000016.tipsy b/snap_000016.tipsy || fail "the restarted run differs from the uninterrupted one"
+    ;;
 bodies)
     on2 $common --t-end 0.125 --format tipsy-bonsai --output-dir a > /dev/null || fail "exit $?"
     "$check" a/snap_000008.tipsy 4096 || fail "the final snapshot lost or repeated bodies"
