@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -63,7 +65,13 @@ int checkpointRanks(const std::string& extra, const fs::path& file)
     {
         throw FormatError("'" + file.string() + "' is not a checkpoint of a distributed run (it stores no rank count)");
     }
-    return std::stoi(extra.substr(at + std::strlen(kRanksKey)));
+    const char* text = extra.c_str() + at + std::strlen(kRanksKey);
+    char* end        = nullptr;
+    const long ranks = std::strtol(text, &end, 10);
+    if (end == text || ranks < 1 || ranks > INT32_MAX)
+        throw FormatError("'" + file.string() + "': its rank count '" + std::string(text).substr(0, 20) +
+                          "' is not a positive integer");
+    return int(ranks);
 }
 
 } // namespace
