@@ -171,6 +171,11 @@ def write_snapshot(path, pos, vel, mass, *, format="tipsy", id=None, type=None, 
                          box_size=box_size, cosmology=cosmology, G=G, overwrite=overwrite)
 
 
+def _box_size_keywords():
+    """The spellings of box_size as a keyword (its name, option and aliases)."""
+    return next(row["keywords"] for row in _core.parameter_table() if row["name"] == "box_size")
+
+
 class Particles:
     """The bodies of a Simulation at its current time (copies): pos, vel (N, 3), mass, id."""
 
@@ -201,6 +206,12 @@ class Simulation:
         self._sim = _core.Simulation(pos, vel, mass, ids, time, dt, _core.make_parameters("Simulation", kw))
 
     @classmethod
+    def _wrap(cls, core):
+        sim = cls.__new__(cls)
+        sim._sim = core
+        return sim
+
+    @classmethod
     def from_arrays(cls, pos, vel, mass, **kw):
         return cls(pos, vel, mass, **kw)
 
@@ -209,6 +220,36 @@ class Simulation:
         """A built-in model (octwalk.ic): plummer, hernquist, uniform, galaxy or merger."""
         m = ic.model(name, n, seed=seed)
         return cls(m["pos"], m["vel"], m["mass"], ids=m["id"], **kw)
+
+    @classmethod
+    def from_snapshot(cls, path, *, format=None, timestep=1.0 / 64, **params):
+        """The bodies of a snapshot (TIPSY, GADGET-2 or HDF5; format detected unless given) from its time, as
+        ``octwalk run --input`` starts them: a periodic file (box_size > 0) runs in its box unless box_size is
+        given (0: isolated forces; another value must match the file's). Solver keywords as Simulation's.
+        FileNotFoundError for a missing file, octwalk.FormatError for a damaged one."""
+        path = _os.fspath(path)
+        if not _os.path.exists(path):
+            raise FileNotFoundError(_errno.ENOENT, "snapshot not found", path)
+        box_given = any(k in params for k in _box_size_keywords())
+        core = _core.Simulation.from_snapshot(path, format, timestep, _core.make_parameters("from_snapshot", params),
+                                              box_given)
+        return cls._wrap(core)
+
+    @classmethod
+    def from_checkpoint(cls, path):
+        """The run saved by save_checkpoint (or a checkpoint.bin of ``octwalk run``), ready to evolve on: its
+        bodies, time, timestep, parameters and step count, with forces bit-identical to the run that wrote it,
+        so that save, load and evolve give the same bits as evolving straight on.
+        FileNotFoundError for a missing file, octwalk.FormatError for a damaged one (checksummed)."""
+        path = _os.fspath(path)
+        if not _os.path.exists(path):
+            raise FileNotFoundError(_errno.ENOENT, "checkpoint not found", path)
+        return cls._wrap(_core.Simulation.from_checkpoint(path))
+
+    def save_checkpoint(self, path):
+        """Writes the run's checkpoint (octwalk run's format, a complete file or none; an existing file at path
+        is kept as path + ".prev" once the new one is complete)."""
+        self._sim.save_checkpoint(_os.fspath(path))
 
     def evolve(self, t_end):
         self._sim.evolve(t_end)

@@ -1,7 +1,11 @@
 // octwalk._core.Simulation: the library's leapfrog (host/sim/simulation.h) driven to requested times.
+#include <cmath>
+#include <cstdio>
 #include <memory>
+#include <sstream>
 
 #include "common/errors.h"
+#include "host/io/snapshot.h"
 #include "host/sim/simulation.h"
 #include "python/src/bindings.h"
 
@@ -43,6 +47,41 @@ public:
         start(std::move(initial));
     }
 
+    /// A run restored from a checkpoint: its timestep and the steps of its earlier runs from the text
+    /// saveCheckpoint stored with it, or for a checkpoint of `octwalk run` its step and none before.
+    static std::unique_ptr<PySimulation> fromCheckpoint(const std::string& path)
+    {
+        std::string extra;
+        auto sim = std::make_unique<Simulation>(Simulation::fromCheckpoint(path, &extra));
+        if (sim->comoving())
+        {
+            throw ParameterError("checkpoint '" + path +
+                                 "' is of a comoving run (time is the scale factor): continue it with octwalk run "
+                                 "--restart");
+        }
+        double timestep       = sim->plan().h;
+        int64_t earlierSteps  = 0;
+        const size_t position = extra.find(kExtraKey);
+        if (position == 0 && !readExtra(extra, timestep, earlierSteps))
+        {
+            throw FormatError("checkpoint '" + path + "': its Simulation settings '" + extra + "' are damaged");
+        }
+        const Parameters p = sim->parameters();
+        return std::unique_ptr<PySimulation>(new PySimulation(std::move(sim), p, timestep, earlierSteps));
+    }
+
+    /// Writes the run's checkpoint (Simulation::writeCheckpoint: atomic, an existing file kept as path.prev)
+    /// with the timestep and the steps of earlier runs beside it, which fromCheckpoint needs to go on as this
+    /// object would.
+    void saveCheckpoint(const std::string& path) const
+    {
+        char text[96];
+        std::snprintf(text, sizeof text, "%s%.17g\nearlier_steps=%lld\n", kExtraKey, timestep_,
+                      static_cast<long long>(steps_));
+        py::gil_scoped_release free;
+        sim_->writeCheckpoint(path, text);
+    }
+
     void evolve(double tEnd)
     {
         if (tEnd == time()) return;
@@ -82,14 +121,34 @@ public:
     }
 
 private:
+    static constexpr const char* kExtraKey = "python_simulation timestep=";
+
+    PySimulation(std::unique_ptr<Simulation> sim, const Parameters& p, double timestep, int64_t earlierSteps)
+        : params_(p), timestep_(timestep), steps_(earlierSteps), sim_(std::move(sim))
+    {}
+
+    /// Parses saveCheckpoint's text; false when it is not that.
+    static bool readExtra(const std::string& extra, double& timestep, int64_t& earlierSteps)
+    {
+        std::istringstream in(extra.substr(std::string(kExtraKey).size()));
+        std::string key;
+        long long steps = -1;
+        if (!(in >> timestep) || !std::getline(in >> std::ws, key, '=') || key != "earlier_steps" || !(in >> steps))
+            return false;
+        earlierSteps = steps;
+        return std::isfinite(timestep) && timestep > 0 && steps >= 0;
+    }
+
     /// A run from initial (at initial.time) planned to tEnd, by default one step ahead.
     void start(ParticleSet initial, std::optional<double> tEnd = std::nullopt)
     {
         const double t0 = initial.time;
         if (sim_) steps_ += sim_->stepIndex();
         Parameters p = sim_ ? sim_->parameters() : params_;
-        sim_         = std::make_unique<Simulation>(std::move(initial), p,
-                                            planSteps(t0, tEnd.value_or(t0 + timestep_), timestep_));
+        // A restored run keeps its force options (direct, zero_net_force, rebuild_every) in its next runs.
+        ForceOptions forces = sim_ ? sim_->forceOptions() : ForceOptions{};
+        sim_                = std::make_unique<Simulation>(std::move(initial), p,
+                                            planSteps(t0, tEnd.value_or(t0 + timestep_), timestep_), forces);
     }
 
     /// Whether tEnd is whole steps of the current run from its start (then the run is extended to it).
@@ -114,6 +173,28 @@ private:
     std::unique_ptr<Simulation> sim_;
 };
 
+/// The snapshot's bodies (any format readSnapshot reads) at its time, as `octwalk run --input` starts them: a
+/// periodic file runs in its box unless box_size was given (0: isolated; another value must agree with it).
+std::unique_ptr<PySimulation> simulationFromSnapshot(const std::string& path, py::handle format, double timestep,
+                                                     Parameters p, bool boxGiven)
+{
+    ParticleSet bodies =
+        format.is_none() ? readSnapshot(path) : readSnapshot(path, parseSnapshotFormat(format.cast<std::string>()));
+    if (bodies.boxSize > 0 && boxGiven && p.box_size > 0 &&
+        !(std::fabs(p.box_size - bodies.boxSize) <= 1e-6 * bodies.boxSize))
+    {
+        std::ostringstream m;
+        m.precision(15);
+        m << "parameter box_size = " << p.box_size << " does not match the snapshot's BoxSize " << bodies.boxSize
+          << " ('" << path << "'; box_size=0 runs it isolated)";
+        throw ParameterError(m.str());
+    }
+    if (bodies.boxSize > 0 && !boxGiven) p.box_size = bodies.boxSize;
+    validate(p);
+    py::gil_scoped_release free;
+    return std::make_unique<PySimulation>(std::move(bodies), p, timestep);
+}
+
 } // namespace
 
 void bindSimulation(py::module_& m)
@@ -127,6 +208,10 @@ void bindSimulation(py::module_& m)
              }),
              py::arg("pos"), py::arg("vel"), py::arg("mass"), py::arg("ids"), py::arg("time"), py::arg("timestep"),
              py::arg("parameters"))
+        .def_static("from_snapshot", &simulationFromSnapshot, py::arg("path"), py::arg("format"), py::arg("timestep"),
+                    py::arg("parameters"), py::arg("box_given"))
+        .def_static("from_checkpoint", &PySimulation::fromCheckpoint, py::arg("path"))
+        .def("save_checkpoint", &PySimulation::saveCheckpoint, py::arg("path"))
         .def("evolve", &PySimulation::evolve, py::arg("t_end"))
         .def_property_readonly("time", &PySimulation::time)
         .def_property_readonly("steps", &PySimulation::steps)
