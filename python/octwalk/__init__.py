@@ -31,6 +31,7 @@ __all__ = [
     "read_snapshot",
     "write_snapshot",
     "Simulation",
+    "power_spectrum",
     "ic",
     "ParameterError",
     "InputError",
@@ -174,6 +175,22 @@ def write_snapshot(path, pos, vel, mass, *, format="tipsy", id=None, type=None, 
 def _box_size_keywords():
     """The spellings of box_size as a keyword (its name, option and aliases)."""
     return next(row["keywords"] for row in _core.parameter_table() if row["name"] == "box_size")
+
+
+def power_spectrum(pos, mass, box_size, *, n_mesh=128, n_bins=0, assignment="cic", interlace=False,
+                   log_bins=False, details=False):
+    """The matter power spectrum of bodies in the periodic box [0, box_size)^3 (positions outside are wrapped),
+    as ``octwalk power`` measures it: mass assignment (cic or tsc) on an n_mesh^3 mesh, optional interlacing,
+    window deconvolution, n_bins spherical bins from kF/2 to k_Nyquist + kF/2 (kF = 2 pi / box_size; 0: n_mesh/2
+    bins, one per kF; log_bins: equal in ln k).
+
+    Returns (k, P): each bin's mean |k| [1/length] and power [length^3] (0 for a bin without modes); shot noise
+    is not subtracted. With details=True also the modes per bin and the shot noise: (k, P, modes, shot_noise).
+    For a perturbed lattice (initial conditions) take n_mesh 2-4 times the bodies per side
+    (host/study/power_spectrum.h says why)."""
+    k, p, modes, shot = _core.power_spectrum(pos, mass, box_size, n_mesh=n_mesh, n_bins=n_bins,
+                                             assignment=assignment, interlace=interlace, log_bins=log_bins)
+    return (k, p, modes, shot) if details else (k, p)
 
 
 class Particles:

@@ -23,6 +23,7 @@ void bindParameters(py::module_& m);
 void bindGravity(py::module_& m);
 void bindSnapshots(py::module_& m);
 void bindSimulation(py::module_& m);
+void bindCosmology(py::module_& m);
 
 /// The parameters every Python entry point starts from: the table's defaults, except a softening of
 /// epsilon = 0.01 (epsilon_squared = 1e-4), as pytreegrav and AMUSE's tree codes have one by default.

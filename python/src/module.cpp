@@ -19,4 +19,5 @@ PYBIND11_MODULE(_core, m)
     octwalk::python::bindGravity(m);
     octwalk::python::bindSnapshots(m);
     octwalk::python::bindSimulation(m);
+    octwalk::python::bindCosmology(m);
 }
