@@ -15,8 +15,7 @@ namespace {
 
 /// The linear P(k) at z = 0 as `octwalk ic cosmo` takes it: a CAMB/CLASS table when one is named, else
 /// EH98 normalised to sigma8.
-LinearPower linearPowerOf(const Cosmology& c, SpectrumParams s, const std::string& transfer,
-                          const std::string& table)
+LinearPower linearPowerOf(const Cosmology& c, SpectrumParams s, const std::string& transfer, const std::string& table)
 {
     s.transfer = parseTransferModel(transfer);
     if (!table.empty()) return LinearPower::fromTable(table);
@@ -24,9 +23,9 @@ LinearPower linearPowerOf(const Cosmology& c, SpectrumParams s, const std::strin
 }
 
 py::dict cosmoIcs(int64_t nGrid, double boxSize, double zBegin, uint64_t seed, int lpt, bool fixAmplitudes,
-                  bool invertPhases, bool plt, double pltATarget, double omega0, double omegaLambda,
-                  double hubbleParam, double omegaBaryon, double ns, double sigma8, double tcmb,
-                  const std::string& transfer, const std::string& powerSpectrum, const std::string& units)
+                  bool invertPhases, bool plt, double pltATarget, double omega0, double omegaLambda, double hubbleParam,
+                  double omegaBaryon, double ns, double sigma8, double tcmb, const std::string& transfer,
+                  const std::string& powerSpectrum, const std::string& units)
 {
     CosmoIcParams p;
     p.nGrid                 = nGrid;
@@ -54,13 +53,13 @@ py::dict cosmoIcs(int64_t nGrid, double boxSize, double zBegin, uint64_t seed, i
         py::gil_scoped_release free;
         bodies = makeCosmoIcs(p, power);
     }
-    py::dict d          = particlesToDict(bodies);
-    d["a_begin"]        = bodies.time;
-    d["G"]              = p.units.gravitationalConstant;
-    d["H0"]             = p.units.hubble0;
-    d["units"]          = p.units.name;
-    d["linear_power"]   = power.description();
-    d["growth_factor"]  = growthFactor(p.cosmology, bodies.time);
+    py::dict d         = particlesToDict(bodies);
+    d["a_begin"]       = bodies.time;
+    d["G"]             = p.units.gravitationalConstant;
+    d["H0"]            = p.units.hubble0;
+    d["units"]         = p.units.name;
+    d["linear_power"]  = power.description();
+    d["growth_factor"] = growthFactor(p.cosmology, bodies.time);
     return d;
 }
 
