@@ -1,7 +1,19 @@
+import os
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
 import octwalk
+
+
+def _octwalk_binary():
+    path = os.environ.get("OCTWALK_BINARY") or shutil.which("octwalk")
+    return path if path and os.access(path, os.X_OK) else None
+
+
+needs_binary = pytest.mark.skipif(_octwalk_binary() is None, reason="the octwalk program (OCTWALK_BINARY) is not built")
 
 
 def test_save_load_evolve_is_evolving_straight_on(tmp_path):
@@ -75,3 +87,27 @@ def test_from_snapshot_runs_a_periodic_file_in_its_box(tmp_path):
     assert octwalk.Simulation.from_snapshot(tmp_path / "box", box_size=0).parameters["box_size"] == 0.0
     with pytest.raises(ValueError, match="does not match the snapshot's BoxSize"):
         octwalk.Simulation.from_snapshot(tmp_path / "box", box_size=12.0)
+
+
+@needs_binary
+def test_a_checkpoint_of_octwalk_run_continues_bit_for_bit(tmp_path):
+    subprocess.run([_octwalk_binary(), "run", "--model", "plummer", "--n", "128", "--seed", "3", "--t-end", "0.125",
+                    "--timestep", "0.015625", "--epsilon", "0.01", "--output-dir", str(tmp_path / "run")],
+                   check=True, capture_output=True)
+    restored = octwalk.Simulation.from_checkpoint(tmp_path / "run" / "checkpoint.bin")
+    assert restored.time == 0.125 and restored.steps == 8 and restored.timestep == 1 / 64
+    restored.evolve(0.25)
+    straight = octwalk.Simulation.from_model("plummer", n=128, seed=3, timestep=1 / 64)
+    straight.evolve(0.25)
+    assert np.array_equal(restored.particles.pos, straight.particles.pos)
+
+
+@needs_binary
+def test_a_comoving_checkpoint_is_refused(tmp_path):
+    binary = _octwalk_binary()
+    subprocess.run([binary, "ic", "cosmo", "--n-grid", "4", "--box-size", "50", "-o", str(tmp_path / "ics")],
+                   check=True, capture_output=True)
+    subprocess.run([binary, "run", "--comoving", "--input", str(tmp_path / "ics"), "--a-end", "0.022",
+                    "--output-dir", str(tmp_path / "run")], check=True, capture_output=True)
+    with pytest.raises(ValueError, match="comoving run"):
+        octwalk.Simulation.from_checkpoint(tmp_path / "run" / "checkpoint.bin")

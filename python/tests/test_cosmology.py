@@ -46,6 +46,14 @@ def test_cosmo_fields_and_errors():
         octwalk.ic.cosmo(n_grid=4, seed=-1)
 
 
+def test_cosmo_defaults_are_the_librarys():
+    ours = octwalk.ic.cosmo(n_grid=4)
+    library = octwalk._core.cosmo_ics(n_grid=4)  # CosmoIcParams{} and SpectrumParams{}
+    for field in ("pos", "vel", "mass", "id"):
+        assert np.array_equal(ours[field], library[field])
+    assert ours["time"] == library["time"] and ours["linear_power"] == library["linear_power"]
+
+
 def test_power_spectrum_of_cosmo_ics():
     ics = octwalk.ic.cosmo(n_grid=16, box_size=100.0, seed=3, z_begin=9.0)
     k, p = octwalk.power_spectrum(ics["pos"], ics["mass"], ics["box_size"], n_mesh=32)
