@@ -46,8 +46,14 @@ def test_a_run_restarted_between_steps_keeps_its_timestep_and_count(tmp_path):
     restored = octwalk.Simulation.from_checkpoint(tmp_path / "c")
     assert restored.timestep == 0.01 and restored.steps == 4
     restored.evolve(0.06)
-    assert restored.steps == straight.steps
+    assert restored.steps == straight.steps == 7
     assert np.array_equal(restored.particles.pos, straight.particles.pos)
+    restored.save_checkpoint(tmp_path / "d")  # after two runs: the steps of the first are kept beside it
+    again = octwalk.Simulation.from_checkpoint(tmp_path / "d")
+    assert again.steps == 7 and again.time == 0.06
+    again.evolve(0.1)
+    straight.evolve(0.1)
+    assert again.steps == straight.steps and np.array_equal(again.particles.pos, straight.particles.pos)
 
 
 def test_damaged_or_missing_checkpoint_is_refused(tmp_path):
