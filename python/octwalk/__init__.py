@@ -2,7 +2,8 @@
 
 The names follow pytreegrav (``accelerations``/``direct`` on arrays), AMUSE (``Gravity`` with
 ``opening_angle``, ``epsilon_squared``, ``gravity_at_point``, ``potential_at_point``) and REBOUND
-(``Simulation.evolve``, ``.particles``, ``.energy()``); docs/python.md describes them.
+(``Simulation.evolve``, ``.particles``, ``.energy()``), the star-cluster integrator ``Hermite`` and libg6's
+GRAPE-6 calls (``G6``); docs/python.md describes them.
 
 Every solver parameter of the table (``parameters()``, docs/parameters.md) is a keyword of every entry point,
 by its name (``n_leaf=32``), its command-line option with ``_`` for ``-`` (``epsilon=0.01`` is a length,
@@ -13,8 +14,10 @@ Positions (N, 3) and masses (N,) that are float64 and C-contiguous are read in p
 other arrays (float32, Fortran order, slices with strides, lists) are converted to float64 once.
 """
 
+import contextlib as _contextlib
 import errno as _errno
 import os as _os
+import sys as _sys
 
 import numpy as _np
 
@@ -31,6 +34,8 @@ __all__ = [
     "read_snapshot",
     "write_snapshot",
     "Simulation",
+    "Hermite",
+    "G6",
     "power_spectrum",
     "ic",
     "ParameterError",
@@ -268,8 +273,15 @@ class Simulation:
         is kept as path + ".prev" once the new one is complete)."""
         self._sim.save_checkpoint(_os.fspath(path))
 
-    def evolve(self, t_end):
-        self._sim.evolve(t_end)
+    def evolve(self, t_end, progress=None, *, checkpoint=None):
+        """Advances to t_end (see the class).
+
+        progress: a tqdm bar over the simulated time; None shows one only when stderr is a terminal or in a
+        notebook, True always, False never (nothing when tqdm, Debian's python3-tqdm, is not installed).
+        Ctrl-C (KeyboardInterrupt) stops the run after the step under way: the simulation stays at that whole
+        step, ready to evolve on; with checkpoint=path it is first saved there (save_checkpoint), so that
+        Simulation.from_checkpoint(path).evolve(t_end) ends with the same bits as an uninterrupted run."""
+        _evolve_interruptibly(self, self._sim, t_end, progress, checkpoint)
 
     @property
     def time(self):
@@ -299,6 +311,154 @@ class Simulation:
     def diagnostics(self):
         """time, kinetic, potential, total, relative_energy_error, virial_ratio, momentum, angular_momentum."""
         return self._sim.diagnostics()
+
+
+def _in_notebook():
+    shell = _sys.modules.get("IPython")
+    ip = shell.get_ipython() if shell is not None and hasattr(shell, "get_ipython") else None
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def _progress_bar(progress, start, end):
+    """A tqdm bar from start to end in simulated time, or None (progress False; None and not on a terminal or
+    in a notebook; tqdm not installed)."""
+    if progress is False or (progress is None and not (_sys.stderr.isatty() or _in_notebook())):
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=end - start, unit="t", bar_format="{l_bar}{bar}| t = {postfix} [{elapsed}<{remaining}]",
+                postfix=f"{start:.6g}")
+
+
+def _evolve_interruptibly(owner, core, t_end, progress, checkpoint):
+    """core.evolve(t_end) with a progress bar, a checkpoint written on KeyboardInterrupt (the core stops at a
+    whole step: it runs Python's signal handlers between steps) and the interrupt raised again."""
+    start = core.time
+    bar = _progress_bar(progress, start, t_end) if t_end > start else None
+    done = [start]
+
+    def advance(t):
+        bar.update(t - done[0])
+        bar.set_postfix_str(f"{t:.6g}", refresh=False)
+        done[0] = t
+
+    with bar if bar is not None else _contextlib.nullcontext():
+        try:
+            core.evolve(t_end, advance if bar is not None else None)
+        except KeyboardInterrupt:
+            if checkpoint is not None:
+                owner.save_checkpoint(checkpoint)
+            raise
+
+
+class Hermite:
+    """The 4th-order Hermite integrator with block time steps (``octwalk hermite``, docs/hermite_libg6.md) for star
+    clusters: exact forces through libg6, every body synchronised each dt_max.
+
+    h = Hermite.from_model("plummer", n=256, seed=1, eta=0.02, epsilon=1/256)
+    h.evolve(1.0); h.particles.pos; h.energy(); h.time
+
+    eta, eta_start (the first step's) and dt_max (the longest step and sync interval) as octwalk hermite's
+    options; the softening epsilon (a length; default 1/256 as octwalk hermite), G and max_energy_error are the
+    solver keywords it takes (the tree's are refused). Times that are whole dt_max from the start continue one
+    run, the same bits as ``octwalk hermite --t-end`` the last of them; another time ends its run there and the
+    next evolve starts a new one from that synchronised state (start derivatives afresh)."""
+
+    def __init__(self, pos, vel, mass, *, time=0.0, eta=0.02, eta_start=0.01, dt_max=1.0 / 16,
+                 epsilon=_Default(1.0 / 256), G=_Default(1.0), **params):
+        kw = _keywords(dict(epsilon=epsilon, G=G), params)
+        _check_direct_keywords("Hermite", kw)
+        self._h = _core.Hermite(pos, vel, mass, time, _core.make_parameters("Hermite", kw), eta, eta_start, dt_max)
+
+    @classmethod
+    def from_arrays(cls, pos, vel, mass, **kw):
+        return cls(pos, vel, mass, **kw)
+
+    @classmethod
+    def from_model(cls, name, *, n, seed=1, **kw):
+        """A built-in model (octwalk.ic), the bodies ``octwalk hermite --model NAME --n N --seed SEED`` takes."""
+        m = ic.model(name, n, seed=seed)
+        return cls(m["pos"], m["vel"], m["mass"], **kw)
+
+    def evolve(self, t_end, progress=None):
+        """Advances to t_end with block steps. progress and Ctrl-C as Simulation.evolve's (a KeyboardInterrupt
+        stops at the end of a sync interval, the bodies synchronised)."""
+        _evolve_interruptibly(self, self._h, t_end, progress, None)
+
+    @property
+    def time(self):
+        return self._h.time
+
+    @property
+    def particles(self):
+        """The bodies at the current (synchronised) time, copies: pos, vel (N, 3), mass, id (the order given)."""
+        return Particles(self._h.particles())
+
+    @property
+    def parameters(self):
+        return self._h.parameters
+
+    @property
+    def settings(self):
+        """eta, eta_start, dt_max."""
+        return self._h.settings
+
+    @property
+    def counts(self):
+        """block_steps and body_steps taken so far."""
+        return self._h.counts
+
+    def energy(self):
+        """Total energy, kinetic + potential (G applied; the potential through libg6)."""
+        return self._h.diagnostics()["total"]
+
+    def diagnostics(self):
+        """time, kinetic, potential, total, relative_energy_error (of this run's start), virial_ratio, momentum,
+        angular_momentum."""
+        return self._h.diagnostics()
+
+
+_DIRECT_PARAMETERS = ("epsilon_squared", "gravitational_constant", "max_energy_error")
+
+
+def _check_direct_keywords(function, kw):
+    """TypeError for a solver keyword that direct summation has no use for (octwalk hermite refuses them too)."""
+    allowed = {k for row in _core.parameter_table() if row["name"] in _DIRECT_PARAMETERS for k in row["keywords"]}
+    for key in kw:
+        if key not in allowed:
+            raise TypeError(f"{function}() got an unexpected keyword argument {key!r} (it takes epsilon, G and "
+                            "max_energy_error of the solver's)")
+
+
+class G6(_core.G6):
+    """libg6's GRAPE-6 calls (host/g6/g6lib.h, docs/hermite_libg6.md) on one cluster id, for codes written
+    against GRAPE-6 (phiGRAPE, NBODY4/6's g6 drivers).
+
+    with octwalk.G6(backend="cpu") as g:
+        g.set_j_particle(address, index, tj, dtj, a2by18, a1by6, aby2, v, x, m)
+        g.set_ti(ti)
+        acc, jerk, pot = g.calc(index, x, v, eps2)
+
+    backend: auto (the GPU when present), gpu or cpu (double). A call that libg6 refuses (non-zero return)
+    raises RuntimeError with the line libg6 wrote."""
+
+    def __init__(self, backend="auto"):
+        super().__init__(backend)
+
+    def calc(self, index, x, v, eps2, h2=None, *, nj=None):
+        """Forces on the i-particles index (ni,), x, v (ni, 3) (already predicted to ti) from j-memory [0, nj)
+        (default: the highest address set + 1), ni <= npipes: g6calc_firsthalf and g6calc_lasthalf.
+        Returns (acc (ni, 3), jerk (ni, 3), pot (ni,)); an i-particle skips the j-particle of its own index."""
+        return super().calc(-1 if nj is None else nj, index, x, v, eps2, h2)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
 from . import ic  # noqa: E402  (ic uses nothing above; imported last so that octwalk.ic is the submodule)

@@ -1,7 +1,8 @@
 #pragma once
 /// @file bindings.h
 /// The pieces of the Python module's core (octwalk._core), one file each: exceptions, parameters, array
-/// conversions, the gravity solver, snapshots and models, the leapfrog simulation.
+/// conversions, the gravity solver, snapshots and models, the leapfrog simulation,
+/// the Hermite integrator and libg6.
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -24,6 +25,7 @@ void bindGravity(py::module_& m);
 void bindSnapshots(py::module_& m);
 void bindSimulation(py::module_& m);
 void bindCosmology(py::module_& m);
+void bindHermite(py::module_& m);
 
 /// The parameters every Python entry point starts from: the table's defaults, except a softening of
 /// epsilon = 0.01 (epsilon_squared = 1e-4), as pytreegrav and AMUSE's tree codes have one by default.

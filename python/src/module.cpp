@@ -20,4 +20,5 @@ PYBIND11_MODULE(_core, m)
     octwalk::python::bindSnapshots(m);
     octwalk::python::bindSimulation(m);
     octwalk::python::bindCosmology(m);
+    octwalk::python::bindHermite(m);
 }

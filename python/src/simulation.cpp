@@ -82,7 +82,9 @@ public:
         sim_->writeCheckpoint(path, text);
     }
 
-    void evolve(double tEnd)
+    /// Advances to tEnd; after every step runs Python's signal handlers (a Ctrl-C stops the run there, at a
+    /// whole step, as KeyboardInterrupt) and calls progress(time) when it is not None.
+    void evolve(double tEnd, const py::object& progress)
     {
         if (tEnd == time()) return;
         if (!(tEnd > time()))
@@ -97,7 +99,13 @@ public:
             now.time        = time();
             start(std::move(now), tEnd);
         }
-        while (!sim_->done()) sim_->step();
+        while (!sim_->done())
+        {
+            sim_->step();
+            py::gil_scoped_acquire hold;
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            if (!progress.is_none()) progress(time());
+        }
     }
 
     double time() const { return sim_->time(); }
@@ -212,7 +220,7 @@ void bindSimulation(py::module_& m)
                     py::arg("parameters"), py::arg("box_given"))
         .def_static("from_checkpoint", &PySimulation::fromCheckpoint, py::arg("path"))
         .def("save_checkpoint", &PySimulation::saveCheckpoint, py::arg("path"))
-        .def("evolve", &PySimulation::evolve, py::arg("t_end"))
+        .def("evolve", &PySimulation::evolve, py::arg("t_end"), py::arg("progress") = py::none())
         .def_property_readonly("time", &PySimulation::time)
         .def_property_readonly("steps", &PySimulation::steps)
         .def_property_readonly("timestep", &PySimulation::timestep)
