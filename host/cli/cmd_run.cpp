@@ -345,6 +345,10 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
          "steps between snapshots (0: first and last only), >= 0")
         ("checkpoint-every", po::value(&rs.checkpointEvery)->default_value(rs.checkpointEvery),
          "steps between checkpoints (one is always written at the end), >= 0")
+        ("snapshot-files", po::value(&rs.snapshotFiles)->default_value(rs.snapshotFiles),
+         "files each snapshot is split over, GADGET-2's NumFilesPerSnapshot (snap_NNNNNN.gadget.0 ... .K-1; "
+         "--format gadget2 or gadget2-format2); on several ranks, as many as the ranks lets each rank write its "
+         "own part, >= 1")
         ("direct", po::bool_switch(&direct), "exact direct summation (double, O(N^2)) instead of the tree")
         ("zero-net-force", po::bool_switch(&zeroNetForce),
          "subtract the mass-weighted mean acceleration each step (momentum conserved to round-off)")
@@ -395,6 +399,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
                                    "energy-every",
                                    "snapshot-every",
                                    "checkpoint-every",
+                                   "snapshot-files",
                                    "format",
                                    "output-dir",
                                    "comoving",
@@ -447,6 +452,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     if (rs.snapshotEvery < 0) throw ParameterError("option --snapshot-every must be >= 0");
     if (rs.checkpointEvery < 0) throw ParameterError("option --checkpoint-every must be >= 0");
     parseSnapshotFormat(rs.format);
+    // A comoving run writes GADGET-2 by default (below): its split snapshots are checked there.
+    if (!comoving.enabled || !vm["format"].defaulted()) validate(rs);
     if (!input.empty() && !vm["model"].defaulted()) throw UsageError("give --input or --model, not both");
     if (outputDir.empty()) throw UsageError("option --output-dir is empty: name a directory");
 #ifdef OCTWALK_HAVE_MPI
@@ -478,6 +485,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         }
         // TIPSY has no cosmological header and stores float32: a comoving run writes GADGET-2 unless told.
         if (vm["format"].defaulted()) rs.format = "gadget2";
+        validate(rs);
         ParticleSet bodies = readInput(input, inputFormat);
         ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
         if (forceOptions.rebuildEvery != 1 || !vm["rebuild-lag"].defaulted())

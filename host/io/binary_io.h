@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -504,7 +505,15 @@ ParticleSet readTipsy(const std::string& path, SnapshotFormat format);
 bool detectTipsy(FileReader& in, SnapshotFormat& format);
 
 /// `format2`: GADGET-2 format 2, a label record before each block.
-void writeGadget2(const std::string& path, const std::string& name, const ParticleSet& sorted, bool format2);
+/// What a part of a GADGET-2 snapshot split over files says of the whole: the number of files and the
+/// whole snapshot's count of each type (npartTotal). numFiles 1 with totals unset: a single-file snapshot.
+struct GadgetSplit
+{
+    int32_t numFiles = 1;
+    std::array<uint64_t, 6> totals{};
+};
+void writeGadget2(const std::string& path, const std::string& name, const ParticleSet& sorted, bool format2,
+                  const GadgetSplit& split = {});
 /// Either GADGET-2 format, told apart by the first record.
 ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& options);
 /// A first and a closing record marker of 256 (the HEAD block), in either byte order.

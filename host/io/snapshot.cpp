@@ -2,6 +2,8 @@
 /// The format-neutral entry points of snapshot.h: names, detection and dispatch to the one file of
 /// each format (snapshot_tipsy.cpp, snapshot_gadget.cpp, snapshot_hdf5.cpp or snapshot_hdf5_none.cpp).
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -103,6 +105,54 @@ void writeSnapshot(const std::string& path, SnapshotFormat format, const Particl
         case SnapshotFormat::Hdf5: break; // above
         }
     });
+}
+
+std::array<uint64_t, 6> typeCounts(const ParticleSet& particles)
+{
+    std::array<uint64_t, 6> counts{};
+    for (int64_t i = 0; i < particles.size(); ++i) ++counts[std::min<size_t>(particles.type[size_t(i)], 5)];
+    return counts;
+}
+
+void writeSnapshotPart(const std::string& path, SnapshotFormat format, const ParticleSet& particles, int32_t numFiles,
+                       const std::array<uint64_t, 6>& totals, bool overwrite)
+{
+    if (format != SnapshotFormat::Gadget2 && format != SnapshotFormat::Gadget2Format2)
+    {
+        throw ParameterError("snapshot '" + path +
+                             "': a snapshot split over files is GADGET-2's (gadget2 or "
+                             "gadget2-format2), not " +
+                             toString(format));
+    }
+    if (numFiles < 1) throw ParameterError("snapshot files = " + std::to_string(numFiles) + " must be >= 1");
+    const ParticleSet sorted = io::sortedForWriting(particles);
+    const io::GadgetSplit split{numFiles, totals};
+    writeFileAtomically(path, overwrite ? Existing::Replace : Existing::Refuse, [&](const std::string& temporary) {
+        io::writeGadget2(temporary, path, sorted, format == SnapshotFormat::Gadget2Format2, split);
+    });
+}
+
+void writeSnapshotSplit(const std::string& base, SnapshotFormat format, const ParticleSet& particles, int32_t numFiles,
+                        bool overwrite)
+{
+    if (numFiles < 1) throw ParameterError("snapshot files = " + std::to_string(numFiles) + " must be >= 1");
+    const ParticleSet sorted             = io::sortedForWriting(particles);
+    const std::array<uint64_t, 6> totals = typeCounts(sorted);
+    const int64_t n                      = sorted.size();
+    for (int32_t k = 0; k < numFiles; ++k)
+    {
+        const int64_t first = n * k / numFiles, last = n * (k + 1) / numFiles;
+        ParticleSet part;
+        part.time      = sorted.time;
+        part.boxSize   = sorted.boxSize;
+        part.cosmology = sorted.cosmology;
+        part.pos.assign(sorted.pos.begin() + first, sorted.pos.begin() + last);
+        part.vel.assign(sorted.vel.begin() + first, sorted.vel.begin() + last);
+        part.mass.assign(sorted.mass.begin() + first, sorted.mass.begin() + last);
+        part.id.assign(sorted.id.begin() + first, sorted.id.begin() + last);
+        part.type.assign(sorted.type.begin() + first, sorted.type.begin() + last);
+        writeSnapshotPart(base + "." + std::to_string(k), format, part, numFiles, totals, overwrite);
+    }
 }
 
 namespace {

@@ -99,6 +99,20 @@ struct SnapshotMeta
 void writeSnapshot(const std::string& path, SnapshotFormat format, const ParticleSet& particles,
                    const SnapshotMeta& meta = {}, bool overwrite = false);
 
+/// The count of each GADGET particle type (0..5) in particles.
+std::array<uint64_t, 6> typeCounts(const ParticleSet& particles);
+
+/// One part of a GADGET-2 snapshot split over numFiles files (NumFilesPerSnapshot), as GADGET writes large ones
+/// and as the readers here read them (BASE.0 ... BASE.(numFiles - 1)): particles are this part's, totals the
+/// whole snapshot's count of each type. Written as writeSnapshot writes a file. ParameterError for a format
+/// other than gadget2 or gadget2-format2, or numFiles < 1.
+void writeSnapshotPart(const std::string& path, SnapshotFormat format, const ParticleSet& particles, int32_t numFiles,
+                       const std::array<uint64_t, 6>& totals, bool overwrite = false);
+
+/// The set in id order split over numFiles GADGET-2 files base.0 ... base.(numFiles - 1) of near-equal counts.
+void writeSnapshotSplit(const std::string& base, SnapshotFormat format, const ParticleSet& particles, int32_t numFiles,
+                        bool overwrite = false);
+
 /// How a reader decides whether a GADGET-2 or HDF5 file is cosmological (see the file comment).
 enum class CosmologyReading
 {

@@ -448,12 +448,12 @@ TypeTable typeTable(const ParticleSet& sorted, const std::vector<size_t>& order)
     return table;
 }
 
-void encodeHeader(unsigned char* raw, const ParticleSet& sorted, const TypeTable& table)
+void encodeHeader(unsigned char* raw, const ParticleSet& sorted, const TypeTable& table, const GadgetSplit& split)
 {
     const ByteOrder order = ByteOrder::Little;
     for (int t = 0; t < numTypes; ++t)
     {
-        const CountWords words = splitCount(table.count[t]);
+        const CountWords words = splitCount(split.numFiles > 1 ? split.totals[size_t(t)] : table.count[t]);
         encode<int32_t>(int32_t(table.count[t]), order, raw + offset::npart + 4 * t);
         encode<double>(table.mass[t], order, raw + offset::mass + 8 * t);
         encode<uint32_t>(words.low, order, raw + offset::npartTotal + 4 * t);
@@ -462,7 +462,7 @@ void encodeHeader(unsigned char* raw, const ParticleSet& sorted, const TypeTable
     const std::optional<Cosmology>& c = sorted.cosmology;
     encode<double>(sorted.time, order, raw + offset::time);
     encode<double>(c ? 1.0 / sorted.time - 1.0 : 0.0, order, raw + offset::redshift);
-    encode<int32_t>(1, order, raw + offset::numFiles);
+    encode<int32_t>(split.numFiles, order, raw + offset::numFiles);
     encode<double>(sorted.boxSize, order, raw + offset::boxSize);
     // Isolated: Omega0 = OmegaLambda = 0, so that readers treat time as plain time; h = 1 changes
     // nothing in a reader that divides by it.
@@ -646,7 +646,8 @@ ParticleSet readGadget2(const std::string& path, const SnapshotReadOptions& opti
     return p;
 }
 
-void writeGadget2(const std::string& path, const std::string& name, const ParticleSet& sorted, bool format2)
+void writeGadget2(const std::string& path, const std::string& name, const ParticleSet& sorted, bool format2,
+                  const GadgetSplit& split)
 {
     const uint64_t n = uint64_t(sorted.size());
     if (12 * n > maxBlockBytes)
@@ -673,7 +674,7 @@ void writeGadget2(const std::string& path, const std::string& name, const Partic
     const double box       = sorted.boxSize;
     FileWriter out(path);
     unsigned char raw[headerBytes] = {};
-    encodeHeader(raw, sorted, table);
+    encodeHeader(raw, sorted, table, split);
     writeBlock(out, format2, label::head, headerBytes, [&] { out.write(raw, headerBytes); });
     if (n == 0)
     {

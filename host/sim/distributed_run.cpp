@@ -18,6 +18,7 @@
 #include "host/io/atomic_file.h"
 #include "host/io/checkpoint.h"
 #include "host/io/json.h"
+#include "host/io/snapshot.h"
 #include "host/mpi/distributed_leapfrog.h"
 
 namespace octwalk {
@@ -267,8 +268,32 @@ public:
 
     void writeSnapshot() override
     {
+        const RunSettings& rs = c_.settings;
+        if (rs.snapshotFiles == comm_.size() && comm_.size() > 1)
+        {
+            writeOwnPart();
+            return;
+        }
         const ParticleSet all = gatherById(comm_, local_);
-        if (comm_.rank() == 0) writeRunSnapshot(c_.dir, step_, all, c_.parameters, c_.settings.format);
+        if (comm_.rank() == 0) writeRunSnapshot(c_.dir, step_, all, c_.parameters, rs.format, rs.snapshotFiles);
+    }
+
+    /// A snapshot split over as many files as ranks: rank r writes part r, its own bodies, and no rank gathers
+    /// them all. The parts' counts add up to the totals every header states.
+    void writeOwnPart()
+    {
+        const std::array<uint64_t, 6> mine                = typeCounts(local_);
+        const std::vector<std::array<uint64_t, 6>> counts = comm_.allgather(mine);
+        std::array<uint64_t, 6> totals{};
+        for (const auto& c : counts)
+        {
+            for (size_t t = 0; t < totals.size(); ++t) totals[t] += c[t];
+        }
+        const std::string base = runSnapshotPath(c_.dir, step_, c_.settings.format).string();
+        writeSnapshotPart(base + "." + std::to_string(comm_.rank()), parseSnapshotFormat(c_.settings.format), local_,
+                          comm_.size(), totals, true);
+        // Every part is on disk before any rank goes on (a run stopped after this step finds them all).
+        comm_.barrier();
     }
 
     void writeCheckpoint(const std::string& path) override
@@ -408,6 +433,7 @@ void writeDistributedRunJson(const mpi::Communicator& comm, const DistributedRun
       << ",\n  \"t_start\": " << plan.t0 << ",\n  \"t_end\": " << plan.t0 + double(plan.numSteps) * plan.h
       << ",\n  \"timestep\": " << plan.h << ",\n  \"steps\": " << plan.numSteps
       << ",\n  \"energy_every\": " << c.settings.energyEvery << ",\n  \"snapshot_every\": " << c.settings.snapshotEvery
+      << ",\n  \"snapshot_files\": " << c.settings.snapshotFiles
       << ",\n  \"checkpoint_every\": " << c.settings.checkpointEvery
       << ",\n  \"snapshot_format\": " << jsonString(c.settings.format) << ",\n  \"n\": " << numBodies
       << ",\n  \"restarted_from_step\": " << restartedFromStep;

@@ -120,8 +120,9 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
           << ",\n  \"timestep\": " << sim.plan().h << ",\n  \"steps\": " << sim.plan().numSteps;
     }
     j << ",\n  \"energy_every\": " << rs.energyEvery << ",\n  \"snapshot_every\": " << rs.snapshotEvery
-      << ",\n  \"checkpoint_every\": " << rs.checkpointEvery << ",\n  \"snapshot_format\": " << jsonString(rs.format)
-      << ",\n  \"n\": " << sim.state().size() << ",\n  \"restarted_from_step\": " << restartedFromStep;
+      << ",\n  \"snapshot_files\": " << rs.snapshotFiles << ",\n  \"checkpoint_every\": " << rs.checkpointEvery
+      << ",\n  \"snapshot_format\": " << jsonString(rs.format) << ",\n  \"n\": " << sim.state().size()
+      << ",\n  \"restarted_from_step\": " << restartedFromStep;
     if (timing) j << ",\n  \"step_timing\": " << timing->json(sim.state().size());
     j << "\n}\n";
     writeFileAtomically((dir / "run.json").string(), j.str(), Existing::Replace);
@@ -129,7 +130,7 @@ void writeRunJson(const fs::path& dir, const Simulation& sim, const RunSettings&
 
 void writeSnapshotAt(const fs::path& dir, const Simulation& sim, const RunSettings& rs)
 {
-    writeRunSnapshot(dir, sim.stepIndex(), sim.state(), sim.parameters(), rs.format);
+    writeRunSnapshot(dir, sim.stepIndex(), sim.state(), sim.parameters(), rs.format, rs.snapshotFiles);
 }
 
 InteractionStats stepInteractions(const Simulation& sim)

@@ -31,6 +31,8 @@ std::string RunSettings::encode() const
 {
     std::ostringstream s;
     s << energyEvery << ' ' << snapshotEvery << ' ' << checkpointEvery << ' ' << format;
+    // Only when set, so that the checkpoints of runs that do not split their snapshots stay as they were.
+    if (snapshotFiles != 1) s << " files " << snapshotFiles;
     return s.str();
 }
 
@@ -42,6 +44,12 @@ RunSettings RunSettings::decode(const std::string& text)
     {
         // Only the first line: another command's checkpoint (octwalk hermite's) stores binary state after it.
         throw FormatError("checkpoint: the run settings stored in it cannot be read ('" +
+                          text.substr(0, std::min<size_t>(text.find('\n'), 200)) + "')");
+    }
+    std::string key;
+    if (s >> key && key == "files" && !(s >> r.snapshotFiles))
+    {
+        throw FormatError("checkpoint: the snapshot files stored in it cannot be read ('" +
                           text.substr(0, std::min<size_t>(text.find('\n'), 200)) + "')");
     }
     return r;
@@ -59,7 +67,13 @@ void validate(const RunSettings& rs)
     check("energy_every", rs.energyEvery, 1);
     check("snapshot_every", rs.snapshotEvery, 0);
     check("checkpoint_every", rs.checkpointEvery, 0);
-    parseSnapshotFormat(rs.format);
+    check("snapshot_files", rs.snapshotFiles, 1);
+    const SnapshotFormat f = parseSnapshotFormat(rs.format);
+    if (rs.snapshotFiles > 1 && f != SnapshotFormat::Gadget2 && f != SnapshotFormat::Gadget2Format2)
+    {
+        throw ParameterError("run setting snapshot_files = " + std::to_string(rs.snapshotFiles) +
+                             " needs a GADGET-2 format (gadget2 or gadget2-format2), not " + rs.format);
+    }
 }
 
 fs::path RestartPoint::directory() const
@@ -206,14 +220,25 @@ void EnergyLagrangeFiles::flush(int64_t step)
 
 void EnergyLagrangeFiles::flush() { flush(lastStep_); }
 
-void writeRunSnapshot(const fs::path& dir, int64_t index, const ParticleSet& state, const Parameters& p,
-                      const std::string& format)
+fs::path runSnapshotPath(const fs::path& dir, int64_t index, const std::string& format)
 {
-    const SnapshotFormat f = parseSnapshotFormat(format);
     char name[64];
     std::snprintf(name, sizeof(name), "snap_%06lld", static_cast<long long>(index));
+    return dir / (name + snapshotExtension(parseSnapshotFormat(format)));
+}
+
+void writeRunSnapshot(const fs::path& dir, int64_t index, const ParticleSet& state, const Parameters& p,
+                      const std::string& format, int32_t files)
+{
+    const SnapshotFormat f = parseSnapshotFormat(format);
+    const fs::path path    = runSnapshotPath(dir, index, format);
+    if (files > 1)
+    {
+        writeSnapshotSplit(path.string(), f, state, files, true);
+        return;
+    }
     SnapshotMeta meta{toJson(p), versionAndHash(), p.gravitational_constant};
-    writeSnapshot((dir / (name + snapshotExtension(f))).string(), f, state, meta, true);
+    writeSnapshot(path.string(), f, state, meta, true);
 }
 
 void checkEnergyBound(double relativeError, double bound, double time, int64_t step, const char* stepName)

@@ -30,6 +30,9 @@ struct RunSettings
     int64_t checkpointEvery = 100;
     /// Snapshot format name (see parseSnapshotFormat).
     std::string format = "tipsy";
+    /// Files each snapshot is split over (GADGET-2's NumFilesPerSnapshot: snap_NNNNNN.gadget.0 ... .K-1);
+    /// 1: one file. > 1 for the gadget2 formats only.
+    int32_t snapshotFiles = 1;
 
     /// The text stored in the checkpoint.
     std::string encode() const;
@@ -104,8 +107,12 @@ private:
 
 /// Writes the snapshot of step (or interval) `index`, dir/snap_NNNNNN.EXT in `format`, replacing one of the
 /// same index, which a restarted run rewrites with the same state.
+/// The path of snapshot index of a run (snap_NNNNNN and the format's extension; the base name of the parts
+/// when a snapshot is split over files).
+std::filesystem::path runSnapshotPath(const std::filesystem::path& dir, int64_t index, const std::string& format);
+
 void writeRunSnapshot(const std::filesystem::path& dir, int64_t index, const ParticleSet& state, const Parameters& p,
-                      const std::string& format);
+                      const std::string& format, int32_t files = 1);
 
 /// Wall times of one pass of runLoop: seconds of the diagnostics, of the snapshots and checkpoints, and of the
 /// whole step, and the steadyClockSeconds() marks around the step and after the diagnostics.

@@ -619,6 +619,20 @@ TEST_F(SnapshotGadget, MultiFileSnapshotsAreReadWhole)
     }
 }
 
+TEST_F(SnapshotGadget, SnapshotsWrittenSplitOverFilesReadBackWhole)
+{
+    const ParticleSet all  = sample();
+    const std::string base = file("split");
+    writeSnapshotSplit(base, SnapshotFormat::Gadget2, shuffled(all, 3), 4);
+    for (int k = 0; k < 4; ++k) EXPECT_TRUE(fs::exists(base + "." + std::to_string(k))) << k;
+    EXPECT_FALSE(fs::exists(base + ".4"));
+    expectSameParticles(all, readSnapshot(base), true, true);
+    writeSnapshotSplit(file("one"), SnapshotFormat::Gadget2Format2, all, 1);
+    expectSameParticles(all, readSnapshot(file("one")), true, true);
+    EXPECT_THROW(writeSnapshotSplit(file("tipsy"), SnapshotFormat::TipsyBonsai, all, 2), ParameterError);
+    EXPECT_THROW(writeSnapshotSplit(file("none"), SnapshotFormat::Gadget2, all, 0), ParameterError);
+}
+
 TEST_F(SnapshotGadget, WideIdsAreWrittenAsUint64)
 {
     const ParticleSet p = withIds(sample(), (uint64_t(1) << 32) + 1, 7);

@@ -104,6 +104,27 @@ tiny)
         fail "restart: exit $?"
     cmp a/snap_000016.tipsy b/snap_000016.tipsy || fail "the restarted run differs from the uninterrupted one"
     ;;
+parts)
+    # --snapshot-files 2 on 2 ranks: each rank writes its part; together they are the bodies of the gathered file.
+    on2 $common --t-end 0.125 --format gadget2 --output-dir whole > /dev/null || fail "gathered run: exit $?"
+    on2 $common --t-end 0.0625 --format gadget2 --snapshot-files 2 --output-dir split > /dev/null ||
+        fail "split run: exit $?"
+    on2 --restart split --t-end 0.125 --quiet > /dev/null || fail "restart of the split run: exit $?"
+    [ -f split/snap_000008.gadget.0 ] && [ -f split/snap_000008.gadget.1 ] || fail "no parts after the restart"
+    [ ! -e split/snap_000008.gadget ] || fail "a whole file beside the parts"
+    grep -q '"snapshot_files": 2' split/run.json || fail "run.json has no snapshot_files"
+    "$octwalk" convert whole/snap_000008.gadget a.tipsy --format tipsy-bonsai > /dev/null || fail "convert whole"
+    "$octwalk" convert split/snap_000008.gadget b.tipsy --format tipsy-bonsai > /dev/null || fail "convert parts"
+    cmp a.tipsy b.tipsy || fail "the parts do not hold the gathered file's bodies"
+    # One process splits too; a format other than GADGET-2's is refused before any work.
+    "$octwalk" run $common --t-end 0.015625 --format gadget2-format2 --snapshot-files 3 --output-dir one > /dev/null ||
+        fail "one process, 3 files: exit $?"
+    [ -f one/snap_000001.gadget.2 ] || fail "one process wrote no third part"
+    "$octwalk" run $common --snapshot-files 2 --output-dir tipsy 2> err.txt
+    rc=$?
+    [ $rc -eq 2 ] || fail "--snapshot-files 2 with tipsy: exit $rc, expected 2"
+    [ ! -e tipsy ] || fail "--snapshot-files 2 with tipsy created its output directory"
+    ;;
 bodies)
     on2 $common --t-end 0.125 --format tipsy-bonsai --output-dir a > /dev/null || fail "exit $?"
     "$check" a/snap_000008.tipsy 4096 || fail "the final snapshot lost or repeated bodies"
