@@ -177,6 +177,17 @@ def write_snapshot(path, pos, vel, mass, *, format="tipsy", id=None, type=None, 
                          box_size=box_size, cosmology=cosmology, G=G, overwrite=overwrite)
 
 
+def _spellings(name):
+    """The spellings of a table parameter as a keyword (its name, option and aliases)."""
+    return next(row["keywords"] for row in _core.parameter_table() if row["name"] == name)
+
+
+def _comoving_given(params):
+    """Whether the keywords give the softening and G (a comoving run otherwise takes octwalk run's defaults)."""
+    return (any(k in params for k in _spellings("epsilon_squared")),
+            any(k in params for k in _spellings("gravitational_constant")))
+
+
 def _box_size_keywords():
     """The spellings of box_size as a keyword (its name, option and aliases)."""
     return next(row["keywords"] for row in _core.parameter_table() if row["name"] == "box_size")
@@ -244,17 +255,51 @@ class Simulation:
         return cls(m["pos"], m["vel"], m["mass"], ids=m["id"], **kw)
 
     @classmethod
-    def from_snapshot(cls, path, *, format=None, timestep=1.0 / 64, **params):
+    def from_snapshot(cls, path, *, format=None, timestep=1.0 / 64, comoving=False, a_end=1.0, dlna=None,
+                      units="nbody", err_tol_int_accuracy=None, max_dlna=None, softening_max_phys=0.0, **params):
         """The bodies of a snapshot (TIPSY, GADGET-2 or HDF5; format detected unless given) from its time, as
         ``octwalk run --input`` starts them: a periodic file (box_size > 0) runs in its box unless box_size is
         given (0: isolated forces; another value must match the file's). Solver keywords as Simulation's.
+
+        comoving=True: a comoving run as ``octwalk run --comoving --input path`` makes it, from the file's scale
+        factor to a_end in its box, cosmology from its header (see from_cosmo for the keywords; timestep does not
+        apply). ValueError when the file has no BoxSize or no cosmological header.
         FileNotFoundError for a missing file, octwalk.FormatError for a damaged one."""
         path = _os.fspath(path)
         if not _os.path.exists(path):
             raise FileNotFoundError(_errno.ENOENT, "snapshot not found", path)
         box_given = any(k in params for k in _box_size_keywords())
-        core = _core.Simulation.from_snapshot(path, format, timestep, _core.make_parameters("from_snapshot", params),
-                                              box_given)
+        parameters = _core.make_parameters("from_snapshot", params)
+        if comoving:
+            core = _core.Simulation.comoving_from_snapshot(
+                path, format, parameters, a_end, dlna, units, err_tol_int_accuracy, max_dlna, softening_max_phys,
+                box_given, *_comoving_given(params))
+        else:
+            core = _core.Simulation.from_snapshot(path, format, timestep, parameters, box_given)
+        return cls._wrap(core)
+
+    @classmethod
+    def from_cosmo(cls, ics, *, a_end=1.0, dlna=None, units=None, err_tol_int_accuracy=None, max_dlna=None,
+                   softening_max_phys=0.0, **params):
+        """A comoving run (``octwalk run --comoving``) of cosmological initial conditions: the dict of
+        octwalk.ic.cosmo (or read_snapshot of a cosmological file) from its time a_begin to a_end.
+
+        Time is the scale factor: evolve(a) advances in a, .time is a, .particles holds comoving positions in
+        [0, box_size) and peculiar velocities a dx/dt, as the library integrates them (host/sim/comoving.h).
+        dlna: a fixed step in ln a; None: the library's default, GADGET-2's ErrTolIntAccuracy criterion
+        (err_tol_int_accuracy, capped at max_dlna; None: the library's values). softening_max_phys: GADGET's
+        SofteningHaloMaxPhys (0: the comoving epsilon throughout). units: nbody, gadget-kpc or gadget-mpc (None:
+        the dict's "units", else nbody); G is that of the units and epsilon 1/30 of the mean spacing
+        box_size / N^(1/3) unless given, as octwalk run --comoving. Solver keywords as Simulation's.
+        ValueError naming the value for bad settings, no box_size or no cosmology."""
+        if units is None:
+            units = ics.get("units", "nbody")
+        box_given = any(k in params for k in _box_size_keywords())
+        parameters = _core.make_parameters("from_cosmo", params)
+        core = _core.Simulation.comoving_from_arrays(
+            ics["pos"], ics["vel"], ics["mass"], ics.get("id"), ics["time"], ics.get("box_size", 0.0),
+            ics.get("cosmology"), parameters, a_end, dlna, units, err_tol_int_accuracy, max_dlna, softening_max_phys,
+            box_given, *_comoving_given(params))
         return cls._wrap(core)
 
     @classmethod
@@ -274,13 +319,20 @@ class Simulation:
         self._sim.save_checkpoint(_os.fspath(path))
 
     def evolve(self, t_end, progress=None, *, checkpoint=None):
-        """Advances to t_end (see the class).
+        """Advances to t_end (see the class); for a comoving run (from_cosmo, from_snapshot(comoving=True)) t_end
+        is a scale factor: the run's a_end continues it (the same bits as octwalk run --comoving --a-end a_end);
+        another a before the first step plans the run afresh to that a (the same bits as --a-end a), and after
+        steps starts a new run from the current state whose steps end exactly there.
 
         progress: a tqdm bar over the simulated time; None shows one only when stderr is a terminal or in a
         notebook, True always, False never (nothing when tqdm, Debian's python3-tqdm, is not installed).
         Ctrl-C (KeyboardInterrupt) stops the run after the step under way: the simulation stays at that whole
         step, ready to evolve on; with checkpoint=path it is first saved there (save_checkpoint), so that
-        Simulation.from_checkpoint(path).evolve(t_end) ends with the same bits as an uninterrupted run."""
+        Simulation.from_checkpoint(path).evolve(t_end) ends with the same bits as an uninterrupted run (not for
+        a comoving run, which cannot save checkpoints: ValueError)."""
+        if checkpoint is not None and self.comoving:
+            raise ValueError("checkpoint: a comoving Simulation cannot save checkpoints (octwalk run --comoving "
+                             "writes them)")
         _evolve_interruptibly(self, self._sim, t_end, progress, checkpoint)
 
     @property
@@ -294,7 +346,13 @@ class Simulation:
 
     @property
     def timestep(self):
+        """The leapfrog's step; for a comoving run the last step in ln a (0 before the first)."""
         return self._sim.timestep
+
+    @property
+    def comoving(self):
+        """Whether time is the scale factor (from_cosmo, from_snapshot(comoving=True))."""
+        return self._sim.comoving
 
     @property
     def parameters(self):

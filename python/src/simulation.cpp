@@ -1,10 +1,12 @@
-// octwalk._core.Simulation: the library's leapfrog (host/sim/simulation.h) driven to requested times.
+// octwalk._core.Simulation: the library's leapfrog (host/sim/simulation.h) driven to requested times, in time or,
+// for a comoving run, in the scale factor.
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
 
 #include "common/errors.h"
+#include "host/core/cosmology.h"
 #include "host/io/snapshot.h"
 #include "host/sim/simulation.h"
 #include "python/src/bindings.h"
@@ -47,6 +49,13 @@ public:
         start(std::move(initial));
     }
 
+    /// A comoving run (Simulation's comoving constructor) from a = settings.aBegin to settings.aEnd.
+    PySimulation(ParticleSet initial, const Parameters& p, const ComovingSettings& settings)
+        : params_(p), timestep_(0), legStart_(std::move(initial))
+    {
+        sim_ = std::make_unique<Simulation>(ParticleSet(legStart_), p, settings);
+    }
+
     /// A run restored from a checkpoint: its timestep and the steps of its earlier runs from the text
     /// saveCheckpoint stored with it, or for a checkpoint of `octwalk run` its step and none before.
     static std::unique_ptr<PySimulation> fromCheckpoint(const std::string& path)
@@ -75,6 +84,12 @@ public:
     /// object would.
     void saveCheckpoint(const std::string& path) const
     {
+        if (sim_->comoving())
+        {
+            throw ParameterError("checkpoint '" + path +
+                                 "': a comoving Simulation cannot save checkpoints (octwalk run --comoving writes "
+                                 "them, and octwalk run --restart continues them)");
+        }
         char text[96];
         std::snprintf(text, sizeof text, "%s%.17g\nearlier_steps=%lld\n", kExtraKey, timestep_,
                       static_cast<long long>(steps_));
@@ -86,6 +101,11 @@ public:
     /// whole step, as KeyboardInterrupt) and calls progress(time) when it is not None.
     void evolve(double tEnd, const py::object& progress)
     {
+        if (sim_->comoving())
+        {
+            evolveComoving(tEnd, progress);
+            return;
+        }
         if (tEnd == time()) return;
         if (!(tEnd > time()))
         {
@@ -99,18 +119,46 @@ public:
             now.time        = time();
             start(std::move(now), tEnd);
         }
-        while (!sim_->done())
+        stepToEnd(progress);
+    }
+
+    /// Advances a comoving run to the scale factor aEnd. The run's own a_end continues it; another aEnd
+    /// before its first step plans it afresh from its start to aEnd (the same bits as octwalk run --comoving
+    /// --a-end aEnd), and after steps starts a new run from the current state that ends exactly there (its
+    /// steps are planned to that stop: not the bits of one run through it).
+    void evolveComoving(double aEnd, const py::object& progress)
+    {
+        if (aEnd == time()) return;
+        if (!(aEnd > time()))
         {
-            sim_->step();
-            py::gil_scoped_acquire hold;
-            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-            if (!progress.is_none()) progress(time());
+            throw ParameterError("parameter a_end = " + std::to_string(aEnd) +
+                                 " is invalid: the comoving run is at a = " + std::to_string(time()) +
+                                 " and only goes forward");
         }
+        py::gil_scoped_release free;
+        ComovingSettings s = sim_->comoving()->settings;
+        if (aEnd != s.aEnd)
+        {
+            if (sim_->stepIndex() > 0)
+            {
+                steps_ += sim_->stepIndex();
+                legStart_ = sim_->state();
+                s.aBegin  = time();
+            }
+            s.aEnd = aEnd;
+            s.outputList.clear();
+            sim_ = std::make_unique<Simulation>(ParticleSet(legStart_), params_, s);
+        }
+        stepToEnd(progress);
+        // Only a run that has not stepped is planned afresh from its start.
+        if (sim_->stepIndex() > 0) legStart_ = ParticleSet{};
     }
 
     double time() const { return sim_->time(); }
     int64_t steps() const { return steps_ + sim_->stepIndex(); }
-    double timestep() const { return timestep_; }
+    /// The leapfrog's timestep; for a comoving run the last step in ln a (0 before the first).
+    double timestep() const { return sim_->comoving() ? sim_->comoving()->lastDlna : timestep_; }
+    bool comoving() const { return bool(sim_->comoving()); }
     const Parameters& parameters() const { return sim_->parameters(); }
     py::dict particles() const { return particlesToDict(sim_->state()); }
     py::dict diagnostics() const
@@ -130,6 +178,19 @@ public:
 
 private:
     static constexpr const char* kExtraKey = "python_simulation timestep=";
+
+    /// Steps until the run is done; after every step runs Python's signal handlers (a Ctrl-C stops there, at
+    /// a whole step, as KeyboardInterrupt) and calls progress(time) when it is not None. Called without the GIL.
+    void stepToEnd(const py::object& progress)
+    {
+        while (!sim_->done())
+        {
+            sim_->step();
+            py::gil_scoped_acquire hold;
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            if (!progress.is_none()) progress(time());
+        }
+    }
 
     PySimulation(std::unique_ptr<Simulation> sim, const Parameters& p, double timestep, int64_t earlierSteps)
         : params_(p), timestep_(timestep), steps_(earlierSteps), sim_(std::move(sim))
@@ -179,6 +240,8 @@ private:
     double timestep_;
     int64_t steps_ = 0;
     std::unique_ptr<Simulation> sim_;
+    /// A comoving run's bodies at its start, kept until its first step (evolveComoving plans it afresh).
+    ParticleSet legStart_;
 };
 
 /// The snapshot's bodies (any format readSnapshot reads) at its time, as `octwalk run --input` starts them: a
@@ -203,6 +266,87 @@ std::unique_ptr<PySimulation> simulationFromSnapshot(const std::string& path, py
     return std::make_unique<PySimulation>(std::move(bodies), p, timestep);
 }
 
+/// A comoving run's settings beyond the bodies' header, as octwalk run --comoving's options give them.
+struct ComovingKeywords
+{
+    double aEnd       = ComovingSettings{}.aEnd;
+    std::string units = "nbody";
+    ComovingSettings steps; ///< dlna, errTolIntAccuracy, maxDlna, softeningMaxPhys
+    bool boxGiven = false, epsilonGiven = false, gGiven = false;
+};
+
+/// The settings of a comoving run of bodies (from `source`, named in errors) completed as octwalk run --comoving
+/// completes them from its input's header: cosmology and a_begin from the header, the box from BoxSize (a
+/// box_size given must agree), G of the unit system unless given, and a softening of 1/30 of the mean spacing
+/// L / N^(1/3) unless given (cmd_run.cpp's kComovingSofteningPerSpacing).
+ComovingSettings completeComoving(const ParticleSet& bodies, const std::string& source, const ComovingKeywords& k,
+                                  Parameters& p)
+{
+    if (!(bodies.boxSize > 0) && !(k.boxGiven && p.box_size > 0))
+    {
+        throw ParameterError(source + " has no BoxSize (an isolated system): a comoving run needs a periodic box; "
+                                      "give box_size, or start from a snapshot of a periodic box");
+    }
+    if (!bodies.cosmology)
+    {
+        throw ParameterError(source + " has no cosmological header (Omega0, OmegaLambda, HubbleParam, the scale "
+                                      "factor as its time): a comoving run starts from a GADGET-2 or HDF5 "
+                                      "snapshot of a cosmological box, or from octwalk.ic.cosmo");
+    }
+    if (bodies.boxSize > 0)
+    {
+        if (k.boxGiven && !(std::fabs(p.box_size - bodies.boxSize) <= 1e-6 * bodies.boxSize))
+        {
+            std::ostringstream m;
+            m.precision(15);
+            m << "parameter box_size = " << p.box_size << " does not match the BoxSize " << bodies.boxSize << " of "
+              << source;
+            throw ParameterError(m.str());
+        }
+        p.box_size = bodies.boxSize;
+    }
+    ComovingSettings s      = k.steps;
+    s.units                 = parseCosmoUnits(k.units);
+    s.cosmology             = *bodies.cosmology;
+    s.aBegin                = bodies.time;
+    s.aEnd                  = k.aEnd;
+    const UnitSystem& units = unitSystem(s.units);
+    if (units.gravitationalConstant > 0 && !k.gGiven) p.gravitational_constant = units.gravitationalConstant;
+    if (!k.epsilonGiven)
+    {
+        const double eps  = p.box_size / std::cbrt(double(bodies.size())) / 30;
+        p.epsilon_squared = eps * eps;
+    }
+    validate(s);
+    validate(p);
+    return s;
+}
+
+std::unique_ptr<PySimulation> comovingSimulation(ParticleSet bodies, const std::string& source, Parameters p,
+                                                 const ComovingKeywords& k)
+{
+    const ComovingSettings s = completeComoving(bodies, source, k, p);
+    py::gil_scoped_release free;
+    return std::make_unique<PySimulation>(std::move(bodies), p, s);
+}
+
+ComovingKeywords comovingKeywords(double aEnd, py::handle dlna, const std::string& units, py::handle errTol,
+                                  py::handle maxDlna, double softeningMaxPhys, bool boxGiven, bool epsilonGiven,
+                                  bool gGiven)
+{
+    ComovingKeywords k;
+    k.aEnd  = aEnd;
+    k.units = units;
+    if (!dlna.is_none()) k.steps.dlna = dlna.cast<double>();
+    if (!errTol.is_none()) k.steps.errTolIntAccuracy = errTol.cast<double>();
+    if (!maxDlna.is_none()) k.steps.maxDlna = maxDlna.cast<double>();
+    k.steps.softeningMaxPhys = softeningMaxPhys;
+    k.boxGiven               = boxGiven;
+    k.epsilonGiven           = epsilonGiven;
+    k.gGiven                 = gGiven;
+    return k;
+}
+
 } // namespace
 
 void bindSimulation(py::module_& m)
@@ -218,12 +362,51 @@ void bindSimulation(py::module_& m)
              py::arg("parameters"))
         .def_static("from_snapshot", &simulationFromSnapshot, py::arg("path"), py::arg("format"), py::arg("timestep"),
                     py::arg("parameters"), py::arg("box_given"))
+        .def_static(
+            "comoving_from_snapshot",
+            [](const std::string& path, py::handle format, const Parameters& p, double aEnd, py::handle dlna,
+               const std::string& units, py::handle errTol, py::handle maxDlna, double softeningMaxPhys, bool boxGiven,
+               bool epsilonGiven, bool gGiven) {
+                ParticleSet bodies = format.is_none()
+                                         ? readSnapshot(path)
+                                         : readSnapshot(path, parseSnapshotFormat(format.cast<std::string>()));
+                return comovingSimulation(std::move(bodies), "snapshot '" + path + "'", p,
+                                          comovingKeywords(aEnd, dlna, units, errTol, maxDlna, softeningMaxPhys,
+                                                           boxGiven, epsilonGiven, gGiven));
+            },
+            py::arg("path"), py::arg("format"), py::arg("parameters"), py::arg("a_end"), py::arg("dlna"),
+            py::arg("units"), py::arg("err_tol_int_accuracy"), py::arg("max_dlna"), py::arg("softening_max_phys"),
+            py::arg("box_given"), py::arg("epsilon_given"), py::arg("G_given"))
+        .def_static(
+            "comoving_from_arrays",
+            [](py::handle pos, py::handle vel, py::handle mass, py::handle ids, double aBegin, double boxSize,
+               py::handle cosmology, const Parameters& p, double aEnd, py::handle dlna, const std::string& units,
+               py::handle errTol, py::handle maxDlna, double softeningMaxPhys, bool boxGiven, bool epsilonGiven,
+               bool gGiven) {
+                ParticleSet bodies = particlesFromArrays(pos, vel, mass, ids);
+                bodies.time        = aBegin;
+                bodies.boxSize     = boxSize;
+                if (!cosmology.is_none())
+                {
+                    py::dict c       = py::reinterpret_borrow<py::dict>(cosmology);
+                    bodies.cosmology = Cosmology{c["omega0"].cast<double>(), c["omega_lambda"].cast<double>(),
+                                                 c["hubble_param"].cast<double>()};
+                }
+                return comovingSimulation(std::move(bodies), "the initial conditions", p,
+                                          comovingKeywords(aEnd, dlna, units, errTol, maxDlna, softeningMaxPhys,
+                                                           boxGiven, epsilonGiven, gGiven));
+            },
+            py::arg("pos"), py::arg("vel"), py::arg("mass"), py::arg("ids"), py::arg("a_begin"), py::arg("box_size"),
+            py::arg("cosmology"), py::arg("parameters"), py::arg("a_end"), py::arg("dlna"), py::arg("units"),
+            py::arg("err_tol_int_accuracy"), py::arg("max_dlna"), py::arg("softening_max_phys"), py::arg("box_given"),
+            py::arg("epsilon_given"), py::arg("G_given"))
         .def_static("from_checkpoint", &PySimulation::fromCheckpoint, py::arg("path"))
         .def("save_checkpoint", &PySimulation::saveCheckpoint, py::arg("path"))
         .def("evolve", &PySimulation::evolve, py::arg("t_end"), py::arg("progress") = py::none())
         .def_property_readonly("time", &PySimulation::time)
         .def_property_readonly("steps", &PySimulation::steps)
         .def_property_readonly("timestep", &PySimulation::timestep)
+        .def_property_readonly("comoving", &PySimulation::comoving)
         .def_property_readonly("parameters", &PySimulation::parameters)
         .def("particles", &PySimulation::particles)
         .def("diagnostics", &PySimulation::diagnostics);
