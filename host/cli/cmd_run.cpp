@@ -110,10 +110,6 @@ struct ComovingCli
     std::string units = "nbody", outputList;
 };
 
-/// A comoving run's default softening: 1/30 of the mean interparticle spacing L / N^(1/3), a common
-/// choice for cosmological boxes (GADGET users pick 1/20 to 1/50).
-constexpr double kComovingSofteningPerSpacing = 1.0 / 30;
-
 /// A default as --help shows it ("0.3", not 0.29999999999999999).
 std::string shortText(double v)
 {
@@ -222,7 +218,7 @@ ComovingSettings comovingSettings(const po::variables_map& vm, ComovingCli& c, c
     if (units.gravitationalConstant > 0 && !given("G")) p.gravitational_constant = units.gravitationalConstant;
     if (!given("epsilon"))
     {
-        const double eps  = kComovingSofteningPerSpacing * p.box_size / std::cbrt(double(bodies.size()));
+        const double eps  = defaultComovingSoftening(p.box_size, bodies.size());
         p.epsilon_squared = eps * eps;
     }
     if (!c.outputList.empty()) s.outputList = readOutputList(c.outputList);

@@ -26,6 +26,8 @@
 /// Softening: Plummer epsilon fixed in comoving units up to a maximum physical size (GADGET's
 /// SofteningHalo and SofteningHaloMaxPhys): eps(a) = min(eps, eps_max_phys / a).
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,13 @@ struct ComovingSettings
     /// GADGET's SofteningHaloMaxPhys [physical length]; 0: the comoving epsilon at every a. >= 0
     double softeningMaxPhys = 0.0;
 };
+
+/// A comoving run's default softening: 1/30 of the mean interparticle spacing boxSize / n^(1/3), a common choice
+/// for cosmological boxes (GADGET users pick 1/20 to 1/50). The command line and the Python module take it here.
+inline double defaultComovingSoftening(double boxSize, int64_t n)
+{
+    return (1.0 / 30) * boxSize / std::cbrt(double(n));
+}
 
 /// ParameterError naming the first bad value: the cosmology (validateCosmology over [a_begin, a_end]),
 /// a_begin/a_end, the step settings, the output list (out of order or outside [a_begin, a_end]).

@@ -278,7 +278,7 @@ struct ComovingKeywords
 /// The settings of a comoving run of bodies (from `source`, named in errors) completed as octwalk run --comoving
 /// completes them from its input's header: cosmology and a_begin from the header, the box from BoxSize (a
 /// box_size given must agree), G of the unit system unless given, and a softening of 1/30 of the mean spacing
-/// L / N^(1/3) unless given (cmd_run.cpp's kComovingSofteningPerSpacing).
+/// L / N^(1/3) unless given (defaultComovingSoftening, host/sim/comoving.h).
 ComovingSettings completeComoving(const ParticleSet& bodies, const std::string& source, const ComovingKeywords& k,
                                   Parameters& p)
 {
@@ -314,7 +314,7 @@ ComovingSettings completeComoving(const ParticleSet& bodies, const std::string& 
     if (units.gravitationalConstant > 0 && !k.gGiven) p.gravitational_constant = units.gravitationalConstant;
     if (!k.epsilonGiven)
     {
-        const double eps  = p.box_size / std::cbrt(double(bodies.size())) / 30;
+        const double eps  = defaultComovingSoftening(p.box_size, bodies.size());
         p.epsilon_squared = eps * eps;
     }
     validate(s);
