@@ -15,6 +15,7 @@ CASES = {
     "merger": ["--n", "512", "--t-end", "0.5"],
     "accuracy": ["--n", "512"],
     "cluster": ["--n", "256", "--t-end", "0.25"],
+    "cosmo_power": ["--n-grid", "16", "--a-end", "0.03", "--dlna", "0.25"],
 }
 
 
