@@ -4,7 +4,7 @@ import pytest
 import octwalk
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def plummer():
     """A small Plummer sphere: (pos, mass) float64 C-contiguous."""
     m = octwalk.ic.plummer(1000, seed=7)

@@ -161,13 +161,13 @@ INSTANTIATE_TEST_SUITE_P(Models, EssentialTreeWalk,
                                     (info.param.mac == Mac::Octgrav ? "_octgrav" : "_bonsai");
                          });
 
-/// A packed Plummer sphere of 2^12 bodies.
-GravitySolver plummerSolver()
+/// A packed Plummer sphere (2^12 bodies by default).
+GravitySolver plummerSolver(int64_t n = 1 << 12, uint64_t seed = 3)
 {
     Parameters p;
     p.backend                = Backend::Cpu;
     p.epsilon_squared        = 1e-4;
-    const ParticleSet bodies = makePlummer(1 << 12, 3);
+    const ParticleSet bodies = makePlummer(n, seed);
     GravitySolver solver(p);
     solver.setBodies(bodies.pos, bodies.mass, bodies.id);
     std::vector<Vec3d> acc;
@@ -197,15 +197,7 @@ TEST(EssentialTree, DistantBoxGetsTheRootAlone)
 /// smaller than their one union box does, and the walk is the full tree's.
 TEST(EssentialTree, BoxesOfRunsCutLessThanOneBox)
 {
-    Parameters p;
-    p.backend                = Backend::Cpu;
-    p.epsilon_squared        = 1e-4;
-    const ParticleSet bodies = makePlummer(1 << 14, 9);
-    GravitySolver solver(p);
-    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    solver.computeForces(acc, pot);
+    GravitySolver solver     = plummerSolver(1 << 14, 9);
     const PackedTree& packed = solver.packedTree();
     const int32_t numGroups  = int32_t(packed.groupRange.size());
     GroupSubset s            = subsetOf(packed, 0, numGroups / 8);
@@ -222,7 +214,7 @@ TEST(EssentialTree, BoxesOfRunsCutLessThanOneBox)
     const EssentialTree many = buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBoxes(s.view(), 64));
     EXPECT_LT(many.numNodes(), one.numNodes());
     EXPECT_LT(many.bodies.size(), one.bodies.size());
-    const float eps2 = float(p.epsilon_squared);
+    const float eps2 = float(solver.parameters().epsilon_squared);
     const Walk full  = walkFor(packed.treeView(), packed.bodyView(), s, eps2);
     const Walk w     = walkFor(many.view(), many.bodyView(), s, eps2, &many.source);
     EXPECT_EQ(w.nodes, full.nodes);
