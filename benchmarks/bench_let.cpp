@@ -1,6 +1,7 @@
 // Essential trees (host/mpi/let.h) as two ranks of a Plummer sphere or a merger cut them for each other:
-// the bodies split in two halves of the Morton order, each half's own tree, and the essential tree of the
-// first half's tree for the boxes of the second half's groups: cut and written to bytes, and read back.
+// the bodies split in two halves (or four quarters) of the Morton order, each share's own tree, and the
+// essential tree of the first share's tree for the boxes of the other's groups: cut and written to bytes, and
+// read back.
 // Counters: nodes and megabytes sent.
 // Run: build/benchmarks/octwalk_bench_let --benchmark_filter=...
 #include <benchmark/benchmark.h>
@@ -18,12 +19,14 @@ using namespace octwalk::mpi;
 
 namespace {
 
-/// Two halves of a model in the order of its tree (Morton), each with its own tree as a rank builds it.
+/// Two ranks' shares of a model in the order of its tree (Morton), each with its own tree as a rank builds it:
+/// with ranks = 2 the two halves, with ranks = 4 the first and the third quarter (neighbours in key order,
+/// not in space).
 struct TwoRanks
 {
     GravitySolver first, second;
 
-    TwoRanks(const char* model, int64_t n)
+    TwoRanks(const char* model, int64_t n, int64_t ranks)
     {
         Parameters p;
         p.backend                = Backend::Cpu;
@@ -34,9 +37,10 @@ struct TwoRanks
         std::vector<double> pot;
         all.computeForces(acc, pot);
         const std::vector<int32_t>& order = all.treeOrder();
-        const size_t half                 = order.size() / 2;
-        setHalf(first, bodies, order.begin(), order.begin() + long(half), p);
-        setHalf(second, bodies, order.begin() + long(half), order.end(), p);
+        const long share                  = long(order.size()) / ranks;
+        const long other                  = ranks == 2 ? 1 : 2;
+        setHalf(first, bodies, order.begin(), order.begin() + share, p);
+        setHalf(second, bodies, order.begin() + other * share, order.begin() + (other + 1) * share, p);
     }
 
     static void setHalf(GravitySolver& s, const ParticleSet& bodies, std::vector<int32_t>::const_iterator b,
@@ -61,10 +65,11 @@ struct TwoRanks
 
 const char* modelName(int64_t k) { return k == 0 ? "plummer" : "merger"; }
 
-/// Args: bodies, model (0 Plummer, 1 merger), boxes the receiver's groups are cut into (groupsBoxes).
+/// Args: bodies, model (0 Plummer, 1 merger), boxes the receiver's groups are cut into (groupsBoxes), ranks the
+/// model is shared by (TwoRanks).
 void BM_EssentialTreeBuild(benchmark::State& state)
 {
-    TwoRanks ranks(modelName(state.range(1)), state.range(0));
+    TwoRanks ranks(modelName(state.range(1)), state.range(0), state.range(3));
     const PackedTree& from             = ranks.first.packedTree();
     const std::vector<GroupsBox> boxes = groupsBoxes(ranks.second.packedTree().groupView(), int32_t(state.range(2)));
     std::vector<char> bytes;
@@ -83,7 +88,7 @@ void BM_EssentialTreeBuild(benchmark::State& state)
 
 void BM_EssentialTreeRead(benchmark::State& state)
 {
-    TwoRanks ranks(modelName(state.range(1)), state.range(0));
+    TwoRanks ranks(modelName(state.range(1)), state.range(0), 2);
     const PackedTree& from = ranks.first.packedTree();
     std::vector<char> bytes;
     serializeEssentialTree(
@@ -98,7 +103,7 @@ void BM_EssentialTreeRead(benchmark::State& state)
 } // namespace
 
 BENCHMARK(BM_EssentialTreeBuild)
-    ->ArgsProduct({{1 << 20}, {0, 1}, {1, 16, 64, 256}})
+    ->ArgsProduct({{1 << 20}, {0, 1}, {1, 16, 64, 256}, {2, 4}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_EssentialTreeRead)->Args({1 << 20, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
