@@ -304,9 +304,11 @@ class Simulation:
 
     @classmethod
     def from_checkpoint(cls, path):
-        """The run saved by save_checkpoint (or a checkpoint.bin of ``octwalk run``), ready to evolve on: its
-        bodies, time, timestep, parameters and step count, with forces bit-identical to the run that wrote it,
-        so that save, load and evolve give the same bits as evolving straight on.
+        """The run saved by save_checkpoint (or a checkpoint.bin of ``octwalk run``, also ``--comoving``), ready to
+        evolve on: its bodies, time, timestep, parameters and step count, with forces bit-identical to the run that
+        wrote it, so that save, load and evolve give the same bits as evolving straight on. A comoving run comes
+        back comoving (time is the scale factor) with its cosmology, units, step settings and a_end: evolve(a_end)
+        continues it as ``octwalk run --restart`` does.
         FileNotFoundError for a missing file, octwalk.FormatError for a damaged one (checksummed)."""
         path = _os.fspath(path)
         if not _os.path.exists(path):
@@ -315,7 +317,9 @@ class Simulation:
 
     def save_checkpoint(self, path):
         """Writes the run's checkpoint (octwalk run's format, a complete file or none; an existing file at path
-        is kept as path + ".prev" once the new one is complete)."""
+        is kept as path + ".prev" once the new one is complete). A comoving run's holds what ``octwalk run
+        --comoving`` writes: the scale factor, the momenta, the cosmology and the step settings.
+        octwalk.FormatError (an OSError) naming the path when it cannot be written."""
         self._sim.save_checkpoint(_os.fspath(path))
 
     def evolve(self, t_end, progress=None, *, checkpoint=None):
@@ -328,11 +332,8 @@ class Simulation:
         notebook, True always, False never (nothing when tqdm, Debian's python3-tqdm, is not installed).
         Ctrl-C (KeyboardInterrupt) stops the run after the step under way: the simulation stays at that whole
         step, ready to evolve on; with checkpoint=path it is first saved there (save_checkpoint), so that
-        Simulation.from_checkpoint(path).evolve(t_end) ends with the same bits as an uninterrupted run (not for
-        a comoving run, which cannot save checkpoints: ValueError)."""
-        if checkpoint is not None and self.comoving:
-            raise ValueError("checkpoint: a comoving Simulation cannot save checkpoints (octwalk run --comoving "
-                             "writes them)")
+        Simulation.from_checkpoint(path).evolve(t_end) ends with the same bits as an uninterrupted run (comoving
+        runs too)."""
         _evolve_interruptibly(self, self._sim, t_end, progress, checkpoint)
 
     @property

@@ -57,42 +57,33 @@ public:
     }
 
     /// A run restored from a checkpoint: its timestep and the steps of its earlier runs from the text
-    /// saveCheckpoint stored with it, or for a checkpoint of `octwalk run` its step and none before.
+    /// saveCheckpoint stored with it, or for a checkpoint of `octwalk run` its step and none before. A comoving
+    /// run goes on in the scale factor with the clock, momenta and settings the checkpoint holds.
     static std::unique_ptr<PySimulation> fromCheckpoint(const std::string& path)
     {
         std::string extra;
-        auto sim = std::make_unique<Simulation>(Simulation::fromCheckpoint(path, &extra));
-        if (sim->comoving())
+        auto sim             = std::make_unique<Simulation>(Simulation::fromCheckpoint(path, &extra));
+        const bool comoving  = bool(sim->comoving());
+        double timestep      = comoving ? 0.0 : sim->plan().h;
+        int64_t earlierSteps = 0;
+        if (extra.rfind(kExtraPrefix, 0) == 0 && !readExtra(extra, comoving, timestep, earlierSteps))
         {
-            throw ParameterError("checkpoint '" + path +
-                                 "' is of a comoving run (time is the scale factor): continue it with octwalk run "
-                                 "--restart");
-        }
-        double timestep       = sim->plan().h;
-        int64_t earlierSteps  = 0;
-        const size_t position = extra.find(kExtraKey);
-        if (position == 0 && !readExtra(extra, timestep, earlierSteps))
-        {
-            throw FormatError("checkpoint '" + path + "': its Simulation settings '" + extra + "' are damaged");
+            throw FormatError("checkpoint '" + path + "': its Simulation settings '" + oneLine(extra) +
+                              "' are damaged");
         }
         const Parameters p = sim->parameters();
-        return std::unique_ptr<PySimulation>(new PySimulation(std::move(sim), p, timestep, earlierSteps));
+        std::unique_ptr<PySimulation> restored(new PySimulation(std::move(sim), p, timestep, earlierSteps));
+        // Saved before its first step: evolveComoving plans another a_end afresh from these bodies.
+        if (comoving && restored->sim_->stepIndex() == 0) restored->legStart_ = restored->sim_->state();
+        return restored;
     }
 
     /// Writes the run's checkpoint (Simulation::writeCheckpoint: atomic, an existing file kept as path.prev)
-    /// with the timestep and the steps of earlier runs beside it, which fromCheckpoint needs to go on as this
-    /// object would.
+    /// with the timestep (not for a comoving run: its steps are the library's) and the steps of earlier runs
+    /// beside it, which fromCheckpoint needs to go on as this object would.
     void saveCheckpoint(const std::string& path) const
     {
-        if (sim_->comoving())
-        {
-            throw ParameterError("checkpoint '" + path +
-                                 "': a comoving Simulation cannot save checkpoints (octwalk run --comoving writes "
-                                 "them, and octwalk run --restart continues them)");
-        }
-        char text[96];
-        std::snprintf(text, sizeof text, "%s%.17g\nearlier_steps=%lld\n", kExtraKey, timestep_,
-                      static_cast<long long>(steps_));
+        const std::string text = extraText();
         py::gil_scoped_release free;
         sim_->writeCheckpoint(path, text);
     }
@@ -147,7 +138,8 @@ public:
             }
             s.aEnd = aEnd;
             s.outputList.clear();
-            sim_ = std::make_unique<Simulation>(ParticleSet(legStart_), params_, s);
+            // A restored run keeps its force options (direct, zero_net_force) in its next runs.
+            sim_ = std::make_unique<Simulation>(ParticleSet(legStart_), params_, s, sim_->forceOptions());
         }
         stepToEnd(progress);
         // Only a run that has not stepped is planned afresh from its start.
@@ -177,7 +169,9 @@ public:
     }
 
 private:
-    static constexpr const char* kExtraKey = "python_simulation timestep=";
+    /// The start of the text saveCheckpoint stores beside the run (a checkpoint of octwalk run has its run
+    /// settings there instead).
+    static constexpr const char* kExtraPrefix = "python_simulation ";
 
     /// Steps until the run is done; after every step runs Python's signal handlers (a Ctrl-C stops there, at
     /// a whole step, as KeyboardInterrupt) and calls progress(time) when it is not None. Called without the GIL.
@@ -196,16 +190,49 @@ private:
         : params_(p), timestep_(timestep), steps_(earlierSteps), sim_(std::move(sim))
     {}
 
-    /// Parses saveCheckpoint's text; false when it is not that.
-    static bool readExtra(const std::string& extra, double& timestep, int64_t& earlierSteps)
+    /// saveCheckpoint's text: "timestep=" the timestep, or "comoving", then the steps of earlier runs.
+    std::string extraText() const
     {
-        std::istringstream in(extra.substr(std::string(kExtraKey).size()));
+        char text[96];
+        if (comoving())
+        {
+            std::snprintf(text, sizeof text, "%scomoving\nearlier_steps=%lld\n", kExtraPrefix,
+                          static_cast<long long>(steps_));
+        }
+        else
+        {
+            std::snprintf(text, sizeof text, "%stimestep=%.17g\nearlier_steps=%lld\n", kExtraPrefix, timestep_,
+                          static_cast<long long>(steps_));
+        }
+        return text;
+    }
+
+    /// Parses saveCheckpoint's text of a run that is comoving or not; false when it is not that.
+    static bool readExtra(const std::string& extra, bool comoving, double& timestep, int64_t& earlierSteps)
+    {
+        std::istringstream in(extra.substr(std::string(kExtraPrefix).size()));
         std::string key;
-        long long steps = -1;
-        if (!(in >> timestep) || !std::getline(in >> std::ws, key, '=') || key != "earlier_steps" || !(in >> steps))
+        if (comoving)
+        {
+            if (!std::getline(in, key) || key != "comoving") return false;
+        }
+        else if (!std::getline(in, key, '=') || key != "timestep" || !(in >> timestep) || !std::isfinite(timestep) ||
+                 !(timestep > 0))
+        {
             return false;
+        }
+        long long steps = -1;
+        if (!std::getline(in >> std::ws, key, '=') || key != "earlier_steps" || !(in >> steps)) return false;
         earlierSteps = steps;
-        return std::isfinite(timestep) && timestep > 0 && steps >= 0;
+        return steps >= 0;
+    }
+
+    /// text with its line breaks shown as \n, for a one-line message.
+    static std::string oneLine(const std::string& text)
+    {
+        std::string line;
+        for (char c : text) line += c == '\n' ? std::string("\\n") : std::string(1, c);
+        return line;
     }
 
     /// A run from initial (at initial.time) planned to tEnd, by default one step ahead.

@@ -107,13 +107,3 @@ def test_a_checkpoint_of_octwalk_run_continues_bit_for_bit(tmp_path):
     straight.evolve(0.25)
     assert np.array_equal(restored.particles.pos, straight.particles.pos)
 
-
-@needs_binary
-def test_a_comoving_checkpoint_is_refused(tmp_path):
-    binary = _octwalk_binary()
-    subprocess.run([binary, "ic", "cosmo", "--n-grid", "4", "--box-size", "50", "-o", str(tmp_path / "ics")],
-                   check=True, capture_output=True)
-    subprocess.run([binary, "run", "--comoving", "--input", str(tmp_path / "ics"), "--a-end", "0.022",
-                    "--output-dir", str(tmp_path / "run")], check=True, capture_output=True)
-    with pytest.raises(ValueError, match="comoving run"):
-        octwalk.Simulation.from_checkpoint(tmp_path / "run" / "checkpoint.bin")
