@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/hostdevice.h"
+#include "common/vec.h"
 
 namespace octwalk {
 
@@ -38,6 +39,32 @@ HOST_DEVICE inline uint32_t gridCoordinate(double x, double lo, double cellsPerU
     if (g >= double(kKeyGridSize - 1)) return kKeyGridSize - 1;
     return uint32_t(g);
 }
+
+/// The key grid of a cube with low corner lo and edge `size` (1 when size is not positive: all points
+/// coincide): the host's sort (host/tree/sort.cpp) and the device's (ResidentGpu's sorted keys) compute
+/// the same keys from the same bounding box.
+struct KeyGrid
+{
+    Vec3d lo;
+    double cellsPerUnit;
+
+    HOST_DEVICE static KeyGrid ofCube(const Vec3d& lo, double size)
+    {
+        return {lo, double(kKeyGridSize) / (size > 0 ? size : 1.0)};
+    }
+    /// The cube of a bounding box [lo, hi]: its edge is the box's largest extent.
+    HOST_DEVICE static KeyGrid ofBox(const Vec3d& lo, const Vec3d& hi)
+    {
+        const double ex = hi.x - lo.x, ey = hi.y - lo.y, ez = hi.z - lo.z;
+        const double exy = ex < ey ? ey : ex;
+        return ofCube(lo, exy < ez ? ez : exy);
+    }
+    HOST_DEVICE uint64_t key(const Vec3d& p) const
+    {
+        return mortonKey(gridCoordinate(p.x, lo.x, cellsPerUnit), gridCoordinate(p.y, lo.y, cellsPerUnit),
+                         gridCoordinate(p.z, lo.z, cellsPerUnit));
+    }
+};
 
 /// Octant (0..7) of a key at tree level l (1..kMaxTreeLevel).
 HOST_DEVICE inline int octantAtLevel(uint64_t key, int level)

@@ -143,7 +143,7 @@ void ResidentGpu::getState(Vec3d*, Vec3d*) { noCuda(); }
 
 void ResidentGpu::getPositions(Vec3d*) { noCuda(); }
 
-void ResidentGpu::beginPositionDownload(Vec3d*, double) { noCuda(); }
+void ResidentGpu::beginPositionDownload(Vec3d*, double, uint64_t*, int32_t*) { noCuda(); }
 
 void ResidentGpu::finishPositionDownload() { noCuda(); }
 

@@ -4,9 +4,13 @@
 
 #include <cuda_runtime.h>
 
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
 #include <iterator>
 #include <memory>
 
+#include "common/sfc.h"
 #include "device/cuda_check.cuh"
 #include "device/device_buffer.cuh"
 #include "device/device_util.cuh"
@@ -50,6 +54,66 @@ __global__ void predictKernel(const Vec3d* pos, const Vec3d* vel, double ahead, 
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) out[i] = predictPosition(pos[i], vel[i], ahead);
+}
+
+/// A bounding box being reduced: min and max are exact, so the box does not depend on the reduction's order.
+struct DeviceBox
+{
+    Vec3d lo, hi;
+};
+
+struct IncludeBox
+{
+    __device__ DeviceBox operator()(const DeviceBox& a, const DeviceBox& b) const
+    {
+        return {{fmin(a.lo.x, b.lo.x), fmin(a.lo.y, b.lo.y), fmin(a.lo.z, b.lo.z)},
+                {fmax(a.hi.x, b.hi.x), fmax(a.hi.y, b.hi.y), fmax(a.hi.z, b.hi.z)}};
+    }
+};
+
+/// Blocks of the bounding box's first pass: each reduces a grid-stride share of the points.
+constexpr int kBoxBlocks = 1024;
+
+__device__ DeviceBox emptyBox()
+{
+    const double inf = HUGE_VAL;
+    return {{inf, inf, inf}, {-inf, -inf, -inf}};
+}
+
+/// out[blockIdx.x] = the box of the block's points (a first pass: points are positions) or of the
+/// boxes before it (the second pass, one block).
+__global__ void pointsBoxKernel(const Vec3d* points, int64_t n, DeviceBox* out)
+{
+    using Reduce = cub::BlockReduce<DeviceBox, kStateBlock>;
+    __shared__ typename Reduce::TempStorage temp;
+    DeviceBox box = emptyBox();
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    {
+        box = IncludeBox{}(box, DeviceBox{points[i], points[i]});
+    }
+    box = Reduce(temp).Reduce(box, IncludeBox{});
+    if (threadIdx.x == 0) out[blockIdx.x] = box;
+}
+
+__global__ void boxesBoxKernel(const DeviceBox* boxes, int n, DeviceBox* out)
+{
+    using Reduce = cub::BlockReduce<DeviceBox, kStateBlock>;
+    __shared__ typename Reduce::TempStorage temp;
+    DeviceBox box = emptyBox();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) box = IncludeBox{}(box, boxes[i]);
+    box = Reduce(temp).Reduce(box, IncludeBox{});
+    if (threadIdx.x == 0) *out = box;
+}
+
+/// The Morton keys of the points in their bounding cube (KeyGrid::ofBox, as the host's sort computes
+/// them), with each point's index.
+__global__ void keysKernel(const Vec3d* points, const DeviceBox* box, int64_t n, uint64_t* keys, int32_t* index)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const KeyGrid grid = KeyGrid::ofBox(box->lo, box->hi);
+    keys[i]            = grid.key(points[i]);
+    index[i]           = int32_t(i);
 }
 
 template<class T>
@@ -208,6 +272,11 @@ struct ResidentGpu::Impl
     DeviceBuffer<int32_t> flag{"resident flag"};
     DeviceBuffer<DiagnosticSums> partial{"diagnostic partial sums"};
     DeviceBuffer<Moments> moments{"resident refit moments"};
+    /// The sort of the predicted positions' keys (sortKeys): keys and indices before and after it.
+    DeviceBuffer<uint64_t> keys{"resident keys"}, sortedKeys{"resident sorted keys"};
+    DeviceBuffer<int32_t> keyIndex{"resident key index"}, sortedIndex{"resident sorted index"};
+    DeviceBuffer<DeviceBox> boxes{"resident bounding boxes"};
+    DeviceBuffer<unsigned char> sortTemp{"resident sort storage"};
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
     DeviceSpans spans;
     /// The positions' download for a host build: on its own stream, after the state's stream reached it.
@@ -220,6 +289,32 @@ struct ResidentGpu::Impl
     GpuEvaluation evaluation;
 
     cudaStream_t stream() const { return cudaStreamOf(solver.stream()); }
+
+    /// Queues the stable sort of the keys of points[0, n) in their bounding cube on stream s: the result
+    /// is in sortedKeys and sortedIndex.
+    void sortKeys(const Vec3d* points, int64_t n, cudaStream_t s)
+    {
+        boxes.reserve(kBoxBlocks + 1);
+        keys.reserve(size_t(n));
+        sortedKeys.reserve(size_t(n));
+        keyIndex.reserve(size_t(n));
+        sortedIndex.reserve(size_t(n));
+        pointsBoxKernel<<<kBoxBlocks, kStateBlock, 0, s>>>(points, n, boxes.data());
+        CUDA_CHECK_LAUNCH();
+        boxesBoxKernel<<<1, kStateBlock, 0, s>>>(boxes.data(), kBoxBlocks, boxes.data() + kBoxBlocks);
+        CUDA_CHECK_LAUNCH();
+        keysKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(points, boxes.data() + kBoxBlocks, n, keys.data(),
+                                                                     keyIndex.data());
+        CUDA_CHECK_LAUNCH();
+        // The keys' 63 bits only (common/sfc.h); stable, so equal keys stay in index order.
+        constexpr int kKeyBits = 3 * kMaxTreeLevel;
+        size_t bytes           = 0;
+        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sortedKeys.data(), keyIndex.data(),
+                                                   sortedIndex.data(), int(n), 0, kKeyBits, s));
+        sortTemp.reserve(bytes);
+        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sortTemp.data(), bytes, keys.data(), sortedKeys.data(),
+                                                   keyIndex.data(), sortedIndex.data(), int(n), 0, kKeyBits, s));
+    }
 
     /// Called before the positions or velocities are written: that waits for a pending download of them.
     void beforeWritingState()
@@ -316,7 +411,7 @@ void ResidentGpu::getPositions(Vec3d* pos)
     m.spans.synchronize(s);
 }
 
-void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead)
+void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys, int32_t* sortedIndex)
 {
     Impl& m = *impl_;
     m.beforeWritingState();
@@ -333,10 +428,17 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead)
         });
         from = m.predicted.data();
     }
+    const bool sorted = sortedKeys && sortedIndex && n_ > 0;
+    if (sorted) m.logged("sort_keys", [&] { m.sortKeys(from, n_, s); });
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
     cudaStream_t copy = m.copyStream.get();
     CUDA_CHECK(cudaStreamWaitEvent(copy, m.positionsReady.get(), 0));
     m.spans.open(SpanLane::Copy, "download_positions", copy);
+    if (sorted)
+    {
+        download(sortedKeys, m.sortedKeys.data(), size_t(n_), copy);
+        download(sortedIndex, m.sortedIndex.data(), size_t(n_), copy);
+    }
     download(pos, from, size_t(n_), copy);
     m.spans.close(copy);
     CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), copy));

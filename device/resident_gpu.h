@@ -47,7 +47,12 @@ public:
     /// forces queued next overlap it; the next write of the state (kick, drift, gather, setState) waits
     /// for it.
     /// @param[out] pos  page-locked host memory (device/pinned_memory.h), n
-    void beginPositionDownload(Vec3d* pos, double ahead);
+    /// With sortedKeys and sortedIndex (page-locked, n each), also the Morton keys of those positions in
+    /// their bounding cube sorted stably on the device, and each key's index (adoptSortedKeys,
+    /// host/tree/octree.h: the host's sortBodies of the same positions gives the same order), so that the
+    /// host's build starts from sorted keys.
+    void beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys = nullptr,
+                               int32_t* sortedIndex = nullptr);
     /// Waits until that download is complete (callable from another thread).
     void finishPositionDownload();
     /// Gathers the state into a new order: slot k takes what was in slot order[k] (order: host memory).

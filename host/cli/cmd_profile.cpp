@@ -15,6 +15,8 @@
 #include "host/core/timeline.h"
 #include "host/io/atomic_file.h"
 #include "host/models/models.h"
+#include "host/reference/direct.h"
+#include "host/reference/error_stats.h"
 #include "host/sim/run.h"
 #include "host/study/study.h"
 
@@ -42,6 +44,8 @@ struct ProfileOptions
     /// Whole simulation steps timed instead of force evaluations (0: force evaluations).
     int steps            = 0;
     bool stepDiagnostics = false;
+    /// With --steps: bodies whose last-step force error is measured against direct summation (0: none).
+    int64_t stepErrorSample = 2048;
     /// With --steps: run's --rebuild-every and --rebuild-lag (host/sim/pipeline.h for --rebuild-every != 1).
     ForceOptions forces;
 };
@@ -61,7 +65,11 @@ const std::string kProfileCsvColumns =
     "walk_bytes_per_second,bodies_per_second,direct_sample,direct_seconds_extrapolated,speedup";
 
 /// The columns of profile --steps, after kProfileCsvColumns.
-std::string stepCsvColumns() { return ",steps," + stepPhasesCsvHeader() + ",step_bodies_per_second"; }
+std::string stepCsvColumns()
+{
+    return ",steps," + stepPhasesCsvHeader() +
+           ",step_bodies_per_second,step_error_sample,step_error_median,step_error_p99";
+}
 
 std::string profileCsvRow(const ProfileResult& r, bool withSteps)
 {
@@ -77,7 +85,10 @@ std::string profileCsvRow(const ProfileResult& r, bool withSteps)
     }
     c << ',' << r.direct.sample << ',' << num(r.direct.seconds, false) << ',' << num(r.speedup(), false);
     if (withSteps)
-        c << ',' << r.steps << ',' << stepPhasesCsv(r.stepMedian) << ',' << num(r.stepBodiesPerSecond(), false);
+    {
+        c << ',' << r.steps << ',' << stepPhasesCsv(r.stepMedian) << ',' << num(r.stepBodiesPerSecond(), false) << ','
+          << r.stepError.count << ',' << num(r.stepError.median, false) << ',' << num(r.stepError.p99, false);
+    }
     c << '\n';
     return c.str();
 }
@@ -107,7 +118,9 @@ std::string profileJsonRow(const ProfileResult& r)
     if (r.steps > 0)
     {
         j << ",\n     \"steps\": " << r.steps << ", \"step_seconds\": " << stepPhasesJson(r.stepMedian)
-          << ", \"step_bodies_per_second\": " << num(r.stepBodiesPerSecond());
+          << ", \"step_bodies_per_second\": " << num(r.stepBodiesPerSecond())
+          << ", \"step_error\": {\"sample\": " << r.stepError.count << ", \"median\": " << num(r.stepError.median)
+          << ", \"p99\": " << num(r.stepError.p99) << "}";
     }
     j << "}";
     return j.str();
@@ -149,6 +162,22 @@ std::string phaseTable(const std::vector<ProfileResult>& results)
     return s;
 }
 
+/// The relative force errors of sim's last evaluation on `sample` bodies (sampleIndices with seed) against
+/// double direct summation of its current positions: the error of the forces the step kicked with.
+ErrorStats stepForceError(const Simulation& sim, int64_t sample, uint64_t seed)
+{
+    const ParticleSet& state       = sim.state();
+    const std::vector<Vec3d> acc   = sim.accelerations();
+    const Parameters& p            = sim.parameters();
+    const std::vector<int64_t> idx = sampleIndices(state.size(), sample, seed);
+    std::vector<Vec3d> ref, got(idx.size());
+    std::vector<double> pot;
+    directSum(state.pos.data(), state.mass.data(), state.size(), idx, p.epsilon_squared, p.gravitational_constant, ref,
+              pot);
+    for (size_t k = 0; k < idx.size(); ++k) got[k] = acc[size_t(idx[k])];
+    return errorStats(relativeErrors(got, ref));
+}
+
 /// The step phases of profile --steps, per row.
 std::string stepTable(const std::vector<ProfileResult>& results)
 {
@@ -156,12 +185,15 @@ std::string stepTable(const std::vector<ProfileResult>& results)
     std::snprintf(head, sizeof(head), "%10s %6s", "N", "theta");
     std::string s = std::string("median per simulation step [ms] (force-wall: the evaluation above with its "
                                 "reordering)\n") +
-                    head + stepPhasesTableHeader(12) + title(10, "Mbody/s") + "\n";
+                    head + stepPhasesTableHeader(12) + title(10, "Mbody/s") + title(11, "err-median") +
+                    title(10, "err-p99") + "\n";
     for (const ProfileResult& r : results)
     {
         char lead[32];
         std::snprintf(lead, sizeof(lead), "%10lld %6.3g", static_cast<long long>(r.n), r.params.opening_angle);
-        s += lead + stepPhasesTableRow(r.stepMedian, 12) + cell("%10.2f", r.stepBodiesPerSecond() / 1e6) + "\n";
+        s += lead + stepPhasesTableRow(r.stepMedian, 12) + cell("%10.2f", r.stepBodiesPerSecond() / 1e6);
+        if (r.stepError.count > 0) s += cell("%11.3e", r.stepError.median) + cell("%10.3e", r.stepError.p99);
+        s += "\n";
     }
     return s;
 }
@@ -193,6 +225,10 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
          "defaults to run's 0.01")
         ("step-diagnostics", po::bool_switch(&o.stepDiagnostics),
          "with --steps: also time the diagnostics a run writes (energy sums, Lagrangian radii) in each step")
+        ("step-error-sample", po::value(&o.stepErrorSample)->default_value(o.stepErrorSample),
+         "with --steps: after the timed steps, the last step's own forces (the tree it walked: refitted and "
+         "lagged in the pipelined step) on this many sampled bodies against double direct summation, as the "
+         "median and 99th percentile of the relative acceleration error (0: skip)")
         ("csv", po::value(&o.csv), "write one row per N x theta to this new CSV file")
         ("json", po::value(&o.json), "write the profile to this new JSON file")
         ("timeline", po::value(&o.timeline),
@@ -251,6 +287,8 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     {
         base.epsilon_squared = kRunEpsilon * kRunEpsilon;
     }
+    // Resolved here so that the report names the step the rows were timed with.
+    o.forces.rebuildEvery = withSteps ? resolvedRebuildEvery(base, o.forces, false) : 1;
     StudyGrid grid;
     grid.theta                       = thetas;
     grid.mac                         = {base.mac};
@@ -291,6 +329,10 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
                 timelineRows                 = timelineCsvRows(processTimeline().take());
                 results.push_back(profileOfSteps(bodies, sim.solver(), times, directSample, o.source.seed + 1));
                 results.back().stats = stepInteractions(sim);
+                if (o.stepErrorSample > 0)
+                {
+                    results.back().stepError = stepForceError(sim, o.stepErrorSample, o.source.seed + 2);
+                }
                 // The pipelined step's refitted tree stays with its backend: no host tree to count the walk's
                 // traffic on.
                 if (sim.pipeline()) results.back().traffic = WalkTraffic{};

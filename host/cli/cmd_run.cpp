@@ -255,8 +255,10 @@ void refuseOnRanks(const DistributedCli& d)
         throw ParameterError(what + " runs on one rank for now; start it without mpirun");
     };
     if (d.comoving) refuse("--comoving");
-    if (d.force.rebuildEvery != 1 || !d.vm["rebuild-lag"].defaulted())
-        refuse("--rebuild-every " + std::to_string(d.force.rebuildEvery) + " (the pipelined step)");
+    // The default (auto) takes the classic step here, which is what ranks run.
+    const bool pipelined = d.force.rebuildEvery != 1 && d.force.rebuildEvery != kRebuildAutomatic;
+    if (pipelined || !d.vm["rebuild-lag"].defaulted())
+        refuse("--rebuild-every " + d.vm["rebuild-every"].as<std::string>() + " (the pipelined step)");
     if (d.direct) refuse("--direct");
     if (d.zeroNetForce) refuse("--zero-net-force");
     if (d.timeline) refuse("--timeline");
@@ -484,7 +486,8 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         validate(rs);
         ParticleSet bodies = readInput(input, inputFormat);
         ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
-        if (forceOptions.rebuildEvery != 1 || !vm["rebuild-lag"].defaulted())
+        if ((forceOptions.rebuildEvery != 1 && forceOptions.rebuildEvery != kRebuildAutomatic) ||
+            !vm["rebuild-lag"].defaulted())
         {
             throw UsageError("--rebuild-every and --rebuild-lag do not apply to --comoving yet: comoving runs keep the "
                              "per-step build");

@@ -409,14 +409,37 @@ double timestepOption(const po::variables_map& vm)
     return kRunTimestep;
 }
 
+int64_t parseRebuildEvery(const std::string& text)
+{
+    if (text == "auto") return kRebuildAutomatic;
+    size_t used = 0;
+    int64_t k   = -1;
+    try
+    {
+        k = std::stoll(text, &used);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    if (used != text.size() || text.empty() || k < 0)
+    {
+        throw UsageError("option --rebuild-every = '" + text + "' is invalid: must be auto, 0 or a whole number >= 1");
+    }
+    return k;
+}
+
 po::options_description rebuildOptions(ForceOptions& forces, const std::string& what)
 {
     po::options_description d("Tree rebuilds");
     const std::string every =
-        "steps between host tree builds [steps]: 1 builds a fresh tree every step; K >= 2 keeps the state on the "
-        "force backend and refits the tree in between, adopting a tree built in the background every K steps; 0 "
-        "(automatic) rebuilds continuously: each build starts in the step that adopts the one before. Isolated "
-        "Newtonian tree runs only (not --comoving, a periodic box, --direct, --zero-net-force or the relative MAC)" +
+        "steps between host tree builds [steps]: auto (the default) takes the pipelined step with continuous "
+        "builds (0) where the run supports it and the classic step (1) otherwise; 1 builds a fresh tree every "
+        "step (the classic step, for comparisons); K >= 2 keeps the state on the force backend and refits the "
+        "tree in between, adopting a tree built in the background every K steps; 0 rebuilds continuously: each "
+        "build starts in the step that adopts the one before. The pipelined step (0 or K >= 2) takes isolated "
+        "Newtonian tree runs only (not --comoving, a periodic box, --direct, --zero-net-force or the relative "
+        "MAC)" +
         what;
     const std::string lag =
         "steps between the positions a background tree is built from and the step that adopts it [steps]: the "
@@ -425,9 +448,11 @@ po::options_description rebuildOptions(ForceOptions& forces, const std::string& 
         "them; forces always use the true positions and refitted cells. A larger lag hides a slower host build "
         "behind the device's steps for older trees (more interactions)" +
         what;
-    d.add_options()("rebuild-every", po::value(&forces.rebuildEvery)->default_value(forces.rebuildEvery),
-                    every.c_str())("rebuild-lag", po::value(&forces.rebuildLag)->default_value(forces.rebuildLag),
-                                   lag.c_str());
+    d.add_options()(
+        "rebuild-every", po::value<std::string>()->default_value("auto")->notifier([&forces](const std::string& text) {
+            forces.rebuildEvery = parseRebuildEvery(text);
+        }),
+        every.c_str())("rebuild-lag", po::value(&forces.rebuildLag)->default_value(forces.rebuildLag), lag.c_str());
     return d;
 }
 

@@ -128,6 +128,8 @@ double timestepOption(const po::variables_map& vm);
 /// --rebuild-every K and --rebuild-lag L [steps] into forces.rebuildEvery and forces.rebuildLag, whose values are
 /// the defaults (host/sim/simulation.h: the pipelined step for K != 1); what: said at the end of the help.
 po::options_description rebuildOptions(ForceOptions& forces, const std::string& what = "");
+/// `--rebuild-every`'s value: "auto" (kRebuildAutomatic) or a whole number >= 0; UsageError naming it otherwise.
+int64_t parseRebuildEvery(const std::string& text);
 /// UsageError for a --rebuild-lag given with --rebuild-every 1 (the classic step has no lag), before any work.
 void checkRebuildOptions(const po::variables_map& vm, const ForceOptions& forces);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "common/errors.h"
@@ -17,11 +18,13 @@ namespace octwalk {
 class Pipeline::Backend
 {
 public:
-    virtual ~Backend()                                                                               = default;
-    virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)         = 0;
-    virtual void getState(Vec3d* pos, Vec3d* vel)                                                    = 0;
-    virtual void getPositions(Vec3d* pos)                                                            = 0;
-    virtual void beginPositionDownload(Vec3d* pos, double ahead)                                     = 0;
+    virtual ~Backend()                                                                       = default;
+    virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n) = 0;
+    virtual void getState(Vec3d* pos, Vec3d* vel)                                            = 0;
+    virtual void getPositions(Vec3d* pos)                                                    = 0;
+    /// With keys and index, also the sorted keys of those positions (ResidentGpu); false when the
+    /// backend does not sort them (the CPU twin: the build sorts, with the same result).
+    virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index)     = 0;
     virtual void finishPositionDownload()                                                            = 0;
     virtual void permute(const int32_t* order)                                                       = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
@@ -47,7 +50,19 @@ public:
     }
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
-    void beginPositionDownload(Vec3d* pos, double ahead) override { r_.beginPositionDownload(pos, ahead); }
+    bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index) override
+    {
+        if constexpr (std::is_same_v<Resident, ResidentGpu>)
+        {
+            r_.beginPositionDownload(pos, ahead, keys, index);
+            return true;
+        }
+        else
+        {
+            r_.beginPositionDownload(pos, ahead);
+            return false;
+        }
+    }
     void finishPositionDownload() override { r_.finishPositionDownload(); }
     void permute(const int32_t* order) override { r_.permute(order); }
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
@@ -193,7 +208,11 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     recordSpans();
 }
 
-void Pipeline::snapshot(Topology& t) const { t.pos.resize(static_cast<size_t>(n_)); }
+void Pipeline::snapshot(Topology& t) const
+{
+    t.pos.resize(static_cast<size_t>(n_));
+    t.presorted = false;
+}
 
 std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
 {
@@ -211,7 +230,8 @@ void Pipeline::build(Topology& t, int64_t step) const
     const BodySpan bodies{t.pos.data(), mass_.data(), id_.data(), n_, callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
-    sortBodies(bodies, t.tree, 0.0);
+    if (t.presorted) adoptSortedKeys(bodies, t.sortedKeys.data(), t.sortedIndex.data(), t.tree);
+    else sortBodies(bodies, t.tree, 0.0);
     laps.lap("sort");
     buildCells(params_.n_leaf, t.tree);
     laps.lap("cells");
@@ -269,7 +289,10 @@ void Pipeline::startBuild(double h)
     next_ = spareTopology();
     snapshot(*next_);
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
-    backend_->beginPositionDownload(next_->pos.data(), predictionAhead(h));
+    next_->sortedKeys.resize(size_t(n_));
+    next_->sortedIndex.resize(size_t(n_));
+    next_->presorted = backend_->beginPositionDownload(next_->pos.data(), predictionAhead(h), next_->sortedKeys.data(),
+                                                       next_->sortedIndex.data());
     launchBuild(step_ + lag_);
 }
 
@@ -438,6 +461,15 @@ void Pipeline::copyState(Vec3d* pos, Vec3d* vel)
         pos[callerIndex_[k]] = p[k];
         vel[callerIndex_[k]] = v[k];
     }
+}
+
+void Pipeline::copyAccelerations(Vec3d* acc)
+{
+    std::vector<F4> out;
+    getResults(out);
+    const double G = params_.gravitational_constant;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k) acc[callerIndex_[k]] = accelerationOf(out[size_t(k)], G);
 }
 
 DiagnosticSums Pipeline::diagnosticSums()

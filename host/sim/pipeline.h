@@ -24,7 +24,10 @@
 /// leaf per step at h = 1/128, N = 2^20, so a topology of x alone already costs about twice a fresh tree's
 /// interactions when adopted; aimed at the middle, a topology serving S > 1 steps is as far off in its first
 /// step as in its last instead of exact in the first and S - 1 steps off in the last, and a cell's box grows
-/// faster than linearly in that mismatch (PipelineStepInfo's interactions). Only the topology (order, cells,
+/// faster than linearly in that mismatch (PipelineStepInfo's interactions). On the device the predicted
+/// positions' Morton keys are also sorted there (ResidentGpu::beginPositionDownload), so that the host's
+/// build starts from sorted keys (adoptSortedKeys: the order its own sort of those positions gives, which is
+/// what the CPU twin's build does). Only the topology (order, cells,
 /// groups) comes from the prediction: every step's refit recomputes the moments and boxes from the true
 /// positions, so the forces keep the tree's accuracy.
 /// Every decision is taken from step numbers, never from clocks, so a run is deterministic; with the
@@ -143,6 +146,8 @@ public:
 
     /// Positions and velocities in the caller's order (index = caller's index), n each.
     void copyState(Vec3d* pos, Vec3d* vel);
+    /// The last walk's accelerations (G applied) in the caller's order, n.
+    void copyAccelerations(Vec3d* acc);
     /// The diagnostics' sums in the caller's order, as Simulation::diagnostics adds them.
     DiagnosticSums diagnosticSums();
     /// The policy's state for a checkpoint.
@@ -168,6 +173,11 @@ private:
     struct Topology
     {
         PinnedVector<Vec3d> pos; ///< pinned: the device copies into them while it keeps stepping
+        /// The Morton keys of pos sorted on the device, and their indices into pos (presorted: the build
+        /// starts from them, adoptSortedKeys; else it sorts pos itself, to the same order).
+        PinnedVector<uint64_t> sortedKeys;
+        PinnedVector<int32_t> sortedIndex;
+        bool presorted = false;
         HostTree tree;
         PackedTree packed;
         /// The host's view of the state in the new order (ids, caller's indices, slots), prepared by

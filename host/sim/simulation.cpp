@@ -90,6 +90,17 @@ std::unique_ptr<Pipeline> makePipeline(const Parameters& p, const ForceOptions& 
 
 } // namespace
 
+bool pipelineSupports(const Parameters& p, const ForceOptions& forces, bool comoving)
+{
+    return !comoving && !forces.direct && !forces.zeroNetForce && !(p.box_size > 0) && p.mac != Mac::Relative;
+}
+
+int64_t resolvedRebuildEvery(const Parameters& p, const ForceOptions& forces, bool comoving)
+{
+    if (forces.rebuildEvery != kRebuildAutomatic) return forces.rebuildEvery;
+    return pipelineSupports(p, forces, comoving) ? 0 : 1;
+}
+
 // initial is a reference here so that comovingStart (comoving_step.cpp) reads it before anything moves it.
 Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
                        std::optional<Comoving> comoving, std::vector<F4> results)
@@ -139,6 +150,7 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
         if (params_.box_size > 0) checkInsideBox(state_, params_.box_size);
         state_.boxSize = params_.box_size;
     }
+    forces_.rebuildEvery = resolvedRebuildEvery(params_, forces_, comoving_.has_value());
     if (forces_.rebuildEvery != 1) pipeline_ = makePipeline(params_, forces_, comoving_.has_value());
     idsByCaller_ = !pipeline_ && std::is_sorted(state_.id.begin(), state_.id.end());
     if (results.empty()) computeForces();
@@ -324,6 +336,20 @@ void Simulation::checkFinite(bool bad) const
                          ") has a non-finite position or velocity after step " + std::to_string(step_) +
                          ": the timestep is too large for the softening");
     }
+}
+
+std::vector<Vec3d> Simulation::accelerations() const
+{
+    std::vector<Vec3d> acc(size_t(state_.size()));
+    if (pipeline_)
+    {
+        pipeline_->copyAccelerations(acc.data());
+        return acc;
+    }
+    const std::vector<int32_t>& slot = slots();
+    const double G                   = solver_.parameters().gravitational_constant;
+    for (size_t c = 0; c < acc.size(); ++c) acc[c] = results_ ? accelerationOf(results_[slot[c]], G) : acc_[slot[c]];
+    return acc;
 }
 
 Diagnostics Simulation::diagnostics() const

@@ -57,6 +57,10 @@ struct StepPlan
 StepPlan planSteps(double t0, double tEnd, double timestep);
 
 /// How forces are obtained each step.
+/// ForceOptions::rebuildEvery's default (`--rebuild-every auto`): the pipelined step where the run supports
+/// it, else the classic step (resolvedRebuildEvery).
+constexpr int64_t kRebuildAutomatic = -1;
+
 struct ForceOptions
 {
     /// Exact direct summation (double, O(N^2)) instead of the tree.
@@ -65,18 +69,28 @@ struct ForceOptions
     /// momentum is conserved to round-off. Off by default: a tree's forces are not pairwise
     /// symmetric, and the resulting centre-of-mass drift is an honest measure of its error.
     bool zeroNetForce = false;
-    /// Steps between host tree builds (`--rebuild-every`): 1 (default) is the classic step, a fresh host
-    /// tree every step; K >= 2 the pipelined step of host/sim/pipeline.h with a topology adopted every K
-    /// steps and refitted in between; 0 the same with continuous background builds (one adopted every
-    /// rebuildLag steps). The pipelined step needs an isolated Newtonian tree run (not comoving,
-    /// periodic, direct, zero_net_force or the relative MAC: ParameterError).
-    int64_t rebuildEvery = 1;
+    /// Steps between host tree builds (`--rebuild-every`): 1 is the classic step, a fresh host tree every
+    /// step; K >= 2 the pipelined step of host/sim/pipeline.h with a topology adopted every K steps and
+    /// refitted in between; 0 the same with continuous background builds (one adopted every rebuildLag
+    /// steps). The pipelined step needs an isolated Newtonian tree run (not comoving, periodic, direct,
+    /// zero_net_force or the relative MAC: ParameterError). kRebuildAutomatic (the default) is the fastest
+    /// step the run supports, resolved by the Simulation (resolvedRebuildEvery).
+    int64_t rebuildEvery = kRebuildAutomatic;
     /// Steps between the positions a background build is made from and the step that adopts it
     /// (`--rebuild-lag`, rebuildEvery != 1 only): 1 to rebuildEvery (any >= 1 for 0). Each build has that many
     /// device steps to finish in before the step that adopts it waits for it; an older topology walks more
     /// interactions (host/sim/pipeline.h).
     int64_t rebuildLag = kRebuildLag;
 };
+
+/// Whether the pipelined step supports a run with these parameters and options: an isolated Newtonian
+/// tree run (not comoving, not periodic, not direct summation, not zero_net_force, not the relative MAC).
+bool pipelineSupports(const Parameters& p, const ForceOptions& forces, bool comoving);
+
+/// The rebuild policy a run takes: forces.rebuildEvery as given, or for kRebuildAutomatic the pipelined
+/// step with continuous builds (0) where pipelineSupports, else the classic step (1). The same on every
+/// backend, so that the CPU twin of a GPU run takes the same step.
+int64_t resolvedRebuildEvery(const Parameters& p, const ForceOptions& forces, bool comoving);
 
 /// The pass over all bodies that follows each tree evaluation of a state kept in tree order (Simulation's
 /// classic step), over plain arrays so that a benchmark can time it without an evaluation. Body k of the new
@@ -194,6 +208,9 @@ public:
     bool direct() const { return forces_.direct; }
     const ForceOptions& forceOptions() const { return forces_; }
     Diagnostics diagnostics() const;
+    /// The last force evaluation's accelerations (G applied) in the caller's order: what the current
+    /// positions (state()) were kicked with, for measuring a step's force error.
+    std::vector<Vec3d> accelerations() const;
     const GravitySolver& solver() const { return solver_; }
     /// The pipelined step (rebuildEvery != 1), else null.
     const Pipeline* pipeline() const { return pipeline_.get(); }

@@ -146,6 +146,9 @@ struct ProfileResult
     int steps = 0;
     /// Per phase (force evaluation and step phases), the median over the steps; zeros without steps.
     StepTimes stepMedian;
+    /// The force error of the last timed step's own forces (its tree: refitted and lagged in a pipelined
+    /// run) against double direct summation; count 0 when not measured.
+    ErrorStats stepError;
 
     double nodeGflops() const;          ///< kFlopsPerBodyNode * node interactions / median body-node time
     double leafGflops() const;          ///< kFlopsPerBodyBody * leaf interactions / median body-leaf time

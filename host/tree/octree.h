@@ -173,6 +173,12 @@ void mortonKeysInBoundingCube(const Vec3d* points, int64_t n, std::vector<uint64
 /// itself (the root cell of a periodic tree), and a body outside it is an InputError (validateInBox).
 void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 
+/// sortBodies' result from keys computed and sorted elsewhere (the device, ResidentGpu's sorted keys) from
+/// the same positions: sortedKeys[k] is the key of body sortedIndex[k], sorted stably by key (ties in
+/// index order), keys of the bounding cube of b.pos as sortBodies computes them. Ties are broken and the
+/// bodies gathered as sortBodies does, so the tree is the same.
+void adoptSortedKeys(const BodySpan& bodies, const uint64_t* sortedKeys, const int32_t* sortedIndex, HostTree& tree);
+
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel; the cells are numbered breadth-first.
 /// The top of the tree is split serially into subtrees (CellUnit), each built by one thread and
 /// numbered from the counts of cells per subtree and level: the same cells for any thread count.

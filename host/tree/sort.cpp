@@ -273,25 +273,10 @@ Box<Vec3d> parallelBoundingBox(const Vec3d* points, int64_t n, std::vector<Box<V
     return box;
 }
 
-/// The key grid of the bounding cube of points (mortonKeysInBoundingCube).
-struct KeyGrid
-{
-    Vec3d lo;
-    double cellsPerUnit;
-
-    uint64_t key(const Vec3d& p) const
-    {
-        return mortonKey(gridCoordinate(p.x, lo.x, cellsPerUnit), gridCoordinate(p.y, lo.y, cellsPerUnit),
-                         gridCoordinate(p.z, lo.z, cellsPerUnit));
-    }
-};
-
 KeyGrid keyGrid(const Vec3d* points, int64_t n, std::vector<Box<Vec3d>>& part)
 {
-    Box<Vec3d> box = parallelBoundingBox(points, n, part);
-    double size    = largestExtent(box);
-    if (!(size > 0)) size = 1.0;
-    return {box.lo, double(kKeyGridSize) / size};
+    const Box<Vec3d> box = parallelBoundingBox(points, n, part);
+    return KeyGrid::ofBox(box.lo, box.hi);
 }
 
 } // namespace
@@ -315,14 +300,63 @@ std::vector<uint64_t> mortonKeysInBoundingCube(const Vec3d* points, int64_t n)
 /// How far ahead the gather into tree order prefetches the caller's bodies.
 constexpr int64_t kGatherPrefetch = 16;
 
+namespace {
+
+/// t.pos[k], t.mass[k] = the bodies' order[k], for k in [begin, end).
+void gatherBodies(const BodySpan& b, HostTree& t, int64_t begin, int64_t end)
+{
+    const int32_t* order = t.order.data();
+    for (int64_t k = begin; k < end; ++k)
+    {
+        if (k + kGatherPrefetch < end)
+        {
+            __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
+            __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
+        }
+        t.pos[k]  = b.pos[order[k]];
+        t.mass[k] = b.mass[order[k]];
+    }
+}
+
+} // namespace
+
+void adoptSortedKeys(const BodySpan& b, const uint64_t* sortedKeys, const int32_t* sortedIndex, HostTree& t)
+{
+    const int64_t n = b.n;
+    t.keys.resize(size_t(n));
+    t.order.resize(size_t(n));
+    t.pos.resize(size_t(n));
+    t.mass.resize(size_t(n));
+    uint64_t* keys = t.keys.data();
+    int32_t* order = t.order.data();
+#pragma omp parallel
+    {
+        const Chunk c = chunkOf(n, threadIndex(), threadCount());
+        std::copy(sortedKeys + c.begin, sortedKeys + c.end, keys + c.begin);
+        std::copy(sortedIndex + c.begin, sortedIndex + c.end, order + c.begin);
+#pragma omp barrier
+        // Each thread breaks the ties of the runs of equal keys that start in its chunk (a run may reach
+        // into the next chunk, whose thread skips it).
+        if (b.id || b.rank)
+        {
+            int64_t begin = c.begin;
+            while (begin < c.end && begin > 0 && keys[begin - 1] == keys[begin]) ++begin;
+            int64_t end = std::max(begin, c.end);
+            while (end > begin && end < n && keys[end - 1] == keys[end]) ++end;
+            if (begin < end) breakTiesById(keys, b, order, begin, end);
+        }
+#pragma omp barrier
+        gatherBodies(b, t, c.begin, c.end);
+    }
+}
+
 void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
 {
     const int64_t n = b.n;
     BuildScratch& s = t.scratch;
     Stopwatch clock;
     if (boxSize > 0) validateInBox(b, boxSize);
-    const KeyGrid grid =
-        boxSize > 0 ? KeyGrid{{0.0, 0.0, 0.0}, double(kKeyGridSize) / boxSize} : keyGrid(b.pos, n, s.boxes);
+    const KeyGrid grid = boxSize > 0 ? KeyGrid::ofCube({0.0, 0.0, 0.0}, boxSize) : keyGrid(b.pos, n, s.boxes);
     t.keys.resize(size_t(n));
     t.order.resize(size_t(n));
     s.keys.resize(size_t(n));
@@ -372,16 +406,7 @@ void sortBodies(const BodySpan& b, HostTree& t, double boxSize)
         const SortRange& r = s.small[j];
         sortRun(buf, r);
         if (b.id || b.rank) breakTiesById(keys, b, order, r.begin, r.end);
-        for (int64_t k = r.begin; k < r.end; ++k)
-        {
-            if (k + kGatherPrefetch < r.end)
-            {
-                __builtin_prefetch(&b.pos[order[k + kGatherPrefetch]]);
-                __builtin_prefetch(&b.mass[order[k + kGatherPrefetch]]);
-            }
-            t.pos[k]  = b.pos[order[k]];
-            t.mass[k] = b.mass[order[k]];
-        }
+        gatherBodies(b, t, r.begin, r.end);
     }
     t.partTimes.sortRuns = clock.lap();
 }

@@ -18,7 +18,9 @@
 #include "device/resident_gpu.h"
 #include "host/cpu/resident_cpu.h"
 #include "host/models/models.h"
+#include "device/pinned_memory.h"
 #include "host/sim/pipeline.h"
+#include "host/tree/octree.h"
 #include "test_helpers.h"
 #include "unit/refit_helpers.h"
 
@@ -228,6 +230,48 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
     EXPECT_EQ(gpu.kick(G, 0.5 * h), finite);
     gpu.getState(gotPos.data(), gotVel.data());
     EXPECT_TRUE(test::sameBits(gotVel, vel)) << "closing kick";
+}
+
+// The device's sort of the predicted positions' keys (the host build's start in a pipelined run on the
+// GPU) against the host: the same predicted positions, the keys of their bounding cube sorted stably with
+// the same indices, and from them adoptSortedKeys the order sortBodies gives, ties (coincident bodies)
+// included.
+TEST_F(GpuResidentTest, SortedKeysGiveTheHostSortsOrder)
+{
+    ParticleSet b   = makeModel("plummer", 1 << 15, kSeed);
+    const int64_t n = b.size();
+    for (int64_t i = 1; i < n; i += 7) b.pos[i] = b.pos[i - 1]; // equal keys, broken by id
+    ResidentGpu gpu;
+    gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), n);
+    PinnedVector<Vec3d> predicted(static_cast<size_t>(n));
+    PinnedVector<uint64_t> keys(static_cast<size_t>(n));
+    PinnedVector<int32_t> index(static_cast<size_t>(n));
+    const double ahead = 3 * kDt;
+    gpu.beginPositionDownload(predicted.data(), ahead, keys.data(), index.data());
+    gpu.finishPositionDownload();
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const Vec3d host = predictPosition(b.pos[i], b.vel[i], ahead);
+        ASSERT_EQ(0, std::memcmp(&host, &predicted[i], sizeof(Vec3d))) << "body " << i;
+    }
+    const std::vector<uint64_t> hostKeys = mortonKeysInBoundingCube(predicted.data(), n);
+    std::vector<int32_t> hostIndex(static_cast<size_t>(n));
+    std::iota(hostIndex.begin(), hostIndex.end(), 0);
+    std::stable_sort(hostIndex.begin(), hostIndex.end(),
+                     [&](int32_t a, int32_t c) { return hostKeys[a] < hostKeys[c]; });
+    for (int64_t k = 0; k < n; ++k)
+    {
+        ASSERT_EQ(index[k], hostIndex[k]) << "sorted position " << k;
+        ASSERT_EQ(keys[k], hostKeys[hostIndex[k]]) << "sorted position " << k;
+    }
+    std::vector<int32_t> rank(static_cast<size_t>(n));
+    std::iota(rank.begin(), rank.end(), 0);
+    const BodySpan bodies{predicted.data(), b.mass.data(), b.id.data(), n, rank.data()};
+    HostTree sorted, adopted;
+    sortBodies(bodies, sorted, 0.0);
+    adoptSortedKeys(bodies, keys.data(), index.data(), adopted);
+    EXPECT_EQ(adopted.order, sorted.order);
+    EXPECT_EQ(adopted.keys, sorted.keys);
 }
 
 } // namespace octwalk
