@@ -1,0 +1,107 @@
+#pragma once
+/// @file pm_mesh.h
+/// The long-range half of the TreePM force in a periodic box (the split: common/treepm.h). Bodies'
+/// masses are assigned to an n^3 mesh (cloud-in-cell or triangular-shaped cloud), transformed, multiplied
+/// by the long-range Green's function -4 pi G / k^2 exp(-k^2 r_s^2) divided by the assignment window
+/// squared, W(k) = prod_i sinc(k_i L / 2n)^p (p = 2 CIC, 3 TSC; once for the assignment, once for the
+/// interpolation), with the k = 0 mode zero; the acceleration is -i k phi(k) transformed back component by
+/// component (spectral differentiation, no finite-difference error), and the potential and the three
+/// components are interpolated to the bodies with the same window.
+///
+/// The potential follows host/reference/ewald_direct.h (GADGET-2's convention: mean density subtracted,
+/// zero mean over the box) and includes the two terms of the split that belong to no pair: the body's own
+/// short-range term G m_i / (sqrt(pi) r_s) and the background's G M 4 pi r_s^2 / L^3 (common/treepm.h). The
+/// mesh potential plus the short-range pairs (host/reference/short_range_direct.h) is then the Ewald potential.
+///
+/// Every sum has a fixed order (the mass assignment gathers each x slab from the bodies sorted by slab, no
+/// atomics; the FFT is SlabFftGrid), so results are bit-identical for any number of OpenMP threads.
+
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "common/treepm.h"
+#include "common/vec.h"
+#include "host/pm/slab_fft_grid.h"
+
+namespace octwalk {
+
+/// How mass is assigned to the mesh and forces are interpolated from it.
+enum class MassAssignment
+{
+    Cic, ///< cloud in cell: 2 cells per axis, window sinc^2
+    Tsc, ///< triangular-shaped cloud: 3 cells per axis, window sinc^3
+};
+
+/// Seconds spent in each part of the last computeForces.
+struct PmTimings
+{
+    double check       = 0; ///< the bodies' positions and masses
+    double sort        = 0; ///< bodies by x slab
+    double assign      = 0; ///< masses to the mesh
+    double fft         = 0; ///< one forward and four backward transforms
+    double green       = 0; ///< the Green's function and the three gradients in Fourier space
+    double interpolate = 0; ///< potential and acceleration to the bodies, and the non-pair terms
+
+    double total() const { return check + sort + assign + fft + green + interpolate; }
+};
+
+class PmMesh
+{
+public:
+    /// @param boxSize     L: the box [0, L)^3, finite and > 0
+    /// @param meshSize    n >= 2 cells per side
+    /// @param asmth       the split scale in cells, finite and > 0: r_s = asmth L / n (kTreePmAsmth = 1.25 usual)
+    /// @param assignment  CIC or TSC, for the assignment and the interpolation
+    /// @param G           the gravitational constant, finite
+    /// ParameterError naming the value otherwise; BackendError when the mesh cannot be allocated.
+    PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G);
+
+    double boxSize() const { return boxSize_; }
+    int meshSize() const { return fft_.n(); }
+    /// r_s = asmth L / n.
+    double splitScale() const { return splitScale_; }
+    MassAssignment assignment() const { return assignment_; }
+    const PmTimings& timings() const { return timings_; }
+
+    /// Long-range accelerations and potentials (G applied) of n bodies on themselves, indexed like pos.
+    /// InputError naming the body and the value for a position outside [0, L) or not finite, or a mass that
+    /// is not finite.
+    void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                       std::vector<double>& pot);
+
+private:
+    /// Bodies sorted by the first x slab of their stencil (stable: index order within a slab), with their
+    /// positions and masses in that order, so that the passes over them read memory in sequence.
+    struct SlabOrder
+    {
+        std::vector<int64_t> body;
+        std::vector<int64_t> start; ///< bodies of slab s: body[start[s] .. start[s + 1])
+        std::vector<Vec3d> pos;
+        std::vector<double> mass;
+    };
+
+    void checkBodies(const Vec3d* pos, const double* mass, int64_t n) const;
+    SlabOrder sortBySlab(const Vec3d* pos, const double* mass, int64_t n) const;
+    template<int Width>
+    void assignMass(const SlabOrder& order);
+    void applyGreensFunction();
+    void differentiate(int axis);
+    /// The mesh interpolated to the bodies, in slab order.
+    template<int Width>
+    void interpolate(const SlabOrder& order, std::vector<double>& out) const;
+    void interpolateField(const SlabOrder& order, std::vector<double>& out) const;
+    void addNonPairTerms(const double* mass, int64_t n, std::vector<double>& pot) const;
+
+    double boxSize_, splitScale_, G_;
+    MassAssignment assignment_;
+    SlabFftGrid fft_;
+    /// Per axis and storage index: the wavenumber k_i and exp(-k_i^2 r_s^2) / W_i(k_i)^2 (the Green's
+    /// function's smoothing and the deconvolution both separate into the three axes).
+    std::vector<double> k_, axisFactor_;
+    /// The potential's spectrum, kept while each component of the acceleration is transformed back.
+    std::vector<std::complex<double>> potentialSpectrum_;
+    PmTimings timings_;
+};
+
+} // namespace octwalk
