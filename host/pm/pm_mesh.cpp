@@ -131,8 +131,9 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
     pot.assign(size_t(n), 0.0);
     timings_.check = clock.lap();
     if (n == 0) return;
-    const SlabOrder order = sortBySlab(pos, mass, n);
-    timings_.sort         = clock.lap();
+    sortBySlab(pos, mass, n);
+    const SlabOrder& order = order_;
+    timings_.sort          = clock.lap();
     if (assignment_ == MassAssignment::Cic) assignMass<2>(order);
     else assignMass<3>(order);
     timings_.assign = clock.lap();
@@ -142,7 +143,7 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
     std::copy(fft_.spectrum(), fft_.spectrum() + fft_.spectrumSize(), potentialSpectrum_.begin());
     timings_.green += clock.lap();
 
-    std::vector<double> field(static_cast<size_t>(n));
+    field_.resize(size_t(n));
     for (int component = 0; component < 4; ++component)
     {
         // The potential, then the acceleration along x, y, z.
@@ -150,12 +151,12 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
         timings_.green += clock.lap();
         fft_.backward();
         timings_.fft += clock.lap();
-        interpolateField(order, field);
+        interpolateField(order, field_);
 #pragma omp parallel for schedule(static)
         for (int64_t q = 0; q < n; ++q)
         {
             const int64_t i = order.body[q];
-            (component == 0 ? pot[i] : component == 1 ? acc[i].x : component == 2 ? acc[i].y : acc[i].z) = field[q];
+            (component == 0 ? pot[i] : component == 1 ? acc[i].x : component == 2 ? acc[i].y : acc[i].z) = field_[q];
         }
         timings_.interpolate += clock.lap();
     }
@@ -184,11 +185,17 @@ void PmMesh::checkBodies(const Vec3d* pos, const double* mass, int64_t n) const
 }
 
 // A stable counting sort in fixed blocks of bodies: the permutation is the same for any thread count.
-PmMesh::SlabOrder PmMesh::sortBySlab(const Vec3d* pos, const double* mass, int64_t n) const
+void PmMesh::sortBySlab(const Vec3d* pos, const double* mass, int64_t n)
 {
     const int64_t slabs = fft_.n(), width = stencilWidth(assignment_);
     const double cellsPerLength = double(slabs) / boxSize_;
-    std::vector<int32_t> slab(static_cast<size_t>(n));
+    SlabOrder& order            = order_;
+    order.slab.resize(size_t(n));
+    order.body.resize(size_t(n));
+    order.start.resize(size_t(slabs + 1));
+    order.pos.resize(size_t(n));
+    order.mass.resize(size_t(n));
+    std::vector<int32_t>& slab = order.slab;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -204,9 +211,6 @@ PmMesh::SlabOrder PmMesh::sortBySlab(const Vec3d* pos, const double* mass, int64
         for (int64_t i = c.begin; i < c.end; ++i) ++count[b * slabs + slab[i]];
     }
     // count becomes each block's first place in each slab: slabs in order, blocks in order within a slab.
-    SlabOrder order;
-    order.body.resize(size_t(n));
-    order.start.resize(size_t(slabs + 1));
     int64_t next = 0;
     for (int64_t s = 0; s < slabs; ++s)
     {
@@ -225,15 +229,12 @@ PmMesh::SlabOrder PmMesh::sortBySlab(const Vec3d* pos, const double* mass, int64
         const Chunk c = chunkOf(n, int(b), int(numBlocks));
         for (int64_t i = c.begin; i < c.end; ++i) order.body[count[b * slabs + slab[i]]++] = i;
     }
-    order.pos.resize(size_t(n));
-    order.mass.resize(size_t(n));
 #pragma omp parallel for schedule(static)
     for (int64_t q = 0; q < n; ++q)
     {
         order.pos[q]  = pos[order.body[q]];
         order.mass[q] = mass[order.body[q]];
     }
-    return order;
 }
 
 // Each x slab of the mesh gathers from the bodies whose clouds reach it, in slab order and index order

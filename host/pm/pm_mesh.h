@@ -75,14 +75,16 @@ private:
     /// positions and masses in that order, so that the passes over them read memory in sequence.
     struct SlabOrder
     {
-        std::vector<int64_t> body;
+        std::vector<int32_t> slab;  ///< by body index: the first x slab of its stencil
+        std::vector<int64_t> body;  ///< body indices in slab order
         std::vector<int64_t> start; ///< bodies of slab s: body[start[s] .. start[s + 1])
         std::vector<Vec3d> pos;
         std::vector<double> mass;
     };
 
     void checkBodies(const Vec3d* pos, const double* mass, int64_t n) const;
-    SlabOrder sortBySlab(const Vec3d* pos, const double* mass, int64_t n) const;
+    /// Fills order_.
+    void sortBySlab(const Vec3d* pos, const double* mass, int64_t n);
     template<int Width>
     void assignMass(const SlabOrder& order);
     void applyGreensFunction();
@@ -101,6 +103,10 @@ private:
     std::vector<double> k_, axisFactor_;
     /// The potential's spectrum, kept while each component of the acceleration is transformed back.
     std::vector<std::complex<double>> potentialSpectrum_;
+    /// Kept from call to call, so that a run that calls every step allocates (and the system pages in) the
+    /// bodies' arrays once.
+    SlabOrder order_;
+    std::vector<double> field_;
     PmTimings timings_;
 };
 
