@@ -12,6 +12,8 @@
 #include "host/cpu/refit_cpu.h"
 #include "host/cpu/walk_cpu.h"
 #include "host/sim/simulation.h"
+#include "host/pm/pm_mesh.h"
+#include "host/core/random.h"
 
 using namespace octwalk;
 using octwalk::bench::plummer;
@@ -368,8 +370,60 @@ void BM_StepPasses(benchmark::State& state)
     state.SetLabel(fused ? "one fused pass" : "reorder + kick-drift passes");
 }
 
+/// range(0) bodies uniform in the unit box, made once per process (seed 42).
+const std::vector<Vec3d>& uniformBox(int64_t n)
+{
+    static std::map<int64_t, std::vector<Vec3d>> cache;
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
+    std::vector<Vec3d>& pos = cache[n];
+    Random rng(42);
+    pos.resize(size_t(n));
+    for (Vec3d& p : pos) p = {rng.uniform(), rng.uniform(), rng.uniform()};
+    return pos;
+}
+
+/// The TreePM mesh's long-range forces (host/pm/pm_mesh.h) on range(0) uniform bodies with a range(1)^3 mesh,
+/// CIC (range(2) = 0) or TSC (1): the whole computeForces and its parts (median seconds over the iterations).
+void BM_PmForces(benchmark::State& state)
+{
+    const int64_t n               = state.range(0);
+    const std::vector<Vec3d>& pos = uniformBox(n);
+    const std::vector<double> mass(size_t(n), 1.0 / double(n));
+    const MassAssignment a = state.range(2) == 0 ? MassAssignment::Cic : MassAssignment::Tsc;
+    PmMesh mesh(1.0, int(state.range(1)), kTreePmAsmth, a, 1.0);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    std::vector<PmTimings> times;
+    for (auto _ : state)
+    {
+        mesh.computeForces(pos.data(), mass.data(), n, acc, pot);
+        times.push_back(mesh.timings());
+    }
+    auto median = [&](double PmTimings::*part) {
+        std::vector<double> v;
+        for (const PmTimings& t : times) v.push_back(t.*part);
+        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+        return v[v.size() / 2];
+    };
+    state.counters["sort_s"]        = median(&PmTimings::sort);
+    state.counters["assign_s"]      = median(&PmTimings::assign);
+    state.counters["fft_s"]         = median(&PmTimings::fft);
+    state.counters["green_s"]       = median(&PmTimings::green);
+    state.counters["interpolate_s"] = median(&PmTimings::interpolate);
+    state.counters["threads"]       = maxThreads();
+    setRate(state, n);
+    state.SetLabel(a == MassAssignment::Cic ? "CIC" : "TSC");
+}
+
 } // namespace
 
+BENCHMARK(BM_PmForces)
+    ->ArgsProduct({{1 << 20}, {128}, {0, 1}})
+    ->ArgsProduct({{1 << 24}, {256}, {0, 1}})
+    ->ArgNames({"n", "mesh", "tsc"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_BuildCells)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Multipoles)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
