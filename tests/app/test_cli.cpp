@@ -172,7 +172,7 @@ TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
     fs::remove_all(base);
     const std::string dir = (base / "run").string();
     CliResult r           = run({"run", "--n", "1000", "--t-end", "0.0625", "--checkpoint-every", "4", "--output-dir",
-                                 dir.c_str(), "--quiet", "--backend", "cpu"});
+                                 dir.c_str(), "--quiet", "--backend", "cpu", "--rebuild-every", "1"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("median per step over 8 steps: sort "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("step-wall"), std::string::npos) << r.out;

@@ -142,12 +142,14 @@ TEST(PipelineCli, RefusesRebuildEveryWhereThePipelineDoesNotApply)
     const fs::path base     = fs::temp_directory_path() / ("octwalk_pipeline_refuse_" + std::to_string(::getpid()));
     const std::string where = base.string();
     fs::remove_all(base);
-    for (std::vector<const char*> extra : {std::vector<const char*>{"--rebuild-every", "-1"},
-                                           std::vector<const char*>{"--rebuild-every", "4", "--direct"},
-                                           std::vector<const char*>{"--rebuild-every", "0", "--zero-net-force"},
-                                           std::vector<const char*>{"--rebuild-every", "0", "--rebuild-lag", "0"},
-                                           std::vector<const char*>{"--rebuild-every", "4", "--rebuild-lag", "5"},
-                                           std::vector<const char*>{"--rebuild-every", "1", "--rebuild-lag", "2"}})
+    for (std::vector<const char*> extra :
+         {std::vector<const char*>{"--rebuild-every", "-1"}, std::vector<const char*>{"--rebuild-every", "fast"},
+          std::vector<const char*>{"--rebuild-every", "2x"}, std::vector<const char*>{"--rebuild-every", ""},
+          std::vector<const char*>{"--rebuild-every", "4", "--direct"},
+          std::vector<const char*>{"--rebuild-every", "0", "--zero-net-force"},
+          std::vector<const char*>{"--rebuild-every", "0", "--rebuild-lag", "0"},
+          std::vector<const char*>{"--rebuild-every", "4", "--rebuild-lag", "5"},
+          std::vector<const char*>{"--rebuild-every", "1", "--rebuild-lag", "2"}})
     {
         std::vector<const char*> args{"run",       "--n", "256",          "--quiet",
                                       "--backend", "cpu", "--output-dir", where.c_str()};
@@ -157,6 +159,37 @@ TEST(PipelineCli, RefusesRebuildEveryWhereThePipelineDoesNotApply)
         EXPECT_NE(r.err.find("rebuild-every"), std::string::npos) << r.err;
         fs::remove_all(base);
     }
+}
+
+// With no --rebuild-every a run takes the pipelined step where it supports the run (run.json's rebuild_every 0;
+// the same bits as --rebuild-every 0 and as --rebuild-every auto) and the classic step where not (a direct run:
+// rebuild_every 1); a periodic box likewise keeps the classic step (tests/unit/test_pipeline.cpp's resolution).
+TEST(PipelineCli, TheDefaultIsThePipelinedStepWhereItApplies)
+{
+    namespace fs        = std::filesystem;
+    const fs::path base = fs::temp_directory_path() / ("octwalk_pipeline_default_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    auto runIn = [&](const std::string& name, std::vector<const char*> extra) {
+        const std::string dir = (base / name).string();
+        std::vector<const char*> args{"run",       "--n",     "1000",      "--t-end", "0.0625",       "--dt",
+                                      "0.0078125", "--quiet", "--backend", "cpu",     "--output-dir", dir.c_str()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const CliResult r = run(args);
+        EXPECT_EQ(r.code, 0) << name << ": " << r.err;
+        return base / name;
+    };
+    const fs::path byDefault = runIn("default", {}), automatic = runIn("auto", {"--rebuild-every", "auto"}),
+                   pipelined = runIn("pipelined", {"--rebuild-every", "0"}), direct = runIn("direct", {"--direct"});
+    EXPECT_NE(slurp(byDefault / "run.json").find("\"rebuild_every\": 0"), std::string::npos);
+    EXPECT_NE(slurp(direct / "run.json").find("\"rebuild_every\": 1"), std::string::npos);
+    for (const fs::path& same : {automatic, pipelined})
+    {
+        EXPECT_EQ(slurp(byDefault / "energy.csv"), slurp(same / "energy.csv")) << same;
+        EXPECT_EQ(slurp(byDefault / "checkpoint.bin"), slurp(same / "checkpoint.bin")) << same;
+    }
+    const CliResult help = run({"run", "--help"});
+    EXPECT_NE(help.out.find("--rebuild-every arg (=auto)"), std::string::npos) << help.out;
+    fs::remove_all(base);
 }
 
 TEST(PipelineCli, TimingRowsCarryEachStepsOwnInteractions)

@@ -279,7 +279,7 @@ TEST(Simulation, TreeOrderedStateIsTheCallersOrderLeapfrogBitForBit)
         for (int threads : {1, 2})
         {
             const int saved = test::setThreads(threads);
-            Simulation sim(start, p, planSteps(0.0, steps * h, h), ForceOptions{false, c.zeroNetForce});
+            Simulation sim(start, p, planSteps(0.0, steps * h, h), ForceOptions{false, c.zeroNetForce, 1});
             while (!sim.done()) sim.step();
             test::setThreads(saved);
             const ParticleSet& s = sim.state();
@@ -321,7 +321,10 @@ TEST(Simulation, StateBetweenStepsIsThePlainLeapfrogWhetherReadOrNot)
             for (int64_t i = 0; i < start.size(); ++i) start.id[i] = uint64_t((i * 7919) % start.size());
         }
         const std::string name = shuffled ? "shuffled ids" : "ids in order";
-        Simulation read(start, p, planSteps(0.0, steps * h, h)), unread(start, p, planSteps(0.0, steps * h, h));
+        // The classic step: its state lives in tree order on the host between steps.
+        const ForceOptions classic{false, false, 1};
+        Simulation read(start, p, planSteps(0.0, steps * h, h), classic),
+            unread(start, p, planSteps(0.0, steps * h, h), classic);
         ParticleSet expected = start;
         for (int s = 1; s <= steps; ++s)
         {

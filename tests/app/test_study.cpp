@@ -204,7 +204,8 @@ TEST(Study, ProfileCountsAllButTheWarmUp)
 TEST(Study, ProfileOfStepsHasTheStepPhases)
 {
     ParticleSet b = plummer4000();
-    Simulation sim(b, test::cpuParameters(), planSteps(0.0, 0.03, 0.01));
+    // The classic step: its integration is a phase of its own (the pipelined step fuses it into the backend's work).
+    Simulation sim(b, test::cpuParameters(), planSteps(0.0, 0.03, 0.01), ForceOptions{false, false, 1});
     std::vector<StepTimes> times = timeSteps(sim, 5, true);
     ASSERT_EQ(times.size(), 3u) << "stops at the end of the run";
     ProfileResult r = profileOfSteps(b, sim.solver(), times, 0, 5);

@@ -124,8 +124,9 @@ TEST(TimelineRun, RunWritesHostIntervalsInStepOrderAndChangesNothingElse)
     std::string err;
     for (const std::string* dir : {&with, &without})
     {
-        std::vector<const char*> args{"run",          "--n",        "1000",    "--t-end",   "0.0625",
-                                      "--output-dir", dir->c_str(), "--quiet", "--backend", "cpu"};
+        std::vector<const char*> args{
+            "run",        "--n",     "1000",      "--t-end", "0.0625",          "--output-dir",
+            dir->c_str(), "--quiet", "--backend", "cpu",     "--rebuild-every", "1"};
         if (dir == &with) args.push_back("--timeline");
         ASSERT_EQ(runCli(args, &err), 0) << err;
     }
@@ -149,7 +150,7 @@ TEST(TimelineRun, ProfileStepsWritesATimelineFile)
     const std::string file = (base / "timeline.csv").string();
     std::string err;
     ASSERT_EQ(runCli({"profile", "--n", "2000", "--steps", "3", "--backend", "cpu", "--direct-sample", "0",
-                      "--timeline", file.c_str()},
+                      "--rebuild-every", "1", "--timeline", file.c_str()},
                      &err),
               0)
         << err;

@@ -84,7 +84,7 @@ TEST(Pipeline, RebuildEveryStepIsTheClassicSimulationBitForBit)
     const ParticleSet b = makeModel("plummer", 4096, kSeed);
     const Parameters p  = parameters();
     const int64_t n     = b.size();
-    Simulation classic(b, p, planSteps(0.0, 6 * kDt, kDt));
+    Simulation classic(b, p, planSteps(0.0, 6 * kDt, kDt), rebuildEvery(1));
     Pipeline pipe(p, 1, PipelineDevice::Cpu);
     std::vector<int32_t> callerIndex(static_cast<size_t>(n));
     std::iota(callerIndex.begin(), callerIndex.end(), 0);
@@ -305,11 +305,45 @@ TEST(Pipeline, LagOfTwoStepsAdoptsWhatWasBuiltTwoStepsEarlier)
     EXPECT_THROW(Pipeline(p, 2, PipelineDevice::Cpu, Prediction::MidServed, 3), ParameterError);
 }
 
+// The default policy resolves to the pipelined step (0) for an isolated Newtonian tree run and to the classic
+// step (1) for every run the pipelined step does not take; a given policy is kept.
+TEST(Pipeline, TheAutomaticPolicyIsThePipelinedStepWhereItApplies)
+{
+    const Parameters p = parameters();
+    const ForceOptions automatic;
+    EXPECT_EQ(automatic.rebuildEvery, kRebuildAutomatic);
+    EXPECT_EQ(resolvedRebuildEvery(p, automatic, false), 0);
+    EXPECT_EQ(resolvedRebuildEvery(p, automatic, true), 1) << "comoving";
+    Parameters periodic = p;
+    periodic.box_size   = 100;
+    EXPECT_EQ(resolvedRebuildEvery(periodic, automatic, false), 1) << "periodic";
+    Parameters relative = p;
+    relative.mac        = Mac::Relative;
+    EXPECT_EQ(resolvedRebuildEvery(relative, automatic, false), 1) << "relative MAC";
+    ForceOptions direct = automatic, zeroNet = automatic;
+    direct.direct        = true;
+    zeroNet.zeroNetForce = true;
+    EXPECT_EQ(resolvedRebuildEvery(p, direct, false), 1) << "direct";
+    EXPECT_EQ(resolvedRebuildEvery(p, zeroNet, false), 1) << "zero_net_force";
+    EXPECT_EQ(resolvedRebuildEvery(p, rebuildEvery(4), false), 4);
+    EXPECT_EQ(resolvedRebuildEvery(p, rebuildEvery(1), false), 1);
+
+    const ParticleSet b = makeModel("plummer", 256, kSeed);
+    Simulation sim(b, p, planSteps(0.0, kDt, kDt));
+    EXPECT_EQ(sim.forceOptions().rebuildEvery, 0);
+    EXPECT_NE(sim.pipeline(), nullptr);
+    ParticleSet inBox = b;
+    for (Vec3d& x : inBox.pos) x += Vec3d{50, 50, 50};
+    Simulation periodicSim(inBox, periodic, planSteps(0.0, kDt, kDt));
+    EXPECT_EQ(periodicSim.forceOptions().rebuildEvery, 1);
+    EXPECT_EQ(periodicSim.pipeline(), nullptr);
+}
+
 TEST(Pipeline, RefusesWhatItDoesNotSupport)
 {
     const ParticleSet b = makeModel("plummer", 256, kSeed);
     const StepPlan plan = planSteps(0.0, kDt, kDt);
-    EXPECT_THROW(Simulation(b, parameters(), plan, rebuildEvery(-1)), ParameterError);
+    EXPECT_THROW(Simulation(b, parameters(), plan, rebuildEvery(-2)), ParameterError);
     ForceOptions direct = rebuildEvery(4);
     direct.direct       = true;
     EXPECT_THROW(Simulation(b, parameters(), plan, direct), ParameterError);
