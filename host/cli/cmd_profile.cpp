@@ -306,7 +306,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         << (withSteps ? std::to_string(o.steps) + " simulation steps of " + num(dt) + " per row (medians)" +
                             (o.forces.rebuildEvery != 1
                                  ? ", --rebuild-every " + std::to_string(o.forces.rebuildEvery) + " --rebuild-lag " +
-                                       std::to_string(o.forces.rebuildLag) + " (the pipelined step: no walk bytes)"
+                                       vm["rebuild-lag"].as<std::string>() + " (the pipelined step: no walk bytes)"
                                  : std::string())
                       : std::to_string(o.repeat - 1) + " counted evaluations per row (medians)")
         << "; speed-up = direct summation time extrapolated from " << directSample
@@ -359,7 +359,8 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     if (withSteps)
     {
         head << ", \"steps\": " << o.steps << ", \"timestep\": " << num(dt)
-             << ", \"rebuild_every\": " << o.forces.rebuildEvery << ", \"rebuild_lag\": " << o.forces.rebuildLag
+             << ", \"rebuild_every\": " << o.forces.rebuildEvery
+             << ", \"rebuild_lag\": " << jsonString(vm["rebuild-lag"].as<std::string>())
              << ", \"step_diagnostics\": " << (o.stepDiagnostics ? "true" : "false") << ", \"step_phases\": {";
         for (size_t k = 0; k < kNumStepPhases; ++k)
         {

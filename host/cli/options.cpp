@@ -429,6 +429,26 @@ int64_t parseRebuildEvery(const std::string& text)
     return k;
 }
 
+int64_t parseRebuildLag(const std::string& text)
+{
+    if (text == "auto") return kRebuildLagAutomatic;
+    size_t used = 0;
+    int64_t k   = 0;
+    try
+    {
+        k = std::stoll(text, &used);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    if (used != text.size() || text.empty() || k < 1)
+    {
+        throw UsageError("option --rebuild-lag = '" + text + "' is invalid: must be auto or a whole number >= 1");
+    }
+    return k;
+}
+
 po::options_description rebuildOptions(ForceOptions& forces, const std::string& what)
 {
     po::options_description d("Tree rebuilds");
@@ -444,15 +464,19 @@ po::options_description rebuildOptions(ForceOptions& forces, const std::string& 
     const std::string lag =
         "steps between the positions a background tree is built from and the step that adopts it [steps]: the "
         "build overlaps that many force-backend steps (1 to K; with 0 any >= 1, a tree adopted every L steps). "
+        "auto (the default): 1 from 2^19 bodies on (each step walks a tree predicted for it), else 2. "
         "Background trees are built from the positions predicted for the middle of the steps that will walk "
         "them; forces always use the true positions and refitted cells. A larger lag hides a slower host build "
         "behind the device's steps for older trees (more interactions)" +
         what;
-    d.add_options()(
-        "rebuild-every", po::value<std::string>()->default_value("auto")->notifier([&forces](const std::string& text) {
-            forces.rebuildEvery = parseRebuildEvery(text);
+    d.add_options()("rebuild-every",
+                    po::value<std::string>()->default_value("auto")->notifier(
+                        [&forces](const std::string& text) { forces.rebuildEvery = parseRebuildEvery(text); }),
+                    every.c_str())(
+        "rebuild-lag", po::value<std::string>()->default_value("auto")->notifier([&forces](const std::string& text) {
+            forces.rebuildLag = parseRebuildLag(text);
         }),
-        every.c_str())("rebuild-lag", po::value(&forces.rebuildLag)->default_value(forces.rebuildLag), lag.c_str());
+        lag.c_str());
     return d;
 }
 
@@ -460,7 +484,7 @@ void checkRebuildOptions(const po::variables_map& vm, const ForceOptions& forces
 {
     if (forces.rebuildEvery == 1 && vm.count("rebuild-lag") && !vm["rebuild-lag"].defaulted())
     {
-        throw UsageError("--rebuild-lag " + std::to_string(forces.rebuildLag) +
+        throw UsageError("--rebuild-lag " + vm["rebuild-lag"].as<std::string>() +
                          " needs --rebuild-every 0 or >= 2: the classic step (--rebuild-every 1) builds each tree "
                          "from the step's own positions");
     }

@@ -130,6 +130,8 @@ double timestepOption(const po::variables_map& vm);
 po::options_description rebuildOptions(ForceOptions& forces, const std::string& what = "");
 /// `--rebuild-every`'s value: "auto" (kRebuildAutomatic) or a whole number >= 0; UsageError naming it otherwise.
 int64_t parseRebuildEvery(const std::string& text);
+/// `--rebuild-lag`'s value: "auto" (kRebuildLagAutomatic) or a whole number >= 1; UsageError naming it otherwise.
+int64_t parseRebuildLag(const std::string& text);
 /// UsageError for a --rebuild-lag given with --rebuild-every 1 (the classic step has no lag), before any work.
 void checkRebuildOptions(const po::variables_map& vm, const ForceOptions& forces);
 

@@ -65,11 +65,8 @@
 namespace octwalk {
 
 /// Steps between the positions a topology is built from and the step that adopts it (K >= 2 and
-/// automatic; `--rebuild-lag`): the host build overlaps that many whole device steps. 2 by default: on the
-/// H200 with the far field (measured 2026-11-27; benchmarks/results/whole_step) a device step at 2^20-2^24 is
-/// shorter than the host's topology build (12 / 41 / 142 ms builds against 8 / 22 / 90 ms walks), so with a lag of 1 every
-/// adoption waited for its build; two steps hide it (benchmarks/results/whole_step for the figures with the
-/// prediction aimed at the middle of the served steps).
+/// automatic; `--rebuild-lag`): the host build overlaps that many whole device steps. The constructor's
+/// default; a run's default depends on its size (resolvedRebuildLag, host/sim/simulation.h).
 constexpr int64_t kRebuildLag = 2;
 
 /// Where the state lives.

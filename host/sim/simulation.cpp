@@ -101,6 +101,12 @@ int64_t resolvedRebuildEvery(const Parameters& p, const ForceOptions& forces, bo
     return pipelineSupports(p, forces, comoving) ? 0 : 1;
 }
 
+int64_t resolvedRebuildLag(const ForceOptions& forces, int64_t n)
+{
+    if (forces.rebuildLag != kRebuildLagAutomatic) return forces.rebuildLag;
+    return n >= kLagOneBodies ? 1 : kRebuildLag;
+}
+
 // initial is a reference here so that comovingStart (comoving_step.cpp) reads it before anything moves it.
 Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
                        std::optional<Comoving> comoving, std::vector<F4> results)
@@ -151,6 +157,7 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
         state_.boxSize = params_.box_size;
     }
     forces_.rebuildEvery = resolvedRebuildEvery(params_, forces_, comoving_.has_value());
+    forces_.rebuildLag   = resolvedRebuildLag(forces_, state_.size());
     if (forces_.rebuildEvery != 1) pipeline_ = makePipeline(params_, forces_, comoving_.has_value());
     idsByCaller_ = !pipeline_ && std::is_sorted(state_.id.begin(), state_.id.end());
     if (results.empty()) computeForces();

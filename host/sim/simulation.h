@@ -61,6 +61,19 @@ StepPlan planSteps(double t0, double tEnd, double timestep);
 /// it, else the classic step (resolvedRebuildEvery).
 constexpr int64_t kRebuildAutomatic = -1;
 
+/// ForceOptions::rebuildLag's default (`--rebuild-lag auto`): a lag chosen by the number of bodies
+/// (resolvedRebuildLag).
+constexpr int64_t kRebuildLagAutomatic = 0;
+
+/// The fewest bodies whose automatic lag is 1. A lag of 1 adopts in every step a topology predicted for that
+/// step: it walks as many interactions as a fresh tree, against 1.19 / 1.73 times the node / leaf interactions
+/// at 2^22 for a lag of 2, whose topologies each serve two steps. It needs the host's build (on the GPU from
+/// keys sorted on the device) within one device step, which holds from 2^20 bodies on; below, the per-step
+/// adoption costs more than it saves. On an H200 with 16 host cores (benchmarks/results/whole_step): lag 1
+/// against lag 2 took 2.37 / 1.89 ms at 2^16, 3.41 / 3.08 ms at 2^18, 7.22 / 7.75 ms at 2^20, 25.1 / 32.9 ms at
+/// 2^22 and 96.9 / 190 ms at 2^24.
+constexpr int64_t kLagOneBodies = int64_t(1) << 19;
+
 struct ForceOptions
 {
     /// Exact direct summation (double, O(N^2)) instead of the tree.
@@ -80,7 +93,7 @@ struct ForceOptions
     /// (`--rebuild-lag`, rebuildEvery != 1 only): 1 to rebuildEvery (any >= 1 for 0). Each build has that many
     /// device steps to finish in before the step that adopts it waits for it; an older topology walks more
     /// interactions (host/sim/pipeline.h).
-    int64_t rebuildLag = kRebuildLag;
+    int64_t rebuildLag = kRebuildLagAutomatic;
 };
 
 /// Whether the pipelined step supports a run with these parameters and options: an isolated Newtonian
@@ -91,6 +104,10 @@ bool pipelineSupports(const Parameters& p, const ForceOptions& forces, bool como
 /// step with continuous builds (0) where pipelineSupports, else the classic step (1). The same on every
 /// backend, so that the CPU twin of a GPU run takes the same step.
 int64_t resolvedRebuildEvery(const Parameters& p, const ForceOptions& forces, bool comoving);
+
+/// The lag a run of n bodies takes: forces.rebuildLag as given, or for kRebuildLagAutomatic 1 from
+/// kLagOneBodies bodies on and kRebuildLag below.
+int64_t resolvedRebuildLag(const ForceOptions& forces, int64_t n);
 
 /// The pass over all bodies that follows each tree evaluation of a state kept in tree order (Simulation's
 /// classic step), over plain arrays so that a benchmark can time it without an evaluation. Body k of the new

@@ -78,7 +78,8 @@ TEST_F(GpuTimelineTest, DevicePhasesLieInsideTheEvaluationInOrder)
 TEST_F(GpuTimelineTest, StepsRecordDeviceIntervalsInsideTheirStep)
 {
     ParticleSet bodies = makeModel("plummer", int64_t(1) << 16, 20240517);
-    Simulation sim(bodies, gpuParameters(), planSteps(0.0, 4 * 0.01, 0.01));
+    // The classic step, whose host and device phases this checks.
+    Simulation sim(bodies, gpuParameters(), planSteps(0.0, 4 * 0.01, 0.01), ForceOptions{false, false, 1});
     std::vector<StepTimes> times;
     {
         TimelineSession session(true);

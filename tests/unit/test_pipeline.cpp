@@ -327,6 +327,10 @@ TEST(Pipeline, TheAutomaticPolicyIsThePipelinedStepWhereItApplies)
     EXPECT_EQ(resolvedRebuildEvery(p, zeroNet, false), 1) << "zero_net_force";
     EXPECT_EQ(resolvedRebuildEvery(p, rebuildEvery(4), false), 4);
     EXPECT_EQ(resolvedRebuildEvery(p, rebuildEvery(1), false), 1);
+    EXPECT_EQ(automatic.rebuildLag, kRebuildLagAutomatic);
+    EXPECT_EQ(resolvedRebuildLag(automatic, kLagOneBodies), 1);
+    EXPECT_EQ(resolvedRebuildLag(automatic, kLagOneBodies - 1), kRebuildLag);
+    EXPECT_EQ(resolvedRebuildLag(rebuildEvery(0, 3), 10), 3);
 
     const ParticleSet b = makeModel("plummer", 256, kSeed);
     Simulation sim(b, p, planSteps(0.0, kDt, kDt));
