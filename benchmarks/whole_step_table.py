@@ -12,8 +12,9 @@ import os
 import re
 import sys
 
-OPTIONS = [("default", "`run` default (auto)"), ("classic", "classic (`--rebuild-every 1`)"),
-           ("lag1", "pipelined, lag 1"), ("lag2", "pipelined, lag 2"), ("old_pipelined", "older binary, pipelined")]
+OPTIONS = [("default", "`run` default (auto), theta 0.5"), ("default45", "`run` default (auto), theta 0.45"),
+           ("classic", "classic (`--rebuild-every 1`), theta 0.5"), ("lag1", "pipelined, lag 1, theta 0.5"),
+           ("lag2", "pipelined, lag 2, theta 0.5"), ("old_pipelined", "older binary, pipelined, theta 0.5")]
 
 
 def rows(path):
