@@ -26,6 +26,7 @@
 
 #include "common/gravity.h"
 #include "common/hostdevice.h"
+#include "common/treepm.h"
 #include "common/vec.h"
 
 namespace octwalk {
@@ -80,6 +81,9 @@ struct PeriodicView
     float boxSize;
     float invBoxSize;
     EwaldWalkConfig walk{}; ///< how the per-group correction finds its sources
+    /// TreePM's short-range split (common/treepm.h); when on, the pairs below take it instead of the Ewald
+    /// correction, no group expands and the table is not read (it may be null).
+    ShortRangeView shortRange{};
 };
 
 /// Cells per axis of the correction table over one octant (GADGET-2's EN).
@@ -273,21 +277,32 @@ HOST_DEVICE inline void addEwaldCorrection(const PeriodicView& box, Vec3f d, flo
 
 /// The pull of a node in a periodic box, for both backends: its multipole at the image nearest to the
 /// target, plus the Ewald correction of its mass and quadrupole at the centre of mass (d = com - target,
-/// unwrapped).
+/// unwrapped); under TreePM the short-range pull of that image alone (bodyNodeShortRange).
 HOST_DEVICE inline void bodyNodePeriodic(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
                                          const PeriodicView& box, Vec3f& acc, float& pot)
 {
     d = nearestImage(d, box);
+    if (shortRangeOn(box.shortRange))
+    {
+        bodyNodeShortRange(d, mass, q, eps2, box.shortRange, acc, pot);
+        return;
+    }
     bodyNode(d, mass, q, eps2, acc, pot);
     addEwaldCorrectionTerm<true>(box, d, mass, q, acc, pot);
 }
 
 /// The pull of a body in a periodic box: the nearest image, softened, with mass newtonMass (0 for the
-/// target itself), plus the Ewald correction of the body's mass (for the target itself its self term).
+/// target itself), plus the Ewald correction of the body's mass (for the target itself its self term). Under
+/// TreePM the short-range pull of the nearest image alone (bodyBodyShortRange; the self term is the mesh's).
 HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, float eps2, const PeriodicView& box,
                                          Vec3f& acc, float& pot)
 {
     d = nearestImage(d, box);
+    if (shortRangeOn(box.shortRange))
+    {
+        bodyBodyShortRange(d, newtonMass, eps2, box.shortRange, acc, pot);
+        return;
+    }
     bodyBody(d, newtonMass, eps2, acc, pot);
     addEwaldCorrection(box, d, mass, acc, pot);
 }
@@ -329,9 +344,12 @@ HOST_DEVICE inline void addEwaldLocal(EwaldLocal& a, const EwaldLocal& b)
     for (int k = 0; k < kEwaldDerivs; ++k) a.d[k] += b.d[k];
 }
 
-/// Whether a group of box half-sizes half takes the per-group expansion in this box.
+/// Whether a group of box half-sizes half takes the per-group expansion in this box. Never under TreePM: there
+/// is no correction to expand, and every body takes each source's image nearest to itself (the short-range sum
+/// is exact for nearest images while the cutoff is below L/2, whatever the group's size).
 HOST_DEVICE inline bool ewaldGroupExpands(F4 groupHalf, const PeriodicView& box)
 {
+    if (shortRangeOn(box.shortRange)) return false;
     float h = fmaxf(fmaxf(groupHalf.x, groupHalf.y), groupHalf.z);
     return h <= kEwaldGroupMaxHalf * box.boxSize;
 }

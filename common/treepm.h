@@ -13,10 +13,27 @@
 /// shortRangeBackgroundPotential. The mesh potential of host/pm/pm_mesh.h includes both.
 ///
 /// erfc/exp are the C library's (erfcf/expf in float): nvcc provides the same names in device code.
+///
+/// The tree's short-range half (ShortRangeView, bodyNodeShortRange, bodyBodyShortRange and the walk's
+/// classifyShortRangeEntry in common/walk.h) is here too, once for both backends: with TreePM on, the
+/// periodic walk meets every source at its nearest image, multiplies the Newtonian pair (or node) by the
+/// factors below at the unsoftened distance, leaves out whatever lies beyond the cutoff and adds no Ewald
+/// correction: the mesh carries the rest.
 
+#include <cstdint>
+
+#include "common/gravity.h"
 #include "common/hostdevice.h"
+#include "common/vec.h"
 
 namespace octwalk {
+
+/// How mass is assigned to the TreePM mesh and forces are interpolated from it (host/pm/pm_mesh.h).
+enum class MassAssignment : int32_t
+{
+    Cic, ///< cloud in cell: 2 cells per axis, window sinc^2
+    Tsc, ///< triangular-shaped cloud: 3 cells per axis, window sinc^3
+};
 
 /// The split scale in mesh cells, r_s = asmth L / n (GADGET-2's ASMTH).
 constexpr double kTreePmAsmth = 1.25;
@@ -73,6 +90,83 @@ template<class T>
 HOST_DEVICE inline T shortRangeCutoff(T rs, T cutoff = T(kTreePmCutoff))
 {
     return cutoff * rs;
+}
+
+/// The tree's short-range split as the walk and the force kernels read it (a member of PeriodicView,
+/// common/ewald.h). splitScale 0: off, the periodic box is summed by Ewald's method; nothing else is read.
+struct ShortRangeView
+{
+    float splitScale = 0.0f; ///< r_s
+    float cutoff     = 0.0f; ///< r_cut: pairs, and nodes by their centre of mass, at r >= r_cut are left out
+    float cutoff2    = 0.0f; ///< r_cut^2
+    /// R / sqrt(nodeMac.w): every body of a node lies within R of its centre of mass. 1 under the Bonsai MAC
+    /// (l / theta + delta >= sqrt(3)/2 l + delta for theta <= 1), sqrt(3) under Octgrav's (l / theta >= l and the
+    /// com is inside the tight box, whose diagonal is at most sqrt(3) l).
+    float nodeExtentFactor = 1.0f;
+    /// A node whose squared MAC radius exceeds this is opened wherever it lies within the cutoff's reach
+    /// (kTreePmNodeMaxRadius): the split factor varies over a node of a size comparable to r_s.
+    float maxMacRadius2 = 0.0f;
+};
+
+/// Whether the periodic box takes the TreePM split (else Ewald's sum).
+HOST_DEVICE inline bool shortRangeOn(const ShortRangeView& s) { return s.splitScale > 0.0f; }
+
+/// |d|^2 rounded identically on both backends (no FMA), so that a pair at the cutoff is in or out on both.
+HOST_DEVICE inline float shortRangeDistance2(Vec3f d)
+{
+    return addNoFma(addNoFma(mulNoFma(d.x, d.x), mulNoFma(d.y, d.y)), mulNoFma(d.z, d.z));
+}
+
+/// The largest MAC radius, in units of r_s, of a node that a group may take as a multipole under TreePM.
+/// A node's pull is its Newtonian multipole times the split factors at its centre of mass (as GADGET-2
+/// scales its monopoles), which errs by the factors' variation over the node, second order in its size over
+/// r_s; the cap keeps accepted nodes small beside r_s. Measured in docs/periodic.md (TreePM, the tree's part).
+constexpr double kTreePmNodeMaxRadius = 0.5;
+
+/// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): bodyBody's
+/// softened Newtonian pull times the factors at the unsoftened distance r, nothing at r >= r_cut (as
+/// host/reference/short_range_direct.h sums it). A massless source (the target itself) adds exact zeros.
+HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const ShortRangeView& s, Vec3f& acc,
+                                           float& pot)
+{
+    const float r2 = shortRangeDistance2(d);
+    if (!(r2 < s.cutoff2)) return;
+    Vec3f a{0.0f, 0.0f, 0.0f};
+    float p                          = 0.0f;
+    const ShortRangeFactors<float> f = shortRangeFactors(sqrtf(r2), s.splitScale);
+    bodyBody(d, m, eps2, a, p);
+    acc.x += f.acc * a.x;
+    acc.y += f.acc * a.y;
+    acc.z += f.acc * a.z;
+    pot += f.pot * p;
+}
+
+/// Adds the short-range pull of a node (mass, traceless quadrupole q as packed) at the nearest-image offset d
+/// = com - target: bodyNode's softened multipole pull, quadrupole included, times the factors at the unsoftened
+/// distance of the centre of mass, nothing at r >= r_cut. Exact for the monopole of a point mass; for an
+/// extended node the factors' variation over it is left out (kTreePmNodeMaxRadius bounds it).
+HOST_DEVICE inline void bodyNodeShortRange(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
+                                           const ShortRangeView& s, Vec3f& acc, float& pot)
+{
+    const float r2 = shortRangeDistance2(d);
+    if (!(r2 < s.cutoff2)) return;
+    Vec3f a{0.0f, 0.0f, 0.0f};
+    float p                          = 0.0f;
+    const ShortRangeFactors<float> f = shortRangeFactors(sqrtf(r2), s.splitScale);
+    bodyNode(d, mass, q, eps2, a, p);
+    acc.x += f.acc * a.x;
+    acc.y += f.acc * a.y;
+    acc.z += f.acc * a.z;
+    pot += f.pot * p;
+}
+
+/// Whether every body of a node lies beyond the cutoff from every point of a group's box, given d2, the
+/// squared nearest-image distance from the box to the node's com (boxPointDistance2Periodic), and the node's
+/// MAC word w (R = nodeExtentFactor sqrt(w)). Rounded identically on both backends (IEEE sqrt, no FMA).
+HOST_DEVICE inline bool shortRangeNodeOutOfReach(float d2, float nodeMacW, const ShortRangeView& s)
+{
+    const float reach = addNoFma(s.cutoff, mulNoFma(s.nodeExtentFactor, sqrtf(nodeMacW)));
+    return d2 > mulNoFma(reach, reach);
 }
 
 /// A body's own short-range term, lim_{r->0} (phi_short(r) + 1/r) = erf(u)/r -> 1 / (sqrt(pi) rs) per unit

@@ -25,7 +25,23 @@ enum class EntryAction : int32_t
     Node = 0, ///< accepted: a multipole interaction
     Leaf = 1, ///< opened leaf: its bodies interact directly
     Open = 2, ///< opened internal node: its children are visited later
+    Drop = 3, ///< TreePM: beyond the short-range cutoff, neither opened nor listed
 };
+
+/// The TreePM walk's decision (common/treepm.h): with d the nearest-image distance from the group's box to
+/// the node's com, a node is dropped when d > r_cut and it is accepted (its pull would be cut off for every
+/// body of the group) or all of it lies beyond r_cut (d > r_cut + R, R its extent); else the MAC decides as
+/// in any periodic box, except that a node wider than kTreePmNodeMaxRadius r_s is always opened.
+HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, uint32_t entry, F4 groupCenter, F4 groupHalf,
+                                                       const PeriodicView& box)
+{
+    const ShortRangeView& s = box.shortRange;
+    const float d2          = boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac), box);
+    const bool accepted     = d2 > mulNoFma(nodeMac.w, addNoFma(1.0f, groupHalf.w)) && !(nodeMac.w > s.maxMacRadius2);
+    if (d2 > s.cutoff2 && (accepted || shortRangeNodeOutOfReach(d2, nodeMac.w, s))) return EntryAction::Drop;
+    if (accepted) return EntryAction::Node;
+    return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;
+}
 
 /// The MAC (with nearest images in a periodic box) applied to one entry whose node's MAC word is
 /// nodeMac. The walk below and the device's cooperative walk (device/walk_gpu.cu, which may fetch the
@@ -33,6 +49,8 @@ enum class EntryAction : int32_t
 HOST_DEVICE inline EntryAction classifyEntry(F4 nodeMac, uint32_t entry, F4 groupCenter, F4 groupHalf,
                                              const PeriodicView& box)
 {
+    if (box.boxSize > 0.0f && shortRangeOn(box.shortRange))
+        return classifyShortRangeEntry(nodeMac, entry, groupCenter, groupHalf, box);
     if (acceptNode(nodeMac, groupCenter, groupHalf, box)) return EntryAction::Node;
     return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;
 }
@@ -54,6 +72,7 @@ HOST_DEVICE inline bool visitEntry(const TreeView& tree, uint32_t entry, F4 grou
     case EntryAction::Node: sink.node(node); return true;
     case EntryAction::Leaf: sink.leaf(node); return true;
     case EntryAction::Open: break;
+    case EntryAction::Drop: return true;
     }
     if (top >= capacity) return false;
     stack[top++] = entry;

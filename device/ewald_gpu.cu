@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(kEwaldWalkBlock)
 void ewaldGroupCorrectionGpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
                              const BodyView& bodies, const TargetView& targets, F4* acc, GpuStream stream)
 {
-    if (groups.numGroups == 0 || !(tree.periodic.boxSize > 0.0f)) return;
+    if (groups.numGroups == 0 || !(tree.periodic.boxSize > 0.0f) || shortRangeOn(tree.periodic.shortRange)) return;
     // With a threshold of 0 (the default) every group walks: the lists' kernel would only return.
     if (tree.periodic.walk.minEntries > 0)
     {

@@ -10,7 +10,7 @@
 
 namespace octwalk {
 
-/// Adds to acc the Ewald correction of every group that ewaldGroupExpands: a group with short lists is one
+/// Adds to acc the Ewald correction of every group that ewaldGroupExpands (none under TreePM): a group with short lists is one
 /// warp whose lanes take entries l, l + 32, .. of its lists (addEwaldListEntry), the partial expansions
 /// reduced by a butterfly; a group with long lists (ewaldGroupWalks) is one thread that walks the tree for
 /// coarser sources (common/ewald_walk.h). No atomics.

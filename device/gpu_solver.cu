@@ -269,7 +269,8 @@ TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>
     transfers.push_back(toDevice(nodeQuad, tree.nodeQuad, 2 * numNodes));
     transfers.push_back(toDevice(leafRange, tree.leafRange, size_t(tree.numLeaves)));
     PeriodicView periodic = tree.periodic;
-    if (periodic.boxSize > 0.0f)
+    // Under TreePM there is no Ewald correction and no table (common/ewald.h, PeriodicView::shortRange).
+    if (periodic.boxSize > 0.0f && periodic.table != nullptr)
     {
         if (ewaldTableSource != periodic.table)
         {

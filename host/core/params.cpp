@@ -178,6 +178,51 @@ const std::vector<ParameterInfo>& parameterTable()
          true,
          // Checkpoints written before it existed take the default.
          true},
+        // TreePM's rows: checkpoints written before they existed hold tree + Ewald runs, the default.
+        {"pm_grid",
+         "pm-grid",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::pm_grid,
+         "",
+         {0, 32768, false, false},
+         "periodic boxes: TreePM, a particle mesh of this many cells per side for the long-range force (GADGET's "
+         "PMGRID) and the tree for the short-range force within rcut r_s, r_s = asmth L / pm-grid; 0: the tree with "
+         "Ewald's sum (more accurate than TreePM at the default asmth and rcut); else more than 2 rcut asmth "
+         "(11.25 with the defaults), which keeps the cutoff below L/2",
+         true,
+         true},
+        {"asmth",
+         "asmth",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::asmth,
+         "",
+         {0, kInf, true, true},
+         "TreePM: the force split scale r_s in mesh cells (GADGET's ASMTH)",
+         true,
+         true},
+        {"rcut",
+         "rcut",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::rcut,
+         "",
+         {0, kInf, true, true},
+         "TreePM: the tree's short-range cutoff in units of r_s (GADGET's RCUT)",
+         true,
+         true},
+        {"pm_assignment",
+         "pm-assignment",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::pm_assignment,
+         "",
+         {},
+         "TreePM: the mesh's mass assignment and force interpolation, tsc (triangular-shaped cloud) or cic "
+         "(cloud in cell)",
+         true,
+         true},
     };
     return table;
 }
@@ -195,6 +240,13 @@ const std::vector<std::pair<Backend, std::string>>& namesOf(Backend)
 {
     static const std::vector<std::pair<Backend, std::string>> names{
         {Backend::Auto, "auto"}, {Backend::Cpu, "cpu"}, {Backend::Gpu, "gpu"}};
+    return names;
+}
+
+const std::vector<std::pair<MassAssignment, std::string>>& namesOf(MassAssignment)
+{
+    static const std::vector<std::pair<MassAssignment, std::string>> names{{MassAssignment::Tsc, "tsc"},
+                                                                           {MassAssignment::Cic, "cic"}};
     return names;
 }
 
@@ -304,6 +356,36 @@ std::string rangeText(const ParameterInfo& row)
         row.member);
 }
 
+namespace {
+
+/// TreePM's rows together: a mesh needs a periodic box, and the short-range sum takes each source's nearest
+/// image only, which holds every pair within the cutoff only while the cutoff is below L / 2.
+void validateTreePm(const Parameters& p)
+{
+    if (p.pm_grid == 0) return;
+    if (p.pm_grid < 2)
+    {
+        throw ParameterError("parameter pm_grid = " + std::to_string(p.pm_grid) +
+                             " is invalid: must be 0 (tree and Ewald) or >= 2 mesh cells per side");
+    }
+    if (!(p.box_size > 0))
+    {
+        throw ParameterError("parameter pm_grid = " + std::to_string(p.pm_grid) + " is invalid with box_size = " +
+                             number(p.box_size, 17) + ": TreePM is for periodic boxes (box_size > 0)");
+    }
+    const double cutoffCells = p.rcut * p.asmth;
+    if (!(2 * cutoffCells < double(p.pm_grid)))
+    {
+        throw ParameterError(
+            "parameter pm_grid = " + std::to_string(p.pm_grid) + " is invalid with asmth = " + number(p.asmth, 17) +
+            " and rcut = " + number(p.rcut, 17) +
+            ": the short-range cutoff rcut asmth L / pm_grid = " + number(cutoffCells / double(p.pm_grid), 6) +
+            " L must be below L / 2 (pm_grid > 2 rcut asmth = " + number(2 * cutoffCells, 6) + ")");
+    }
+}
+
+} // namespace
+
 void validate(const Parameters& p)
 {
     for (const ParameterInfo& row : parameterTable())
@@ -337,6 +419,7 @@ void validate(const Parameters& p)
                              " is invalid: must be 0 or >= 2^-126 = 1.1754944e-38 (epsilon >= 2^-63 = 1.0842022e-19): "
                              "a smaller softening is below float32's normal range and would act as none");
     }
+    validateTreePm(p);
     if (p.far_field_ratio > 0 && p.far_field_ratio < 2)
     {
         // The expansion about the centre converges only for nodes beyond the group's radius, slowly near it.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/mac.h"
+#include "common/treepm.h"
 
 namespace octwalk {
 
@@ -67,6 +68,19 @@ struct Parameters
     /// lost or gained far beyond any integration error worth keeping, e.g. an unsoftened collision); 0: no
     /// bound. Isolated systems only: a comoving run's energy is not conserved, a periodic box's E0 may be near 0. >= 0
     double max_energy_error = 0.1;
+    /// Periodic boxes: TreePM (GADGET-2's PMGRID), the long-range force from a particle mesh of pm_grid^3 cells
+    /// (host/pm/pm_mesh.h) and the tree's short-range force within rcut r_s (common/treepm.h), no Ewald
+    /// correction; 0: the tree and Ewald's sum (docs/periodic.md compares them). 0, or 12..32768 with the
+    /// default asmth and rcut (the cutoff rcut asmth L / pm_grid must be below L / 2)
+    int pm_grid = 0;
+    /// TreePM's split scale r_s in mesh cells, r_s = asmth L / pm_grid (GADGET-2's ASMTH). > 0
+    double asmth = 1.25;
+    /// TreePM's short-range cutoff in units of r_s (GADGET-2's RCUT): the pull left out there is 1.75e-2 of
+    /// a pair's at the default 4.5. > 0
+    double rcut = 4.5;
+    /// TreePM's mass assignment and force interpolation on the mesh: TSC by default (4096 uniform bodies on
+    /// 32^3: median force error 7.2e-4 against CIC's 5.5e-3, docs/periodic.md).
+    MassAssignment pm_assignment = MassAssignment::Tsc;
 };
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.
@@ -90,7 +104,7 @@ struct ParameterInfo
 {
     /// The member, which also gives the type and (through Parameters{}) the default.
     using Member = std::variant<double Parameters::*, int Parameters::*, bool Parameters::*, Mac Parameters::*,
-                                Backend Parameters::*>;
+                                Backend Parameters::*, MassAssignment Parameters::*>;
 
     const char* name;   ///< snake_case key of toJson, run.json and checkpoints
     const char* option; ///< command-line option, without "--"

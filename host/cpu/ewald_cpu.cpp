@@ -59,7 +59,7 @@ void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, cons
                              const BodyView& bodies, const TargetView& targets, F4* acc)
 {
     const PeriodicView& box = tree.periodic;
-    if (!(box.boxSize > 0.0f)) return;
+    if (!(box.boxSize > 0.0f) || shortRangeOn(box.shortRange)) return;
     const auto loadBody = [&bodies](int32_t j) { return bodies.posMass[j]; };
 #pragma omp parallel
     {

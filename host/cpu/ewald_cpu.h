@@ -10,7 +10,7 @@
 
 namespace octwalk {
 
-/// Adds to acc the Ewald correction of every group that ewaldGroupExpands.
+/// Adds to acc the Ewald correction of every group that ewaldGroupExpands (none under TreePM).
 /// @param[in,out] acc  forces with G = 1, indexed like targets
 void ewaldGroupCorrectionCpu(const TreeView& tree, const GroupView& groups, const ListView& lists,
                              const BodyView& bodies, const TargetView& targets, F4* acc);

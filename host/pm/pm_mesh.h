@@ -26,13 +26,6 @@
 
 namespace octwalk {
 
-/// How mass is assigned to the mesh and forces are interpolated from it.
-enum class MassAssignment
-{
-    Cic, ///< cloud in cell: 2 cells per axis, window sinc^2
-    Tsc, ///< triangular-shaped cloud: 3 cells per axis, window sinc^3
-};
-
 /// Seconds spent in each part of the last computeForces.
 struct PmTimings
 {

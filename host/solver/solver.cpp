@@ -20,6 +20,7 @@
 #include "host/core/phases.h"
 #include "host/core/timer.h"
 #include "host/cpu/forces_cpu.h"
+#include "host/pm/pm_mesh.h"
 
 namespace octwalk {
 
@@ -97,8 +98,28 @@ void namingMemory(const char* step, int64_t n, double bytesPerBody, Step&& run)
     throw InputError(s.str());
 }
 
-/// Whether the walk scales its groups' opening angles by the periodic error control (common/mac.h).
-bool periodicErrorControl(const Parameters& p) { return p.box_size > 0 && p.err_tol_force_acc > 0; }
+/// Whether the periodic box takes TreePM's split (else the tree and Ewald's sum).
+bool treePmOn(const Parameters& p) { return p.box_size > 0 && p.pm_grid > 0; }
+
+/// Whether the walk scales its groups' opening angles by the periodic error control (common/mac.h). Not under
+/// TreePM: the control bounds the tree's error against the pull of the whole box, which the short-range walk
+/// never sums (its nodes lie within the cutoff).
+bool periodicErrorControl(const Parameters& p) { return p.box_size > 0 && p.err_tol_force_acc > 0 && !treePmOn(p); }
+
+/// The tree's view of TreePM's split (common/treepm.h) for these parameters.
+ShortRangeView shortRangeView(const Parameters& p)
+{
+    const double rs = p.asmth * p.box_size / double(p.pm_grid), cutoff = p.rcut * rs;
+    const double maxRadius = kTreePmNodeMaxRadius * rs;
+    ShortRangeView s;
+    s.splitScale = float(rs);
+    s.cutoff     = float(cutoff);
+    s.cutoff2    = float(cutoff * cutoff);
+    // sqrt(3) rounded up: a node's extent bound must not shrink in float.
+    s.nodeExtentFactor = p.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
+    s.maxMacRadius2    = float(maxRadius * maxRadius);
+    return s;
+}
 
 /// Periodic error control: sets every group's scale (groupHalf.w) by periodicGroupScale() from the
 /// estimate of its net force at its centre (group g's at index g, before G).
@@ -312,7 +333,9 @@ void checkNotAllUnderflowed(const F4* out, int64_t numOut, const BodySpan& bodie
 
 GravitySolver::GravitySolver(const Parameters& p) { setParameters(p); }
 
-GravitySolver::~GravitySolver() = default;
+GravitySolver::~GravitySolver()                                   = default;
+GravitySolver::GravitySolver(GravitySolver&&) noexcept            = default;
+GravitySolver& GravitySolver::operator=(GravitySolver&&) noexcept = default;
 
 void GravitySolver::setParameters(const Parameters& p)
 {
@@ -440,7 +463,13 @@ void GravitySolver::buildTree()
     makeGroups(params_.n_group, tree_, params_.merge_groups);
     t[Phase::Groups] = clock.lap();
     packTree(tree_, params_, packed_);
-    packed_.periodic      = periodicView(params_.box_size);
+    if (treePmOn(params_))
+    {
+        // No Ewald correction: the table is not needed (nor computed).
+        packed_.periodic            = {nullptr, 0, float(params_.box_size), float(1.0 / params_.box_size)};
+        packed_.periodic.shortRange = shortRangeView(params_);
+    }
+    else packed_.periodic = periodicView(params_.box_size);
     packed_.periodic.walk = ewaldWalk_;
     setScalesFromPrevious();
     t[Phase::Packing] = clock.lap();
@@ -539,7 +568,7 @@ InteractionTotals GravitySolver::evaluateGpu(const TargetView& targets)
     return {result.nodeInteractions, result.leafInteractions};
 }
 
-const F4* GravitySolver::evaluateTargets(const TargetView& targets)
+F4* GravitySolver::evaluateTargets(const TargetView& targets)
 {
     stats_.numTargets        = targets.numTargets;
     const bool onGpu         = activeBackend() == Backend::Gpu;
@@ -581,13 +610,44 @@ const F4* GravitySolver::evaluateBodies()
         packMacRadii(tree_, params_.mac, params_.opening_angle, packed_);
         estimateTimes = times_;
     }
-    namingMemory("walking the tree", n, 100, [&] { out = evaluateTargets(targets); });
+    F4* results = nullptr;
+    namingMemory("walking the tree", n, 100, [&] { results = evaluateTargets(targets); });
+    meshSeconds_ = 0;
+    if (treePmOn(params_)) addMeshForces(results);
+    out = results;
     // The walk phases include the estimate's (its interactions are not counted in stats_).
     for (size_t k = 0; k < kNumPhases; ++k)
     {
         if (kPhases[k].group == PhaseGroup::Walk) times_.seconds[k] += estimateTimes.seconds[k];
     }
     return out;
+}
+
+void GravitySolver::addMeshForces(F4* out)
+{
+    const double begin  = steadyClockSeconds();
+    const Parameters& p = params_;
+    const bool same     = mesh_ && mesh_->meshSize() == p.pm_grid && mesh_->boxSize() == p.box_size &&
+                      mesh_->splitScale() == p.asmth * p.box_size / double(p.pm_grid) &&
+                      mesh_->assignment() == p.pm_assignment;
+    if (!same)
+    {
+        mesh_.reset();
+        mesh_ = std::make_unique<PmMesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
+    }
+    const int64_t n = bodies_.n;
+    namingMemory("computing the particle mesh's forces", n, 52,
+                 [&] { mesh_->computeForces(tree_.pos.data(), tree_.mass.data(), n, meshAcc_, meshPot_); });
+    // One rounding to float per component: the sum of the tree's float result and the mesh's double one.
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k)
+    {
+        const F4 t     = out[k];
+        const Vec3d& a = meshAcc_[size_t(k)];
+        out[k]         = {float(double(t.x) + a.x), float(double(t.y) + a.y), float(double(t.z) + a.z),
+                          float(double(t.w) + meshPot_[size_t(k)])};
+    }
+    meshSeconds_ = steadyClockSeconds() - begin;
 }
 
 namespace {
@@ -673,6 +733,13 @@ void GravitySolver::swapTreeOrderBodies(std::vector<Vec3d>& pos, std::vector<dou
 void GravitySolver::evaluateAt(const std::vector<Vec3d>& points, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
     checkProbes(points, params_.box_size);
+    if (treePmOn(params_))
+    {
+        throw ParameterError(
+            "evaluateAt: probe points are not available with TreePM (pm_grid = " + std::to_string(params_.pm_grid) +
+            "): the mesh's long-range force is interpolated to the bodies only; use pm_grid 0 "
+            "(the tree and Ewald's sum) for probes in a periodic box");
+    }
     if (!treeValid_) namingMemory("building the tree", bodies_.n, 160, [&] { buildTree(); });
     std::vector<int32_t> order;
     std::vector<F4> sorted;

@@ -27,6 +27,8 @@
 
 namespace octwalk {
 
+class PmMesh;
+
 /// Interaction counts of the last evaluation.
 struct InteractionStats
 {
@@ -57,8 +59,8 @@ class GravitySolver
 public:
     explicit GravitySolver(const Parameters& p = Parameters{});
     ~GravitySolver();
-    GravitySolver(GravitySolver&&)            = default;
-    GravitySolver& operator=(GravitySolver&&) = default;
+    GravitySolver(GravitySolver&&) noexcept;
+    GravitySolver& operator=(GravitySolver&&) noexcept;
 
     /// Validates and stores; takes effect at the next evaluation.
     void setParameters(const Parameters& p);
@@ -169,6 +171,10 @@ public:
     /// minEntries.
     void setEwaldWalkConfig(const EwaldWalkConfig& config);
 
+    /// TreePM (box_size > 0, pm_grid > 0): wall seconds of the last body evaluation's particle mesh (on the
+    /// host, after the tree's short-range walk, which timings() holds); 0 otherwise.
+    double meshSeconds() const { return meshSeconds_; }
+
     /// The Ewald correction's share of timings()[Phase::BodyLeaf] in the last evaluation on the GPU backend
     /// (CUDA events; 0 when isolated or on the CPU).
     double gpuEwaldSeconds() const { return gpuResult_.ewaldSeconds; }
@@ -190,7 +196,10 @@ private:
     const F4* evaluateBodies();
     /// The walk and forces on the active backend; returns the results (indexed like targets, G = 1),
     /// valid until the next evaluation.
-    const F4* evaluateTargets(const TargetView& targets);
+    F4* evaluateTargets(const TargetView& targets);
+    /// TreePM: adds the mesh's long-range accelerations and potentials (G = 1) of the bodies in tree order to
+    /// out, the tree's short-range results.
+    void addMeshForces(F4* out);
     /// The walk and forces on one backend: results in cpuOut_ or gpuResult_.acc, the walk phases of
     /// times_, and the interaction totals (self included) that stats_ is made from.
     InteractionTotals evaluateCpu(const TargetView& targets);
@@ -216,6 +225,12 @@ private:
     // Result buffers kept from step to step (no per-step allocation or first touch of N-sized arrays).
     std::vector<F4> cpuOut_, cpuNodeAcc_;
     GpuEvaluation gpuResult_;
+    /// TreePM's mesh (made at the first evaluation that needs it, again when its parameters change) and its
+    /// results of the last evaluation.
+    std::unique_ptr<PmMesh> mesh_;
+    std::vector<Vec3d> meshAcc_;
+    std::vector<double> meshPot_;
+    double meshSeconds_ = 0;
 
     /// The next evaluation's previous accelerations (setPreviousAccelerations; G = 1), the caller's or
     /// previousCopy_.

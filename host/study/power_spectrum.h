@@ -19,15 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "common/treepm.h"
 #include "host/core/particles.h"
 
 namespace octwalk {
-
-enum class MassAssignment
-{
-    Cic, ///< cloud in cell (2 cells per axis)
-    Tsc, ///< triangular shaped cloud (3 cells per axis)
-};
 
 /// "cic" or "tsc"; ParameterError naming the value otherwise.
 MassAssignment parseMassAssignment(const std::string& name);
