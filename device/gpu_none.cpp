@@ -146,6 +146,7 @@ void ResidentGpu::getPositions(Vec3d*) { noCuda(); }
 void ResidentGpu::beginPositionDownload(Vec3d*, double, uint64_t*, int32_t*) { noCuda(); }
 
 void ResidentGpu::finishPositionDownload() { noCuda(); }
+void ResidentGpu::finishSortedKeysDownload() { noCuda(); }
 
 void ResidentGpu::permute(const int32_t*) { noCuda(); }
 

@@ -281,7 +281,7 @@ struct ResidentGpu::Impl
     DeviceSpans spans;
     /// The positions' download for a host build: on its own stream, after the state's stream reached it.
     Stream copyStream;
-    Event positionsReady, positionsDownloaded;
+    Event positionsReady, positionsDownloaded, keysDownloaded;
     bool downloadPending = false;
     std::vector<int32_t> internalFirst;
     RefitView refit{};
@@ -438,6 +438,7 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
     {
         download(sortedKeys, m.sortedKeys.data(), size_t(n_), copy);
         download(sortedIndex, m.sortedIndex.data(), size_t(n_), copy);
+        CUDA_CHECK(cudaEventRecord(m.keysDownloaded.get(), copy));
     }
     download(pos, from, size_t(n_), copy);
     m.spans.close(copy);
@@ -446,6 +447,8 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
 }
 
 void ResidentGpu::finishPositionDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->positionsDownloaded.get())); }
+
+void ResidentGpu::finishSortedKeysDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->keysDownloaded.get())); }
 
 void ResidentGpu::permute(const int32_t* order)
 {

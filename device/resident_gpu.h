@@ -55,6 +55,9 @@ public:
                                int32_t* sortedIndex = nullptr);
     /// Waits until that download is complete (callable from another thread).
     void finishPositionDownload();
+    /// Waits until the sorted keys and indices of that download are on the host (the positions come after
+    /// them: a build that starts from the keys need not wait for the positions; callable from another thread).
+    void finishSortedKeysDownload();
     /// Gathers the state into a new order: slot k takes what was in slot order[k] (order: host memory).
     void permute(const int32_t* order);
     /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology) and

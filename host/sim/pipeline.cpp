@@ -24,8 +24,10 @@ public:
     virtual void getPositions(Vec3d* pos)                                                    = 0;
     /// With keys and index, also the sorted keys of those positions (ResidentGpu); false when the
     /// backend does not sort them (the CPU twin: the build sorts, with the same result).
-    virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index)     = 0;
-    virtual void finishPositionDownload()                                                            = 0;
+    virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index) = 0;
+    virtual void finishPositionDownload()                                                        = 0;
+    /// Waits for the sorted keys only (beginPositionDownload returned true).
+    virtual void finishSortedKeysDownload()                                                          = 0;
     virtual void permute(const int32_t* order)                                                       = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     virtual InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times)                        = 0;
@@ -64,6 +66,11 @@ public:
         }
     }
     void finishPositionDownload() override { r_.finishPositionDownload(); }
+    void finishSortedKeysDownload() override
+    {
+        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.finishSortedKeysDownload();
+        else r_.finishPositionDownload();
+    }
     void permute(const int32_t* order) override { r_.permute(order); }
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
     {
@@ -314,7 +321,9 @@ void Pipeline::launchBuild(int64_t adoptStep)
         {
             setThreadsOfThisThread(threads);
             TimelineLaps laps(processTimeline(), step, "host-build");
-            backend_->finishPositionDownload();
+            // A build from sorted keys reads no positions: their download (for checkpoints) goes on meanwhile.
+            if (next_->presorted) backend_->finishSortedKeysDownload();
+            else backend_->finishPositionDownload();
             laps.lap("wait_positions");
             build(*next_, step);
         }
@@ -502,6 +511,8 @@ PipelineCheckpoint Pipeline::checkpoint() const
     c.freshInteractions = freshInteractions_;
     c.lastInteractions  = lastInteractions_;
     c.rebuilds          = rebuilds_;
+    // The positions' downloads complete in order: the last one's end covers the current topology's.
+    backend_->finishPositionDownload();
     // The current topology's positions are in the order before its adoption: slot k of the state now
     // held what its slot order[k] held then.
     const int32_t* from = current_->tree.order.data();
