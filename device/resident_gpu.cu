@@ -433,13 +433,15 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
     cudaStream_t copy = m.copyStream.get();
     CUDA_CHECK(cudaStreamWaitEvent(copy, m.positionsReady.get(), 0));
-    m.spans.open(SpanLane::Copy, "download_positions", copy);
     if (sorted)
     {
+        m.spans.open(SpanLane::Copy, "download_keys", copy);
         download(sortedKeys, m.sortedKeys.data(), size_t(n_), copy);
         download(sortedIndex, m.sortedIndex.data(), size_t(n_), copy);
+        m.spans.close(copy);
         CUDA_CHECK(cudaEventRecord(m.keysDownloaded.get(), copy));
     }
+    m.spans.open(SpanLane::Copy, "download_positions", copy);
     download(pos, from, size_t(n_), copy);
     m.spans.close(copy);
     CUDA_CHECK(cudaEventRecord(m.positionsDownloaded.get(), copy));

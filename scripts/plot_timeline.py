@@ -105,9 +105,11 @@ def step_extent(intervals, step):
 
 
 def copy_seen_after(mine):
-    """Seconds from the copy lane's drawn end of the positions' download to the build thread's end of waiting
-    for it (host-build wait_positions), or None without both. Negative: the copy is drawn later than it ended."""
-    copy = [i[4] for i in mine if i[1] == "copy" and i[2] == "download_positions"]
+    """Seconds from the copy lane's drawn end of the build's input (the sorted keys, download_keys; the positions
+    in timelines without it) to the build thread's end of waiting for it (host-build wait_positions), or None
+    without both. Negative: the copy is drawn later than it ended."""
+    copy = ([i[4] for i in mine if i[1] == "copy" and i[2] == "download_keys"] or
+            [i[4] for i in mine if i[1] == "copy" and i[2] == "download_positions"])
     seen = [i[4] for i in mine if i[1] == "host-build" and i[2] == "wait_positions"]
     return seen[0] - copy[0] if len(copy) == 1 and len(seen) == 1 else None
 

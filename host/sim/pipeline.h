@@ -38,9 +38,11 @@
 /// step records what ran when: on lane "host" the stepping thread's phases (kick_drift, wait_build,
 /// adopt, download_positions, start_build, evaluate, kick), on lane "host-build" the build's phases
 /// (wait_positions, sort, cells, groups, packing, order) under the step that started it, and on lane
-/// "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict, upload_order,
-/// permute, upload_topology, refit, the walk's and forces' phases, kick, diagnostics, download_state),
-/// with the positions' download for a lagged build on lane "copy" (the device's copy stream). Off, no
+/// "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict, sort_keys,
+/// upload_order, permute, upload_topology, refit, the walk's and forces' phases, kick, diagnostics,
+/// download_state), with a lagged build's downloads on lane "copy" (the device's copy stream: download_keys,
+/// the build's input, then download_positions). wait_positions is the build's wait for its input (the sorted
+/// keys on the GPU, the positions on the CPU twin). Off, no
 /// clock is read and no event recorded for it; on or off, the results are the same bits.
 ///
 /// Isolated Newtonian runs only: a comoving run, a periodic box, the relative MAC, direct summation
