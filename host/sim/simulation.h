@@ -66,12 +66,12 @@ constexpr int64_t kRebuildAutomatic = -1;
 constexpr int64_t kRebuildLagAutomatic = 0;
 
 /// The fewest bodies whose automatic lag is 1. A lag of 1 adopts in every step a topology predicted for that
-/// step: it walks as many interactions as a fresh tree, against 1.19 / 1.73 times the node / leaf interactions
+/// step: it walks as many interactions as a fresh tree, against 1.19 / 1.71 times the node / leaf interactions
 /// at 2^22 for a lag of 2, whose topologies each serve two steps. It needs the host's build (on the GPU from
-/// keys sorted on the device) within one device step, which holds from 2^20 bodies on; below, the per-step
-/// adoption costs more than it saves. On an H200 with 16 host cores (benchmarks/results/whole_step): lag 1
-/// against lag 2 took 2.37 / 1.89 ms at 2^16, 3.41 / 3.08 ms at 2^18, 7.22 / 7.75 ms at 2^20, 25.1 / 32.9 ms at
-/// 2^22 and 96.9 / 190 ms at 2^24.
+/// keys sorted on the device) to fit in one device step, which holds from about 2^20 bodies on; below, the
+/// per-step adoption costs more than it saves. Whole steps of lag 1 against lag 2 (benchmarks/results/
+/// whole_step): on an H200 with 16 host cores 7.81 / 7.79 ms at 2^20, 30.0 / 32.8 ms at 2^22 and 108.5 /
+/// 188.7 ms at 2^24; on an H200 of a host with 32 cores 2.37 / 1.89 ms at 2^16 and 3.41 / 3.08 ms at 2^18.
 constexpr int64_t kLagOneBodies = int64_t(1) << 19;
 
 struct ForceOptions
