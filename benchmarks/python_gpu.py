@@ -69,7 +69,7 @@ def main():
 
     error = re.search(r"^\|a_tree - a_direct\|.*$", cli(args.octwalk, args.n, args.sample), re.M)
 
-    print(f"N = {args.n} Plummer bodies (seed 1), theta 0.5, epsilon 0.01, GPU; medians of {args.repeats} calls")
+    print(f"N = {args.n} Plummer bodies (seed 1), theta 0.5, epsilon 0.01, GPU; medians of {args.repeats} repeats")
     print(f"forces' error (octwalk forces --sample {args.sample}): {error.group(0) if error else 'not reported'}\n")
     print("| case | median | min | max | / octwalk forces |")
     print("|---|---|---|---|---|")
