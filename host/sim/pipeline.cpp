@@ -25,7 +25,9 @@ public:
     /// With keys and index, also the sorted keys of those positions (ResidentGpu); false when the
     /// backend does not sort them (the CPU twin: the build sorts, with the same result).
     virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index) = 0;
-    virtual void finishPositionDownload()                                                        = 0;
+    /// Whether beginPositionDownload sorts the keys (the device) or leaves that to the build (the CPU twin).
+    virtual bool sortsKeys() const        = 0;
+    virtual void finishPositionDownload() = 0;
     /// Waits for the sorted keys only (beginPositionDownload returned true).
     virtual void finishSortedKeysDownload()                                                          = 0;
     virtual void permute(const int32_t* order)                                                       = 0;
@@ -52,6 +54,7 @@ public:
     }
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
+    bool sortsKeys() const override { return std::is_same_v<Resident, ResidentGpu>; }
     bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index) override
     {
         if constexpr (std::is_same_v<Resident, ResidentGpu>)
@@ -296,8 +299,11 @@ void Pipeline::startBuild(double h)
     next_ = spareTopology();
     snapshot(*next_);
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
-    next_->sortedKeys.resize(size_t(n_));
-    next_->sortedIndex.resize(size_t(n_));
+    if (backend_->sortsKeys())
+    {
+        next_->sortedKeys.resize(size_t(n_));
+        next_->sortedIndex.resize(size_t(n_));
+    }
     next_->presorted = backend_->beginPositionDownload(next_->pos.data(), predictionAhead(h), next_->sortedKeys.data(),
                                                        next_->sortedIndex.data());
     launchBuild(step_ + lag_);

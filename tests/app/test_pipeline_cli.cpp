@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -190,6 +191,43 @@ TEST(PipelineCli, TheDefaultIsThePipelinedStepWhereItApplies)
     }
     const CliResult help = run({"run", "--help"});
     EXPECT_NE(help.out.find("--rebuild-every arg (=auto)"), std::string::npos) << help.out;
+    fs::remove_all(base);
+}
+
+// profile --steps measures the last step's own forces against direct summation: the step option's error, in the
+// CSV beside its time (a lag-2 topology of 2000 bodies: within the tree's usual error at theta 0.5).
+TEST(PipelineCli, ProfileOfStepsMeasuresTheLastStepsForceError)
+{
+    namespace fs          = std::filesystem;
+    const fs::path base   = fs::temp_directory_path() / ("octwalk_pipeline_error_" + std::to_string(::getpid()));
+    const std::string csv = (base / "p.csv").string();
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const CliResult r = run({"profile", "--n", "2000", "--steps", "3", "--backend", "cpu", "--direct-sample", "0",
+                             "--step-error-sample", "200", "--csv", csv.c_str()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("err-median"), std::string::npos) << r.out;
+    std::istringstream in(slurp(csv));
+    std::string line, header, row;
+    while (std::getline(in, line))
+    {
+        if (line.empty() || line[0] == '#') continue;
+        (header.empty() ? header : row) = line;
+    }
+    auto field = [&](const std::string& name) {
+        std::vector<std::string> names, values;
+        std::string v;
+        for (std::istringstream h(header); std::getline(h, v, ',');) names.push_back(v);
+        for (std::istringstream d(row); std::getline(d, v, ',');) values.push_back(v);
+        const auto at = std::find(names.begin(), names.end(), name);
+        EXPECT_NE(at, names.end()) << name;
+        return at == names.end() ? std::string() : values.at(size_t(at - names.begin()));
+    };
+    EXPECT_EQ(field("step_error_sample"), "200");
+    const double median = std::stod(field("step_error_median")), p99 = std::stod(field("step_error_p99"));
+    EXPECT_GT(median, 1e-6);
+    EXPECT_LT(median, 1e-3);
+    EXPECT_GE(p99, median);
     fs::remove_all(base);
 }
 
