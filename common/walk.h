@@ -31,13 +31,18 @@ enum class EntryAction : int32_t
 /// The TreePM walk's decision (common/treepm.h): with d the nearest-image distance from the group's box to
 /// the node's com, a node is dropped when d > r_cut and it is accepted (its pull would be cut off for every
 /// body of the group) or all of it lies beyond r_cut (d > r_cut + R, R its extent); else the MAC decides as
-/// in any periodic box, except that a node wider than kTreePmNodeMaxRadius r_s is always opened.
+/// in any periodic box, except that a node too wide for its distance (shortRangeNodeSmallEnough) is opened.
 HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, uint32_t entry, F4 groupCenter, F4 groupHalf,
                                                        const PeriodicView& box)
 {
     const ShortRangeView& s = box.shortRange;
     const float d2          = boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac), box);
-    const bool accepted     = d2 > mulNoFma(nodeMac.w, addNoFma(1.0f, groupHalf.w)) && !(nodeMac.w > s.maxMacRadius2);
+    bool accepted           = d2 > mulNoFma(nodeMac.w, addNoFma(1.0f, groupHalf.w));
+    if (accepted)
+    {
+        const Vec3f c = nearestImage(xyz(nodeMac) - xyz(groupCenter), box);
+        accepted      = shortRangeNodeSmallEnough(nodeMac.w, shortRangeDistance2(c), groupHalf, s);
+    }
     if (d2 > s.cutoff2 && (accepted || shortRangeNodeOutOfReach(d2, nodeMac.w, s))) return EntryAction::Drop;
     if (accepted) return EntryAction::Node;
     return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;

@@ -110,14 +110,14 @@ bool periodicErrorControl(const Parameters& p) { return p.box_size > 0 && p.err_
 ShortRangeView shortRangeView(const Parameters& p)
 {
     const double rs = p.asmth * p.box_size / double(p.pm_grid), cutoff = p.rcut * rs;
-    const double maxRadius = kTreePmNodeMaxRadius * rs;
     ShortRangeView s;
     s.splitScale = float(rs);
     s.cutoff     = float(cutoff);
     s.cutoff2    = float(cutoff * cutoff);
     // sqrt(3) rounded up: a node's extent bound must not shrink in float.
-    s.nodeExtentFactor = p.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
-    s.maxMacRadius2    = float(maxRadius * maxRadius);
+    s.nodeExtentFactor        = p.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
+    const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
+    s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
     return s;
 }
 
