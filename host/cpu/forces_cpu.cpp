@@ -17,6 +17,9 @@ namespace {
 struct GroupAccumulator
 {
     std::vector<float> x, y, z, ax, ay, az, pot;
+    /// TreePM's pairs (addShortRangeSource): each target's offset from the source and the targets within the cutoff.
+    std::vector<float> dx, dy, dz;
+    std::vector<int32_t> near;
 
     void load(const TargetView& targets, I2 range)
     {
@@ -101,11 +104,71 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
     }
 }
 
+/// The image offset of d in (-L, L) nearest to 0 for |d| below L/2, branch-free so that the loop over targets
+/// vectorises: the image nearestImage takes for every offset within TreePM's cutoff (below L/2), bit for bit (the
+/// same single subtraction); it may take the other image at |d| = L/2, where no pair is within the cutoff.
+inline float wrapBelowHalf(float d, float boxSize, float halfBox)
+{
+    const float up   = d < -halfBox ? boxSize : 0.0f;
+    const float down = d > halfBox ? boxSize : 0.0f;
+    return d + up - down;
+}
+
+/// TreePM's pull of one source (a node when Node, else a body) on every target of the group (a body skips itself):
+/// a vectorised pass finds each target's nearest-image offset and the targets within the cutoff, then
+/// bodyNodeShortRange or bodyBodyShortRange adds each of those. The same pairs and terms as addSource through
+/// bodyNodePeriodic and bodyBodyPeriodic, without the branch and the three floors per target that most pairs of a
+/// short-range list, beyond the cutoff, would pay for nothing.
+template<bool Node>
+inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2,
+                                int32_t skip, const PeriodicView& box)
+{
+    const ShortRangeView& s = box.shortRange;
+    a.dx.resize(size_t(n));
+    a.dy.resize(size_t(n));
+    a.dz.resize(size_t(n));
+    a.near.resize(size_t(n));
+    const float* __restrict__ x = a.x.data();
+    const float* __restrict__ y = a.y.data();
+    const float* __restrict__ z = a.z.data();
+    float* __restrict__ dx      = a.dx.data();
+    float* __restrict__ dy      = a.dy.data();
+    float* __restrict__ dz      = a.dz.data();
+    const float L = box.boxSize, half = 0.5f * box.boxSize;
+#pragma GCC ivdep
+    for (int32_t k = 0; k < n; ++k)
+    {
+        dx[k] = wrapBelowHalf(src.x - x[k], L, half);
+        dy[k] = wrapBelowHalf(src.y - y[k], L, half);
+        dz[k] = wrapBelowHalf(src.z - z[k], L, half);
+    }
+    int32_t count = 0;
+    for (int32_t k = 0; k < n; ++k)
+    {
+        a.near[size_t(count)] = k;
+        count += shortRangeDistance2({dx[k], dy[k], dz[k]}) < s.cutoff2 ? 1 : 0;
+    }
+    for (int32_t j = 0; j < count; ++j)
+    {
+        const int32_t k = a.near[size_t(j)];
+        const Vec3f d{dx[k], dy[k], dz[k]};
+        Vec3f acc{0.0f, 0.0f, 0.0f};
+        float pot = 0.0f;
+        if (Node) bodyNodeShortRange(d, src.w, q, eps2, s, acc, pot);
+        else bodyBodyShortRange(d, k == skip ? 0.0f : src.w, eps2, s, acc, pot);
+        a.ax[size_t(k)] += acc.x;
+        a.ay[size_t(k)] += acc.y;
+        a.az[size_t(k)] += acc.z;
+        a.pot[size_t(k)] += pot;
+    }
+}
+
 template<bool Node>
 inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2, int32_t skip,
                       const PeriodicView& box)
 {
-    if (box.boxSize > 0.0f) addSource<Node, true>(a, n, src, q, eps2, skip, box);
+    if (box.boxSize > 0.0f && shortRangeOn(box.shortRange)) addShortRangeSource<Node>(a, n, src, q, eps2, skip, box);
+    else if (box.boxSize > 0.0f) addSource<Node, true>(a, n, src, q, eps2, skip, box);
     else addSource<Node, false>(a, n, src, q, eps2, skip, box);
 }
 
