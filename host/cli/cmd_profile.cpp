@@ -359,8 +359,8 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     if (withSteps)
     {
         head << ", \"steps\": " << o.steps << ", \"timestep\": " << num(dt)
-             << ", \"rebuild_every\": " << o.forces.rebuildEvery
-             << ", \"rebuild_lag\": " << jsonString(vm["rebuild-lag"].as<std::string>())
+             << ", \"rebuild_every\": " << o.forces.rebuildEvery << ", \"rebuild_lag\": "
+             << (o.forces.rebuildLag == kRebuildLagAutomatic ? jsonString("auto") : std::to_string(o.forces.rebuildLag))
              << ", \"step_diagnostics\": " << (o.stepDiagnostics ? "true" : "false") << ", \"step_phases\": {";
         for (size_t k = 0; k < kNumStepPhases; ++k)
         {
