@@ -409,11 +409,16 @@ double timestepOption(const po::variables_map& vm)
     return kRunTimestep;
 }
 
-int64_t parseRebuildEvery(const std::string& text)
+namespace {
+
+/// A step count option's value: "auto" (autoValue) or a whole number >= least; UsageError naming the option,
+/// the value and what it must be otherwise.
+int64_t parseStepsOrAuto(const char* option, const std::string& text, int64_t autoValue, int64_t least,
+                         const char* must)
 {
-    if (text == "auto") return kRebuildAutomatic;
+    if (text == "auto") return autoValue;
     size_t used = 0;
-    int64_t k   = -1;
+    int64_t k   = least - 1;
     try
     {
         k = std::stoll(text, &used);
@@ -422,31 +427,23 @@ int64_t parseRebuildEvery(const std::string& text)
     {
         used = 0;
     }
-    if (used != text.size() || text.empty() || k < 0)
+    if (used != text.size() || text.empty() || k < least)
     {
-        throw UsageError("option --rebuild-every = '" + text + "' is invalid: must be auto, 0 or a whole number >= 1");
+        throw UsageError(std::string("option --") + option + " = '" + text + "' is invalid: must be " + must);
     }
     return k;
 }
 
+} // namespace
+
+int64_t parseRebuildEvery(const std::string& text)
+{
+    return parseStepsOrAuto("rebuild-every", text, kRebuildAutomatic, 0, "auto, 0 or a whole number >= 1");
+}
+
 int64_t parseRebuildLag(const std::string& text)
 {
-    if (text == "auto") return kRebuildLagAutomatic;
-    size_t used = 0;
-    int64_t k   = 0;
-    try
-    {
-        k = std::stoll(text, &used);
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    if (used != text.size() || text.empty() || k < 1)
-    {
-        throw UsageError("option --rebuild-lag = '" + text + "' is invalid: must be auto or a whole number >= 1");
-    }
-    return k;
+    return parseStepsOrAuto("rebuild-lag", text, kRebuildLagAutomatic, 1, "auto or a whole number >= 1");
 }
 
 po::options_description rebuildOptions(ForceOptions& forces, const std::string& what)
