@@ -16,9 +16,9 @@
 ///
 /// The tree's short-range half (ShortRangeView, bodyNodeShortRange, bodyBodyShortRange and the walk's
 /// classifyShortRangeEntry in common/walk.h) is here too, once for both backends: with TreePM on, the
-/// periodic walk meets every source at its nearest image, multiplies the Newtonian pair (or node) by the
-/// factors below at the unsoftened distance, leaves out whatever lies beyond the cutoff and adds no Ewald
-/// correction: the mesh carries the rest.
+/// periodic walk meets every source at its nearest image, multiplies a pair's Newtonian pull by the factors
+/// below at the unsoftened distance, takes a node through the short-range kernel's own second-order expansion,
+/// leaves out whatever lies beyond the cutoff and adds no Ewald correction: the mesh carries the rest.
 
 #include <cstdint>
 

@@ -393,8 +393,9 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     bodyLeafForcesGpu(in.tree, in.groups, dLists, in.bodies, in.targets, eps2, nodeAcc.data(), acc.data(), gs,
                       config.targetsPerLane, config.leaf, false);
     leafKernelsDone.record(stream);
-    const bool periodic = in.tree.periodic.boxSize > 0.0f;
-    if (periodic) ewaldGroupCorrectionGpu(in.tree, in.groups, dLists, in.bodies, in.targets, acc.data(), gs);
+    // A periodic box adds the groups' Ewald corrections, but not under TreePM (the mesh carries the long range).
+    const bool ewald = in.tree.periodic.boxSize > 0.0f && !shortRangeOn(in.tree.periodic.shortRange);
+    if (ewald) ewaldGroupCorrectionGpu(in.tree, in.groups, dLists, in.bodies, in.targets, acc.data(), gs);
     leavesDone.record(stream);
 
     std::vector<I2> ranges;
@@ -426,7 +427,7 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     t[Phase::BodyNode]   = elapsedSeconds(written, nodesDone);
     t[Phase::BodyLeaf]   = elapsedSeconds(nodesDone, leavesDone);
     t[Phase::Download]   = elapsedSeconds(leavesDone, downloaded);
-    out.ewaldSeconds     = periodic ? elapsedSeconds(leafKernelsDone, leavesDone) : 0.0;
+    out.ewaldSeconds     = ewald ? elapsedSeconds(leafKernelsDone, leavesDone) : 0.0;
     recordSpans(anchorOnHost, t.spans);
     listGroups = numGroups;
 }

@@ -33,7 +33,7 @@ struct GpuEvaluation
     int64_t nodeInteractions = 0, leafInteractions = 0;
     PhaseTimes times; ///< the walk phases, from CUDA events (host phases 0)
     /// The Ewald correction's share of times[Phase::BodyLeaf] (device/ewald_gpu.h), from CUDA events; 0 when
-    /// isolated.
+    /// isolated or under TreePM.
     double ewaldSeconds = 0;
 };
 
