@@ -358,8 +358,10 @@ std::string rangeText(const ParameterInfo& row)
 
 namespace {
 
-/// TreePM's rows together: a mesh needs a periodic box, and the short-range sum takes each source's nearest
-/// image only, which holds every pair within the cutoff only while the cutoff is below L / 2.
+/// TreePM's rows together: the short-range sum takes each source's nearest image only, which holds every pair
+/// within the cutoff only while the cutoff is below L / 2. That the box is periodic is the solver's check
+/// (GravitySolver::setParameters): a comoving run's command line takes the box's size from its input file after
+/// validating the parameters.
 void validateTreePm(const Parameters& p)
 {
     if (p.pm_grid == 0) return;
@@ -367,11 +369,6 @@ void validateTreePm(const Parameters& p)
     {
         throw ParameterError("parameter pm_grid = " + std::to_string(p.pm_grid) +
                              " is invalid: must be 0 (tree and Ewald) or >= 2 mesh cells per side");
-    }
-    if (!(p.box_size > 0))
-    {
-        throw ParameterError("parameter pm_grid = " + std::to_string(p.pm_grid) + " is invalid with box_size = " +
-                             number(p.box_size, 17) + ": TreePM is for periodic boxes (box_size > 0)");
     }
     const double cutoffCells = p.rcut * p.asmth;
     if (!(2 * cutoffCells < double(p.pm_grid)))

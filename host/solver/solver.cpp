@@ -340,6 +340,12 @@ GravitySolver& GravitySolver::operator=(GravitySolver&&) noexcept = default;
 void GravitySolver::setParameters(const Parameters& p)
 {
     validate(p);
+    if (p.pm_grid > 0 && !(p.box_size > 0))
+    {
+        // box_size is 0 here: validate refuses a negative one.
+        throw ParameterError("parameter pm_grid = " + std::to_string(p.pm_grid) +
+                             " is invalid with box_size = 0: TreePM is for periodic boxes (box_size > 0)");
+    }
     if (p.backend == Backend::Gpu && !gpuAvailable())
     {
         throw BackendError("backend gpu requested, but no CUDA device is available (" + gpuDescription() + ")");

@@ -6,11 +6,15 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "host/cli/cli.h"
 #include "host/core/random.h"
 #include "host/io/checkpoint.h"
+#include "host/io/snapshot.h"
 #include "host/models/models.h"
 #include "host/sim/comoving.h"
 #include "host/sim/simulation.h"
@@ -115,4 +119,50 @@ TEST(TreePmRun, ComovingRestartIsBitIdentical)
     EXPECT_EQ(resumed.stepIndex(), whole.stepIndex());
     EXPECT_TRUE(sameBits(resumed.state().pos, whole.state().pos));
     EXPECT_TRUE(sameBits(resumed.state().vel, whole.state().vel));
+}
+
+namespace {
+
+struct CliResult
+{
+    int code;
+    std::string out, err;
+};
+
+CliResult runOctwalk(std::vector<const char*> args)
+{
+    args.insert(args.begin(), "octwalk");
+    std::ostringstream out, err;
+    const int code = runCli(int(args.size()), args.data(), out, err);
+    return {code, out.str(), err.str()};
+}
+
+} // namespace
+
+TEST(TreePmCli, AComovingRunTakesTheBoxFromItsInputAndRecordsTheMesh)
+{
+    // The box's size comes from the file's header after the command line's parameters are read: TreePM must not
+    // be refused as if the box were isolated.
+    const fs::path base = fs::temp_directory_path() / ("octwalk_treepm_cli_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const std::string input = (base / "box.gadget").string(), out = (base / "run").string();
+    ParticleSet bodies = clusterInARandomBox(512, 3);
+    bodies.time        = 0.1;
+    bodies.boxSize     = 1.0;
+    bodies.cosmology   = kEdS;
+    writeSnapshot(input, SnapshotFormat::Gadget2, bodies);
+    const CliResult run = runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(),
+                                      "--a-end", "0.12", "--pm-grid", "16", "--output-dir", out.c_str()});
+    EXPECT_EQ(run.code, 0) << run.err;
+    std::ifstream json(base / "run" / "run.json");
+    const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"pm_grid\": 16"), std::string::npos) << text;
+    // An isolated run with a mesh is one line naming the value, exit 2.
+    const CliResult isolated =
+        runOctwalk({"run", "--quiet", "--backend", "cpu", "--model", "plummer", "--n", "256", "--t-end", "0.01",
+                    "--pm-grid", "16", "--output-dir", (base / "isolated").string().c_str()});
+    EXPECT_EQ(isolated.code, 2);
+    EXPECT_NE(isolated.err.find("pm_grid = 16 is invalid with box_size = 0"), std::string::npos) << isolated.err;
+    fs::remove_all(base);
 }
