@@ -123,7 +123,7 @@ def test_ctrl_c_in_a_comoving_run_writes_the_checkpoint(tmp_path, ics):
         with pytest.raises(KeyboardInterrupt):
             sim.evolve(1.0, checkpoint=tmp_path / "stop.ckpt")
     finally:
-        timer.cancel()  # a run that failed at once must not leave the signal to stop the test session
+        timer.cancel()  # a run that failed at once must not leave a pending SIGINT to stop later tests
         timer.join()
     assert sim.steps > 0 and ics["time"] < sim.time < 1.0
     restored = octwalk.Simulation.from_checkpoint(tmp_path / "stop.ckpt")

@@ -1,0 +1,108 @@
+// TreePM (or tree + Ewald) forces of a periodic box against the exact Ewald sum: the figures of docs/periodic.md's
+// accuracy and CPU speed tables.
+//
+//   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT]
+//
+// PM_GRID 0 is tree + Ewald with its default error control. The uniform box is 2^LOG2N random bodies in a unit
+// box (no softening); the clustered one four Plummer spheres shrunk 40 times in a box of side 10 (softening
+// 1e-3 L). Prints the median, p99 and largest relative force error on SAMPLE (default 256) sampled bodies, the
+// interactions per body and the time of two evaluations (the second warm) and of the mesh.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "host/core/random.h"
+#include "host/core/timer.h"
+#include "host/models/models.h"
+#include "host/reference/direct.h"
+#include "host/reference/error_stats.h"
+#include "host/reference/ewald_direct.h"
+#include "host/solver/solver.h"
+
+using namespace octwalk;
+
+namespace {
+
+struct PeriodicBox
+{
+    double L;
+    std::vector<Vec3d> pos;
+    std::vector<double> mass;
+};
+
+PeriodicBox uniformBox(int64_t n)
+{
+    PeriodicBox b{1.0, {}, std::vector<double>(size_t(n), 1.0 / double(n))};
+    Random rng(7);
+    for (int64_t i = 0; i < n; ++i) b.pos.push_back({rng.uniform(), rng.uniform(), rng.uniform()});
+    return b;
+}
+
+PeriodicBox clusteredBox(int64_t n)
+{
+    const double L            = 10.0;
+    const Vec3d centres[4]    = {{0.3, 0.3, 0.3}, {0.7, 0.4, 0.6}, {0.02, 0.8, 0.5}, {0.5, 0.98, 0.1}};
+    const ParticleSet plummer = makePlummer(n, 9);
+    auto wrap                 = [L](double x) {
+        const double w = x - L * std::floor(x / L);
+        return w < L ? w : 0.0;
+    };
+    PeriodicBox b{L, {}, std::vector<double>(size_t(n), 1.0 / double(n))};
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const Vec3d& o = centres[i % 4];
+        const Vec3d& q = plummer.pos[i];
+        b.pos.push_back({wrap(L * (o.x + q.x / 40)), wrap(L * (o.y + q.y / 40)), wrap(L * (o.z + q.z / 40))});
+    }
+    return b;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 5)
+    {
+        std::fprintf(stderr, "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic]\n",
+                     argv[0]);
+        return 2;
+    }
+    const bool clustered  = std::string(argv[1]) == "clustered";
+    const int64_t n       = int64_t(1) << std::atoi(argv[2]);
+    const PeriodicBox box = clustered ? clusteredBox(n) : uniformBox(n);
+    Parameters p;
+    p.backend         = Backend::Cpu;
+    p.box_size        = box.L;
+    p.epsilon_squared = clustered ? (1e-3 * box.L) * (1e-3 * box.L) : 0.0;
+    p.pm_grid         = std::atoi(argv[3]);
+    p.opening_angle   = std::atof(argv[4]);
+    if (argc > 5) p.rcut = std::atof(argv[5]);
+    const int64_t sample = argc > 6 ? std::atoll(argv[6]) : 256;
+    if (argc > 7) p.asmth = std::atof(argv[7]);
+    if (argc > 8) p.pm_assignment = std::string(argv[8]) == "cic" ? MassAssignment::Cic : MassAssignment::Tsc;
+
+    GravitySolver solver(p);
+    solver.setBodies(box.pos, box.mass);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    Stopwatch clock;
+    solver.computeForces(acc, pot);
+    const double first = clock.lap();
+    solver.computeForces(acc, pot);
+    const double second = clock.lap();
+
+    const std::vector<int64_t> idx = sampleIndices(n, sample, 3);
+    std::vector<Vec3d> ref, got;
+    std::vector<double> refPot;
+    ewaldDirectSum(box.pos.data(), box.mass.data(), n, idx, box.L, p.epsilon_squared, 1.0, ref, refPot);
+    for (int64_t i : idx) got.push_back(acc[size_t(i)]);
+    const ErrorStats e       = errorStats(relativeErrors(got, ref));
+    const InteractionStats s = solver.stats();
+    std::printf("%s 2^%s, pm_grid %d, theta %g, rcut %g, asmth %g: median %.3g p99 %.3g max %.3g, %.0f interactions "
+                "per body, evaluations %.3f / %.3f s (mesh %.3f s)\n",
+                argv[1], argv[2], p.pm_grid, p.opening_angle, p.rcut, p.asmth, e.median, e.p99, e.max,
+                double(s.nodeInteractions + s.leafInteractions) / double(n), first, second, solver.meshSeconds());
+    return 0;
+}
