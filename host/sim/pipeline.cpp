@@ -525,9 +525,8 @@ PipelineCheckpoint Pipeline::checkpoint() const
     c.topologyPos       = byCaller(current_->pos, callerIndex_, from);
     if (inFlight_)
     {
-        // Once downloaded, the builder only reads next_'s positions and the host's ranks (unchanged
-        // until the adoption): reading them here is safe.
-        backend_->finishPositionDownload();
+        // Downloaded (waited for above), the builder only reads next_'s positions and the host's ranks
+        // (unchanged until the adoption): reading them here is safe.
         c.adoptStep   = adoptStep_;
         c.inFlightPos = byCaller(next_->pos, callerIndex_);
     }
