@@ -104,8 +104,11 @@ struct ShortRangeView
     /// com is inside the tight box, whose diagonal is at most sqrt(3) l).
     float nodeExtentFactor = 1.0f;
     /// (kTreePmNodeSizeDistance r_s^2)^2: a node is accepted only where its MAC radius times its farthest
-    /// distance from the group is at most kTreePmNodeSizeDistance r_s^2 (shortRangeNodeSmallEnough).
+    /// distance from the group is at most kTreePmNodeSizeDistance r_s^2 (shortRangeNodeSmallEnough), or where
+    /// its expansion's error is small beside the group's own acceleration (shortRangeNodeErrorSmallEnough).
     float nodeSizeDistance2 = 0.0f;
+    /// r_s^4 / kTreePmNodeErrorFactor: the scale of shortRangeNodeErrorSmallEnough's comparison.
+    float nodeErrorScale = 0.0f;
 };
 
 /// Whether the periodic box takes the TreePM split (else Ewald's sum).
@@ -129,6 +132,15 @@ HOST_DEVICE inline float shortRangeDistance2(Vec3f d)
 /// 2^18 bodies on 64^3, 2864 per body without it, 8891 at 4 and 13362 at 2 (a relative criterion, with each group's
 /// own acceleration, would spare it).
 constexpr double kTreePmNodeSizeDistance = 2.0;
+
+/// The error of a node's expansion beyond shortRangeNodeSmallEnough's bound, in units of (size / r_s^2)^2 M / d^2
+/// (shortRangeNodeErrorSmallEnough): the estimate bounds the second-order remainder without the Gaussian's damping,
+/// which beyond r_s makes the true error far smaller. Measured at theta 0.5, 64^3 mesh, asmth 2, rcut 6, against the
+/// Ewald sum (median / p99, interactions per body), without the criterion / at 3e-3 / at 1e-3: an evolved LCDM box
+/// of 32^3 bodies at z = 0 1.05e-4 / 7.44e-4 at 5280, 1.05e-4 / 7.31e-4 at 2921, 1.05e-4 / 7.30e-4 at 2555; the
+/// clustered 2^15 box 1.38e-4 / 9.68e-4 at 3016, 1.44e-4 / 9.63e-4 at 2392; the uniform 2^15 box 9.48e-4 at 8130
+/// and 8128 (p99), 1.08e-3 at 8113 with 1e-3.
+constexpr double kTreePmNodeErrorFactor = 3e-3;
 
 /// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): bodyBody's
 /// softened Newtonian pull times the factors at the unsoftened distance r, nothing at r >= r_cut (as
@@ -203,17 +215,36 @@ HOST_DEVICE inline void bodyNodeShortRange(Vec3f d, float mass, const SymTensor<
     pot += p - pLong;
 }
 
-/// Whether a node is small enough for its expansion everywhere in a group's box (kTreePmNodeSizeDistance): its
-/// MAC word w (the MAC radius squared) times the square of its com's farthest distance from the box, bounded by
-/// the distance from the box's centre (d2Centre, nearest image) plus the box's half-diagonal. Rounded
-/// identically on both backends (IEEE sqrt, no FMA).
-HOST_DEVICE inline bool shortRangeNodeSmallEnough(float nodeMacW, float d2Centre, F4 groupHalf, const ShortRangeView& s)
+/// A node's size against the split's scale in a group's box: its MAC word w (the MAC radius squared) times the
+/// square of its com's farthest distance from the box, bounded by the distance from the box's centre (d2Centre,
+/// nearest image) plus the box's half-diagonal. Rounded identically on both backends (IEEE sqrt, no FMA).
+HOST_DEVICE inline float shortRangeNodeSize2(float nodeMacW, float d2Centre, F4 groupHalf)
 {
     const float halfDiagonal2 =
         addNoFma(addNoFma(mulNoFma(groupHalf.x, groupHalf.x), mulNoFma(groupHalf.y, groupHalf.y)),
                  mulNoFma(groupHalf.z, groupHalf.z));
     const float far = addNoFma(sqrtf(d2Centre), sqrtf(halfDiagonal2));
-    return mulNoFma(nodeMacW, mulNoFma(far, far)) <= s.nodeSizeDistance2;
+    return mulNoFma(nodeMacW, mulNoFma(far, far));
+}
+
+/// Whether a node is small enough for its expansion everywhere in a group's box (kTreePmNodeSizeDistance), given
+/// shortRangeNodeSize2.
+HOST_DEVICE inline bool shortRangeNodeSmallEnough(float size2, const ShortRangeView& s)
+{
+    return size2 <= s.nodeSizeDistance2;
+}
+
+/// Whether a node too wide for shortRangeNodeSmallEnough may still be expanded for a group, GADGET-2's relative
+/// criterion in the form of that bound: the expansion errs by about (size / r_s^2)^2 of the node's pull M / d^2
+/// (d the distance from the group's box to the com, size2 = shortRangeNodeSize2) times kTreePmNodeErrorFactor,
+/// which must stay below the group's tolerance, err_tol_force_acc times the smallest |a| of its bodies (groupHalf.w
+/// under TreePM, G = 1; 0 before any acceleration is known). A node far from a dense group is then expanded where
+/// the fixed bound would open it: in a clustered box the bound alone multiplies the leaf interactions. Rounded
+/// identically on both backends (no FMA).
+HOST_DEVICE inline bool shortRangeNodeErrorSmallEnough(float mass, float size2, float d2, float groupTolerance,
+                                                       const ShortRangeView& s)
+{
+    return mulNoFma(mass, size2) <= mulNoFma(mulNoFma(groupTolerance, s.nodeErrorScale), d2);
 }
 
 /// Whether every body of a node lies beyond the cutoff from every point of a group's box, given d2, the

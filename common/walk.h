@@ -31,17 +31,22 @@ enum class EntryAction : int32_t
 /// The TreePM walk's decision (common/treepm.h): with d the nearest-image distance from the group's box to
 /// the node's com, a node is dropped when d > r_cut and it is accepted (its pull would be cut off for every
 /// body of the group) or all of it lies beyond r_cut (d > r_cut + R, R its extent); else the MAC decides as
-/// in any periodic box, except that a node too wide for its distance (shortRangeNodeSmallEnough) is opened.
-HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, uint32_t entry, F4 groupCenter, F4 groupHalf,
-                                                       const PeriodicView& box)
+/// in any periodic box, except that a node too wide for its distance is opened unless its expansion's error is
+/// small beside the group's tolerance (groupHalf.w; shortRangeNodeErrorSmallEnough, which reads the node's mass
+/// from nodeCom only then).
+HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, const F4* nodeCom, uint32_t entry, F4 groupCenter,
+                                                       F4 groupHalf, const PeriodicView& box)
 {
     const ShortRangeView& s = box.shortRange;
     const float d2          = boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf), xyz(nodeMac), box);
-    bool accepted           = d2 > mulNoFma(nodeMac.w, addNoFma(1.0f, groupHalf.w));
+    bool accepted           = d2 > nodeMac.w;
     if (accepted)
     {
-        const Vec3f c = nearestImage(xyz(nodeMac) - xyz(groupCenter), box);
-        accepted      = shortRangeNodeSmallEnough(nodeMac.w, shortRangeDistance2(c), groupHalf, s);
+        const Vec3f c     = nearestImage(xyz(nodeMac) - xyz(groupCenter), box);
+        const float size2 = shortRangeNodeSize2(nodeMac.w, shortRangeDistance2(c), groupHalf);
+        accepted          = shortRangeNodeSmallEnough(size2, s) ||
+                   (groupHalf.w > 0.0f && shortRangeNodeErrorSmallEnough(nodeCom[entry & ~kLeafBit].w, size2, d2,
+                                                                         groupHalf.w, s));
     }
     if (d2 > s.cutoff2 && (accepted || shortRangeNodeOutOfReach(d2, nodeMac.w, s))) return EntryAction::Drop;
     if (accepted) return EntryAction::Node;
@@ -51,18 +56,18 @@ HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, uint32_t entr
 /// The MAC (with nearest images in a periodic box) applied to one entry whose node's MAC word is
 /// nodeMac. The walk below and the device's cooperative walk (device/walk_gpu.cu, which may fetch the
 /// word through a texture) both decide with it.
-HOST_DEVICE inline EntryAction classifyEntry(F4 nodeMac, uint32_t entry, F4 groupCenter, F4 groupHalf,
-                                             const PeriodicView& box)
+HOST_DEVICE inline EntryAction classifyEntry(F4 nodeMac, const F4* nodeCom, uint32_t entry, F4 groupCenter,
+                                             F4 groupHalf, const PeriodicView& box)
 {
     if (box.boxSize > 0.0f && shortRangeOn(box.shortRange))
-        return classifyShortRangeEntry(nodeMac, entry, groupCenter, groupHalf, box);
+        return classifyShortRangeEntry(nodeMac, nodeCom, entry, groupCenter, groupHalf, box);
     if (acceptNode(nodeMac, groupCenter, groupHalf, box)) return EntryAction::Node;
     return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;
 }
 
 HOST_DEVICE inline EntryAction classifyEntry(const TreeView& tree, uint32_t entry, F4 groupCenter, F4 groupHalf)
 {
-    return classifyEntry(tree.nodeMac[entry & ~kLeafBit], entry, groupCenter, groupHalf, tree.periodic);
+    return classifyEntry(tree.nodeMac[entry & ~kLeafBit], tree.nodeCom, entry, groupCenter, groupHalf, tree.periodic);
 }
 
 /// Applies classifyEntry to one entry: accepted -> sink.node(n); opened leaf -> sink.leaf(n);

@@ -147,7 +147,9 @@ const std::vector<ParameterInfo>& parameterTable()
          "periodic boxes: a group opens to theta_g = min(theta, (alpha |a_g| L^2 / (G M))^(1/3)), |a_g| its net "
          "force estimated at theta 0.8 (in a run's later steps: its bodies' mean acceleration of the previous step), "
          "so the tree's error (~theta^3 of the box's pull G M / L^2) stays near "
-         "alpha of the net force (GADGET's ErrTolForceAcc, with the box's pull for the node's); 0: theta everywhere",
+         "alpha of the net force (GADGET's ErrTolForceAcc, with the box's pull for the node's); with TreePM "
+         "(pm_grid > 0), a node too wide for the split's fixed size bound is still expanded where its estimated "
+         "error is below alpha times the smallest |a| of the group; 0: theta everywhere, the fixed bound only",
          true,
          // Checkpoints written before it existed take the default (they ran with theta everywhere).
          true},

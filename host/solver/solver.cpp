@@ -118,7 +118,33 @@ ShortRangeView shortRangeView(const Parameters& p)
     s.nodeExtentFactor        = p.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
     const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
     s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
+    s.nodeErrorScale          = float(rs * rs * rs * rs / kTreePmNodeErrorFactor);
     return s;
+}
+
+/// Whether TreePM's walk expands the nodes too wide for its fixed bound where their error is small beside each
+/// group's acceleration (common/treepm.h shortRangeNodeErrorSmallEnough).
+bool treePmErrorControl(const Parameters& p) { return treePmOn(p) && p.err_tol_force_acc > 0; }
+
+/// TreePM's error control: sets every group's tolerance (groupHalf.w) to err_tol_force_acc times its smallest
+/// |a| (before G): accel(g, k) gives the k-th body's acceleration of group g.
+template<class Accel>
+void setTreePmGroupTolerances(const Parameters& p, PackedTree& packed, Accel accel)
+{
+    const int64_t numGroups = int64_t(packed.groupRange.size());
+    const float alpha       = float(p.err_tol_force_acc);
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < numGroups; ++g)
+    {
+        const I2 r     = packed.groupRange[g];
+        float smallest = HUGE_VALF;
+        for (int32_t k = r.x; k < r.x + r.y; ++k)
+        {
+            const F4 a = accel(g, k);
+            smallest   = std::min(smallest, std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z));
+        }
+        packed.groupHalf[g].w = std::isfinite(smallest) ? alpha * smallest : 0.0f;
+    }
 }
 
 /// Periodic error control: sets every group's scale (groupHalf.w) by periodicGroupScale() from the
@@ -524,6 +550,13 @@ void GravitySolver::setScalesFromPrevious()
         setPeriodicGroupScalesFromBodies(previousAcc_, tree_, params_, packed_);
         usedPrevious_ = true;
     }
+    if (treePmErrorControl(params_))
+    {
+        const F4* previous = previousAcc_;
+        const int32_t* order = tree_.order.data();
+        setTreePmGroupTolerances(params_, packed_, [&](int64_t, int32_t k) { return previous[order[k]]; });
+        usedPrevious_ = true;
+    }
     previousAcc_ = nullptr;
     previousCopy_.clear();
 }
@@ -594,7 +627,8 @@ const F4* GravitySolver::evaluateBodies()
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     PhaseTimes estimateTimes;
     const bool relative = params_.mac == Mac::Relative;
-    if (relative || (periodicErrorControl(params_) && !usedPrevious_))
+    const bool treePm = treePmErrorControl(params_);
+    if (relative || ((periodicErrorControl(params_) || treePm) && !usedPrevious_))
     {
         // The relative criterion needs phi and |a| per group, the periodic one |a|: estimated at the
         // centre of each group's box, with the group's own walk at a larger theta (a small fraction of
@@ -610,6 +644,7 @@ const F4* GravitySolver::evaluateBodies()
         namingMemory("walking the tree (acceleration estimate)", n, 100, [&] {
             const F4* estimate = evaluateTargets({probes.data(), int32_t(probes.size()), false});
             if (relative) setRelativeGroupScales(estimate, ranges.data(), packed_);
+            else if (treePm) setTreePmGroupTolerances(params_, packed_, [&](int64_t g, int32_t) { return estimate[g]; });
             else setPeriodicGroupScales(estimate, tree_.poles.mass[0], params_, packed_);
         });
         currentGroups_ = packed_.groupView();

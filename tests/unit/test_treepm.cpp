@@ -224,6 +224,28 @@ TEST(TreePm, ClusteredBoxAgainstTheEwaldSum)
     EXPECT_LE(w.p99, 2e-3);
 }
 
+TEST(TreePm, ErrorControlSparesInteractionsAtTheSameAccuracy)
+{
+    // Nodes too wide for the split's fixed size bound are expanded where their error is small beside the group's
+    // acceleration: in a clustered box that spares interactions (docs/periodic.md) and leaves the error against
+    // the Ewald sum where it was.
+    const PeriodicBodies b = clusteredBox(1 << 13, 10.0, 9);
+    Parameters control     = treePmParameters(b, 32, 0.5, 1e-6 * b.L * b.L);
+    control.asmth          = 2;
+    control.rcut           = 6;
+    Parameters fixed       = control;
+    fixed.err_tol_force_acc = 0;
+    double withControl = 0, withBound = 0;
+    const ErrorStats c = ewaldErrors(b, control, 256, &withControl);
+    const ErrorStats f = ewaldErrors(b, fixed, 256, &withBound);
+    std::printf("clustered 2^13, pm_grid 32, asmth 2, rcut 6: error control median %.3g p99 %.3g at %.0f interactions "
+                "per body; fixed bound only %.3g / %.3g at %.0f\n",
+                c.median, c.p99, withControl, f.median, f.p99, withBound);
+    EXPECT_LT(withControl, 0.9 * withBound);
+    EXPECT_LE(c.median, 1.1 * f.median);
+    EXPECT_LE(c.p99, 1.1 * f.p99);
+}
+
 namespace {
 
 /// The bodies [first, first + count) under every node of a packed tree (tree order), from its leaves' ranges.
@@ -314,11 +336,15 @@ TEST(TreePmWalk, ListsDropEveryNodeBeyondTheCutoff)
         {
             const uint32_t entry = n >= tree.numInternal ? (kLeafBit | uint32_t(n)) : uint32_t(n);
             if (classifyEntry(tree, entry, centre, half) != EntryAction::Drop) continue;
+            const F4 unscaled{half.x, half.y, half.z, 0.0f};
+            const float d2 = boxPointDistance2Periodic(xyz(centre), xyz(half), xyz(tree.nodeMac[n]), tree.periodic);
+            const float size2 = shortRangeNodeSize2(
+                tree.nodeMac[n].w,
+                shortRangeDistance2(nearestImage(xyz(tree.nodeMac[n]) - xyz(centre), tree.periodic)), half);
             const bool accepted =
-                acceptNode(tree.nodeMac[n], centre, half, tree.periodic) &&
-                shortRangeNodeSmallEnough(
-                    tree.nodeMac[n].w,
-                    shortRangeDistance2(nearestImage(xyz(tree.nodeMac[n]) - xyz(centre), tree.periodic)), half, sr);
+                acceptNode(tree.nodeMac[n], centre, unscaled, tree.periodic) &&
+                (shortRangeNodeSmallEnough(size2, sr) ||
+                 (half.w > 0.0f && shortRangeNodeErrorSmallEnough(tree.nodeCom[n].w, size2, d2, half.w, sr)));
             if (accepted)
             {
                 ++droppedAccepted;
