@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <new>
 #include <numeric>
@@ -625,6 +626,13 @@ const F4* GravitySolver::evaluateBodies()
     currentGroups_ = packed_.groupView();
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
+    meshSeconds_ = 0;
+    // On the GPU backend the host's cores are free while the device walks: the mesh runs beside the walk (its
+    // results do not depend on when it runs). On the CPU backend the walk takes every core, so the mesh follows.
+    // If the walk throws, the future's destructor waits for the mesh.
+    std::future<void> mesh;
+    if (treePmOn(params_) && activeBackend() == Backend::Gpu)
+        mesh = std::async(std::launch::async, [this] { computeMeshForces(); });
     PhaseTimes estimateTimes;
     const bool relative = params_.mac == Mac::Relative;
     const bool treePm = treePmErrorControl(params_);
@@ -653,8 +661,12 @@ const F4* GravitySolver::evaluateBodies()
     }
     F4* results = nullptr;
     namingMemory("walking the tree", n, 100, [&] { results = evaluateTargets(targets); });
-    meshSeconds_ = 0;
-    if (treePmOn(params_)) addMeshForces(results);
+    if (treePmOn(params_))
+    {
+        if (mesh.valid()) mesh.get();
+        else computeMeshForces();
+        addMeshForces(results);
+    }
     out = results;
     // The walk phases include the estimate's (its interactions are not counted in stats_).
     for (size_t k = 0; k < kNumPhases; ++k)
@@ -664,7 +676,7 @@ const F4* GravitySolver::evaluateBodies()
     return out;
 }
 
-void GravitySolver::addMeshForces(F4* out)
+void GravitySolver::computeMeshForces()
 {
     const double begin  = steadyClockSeconds();
     const Parameters& p = params_;
@@ -679,6 +691,13 @@ void GravitySolver::addMeshForces(F4* out)
     const int64_t n = bodies_.n;
     namingMemory("computing the particle mesh's forces", n, 52,
                  [&] { mesh_->computeForces(tree_.pos.data(), tree_.mass.data(), n, meshAcc_, meshPot_); });
+    meshSeconds_ = steadyClockSeconds() - begin;
+}
+
+void GravitySolver::addMeshForces(F4* out)
+{
+    const double begin = steadyClockSeconds();
+    const int64_t n    = bodies_.n;
     // One rounding to float per component: the sum of the tree's float result and the mesh's double one.
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n; ++k)
@@ -688,7 +707,7 @@ void GravitySolver::addMeshForces(F4* out)
         out[k]         = {float(double(t.x) + a.x), float(double(t.y) + a.y), float(double(t.z) + a.z),
                           float(double(t.w) + meshPot_[size_t(k)])};
     }
-    meshSeconds_ = steadyClockSeconds() - begin;
+    meshSeconds_ += steadyClockSeconds() - begin;
 }
 
 namespace {

@@ -171,8 +171,9 @@ public:
     /// minEntries.
     void setEwaldWalkConfig(const EwaldWalkConfig& config);
 
-    /// TreePM (box_size > 0, pm_grid > 0): wall seconds of the last body evaluation's particle mesh (on the
-    /// host, after the tree's short-range walk, which timings() holds); 0 otherwise.
+    /// TreePM (box_size > 0, pm_grid > 0): wall seconds of the last body evaluation's particle mesh on the host
+    /// (on the GPU backend while the device walks the short range, on the CPU backend after the walk, which
+    /// timings() holds) and of adding it to the tree's forces; 0 otherwise.
     double meshSeconds() const { return meshSeconds_; }
 
     /// The Ewald correction's share of timings()[Phase::BodyLeaf] in the last evaluation on the GPU backend
@@ -197,8 +198,11 @@ private:
     /// The walk and forces on the active backend; returns the results (indexed like targets, G = 1),
     /// valid until the next evaluation.
     F4* evaluateTargets(const TargetView& targets);
-    /// TreePM: adds the mesh's long-range accelerations and potentials (G = 1) of the bodies in tree order to
-    /// out, the tree's short-range results.
+    /// TreePM: the mesh's long-range accelerations and potentials (G = 1) of the bodies in tree order, into
+    /// meshAcc_ and meshPot_; its seconds into meshSeconds_. Reads only the tree's positions and masses, so
+    /// that it may run beside the device's walk.
+    void computeMeshForces();
+    /// TreePM: adds computeMeshForces' results to out, the tree's short-range results.
     void addMeshForces(F4* out);
     /// The walk and forces on one backend: results in cpuOut_ or gpuResult_.acc, the walk phases of
     /// times_, and the interaction totals (self included) that stats_ is made from.
