@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <future>
+#include <exception>
 #include <limits>
 #include <new>
 #include <numeric>
@@ -22,6 +22,7 @@
 #include "host/core/timer.h"
 #include "host/cpu/forces_cpu.h"
 #include "host/pm/pm_mesh.h"
+#include "host/core/worker_thread.h"
 
 namespace octwalk {
 
@@ -627,12 +628,31 @@ const F4* GravitySolver::evaluateBodies()
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     meshSeconds_ = 0;
-    // On the GPU backend the host's cores are free while the device walks: the mesh runs beside the walk (its
-    // results do not depend on when it runs). On the CPU backend the walk takes every core, so the mesh follows.
-    // If the walk throws, the future's destructor waits for the mesh.
-    std::future<void> mesh;
-    if (treePmOn(params_) && activeBackend() == Backend::Gpu)
-        mesh = std::async(std::launch::async, [this] { computeMeshForces(); });
+    const bool meshBeside = treePmOn(params_) && meshBesideTheWalk();
+    std::exception_ptr meshError;
+    if (meshBeside)
+    {
+        if (!meshThread_) meshThread_ = std::make_unique<WorkerThread>();
+        meshThread_->run([this, &meshError] {
+            try
+            {
+                computeMeshForces();
+            }
+            catch (...)
+            {
+                meshError = std::current_exception();
+            }
+        });
+    }
+    // The mesh's job refers to meshError: it must end before this frame does, also when the walk throws.
+    struct WaitForMesh
+    {
+        WorkerThread* thread;
+        ~WaitForMesh()
+        {
+            if (thread) thread->wait();
+        }
+    } waitForMesh{meshBeside ? meshThread_.get() : nullptr};
     PhaseTimes estimateTimes;
     const bool relative = params_.mac == Mac::Relative;
     const bool treePm = treePmErrorControl(params_);
@@ -663,7 +683,11 @@ const F4* GravitySolver::evaluateBodies()
     namingMemory("walking the tree", n, 100, [&] { results = evaluateTargets(targets); });
     if (treePmOn(params_))
     {
-        if (mesh.valid()) mesh.get();
+        if (meshBeside)
+        {
+            meshThread_->wait();
+            if (meshError) std::rethrow_exception(meshError);
+        }
         else computeMeshForces();
         addMeshForces(results);
     }
@@ -674,6 +698,14 @@ const F4* GravitySolver::evaluateBodies()
         if (kPhases[k].group == PhaseGroup::Walk) times_.seconds[k] += estimateTimes.seconds[k];
     }
     return out;
+}
+
+bool GravitySolver::meshBesideTheWalk() const
+{
+    // On the GPU backend the host's cores are free while the device walks; on the CPU backend the walk takes
+    // every core, so the mesh follows it. Its results do not depend on when it runs.
+    if (meshSchedule_ == MeshSchedule::Automatic) return activeBackend() == Backend::Gpu;
+    return meshSchedule_ == MeshSchedule::BesideTheWalk;
 }
 
 void GravitySolver::computeMeshForces()

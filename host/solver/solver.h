@@ -28,6 +28,7 @@
 namespace octwalk {
 
 class PmMesh;
+class WorkerThread;
 
 /// Interaction counts of the last evaluation.
 struct InteractionStats
@@ -171,6 +172,17 @@ public:
     /// minEntries.
     void setEwaldWalkConfig(const EwaldWalkConfig& config);
 
+    /// TreePM: whether the host computes the particle mesh on a thread of its own while the tree is walked
+    /// (the default on the GPU backend, whose walk leaves the host's cores free) or after the walk (the default
+    /// on the CPU backend, whose walk takes every core). The results are the same bits either way.
+    enum class MeshSchedule
+    {
+        Automatic,
+        BesideTheWalk,
+        AfterTheWalk,
+    };
+    void setMeshSchedule(MeshSchedule schedule) { meshSchedule_ = schedule; }
+
     /// TreePM (box_size > 0, pm_grid > 0): wall seconds of the last body evaluation's particle mesh on the host
     /// (on the GPU backend while the device walks the short range, on the CPU backend after the walk, which
     /// timings() holds) and of adding it to the tree's forces; 0 otherwise.
@@ -202,6 +214,8 @@ private:
     /// meshAcc_ and meshPot_; its seconds into meshSeconds_. Reads only the tree's positions and masses, so
     /// that it may run beside the device's walk.
     void computeMeshForces();
+    /// Whether this evaluation's mesh runs beside the walk (setMeshSchedule).
+    bool meshBesideTheWalk() const;
     /// TreePM: adds computeMeshForces' results to out, the tree's short-range results.
     void addMeshForces(F4* out);
     /// The walk and forces on one backend: results in cpuOut_ or gpuResult_.acc, the walk phases of
@@ -226,6 +240,9 @@ private:
     std::unique_ptr<GpuSolver> gpu_;
     GpuKernelConfig gpuConfig_;
     EwaldWalkConfig ewaldWalk_;
+    MeshSchedule meshSchedule_ = MeshSchedule::Automatic;
+    /// Runs computeMeshForces beside the walk; kept, with its OpenMP team, from one evaluation to the next.
+    std::unique_ptr<WorkerThread> meshThread_;
     // Result buffers kept from step to step (no per-step allocation or first touch of N-sized arrays).
     std::vector<F4> cpuOut_, cpuNodeAcc_;
     GpuEvaluation gpuResult_;
