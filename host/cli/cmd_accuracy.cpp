@@ -187,6 +187,22 @@ ParticleSet loadBodies(const Source& s)
     return buildModel(s.model);
 }
 
+/// A periodic input (a BoxSize in its header) is measured in its box, as `octwalk run --input` runs it, unless
+/// --box-size is given: 0 for isolated forces, or the file's value.
+void adoptInputBox(const ParticleSet& bodies, const po::variables_map& vm, Parameters& base,
+                   std::vector<Parameters>& settings)
+{
+    if (!(bodies.boxSize > 0)) return;
+    const bool boxGiven = vm.count("box-size") && !vm["box-size"].defaulted();
+    if (boxGiven)
+    {
+        if (base.box_size > 0) checkAgrees("box-size", base.box_size, bodies.boxSize);
+        return;
+    }
+    base.box_size = bodies.boxSize;
+    for (Parameters& p : settings) p.box_size = bodies.boxSize;
+}
+
 StudyGrid accuracyGrid(const AccuracyOptions& o)
 {
     StudyGrid g;
@@ -234,7 +250,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description all;
     all.add(cmd)
         .add(modelOptions(o.source.model, 131072, false))
-        .add(inputOption(o.source.input, "read the bodies from this snapshot instead (format detected)"))
+        .add(inputOption(o.source.input, "read the bodies from this snapshot instead (format detected; a periodic file, with a BoxSize, is measured in its box unless --box-size is given)"))
         .add(outputOption(o.output, kReportOutputHelp))
         .add(solverOptions(Parameters{}, withRunOnlyParameters(kSweptParameters)));
     po::variables_map vm = parseOptions(argc, argv, all);
@@ -266,7 +282,8 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     resolveReports(o.output, o.csv, o.json);
     if (!o.errorsDir.empty()) checkNewDirectory("--errors-dir", o.errorsDir);
 
-    ParticleSet bodies  = loadBodies(o.source);
+    ParticleSet bodies = loadBodies(o.source);
+    adoptInputBox(bodies, vm, base, settings);
     DirectReference ref = directReference(bodies, o.sample, o.source.model.seed + 1, base.epsilon_squared,
                                           base.gravitational_constant, refBackend, base.box_size);
     out << versionHeader() << ": accuracy of " << o.source.name() << ", N = " << bodies.size() << ", "

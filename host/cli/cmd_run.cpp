@@ -157,19 +157,6 @@ po::options_description comovingOptions(ComovingCli& c)
     return o;
 }
 
-/// The options of a comoving run that are not defaulted must agree with the file's header (to 1e-6: headers
-/// may hold these in single precision, and a redshift gives a only to round-off).
-void checkAgrees(const char* option, double given, double inFile)
-{
-    if (!(std::fabs(given - inFile) <= 1e-6 * std::fabs(inFile)))
-    {
-        std::ostringstream m;
-        m.precision(15);
-        m << "option --" << option << " = " << given << " does not match the input file's value " << inFile;
-        throw ParameterError(m.str());
-    }
-}
-
 /// How many steps a comoving run takes, as far as the start can tell: exact for a fixed --dlna; with the step
 /// criterion, the count at the first step's dlna, which later steps shorten as structure grows (a 32^3 box
 /// announced 157 and took 969), and the least, at max_dlna.

@@ -354,6 +354,17 @@ std::string modelJson(const ModelOptions& m)
 // ---------------------------------------------------------------------------------------------
 // Snapshot and output options
 
+void checkAgrees(const char* option, double given, double inFile)
+{
+    if (!(std::fabs(given - inFile) <= 1e-6 * std::fabs(inFile)))
+    {
+        std::ostringstream m;
+        m.precision(15);
+        m << "option --" << option << " = " << given << " does not match the input file's value " << inFile;
+        throw ParameterError(m.str());
+    }
+}
+
 po::options_description inputOption(std::string& input, const char* what)
 {
     po::options_description d("Input");

@@ -100,6 +100,10 @@ std::string modelJson(const ModelOptions& m);
 /// --input FILE: a snapshot to start from or read (what for: the help text).
 po::options_description inputOption(std::string& input, const char* what);
 
+/// An option given beside an input file must agree with the file's header (to 1e-6: headers may hold these in
+/// single precision, and a redshift gives a only to round-off); ParameterError naming both values otherwise.
+void checkAgrees(const char* option, double given, double inFile);
+
 /// --input-format NAME (auto: detected from the content).
 po::options_description inputFormatOption(std::string& format);
 

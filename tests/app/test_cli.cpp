@@ -558,3 +558,25 @@ TEST(Cli, InputsARunWouldRejectAreRefusedBeforeAnyOutput)
     EXPECT_FALSE(fs::exists(converted));
     fs::remove_all(dir);
 }
+
+TEST(Cli, AccuracyOfAPeriodicInputIsMeasuredInItsBox)
+{
+    // As `octwalk run --input` runs a file with a BoxSize in its box, `octwalk accuracy` measures it there
+    // (TreePM needs the box), and a --box-size that contradicts the file is refused by name.
+    namespace fs       = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("octwalk_cli_periodic_accuracy_" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string input = std::string(OCTWALK_DATA_DIR) + "/ics/lcdm32_z0.gadget";
+    const std::string json  = (dir / "acc.json").string();
+    CliResult a = run({"accuracy", "--input", input.c_str(), "--sample", "16", "--theta", "0.7", "--mac", "bonsai",
+                       "--pm-grid", "32", "--backend", "cpu", "--reference", "cpu", "-o", json.c_str()});
+    ASSERT_EQ(a.code, 0) << a.err;
+    EXPECT_NE(slurp(json).find("\"box_size\": 32"), std::string::npos) << slurp(json).substr(0, 600);
+    CliResult wrong = run({"accuracy", "--input", input.c_str(), "--box-size", "30", "--sample", "16", "--theta",
+                           "0.7", "--backend", "cpu", "--reference", "cpu"});
+    EXPECT_NE(wrong.code, 0);
+    EXPECT_NE(wrong.err.find("--box-size = 30 does not match the input file's value 32"), std::string::npos)
+        << wrong.err;
+    fs::remove_all(dir);
+}
