@@ -2,11 +2,18 @@
 // accuracy and CPU speed tables.
 //
 //   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT]
+//   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
 //
+// "pairs" measures the force of one body on another against the Ewald sum as a function of their distance r, in bins
+// of r / r_s: one body of unit mass at a random place and 8192 tracers (mass 1e-9 each) at random distances
+// (uniform in log r from r_s / 16 to L / 2) and directions around it, theta 0.3 so that the tree adds nothing; the
+// error of the split itself (the mesh's, and the pull left out beyond the cutoff) where the short and the long range
+// meet.
 // PM_GRID 0 is tree + Ewald with its default error control. The uniform box is 2^LOG2N random bodies in a unit
 // box (no softening); the clustered one four Plummer spheres shrunk 40 times in a box of side 10 (softening
 // 1e-3 L). Prints the median, p99 and largest relative force error on SAMPLE (default 256) sampled bodies, the
 // interactions per body and the time of two evaluations (the second warm) and of the mesh.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +27,7 @@
 #include "host/reference/error_stats.h"
 #include "host/reference/ewald_direct.h"
 #include "host/solver/solver.h"
+#include "host/study/split_errors.h"
 
 using namespace octwalk;
 
@@ -59,10 +67,44 @@ PeriodicBox clusteredBox(int64_t n)
     return b;
 }
 
+/// The "pairs" study (host/study/split_errors.h): one row per bin of r / r_s, the median, 90th percentile and
+/// largest relative error of the tracers' accelerations against the Ewald sum of the one body.
+int pairErrors(int argc, char** argv)
+{
+    Parameters p;
+    p.backend       = Backend::Cpu;
+    p.box_size      = 1.0;
+    p.pm_grid       = std::atoi(argv[2]);
+    p.opening_angle = 0.3;
+    if (argc > 3) p.asmth = std::atof(argv[3]);
+    if (argc > 4) p.rcut = std::atof(argv[4]);
+    if (argc > 5) p.pm_assignment = std::string(argv[5]) == "cic" ? MassAssignment::Cic : MassAssignment::Tsc;
+    std::vector<std::vector<double>> bins(18);
+    for (const PairError& e : treePmPairErrors(p, 8192, 5))
+    {
+        const int bin = int(std::floor(2 * std::log2(e.r))) + 8;
+        if (bin >= 0 && bin < int(bins.size())) bins[size_t(bin)].push_back(e.error);
+    }
+    std::printf("pairs, pm_grid %d, asmth %g, rcut %g, %s: relative force error against the Ewald sum\n", p.pm_grid,
+                p.asmth, p.rcut, p.pm_assignment == MassAssignment::Cic ? "cic" : "tsc");
+    std::printf("%14s %6s %10s %10s %10s\n", "r / r_s", "pairs", "median", "p90", "max");
+    for (size_t b = 0; b < bins.size(); ++b)
+    {
+        std::vector<double>& e = bins[b];
+        if (e.empty()) continue;
+        std::sort(e.begin(), e.end());
+        const double from = std::exp2((double(b) - 8) / 2), to = std::exp2((double(b) - 7) / 2);
+        std::printf("%6.3g - %5.3g %6zu %10.3g %10.3g %10.3g\n", from, to, e.size(), e[e.size() / 2],
+                    e[size_t(0.9 * double(e.size()))], e.back());
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
+    if (argc >= 3 && std::string(argv[1]) == "pairs") return pairErrors(argc, argv);
     if (argc < 5)
     {
         std::fprintf(stderr, "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic]\n",

@@ -22,6 +22,7 @@
 #include "host/reference/ewald_direct.h"
 #include "host/reference/short_range_direct.h"
 #include "host/solver/solver.h"
+#include "host/study/split_errors.h"
 #include "test_helpers.h"
 
 using namespace octwalk;
@@ -390,6 +391,35 @@ TEST(TreePmWalk, NothingBeyondTheCutoffPullsAndNoEwaldCorrectionIsAdded)
 }
 
 #ifdef _OPENMP
+TEST(TreePm, PairForceErrorAcrossTheSplitScale)
+{
+    // One body's pull on tracers against the Ewald sum, by distance: where the tree's short range hands over to
+    // the mesh (r ~ r_s) and up to the cutoff the split itself errs by a few 1e-4 with TSC at GADGET-2's
+    // settings (benchmarks/treepm_accuracy.cpp "pairs", docs/periodic.md); well inside r_s the tree's exact pairs
+    // leave almost nothing.
+    Parameters p                         = test::cpuParameters(0.3, 0.0);
+    p.box_size                           = 1.0;
+    p.pm_grid                            = 16;
+    const std::vector<PairError> errors  = treePmPairErrors(p, 2048, 5);
+    auto percentile                      = [&](double from, double to, double q) {
+        std::vector<double> e;
+        for (const PairError& x : errors)
+            if (x.r >= from && x.r < to) e.push_back(x.error);
+        EXPECT_GE(e.size(), 20u) << from << " - " << to;
+        std::sort(e.begin(), e.end());
+        return e.empty() ? HUGE_VAL : e[size_t(q * double(e.size() - 1))];
+    };
+    const double inner = percentile(0.0625, 0.25, 0.5), split = percentile(0.5, 2, 0.5), splitMax = percentile(0.5, 2, 1);
+    const double toCutoff = percentile(2, 4, 0.5);
+    std::printf("pair force error, pm_grid 16, TSC, asmth 1.25, rcut 4.5: median %.3g (r < r_s / 4), %.3g (r_s / 2 to "
+                "2 r_s, largest %.3g), %.3g (2 to 4 r_s)\n",
+                inner, split, splitMax, toCutoff);
+    EXPECT_LE(inner, 1e-4);
+    EXPECT_LE(split, 2e-3);
+    EXPECT_LE(splitMax, 6e-3);
+    EXPECT_LE(toCutoff, 3e-3);
+}
+
 TEST(TreePm, TheMeshBesideTheWalkGivesTheSameBits)
 {
     // The GPU backend computes the mesh on a thread of its own while the device walks; the CPU twin can do the
