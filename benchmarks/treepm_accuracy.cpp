@@ -9,10 +9,13 @@
 // (uniform in log r from r_s / 16 to L / 2) and directions around it, theta 0.3 so that the tree adds nothing; the
 // error of the split itself (the mesh's, and the pull left out beyond the cutoff) where the short and the long range
 // meet.
-// PM_GRID 0 is tree + Ewald with its default error control. The uniform box is 2^LOG2N random bodies in a unit
+//   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT]
+//
+// PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control). The uniform box is 2^LOG2N random bodies in a unit
 // box (no softening); the clustered one four Plummer spheres shrunk 40 times in a box of side 10 (softening
-// 1e-3 L). Prints the median, p99 and largest relative force error on SAMPLE (default 256) sampled bodies, the
-// interactions per body and the time of two evaluations (the second warm) and of the mesh.
+// 1e-3 L); a SNAPSHOT with a BoxSize is measured in its box with softening EPSILON. Prints the median, p99 and
+// largest relative force error on SAMPLE (default 256) sampled bodies, the interactions per body and the time of
+// two evaluations, the second from the first's accelerations as in a run's steps (its figures), and of the mesh.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +29,8 @@
 #include "host/reference/direct.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/ewald_direct.h"
+#include "common/errors.h"
+#include "host/io/snapshot.h"
 #include "host/solver/solver.h"
 #include "host/study/split_errors.h"
 
@@ -102,29 +107,51 @@ int pairErrors(int argc, char** argv)
 
 } // namespace
 
+/// The bodies of a named box: uniform or clustered (2^LOG2N, their softening), or a periodic snapshot's (LOG2N
+/// read as the softening length instead).
+PeriodicBox namedBox(const std::string& name, const char* size, double& eps)
+{
+    if (name == "uniform" || name == "clustered")
+    {
+        const int64_t n = int64_t(1) << std::atoi(size);
+        eps             = name == "clustered" ? 1e-3 * 10.0 : 0.0;
+        return name == "clustered" ? clusteredBox(n) : uniformBox(n);
+    }
+    const ParticleSet set = readSnapshot(name);
+    if (!(set.boxSize > 0)) throw InputError("snapshot '" + name + "' has no BoxSize: not a periodic box");
+    eps = std::atof(size);
+    return {set.boxSize, set.pos, set.mass};
+}
+
 int main(int argc, char** argv)
 {
     if (argc >= 3 && std::string(argv[1]) == "pairs") return pairErrors(argc, argv);
     if (argc < 5)
     {
-        std::fprintf(stderr, "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic]\n",
-                     argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL]\n"
+                     "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL]\n"
+                     "       %s pairs PM_GRID [ASMTH] [RCUT] [tsc|cic]\n",
+                     argv[0], argv[0], argv[0]);
         return 2;
     }
-    const bool clustered  = std::string(argv[1]) == "clustered";
-    const int64_t n       = int64_t(1) << std::atoi(argv[2]);
-    const PeriodicBox box = clustered ? clusteredBox(n) : uniformBox(n);
+    double eps            = 0;
+    const PeriodicBox box = namedBox(argv[1], argv[2], eps);
+    const int64_t n       = int64_t(box.pos.size());
     Parameters p;
     p.backend         = Backend::Cpu;
     p.box_size        = box.L;
-    p.epsilon_squared = clustered ? (1e-3 * box.L) * (1e-3 * box.L) : 0.0;
+    p.epsilon_squared = eps * eps;
     p.pm_grid         = std::atoi(argv[3]);
     p.opening_angle   = std::atof(argv[4]);
     if (argc > 5) p.rcut = std::atof(argv[5]);
     const int64_t sample = argc > 6 ? std::atoll(argv[6]) : 256;
     if (argc > 7) p.asmth = std::atof(argv[7]);
     if (argc > 8) p.pm_assignment = std::string(argv[8]) == "cic" ? MassAssignment::Cic : MassAssignment::Tsc;
+    if (argc > 9) p.err_tol_force_acc = std::atof(argv[9]);
 
+    // Two evaluations, the second from the first's accelerations as a run's steps take them (the error controls
+    // of tree + Ewald and of TreePM read them): its forces and time are the figures.
     GravitySolver solver(p);
     solver.setBodies(box.pos, box.mass);
     std::vector<Vec3d> acc;
@@ -132,6 +159,8 @@ int main(int argc, char** argv)
     Stopwatch clock;
     solver.computeForces(acc, pot);
     const double first = clock.lap();
+    solver.setPreviousAccelerations(acc);
+    clock.lap();
     solver.computeForces(acc, pot);
     const double second = clock.lap();
 
@@ -142,7 +171,7 @@ int main(int argc, char** argv)
     for (int64_t i : idx) got.push_back(acc[size_t(i)]);
     const ErrorStats e       = errorStats(relativeErrors(got, ref));
     const InteractionStats s = solver.stats();
-    std::printf("%s 2^%s, pm_grid %d, theta %g, rcut %g, asmth %g: median %.3g p99 %.3g max %.3g, %.0f interactions "
+    std::printf("%s %s, pm_grid %d, theta %g, rcut %g, asmth %g: median %.3g p99 %.3g max %.3g, %.0f interactions "
                 "per body, evaluations %.3f / %.3f s (mesh %.3f s)\n",
                 argv[1], argv[2], p.pm_grid, p.opening_angle, p.rcut, p.asmth, e.median, e.p99, e.max,
                 double(s.nodeInteractions + s.leafInteractions) / double(n), first, second, solver.meshSeconds());

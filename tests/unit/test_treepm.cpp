@@ -227,24 +227,47 @@ TEST(TreePm, ClusteredBoxAgainstTheEwaldSum)
 
 TEST(TreePm, ErrorControlSparesInteractionsAtTheSameAccuracy)
 {
-    // Nodes too wide for the split's fixed size bound are expanded where their error is small beside the group's
-    // acceleration: in a clustered box that spares interactions (docs/periodic.md) and leaves the error against
-    // the Ewald sum where it was.
+    // From the previous step's accelerations (as in a run), nodes too wide for the split's fixed size bound are
+    // expanded where their error is small beside the group's acceleration: in a clustered box that spares
+    // interactions (docs/periodic.md) and leaves the error against the Ewald sum where it was. Without previous
+    // accelerations (a single evaluation) the fixed bound alone decides.
     const PeriodicBodies b = clusteredBox(1 << 13, 10.0, 9);
-    Parameters control     = treePmParameters(b, 32, 0.5, 1e-6 * b.L * b.L);
-    control.asmth          = 2;
-    control.rcut           = 6;
-    Parameters fixed       = control;
-    fixed.err_tol_force_acc = 0;
-    double withControl = 0, withBound = 0;
-    const ErrorStats c = ewaldErrors(b, control, 256, &withControl);
-    const ErrorStats f = ewaldErrors(b, fixed, 256, &withBound);
+    Parameters p           = treePmParameters(b, 32, 0.5, 1e-6 * b.L * b.L);
+    p.asmth                = 2;
+    p.rcut                 = 6;
+    GravitySolver s(p);
+    s.setBodies(b.pos, b.mass);
+    test::Forces first, second;
+    s.computeForces(first.acc, first.pot);
+    const InteractionStats alone = s.stats();
+    s.setPreviousAccelerations(first.acc);
+    s.computeForces(second.acc, second.pot);
+    const InteractionStats relaxed = s.stats();
+    const int64_t n                = int64_t(b.pos.size());
+    const std::vector<int64_t> index = sampleIndices(n, 256, 3);
+    std::vector<Vec3d> ref, a1, a2;
+    std::vector<double> refPot;
+    ewaldDirectSum(b.pos.data(), b.mass.data(), n, index, b.L, p.epsilon_squared, kG, ref, refPot);
+    for (int64_t i : index)
+    {
+        a1.push_back(first.acc[i]);
+        a2.push_back(second.acc[i]);
+    }
+    const ErrorStats f = errorStats(relativeErrors(a1, ref)), c = errorStats(relativeErrors(a2, ref));
+    const double withBound   = alone.nodesPerBody() + alone.leavesPerBody();
+    const double withControl = relaxed.nodesPerBody() + relaxed.leavesPerBody();
     std::printf("clustered 2^13, pm_grid 32, asmth 2, rcut 6: error control median %.3g p99 %.3g at %.0f interactions "
                 "per body; fixed bound only %.3g / %.3g at %.0f\n",
                 c.median, c.p99, withControl, f.median, f.p99, withBound);
     EXPECT_LT(withControl, 0.9 * withBound);
     EXPECT_LE(c.median, 1.1 * f.median);
     EXPECT_LE(c.p99, 1.1 * f.p99);
+    Parameters fixed        = p;
+    fixed.err_tol_force_acc = 0;
+    InteractionStats without;
+    solverForces(b, fixed, &without);
+    EXPECT_EQ(without.nodeInteractions, alone.nodeInteractions) << "a single evaluation keeps the fixed bound";
+    EXPECT_EQ(without.leafInteractions, alone.leafInteractions);
 }
 
 namespace {
