@@ -132,10 +132,10 @@ ShortRangeView shortRangeView(const Parameters& p)
 /// 8.4e-2), while a body's own previous |a| is.
 bool treePmErrorControl(const Parameters& p) { return treePmOn(p) && p.err_tol_force_acc > 0; }
 
-/// TreePM's error control: sets every group's tolerance (groupHalf.w) to err_tol_force_acc times its smallest
-/// |a| (before G): accel(g, k) gives the k-th body's acceleration of group g.
-template<class Accel>
-void setTreePmGroupTolerances(const Parameters& p, PackedTree& packed, Accel accel)
+/// TreePM's error control: sets every group's tolerance (groupHalf.w) to err_tol_force_acc times the smallest
+/// |a| of its bodies' previous accelerations (before G).
+/// @param previous previous[tree.order[k]] belongs to the k-th body in tree order (G = 1)
+void setTreePmGroupTolerances(const F4* previous, const HostTree& tree, const Parameters& p, PackedTree& packed)
 {
     const int64_t numGroups = int64_t(packed.groupRange.size());
     const float alpha       = float(p.err_tol_force_acc);
@@ -146,7 +146,7 @@ void setTreePmGroupTolerances(const Parameters& p, PackedTree& packed, Accel acc
         float smallest = HUGE_VALF;
         for (int32_t k = r.x; k < r.x + r.y; ++k)
         {
-            const F4 a = accel(g, k);
+            const F4 a = previous[tree.order[k]];
             smallest   = std::min(smallest, std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z));
         }
         packed.groupHalf[g].w = std::isfinite(smallest) ? alpha * smallest : 0.0f;
@@ -558,9 +558,7 @@ void GravitySolver::setScalesFromPrevious()
     }
     if (treePmErrorControl(params_))
     {
-        const F4* previous = previousAcc_;
-        const int32_t* order = tree_.order.data();
-        setTreePmGroupTolerances(params_, packed_, [&](int64_t, int32_t k) { return previous[order[k]]; });
+        setTreePmGroupTolerances(previousAcc_, tree_, params_, packed_);
         usedPrevious_ = true;
     }
     previousAcc_ = nullptr;
