@@ -45,8 +45,8 @@ HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, const F4* nod
         const Vec3f c     = nearestImage(xyz(nodeMac) - xyz(groupCenter), box);
         const float size2 = shortRangeNodeSize2(nodeMac.w, shortRangeDistance2(c), groupHalf);
         accepted          = shortRangeNodeSmallEnough(size2, s) ||
-                   (groupHalf.w > 0.0f && shortRangeNodeErrorSmallEnough(nodeCom[entry & ~kLeafBit].w, size2, d2,
-                                                                         groupHalf.w, s));
+                   (groupHalf.w > 0.0f &&
+                    shortRangeNodeErrorSmallEnough(nodeCom[entry & ~kLeafBit].w, size2, d2, groupHalf.w, s));
     }
     if (d2 > s.cutoff2 && (accepted || shortRangeNodeOutOfReach(d2, nodeMac.w, s))) return EntryAction::Drop;
     if (accepted) return EntryAction::Node;

@@ -147,7 +147,8 @@ __global__ void __launch_bounds__(kTeamBlock)
     while (true)
     {
         EntryAction action = EntryAction::Node;
-        if (has) action = classifyEntry(macWord<Tex>(tree, tex, entry), tree.nodeCom, entry, center, half, tree.periodic);
+        if (has)
+            action = classifyEntry(macWord<Tex>(tree, tex, entry), tree.nodeCom, entry, center, half, tree.periodic);
         const unsigned nodeMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Node) & teamBits;
         const unsigned leafMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Leaf) & teamBits;
         const unsigned openMask = __ballot_sync(0xFFFFFFFFu, has && action == EntryAction::Open) & teamBits;

@@ -250,7 +250,8 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     po::options_description all;
     all.add(cmd)
         .add(modelOptions(o.source.model, 131072, false))
-        .add(inputOption(o.source.input, "read the bodies from this snapshot instead (format detected; a periodic file, with a BoxSize, is measured in its box unless --box-size is given)"))
+        .add(inputOption(o.source.input, "read the bodies from this snapshot instead (format detected; a periodic "
+                                         "file, with a BoxSize, is measured in its box unless --box-size is given)"))
         .add(outputOption(o.output, kReportOutputHelp))
         .add(solverOptions(Parameters{}, withRunOnlyParameters(kSweptParameters)));
     po::variables_map vm = parseOptions(argc, argv, all);

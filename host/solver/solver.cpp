@@ -629,7 +629,7 @@ const F4* GravitySolver::evaluateBodies()
     currentGroups_ = packed_.groupView();
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
-    meshSeconds_ = 0;
+    meshSeconds_          = 0;
     const bool meshBeside = treePmOn(params_) && meshBesideTheWalk();
     std::exception_ptr meshError;
     if (meshBeside)

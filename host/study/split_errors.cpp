@@ -36,7 +36,7 @@ std::vector<PairError> treePmPairErrors(const Parameters& p, int64_t tracers, ui
     {
         const double d = std::exp(lo + (hi - lo) * rng.uniform());
         const double z = 2 * rng.uniform() - 1, phi = 2 * M_PI * rng.uniform(), s = std::sqrt(1 - z * z);
-        const Vec3d x  = source + d * Vec3d{s * std::cos(phi), s * std::sin(phi), z};
+        const Vec3d x = source + d * Vec3d{s * std::cos(phi), s * std::sin(phi), z};
         pos.push_back({wrapped(x.x, L), wrapped(x.y, L), wrapped(x.z, L)});
         mass.push_back(1e-9);
         r.push_back(d);

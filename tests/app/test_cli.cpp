@@ -573,8 +573,8 @@ TEST(Cli, AccuracyOfAPeriodicInputIsMeasuredInItsBox)
                        "--pm-grid", "32", "--backend", "cpu", "--reference", "cpu", "-o", json.c_str()});
     ASSERT_EQ(a.code, 0) << a.err;
     EXPECT_NE(slurp(json).find("\"box_size\": 32"), std::string::npos) << slurp(json).substr(0, 600);
-    CliResult wrong = run({"accuracy", "--input", input.c_str(), "--box-size", "30", "--sample", "16", "--theta",
-                           "0.7", "--backend", "cpu", "--reference", "cpu"});
+    CliResult wrong = run({"accuracy", "--input", input.c_str(), "--box-size", "30", "--sample", "16", "--theta", "0.7",
+                           "--backend", "cpu", "--reference", "cpu"});
     EXPECT_NE(wrong.code, 0);
     EXPECT_NE(wrong.err.find("--box-size = 30 does not match the input file's value 32"), std::string::npos)
         << wrong.err;

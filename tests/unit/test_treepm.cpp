@@ -242,8 +242,8 @@ TEST(TreePm, ErrorControlSparesInteractionsAtTheSameAccuracy)
     const InteractionStats alone = s.stats();
     s.setPreviousAccelerations(first.acc);
     s.computeForces(second.acc, second.pot);
-    const InteractionStats relaxed = s.stats();
-    const int64_t n                = int64_t(b.pos.size());
+    const InteractionStats relaxed   = s.stats();
+    const int64_t n                  = int64_t(b.pos.size());
     const std::vector<int64_t> index = sampleIndices(n, 256, 3);
     std::vector<Vec3d> ref, a1, a2;
     std::vector<double> refPot;
@@ -361,10 +361,10 @@ TEST(TreePmWalk, ListsDropEveryNodeBeyondTheCutoff)
             const uint32_t entry = n >= tree.numInternal ? (kLeafBit | uint32_t(n)) : uint32_t(n);
             if (classifyEntry(tree, entry, centre, half) != EntryAction::Drop) continue;
             const F4 unscaled{half.x, half.y, half.z, 0.0f};
-            const float d2 = boxPointDistance2Periodic(xyz(centre), xyz(half), xyz(tree.nodeMac[n]), tree.periodic);
+            const float d2    = boxPointDistance2Periodic(xyz(centre), xyz(half), xyz(tree.nodeMac[n]), tree.periodic);
             const float size2 = shortRangeNodeSize2(
-                tree.nodeMac[n].w,
-                shortRangeDistance2(nearestImage(xyz(tree.nodeMac[n]) - xyz(centre), tree.periodic)), half);
+                tree.nodeMac[n].w, shortRangeDistance2(nearestImage(xyz(tree.nodeMac[n]) - xyz(centre), tree.periodic)),
+                half);
             const bool accepted =
                 acceptNode(tree.nodeMac[n], centre, unscaled, tree.periodic) &&
                 (shortRangeNodeSmallEnough(size2, sr) ||
@@ -420,11 +420,11 @@ TEST(TreePm, PairForceErrorAcrossTheSplitScale)
     // the mesh (r ~ r_s) and up to the cutoff the split itself errs by a few 1e-4 with TSC at GADGET-2's
     // settings (benchmarks/treepm_accuracy.cpp "pairs", docs/periodic.md); well inside r_s the tree's exact pairs
     // leave almost nothing.
-    Parameters p                         = test::cpuParameters(0.3, 0.0);
-    p.box_size                           = 1.0;
-    p.pm_grid                            = 16;
-    const std::vector<PairError> errors  = treePmPairErrors(p, 2048, 5);
-    auto percentile                      = [&](double from, double to, double q) {
+    Parameters p                        = test::cpuParameters(0.3, 0.0);
+    p.box_size                          = 1.0;
+    p.pm_grid                           = 16;
+    const std::vector<PairError> errors = treePmPairErrors(p, 2048, 5);
+    auto percentile                     = [&](double from, double to, double q) {
         std::vector<double> e;
         for (const PairError& x : errors)
             if (x.r >= from && x.r < to) e.push_back(x.error);
@@ -432,7 +432,8 @@ TEST(TreePm, PairForceErrorAcrossTheSplitScale)
         std::sort(e.begin(), e.end());
         return e.empty() ? HUGE_VAL : e[size_t(q * double(e.size() - 1))];
     };
-    const double inner = percentile(0.0625, 0.25, 0.5), split = percentile(0.5, 2, 0.5), splitMax = percentile(0.5, 2, 1);
+    const double inner = percentile(0.0625, 0.25, 0.5), split = percentile(0.5, 2, 0.5),
+                 splitMax = percentile(0.5, 2, 1);
     const double toCutoff = percentile(2, 4, 0.5);
     std::printf("pair force error, pm_grid 16, TSC, asmth 1.25, rcut 4.5: median %.3g (r < r_s / 4), %.3g (r_s / 2 to "
                 "2 r_s, largest %.3g), %.3g (2 to 4 r_s)\n",
