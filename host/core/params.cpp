@@ -149,7 +149,8 @@ const std::vector<ParameterInfo>& parameterTable()
          "so the tree's error (~theta^3 of the box's pull G M / L^2) stays near "
          "alpha of the net force (GADGET's ErrTolForceAcc, with the box's pull for the node's); with TreePM "
          "(pm_grid > 0), a node too wide for the split's fixed size bound is still expanded where its estimated "
-         "error is below alpha times the smallest |a| of the group; 0: theta everywhere, the fixed bound only",
+         "error is below alpha times the smallest |a| of the group's previous accelerations (a run's steps after "
+         "the first); 0: theta everywhere, the fixed bound only",
          true,
          // Checkpoints written before it existed take the default (they ran with theta everywhere).
          true},
