@@ -158,6 +158,14 @@ TEST(TreePmCli, AComovingRunTakesTheBoxFromItsInputAndRecordsTheMesh)
     std::ifstream json(base / "run" / "run.json");
     const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("\"pm_grid\": 16"), std::string::npos) << text;
+    EXPECT_EQ(run.out.find("note: --pm-grid"), std::string::npos) << "16 cells are 2 N^(1/3) for 512 bodies";
+    // A mesh coarser than 2 N^(1/3) cells runs, with one line saying what it costs.
+    const CliResult coarse =
+        runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--a-end", "0.11",
+                    "--pm-grid", "12", "--output-dir", (base / "coarse").string().c_str()});
+    EXPECT_EQ(coarse.code, 0) << coarse.err;
+    EXPECT_NE(coarse.out.find("note: --pm-grid 12 is below 2 N^(1/3) = 16 cells per side"), std::string::npos)
+        << coarse.out;
     // An isolated run with a mesh is one line naming the value, exit 2.
     const CliResult isolated =
         runOctwalk({"run", "--quiet", "--backend", "cpu", "--model", "plummer", "--n", "256", "--t-end", "0.01",
