@@ -4,7 +4,11 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "bench_common.h"
 #include "host/solver/solver.h"
@@ -14,6 +18,7 @@
 #include "host/sim/simulation.h"
 #include "host/pm/pm_mesh.h"
 #include "host/core/random.h"
+#include "common/sfc.h"
 
 using namespace octwalk;
 using octwalk::bench::plummer;
@@ -383,12 +388,32 @@ const std::vector<Vec3d>& uniformBox(int64_t n)
     return pos;
 }
 
+/// uniformBox's bodies in the order of their Morton keys in the unit cube: the order in which the solver hands
+/// them to the mesh (its tree's).
+const std::vector<Vec3d>& uniformBoxInTreeOrder(int64_t n)
+{
+    static std::map<int64_t, std::vector<Vec3d>> cache;
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
+    const std::vector<Vec3d>& random = uniformBox(n);
+    const KeyGrid grid               = KeyGrid::ofCube({0, 0, 0}, 1.0);
+    std::vector<std::pair<uint64_t, int64_t>> keyed;
+    keyed.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) keyed[size_t(i)] = {grid.key(random[size_t(i)]), i};
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<Vec3d>& pos = cache[n];
+    pos.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = random[size_t(keyed[size_t(i)].second)];
+    return pos;
+}
+
 /// The TreePM mesh's long-range forces (host/pm/pm_mesh.h) on range(0) uniform bodies with a range(1)^3 mesh,
-/// CIC (range(2) = 0) or TSC (1): the whole computeForces and its parts (median seconds over the iterations).
+/// CIC (range(2) = 0) or TSC (1), the bodies in random order (range(3) = 0) or in the tree's Morton order (1), as
+/// a run passes them: the whole computeForces and its parts (median seconds over the iterations).
 void BM_PmForces(benchmark::State& state)
 {
     const int64_t n               = state.range(0);
-    const std::vector<Vec3d>& pos = uniformBox(n);
+    const std::vector<Vec3d>& pos = state.range(3) == 0 ? uniformBox(n) : uniformBoxInTreeOrder(n);
     const std::vector<double> mass(size_t(n), 1.0 / double(n));
     const MassAssignment a = state.range(2) == 0 ? MassAssignment::Cic : MassAssignment::Tsc;
     PmMesh mesh(1.0, int(state.range(1)), kTreePmAsmth, a, 1.0);
@@ -413,15 +438,16 @@ void BM_PmForces(benchmark::State& state)
     state.counters["interpolate_s"] = median(&PmTimings::interpolate);
     state.counters["threads"]       = maxThreads();
     setRate(state, n);
-    state.SetLabel(a == MassAssignment::Cic ? "CIC" : "TSC");
+    state.SetLabel(std::string(a == MassAssignment::Cic ? "CIC" : "TSC") +
+                   (state.range(3) == 0 ? ", random order" : ", tree order"));
 }
 
 } // namespace
 
 BENCHMARK(BM_PmForces)
-    ->ArgsProduct({{1 << 20}, {128}, {0, 1}})
-    ->ArgsProduct({{1 << 24}, {256}, {0, 1}})
-    ->ArgNames({"n", "mesh", "tsc"})
+    ->ArgsProduct({{1 << 20}, {128}, {0, 1}, {0, 1}})
+    ->ArgsProduct({{1 << 24}, {256}, {0, 1}, {0, 1}})
+    ->ArgNames({"n", "mesh", "tsc", "tree_order"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -143,23 +143,20 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
     std::copy(fft_.spectrum(), fft_.spectrum() + fft_.spectrumSize(), potentialSpectrum_.begin());
     timings_.green += clock.lap();
 
-    field_.resize(size_t(n));
+    // The potential, then the acceleration along x, y, z: each transformed back and stored as one component
+    // of fields_, so that one pass over the bodies interpolates all four from the same stencil.
     for (int component = 0; component < 4; ++component)
     {
-        // The potential, then the acceleration along x, y, z.
         if (component > 0) differentiate(component - 1);
         timings_.green += clock.lap();
         fft_.backward();
         timings_.fft += clock.lap();
-        interpolateField(order, field_);
-#pragma omp parallel for schedule(static)
-        for (int64_t q = 0; q < n; ++q)
-        {
-            const int64_t i = order.body[q];
-            (component == 0 ? pot[i] : component == 1 ? acc[i].x : component == 2 ? acc[i].y : acc[i].z) = field_[q];
-        }
+        storeComponent(component);
         timings_.interpolate += clock.lap();
     }
+    if (assignment_ == MassAssignment::Cic) interpolate<2>(order, acc, pot);
+    else interpolate<3>(order, acc, pot);
+    timings_.interpolate += clock.lap();
     addNonPairTerms(mass, n, pot);
     timings_.interpolate += clock.lap();
 }
@@ -318,35 +315,57 @@ void PmMesh::differentiate(int axis)
     }
 }
 
+void PmMesh::storeComponent(int component)
+{
+    const int64_t cells = fft_.realSize();
+    const double* mesh  = fft_.real();
+    if (component < 3)
+    {
+        std::vector<double>& out = components_[size_t(component)];
+        out.resize(size_t(cells));
+#pragma omp parallel for schedule(static)
+        for (int64_t c = 0; c < cells; ++c) out[size_t(c)] = mesh[c];
+        return;
+    }
+    // The last one is in the transform's own array: all four are now written side by side in one pass.
+    fields_.resize(size_t(cells));
+    MeshPoint* out    = fields_.data();
+    const double *phi = components_[0].data(), *ax = components_[1].data(), *ay = components_[2].data();
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < cells; ++c) out[c] = {{phi[c], ax[c], ay[c], mesh[c]}};
+}
+
 template<int Width>
-void PmMesh::interpolate(const SlabOrder& order, std::vector<double>& out) const
+void PmMesh::interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::vector<double>& pot) const
 {
     const int64_t n = fft_.n(), numBodies = int64_t(order.body.size());
     const double cellsPerLength = double(n) / boxSize_;
-    const double* mesh          = fft_.real();
-    // In slab order: neighbouring bodies read neighbouring planes.
+    const MeshPoint* mesh       = fields_.data();
+    // In slab order: neighbouring bodies read neighbouring planes. Each component is summed over the stencil in
+    // the same order, so the four are what four separate passes would give.
 #pragma omp parallel for schedule(static)
     for (int64_t q = 0; q < numBodies; ++q)
     {
         const Stencil<Width> st = stencilOf<Width>(order.pos[q], cellsPerLength, n);
-        double sum              = 0;
+        double sum[4]           = {0, 0, 0, 0};
         for (int a = 0; a < Width; ++a)
         {
             for (int b = 0; b < Width; ++b)
             {
-                const double* row = mesh + (st.x.cell[a] * n + st.y.cell[b]) * n;
-                const double wxy  = st.x.weight[a] * st.y.weight[b];
-                for (int c = 0; c < Width; ++c) sum += wxy * st.z.weight[c] * row[st.z.cell[c]];
+                const MeshPoint* row = mesh + (st.x.cell[a] * n + st.y.cell[b]) * n;
+                const double wxy     = st.x.weight[a] * st.y.weight[b];
+                for (int c = 0; c < Width; ++c)
+                {
+                    const double w        = wxy * st.z.weight[c];
+                    const MeshPoint& cell = row[st.z.cell[c]];
+                    for (int k = 0; k < 4; ++k) sum[k] += w * cell.value[k];
+                }
             }
         }
-        out[q] = sum;
+        const int64_t i = order.body[q];
+        pot[i]          = sum[0];
+        acc[i]          = {sum[1], sum[2], sum[3]};
     }
-}
-
-void PmMesh::interpolateField(const SlabOrder& order, std::vector<double>& out) const
-{
-    if (assignment_ == MassAssignment::Cic) interpolate<2>(order, out);
-    else interpolate<3>(order, out);
 }
 
 void PmMesh::addNonPairTerms(const double* mass, int64_t n, std::vector<double>& pot) const

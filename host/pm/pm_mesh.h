@@ -16,6 +16,7 @@
 /// Every sum has a fixed order (the mass assignment gathers each x slab from the bodies sorted by slab, no
 /// atomics; the FFT is SlabFftGrid), so results are bit-identical for any number of OpenMP threads.
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <vector>
@@ -82,10 +83,11 @@ private:
     void assignMass(const SlabOrder& order);
     void applyGreensFunction();
     void differentiate(int axis);
-    /// The mesh interpolated to the bodies, in slab order.
+    /// Keeps the transformed-back mesh of component `component` (0: potential, 1-3: acceleration) for interpolate.
+    void storeComponent(int component);
+    /// The potential and the acceleration interpolated to the bodies, written by body index.
     template<int Width>
-    void interpolate(const SlabOrder& order, std::vector<double>& out) const;
-    void interpolateField(const SlabOrder& order, std::vector<double>& out) const;
+    void interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::vector<double>& pot) const;
     void addNonPairTerms(const double* mass, int64_t n, std::vector<double>& pot) const;
 
     double boxSize_, splitScale_, G_;
@@ -99,7 +101,15 @@ private:
     /// Kept from call to call, so that a run that calls every step allocates (and the system pages in) the
     /// bodies' arrays once.
     SlabOrder order_;
-    std::vector<double> field_;
+    /// The potential and the accelerations along x and y on the mesh, kept while the next component is
+    /// transformed back.
+    std::array<std::vector<double>, 3> components_;
+    /// All four at each mesh point side by side: a body's stencil reads them from the same cache lines.
+    struct MeshPoint
+    {
+        double value[4];
+    };
+    std::vector<MeshPoint> fields_;
     PmTimings timings_;
 };
 
