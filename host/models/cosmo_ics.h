@@ -146,7 +146,8 @@ std::string boxModesText(const CosmoIcParams& p, const SpectrumCoverage& c);
 ParticleSet makeCosmoIcs(const CosmoIcParams& p, const LinearPower& power);
 
 /// The lattice displaced by 1LPT or 2LPT from a given linear density field at a_begin: the engine of
-/// makeCosmoIcs, open for tests with fields whose displacements are known analytically.
+/// makeCosmoIcs, open for tests with fields whose displacements are known analytically. Body (i, j, l), index
+/// (i n + j) n + l, starts at the cell centre ((i, j, l) + 1/2) L / n, displaced by the fields there.
 /// @param[in] p       as above (p.seed unused)
 /// @param[in] delta0  delta(k) at a_begin of the mode with integer wavenumber (kx, ky, kz), kz >= 0, in
 ///                    the convention delta(x) = sum_k delta(k) e^{i k.x}; must be Hermitian on the

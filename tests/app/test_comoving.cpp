@@ -798,7 +798,8 @@ double planeWaveAmplitude(const ParticleSet& p, const ParticleSet& lattice, doub
 } // namespace
 
 /// Each body of a set whose motion is along z only, split into 2 x 2 bodies of a quarter of its mass at
-/// offsets of half the spacing in x and y: sheets twice as dense in their plane as they are apart, so
+/// offsets of a quarter of the spacing either way in x and y (inside the box, as the lattice sits half a spacing
+/// off its faces): sheets twice as dense in their plane as they are apart, so
 /// that they pull as planes (a sheet's field departs from a plane's by exp(-2 pi d / s) at distance d
 /// for spacing s: 2e-3 with the ICs' own lattice, where the plane wave grows 2.5% faster than D(a) from
 /// z = 49 to z = 1 under exact Ewald forces, and 4e-6 split, where it grows as D(a) to 0.23%: measured).
@@ -810,10 +811,10 @@ ParticleSet splitInPlane(const ParticleSet& p, double spacing)
         for (int s = 0; s < 4; ++s)
         {
             const int64_t k = 4 * i + s;
-            out.pos[k]      = p.pos[i] + Vec3d{0.5 * spacing * (s & 1), 0.5 * spacing * (s >> 1), 0};
-            out.vel[k]      = p.vel[i];
-            out.mass[k]     = p.mass[i] / 4;
-            out.id[k]       = p.id[i];
+            out.pos[k] = p.pos[i] + Vec3d{0.25 * spacing * ((s & 1) ? 1 : -1), 0.25 * spacing * ((s >> 1) ? 1 : -1), 0};
+            out.vel[k] = p.vel[i];
+            out.mass[k] = p.mass[i] / 4;
+            out.id[k]   = p.id[i];
         }
     out.time      = p.time;
     out.boxSize   = p.boxSize;
