@@ -12,9 +12,7 @@
 /// pairs leave out two terms that belong to no pair: shortRangeSelfPotential and
 /// shortRangeBackgroundPotential. The mesh potential of host/pm/pm_mesh.h includes both.
 ///
-/// In double, erfc/exp are the C library's (the references). In float, the kernels' precision, exp is expf (nvcc
-/// provides the same name in device code) and erfc is erfcOf's fit, one expf and one division, to 1.3e-6 of the
-/// value: the pair kernels evaluate it once per interaction, and erfcf's accuracy buys them nothing.
+/// erfc/exp are the C library's (erfcf/expf in float): nvcc provides the same names in device code.
 ///
 /// The tree's short-range half (ShortRangeView, bodyNodeShortRange, bodyBodyShortRange and the walk's
 /// classifyShortRangeEntry in common/walk.h) is here too, once for both backends: with TreePM on, the
@@ -44,22 +42,7 @@ constexpr double kTreePmCutoff = 4.5;
 
 namespace treepm_detail {
 
-/// erfc(x) for x >= 0 (the split's u = r / 2 r_s): exp(x^2) erfc(x) fitted in t = 1 / (1 + x / 2) by Chebyshev
-/// (Numerical Recipes' erfcc, relative error 1.2e-7 in exact arithmetic); in float within 6.8e-7 of erfc for
-/// x < 2.5 (cutoffs to 5 r_s), 1.3e-6 to x = 4 (TreePm.FloatErfcFollowsTheExactOneWithinItsFit).
-HOST_DEVICE inline float erfcOf(float x)
-{
-    const float t = 1.0f / (1.0f + 0.5f * x);
-    const float p =
-        -1.26551223f +
-        t * (1.00002368f +
-             t * (0.37409196f +
-                  t * (0.09678418f +
-                       t * (-0.18628806f +
-                            t * (0.27886807f +
-                                 t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-    return t * expf(-x * x + p);
-}
+HOST_DEVICE inline float erfcOf(float x) { return erfcf(x); }
 HOST_DEVICE inline double erfcOf(double x) { return erfc(x); }
 HOST_DEVICE inline float expOf(float x) { return expf(x); }
 HOST_DEVICE inline double expOf(double x) { return exp(x); }

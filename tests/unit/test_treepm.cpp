@@ -139,22 +139,6 @@ ErrorStats ewaldErrors(const PeriodicBodies& b, const Parameters& p, int64_t sam
 
 } // namespace
 
-// The kernels' float erfc (a fit sharing nothing with erfcf) against the double one, over the split's whole reach
-// (u = r / 2 r_s up to 4: rcut 8) and the interior points where the fit's polynomial matters most.
-TEST(TreePm, FloatErfcFollowsTheExactOneWithinItsFit)
-{
-    double worst = 0;
-    for (int i = 0; i <= 4000; ++i)
-    {
-        const float u       = float(i) * 1e-3f;
-        const double exact  = std::erfc(double(u));
-        const double fitted = double(shortRangePotFactor(2.0f * u, 1.0f));
-        worst               = std::max(worst, std::abs(fitted / exact - 1));
-    }
-    EXPECT_LT(worst, 2e-6); // 1.25e-6
-    EXPECT_GT(worst, 0.0);  // a fit, not the library's erfc
-}
-
 TEST(TreePmTree, ShortRangeForcesMatchTheDirectSumAtSmallTheta)
 {
     // theta 0.2: nearly every source within the cutoff is a body, so the tree's short-range sum is the direct one
