@@ -307,9 +307,9 @@ void noteCoarseMesh(const Parameters& p, int64_t n, std::ostream& out)
     const double fine = 2 * std::cbrt(double(n));
     if (double(p.pm_grid) >= fine - 0.5) return;
     out << "note: --pm-grid " << p.pm_grid << " is below 2 N^(1/3) = " << std::lround(fine)
-        << " cells per side: from a lattice start the largest scales grow up to 2% too little by z = 1 "
-           "(docs/periodic.md, "
-           "the linear-growth check)\n";
+        << " cells per side: TreePM's force error there is about ten times tree + Ewald's, and a starting lattice "
+           "on the mesh's cell faces (not ic cosmo's, at the cells' centres) grows the largest scales up to 4% too "
+           "little by z = 1 (docs/periodic.md)\n";
 }
 
 } // namespace
