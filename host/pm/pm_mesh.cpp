@@ -154,8 +154,8 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
         storeComponent(component);
         timings_.interpolate += clock.lap();
     }
-    if (assignment_ == MassAssignment::Cic) interpolate<2>(pos, n, acc, pot);
-    else interpolate<3>(pos, n, acc, pot);
+    if (assignment_ == MassAssignment::Cic) interpolate<2>(order, acc, pot);
+    else interpolate<3>(order, acc, pot);
     timings_.interpolate += clock.lap();
     addNonPairTerms(mass, n, pot);
     timings_.interpolate += clock.lap();
@@ -336,18 +336,17 @@ void PmMesh::storeComponent(int component)
 }
 
 template<int Width>
-void PmMesh::interpolate(const Vec3d* pos, int64_t numBodies, std::vector<Vec3d>& acc, std::vector<double>& pot) const
+void PmMesh::interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::vector<double>& pot) const
 {
-    const int64_t n             = fft_.n();
+    const int64_t n = fft_.n(), numBodies = int64_t(order.body.size());
     const double cellsPerLength = double(n) / boxSize_;
     const MeshPoint* mesh       = fields_.data();
-    // In the caller's order, the tree's in a run: neighbouring bodies read neighbouring cells in all three
-    // directions. Each component is summed over the stencil in the same order, so the four are what four separate
-    // passes would give.
+    // In slab order: neighbouring bodies read neighbouring planes. Each component is summed over the stencil in
+    // the same order, so the four are what four separate passes would give.
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < numBodies; ++i)
+    for (int64_t q = 0; q < numBodies; ++q)
     {
-        const Stencil<Width> st = stencilOf<Width>(pos[i], cellsPerLength, n);
+        const Stencil<Width> st = stencilOf<Width>(order.pos[q], cellsPerLength, n);
         double sum[4]           = {0, 0, 0, 0};
         for (int a = 0; a < Width; ++a)
         {
@@ -363,8 +362,9 @@ void PmMesh::interpolate(const Vec3d* pos, int64_t numBodies, std::vector<Vec3d>
                 }
             }
         }
-        pot[i] = sum[0];
-        acc[i] = {sum[1], sum[2], sum[3]};
+        const int64_t i = order.body[q];
+        pot[i]          = sum[0];
+        acc[i]          = {sum[1], sum[2], sum[3]};
     }
 }
 

@@ -85,9 +85,9 @@ private:
     void differentiate(int axis);
     /// Keeps the transformed-back mesh of component `component` (0: potential, 1-3: acceleration) for interpolate.
     void storeComponent(int component);
-    /// The potential and the acceleration interpolated to the bodies.
+    /// The potential and the acceleration interpolated to the bodies, written by body index.
     template<int Width>
-    void interpolate(const Vec3d* pos, int64_t numBodies, std::vector<Vec3d>& acc, std::vector<double>& pot) const;
+    void interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::vector<double>& pot) const;
     void addNonPairTerms(const double* mass, int64_t n, std::vector<double>& pot) const;
 
     double boxSize_, splitScale_, G_;

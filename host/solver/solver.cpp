@@ -624,7 +624,11 @@ F4* GravitySolver::evaluateTargets(const TargetView& targets)
 const F4* GravitySolver::evaluateBodies()
 {
     const int64_t n = bodies_.n;
-    // The mesh reads the bodies as given, so it starts before the tree is built.
+    namingMemory("building the tree", n, 160, [&] { buildTree(); });
+    if (afterBuild_) std::exchange(afterBuild_, nullptr)();
+    currentGroups_ = packed_.groupView();
+    const F4* out  = nullptr;
+    TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     meshSeconds_          = 0;
     const bool meshBeside = treePmOn(params_) && meshBesideTheWalk();
     std::exception_ptr meshError;
@@ -651,11 +655,6 @@ const F4* GravitySolver::evaluateBodies()
             if (thread) thread->wait();
         }
     } waitForMesh{meshBeside ? meshThread_.get() : nullptr};
-    namingMemory("building the tree", n, 160, [&] { buildTree(); });
-    if (afterBuild_) std::exchange(afterBuild_, nullptr)();
-    currentGroups_ = packed_.groupView();
-    const F4* out  = nullptr;
-    TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     PhaseTimes estimateTimes;
     const bool relative = params_.mac == Mac::Relative;
     if (relative || (periodicErrorControl(params_) && !usedPrevious_))
@@ -723,7 +722,7 @@ void GravitySolver::computeMeshForces()
     }
     const int64_t n = bodies_.n;
     namingMemory("computing the particle mesh's forces", n, 52,
-                 [&] { mesh_->computeForces(bodies_.pos, bodies_.mass, n, meshAcc_, meshPot_); });
+                 [&] { mesh_->computeForces(tree_.pos.data(), tree_.mass.data(), n, meshAcc_, meshPot_); });
     meshSeconds_ = steadyClockSeconds() - begin;
 }
 
@@ -736,10 +735,9 @@ void GravitySolver::addMeshForces(F4* out)
     for (int64_t k = 0; k < n; ++k)
     {
         const F4 t     = out[k];
-        const size_t i = size_t(tree_.order[size_t(k)]);
-        const Vec3d& a = meshAcc_[i];
+        const Vec3d& a = meshAcc_[size_t(k)];
         out[k]         = {float(double(t.x) + a.x), float(double(t.y) + a.y), float(double(t.z) + a.z),
-                          float(double(t.w) + meshPot_[i])};
+                          float(double(t.w) + meshPot_[size_t(k)])};
     }
     meshSeconds_ += steadyClockSeconds() - begin;
 }

@@ -210,13 +210,13 @@ private:
     /// The walk and forces on the active backend; returns the results (indexed like targets, G = 1),
     /// valid until the next evaluation.
     F4* evaluateTargets(const TargetView& targets);
-    /// TreePM: the mesh's long-range accelerations and potentials (G = 1) of the bodies in the caller's order,
-    /// into meshAcc_ and meshPot_; its seconds into meshSeconds_. Reads only the bodies' positions and masses, so
-    /// that it may run beside the tree's build and the device's walk.
+    /// TreePM: the mesh's long-range accelerations and potentials (G = 1) of the bodies in tree order, into
+    /// meshAcc_ and meshPot_; its seconds into meshSeconds_. Reads only the tree's positions and masses, so
+    /// that it may run beside the device's walk.
     void computeMeshForces();
     /// Whether this evaluation's mesh runs beside the walk (setMeshSchedule).
     bool meshBesideTheWalk() const;
-    /// TreePM: adds computeMeshForces' results to out, the tree's short-range results (tree order).
+    /// TreePM: adds computeMeshForces' results to out, the tree's short-range results.
     void addMeshForces(F4* out);
     /// The walk and forces on one backend: results in cpuOut_ or gpuResult_.acc, the walk phases of
     /// times_, and the interaction totals (self included) that stats_ is made from.
