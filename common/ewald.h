@@ -275,34 +275,49 @@ HOST_DEVICE inline void addEwaldCorrection(const PeriodicView& box, Vec3f d, flo
     addEwaldCorrectionTerm<false>(box, d, m, none, acc, pot);
 }
 
+/// bodyNodePeriodic under TreePM: the short-range pull of the node's image nearest to the target. Its own
+/// function so that GPU kernels built for TreePM alone carry none of the Ewald correction's registers.
+HOST_DEVICE inline void bodyNodeShortRangePeriodic(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
+                                                   const PeriodicView& box, Vec3f& acc, float& pot)
+{
+    bodyNodeShortRange(nearestImage(d, box), mass, q, eps2, box.shortRange, acc, pot);
+}
+
+/// bodyBodyPeriodic under TreePM, as bodyNodeShortRangePeriodic.
+HOST_DEVICE inline void bodyBodyShortRangePeriodic(Vec3f d, float newtonMass, float eps2, const PeriodicView& box,
+                                                   Vec3f& acc, float& pot)
+{
+    bodyBodyShortRange(nearestImage(d, box), newtonMass, eps2, box.shortRange, acc, pot);
+}
+
 /// The pull of a node in a periodic box, for both backends: its multipole at the image nearest to the
 /// target, plus the Ewald correction of its mass and quadrupole at the centre of mass (d = com - target,
-/// unwrapped); under TreePM the short-range pull of that image alone (bodyNodeShortRange).
+/// unwrapped); under TreePM the short-range pull of that image alone (bodyNodeShortRangePeriodic).
 HOST_DEVICE inline void bodyNodePeriodic(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
                                          const PeriodicView& box, Vec3f& acc, float& pot)
 {
-    d = nearestImage(d, box);
     if (shortRangeOn(box.shortRange))
     {
-        bodyNodeShortRange(d, mass, q, eps2, box.shortRange, acc, pot);
+        bodyNodeShortRangePeriodic(d, mass, q, eps2, box, acc, pot);
         return;
     }
+    d = nearestImage(d, box);
     bodyNode(d, mass, q, eps2, acc, pot);
     addEwaldCorrectionTerm<true>(box, d, mass, q, acc, pot);
 }
 
 /// The pull of a body in a periodic box: the nearest image, softened, with mass newtonMass (0 for the
 /// target itself), plus the Ewald correction of the body's mass (for the target itself its self term). Under
-/// TreePM the short-range pull of the nearest image alone (bodyBodyShortRange; the self term is the mesh's).
+/// TreePM the short-range pull of the nearest image alone (bodyBodyShortRangePeriodic; the self term is the mesh's).
 HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, float eps2, const PeriodicView& box,
                                          Vec3f& acc, float& pot)
 {
-    d = nearestImage(d, box);
     if (shortRangeOn(box.shortRange))
     {
-        bodyBodyShortRange(d, newtonMass, eps2, box.shortRange, acc, pot);
+        bodyBodyShortRangePeriodic(d, newtonMass, eps2, box, acc, pot);
         return;
     }
+    d = nearestImage(d, box);
     bodyBody(d, newtonMass, eps2, acc, pot);
     addEwaldCorrection(box, d, mass, acc, pot);
 }

@@ -158,12 +158,13 @@ __device__ inline NodeEntry stagedEntry(NodeEntry e, float eps2)
 
 /// One body-node interaction of target slot s with a staged node: the isolated formula (eps2: its
 /// nodeSoftening), or in a periodic box that does not expand the per-interaction Ewald correction (eps2
-/// as given).
-template<bool PerPair, class Targets>
+/// as given), or TreePM's short range (ShortRange: a kernel of its own, free of the Ewald correction).
+template<bool PerPair, bool ShortRange, class Targets>
 __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float>& q, float eps2,
                                        const PeriodicView& box, Targets& t, int s)
 {
-    if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
+    if (ShortRange) bodyNodeShortRangePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
+    else if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
     else bodyNodePrepared(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
 }
 
@@ -176,7 +177,8 @@ __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float
 /// when staged, so plain and tail slots see the same images) with the isolated formula, its Ewald
 /// correction coming from the group's expansion (device/ewald_gpu.h, after the leaf kernel); a larger
 /// group takes the per-interaction correction. As on the CPU twin.
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, int Warps = kForceWarps>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, int Warps = kForceWarps,
+         bool ShortRange = false>
 __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTextures& tex, const GroupView& groups,
                                              const int64_t* __restrict__ nodeOffset,
                                              const int32_t* __restrict__ nodeList, const F4* __restrict__ targets,
@@ -242,7 +244,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                     for (int s = 0; s < n; ++s)
                     {
                         if (n == TargetsPerLane || s < t.plain)
-                            nodeInteraction<perPair>(e, q, interactionEps2, tree.periodic, t, s);
+                            nodeInteraction<perPair, ShortRange>(e, q, interactionEps2, tree.periodic, t, s);
                     }
                 }
             };
@@ -254,8 +256,8 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                 for (int k = t.part; k < count; k += t.ways)
                 {
                     NodeEntry e = tileNodes[k];
-                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2, tree.periodic, t,
-                                             Targets::kTail);
+                    nodeInteraction<perPair, ShortRange>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2,
+                                                         tree.periodic, t, Targets::kTail);
                 }
             }
         }
@@ -269,14 +271,14 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     }
 }
 
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, bool ShortRange = false>
 __global__ void __launch_bounds__(kForceBlock)
     bodyNodeKernel(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
                    F4* __restrict__ nodeAcc)
 {
-    bodyNodeWarp<Periodic, Expand, TargetsPerLane, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets,
-                                                                   eps2, nodeAcc);
+    bodyNodeWarp<Periodic, Expand, TargetsPerLane, Tex, SplitTail, kForceWarps, ShortRange>(
+        tree, tex, groups, nodeOffset, nodeList, targets, eps2, nodeAcc);
 }
 
 /// The isolated 2-per-lane bodyNodeKernel with one warp a block (NodeKernelShape::warpsPerBlock = 1): an SM
@@ -447,14 +449,16 @@ __device__ inline bool tileTakesSoftened(const LeafTiles<Warps>& t, int warp, in
     return !__any_sync(0xffffffffu, general);
 }
 
-/// One body-body interaction of a target (index `index`, slot sums acc, pot) with staged body b of index j.
-template<bool Periodic, bool Expand>
+/// One body-body interaction of a target (index `index`, slot sums acc, pot) with staged body b of index j
+/// (ShortRange: TreePM's short range, in a kernel of its own).
+template<bool Periodic, bool Expand, bool ShortRange = false>
 __device__ inline void leafInteraction(F4 b, int32_t j, Vec3f pos, int32_t index, bool skipSelf, float eps2,
                                        const PeriodicView& box, Vec3f& acc, float& pot)
 {
     const bool self = skipSelf && j == index;
     // The body itself adds exact zeros (massless, at a guarded r), without the divergent branch of skipping it.
-    if (Periodic && !Expand) bodyBodyPeriodic(xyz(b) - pos, self ? 0.0f : b.w, b.w, eps2, box, acc, pot);
+    if (ShortRange) bodyBodyShortRangePeriodic(xyz(b) - pos, self ? 0.0f : b.w, eps2, box, acc, pot);
+    else if (Periodic && !Expand) bodyBodyPeriodic(xyz(b) - pos, self ? 0.0f : b.w, b.w, eps2, box, acc, pot);
     else bodyBody(xyz(b) - pos, self ? 0.0f : b.w, eps2, acc, pot);
 }
 
@@ -481,7 +485,7 @@ __device__ inline bool leafLaunchServes(const GroupView& groups, const TreeView&
 /// targets of the last slot each on 32 / r lanes, on interleaved shares of every staged tile, added by warp
 /// shuffles in a fixed order) instead of a dummy target on every lane without one (LeafKernelShape).
 /// A group whose list is longer than splitAbove entries (> 0) is left to bodyLeafSplitKernel.
-template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail, int Warps>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail, int Warps, bool ShortRange = false>
 __device__ __forceinline__ void
 bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __restrict__ leafOffset,
              const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
@@ -542,8 +546,8 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
                             for (int s = 0; s < n; ++s)
                             {
                                 if (n == TargetsPerLane || s < t.plain)
-                                    leafInteraction<Periodic, expand>(b, j, t.pos[s], self[s], skipSelf, eps2,
-                                                                      tree.periodic, t.acc[s], t.pot[s]);
+                                    leafInteraction<Periodic, expand, ShortRange>(
+                                        b, j, t.pos[s], self[s], skipSelf, eps2, tree.periodic, t.acc[s], t.pot[s]);
                             }
                         }
                     }
@@ -564,9 +568,9 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
                             bodyBodySoftened(xyz(tiles.body[warp][k]) - t.pos[tail], tiles.body[warp][k].w, eps2,
                                              t.acc[tail], t.pot[tail]);
                         else
-                            leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
-                                                              t.pos[tail], self[tail], skipSelf, eps2, tree.periodic,
-                                                              t.acc[tail], t.pot[tail]);
+                            leafInteraction<Periodic, expand, ShortRange>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
+                                                                          t.pos[tail], self[tail], skipSelf, eps2,
+                                                                          tree.periodic, t.acc[tail], t.pot[tail]);
                     }
                 }
             });
@@ -582,13 +586,13 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
     }
 }
 
-template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool SplitTail, bool ShortRange = false>
 __global__ void __launch_bounds__(kForceBlock)
     bodyLeafKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                    const int32_t* __restrict__ leafList, const F4* __restrict__ bodies, const F4* __restrict__ targets,
                    bool skipSelf, float eps2, const F4* __restrict__ nodeAcc, F4* __restrict__ out, int splitAbove)
 {
-    bodyLeafWarp<Periodic, Expand, TargetsPerLane, SplitTail, kForceWarps>(
+    bodyLeafWarp<Periodic, Expand, TargetsPerLane, SplitTail, kForceWarps, ShortRange>(
         tree, groups, leafOffset, leafList, bodies, targets, skipSelf, eps2, nodeAcc, out, splitAbove);
 }
 
@@ -611,7 +615,7 @@ __global__ void __launch_bounds__(kWarp, 32)
 /// warp shuffles in a fixed order (as the body-node kernel's split tail; deterministic). One warp per such group
 /// was the kernel's critical path: at 2^20 (merged, n_group 64) one group of 58 bodies whose box spans the
 /// Plummer core sums 24128 bodies, 25x the mean group's work (benchmarks/results/gpu_forces/kernel_sass.md).
-template<bool Periodic, bool Expand>
+template<bool Periodic, bool Expand, bool ShortRange = false>
 __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
     bodyLeafSplitKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ leafOffset,
                         const int32_t* __restrict__ leafList, const F4* __restrict__ bodies,
@@ -654,8 +658,9 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
                     if (softened)
                         bodyBodySoftened(xyz(tiles.body[warp][k]) - pos, tiles.body[warp][k].w, eps2, acc, pot);
                     else
-                        leafInteraction<Periodic, expand>(tiles.body[warp][k], tiles.bodyIndex[warp][k], pos, index,
-                                                          skipSelf, eps2, tree.periodic, acc, pot);
+                        leafInteraction<Periodic, expand, ShortRange>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
+                                                                      pos, index, skipSelf, eps2, tree.periodic, acc,
+                                                                      pot);
                 }
             });
         for (int p = 1; p < ways; ++p)
@@ -718,7 +723,7 @@ struct NodeLaunch
     int warps;
 };
 
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool ShortRange>
 NodeLaunch nodeKernelOf(const NodeKernelShape& shape)
 {
     if constexpr (!Periodic && TargetsPerLane == 2)
@@ -732,23 +737,23 @@ NodeLaunch nodeKernelOf(const NodeKernelShape& shape)
         default: throw ParameterError(nodeKernelShapeError(shape));
         }
     }
-    return {shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true>
-                            : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false>,
+    return {shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true, ShortRange>
+                            : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false, ShortRange>,
             kForceWarps};
 }
 
-/// The body-node kernel of one (periodic, expand, targets per lane, textures, shape) choice.
-template<bool Periodic, bool Expand>
+/// The body-node kernel of one (periodic, expand, targets per lane, textures, shape, TreePM) choice.
+template<bool Periodic, bool Expand, bool ShortRange = false>
 NodeLaunch pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelShape& shape)
 {
     switch (targetsPerLane)
     {
     case 2:
-        return textures ? nodeKernelOf<Periodic, Expand, 2, true>(shape)
-                        : nodeKernelOf<Periodic, Expand, 2, false>(shape);
+        return textures ? nodeKernelOf<Periodic, Expand, 2, true, ShortRange>(shape)
+                        : nodeKernelOf<Periodic, Expand, 2, false, ShortRange>(shape);
     case 4:
-        return textures ? nodeKernelOf<Periodic, Expand, 4, true>(shape)
-                        : nodeKernelOf<Periodic, Expand, 4, false>(shape);
+        return textures ? nodeKernelOf<Periodic, Expand, 4, true, ShortRange>(shape)
+                        : nodeKernelOf<Periodic, Expand, 4, false, ShortRange>(shape);
     default:
         throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
                              " is not built (2 or 4)");
@@ -760,11 +765,13 @@ NodeLaunch pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelSha
 template<bool Periodic, int TargetsPerLane, bool SplitTail>
 struct PickLeaf
 {
-    /// single: one warp a block (isolated kernels only; LeafKernelShape::warpsPerBlock).
-    static auto kernel(bool expand, bool single)
+    /// single: one warp a block (isolated kernels only; LeafKernelShape::warpsPerBlock). shortRange: TreePM's
+    /// (whose groups never expand).
+    static auto kernel(bool expand, bool single, bool shortRange)
     {
         if constexpr (Periodic)
         {
+            if (shortRange) return bodyLeafKernel<true, false, TargetsPerLane, SplitTail, true>;
             return expand ? bodyLeafKernel<true, true, TargetsPerLane, SplitTail>
                           : bodyLeafKernel<true, false, TargetsPerLane, SplitTail>;
         }
@@ -782,14 +789,19 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane, const TreeTextures& textures,
                        NodeKernelShape shape)
 {
-    const bool periodic = tree.periodic.boxSize > 0.0f;
+    const bool periodic   = tree.periodic.boxSize > 0.0f;
+    const bool shortRange = periodic && shortRangeOn(tree.periodic.shortRange);
     // The periodic groups that expand get a kernel of their own, free of the per-interaction correction's
-    // registers; the others take the second launch.
+    // registers; the others take the second launch. Under TreePM no group expands: one launch, of a kernel
+    // free of the Ewald correction's registers.
     if (!nodeKernelShapeError(shape).empty()) throw ParameterError(nodeKernelShapeError(shape));
-    const NodeLaunch first = periodic ? pickNodeKernel<true, true>(targetsPerLane, textures.present(), shape)
-                                      : pickNodeKernel<false, false>(targetsPerLane, textures.present(), shape);
-    const NodeLaunch second =
-        periodic ? pickNodeKernel<true, false>(targetsPerLane, textures.present(), shape) : NodeLaunch{nullptr, 0};
+    const bool tex          = textures.present();
+    const NodeLaunch first  = shortRange ? NodeLaunch{nullptr, 0}
+                              : periodic ? pickNodeKernel<true, true>(targetsPerLane, tex, shape)
+                                         : pickNodeKernel<false, false>(targetsPerLane, tex, shape);
+    const NodeLaunch second = shortRange ? pickNodeKernel<true, false, true>(targetsPerLane, tex, shape)
+                              : periodic ? pickNodeKernel<true, false>(targetsPerLane, tex, shape)
+                                         : NodeLaunch{nullptr, 0};
     if (groups.numGroups == 0) return;
     for (const NodeLaunch& launch : {first, second})
     {
@@ -810,14 +822,16 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc, GpuStream stream,
                        int targetsPerLane, LeafKernelShape shape, bool withEwald)
 {
-    const bool periodic = tree.periodic.boxSize > 0.0f;
+    const bool periodic   = tree.periodic.boxSize > 0.0f;
+    const bool shortRange = periodic && shortRangeOn(tree.periodic.shortRange);
     if (!leafKernelShapeError(shape).empty()) throw ParameterError(leafKernelShapeError(shape));
     const bool single = !periodic && shape.warpsPerBlock == 1;
     const int warps   = single ? 1 : kForceWarps;
-    auto expanding    = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true, single);
-    auto perPair      = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false, single);
+    auto expanding    = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true, single, false);
+    auto perPair      = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false, single, shortRange);
     if (groups.numGroups == 0) return;
-    for (auto kernel : {expanding, periodic ? perPair : nullptr})
+    // Under TreePM no group expands: the per-pair launch alone.
+    for (auto kernel : {shortRange ? nullptr : expanding, periodic ? perPair : nullptr})
     {
         if (kernel == nullptr) continue;
         kernel<<<blocksFor(groups.numGroups, warps), kWarp * warps, 0, cudaStreamOf(stream)>>>(
@@ -830,8 +844,12 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
         // Every group's kLeafSplitWarps warps; those of the groups that are not split leave at once.
         const int64_t warps = int64_t(groups.numGroups) * kLeafSplitWarps;
         using SplitKernel   = decltype(&bodyLeafSplitKernel<false, false>);
-        for (SplitKernel kernel : {periodic ? bodyLeafSplitKernel<true, true> : bodyLeafSplitKernel<false, false>,
-                                   periodic ? bodyLeafSplitKernel<true, false> : nullptr})
+        const SplitKernel perPairSplit =
+            shortRange ? bodyLeafSplitKernel<true, false, true> : bodyLeafSplitKernel<true, false>;
+        for (SplitKernel kernel : {shortRange ? nullptr
+                                   : periodic ? bodyLeafSplitKernel<true, true>
+                                              : bodyLeafSplitKernel<false, false>,
+                                   periodic ? perPairSplit : nullptr})
         {
             if (kernel == nullptr) continue;
             kernel<<<blocksFor(warps, kLeafSplitBlockWarps), kWarp * kLeafSplitBlockWarps, 0, cudaStreamOf(stream)>>>(
