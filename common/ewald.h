@@ -275,15 +275,9 @@ HOST_DEVICE inline void addEwaldCorrection(const PeriodicView& box, Vec3f d, flo
     addEwaldCorrectionTerm<false>(box, d, m, none, acc, pot);
 }
 
-/// bodyNodePeriodic under TreePM: the short-range pull of the node's image nearest to the target. Its own
-/// function so that GPU kernels built for TreePM alone carry none of the Ewald correction's registers.
-HOST_DEVICE inline void bodyNodeShortRangePeriodic(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
-                                                   const PeriodicView& box, Vec3f& acc, float& pot)
-{
-    bodyNodeShortRange(nearestImage(d, box), mass, q, eps2, box.shortRange, acc, pot);
-}
-
-/// bodyBodyPeriodic under TreePM, as bodyNodeShortRangePeriodic.
+/// bodyBodyPeriodic under TreePM: the short-range pull of the body's image nearest to the target. Its own
+/// function so that the GPU's body-leaf kernels built for TreePM alone carry none of the Ewald correction's
+/// registers.
 HOST_DEVICE inline void bodyBodyShortRangePeriodic(Vec3f d, float newtonMass, float eps2, const PeriodicView& box,
                                                    Vec3f& acc, float& pot)
 {
@@ -292,16 +286,16 @@ HOST_DEVICE inline void bodyBodyShortRangePeriodic(Vec3f d, float newtonMass, fl
 
 /// The pull of a node in a periodic box, for both backends: its multipole at the image nearest to the
 /// target, plus the Ewald correction of its mass and quadrupole at the centre of mass (d = com - target,
-/// unwrapped); under TreePM the short-range pull of that image alone (bodyNodeShortRangePeriodic).
+/// unwrapped); under TreePM the short-range pull of that image alone (bodyNodeShortRange).
 HOST_DEVICE inline void bodyNodePeriodic(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
                                          const PeriodicView& box, Vec3f& acc, float& pot)
 {
+    d = nearestImage(d, box);
     if (shortRangeOn(box.shortRange))
     {
-        bodyNodeShortRangePeriodic(d, mass, q, eps2, box, acc, pot);
+        bodyNodeShortRange(d, mass, q, eps2, box.shortRange, acc, pot);
         return;
     }
-    d = nearestImage(d, box);
     bodyNode(d, mass, q, eps2, acc, pot);
     addEwaldCorrectionTerm<true>(box, d, mass, q, acc, pot);
 }

@@ -158,13 +158,13 @@ __device__ inline NodeEntry stagedEntry(NodeEntry e, float eps2)
 
 /// One body-node interaction of target slot s with a staged node: the isolated formula (eps2: its
 /// nodeSoftening), or in a periodic box that does not expand the per-interaction Ewald correction (eps2
-/// as given), or TreePM's short range (ShortRange: a kernel of its own, free of the Ewald correction).
-template<bool PerPair, bool ShortRange, class Targets>
+/// as given). TreePM takes the latter kernel too: one of its own, free of the Ewald correction's registers
+/// (80-96 instead of 124-128), was slower (an H200, 128^3 LCDM, z = 0: 25.6 against 21.1 ms).
+template<bool PerPair, class Targets>
 __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float>& q, float eps2,
                                        const PeriodicView& box, Targets& t, int s)
 {
-    if (ShortRange) bodyNodeShortRangePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
-    else if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
+    if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
     else bodyNodePrepared(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
 }
 
@@ -177,8 +177,7 @@ __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float
 /// when staged, so plain and tail slots see the same images) with the isolated formula, its Ewald
 /// correction coming from the group's expansion (device/ewald_gpu.h, after the leaf kernel); a larger
 /// group takes the per-interaction correction. As on the CPU twin.
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, int Warps = kForceWarps,
-         bool ShortRange = false>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, int Warps = kForceWarps>
 __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTextures& tex, const GroupView& groups,
                                              const int64_t* __restrict__ nodeOffset,
                                              const int32_t* __restrict__ nodeList, const F4* __restrict__ targets,
@@ -244,7 +243,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                     for (int s = 0; s < n; ++s)
                     {
                         if (n == TargetsPerLane || s < t.plain)
-                            nodeInteraction<perPair, ShortRange>(e, q, interactionEps2, tree.periodic, t, s);
+                            nodeInteraction<perPair>(e, q, interactionEps2, tree.periodic, t, s);
                     }
                 }
             };
@@ -256,8 +255,8 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                 for (int k = t.part; k < count; k += t.ways)
                 {
                     NodeEntry e = tileNodes[k];
-                    nodeInteraction<perPair, ShortRange>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2,
-                                                         tree.periodic, t, Targets::kTail);
+                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2, tree.periodic, t,
+                                             Targets::kTail);
                 }
             }
         }
@@ -271,14 +270,14 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     }
 }
 
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, bool ShortRange = false>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail>
 __global__ void __launch_bounds__(kForceBlock)
     bodyNodeKernel(TreeView tree, TreeTextures tex, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
                    F4* __restrict__ nodeAcc)
 {
-    bodyNodeWarp<Periodic, Expand, TargetsPerLane, Tex, SplitTail, kForceWarps, ShortRange>(
-        tree, tex, groups, nodeOffset, nodeList, targets, eps2, nodeAcc);
+    bodyNodeWarp<Periodic, Expand, TargetsPerLane, Tex, SplitTail>(tree, tex, groups, nodeOffset, nodeList, targets,
+                                                                   eps2, nodeAcc);
 }
 
 /// The isolated 2-per-lane bodyNodeKernel with one warp a block (NodeKernelShape::warpsPerBlock = 1): an SM
@@ -723,7 +722,7 @@ struct NodeLaunch
     int warps;
 };
 
-template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool ShortRange>
+template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex>
 NodeLaunch nodeKernelOf(const NodeKernelShape& shape)
 {
     if constexpr (!Periodic && TargetsPerLane == 2)
@@ -737,23 +736,23 @@ NodeLaunch nodeKernelOf(const NodeKernelShape& shape)
         default: throw ParameterError(nodeKernelShapeError(shape));
         }
     }
-    return {shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true, ShortRange>
-                            : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false, ShortRange>,
+    return {shape.splitTail ? bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, true>
+                            : bodyNodeKernel<Periodic, Expand, TargetsPerLane, Tex, false>,
             kForceWarps};
 }
 
-/// The body-node kernel of one (periodic, expand, targets per lane, textures, shape, TreePM) choice.
-template<bool Periodic, bool Expand, bool ShortRange = false>
+/// The body-node kernel of one (periodic, expand, targets per lane, textures, shape) choice.
+template<bool Periodic, bool Expand>
 NodeLaunch pickNodeKernel(int targetsPerLane, bool textures, const NodeKernelShape& shape)
 {
     switch (targetsPerLane)
     {
     case 2:
-        return textures ? nodeKernelOf<Periodic, Expand, 2, true, ShortRange>(shape)
-                        : nodeKernelOf<Periodic, Expand, 2, false, ShortRange>(shape);
+        return textures ? nodeKernelOf<Periodic, Expand, 2, true>(shape)
+                        : nodeKernelOf<Periodic, Expand, 2, false>(shape);
     case 4:
-        return textures ? nodeKernelOf<Periodic, Expand, 4, true, ShortRange>(shape)
-                        : nodeKernelOf<Periodic, Expand, 4, false, ShortRange>(shape);
+        return textures ? nodeKernelOf<Periodic, Expand, 4, true>(shape)
+                        : nodeKernelOf<Periodic, Expand, 4, false>(shape);
     default:
         throw ParameterError("force kernels: targets per lane " + std::to_string(targetsPerLane) +
                              " is not built (2 or 4)");
@@ -789,19 +788,14 @@ void bodyNodeForcesGpu(const TreeView& tree, const GroupView& groups, const List
                        float eps2, F4* nodeAcc, GpuStream stream, int targetsPerLane, const TreeTextures& textures,
                        NodeKernelShape shape)
 {
-    const bool periodic   = tree.periodic.boxSize > 0.0f;
-    const bool shortRange = periodic && shortRangeOn(tree.periodic.shortRange);
+    const bool periodic = tree.periodic.boxSize > 0.0f;
     // The periodic groups that expand get a kernel of their own, free of the per-interaction correction's
-    // registers; the others take the second launch. Under TreePM no group expands: one launch, of a kernel
-    // free of the Ewald correction's registers.
+    // registers; the others take the second launch.
     if (!nodeKernelShapeError(shape).empty()) throw ParameterError(nodeKernelShapeError(shape));
-    const bool tex          = textures.present();
-    const NodeLaunch first  = shortRange ? NodeLaunch{nullptr, 0}
-                              : periodic ? pickNodeKernel<true, true>(targetsPerLane, tex, shape)
-                                         : pickNodeKernel<false, false>(targetsPerLane, tex, shape);
-    const NodeLaunch second = shortRange ? pickNodeKernel<true, false, true>(targetsPerLane, tex, shape)
-                              : periodic ? pickNodeKernel<true, false>(targetsPerLane, tex, shape)
-                                         : NodeLaunch{nullptr, 0};
+    const NodeLaunch first = periodic ? pickNodeKernel<true, true>(targetsPerLane, textures.present(), shape)
+                                      : pickNodeKernel<false, false>(targetsPerLane, textures.present(), shape);
+    const NodeLaunch second =
+        periodic ? pickNodeKernel<true, false>(targetsPerLane, textures.present(), shape) : NodeLaunch{nullptr, 0};
     if (groups.numGroups == 0) return;
     for (const NodeLaunch& launch : {first, second})
     {
