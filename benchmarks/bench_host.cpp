@@ -431,6 +431,7 @@ void BM_PmForces(benchmark::State& state)
         std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
         return v[v.size() / 2];
     };
+    state.counters["check_s"]       = median(&PmTimings::check);
     state.counters["sort_s"]        = median(&PmTimings::sort);
     state.counters["assign_s"]      = median(&PmTimings::assign);
     state.counters["fft_s"]         = median(&PmTimings::fft);
