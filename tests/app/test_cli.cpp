@@ -18,22 +18,12 @@
 #include "host/io/snapshot.h"
 #include "host/models/models.h"
 #include "host/sim/simulation.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 namespace {
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult run(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    int code = octwalk::runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
-}
 
 int lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
 
@@ -41,7 +31,7 @@ int lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n'
 
 TEST(Cli, HelpListsUnitsAndDefaults)
 {
-    CliResult r = run({"forces", "--help"});
+    CliResult r = runOctwalk({"forces", "--help"});
     EXPECT_EQ(r.code, 0);
     EXPECT_NE(r.out.find("Units"), std::string::npos);
     EXPECT_NE(r.out.find("--opening-angle"), std::string::npos);
@@ -61,7 +51,7 @@ TEST(Cli, RejectsBadOptionsWithOneLine)
                                                            {"forces", "stray"},
                                                            {"frobnicate"}})
     {
-        CliResult r = run(args);
+        CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 2) << args[1];
         EXPECT_EQ(lines(r.err), 1) << r.err;
     }
@@ -71,14 +61,14 @@ TEST(Cli, ForcesRunsAndRefusesToOverwrite)
 {
     std::string path = (std::filesystem::temp_directory_path() / "octwalk_cli_test.json").string();
     std::filesystem::remove(path);
-    CliResult r = run({"forces", "--n", "3000", "--sample", "100", "--backend", "cpu", "-o", path.c_str()});
+    CliResult r = runOctwalk({"forces", "--n", "3000", "--sample", "100", "--backend", "cpu", "-o", path.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("median"), std::string::npos);
     std::ifstream f(path);
     std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     EXPECT_NE(json.find("\"opening_angle\": 0.5"), std::string::npos);
     EXPECT_NE(json.find("\"git\""), std::string::npos);
-    CliResult again = run({"forces", "--n", "3000", "--backend", "cpu", "-o", path.c_str()});
+    CliResult again = runOctwalk({"forces", "--n", "3000", "--backend", "cpu", "-o", path.c_str()});
     EXPECT_EQ(again.code, 2);
     EXPECT_NE(again.err.find("already exists"), std::string::npos);
     std::filesystem::remove(path);
@@ -100,16 +90,16 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
     fs::path base = fs::temp_directory_path() / ("octwalk_cli_run_" + std::to_string(::getpid()));
     fs::remove_all(base);
     std::string whole = (base / "whole").string(), split = (base / "split").string();
-    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.125", "--output-dir", whole.c_str(), "--quiet", "--backend",
-                   "cpu", "--format", "gadget2"})
+    ASSERT_EQ(runOctwalk({"run", "--n", "2000", "--t-end", "0.125", "--output-dir", whole.c_str(), "--quiet",
+                          "--backend", "cpu", "--format", "gadget2"})
                   .code,
               0);
-    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.0625", "--output-dir", split.c_str(), "--quiet", "--backend",
-                   "cpu", "--format", "gadget2"})
+    ASSERT_EQ(runOctwalk({"run", "--n", "2000", "--t-end", "0.0625", "--output-dir", split.c_str(), "--quiet",
+                          "--backend", "cpu", "--format", "gadget2"})
                   .code,
               0);
     std::string ckpt = (base / "split" / "checkpoint.bin").string();
-    CliResult r      = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
+    CliResult r      = runOctwalk({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(slurp(base / "whole" / "checkpoint.bin"), slurp(base / "split" / "checkpoint.bin"));
     EXPECT_EQ(slurp(base / "whole" / "energy.csv"), slurp(base / "split" / "energy.csv"));
@@ -118,10 +108,10 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
         EXPECT_TRUE(fs::exists(base / "whole" / f)) << f;
 
     // The same directory again is refused before any work; restart options that the checkpoint fixes too.
-    CliResult again = run({"run", "--n", "2000", "--output-dir", whole.c_str()});
+    CliResult again = runOctwalk({"run", "--n", "2000", "--output-dir", whole.c_str()});
     EXPECT_EQ(again.code, 2);
     EXPECT_NE(again.err.find("not empty"), std::string::npos);
-    CliResult changed = run({"run", "--restart", ckpt.c_str(), "--theta", "0.7"});
+    CliResult changed = runOctwalk({"run", "--restart", ckpt.c_str(), "--theta", "0.7"});
     EXPECT_EQ(changed.code, 2);
     // Every solver option the table fixes on restart is refused, whatever its spelling.
     for (const std::string& option : octwalk::cli::fixedOnRestartOptions())
@@ -135,7 +125,7 @@ TEST(Cli, RunRestartIsBitIdenticalAndOutputsAreComplete)
         }
         std::vector<const char*> args{"run", "--restart", ckpt.c_str(), flag.c_str()};
         if (!isSwitch) args.push_back("1");
-        CliResult fixed = run(args);
+        CliResult fixed = runOctwalk(args);
         EXPECT_EQ(fixed.code, 2) << option;
         EXPECT_NE(fixed.err.find("--" + option + " cannot be changed on --restart"), std::string::npos) << fixed.err;
     }
@@ -171,8 +161,8 @@ TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
     fs::path base = fs::temp_directory_path() / ("octwalk_cli_timing_" + std::to_string(::getpid()));
     fs::remove_all(base);
     const std::string dir = (base / "run").string();
-    CliResult r           = run({"run", "--n", "1000", "--t-end", "0.0625", "--checkpoint-every", "4", "--output-dir",
-                                 dir.c_str(), "--quiet", "--backend", "cpu", "--rebuild-every", "1"});
+    CliResult r = runOctwalk({"run", "--n", "1000", "--t-end", "0.0625", "--checkpoint-every", "4", "--output-dir",
+                              dir.c_str(), "--quiet", "--backend", "cpu", "--rebuild-every", "1"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("median per step over 8 steps: sort "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("step-wall"), std::string::npos) << r.out;
@@ -217,7 +207,7 @@ TEST(Cli, RunWritesTimingPerStepAndKeepsItAcrossARestart)
         more << "9,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1\n10,1,1";
     }
     std::string ckpt = (base / "run" / "checkpoint.bin").string();
-    r                = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
+    r                = runOctwalk({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
     ASSERT_EQ(r.code, 0) << r.err;
     rows = timingRows(slurp(base / "run" / "timing.csv"));
     ASSERT_EQ(rows.size(), 16u);
@@ -246,7 +236,7 @@ TEST(Cli, RunRejectsBadOptionsBeforeWriting)
                                                {"run", "--model", "galaxy", "--input", "x", "--output-dir", d.c_str()},
                                                {"run", "--n", "-5", "--output-dir", d.c_str()}})
     {
-        CliResult r = run(args);
+        CliResult r = runOctwalk(args);
         EXPECT_NE(r.code, 0) << args[1];
         EXPECT_EQ(lines(r.err), 1) << r.err;
         EXPECT_FALSE(fs::exists(dir)) << args[1];
@@ -259,11 +249,11 @@ TEST(Cli, IcWritesSnapshotAndSettings)
     fs::path f   = fs::temp_directory_path() / ("octwalk_ic_" + std::to_string(::getpid()) + ".tipsy");
     fs::remove(f);
     fs::remove(f.string() + ".json");
-    CliResult r = run({"ic", "galaxy", "--n", "3000", "-o", f.string().c_str()});
+    CliResult r = runOctwalk({"ic", "galaxy", "--n", "3000", "-o", f.string().c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(slurp(f.string() + ".json").find("\"model\": \"galaxy\""), std::string::npos);
-    EXPECT_EQ(run({"ic", "plummer", "-o", f.string().c_str()}).code, 2);
-    EXPECT_EQ(run({"convert", f.string().c_str(), f.string().c_str()}).code, 2);
+    EXPECT_EQ(runOctwalk({"ic", "plummer", "-o", f.string().c_str()}).code, 2);
+    EXPECT_EQ(runOctwalk({"convert", f.string().c_str(), f.string().c_str()}).code, 2);
     fs::remove(f);
     fs::remove(f.string() + ".json");
 }
@@ -287,7 +277,7 @@ TEST(Cli, SigintWritesACheckpointAndStops)
         std::raise(SIGINT);
     });
     CliResult r =
-        run({"run", "--n", "1000", "--t-end", "1000", "--output-dir", d.c_str(), "--quiet", "--backend", "cpu"});
+        runOctwalk({"run", "--n", "1000", "--t-end", "1000", "--output-dir", d.c_str(), "--quiet", "--backend", "cpu"});
     interrupter.join();
     EXPECT_EQ(r.code, 128 + SIGINT) << r.err;
     EXPECT_NE(r.out.find("checkpoint written"), std::string::npos);
@@ -303,7 +293,7 @@ TEST(Cli, SolverOptionsAndDefaultsComeFromTheTable)
 {
     for (const char* command : {"forces", "run", "profile", "accuracy"})
     {
-        CliResult r = run({command, "--help"});
+        CliResult r = runOctwalk({command, "--help"});
         ASSERT_EQ(r.code, 0) << command;
         for (const char* option : {"--epsilon", "--G", "--backend", "--no-merge-groups"})
         {
@@ -313,7 +303,7 @@ TEST(Cli, SolverOptionsAndDefaultsComeFromTheTable)
         EXPECT_NE(r.out.find("--n-group arg (=64)"), std::string::npos) << command;
     }
     // run offers every row; forces every row but the bound of runs.
-    CliResult forces = run({"forces", "--help"}), runHelp = run({"run", "--help"});
+    CliResult forces = runOctwalk({"forces", "--help"}), runHelp = runOctwalk({"run", "--help"});
     for (const octwalk::ParameterInfo& row : octwalk::parameterTable())
     {
         EXPECT_NE(runHelp.out.find(std::string("--") + row.option), std::string::npos) << row.option;
@@ -321,14 +311,14 @@ TEST(Cli, SolverOptionsAndDefaultsComeFromTheTable)
         EXPECT_EQ(forces.out.find(std::string("--") + row.option) != std::string::npos, !runOnly) << row.option;
     }
     EXPECT_NE(forces.out.find("--epsilon arg (=0) "), std::string::npos);
-    EXPECT_NE(run({"run", "--help"}).out.find("--epsilon arg (=0.01)"), std::string::npos);
-    EXPECT_NE(run({"profile", "--help"}).out.find("--theta arg (=0.5)"), std::string::npos);
+    EXPECT_NE(runOctwalk({"run", "--help"}).out.find("--epsilon arg (=0.01)"), std::string::npos);
+    EXPECT_NE(runOctwalk({"profile", "--help"}).out.find("--theta arg (=0.5)"), std::string::npos);
     // A run's parameters: the table's defaults, run's softening, and the options given.
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("octwalk_cli_params_" + std::to_string(::getpid()));
     fs::remove_all(dir);
-    ASSERT_EQ(run({"run", "--n", "100", "--t-end", "0.0078125", "--output-dir", dir.string().c_str(), "--quiet",
-                   "--backend", "cpu", "--theta", "0.75", "--monopole", "--mac", "octgrav"})
+    ASSERT_EQ(runOctwalk({"run", "--n", "100", "--t-end", "0.0078125", "--output-dir", dir.string().c_str(), "--quiet",
+                          "--backend", "cpu", "--theta", "0.75", "--monopole", "--mac", "octgrav"})
                   .code,
               0);
     octwalk::Parameters expected;
@@ -348,21 +338,21 @@ TEST(Cli, OutputIsDashOEverywhere)
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::string snap = (dir / "a.tipsy").string(), converted = (dir / "b.gadget").string();
-    ASSERT_EQ(run({"ic", "plummer", "--n", "300", "-o", snap.c_str()}).code, 0);
-    CliResult c = run({"convert", snap.c_str(), "-o", converted.c_str(), "--format", "gadget2"});
+    ASSERT_EQ(runOctwalk({"ic", "plummer", "--n", "300", "-o", snap.c_str()}).code, 0);
+    CliResult c = runOctwalk({"convert", snap.c_str(), "-o", converted.c_str(), "--format", "gadget2"});
     ASSERT_EQ(c.code, 0) << c.err;
     EXPECT_TRUE(fs::exists(converted));
-    CliResult twice = run({"convert", snap.c_str(), converted.c_str(), "-o", converted.c_str()});
+    CliResult twice = runOctwalk({"convert", snap.c_str(), converted.c_str(), "-o", converted.c_str()});
     EXPECT_EQ(twice.code, 2);
     EXPECT_NE(twice.err.find("output"), std::string::npos) << twice.err;
 
     std::string json = (dir / "acc.json").string(), csv = (dir / "prof.csv").string();
-    CliResult a = run({"accuracy", "--n", "500", "--sample", "50", "--theta", "0.5", "--mac", "bonsai", "--backend",
-                       "cpu", "--reference", "cpu", "-o", json.c_str()});
+    CliResult a = runOctwalk({"accuracy", "--n", "500", "--sample", "50", "--theta", "0.5", "--mac", "bonsai",
+                              "--backend", "cpu", "--reference", "cpu", "-o", json.c_str()});
     ASSERT_EQ(a.code, 0) << a.err;
     EXPECT_NE(slurp(json).find("\"settings\""), std::string::npos);
-    CliResult p =
-        run({"profile", "--n", "1000", "--repeat", "2", "--direct-sample", "0", "--backend", "cpu", "-o", csv.c_str()});
+    CliResult p = runOctwalk(
+        {"profile", "--n", "1000", "--repeat", "2", "--direct-sample", "0", "--backend", "cpu", "-o", csv.c_str()});
     ASSERT_EQ(p.code, 0) << p.err;
     EXPECT_EQ(slurp(csv).rfind("# {", 0), 0u);
     std::string other = (dir / "x.json").string(), txt = (dir / "x.txt").string();
@@ -372,7 +362,7 @@ TEST(Cli, OutputIsDashOEverywhere)
              {"accuracy", "-o", other.c_str(), "--json", other.c_str()}, // the JSON report twice
              {"forces", "-o", json.c_str()}})                            // exists
     {
-        CliResult r = run(args);
+        CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 2) << args[0] << " " << args[2];
         EXPECT_EQ(lines(r.err), 1) << r.err;
         EXPECT_TRUE(r.err.find("-o/--output") != std::string::npos || r.err.find("already exists") != std::string::npos)
@@ -392,21 +382,22 @@ TEST(Cli, BodyCountsAreCheckedAgainstTheRealLimitsFirst)
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::string json = (dir / "p.json").string(), snap = (dir / "m.tipsy").string();
-    CliResult forces = run({"forces", "--n", "1099511627776", "--backend", "cpu"});
+    CliResult forces = runOctwalk({"forces", "--n", "1099511627776", "--backend", "cpu"});
     EXPECT_EQ(forces.code, 2);
     EXPECT_NE(forces.err.find("--n = 1099511627776"), std::string::npos) << forces.err;
     EXPECT_NE(forces.err.find("1073741823"), std::string::npos) << forces.err;
     CliResult profile =
-        run({"profile", "--n", "1000,2^40", "--repeat", "2", "--backend", "cpu", "--json", json.c_str()});
+        runOctwalk({"profile", "--n", "1000,2^40", "--repeat", "2", "--backend", "cpu", "--json", json.c_str()});
     EXPECT_EQ(profile.code, 2);
     EXPECT_NE(profile.err.find("--n = 1099511627776"), std::string::npos) << profile.err;
     EXPECT_EQ(profile.out, "") << "a row was computed before the check";
     EXPECT_FALSE(fs::exists(json));
-    CliResult merger = run({"ic", "merger", "--n", "3", "-o", snap.c_str()});
+    CliResult merger = runOctwalk({"ic", "merger", "--n", "3", "-o", snap.c_str()});
     EXPECT_EQ(merger.code, 2);
     EXPECT_NE(merger.err.find("--n = 3 is invalid: must be >= 12"), std::string::npos) << merger.err;
-    EXPECT_NE(run({"ic", "merger", "--n", "12", "-o", snap.c_str()}).code, 2);
-    CliResult galaxy = run({"run", "--model", "galaxy", "--n", "5", "--output-dir", (dir / "g").string().c_str()});
+    EXPECT_NE(runOctwalk({"ic", "merger", "--n", "12", "-o", snap.c_str()}).code, 2);
+    CliResult galaxy =
+        runOctwalk({"run", "--model", "galaxy", "--n", "5", "--output-dir", (dir / "g").string().c_str()});
     EXPECT_NE(galaxy.err.find("--n = 5 is invalid: must be >= 6"), std::string::npos) << galaxy.err;
     fs::remove_all(dir);
 }
@@ -445,7 +436,7 @@ TEST(Cli, UnwritableOutputsAreRefusedBeforeAnyWork)
                  {{"run", "--n", "100", "--t-end", "0.01", "--quiet", "--output-dir", sub.c_str()}, "--output-dir"},
                  {{"ic", "plummer", "--n", "100", "-o", json.c_str()}, "-o/--output"}})
         {
-            CliResult r = run(c.args);
+            CliResult r = runOctwalk(c.args);
             EXPECT_EQ(r.code, 2) << c.args[0] << " " << c.option << ": " << r.err;
             EXPECT_EQ(lines(r.err), 1) << r.err;
             EXPECT_NE(r.err.find(c.option), std::string::npos) << r.err;
@@ -456,10 +447,10 @@ TEST(Cli, UnwritableOutputsAreRefusedBeforeAnyWork)
     fs::permissions(dir / "readonly", fs::perms::owner_all);
     // --output-dir naming a file, or nothing.
     std::string file = (dir / "file").string();
-    CliResult onFile = run({"run", "--n", "100", "--output-dir", file.c_str()});
+    CliResult onFile = runOctwalk({"run", "--n", "100", "--output-dir", file.c_str()});
     EXPECT_EQ(onFile.code, 2);
     EXPECT_NE(onFile.err.find("is a file, not a directory"), std::string::npos) << onFile.err;
-    CliResult empty = run({"run", "--n", "100", "--output-dir", ""});
+    CliResult empty = runOctwalk({"run", "--n", "100", "--output-dir", ""});
     EXPECT_EQ(empty.code, 2);
     EXPECT_NE(empty.err.find("--output-dir is empty"), std::string::npos) << empty.err;
     fs::remove_all(dir);
@@ -476,7 +467,7 @@ TEST(Cli, OptionsAreValidatedByName)
              {{"ic", "merger", "--mass-ratio", "2", "-o", "never.tipsy"}, "option --mass-ratio = 2"},
              {{"ic", "merger", "--separation", "1", "-o", "never.tipsy"}, "option --separation = 1"}})
     {
-        CliResult r = run(args);
+        CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 2) << args[0] << " " << args[1];
         EXPECT_EQ(lines(r.err), 1) << r.err;
         EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
@@ -493,7 +484,7 @@ TEST(Cli, MisleadingInputsAreRefusedWithTheirValues)
         (std::filesystem::temp_directory_path() / ("octwalk_misleading_" + std::to_string(::getpid()))).string();
     std::filesystem::create_directories(dir);
     const std::string snap = dir + "/c.gadget", empty = dir + "/empty.gadget", out = dir + "/out";
-    ASSERT_EQ(run({"ic", "cosmo", "--n-grid", "8", "-o", snap.c_str(), "--format", "gadget2"}).code, 0);
+    ASSERT_EQ(runOctwalk({"ic", "cosmo", "--n-grid", "8", "-o", snap.c_str(), "--format", "gadget2"}).code, 0);
     for (auto [args, expected] : std::vector<std::pair<std::vector<const char*>, const char*>>{
              {{"forces", "--n", "64", "--theta", "1.0000001"}, "opening_angle = 1.0000001 is invalid"},
              {{"forces", "--n", "64", "--epsilon", "1e-200"}, "--epsilon = 1e-200 is invalid: must be 0 or >= 2^-63"},
@@ -505,7 +496,7 @@ TEST(Cli, MisleadingInputsAreRefusedWithTheirValues)
              {{"power", snap.c_str(), "--reference", snap.c_str(), "--reference-a", "-1"}, "--reference-a = -1"},
              {{"power", snap.c_str(), "--n-bins", "100000000"}, "n-bins = 100000000 is invalid: must be <= 4225"}})
     {
-        CliResult r = run(args);
+        CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 2) << args[0] << " " << args[1] << ": " << r.err;
         EXPECT_EQ(lines(r.err), 1) << r.err;
         EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
@@ -520,7 +511,7 @@ TEST(Cli, MisleadingInputsAreRefusedWithTheirValues)
     // 300 digits and the name of the writer's temporary).
     const std::string table = dir + "/pk.txt", big = dir + "/big.gadget";
     std::ofstream(table) << "0.001 1e300\n10 1e300\n";
-    CliResult r = run(
+    CliResult r = runOctwalk(
         {"ic", "cosmo", "--n-grid", "8", "--power-spectrum", table.c_str(), "-o", big.c_str(), "--format", "gadget2"});
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("snapshot '" + big + "': particle id"), std::string::npos) << r.err;
@@ -542,7 +533,7 @@ TEST(Cli, InputsARunWouldRejectAreRefusedBeforeAnyOutput)
     b.vel[42]              = {3e36, 0, 0};
     std::string fast = (dir / "fast.tipsy").string(), out = (dir / "out").string();
     octwalk::writeSnapshot(fast, octwalk::SnapshotFormat::TipsyStandard, b, {});
-    CliResult r = run({"run", "--input", fast.c_str(), "--output-dir", out.c_str(), "--quiet"});
+    CliResult r = runOctwalk({"run", "--input", fast.c_str(), "--output-dir", out.c_str(), "--quiet"});
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("body 42: velocity component"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
@@ -551,7 +542,7 @@ TEST(Cli, InputsARunWouldRejectAreRefusedBeforeAnyOutput)
     b.mass[17]           = -0.01;
     std::string negative = (dir / "negative.tipsy").string(), converted = (dir / "c.gadget").string();
     octwalk::writeSnapshot(negative, octwalk::SnapshotFormat::TipsyStandard, b, {});
-    CliResult c = run({"convert", negative.c_str(), "-o", converted.c_str(), "--format", "gadget2"});
+    CliResult c = runOctwalk({"convert", negative.c_str(), "-o", converted.c_str(), "--format", "gadget2"});
     EXPECT_EQ(c.code, 1);
     EXPECT_NE(c.err.find("particle 17"), std::string::npos) << c.err;
     EXPECT_NE(c.err.find("negative"), std::string::npos) << c.err;
@@ -569,12 +560,13 @@ TEST(Cli, AccuracyOfAPeriodicInputIsMeasuredInItsBox)
     fs::create_directories(dir);
     const std::string input = std::string(OCTWALK_DATA_DIR) + "/ics/lcdm32_z0.gadget";
     const std::string json  = (dir / "acc.json").string();
-    CliResult a = run({"accuracy", "--input", input.c_str(), "--sample", "16", "--theta", "0.7", "--mac", "bonsai",
-                       "--pm-grid", "32", "--backend", "cpu", "--reference", "cpu", "-o", json.c_str()});
+    CliResult a =
+        runOctwalk({"accuracy", "--input", input.c_str(), "--sample", "16", "--theta", "0.7", "--mac", "bonsai",
+                    "--pm-grid", "32", "--backend", "cpu", "--reference", "cpu", "-o", json.c_str()});
     ASSERT_EQ(a.code, 0) << a.err;
     EXPECT_NE(slurp(json).find("\"box_size\": 32"), std::string::npos) << slurp(json).substr(0, 600);
-    CliResult wrong = run({"accuracy", "--input", input.c_str(), "--box-size", "30", "--sample", "16", "--theta", "0.7",
-                           "--backend", "cpu", "--reference", "cpu"});
+    CliResult wrong = runOctwalk({"accuracy", "--input", input.c_str(), "--box-size", "30", "--sample", "16", "--theta",
+                                  "0.7", "--backend", "cpu", "--reference", "cpu"});
     EXPECT_NE(wrong.code, 0);
     EXPECT_NE(wrong.err.find("--box-size = 30 does not match the input file's value 32"), std::string::npos)
         << wrong.err;

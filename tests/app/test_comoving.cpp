@@ -22,6 +22,10 @@
 #include "host/sim/comoving.h"
 #include "host/sim/simulation.h"
 #include "test_helpers.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 namespace octwalk {
 namespace {
@@ -494,20 +498,6 @@ TEST(PeriodicErrorControl, ARunIsTheSameForOneAndTwoThreads)
 }
 
 namespace {
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult runOctwalk(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    int code = octwalk::runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
-}
 
 std::string slurp(const fs::path& f)
 {

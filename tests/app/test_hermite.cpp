@@ -24,6 +24,10 @@
 #include "host/io/snapshot.h"
 #include "host/models/models.h"
 #include "host/sim/hermite.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 using namespace octwalk;
 namespace fs = std::filesystem;
@@ -74,20 +78,6 @@ double plummerEnergyError(int64_t n, double eps, double tEnd, double eta, double
     HermiteIntegrator h(makePlummer(n, 7), softening(eps), s, planSteps(0.0, tEnd, s.dtMax));
     while (!h.done()) h.advanceInterval();
     return std::fabs(h.diagnostics().relativeEnergyError);
-}
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult cli(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    const int code = runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
 }
 
 std::string slurp(const fs::path& p)
@@ -262,11 +252,11 @@ TEST_F(Hermite, RestartIsBitIdentical)
 {
     const fs::path base     = freshDir("restart");
     const std::string whole = (base / "whole").string(), split = (base / "split").string();
-    CliResult a = cli({"hermite", "--n", "256", "--t-end", "0.25", "--output-dir", whole.c_str(), "--quiet"});
+    CliResult a = runOctwalk({"hermite", "--n", "256", "--t-end", "0.25", "--output-dir", whole.c_str(), "--quiet"});
     ASSERT_EQ(a.code, 0) << a.err;
-    CliResult b = cli({"hermite", "--n", "256", "--t-end", "0.125", "--output-dir", split.c_str(), "--quiet"});
+    CliResult b = runOctwalk({"hermite", "--n", "256", "--t-end", "0.125", "--output-dir", split.c_str(), "--quiet"});
     ASSERT_EQ(b.code, 0) << b.err;
-    CliResult c = cli({"hermite", "--restart", split.c_str(), "--t-end", "0.25", "--quiet"});
+    CliResult c = runOctwalk({"hermite", "--restart", split.c_str(), "--t-end", "0.25", "--quiet"});
     ASSERT_EQ(c.code, 0) << c.err;
     const fs::path last = "snap_000004.tipsy";
     ASSERT_TRUE(fs::exists(base / "whole" / last));
@@ -284,15 +274,15 @@ TEST_F(Hermite, RestartIsBitIdentical)
     EXPECT_LE(fraction, 1.0);
 
     // A restart refuses what the checkpoint fixes, and a leapfrog checkpoint is not a Hermite one.
-    CliResult fixed = cli({"hermite", "--restart", split.c_str(), "--eta", "0.01"});
+    CliResult fixed = runOctwalk({"hermite", "--restart", split.c_str(), "--eta", "0.01"});
     EXPECT_EQ(fixed.code, 2);
     EXPECT_NE(fixed.err.find("--eta cannot be changed on --restart"), std::string::npos) << fixed.err;
     const std::string leap = (base / "leap").string();
-    ASSERT_EQ(
-        cli({"run", "--n", "256", "--t-end", "0.015625", "--output-dir", leap.c_str(), "--quiet", "--backend", "cpu"})
-            .code,
-        0);
-    CliResult wrong = cli({"hermite", "--restart", leap.c_str()});
+    ASSERT_EQ(runOctwalk({"run", "--n", "256", "--t-end", "0.015625", "--output-dir", leap.c_str(), "--quiet",
+                          "--backend", "cpu"})
+                  .code,
+              0);
+    CliResult wrong = runOctwalk({"hermite", "--restart", leap.c_str()});
     EXPECT_EQ(wrong.code, 1);
     EXPECT_NE(wrong.err.find("not one of octwalk hermite"), std::string::npos) << wrong.err;
     fs::remove_all(base);
@@ -313,13 +303,13 @@ TEST_F(Hermite, BadOptionsAreOneLineBeforeAnyWork)
     {
         std::vector<const char*> args{"hermite", "--output-dir", dir.c_str(), "--quiet"};
         args.insert(args.end(), extra.begin(), extra.end());
-        CliResult r = cli(args);
+        CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 2) << extra[0] << " " << extra[1] << ": " << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_NE(r.err.find("octwalk hermite"), std::string::npos) << r.err;
         EXPECT_FALSE(fs::exists(dir)) << extra[0];
     }
-    CliResult help = cli({"hermite", "--help"});
+    CliResult help = runOctwalk({"hermite", "--help"});
     EXPECT_EQ(help.code, 0);
     for (const char* word : {"--eta", "--eta-start", "--dt-max", "--epsilon", "Units"})
         EXPECT_NE(help.out.find(word), std::string::npos) << word;
@@ -370,14 +360,14 @@ TEST_F(Hermite, EnergyLostBeyondTheBoundStopsTheRun)
     const fs::path base      = freshDir("encounter");
     const std::string bound  = (base / "bound").string();
     const std::string nobody = (base / "unbounded").string();
-    CliResult r = cli({"hermite", "--n", "4", "--eta", "1", "--epsilon", "0", "--t-end", "4", "--output-dir",
-                       bound.c_str(), "--quiet"});
+    CliResult r = runOctwalk({"hermite", "--n", "4", "--eta", "1", "--epsilon", "0", "--t-end", "4", "--output-dir",
+                              bound.c_str(), "--quiet"});
     EXPECT_EQ(r.code, 1) << r.out << r.err;
     EXPECT_NE(r.err.find("exceeds max_energy_error = 0.1"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_TRUE(fs::exists(fs::path(bound) / "energy.csv"));
-    CliResult off = cli({"hermite", "--n", "4", "--eta", "1", "--epsilon", "0", "--t-end", "4", "--output-dir",
-                         nobody.c_str(), "--quiet", "--max-energy-error", "0"});
+    CliResult off = runOctwalk({"hermite", "--n", "4", "--eta", "1", "--epsilon", "0", "--t-end", "4", "--output-dir",
+                                nobody.c_str(), "--quiet", "--max-energy-error", "0"});
     EXPECT_EQ(off.code, 0) << off.err;
     fs::remove_all(base);
 }
@@ -390,14 +380,14 @@ TEST_F(Hermite, TreeAndPeriodicOptionsAreNotOfferedAndPeriodicInputIsRefused)
     const std::string dir = (base / "out").string();
     const std::vector<std::vector<const char*>> notOffered{
         {"--box-size", "10"}, {"--traceless-quadrupole"}, {"--err-tol-force-acc", "0.01"}, {"--far-field-ratio", "4"}};
-    CliResult help = cli({"hermite", "--help"});
+    CliResult help = runOctwalk({"hermite", "--help"});
     ASSERT_EQ(help.code, 0);
     for (const auto& extra : notOffered)
     {
         EXPECT_EQ(help.out.find(extra[0]), std::string::npos) << extra[0];
         std::vector<const char*> args{"hermite", "--output-dir", dir.c_str(), "--quiet", "--n", "16"};
         args.insert(args.end(), extra.begin(), extra.end());
-        CliResult r = cli(args);
+        CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 2) << extra[0] << ": " << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_FALSE(fs::exists(dir)) << extra[0];
@@ -413,7 +403,7 @@ TEST_F(Hermite, TreeAndPeriodicOptionsAreNotOfferedAndPeriodicInputIsRefused)
     writeSnapshot(gadget, SnapshotFormat::Gadget2, box);
     for (const std::string& input : {periodic, gadget})
     {
-        CliResult r = cli({"hermite", "--input", input.c_str(), "--output-dir", dir.c_str(), "--quiet"});
+        CliResult r = runOctwalk({"hermite", "--input", input.c_str(), "--output-dir", dir.c_str(), "--quiet"});
         EXPECT_EQ(r.code, 2) << r.err;
         EXPECT_NE(r.err.find("periodic box of side 4"), std::string::npos) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

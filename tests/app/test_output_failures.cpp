@@ -25,6 +25,10 @@
 #include "host/sim/run.h"
 #include "host/sim/simulation.h"
 #include "test_helpers.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 using namespace octwalk;
 namespace fs = std::filesystem;
@@ -64,20 +68,6 @@ std::string slurp(const fs::path& p)
     std::stringstream s;
     s << f.rdbuf();
     return s.str();
-}
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult cli(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    const int code = runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
 }
 
 /// The FormatError message of a run whose `file` starts failing after step 2 (empty when none was thrown).
@@ -213,12 +203,12 @@ TEST(OutputFailures, ARestartRebuildsTheHeadersOfMissingFiles)
         std::vector<const char*> start{command,  "--n",          "128",       "--t-end",
                                        "0.0625", "--output-dir", dir.c_str(), "--quiet"};
         if (std::string(command) == "run") start.insert(start.end(), {"--backend", "cpu"});
-        ASSERT_EQ(cli(start).code, 0) << command;
+        ASSERT_EQ(runOctwalk(start).code, 0) << command;
         const std::string energyHeader   = slurp(base / command / "energy.csv");
         const std::string lagrangeHeader = slurp(base / command / "lagrange.csv");
         fs::remove(base / command / "energy.csv");
         fs::remove(base / command / "lagrange.csv");
-        const CliResult r = cli({command, "--restart", dir.c_str(), "--t-end", "0.125", "--quiet"});
+        const CliResult r = runOctwalk({command, "--restart", dir.c_str(), "--t-end", "0.125", "--quiet"});
         ASSERT_EQ(r.code, 0) << r.err;
         const std::string energy   = slurp(base / command / "energy.csv"),
                           lagrange = slurp(base / command / "lagrange.csv");
@@ -235,15 +225,15 @@ TEST(OutputFailures, ARestartRefusesARowThatIsNotTheRunsNamingTheLine)
 {
     const fs::path dir    = freshDir("restart_bad_row");
     const std::string run = (dir / "run").string();
-    ASSERT_EQ(
-        cli({"run", "--n", "128", "--t-end", "0.0625", "--backend", "cpu", "--output-dir", run.c_str(), "--quiet"})
-            .code,
-        0);
+    ASSERT_EQ(runOctwalk({"run", "--n", "128", "--t-end", "0.0625", "--backend", "cpu", "--output-dir", run.c_str(),
+                          "--quiet"})
+                  .code,
+              0);
     {
         std::ofstream energy(dir / "run" / "energy.csv", std::ios::app);
         energy << "12abc,garbage\n";
     }
-    const CliResult r = cli({"run", "--restart", run.c_str(), "--t-end", "0.125", "--quiet"});
+    const CliResult r = runOctwalk({"run", "--restart", run.c_str(), "--t-end", "0.125", "--quiet"});
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.err.find("energy.csv' line"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("not a row of this run"), std::string::npos) << r.err;
@@ -254,7 +244,7 @@ TEST(OutputFailures, SnapshotsThatDoNotFitAreOneLineAndExitOne)
 {
     const fs::path dir     = freshDir("snapshots");
     const std::string tips = (dir / "in.tipsy").string();
-    ASSERT_EQ(cli({"ic", "--n", "2000", "-o", tips.c_str()}).code, 0);
+    ASSERT_EQ(runOctwalk({"ic", "--n", "2000", "-o", tips.c_str()}).code, 0);
     const std::string out = (dir / "out.hdf5").string(), runDir = (dir / "run").string();
     const std::vector<std::vector<std::string>> commands = {
         {"ic", "--n", "2000", "--format", "hdf5", "-o", out},
@@ -281,13 +271,13 @@ TEST(OutputFailures, ARestartFromThePreviousCheckpointLeavesNoTemporary)
 {
     const fs::path dir     = freshDir("restart_prev") / "run";
     const std::string path = dir.string();
-    ASSERT_EQ(cli({"run", "--n", "128", "--t-end", "0.0625", "--checkpoint-every", "2", "--output-dir", path.c_str(),
-                   "--quiet", "--backend", "cpu"})
+    ASSERT_EQ(runOctwalk({"run", "--n", "128", "--t-end", "0.0625", "--checkpoint-every", "2", "--output-dir",
+                          path.c_str(), "--quiet", "--backend", "cpu"})
                   .code,
               0);
     ASSERT_TRUE(fs::exists(dir / "checkpoint.bin.prev"));
     std::ofstream(dir / "checkpoint.bin", std::ios::trunc) << "damaged";
-    const CliResult r = cli({"run", "--restart", path.c_str(), "--t-end", "0.125", "--quiet"});
+    const CliResult r = runOctwalk({"run", "--restart", path.c_str(), "--t-end", "0.125", "--quiet"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("using the previous one"), std::string::npos) << r.out;
     EXPECT_TRUE(temporaries(dir).empty()) << temporaries(dir).front();
@@ -301,7 +291,7 @@ TEST(OutputFailures, IcLeavesNeitherSnapshotNorSidecarWhenTheSidecarFails)
     // sidecar's temporary (16 longer) does not: the sidecar alone cannot be written.
     const fs::path dir     = freshDir("ic_sidecar");
     const std::string name = (dir / (std::string(236, 'x') + ".tipsy")).string();
-    const CliResult r      = cli({"ic", "--n", "1000", "-o", name.c_str()});
+    const CliResult r      = runOctwalk({"ic", "--n", "1000", "-o", name.c_str()});
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(".json"), std::string::npos) << r.err;

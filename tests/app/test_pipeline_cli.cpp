@@ -17,22 +17,12 @@
 #include "host/cli/cli.h"
 #include "host/io/checkpoint.h"
 #include "test_helpers.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 namespace {
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult run(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    int code = octwalk::runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
-}
 
 std::string slurp(const std::filesystem::path& f)
 {
@@ -72,18 +62,18 @@ TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
     fs::remove_all(base);
     const std::string whole = (base / "whole").string(), split = (base / "split").string();
     // 2^-3 / 2^-7: 16 steps; the split run stops after 11, with a build in flight for step 12 (K = 4).
-    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.125", "--dt", "0.0078125", "--rebuild-every", "4",
-                   "--output-dir", whole.c_str(), "--quiet", "--backend", "cpu"})
+    ASSERT_EQ(runOctwalk({"run", "--n", "2000", "--t-end", "0.125", "--dt", "0.0078125", "--rebuild-every", "4",
+                          "--output-dir", whole.c_str(), "--quiet", "--backend", "cpu"})
                   .code,
               0);
-    ASSERT_EQ(run({"run", "--n", "2000", "--t-end", "0.0859375", "--dt", "0.0078125", "--rebuild-every", "4",
-                   "--output-dir", split.c_str(), "--quiet", "--backend", "cpu"})
+    ASSERT_EQ(runOctwalk({"run", "--n", "2000", "--t-end", "0.0859375", "--dt", "0.0078125", "--rebuild-every", "4",
+                          "--output-dir", split.c_str(), "--quiet", "--backend", "cpu"})
                   .code,
               0);
     const std::string ckpt = (base / "split" / "checkpoint.bin").string();
     EXPECT_EQ(slurp(ckpt).substr(0, 15), "OCTWALK-CKPT-v6");
     EXPECT_EQ(octwalk::readCheckpoint(ckpt).pipeline.rebuildLag, 2) << "the default lag";
-    const CliResult r = run({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
+    const CliResult r = runOctwalk({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(slurp(base / "whole" / "checkpoint.bin"), slurp(base / "split" / "checkpoint.bin"));
     EXPECT_EQ(slurp(base / "whole" / "energy.csv"), slurp(base / "split" / "energy.csv"));
@@ -94,7 +84,7 @@ TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
               std::string::npos);
     for (const char* option : {"--rebuild-every", "--rebuild-lag"})
     {
-        const CliResult changed = run({"run", "--restart", ckpt.c_str(), option, "1"});
+        const CliResult changed = runOctwalk({"run", "--restart", ckpt.c_str(), option, "1"});
         EXPECT_EQ(changed.code, 2) << option;
     }
     fs::remove_all(base);
@@ -108,8 +98,8 @@ TEST(PipelineCli, Version4CheckpointsRestartWithLagOne)
     const fs::path base = fs::temp_directory_path() / ("octwalk_pipeline_v4_" + std::to_string(::getpid()));
     fs::remove_all(base);
     const std::string dir = (base / "run").string();
-    ASSERT_EQ(run({"run", "--n", "500", "--t-end", "0.0859375", "--dt", "0.0078125", "--rebuild-every", "4",
-                   "--rebuild-lag", "1", "--output-dir", dir.c_str(), "--quiet", "--backend", "cpu"})
+    ASSERT_EQ(runOctwalk({"run", "--n", "500", "--t-end", "0.0859375", "--dt", "0.0078125", "--rebuild-every", "4",
+                          "--rebuild-lag", "1", "--output-dir", dir.c_str(), "--quiet", "--backend", "cpu"})
                   .code,
               0);
     const std::string v6 = slurp(base / "run" / "checkpoint.bin");
@@ -130,7 +120,7 @@ TEST(PipelineCli, Version4CheckpointsRestartWithLagOne)
     EXPECT_EQ(image.pipeline.rebuildLag, 1);
     EXPECT_EQ(image.pipeline.adoptStep, 12);
     EXPECT_EQ(image.step, 11);
-    const CliResult r = run({"run", "--restart", dir.c_str(), "--t-end", "0.125", "--quiet"});
+    const CliResult r = runOctwalk({"run", "--restart", dir.c_str(), "--t-end", "0.125", "--quiet"});
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_NE(slurp(base / "run" / "run.json").find("\"rebuild_lag\": 1"), std::string::npos);
     EXPECT_EQ(octwalk::readCheckpoint(old).pipeline.rebuildLag, 1);
@@ -156,7 +146,7 @@ TEST(PipelineCli, RefusesRebuildEveryWhereThePipelineDoesNotApply)
         std::vector<const char*> args{"run",       "--n", "256",          "--quiet",
                                       "--backend", "cpu", "--output-dir", where.c_str()};
         args.insert(args.end(), extra.begin(), extra.end());
-        const CliResult r = run(args);
+        const CliResult r = runOctwalk(args);
         EXPECT_NE(r.code, 0) << extra[1];
         EXPECT_NE(r.err.find("--rebuild-"), std::string::npos) << r.err;
         fs::remove_all(base);
@@ -176,7 +166,7 @@ TEST(PipelineCli, TheDefaultIsThePipelinedStepWhereItApplies)
         std::vector<const char*> args{"run",       "--n",     "1000",      "--t-end", "0.0625",       "--dt",
                                       "0.0078125", "--quiet", "--backend", "cpu",     "--output-dir", dir.c_str()};
         args.insert(args.end(), extra.begin(), extra.end());
-        const CliResult r = run(args);
+        const CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 0) << name << ": " << r.err;
         return base / name;
     };
@@ -189,7 +179,7 @@ TEST(PipelineCli, TheDefaultIsThePipelinedStepWhereItApplies)
         EXPECT_EQ(slurp(byDefault / "energy.csv"), slurp(same / "energy.csv")) << same;
         EXPECT_EQ(slurp(byDefault / "checkpoint.bin"), slurp(same / "checkpoint.bin")) << same;
     }
-    const CliResult help = run({"run", "--help"});
+    const CliResult help = runOctwalk({"run", "--help"});
     EXPECT_NE(help.out.find("--rebuild-every arg (=auto)"), std::string::npos) << help.out;
     fs::remove_all(base);
 }
@@ -203,8 +193,8 @@ TEST(PipelineCli, ProfileOfStepsMeasuresTheLastStepsForceError)
     const std::string csv = (base / "p.csv").string();
     fs::remove_all(base);
     fs::create_directories(base);
-    const CliResult r = run({"profile", "--n", "2000", "--steps", "3", "--backend", "cpu", "--direct-sample", "0",
-                             "--step-error-sample", "200", "--csv", csv.c_str()});
+    const CliResult r = runOctwalk({"profile", "--n", "2000", "--steps", "3", "--backend", "cpu", "--direct-sample",
+                                    "0", "--step-error-sample", "200", "--csv", csv.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("err-median"), std::string::npos) << r.out;
     std::istringstream in(slurp(csv));
@@ -237,8 +227,8 @@ TEST(PipelineCli, TimingRowsCarryEachStepsOwnInteractions)
     const fs::path base = fs::temp_directory_path() / ("octwalk_pipeline_timing_" + std::to_string(::getpid()));
     fs::remove_all(base);
     const std::string dir = base.string();
-    const CliResult r     = run({"run", "--n", "2000", "--t-end", "0.0625", "--dt", "0.0078125", "--rebuild-every", "4",
-                                 "--output-dir", dir.c_str(), "--quiet", "--backend", "cpu"});
+    const CliResult r = runOctwalk({"run", "--n", "2000", "--t-end", "0.0625", "--dt", "0.0078125", "--rebuild-every",
+                                    "4", "--output-dir", dir.c_str(), "--quiet", "--backend", "cpu"});
     ASSERT_EQ(r.code, 0) << r.err;
     const std::vector<std::string> rows = interactionColumns(slurp(base / "timing.csv"));
     ASSERT_EQ(rows.size(), 8u);

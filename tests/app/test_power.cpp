@@ -14,6 +14,10 @@
 #include "host/io/snapshot.h"
 #include "host/models/cosmo_ics.h"
 #include "host/study/power_spectrum.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 using namespace octwalk;
 
@@ -34,20 +38,6 @@ ParticleSet planeWave(int nx, int n, double box, int m, double amplitude)
         s.id[i]   = uint64_t(i);
     }
     return s;
-}
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult run(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    int code = runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
 }
 
 struct TempDir
@@ -152,11 +142,11 @@ TEST(Power, CliWritesHeaderColumnsAndReferenceRatio)
 {
     TempDir dir;
     const std::string ic = dir / "ic.gadget", csv = dir / "pk.csv";
-    CliResult r = run({"ic", "cosmo", "--n-grid", "16", "--box-size", "200", "--seed", "3", "-o", ic.c_str()});
+    CliResult r = runOctwalk({"ic", "cosmo", "--n-grid", "16", "--box-size", "200", "--seed", "3", "-o", ic.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_TRUE(std::filesystem::exists(ic + ".json"));
-    r = run({"power", ic.c_str(), "--box-size", "200", "--a", "0.02", "--n-mesh", "32", "--linear", "--reference",
-             ic.c_str(), "--reference-a", "0.02", "-o", csv.c_str()});
+    r = runOctwalk({"power", ic.c_str(), "--box-size", "200", "--a", "0.02", "--n-mesh", "32", "--linear",
+                    "--reference", ic.c_str(), "--reference-a", "0.02", "-o", csv.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     std::ifstream in(csv);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -202,7 +192,7 @@ TEST(Power, CliRejectsBadInputWithOneLineNamingTheValue)
     };
     for (const auto& [args, text] : cases)
     {
-        CliResult r = run(args);
+        CliResult r = runOctwalk(args);
         EXPECT_NE(r.code, 0) << text;
         EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -218,14 +208,16 @@ TEST(Power, IcCosmoRefusesATableThatMissesTheBoxAndNotesPartialCoverage)
     const std::string out = dir / "x.gadget", miss = dir / "miss.txt", part = dir / "part.txt";
     std::ofstream(miss) << "0.05 100\n0.06 100\n";
     std::ofstream(part) << "0.01 100\n0.2 100\n";
-    CliResult refused = run({"ic", "cosmo", "--n-grid", "16", "--power-spectrum", miss.c_str(), "-o", out.c_str()});
+    CliResult refused =
+        runOctwalk({"ic", "cosmo", "--n-grid", "16", "--power-spectrum", miss.c_str(), "-o", out.c_str()});
     EXPECT_EQ(refused.code, 2) << refused.err;
     EXPECT_NE(refused.err.find("covers k = 0.05 to 0.06 h/Mpc"), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("k = 0.06283 to 0.7618 h/Mpc"), std::string::npos) << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
     EXPECT_FALSE(std::filesystem::exists(out));
 
-    CliResult partial = run({"ic", "cosmo", "--n-grid", "16", "--power-spectrum", part.c_str(), "-o", out.c_str()});
+    CliResult partial =
+        runOctwalk({"ic", "cosmo", "--n-grid", "16", "--power-spectrum", part.c_str(), "-o", out.c_str()});
     EXPECT_EQ(partial.code, 0) << partial.err;
     EXPECT_NE(partial.out.find("note: the power spectrum table covers k = 0.01 to 0.2 h/Mpc"), std::string::npos)
         << partial.out;
@@ -237,7 +229,7 @@ TEST(Power, IcCosmoIsReachedByNameOrModelOptionAndDocumented)
 {
     TempDir dir;
     const std::string ic = dir / "ic.tipsy";
-    CliResult r          = run({"ic", "--model", "cosmo", "--n", "512", "--format", "tipsy", "-o", ic.c_str()});
+    CliResult r          = runOctwalk({"ic", "--model", "cosmo", "--n", "512", "--format", "tipsy", "-o", ic.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("512 particles (cosmo, 8^3"), std::string::npos) << r.out;
     std::ifstream json(ic + ".json");
@@ -246,7 +238,7 @@ TEST(Power, IcCosmoIsReachedByNameOrModelOptionAndDocumented)
     {
         EXPECT_NE(text.find(key), std::string::npos) << key << " in " << text;
     }
-    r = run({"ic", "cosmo", "--help"});
+    r = runOctwalk({"ic", "cosmo", "--help"});
     EXPECT_EQ(r.code, 0);
     for (const char* option :
          {"--n-grid", "--box-size", "--z-begin", "--sigma8", "--power-spectrum", "--units", "G = 1"})

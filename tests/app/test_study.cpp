@@ -17,6 +17,10 @@
 #include "host/sim/run.h"
 #include "host/study/study.h"
 #include "test_helpers.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 namespace fs = std::filesystem;
 using namespace octwalk;
@@ -26,20 +30,6 @@ using octwalk::cli::parseNameList;
 using octwalk::cli::parseThetaList;
 
 namespace {
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult runCli(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    int code = octwalk::runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
-}
 
 int countLines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
 
@@ -225,9 +215,9 @@ TEST(StudyCli, AccuracyWritesCsvJsonAndErrorsAndRefusesToOverwrite)
 {
     TempDir dir("octwalk_study_accuracy");
     std::string csv = dir / "acc.csv", json = dir / "acc.json", errors = dir / "errors";
-    CliResult r = runCli({"accuracy", "--n", "3000", "--sample", "400", "--theta", "0.4:0.8:0.2", "--mac", "bonsai",
-                          "--backend", "cpu", "--reference", "cpu", "--csv", csv.c_str(), "--json", json.c_str(),
-                          "--errors-dir", errors.c_str()});
+    CliResult r = runOctwalk({"accuracy", "--n", "3000", "--sample", "400", "--theta", "0.4:0.8:0.2", "--mac", "bonsai",
+                              "--backend", "cpu", "--reference", "cpu", "--csv", csv.c_str(), "--json", json.c_str(),
+                              "--errors-dir", errors.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("median"), std::string::npos);
     EXPECT_NE(r.out.find("cpu direct summation"), std::string::npos);
@@ -253,7 +243,7 @@ TEST(StudyCli, AccuracyWritesCsvJsonAndErrorsAndRefusesToOverwrite)
                                                            {"accuracy", "--n", "3000", "--json", json.c_str()},
                                                            {"accuracy", "--n", "3000", "--errors-dir", errors.c_str()}})
     {
-        CliResult again = runCli(args);
+        CliResult again = runOctwalk(args);
         EXPECT_EQ(again.code, 2);
         EXPECT_EQ(countLines(again.err), 1) << again.err;
     }
@@ -283,7 +273,7 @@ TEST(StudyCli, RejectsBadListsInOneLineBeforeWriting)
     {
         args.push_back("--csv");
         args.push_back(csv.c_str());
-        CliResult r = runCli(args);
+        CliResult r = runOctwalk(args);
         EXPECT_EQ(r.code, 2) << args[1] << " " << args[2];
         EXPECT_EQ(countLines(r.err), 1) << r.err;
         EXPECT_TRUE(r.out.empty()) << r.out;
@@ -295,8 +285,8 @@ TEST(StudyCli, ProfileStepsTimesWholeStepsInEveryOutput)
 {
     TempDir dir("octwalk_study_profile_steps");
     std::string csv = dir / "steps.csv", json = dir / "steps.json";
-    CliResult r = runCli({"profile", "--n", "2^11", "--steps", "2", "--dt", "0.01", "--direct-sample", "0", "--backend",
-                          "cpu", "--csv", csv.c_str(), "--json", json.c_str()});
+    CliResult r = runOctwalk({"profile", "--n", "2^11", "--steps", "2", "--dt", "0.01", "--direct-sample", "0",
+                              "--backend", "cpu", "--csv", csv.c_str(), "--json", json.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("2 simulation steps"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("median per simulation step [ms]"), std::string::npos) << r.out;
@@ -315,17 +305,17 @@ TEST(StudyCli, ProfileStepsTimesWholeStepsInEveryOutput)
         EXPECT_NE(j.find(key), std::string::npos) << key;
     }
     // --steps times steps, not evaluations; step options without it are a mistake.
-    EXPECT_EQ(runCli({"profile", "--n", "2^11", "--steps", "2", "--repeat", "3", "--backend", "cpu"}).code, 2);
-    EXPECT_EQ(runCli({"profile", "--n", "2^11", "--dt", "0.01", "--backend", "cpu"}).code, 2);
-    EXPECT_EQ(runCli({"profile", "--n", "2^11", "--steps", "-1", "--backend", "cpu"}).code, 2);
+    EXPECT_EQ(runOctwalk({"profile", "--n", "2^11", "--steps", "2", "--repeat", "3", "--backend", "cpu"}).code, 2);
+    EXPECT_EQ(runOctwalk({"profile", "--n", "2^11", "--dt", "0.01", "--backend", "cpu"}).code, 2);
+    EXPECT_EQ(runOctwalk({"profile", "--n", "2^11", "--steps", "-1", "--backend", "cpu"}).code, 2);
 }
 
 TEST(StudyCli, ProfileSweepsNAndThetaAndWritesOutputs)
 {
     TempDir dir("octwalk_study_profile");
     std::string csv = dir / "prof.csv", json = dir / "prof.json";
-    CliResult r = runCli({"profile", "--n", "2^11:2^12", "--theta", "0.5,0.7", "--repeat", "2", "--direct-sample",
-                          "100", "--backend", "cpu", "--csv", csv.c_str(), "--json", json.c_str()});
+    CliResult r = runOctwalk({"profile", "--n", "2^11:2^12", "--theta", "0.5,0.7", "--repeat", "2", "--direct-sample",
+                              "100", "--backend", "cpu", "--csv", csv.c_str(), "--json", json.c_str()});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("speed-up"), std::string::npos);
     EXPECT_NE(r.out.find("walk-count"), std::string::npos);
@@ -338,7 +328,7 @@ TEST(StudyCli, ProfileSweepsNAndThetaAndWritesOutputs)
     {
         EXPECT_NE(j.find(key), std::string::npos) << key;
     }
-    CliResult again = runCli({"profile", "--n", "2^11", "--backend", "cpu", "--json", json.c_str()});
+    CliResult again = runOctwalk({"profile", "--n", "2^11", "--backend", "cpu", "--json", json.c_str()});
     EXPECT_EQ(again.code, 2);
     EXPECT_NE(again.err.find("already exists"), std::string::npos);
 }

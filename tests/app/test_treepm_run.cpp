@@ -18,6 +18,10 @@
 #include "host/models/models.h"
 #include "host/sim/comoving.h"
 #include "host/sim/simulation.h"
+#include "tests/app/cli_runner.h"
+
+using octwalk::test::CliResult;
+using octwalk::test::runOctwalk;
 
 using namespace octwalk;
 namespace fs = std::filesystem;
@@ -121,23 +125,7 @@ TEST(TreePmRun, ComovingRestartIsBitIdentical)
     EXPECT_TRUE(sameBits(resumed.state().vel, whole.state().vel));
 }
 
-namespace {
-
-struct CliResult
-{
-    int code;
-    std::string out, err;
-};
-
-CliResult runOctwalk(std::vector<const char*> args)
-{
-    args.insert(args.begin(), "octwalk");
-    std::ostringstream out, err;
-    const int code = runCli(int(args.size()), args.data(), out, err);
-    return {code, out.str(), err.str()};
-}
-
-} // namespace
+namespace {} // namespace
 
 TEST(TreePmCli, AComovingRunTakesTheBoxFromItsInputAndRecordsTheMesh)
 {
