@@ -23,7 +23,6 @@
 #include <string>
 #include <vector>
 
-#include "host/core/random.h"
 #include "host/core/timer.h"
 #include "host/models/models.h"
 #include "host/reference/direct.h"
@@ -45,32 +44,12 @@ struct PeriodicBox
     std::vector<double> mass;
 };
 
-PeriodicBox uniformBox(int64_t n)
-{
-    PeriodicBox b{1.0, {}, std::vector<double>(size_t(n), 1.0 / double(n))};
-    Random rng(7);
-    for (int64_t i = 0; i < n; ++i) b.pos.push_back({rng.uniform(), rng.uniform(), rng.uniform()});
-    return b;
-}
+PeriodicBox boxOf(const ParticleSet& s) { return {s.boxSize, s.pos, s.mass}; }
 
-PeriodicBox clusteredBox(int64_t n)
-{
-    const double L            = 10.0;
-    const Vec3d centres[4]    = {{0.3, 0.3, 0.3}, {0.7, 0.4, 0.6}, {0.02, 0.8, 0.5}, {0.5, 0.98, 0.1}};
-    const ParticleSet plummer = makePlummer(n, 9);
-    auto wrap                 = [L](double x) {
-        const double w = x - L * std::floor(x / L);
-        return w < L ? w : 0.0;
-    };
-    PeriodicBox b{L, {}, std::vector<double>(size_t(n), 1.0 / double(n))};
-    for (int64_t i = 0; i < n; ++i)
-    {
-        const Vec3d& o = centres[i % 4];
-        const Vec3d& q = plummer.pos[i];
-        b.pos.push_back({wrap(L * (o.x + q.x / 40)), wrap(L * (o.y + q.y / 40)), wrap(L * (o.z + q.z / 40))});
-    }
-    return b;
-}
+PeriodicBox uniformBox(int64_t n) { return boxOf(makeUniformBox(n, 1.0, 7)); }
+
+/// docs/periodic.md's clustered box in L = 10.
+PeriodicBox clusteredBox(int64_t n) { return boxOf(makeClusteredBox(n, 10.0, 9)); }
 
 /// The "pairs" study (host/study/split_errors.h): one row per bin of r / r_s, the median, 90th percentile and
 /// largest relative error of the tracers' accelerations against the Ewald sum of the one body.

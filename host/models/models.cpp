@@ -113,6 +113,50 @@ ParticleSet makeUniformSphere(int64_t n, uint64_t seed)
     });
 }
 
+namespace {
+
+/// x wrapped into [0, L) (x = L and values that round to it: 0).
+double wrapIntoBox(double x, double L)
+{
+    const double w = x - L * std::floor(x / L);
+    return w < L ? w : 0.0;
+}
+
+} // namespace
+
+ParticleSet makeUniformBox(int64_t n, double L, uint64_t seed)
+{
+    ParticleSet p;
+    p.resize(n);
+    p.boxSize = L;
+    Random rng(seed);
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const double x = L * rng.uniform(), y = L * rng.uniform(), z = L * rng.uniform();
+        p.pos[i]  = {wrapIntoBox(x, L), wrapIntoBox(y, L), wrapIntoBox(z, L)};
+        p.vel[i]  = {0, 0, 0};
+        p.mass[i] = 1.0 / double(n);
+        p.id[i]   = uint64_t(i);
+    }
+    return p;
+}
+
+ParticleSet makeClusteredBox(int64_t n, double L, uint64_t seed)
+{
+    const Vec3d centres[4] = {{0.3, 0.3, 0.3}, {0.7, 0.4, 0.6}, {0.02, 0.8, 0.5}, {0.5, 0.98, 0.1}};
+    ParticleSet p          = makePlummer(n, seed);
+    p.boxSize              = L;
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const Vec3d& o = centres[i % 4];
+        const Vec3d& q = p.pos[i];
+        p.pos[i]       = {wrapIntoBox(L * (o.x + q.x / 40), L), wrapIntoBox(L * (o.y + q.y / 40), L),
+                          wrapIntoBox(L * (o.z + q.z / 40), L)};
+        p.mass[i]      = 1.0 / double(n);
+    }
+    return p;
+}
+
 ParticleSet makeModel(const std::string& name, int64_t n, uint64_t seed)
 {
     if (n < 2) throw ParameterError("model size n = " + std::to_string(n) + " is invalid: must be >= 2");

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "device/gpu_solver.h"
-#include "host/core/random.h"
 #include "host/cpu/forces_cpu.h"
 #include "host/models/models.h"
 #include "host/reference/error_stats.h"
@@ -38,28 +37,11 @@ void requireGpu()
     GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
 }
 
-/// N bodies in [0, L)^3: uniform, or four Plummer spheres of scale L/40, one across a face (docs/periodic.md's
-/// clustered box).
+/// 2^log2n bodies in [0, L)^3: uniform, or docs/periodic.md's clustered box (host/models/models.h).
 ParticleSet periodicBox(int log2n, double L, bool clustered)
 {
     const int64_t n = int64_t(1) << log2n;
-    ParticleSet b   = makePlummer(n, kSeed);
-    Random rng(kSeed + 1);
-    const Vec3d centres[4] = {{0.3, 0.3, 0.3}, {0.7, 0.4, 0.6}, {0.02, 0.8, 0.5}, {0.5, 0.98, 0.1}};
-    for (int64_t i = 0; i < n; ++i)
-    {
-        const Vec3d& o = centres[i % 4];
-        const Vec3d& q = b.pos[i];
-        Vec3d x        = clustered ? Vec3d{L * (o.x + q.x / 40), L * (o.y + q.y / 40), L * (o.z + q.z / 40)}
-                                   : Vec3d{L * rng.uniform(), L * rng.uniform(), L * rng.uniform()};
-        for (double* c : {&x.x, &x.y, &x.z})
-        {
-            *c -= L * std::floor(*c / L);
-            if (!(*c < L)) *c = 0.0;
-        }
-        b.pos[i] = x;
-    }
-    return b;
+    return clustered ? makeClusteredBox(n, L, kSeed) : makeUniformBox(n, L, kSeed + 1);
 }
 
 template<class T>

@@ -14,7 +14,6 @@
 #include "common/treepm.h"
 #include "common/walk.h"
 #include "host/core/params.h"
-#include "host/core/random.h"
 #include "host/models/models.h"
 #include "host/pm/pm_mesh.h"
 #include "host/reference/direct.h"
@@ -39,35 +38,12 @@ struct PeriodicBodies
     std::vector<double> mass;
 };
 
-PeriodicBodies uniformBox(int64_t n, double L, uint64_t seed)
-{
-    PeriodicBodies b{L, {}, {}};
-    Random rng(seed);
-    for (int64_t i = 0; i < n; ++i) b.pos.push_back({L * rng.uniform(), L * rng.uniform(), L * rng.uniform()});
-    b.mass.assign(size_t(n), 1.0 / double(n));
-    return b;
-}
+PeriodicBodies bodiesOf(const ParticleSet& s) { return {s.boxSize, s.pos, s.mass}; }
 
-/// Four Plummer spheres of scale radius L/40 at fixed places, one across a face, wrapped into [0, L) (the
-/// clustered box of docs/periodic.md's tables).
-PeriodicBodies clusteredBox(int64_t n, double L, uint64_t seed)
-{
-    PeriodicBodies b{L, {}, {}};
-    const Vec3d centres[4] = {{0.3, 0.3, 0.3}, {0.7, 0.4, 0.6}, {0.02, 0.8, 0.5}, {0.5, 0.98, 0.1}};
-    const ParticleSet p    = makePlummer(n, seed);
-    auto wrap              = [L](double x) {
-        const double w = x - L * std::floor(x / L);
-        return w < L ? w : 0.0;
-    };
-    for (int64_t i = 0; i < n; ++i)
-    {
-        const Vec3d& o = centres[i % 4];
-        const Vec3d& q = p.pos[i];
-        b.pos.push_back({wrap(L * (o.x + q.x / 40)), wrap(L * (o.y + q.y / 40)), wrap(L * (o.z + q.z / 40))});
-    }
-    b.mass.assign(size_t(n), 1.0 / double(n));
-    return b;
-}
+PeriodicBodies uniformBox(int64_t n, double L, uint64_t seed) { return bodiesOf(makeUniformBox(n, L, seed)); }
+
+/// docs/periodic.md's clustered box (makeClusteredBox).
+PeriodicBodies clusteredBox(int64_t n, double L, uint64_t seed) { return bodiesOf(makeClusteredBox(n, L, seed)); }
 
 Parameters treePmParameters(const PeriodicBodies& b, int pmGrid, double theta, double eps2)
 {
