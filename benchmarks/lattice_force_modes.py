@@ -4,8 +4,8 @@
 For each setting, the longitudinal Fourier components sum_i (a_i . k/|k|) exp(-i k . x_i) of the accelerations at the
 smallest wave vectors (|n| = 1, sqrt 2, sqrt 3 and 2 fundamental modes), as ratios to those of tree + Ewald at theta
 0.07, averaged over the vectors of each length. With SHIFT the bodies are first translated by SHIFT mean spacings
-(N^(-1/3) L) along every axis: a starting lattice sits on the octree's cell boundaries at SHIFT 0 and at their
-centres at 0.5.
+(N^(-1/3) L) along every axis: a starting lattice of `ic cosmo` (at the cells' centres) sits on the octree's cell
+boundaries at SHIFT 0.5 and back at the centres at 0 or 1; one on the cells' faces the other way round.
 
     PYTHONPATH=build/python python3 benchmarks/lattice_force_modes.py SNAPSHOT [SHIFT ...]
 """
