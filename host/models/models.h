@@ -25,9 +25,9 @@ ParticleSet makeUniformSphere(int64_t n, uint64_t seed);
 ParticleSet makeUniformBox(int64_t n, double L, uint64_t seed);
 
 /// n bodies of mass 1/n in the periodic box [0, L)^3: four Plummer spheres (makePlummer(n, seed), body i in sphere
-/// i mod 4) of scale radius L/40 centred at (0.3, 0.3, 0.3), (0.7, 0.4, 0.6), (0.02, 0.8, 0.5) and (0.5, 0.98, 0.1)
-/// L, the last two across a face, wrapped into the box (boxSize L, the spheres' velocities): the clustered box of
-/// docs/periodic.md's accuracy tables.
+/// i mod 4), positions scaled by L/40 (scale radius 3 pi L / 640, about L/68), centred at (0.3, 0.3, 0.3),
+/// (0.7, 0.4, 0.6), (0.02, 0.8, 0.5) and (0.5, 0.98, 0.1) L, the last two across a face, wrapped into the box
+/// (boxSize L, the spheres' velocities): the clustered box of docs/periodic.md's accuracy tables.
 ParticleSet makeClusteredBox(int64_t n, double L, uint64_t seed);
 
 /// Builds a model by name ("plummer", "hernquist", "uniform", "galaxy", "merger" with default

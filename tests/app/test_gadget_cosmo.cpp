@@ -31,6 +31,7 @@
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
 #include "host/sim/simulation.h"
+#include "tests/app/cli_runner.h"
 
 using namespace octwalk;
 namespace fs = std::filesystem;
@@ -831,10 +832,8 @@ TEST_F(SnapshotCosmo, ConvertKeepsAndSelectsTypes)
     const ParticleSet g = makeGalaxy(600, 5);
     writeSnapshot(file("g.gadget"), SnapshotFormat::Gadget2Format2, g);
     auto cli = [](std::vector<const char*> args) {
-        args.insert(args.begin(), "octwalk");
-        std::ostringstream out, err;
-        const int code = runCli(int(args.size()), args.data(), out, err);
-        return std::make_pair(code, out.str() + err.str());
+        const octwalk::test::CliResult r = octwalk::test::runOctwalk(std::move(args));
+        return std::make_pair(r.code, r.out + r.err);
     };
     const std::string in = file("g.gadget"), all = file("all.tipsy"), disk = file("disk.gadget");
     const auto tipsy = cli({"convert", in.c_str(), all.c_str(), "--format", "tipsy-bonsai"});

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -124,8 +123,6 @@ TEST(TreePmRun, ComovingRestartIsBitIdentical)
     EXPECT_TRUE(sameBits(resumed.state().pos, whole.state().pos));
     EXPECT_TRUE(sameBits(resumed.state().vel, whole.state().vel));
 }
-
-namespace {} // namespace
 
 TEST(TreePmCli, AComovingRunTakesTheBoxFromItsInputAndRecordsTheMesh)
 {

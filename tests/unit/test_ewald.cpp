@@ -250,7 +250,7 @@ PeriodicCase uniformBox(int64_t n, double L, uint64_t seed)
     return c;
 }
 
-/// Four Plummer spheres (scale radius L/40) at fixed places of the box, one across a face, wrapped into
+/// Four Plummer spheres (scale radius about L/68) at fixed places of the box, one across a face, wrapped into
 /// [0, L): strongly clustered, with clusters seen through the boundary.
 PeriodicCase clusteredBox(int64_t n, double L, uint64_t seed)
 {

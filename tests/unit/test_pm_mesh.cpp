@@ -61,7 +61,7 @@ PeriodicBox uniformBox(int64_t n, double L, uint64_t seed)
     return b;
 }
 
-/// Four Plummer spheres of scale radius L/40 (below a cell of a 32^3 mesh), one across a face, wrapped into
+/// Four Plummer spheres of scale radius about L/68 (below a cell of a 32^3 mesh), one across a face, wrapped into
 /// [0, L): most pairs inside a cluster are short-range, the clusters pull each other through the mesh.
 PeriodicBox clusteredBox(int64_t n, double L, uint64_t seed)
 {
