@@ -241,35 +241,12 @@ struct PeriodicCase
     std::vector<double> mass;
 };
 
-PeriodicCase uniformBox(int64_t n, double L, uint64_t seed)
-{
-    PeriodicCase c{L, {}, {}};
-    Random rng(seed);
-    for (int64_t i = 0; i < n; ++i) c.pos.push_back({L * rng.uniform(), L * rng.uniform(), L * rng.uniform()});
-    c.mass.assign(size_t(n), 1.0 / double(n));
-    return c;
-}
+PeriodicCase caseOf(const ParticleSet& s) { return {s.boxSize, s.pos, s.mass}; }
 
-/// Four Plummer spheres (scale radius about L/68) at fixed places of the box, one across a face, wrapped into
-/// [0, L): strongly clustered, with clusters seen through the boundary.
-PeriodicCase clusteredBox(int64_t n, double L, uint64_t seed)
-{
-    PeriodicCase c{L, {}, {}};
-    const Vec3d centres[4] = {{0.3, 0.3, 0.3}, {0.7, 0.4, 0.6}, {0.02, 0.8, 0.5}, {0.5, 0.98, 0.1}};
-    ParticleSet p          = makePlummer(n, seed);
-    auto wrap              = [L](double x) {
-        double w = x - L * std::floor(x / L);
-        return w < L ? w : 0.0;
-    };
-    for (int64_t i = 0; i < n; ++i)
-    {
-        const Vec3d& o = centres[i % 4];
-        const Vec3d& q = p.pos[i];
-        c.pos.push_back({wrap(L * (o.x + q.x / 40)), wrap(L * (o.y + q.y / 40)), wrap(L * (o.z + q.z / 40))});
-    }
-    c.mass.assign(size_t(n), 1.0 / double(n));
-    return c;
-}
+PeriodicCase uniformBox(int64_t n, double L, uint64_t seed) { return caseOf(makeUniformBox(n, L, seed)); }
+
+/// docs/periodic.md's clustered box (makeClusteredBox): strongly clustered, with clusters seen through the boundary.
+PeriodicCase clusteredBox(int64_t n, double L, uint64_t seed) { return caseOf(makeClusteredBox(n, L, seed)); }
 
 /// The tree's relative errors against the Ewald sum at `sample` bodies; interactions (nodes + leaf bodies,
 /// all bodies) when asked for.

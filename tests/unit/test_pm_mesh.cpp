@@ -52,35 +52,12 @@ struct PeriodicBox
     std::vector<double> mass;
 };
 
-PeriodicBox uniformBox(int64_t n, double L, uint64_t seed)
-{
-    PeriodicBox b{L, {}, {}};
-    Random rng(seed);
-    for (int64_t i = 0; i < n; ++i) b.pos.push_back({L * rng.uniform(), L * rng.uniform(), L * rng.uniform()});
-    b.mass.assign(size_t(n), 1.0 / double(n));
-    return b;
-}
+PeriodicBox boxOf(const ParticleSet& s) { return {s.boxSize, s.pos, s.mass}; }
 
-/// Four Plummer spheres of scale radius about L/68 (below a cell of a 32^3 mesh), one across a face, wrapped into
-/// [0, L): most pairs inside a cluster are short-range, the clusters pull each other through the mesh.
-PeriodicBox clusteredBox(int64_t n, double L, uint64_t seed)
-{
-    PeriodicBox b{L, {}, {}};
-    const Vec3d centres[4] = {{0.3, 0.3, 0.3}, {0.7, 0.4, 0.6}, {0.02, 0.8, 0.5}, {0.5, 0.98, 0.1}};
-    const ParticleSet p    = makePlummer(n, seed);
-    auto wrap              = [L](double x) {
-        double w = x - L * std::floor(x / L);
-        return w < L ? w : 0.0;
-    };
-    for (int64_t i = 0; i < n; ++i)
-    {
-        const Vec3d& o = centres[i % 4];
-        const Vec3d& q = p.pos[i];
-        b.pos.push_back({wrap(L * (o.x + q.x / 40)), wrap(L * (o.y + q.y / 40)), wrap(L * (o.z + q.z / 40))});
-    }
-    b.mass.assign(size_t(n), 1.0 / double(n));
-    return b;
-}
+PeriodicBox uniformBox(int64_t n, double L, uint64_t seed) { return boxOf(makeUniformBox(n, L, seed)); }
+
+/// docs/periodic.md's clustered box (makeClusteredBox): strongly clustered, with clusters seen through the boundary.
+PeriodicBox clusteredBox(int64_t n, double L, uint64_t seed) { return boxOf(makeClusteredBox(n, L, seed)); }
 
 struct Forces
 {
