@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "common/integrate.h"
 #include "host/core/mass_weighted.h"
 #include "host/models/galaxy.h"
 #include "host/models/sampling.h"
@@ -113,17 +114,6 @@ ParticleSet makeUniformSphere(int64_t n, uint64_t seed)
     });
 }
 
-namespace {
-
-/// x wrapped into [0, L) (x = L and values that round to it: 0).
-double wrapIntoBox(double x, double L)
-{
-    const double w = x - L * std::floor(x / L);
-    return w < L ? w : 0.0;
-}
-
-} // namespace
-
 ParticleSet makeUniformBox(int64_t n, double L, uint64_t seed)
 {
     ParticleSet p;
@@ -133,7 +123,7 @@ ParticleSet makeUniformBox(int64_t n, double L, uint64_t seed)
     for (int64_t i = 0; i < n; ++i)
     {
         const double x = L * rng.uniform(), y = L * rng.uniform(), z = L * rng.uniform();
-        p.pos[i]  = {wrapIntoBox(x, L), wrapIntoBox(y, L), wrapIntoBox(z, L)};
+        p.pos[i]  = wrapPosition({x, y, z}, L);
         p.vel[i]  = {0, 0, 0};
         p.mass[i] = 1.0 / double(n);
         p.id[i]   = uint64_t(i);
@@ -150,8 +140,7 @@ ParticleSet makeClusteredBox(int64_t n, double L, uint64_t seed)
     {
         const Vec3d& o = centres[i % 4];
         const Vec3d& q = p.pos[i];
-        p.pos[i]       = {wrapIntoBox(L * (o.x + q.x / 40), L), wrapIntoBox(L * (o.y + q.y / 40), L),
-                          wrapIntoBox(L * (o.z + q.z / 40), L)};
+        p.pos[i]       = wrapPosition({L * (o.x + q.x / 40), L * (o.y + q.y / 40), L * (o.z + q.z / 40)}, L);
         p.mass[i]      = 1.0 / double(n);
     }
     return p;

@@ -3,21 +3,12 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "common/integrate.h"
 #include "host/core/random.h"
 #include "host/reference/ewald_direct.h"
 #include "host/solver/solver.h"
 
 namespace octwalk {
-
-namespace {
-
-double wrapped(double x, double L)
-{
-    const double w = x - L * std::floor(x / L);
-    return w < L ? w : 0.0;
-}
-
-} // namespace
 
 std::vector<PairError> treePmPairErrors(const Parameters& p, int64_t tracers, uint64_t seed)
 {
@@ -37,7 +28,7 @@ std::vector<PairError> treePmPairErrors(const Parameters& p, int64_t tracers, ui
         const double d = std::exp(lo + (hi - lo) * rng.uniform());
         const double z = 2 * rng.uniform() - 1, phi = 2 * M_PI * rng.uniform(), s = std::sqrt(1 - z * z);
         const Vec3d x = source + d * Vec3d{s * std::cos(phi), s * std::sin(phi), z};
-        pos.push_back({wrapped(x.x, L), wrapped(x.y, L), wrapped(x.z, L)});
+        pos.push_back(wrapPosition(x, L));
         mass.push_back(1e-9);
         r.push_back(d);
     }
