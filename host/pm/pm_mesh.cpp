@@ -127,8 +127,9 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
     timings_ = PmTimings{};
     Stopwatch clock;
     checkBodies(pos, mass, n);
-    acc.assign(size_t(n), Vec3d{0, 0, 0});
-    pot.assign(size_t(n), 0.0);
+    // interpolate writes every body's four values: sized here, not filled.
+    acc.resize(size_t(n));
+    pot.resize(size_t(n));
     timings_.check = clock.lap();
     if (n == 0) return;
     sortBySlab(pos, mass, n);
