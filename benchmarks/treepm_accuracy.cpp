@@ -1,21 +1,21 @@
 // TreePM (or tree + Ewald) forces of a periodic box against the exact Ewald sum: the figures of docs/periodic.md's
 // accuracy and CPU speed tables.
 //
-//   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT]
+//   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
+//   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
 //   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
+//
+// PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control). The uniform box is
+// 2^LOG2N random bodies in a unit box (no softening), the clustered one docs/periodic.md's in a box of side 10
+// (softening 1e-3 L); a SNAPSHOT with a BoxSize is measured in its box with softening EPSILON. Prints the median, p99
+// and largest relative force error on SAMPLE (default 256) sampled bodies, the interactions per body and the time of
+// two evaluations, the second from the first's accelerations as in a run's steps (its figures), and of the mesh.
 //
 // "pairs" measures the force of one body on another against the Ewald sum as a function of their distance r, in bins
 // of r / r_s: one body of unit mass at a random place and 8192 tracers (mass 1e-9 each) at random distances
 // (uniform in log r from r_s / 16 to L / 2) and directions around it, theta 0.3 so that the tree adds nothing; the
 // error of the split itself (the mesh's, and the pull left out beyond the cutoff) where the short and the long range
 // meet.
-//   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT]
-//
-// PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control). The uniform box is 2^LOG2N random bodies in a unit
-// box (no softening); the clustered one four Plummer spheres shrunk 40 times in a box of side 10 (softening
-// 1e-3 L); a SNAPSHOT with a BoxSize is measured in its box with softening EPSILON. Prints the median, p99 and
-// largest relative force error on SAMPLE (default 256) sampled bodies, the interactions per body and the time of
-// two evaluations, the second from the first's accelerations as in a run's steps (its figures), and of the mesh.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -84,8 +84,6 @@ int pairErrors(int argc, char** argv)
     return 0;
 }
 
-} // namespace
-
 /// The bodies of a named box: uniform or clustered (2^LOG2N, their softening), or a periodic snapshot's (LOG2N
 /// read as the softening length instead).
 PeriodicBox namedBox(const std::string& name, const char* size, double& eps)
@@ -101,6 +99,8 @@ PeriodicBox namedBox(const std::string& name, const char* size, double& eps)
     eps = std::atof(size);
     return {set.boxSize, set.pos, set.mass};
 }
+
+} // namespace
 
 int main(int argc, char** argv)
 {
