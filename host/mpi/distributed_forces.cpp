@@ -66,10 +66,11 @@ bool mpiAllowsASecondThread()
 
 void checkDistributable(const Parameters& p)
 {
-    if (p.box_size > 0)
+    if (p.box_size > 0 && p.pm_grid <= 0)
     {
         throw ParameterError("box_size " + std::to_string(p.box_size) +
-                             ": the distributed evaluation takes isolated boxes only (box_size 0)");
+                             " with pm_grid 0: the distributed evaluation takes periodic boxes with TreePM only "
+                             "(pm_grid > 0); the Ewald sum reaches every body");
     }
     if (p.mac == Mac::Relative)
     {
@@ -103,6 +104,12 @@ DistributedGravity::DistributedGravity(const Communicator& comm, const Parameter
     : comm_(comm), params_(p), solver_(p), local_(std::make_unique<LocalTree>())
 {
     checkDistributable(p);
+    if (p.box_size > 0)
+    {
+        periodic_ = treePmPeriodicView(p);
+        mesh_     = std::make_unique<DistributedMesh>(comm, p);
+        solver_.setMeshSchedule(GravitySolver::MeshSchedule::Elsewhere);
+    }
 }
 
 DistributedGravity::~DistributedGravity() = default;
@@ -133,17 +140,7 @@ void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec
                  t.mac, t.quad);
         t.body = toF4(p, local.mass[0]);
         groupBox(&t.body, t.leaf, t.center, t.half);
-        t.tree   = {nullptr,
-                    &t.mac,
-                    &t.com,
-                    t.quad,
-                    &t.leaf,
-                    0,
-                    1,
-                    kLeafBit,
-                    0,
-                    PeriodicView{nullptr, 0, 0.0f, 0.0f},
-                    packedFarField2(params_)};
+        t.tree   = {nullptr, &t.mac, &t.com, t.quad, &t.leaf, 0, 1, kLeafBit, 0, periodic_, packedFarField2(params_)};
         t.groups = {&t.leaf, &t.center, &t.half, 1};
         t.bodies = {&t.body, 1};
         t.order  = &t.firstBody;
@@ -212,7 +209,7 @@ const F4* DistributedGravity::walkRemoteOnGpu(const EssentialTree& let, const Ta
 {
     if (!remoteGpu_) remoteGpu_ = std::make_unique<GpuSolver>();
     const LocalTree& t = *local_;
-    remoteGpu_->evaluate(let.view(), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), remoteResult_);
+    remoteGpu_->evaluate(let.view(periodic_), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), remoteResult_);
     addGroupCosts(t.groups, remoteResult_.nodeCounts.data(), remoteResult_.leafBodyCounts.data(), 0, cost);
     return remoteResult_.acc.data();
 }
@@ -234,7 +231,7 @@ void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<
     else
     {
         const InteractionTotals totals =
-            evaluateTreeCpu(let.view(), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), scratch_);
+            evaluateTreeCpu(let.view(periodic_), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), scratch_);
         checkClosedLeavesNotOpened(let, scratch_.lists.leafOffset.data(), scratch_.lists.leafList.data(),
                                    t.groups.numGroups, "rank " + std::to_string(s));
         addGroupCosts(t.groups, scratch_.counts, 0, cost);
@@ -251,6 +248,18 @@ void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<
     }
 }
 
+void DistributedGravity::addMeshForces(DistributedForces& out) const
+{
+    const double G  = params_.gravitational_constant;
+    const int64_t n = int64_t(out.acc.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        out.acc[size_t(i)] += G * meshAcc_[size_t(i)];
+        out.pot[size_t(i)] += G * meshPot_[size_t(i)];
+    }
+}
+
 void DistributedGravity::computeForces(const ParticleSet& local, DistributedForces& out)
 {
     out = DistributedForces{};
@@ -258,6 +267,12 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     std::vector<Vec3d> localAcc;
     std::vector<double> localPot;
     std::vector<int64_t> cost;
+    // TreePM's long range, before the exchange's thread may call MPI: the mesh's sum is collective too.
+    if (mesh_)
+    {
+        mesh_->computeForces(local.pos.data(), local.mass.data(), local.size(), meshAcc_, meshPot_);
+        out.secondsMesh = total.lap();
+    }
     if (!exchange_) exchange_ = std::make_unique<Exchange>();
     Exchange& ex = *exchange_;
     ex.reset();
@@ -339,7 +354,8 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         out.pot[i]     = pot[k];
         out.cost[i]    = cost[k];
     }
-    out.secondsForce = total.lap();
+    if (mesh_) addMeshForces(out);
+    out.secondsForce = out.secondsMesh + total.lap();
 }
 
 } // namespace octwalk::mpi

@@ -2,7 +2,9 @@
 /// @file distributed_forces.h
 /// Gravity on the bodies of many ranks: each rank walks its own tree for its bodies (GravitySolver, on
 /// either backend) and the essential trees of every other rank (host/mpi/let.h) cut for the box of its
-/// groups, and adds the parts in rank order. Isolated boxes with Octgrav's or Bonsai's MAC (let.h says why).
+/// groups, and adds the parts in rank order. Octgrav's or Bonsai's MAC (let.h says why), in isolated boxes or in
+/// periodic ones under TreePM: there the trees give the short range (the essential trees hold the bodies within
+/// its reach), and the ranks' bodies share one mesh for the long range (host/mpi/distributed_mesh.h).
 ///
 ///   mpi::MpiEnvironment env(&argc, &argv);
 ///   mpi::Communicator comm;
@@ -22,6 +24,7 @@
 #include "host/core/params.h"
 #include "host/core/particles.h"
 #include "host/mpi/communicator.h"
+#include "host/mpi/distributed_mesh.h"
 #include "host/mpi/let.h"
 #include "host/mpi/tree_walk.h"
 #include "host/solver/solver.h"
@@ -49,19 +52,23 @@ struct DistributedForces
            secondsRemote = 0;
     /// Whether the essential trees travelled while the own tree was walked.
     bool overlapped = false;
+    /// TreePM: wall seconds of the long range (the mesh of all ranks' bodies), before the trees; in secondsForce.
+    double secondsMesh = 0;
 };
 
 class DistributedGravity
 {
 public:
-    /// ParameterError for a periodic box or Mac::Relative (not distributed yet). comm must outlive this.
+    /// ParameterError for a periodic box without TreePM (pm_grid 0) or Mac::Relative (not distributed yet).
+    /// comm must outlive this.
     DistributedGravity(const Communicator& comm, const Parameters& p);
     ~DistributedGravity();
 
     const Parameters& parameters() const { return params_; }
 
     /// Forces on this rank's bodies from the bodies of all ranks. Collective: every rank calls it, with any
-    /// number of bodies (none too). InputError as GravitySolver's for bad bodies. The same bodies on the
+    /// number of bodies (none too). InputError as GravitySolver's for bad bodies (in a periodic box, a body
+    /// outside [0, box_size)^3 too). The same bodies on the
     /// same ranks give the same bits, for any thread count. On the GPU backend both the own tree and the
     /// received essential trees are walked on the device (GpuSolver::evaluate, the CPU twin's arrays).
     void computeForces(const ParticleSet& local, DistributedForces& out);
@@ -85,6 +92,8 @@ private:
     /// The walk of a received essential tree for this rank's groups on the device: results (G = 1, tree order)
     /// and per-group counts into remoteGpu_'s evaluation.
     const F4* walkRemoteOnGpu(const EssentialTree& let, const TargetView& targets, std::vector<int64_t>& cost);
+    /// TreePM: adds the mesh's forces (G applied) to out's, body by body.
+    void addMeshForces(DistributedForces& out) const;
 
     const Communicator& comm_;
     Parameters params_;
@@ -98,6 +107,11 @@ private:
     std::unique_ptr<Exchange> exchange_;
     EssentialTree outgoing_, incoming_;
     EssentialTreeScratch cutScratch_;
+    /// TreePM: the walks' periodic box and short range, and the long range (null in an isolated box).
+    PeriodicView periodic_{nullptr, 0, 0.0f, 0.0f};
+    std::unique_ptr<DistributedMesh> mesh_;
+    std::vector<Vec3d> meshAcc_;
+    std::vector<double> meshPot_;
 };
 
 } // namespace octwalk::mpi

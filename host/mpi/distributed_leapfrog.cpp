@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "common/integrate.h"
 #include "host/mpi/domain.h"
 
 namespace octwalk::mpi {
@@ -50,7 +51,8 @@ void DistributedLeapfrog::step(ParticleSet& local, double dt)
 {
     if (!started_) throw InputError("DistributedLeapfrog::step before start");
     kick(local, 0.5 * dt);
-    for (size_t i = 0; i < local.pos.size(); ++i) local.pos[i] += dt * local.vel[i];
+    const double box = gravity_.parameters().box_size;
+    for (size_t i = 0; i < local.pos.size(); ++i) driftPosition(local.pos[i], local.vel[i], dt, box);
     // Every rank sees the same imbalance (gathered), so all take the same branch.
     rebalanced_ = imbalance_ > rebalance_;
     if (rebalanced_) redistribute(comm_, local, forces_.cost);

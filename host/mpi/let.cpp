@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/errors.h"
+#include "common/treepm.h"
 #include "host/mpi/mpi_error.h"
 
 namespace octwalk::mpi {
@@ -66,21 +68,47 @@ public:
     const GroupsBox& all() const { return levels_.back()[0]; }
 
     /// Whether every group in the boxes accepts the node.
-    bool accepts(F4 nodeMac) const { return accepts(nodeMac, levels_.size() - 1, 0); }
+    bool accepts(F4 nodeMac) const
+    {
+        return holdsForEvery([nodeMac](const GroupsBox& box) { return acceptedByEveryGroup(nodeMac, box); },
+                             levels_.size() - 1, 0);
+    }
+
+    /// Whether every group in the boxes drops the node (a periodic box under TreePM).
+    bool drops(F4 nodeMac, const PeriodicView& periodic) const
+    {
+        return holdsForEvery(
+            [nodeMac, &periodic](const GroupsBox& box) { return droppedByEveryGroup(nodeMac, box, periodic); },
+            levels_.size() - 1, 0);
+    }
 
 private:
-    bool accepts(F4 nodeMac, size_t level, size_t i) const
+    /// Whether test holds for every box under the union at (level, i); test must hold for a box whenever it
+    /// holds for a box around it.
+    template<class Test>
+    bool holdsForEvery(const Test& test, size_t level, size_t i) const
     {
         const GroupsBox& box = levels_[level][i];
-        if (box.numGroups == 0 || acceptedByEveryGroup(nodeMac, box)) return true;
+        if (box.numGroups == 0 || test(box)) return true;
         if (level == 0) return false;
         const std::vector<GroupsBox>& below = levels_[level - 1];
-        if (2 * i + 1 >= below.size()) return accepts(nodeMac, level - 1, 2 * i);
-        return accepts(nodeMac, level - 1, 2 * i) && accepts(nodeMac, level - 1, 2 * i + 1);
+        if (2 * i + 1 >= below.size()) return holdsForEvery(test, level - 1, 2 * i);
+        return holdsForEvery(test, level - 1, 2 * i) && holdsForEvery(test, level - 1, 2 * i + 1);
     }
 
     std::vector<std::vector<GroupsBox>> levels_;
 };
+
+/// Whether the tree's walk is TreePM's short-range walk.
+bool shortRangeTree(const TreeView& tree) { return tree.periodic.boxSize > 0.0f && shortRangeOn(tree.periodic.shortRange); }
+
+/// How the node enters the essential tree, unless it is opened: dropped in a periodic box (short range), sent
+/// closed in an isolated one.
+Kind settledKind(const TreeView& tree, const Receiver& box, F4 nodeMac)
+{
+    if (shortRangeTree(tree)) return box.drops(nodeMac, tree.periodic) ? Kind::Dropped : Kind::Open;
+    return box.accepts(nodeMac) ? Kind::Closed : Kind::Open;
+}
 
 /// The nodes of the essential tree in breadth-first order.
 void traverse(const TreeView& tree, const Receiver& box, std::vector<Visit>& visits)
@@ -90,7 +118,8 @@ void traverse(const TreeView& tree, const Receiver& box, std::vector<Visit>& vis
     {
         const uint32_t entry = visits[q].entry;
         const int32_t node   = int32_t(entry & ~kLeafBit);
-        if (box.accepts(tree.nodeMac[node])) visits[q].kind = Kind::Closed;
+        const Kind settled   = settledKind(tree, box, tree.nodeMac[node]);
+        if (settled != Kind::Open) visits[q].kind = settled;
         else if (entry & kLeafBit) visits[q].kind = Kind::Bodies;
         else
         {
@@ -121,10 +150,12 @@ void copyNode(const TreeView& tree, int32_t from, EssentialTree& let, int32_t to
 /// Sizes let for the visits and gives every visit its entry in let.
 void numberNodes(const std::vector<Visit>& visits, EssentialTree& let, std::vector<uint32_t>& entry)
 {
-    let.numInternal =
-        int32_t(std::count_if(visits.begin(), visits.end(), [](const Visit& v) { return v.kind == Kind::Open; }));
-    let.numLeaves  = int32_t(visits.size()) - let.numInternal;
-    const size_t n = visits.size();
+    const auto count = [&](Kind kind) {
+        return int32_t(std::count_if(visits.begin(), visits.end(), [kind](const Visit& v) { return v.kind == kind; }));
+    };
+    let.numInternal = count(Kind::Open);
+    let.numLeaves   = int32_t(visits.size()) - let.numInternal - count(Kind::Dropped);
+    const size_t n  = size_t(let.numInternal + let.numLeaves);
     let.children.assign(2 * size_t(let.numInternal), U4{0, 0, 0, 0});
     let.nodeMac.resize(n);
     let.nodeCom.resize(n);
@@ -132,9 +163,13 @@ void numberNodes(const std::vector<Visit>& visits, EssentialTree& let, std::vect
     let.source.resize(n);
     let.leafRange.resize(size_t(let.numLeaves));
     let.leafClosed.resize(size_t(let.numLeaves));
-    entry.resize(n);
+    entry.resize(visits.size());
     uint32_t internal = 0, leaf = uint32_t(let.numInternal);
-    for (size_t q = 0; q < n; ++q) entry[q] = visits[q].kind == Kind::Open ? internal++ : (kLeafBit | leaf++);
+    for (size_t q = 0; q < visits.size(); ++q)
+    {
+        const Kind kind = visits[q].kind;
+        entry[q]        = kind == Kind::Dropped ? kEmptyChild : kind == Kind::Open ? internal++ : (kLeafBit | leaf++);
+    }
 }
 
 /// An empty tree, its arrays' storage kept.
@@ -205,10 +240,32 @@ bool acceptedByEveryGroup(F4 nodeMac, const GroupsBox& box)
     return d2 > kSmallestDistance2 && d2 > double(nodeMac.w) * (1.0 + box.maxScale) * (1.0 + kRadiusMargin);
 }
 
-TreeView EssentialTree::view() const
+bool droppedByEveryGroup(F4 nodeMac, const GroupsBox& box, const PeriodicView& periodic)
+{
+    const ShortRangeView& s = periodic.shortRange;
+    const double L          = periodic.boxSize;
+    const double margin     = kBoxMargin * std::max(L, largestMagnitude(box, nodeMac));
+    // Per axis: the distance from the box to the nearest image of p (the walk's boxPointDistance2Periodic).
+    auto axis = [margin, L](double p, double lo, double hi) {
+        const double c = 0.5 * (lo + hi), h = 0.5 * (hi - lo) + margin;
+        double d       = p - c;
+        d -= L * std::nearbyint(d / L);
+        return std::max(std::fabs(d) - h, 0.0);
+    };
+    const double dx = axis(nodeMac.x, box.lo.x, box.hi.x);
+    const double dy = axis(nodeMac.y, box.lo.y, box.hi.y);
+    const double dz = axis(nodeMac.z, box.lo.z, box.hi.z);
+    const double reach =
+        (double(s.cutoff) + double(s.nodeExtentFactor) * std::sqrt(double(nodeMac.w))) * (1.0 + kRadiusMargin);
+    return dx * dx + dy * dy + dz * dz > reach * reach;
+}
+
+TreeView EssentialTree::view() const { return view(PeriodicView{nullptr, 0, 0.0f, 0.0f}); }
+
+TreeView EssentialTree::view(const PeriodicView& periodic) const
 {
     return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
-            numInternal,     numLeaves,      rootEntry,      depth,           PeriodicView{nullptr, 0, 0.0f, 0.0f},
+            numInternal,     numLeaves,      rootEntry,      depth,           periodic,
             farField2};
 }
 
@@ -245,17 +302,29 @@ void buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std:
                         EssentialTree& let, EssentialTreeScratch& scratch)
 {
     clearKeepingStorage(let);
+    if (tree.periodic.boxSize > 0.0f && !shortRangeTree(tree))
+    {
+        throw ParameterError("essential trees of a periodic box need TreePM's short range (pm_grid > 0): the Ewald "
+                             "sum reaches every body");
+    }
     const Receiver box(boxes);
     if (box.all().numGroups == 0 || tree.numInternal + tree.numLeaves == 0) return;
     std::vector<Visit>& visits   = scratch.visits;
     std::vector<uint32_t>& entry = scratch.entry;
     traverse(tree, box, visits);
     numberNodes(visits, let, entry);
+    if (let.numLeaves == 0)
+    {
+        // Nothing within reach (a periodic box): no tree, not one of empty nodes.
+        clearKeepingStorage(let);
+        return;
+    }
     let.rootEntry = entry[0];
     let.farField2 = tree.farField2;
     for (size_t q = 0; q < visits.size(); ++q)
     {
-        const Visit& v     = visits[q];
+        const Visit& v = visits[q];
+        if (v.kind == Kind::Dropped) continue;
         const int32_t from = int32_t(v.entry & ~kLeafBit);
         const int32_t to   = int32_t(entry[q] & ~kLeafBit);
         copyNode(tree, from, let, to);

@@ -15,8 +15,16 @@
 /// the box to the last bit, so B is widened and the radius scaled by margins far above float's rounding
 /// (acceptedByEveryGroup); they only make the tree a little larger. The monotonicity holds for Mac::Octgrav,
 /// Mac::Bonsai and Mac::Relative alike (the radius does not depend on the group), but the relative MAC's
-/// scales come from an estimate walk of the rank's own tree, and periodic boxes add images and the Ewald
-/// correction: the distributed evaluation takes isolated boxes with Octgrav's or Bonsai's MAC for now.
+/// scales come from an estimate walk of the rank's own tree: the distributed evaluation takes Octgrav's or
+/// Bonsai's MAC.
+///
+/// In a periodic box under TreePM (common/treepm.h) the walk drops every node whose nearest image lies beyond
+/// the short-range cutoff plus the node's extent, and its acceptance depends on more than the box. The
+/// essential tree of a periodic tree is therefore the source tree without the nodes that every group in B
+/// drops (droppedByEveryGroup: by B's nearest-image distance, with the same margins) and sends no node closed:
+/// what it holds are the bodies within reach of the short-range force of B, and the walk of a group in B takes
+/// the same decisions on it as on the full tree. The Ewald sum (a periodic box without TreePM) needs every
+/// body's pull and is not distributed.
 
 #include <cstdint>
 #include <string>
@@ -50,6 +58,11 @@ std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes);
 /// largest coordinate involved and the radius scaled by 1 + 2^-16.
 bool acceptedByEveryGroup(F4 nodeMac, const GroupsBox& box);
 
+/// Whether the short-range walk (common/walk.h classifyShortRangeEntry) drops the node for every group whose box
+/// lies in box: its nearest image is farther from box than the cutoff plus its extent, with acceptedByEveryGroup's
+/// margins.
+bool droppedByEveryGroup(F4 nodeMac, const GroupsBox& box, const PeriodicView& periodic);
+
 /// A packed tree cut from another for the groups inside one box (layout of common/tree_view.h: internal
 /// nodes, then leaves, each breadth-first; children in octant order). A closed node, sent without its
 /// children or bodies, is a leaf with no bodies and leafClosed set: every group in the box accepts it.
@@ -70,12 +83,15 @@ struct EssentialTree
     int32_t numNodes() const { return numInternal + numLeaves; }
     /// An isolated tree (the walk reads no periodic table).
     TreeView view() const;
+    /// The tree in the periodic box of its source tree (TreePM's short range; no Ewald table).
+    TreeView view(const PeriodicView& periodic) const;
     BodyView bodyView() const;
 };
 
 /// Cuts the essential tree of box from a packed tree (its nodes' words, leaves and bodies are copied as
-/// they are). Empty when the box has no groups or the tree no nodes.
-/// @param[in] tree    a packed tree, isolated
+/// they are). Empty when the box has no groups, the tree no nodes, or (periodic) no body within reach.
+/// ParameterError for a periodic tree without TreePM's short range.
+/// @param[in] tree    a packed tree, isolated or periodic under TreePM
 /// @param[in] bodies  its bodies (tree order)
 /// @param[in] box     the other rank's groups
 EssentialTree buildEssentialTree(const TreeView& tree, const BodyView& bodies, const GroupsBox& box);
@@ -93,6 +109,7 @@ struct EssentialTreeScratch
         Open,   ///< internal, sent with its children
         Bodies, ///< leaf, sent with its bodies
         Closed, ///< sent as a leaf without bodies: every group accepts it
+        Dropped, ///< periodic: not sent, every group drops it (its parent's slot is empty)
     };
     /// A node of the source tree met by the breadth-first traversal.
     struct Visit

@@ -125,19 +125,37 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
                            std::vector<double>& pot)
 {
     timings_ = PmTimings{};
+    if (n == 0)
+    {
+        checkBodies(pos, mass, n);
+        acc.clear();
+        pot.clear();
+        return;
+    }
+    assignMasses(pos, mass, n);
+    solve();
+    interpolate(acc, pot);
+    Stopwatch clock;
+    addNonPairTerms(mass, n, deterministicSum<double>(n, [&](int64_t i) { return mass[i]; }), pot);
+    timings_.interpolate += clock.lap();
+}
+
+void PmMesh::assignMasses(const Vec3d* pos, const double* mass, int64_t n)
+{
+    timings_ = PmTimings{};
     Stopwatch clock;
     checkBodies(pos, mass, n);
-    // interpolate writes every body's four values: sized here, not filled.
-    acc.resize(size_t(n));
-    pot.resize(size_t(n));
     timings_.check = clock.lap();
-    if (n == 0) return;
     sortBySlab(pos, mass, n);
-    const SlabOrder& order = order_;
-    timings_.sort          = clock.lap();
-    if (assignment_ == MassAssignment::Cic) assignMass<2>(order);
-    else assignMass<3>(order);
+    timings_.sort = clock.lap();
+    if (assignment_ == MassAssignment::Cic) assignMass<2>(order_);
+    else assignMass<3>(order_);
     timings_.assign = clock.lap();
+}
+
+void PmMesh::solve()
+{
+    Stopwatch clock;
     fft_.forward();
     timings_.fft += clock.lap();
     applyGreensFunction();
@@ -155,10 +173,16 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
         storeComponent(component);
         timings_.interpolate += clock.lap();
     }
-    if (assignment_ == MassAssignment::Cic) interpolate<2>(order, acc, pot);
-    else interpolate<3>(order, acc, pot);
-    timings_.interpolate += clock.lap();
-    addNonPairTerms(mass, n, pot);
+}
+
+void PmMesh::interpolate(std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    Stopwatch clock;
+    // interpolate writes every body's four values: sized here, not filled.
+    acc.resize(order_.body.size());
+    pot.resize(order_.body.size());
+    if (assignment_ == MassAssignment::Cic) interpolate<2>(order_, acc, pot);
+    else interpolate<3>(order_, acc, pot);
     timings_.interpolate += clock.lap();
 }
 
@@ -369,10 +393,9 @@ void PmMesh::interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::v
     }
 }
 
-void PmMesh::addNonPairTerms(const double* mass, int64_t n, std::vector<double>& pot) const
+void PmMesh::addNonPairTerms(const double* mass, int64_t n, double totalMass, std::vector<double>& pot) const
 {
-    const double total      = deterministicSum<double>(n, [&](int64_t i) { return mass[i]; });
-    const double background = G_ * total * shortRangeBackgroundPotential(splitScale_, boxSize_);
+    const double background = G_ * totalMass * shortRangeBackgroundPotential(splitScale_, boxSize_);
     const double self       = G_ * shortRangeSelfPotential(splitScale_);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) pot[i] += background + self * mass[i];

@@ -64,6 +64,24 @@ public:
     void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                        std::vector<double>& pot);
 
+    // computeForces in its phases, for a mesh whose masses come from several processes
+    // (host/mpi/distributed_mesh.h): each assigns its own bodies, the meshes are summed into density(), and
+    // each solves and interpolates to its own bodies.
+
+    /// The bodies' masses on the mesh (density(); zero for n = 0), checked as computeForces checks them. The
+    /// bodies' positions and masses are copied: interpolate needs only the mesh's fields.
+    void assignMasses(const Vec3d* pos, const double* mass, int64_t n);
+    /// The mesh's masses, n^3 x-major (x slowest): written by assignMasses, read by solve.
+    double* density() { return fft_.real(); }
+    /// The potential and the three accelerations on the mesh from density(); destroys density().
+    void solve();
+    /// The fields interpolated to the bodies of the last assignMasses, written by body index, without the
+    /// non-pair terms.
+    void interpolate(std::vector<Vec3d>& acc, std::vector<double>& pot);
+    /// Adds the two non-pair terms of the potential: the body's own short-range term and the background's,
+    /// which is proportional to totalMass, the mass of the whole box.
+    void addNonPairTerms(const double* mass, int64_t n, double totalMass, std::vector<double>& pot) const;
+
 private:
     /// Bodies sorted by the first x slab of their stencil (stable: index order within a slab), with their
     /// positions and masses in that order, so that the passes over them read memory in sequence.
@@ -88,7 +106,6 @@ private:
     /// The potential and the acceleration interpolated to the bodies, written by body index.
     template<int Width>
     void interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::vector<double>& pot) const;
-    void addNonPairTerms(const double* mass, int64_t n, std::vector<double>& pot) const;
 
     double boxSize_, splitScale_, G_;
     MassAssignment assignment_;

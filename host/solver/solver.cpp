@@ -108,21 +108,6 @@ bool treePmOn(const Parameters& p) { return p.box_size > 0 && p.pm_grid > 0; }
 /// never sums (its nodes lie within the cutoff).
 bool periodicErrorControl(const Parameters& p) { return p.box_size > 0 && p.err_tol_force_acc > 0 && !treePmOn(p); }
 
-/// The tree's view of TreePM's split (common/treepm.h) for these parameters.
-ShortRangeView shortRangeView(const Parameters& p)
-{
-    const double rs = p.asmth * p.box_size / double(p.pm_grid), cutoff = p.rcut * rs;
-    ShortRangeView s;
-    s.splitScale = float(rs);
-    s.cutoff     = float(cutoff);
-    s.cutoff2    = float(cutoff * cutoff);
-    // sqrt(3) rounded up: a node's extent bound must not shrink in float.
-    s.nodeExtentFactor        = p.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
-    const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
-    s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
-    s.nodeErrorScale          = float(rs * rs * rs * rs / kTreePmNodeErrorFactor);
-    return s;
-}
 
 /// Whether TreePM's walk expands the nodes too wide for its fixed bound where their error is small beside each
 /// group's acceleration (common/treepm.h shortRangeNodeErrorSmallEnough). Only with the previous step's
@@ -364,6 +349,28 @@ void checkNotAllUnderflowed(const F4* out, int64_t numOut, const BodySpan& bodie
 
 } // namespace
 
+ShortRangeView shortRangeView(const Parameters& p)
+{
+    const double rs = p.asmth * p.box_size / double(p.pm_grid), cutoff = p.rcut * rs;
+    ShortRangeView s;
+    s.splitScale = float(rs);
+    s.cutoff     = float(cutoff);
+    s.cutoff2    = float(cutoff * cutoff);
+    // sqrt(3) rounded up: a node's extent bound must not shrink in float.
+    s.nodeExtentFactor        = p.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
+    const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
+    s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
+    s.nodeErrorScale          = float(rs * rs * rs * rs / kTreePmNodeErrorFactor);
+    return s;
+}
+
+PeriodicView treePmPeriodicView(const Parameters& p)
+{
+    PeriodicView view{nullptr, 0, float(p.box_size), float(1.0 / p.box_size)};
+    view.shortRange = shortRangeView(p);
+    return view;
+}
+
 GravitySolver::GravitySolver(const Parameters& p) { setParameters(p); }
 
 GravitySolver::~GravitySolver()                                   = default;
@@ -505,8 +512,7 @@ void GravitySolver::buildTree()
     if (treePmOn(params_))
     {
         // No Ewald correction: the table is not needed (nor computed).
-        packed_.periodic            = {nullptr, 0, float(params_.box_size), float(1.0 / params_.box_size)};
-        packed_.periodic.shortRange = shortRangeView(params_);
+        packed_.periodic = treePmPeriodicView(params_);
     }
     else packed_.periodic = periodicView(params_.box_size);
     packed_.periodic.walk = ewaldWalk_;
@@ -631,7 +637,8 @@ const F4* GravitySolver::evaluateBodies()
     const F4* out  = nullptr;
     TargetView targets{packed_.bodies.data(), int32_t(packed_.bodies.size()), true};
     meshSeconds_          = 0;
-    const bool meshBeside = treePmOn(params_) && meshBesideTheWalk();
+    const bool meshHere   = treePmOn(params_) && !shortRangeOnly();
+    const bool meshBeside = meshHere && meshBesideTheWalk();
     std::exception_ptr meshError;
     if (meshBeside)
     {
@@ -682,7 +689,7 @@ const F4* GravitySolver::evaluateBodies()
     }
     F4* results = nullptr;
     namingMemory("walking the tree", n, 100, [&] { results = evaluateTargets(targets); });
-    if (treePmOn(params_))
+    if (meshHere)
     {
         if (meshBeside)
         {
@@ -699,6 +706,11 @@ const F4* GravitySolver::evaluateBodies()
         if (kPhases[k].group == PhaseGroup::Walk) times_.seconds[k] += estimateTimes.seconds[k];
     }
     return out;
+}
+
+bool GravitySolver::shortRangeOnly() const
+{
+    return treePmOn(params_) && meshSchedule_ == MeshSchedule::Elsewhere;
 }
 
 bool GravitySolver::meshBesideTheWalk() const
@@ -781,7 +793,7 @@ void GravitySolver::computeForces(std::vector<Vec3d>& acc, std::vector<double>& 
     storeScaled(
         out, bodies_.n, params_.gravitational_constant, [&](int64_t k) { return int64_t(tree_.order[k]); },
         [&](int64_t i) { return bodies_.nameOf(i); }, acc, pot);
-    checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
+    if (!shortRangeOnly()) checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
 }
 
 void GravitySolver::computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vector<double>& pot)
@@ -790,7 +802,7 @@ void GravitySolver::computeForcesInTreeOrder(std::vector<Vec3d>& acc, std::vecto
     storeScaled(
         out, bodies_.n, params_.gravitational_constant, [](int64_t k) { return k; },
         [&](int64_t k) { return bodies_.nameOf(tree_.order[k]); }, acc, pot);
-    checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
+    if (!shortRangeOnly()) checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
 }
 
 const F4* GravitySolver::evaluateInTreeOrder() { return evaluateBodies(); }
@@ -818,7 +830,7 @@ void GravitySolver::checkTreeOrderResults(const F4* out, bool anyNotFinite) cons
             throwNotFinite({G * out[at].x, G * out[at].y, G * out[at].z}, G * out[at].w, "body", firstBad);
         }
     }
-    checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
+    if (!shortRangeOnly()) checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
 }
 
 void GravitySolver::swapTreeOrderBodies(std::vector<Vec3d>& pos, std::vector<double>& mass)

@@ -41,6 +41,11 @@ struct InteractionStats
     double leavesPerBody() const { return numTargets ? double(leafInteractions) / double(numTargets) : 0; }
 };
 
+/// The tree's view of TreePM's split (common/treepm.h) for these parameters (box_size > 0, pm_grid > 0).
+ShortRangeView shortRangeView(const Parameters& p);
+/// The walk's periodic box under TreePM: the box and shortRangeView, no Ewald table.
+PeriodicView treePmPeriodicView(const Parameters& p);
+
 /// Flops counted per interaction, as in the Octgrav paper (Gaburov et al. 2010).
 constexpr double kFlopsPerBodyBody = 38;
 constexpr double kFlopsPerBodyNode = 70;
@@ -174,12 +179,15 @@ public:
 
     /// TreePM: whether the host computes the particle mesh on a thread of its own while the tree is walked
     /// (the default on the GPU backend, whose walk leaves the host's cores free) or after the walk (the default
-    /// on the CPU backend, whose walk takes every core). The results are the same bits either way.
+    /// on the CPU backend, whose walk takes every core). The results are the same bits either way. Elsewhere:
+    /// the solver returns the short-range forces only and its caller adds the long range (the bodies of several
+    /// ranks share one mesh: host/mpi/distributed_mesh.h).
     enum class MeshSchedule
     {
         Automatic,
         BesideTheWalk,
         AfterTheWalk,
+        Elsewhere,
     };
     void setMeshSchedule(MeshSchedule schedule) { meshSchedule_ = schedule; }
 
@@ -214,6 +222,10 @@ private:
     /// meshAcc_ and meshPot_; its seconds into meshSeconds_. Reads only the tree's positions and masses, so
     /// that it may run beside the device's walk.
     void computeMeshForces();
+    /// TreePM with the mesh elsewhere: the results are the short range alone, which is zero for bodies that
+    /// have no neighbour within the cutoff (so the check that softening has not underflowed them all is not
+    /// made).
+    bool shortRangeOnly() const;
     /// Whether this evaluation's mesh runs beside the walk (setMeshSchedule).
     bool meshBesideTheWalk() const;
     /// TreePM: adds computeMeshForces' results to out, the tree's short-range results.

@@ -296,13 +296,10 @@ TEST(DistributedForces, EmptyAndSingleBodyRanks)
     }
 }
 
-TEST(DistributedForces, PeriodicAndRelativeAreRefused)
+TEST(DistributedForces, RelativeIsRefused)
 {
     const Communicator& comm = world();
-    Parameters periodic      = cpuParameters(0.5, 1e-4);
-    periodic.box_size        = 1.0;
-    EXPECT_THROW(DistributedGravity(comm, periodic), ParameterError);
-    Parameters relative = cpuParameters(0.5, 1e-4);
+    Parameters relative      = cpuParameters(0.5, 1e-4);
     relative.mac        = Mac::Relative;
     EXPECT_THROW(DistributedGravity(comm, relative), ParameterError);
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -160,6 +161,95 @@ INSTANTIATE_TEST_SUITE_P(Models, EssentialTreeWalk,
                              return std::string(info.param.model) + "_theta" + std::to_string(thetaPercent) +
                                     (info.param.mac == Mac::Octgrav ? "_octgrav" : "_bonsai");
                          });
+
+struct PeriodicCase
+{
+    const char* model; ///< "clustered" or "uniform" (host/models/models.h's boxes)
+    double theta;
+    Mac mac;
+    int pmGrid;
+};
+
+class ShortRangeEssentialTreeWalk : public ::testing::TestWithParam<PeriodicCase>
+{
+};
+
+/// In a periodic box under TreePM: the essential tree of group subsets (some across the box's faces) walks like
+/// the full tree, without the bodies beyond the short range's reach, and sends no node closed.
+TEST_P(ShortRangeEssentialTreeWalk, ListsAndForcesEqualTheFullTree)
+{
+    const PeriodicCase c = GetParam();
+    Parameters p;
+    p.opening_angle          = c.theta;
+    p.mac                    = c.mac;
+    p.epsilon_squared        = 1e-6;
+    p.backend                = Backend::Cpu;
+    p.box_size               = 1.0;
+    p.pm_grid                = c.pmGrid;
+    const ParticleSet bodies = std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7)
+                                                                   : makeUniformBox(1 << 13, 1.0, 7);
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    solver.computeForces(acc, pot);
+    const PackedTree& packed = solver.packedTree();
+    const TreeView tree      = packed.treeView();
+    const int32_t numGroups  = int32_t(packed.groupRange.size());
+    const float eps2         = float(p.epsilon_squared);
+    const std::vector<std::pair<int32_t, int32_t>> subsets = {
+        {0, numGroups / 4}, {numGroups / 2, std::max(1, numGroups / 20)}, {numGroups / 3, 1}, {0, numGroups}};
+    for (auto [first, count] : subsets)
+    {
+        SCOPED_TRACE("groups " + std::to_string(first) + " + " + std::to_string(count));
+        const GroupSubset s = subsetOf(packed, first, count);
+        const Walk full     = walkFor(tree, packed.bodyView(), s, eps2);
+        for (int32_t boxes : {1, 7, 64})
+        {
+            const EssentialTree let = buildEssentialTree(tree, packed.bodyView(), groupsBoxes(s.view(), boxes));
+            const Walk pruned       = walkFor(let.view(tree.periodic), let.bodyView(), s, eps2, &let.source);
+            EXPECT_EQ(pruned.nodes, full.nodes) << boxes << " boxes";
+            EXPECT_EQ(pruned.leaves, full.leaves) << boxes << " boxes";
+            EXPECT_TRUE(bitIdentical(pruned.out, full.out)) << boxes << " boxes";
+            EXPECT_EQ(std::count(let.leafClosed.begin(), let.leafClosed.end(), uint8_t(1)), 0);
+            // A slice of the groups needs a part of the bodies (a quarter of them, on a 16^3 mesh whose cutoff is
+            // 0.35 L, may reach all).
+            if (count <= numGroups / 20) EXPECT_LT(let.bodies.size(), packed.bodies.size()) << boxes << " boxes";
+            if (boxes == 64)
+            {
+                std::printf("  %d groups: %d of %d nodes, %zu of %zu bodies\n", count, let.numNodes(),
+                            packed.numInternal + packed.numLeaves, let.bodies.size(), packed.bodies.size());
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Boxes, ShortRangeEssentialTreeWalk,
+                         ::testing::Values(PeriodicCase{"clustered", 0.5, Mac::Bonsai, 16},
+                                           PeriodicCase{"clustered", 0.7, Mac::Octgrav, 32},
+                                           PeriodicCase{"uniform", 0.6, Mac::Bonsai, 32}),
+                         [](const ::testing::TestParamInfo<PeriodicCase>& info) {
+                             const int thetaPercent = static_cast<int>(info.param.theta * 100 + 0.5);
+                             return std::string(info.param.model) + "_theta" + std::to_string(thetaPercent) +
+                                    "_pm" + std::to_string(info.param.pmGrid);
+                         });
+
+/// An essential tree of a periodic box needs TreePM's short range: the Ewald sum reaches every body.
+TEST(EssentialTree, PeriodicWithoutTreePmIsRefused)
+{
+    Parameters p;
+    p.backend  = Backend::Cpu;
+    p.box_size = 1.0;
+    const ParticleSet bodies = makeUniformBox(1 << 10, 1.0, 3);
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    solver.computeForces(acc, pot);
+    const PackedTree& packed = solver.packedTree();
+    EXPECT_THROW(buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBox(packed.groupView())),
+                 ParameterError);
+}
 
 /// A packed Plummer sphere (2^12 bodies by default).
 GravitySolver plummerSolver(int64_t n = 1 << 12, uint64_t seed = 3)

@@ -1,0 +1,62 @@
+#pragma once
+/// @file distributed_mesh.h
+/// TreePM's long-range force (host/pm/pm_mesh.h) for bodies spread over ranks: each rank assigns its own
+/// bodies' masses to a whole mesh, the meshes are summed, and each rank solves the summed mesh and
+/// interpolates to its own bodies.
+///
+/// The sum is cut by x slabs: rank r adds up, in rank order, every rank's copy of its own range of slabs
+/// (MPI_Alltoallv), and the summed slabs then travel to every rank (MPI_Allgatherv). Every cell's sum has one
+/// order, so the mesh has the same bits on every rank and at every call with the same bodies on the same
+/// ranks, for any thread count. Each rank transforms the whole mesh (host/pm/slab_fft_grid.h): the same
+/// memory per rank as one process's mesh, and the same time; only the assignment and the interpolation are
+/// divided among the ranks.
+
+#include <cstdint>
+#include <vector>
+
+#include "common/vec.h"
+#include "host/core/params.h"
+#include "host/mpi/communicator.h"
+#include "host/pm/pm_mesh.h"
+
+namespace octwalk::mpi {
+
+/// Seconds of the last computeForces on this rank.
+struct DistributedMeshTimings
+{
+    double assign = 0; ///< this rank's bodies to its mesh (checks and the slab sort included)
+    double sum    = 0; ///< the ranks' meshes summed and sent to every rank (waits for slower ranks included)
+    double solve  = 0; ///< the transforms and the Green's function
+    double interpolate = 0; ///< the fields to this rank's bodies, and the non-pair terms
+};
+
+class DistributedMesh
+{
+public:
+    /// The mesh of p (pm_grid cells per side of box_size, asmth, pm_assignment; G = 1: the caller applies
+    /// the gravitational constant): ParameterError as PmMesh's. comm must outlive this.
+    DistributedMesh(const Communicator& comm, const Parameters& p);
+
+    /// Long-range accelerations and potentials (G = 1) of this rank's n bodies from the bodies of all ranks,
+    /// indexed like pos. Collective: every rank calls it, with any number of bodies (none too). InputError as
+    /// PmMesh::computeForces for this rank's bad bodies.
+    void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                       std::vector<double>& pot);
+
+    const PmMesh& mesh() const { return mesh_; }
+    const DistributedMeshTimings& timings() const { return timings_; }
+
+private:
+    /// The first slab of rank r's range (r = size: the mesh's size).
+    int64_t firstSlab(int r) const;
+    /// Sums every rank's density() into every rank's density().
+    void sumMeshes();
+
+    const Communicator& comm_;
+    PmMesh mesh_;
+    /// The slabs of this rank's range from every rank, a chunk of slabs at a time (kept from call to call).
+    std::vector<double> received_;
+    DistributedMeshTimings timings_;
+};
+
+} // namespace octwalk::mpi

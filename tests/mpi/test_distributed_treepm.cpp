@@ -1,0 +1,224 @@
+// TreePM in a periodic box on several ranks (CPU backend): the ranks' shared mesh is one process's mesh up to
+// the rounding of its sums; the forces' errors against the split's exact sum (short range pair by pair, long
+// range from one process's mesh) are one rank's errors (median and p99 within 10%) on a clustered and on a
+// uniform box; repeats are bit-identical whatever the thread count; the Ewald sum is refused.
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "host/models/models.h"
+#include "host/mpi/distributed_forces.h"
+#include "host/mpi/distributed_mesh.h"
+#include "host/mpi/domain.h"
+#include "host/reference/error_stats.h"
+#include "host/reference/short_range_direct.h"
+#include "mpi/mpi_test_util.h"
+
+namespace {
+
+using namespace octwalk;
+using namespace octwalk::mpi;
+using namespace octwalk::mpi::testing;
+
+/// TreePM on a 16^3 mesh (the smallest that holds the cutoff of asmth 1.25, rcut 4.5 below L / 2).
+Parameters treePmParameters(double theta)
+{
+    Parameters p;
+    p.backend         = Backend::Cpu;
+    p.opening_angle   = theta;
+    p.epsilon_squared = 1e-6;
+    p.box_size        = 1.0;
+    p.pm_grid         = 16;
+    return p;
+}
+
+ParticleSet decomposed(const ParticleSet& all)
+{
+    const Communicator& comm = world();
+    ParticleSet mine         = roundRobinShare(all, comm.rank(), comm.size());
+    redistribute(comm, mine);
+    return mine;
+}
+
+/// One process's mesh forces on every body (indexed like all; G = 1).
+void oneProcessMesh(const ParticleSet& all, const Parameters& p, std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    PmMesh mesh(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
+    mesh.computeForces(all.pos.data(), all.mass.data(), all.size(), acc, pot);
+}
+
+/// The split's exact accelerations of every body (indexed by id = index): the short range summed pair by pair
+/// in double, the ranks sharing the targets, plus one process's mesh.
+std::vector<Vec3d> exactSplit(const ParticleSet& all, const Parameters& p)
+{
+    const Communicator& comm = world();
+    std::vector<int64_t> targets;
+    for (int64_t i = comm.rank(); i < all.size(); i += comm.size()) targets.push_back(i);
+    const double rs = p.asmth * p.box_size / double(p.pm_grid);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    shortRangeDirectSum(all.pos.data(), all.mass.data(), all.size(), targets, {p.box_size, rs, p.rcut * rs},
+                        p.epsilon_squared, 1.0, acc, pot);
+    const std::vector<Vec3d> gathered = comm.allgatherv(acc);
+    std::vector<Vec3d> exact(size_t(all.size()));
+    size_t at = 0;
+    for (int r = 0; r < comm.size(); ++r)
+    {
+        for (int64_t i = r; i < all.size(); i += comm.size()) exact[size_t(i)] = gathered[at++];
+    }
+    std::vector<Vec3d> meshAcc;
+    oneProcessMesh(all, p, meshAcc, pot);
+    for (size_t i = 0; i < exact.size(); ++i) exact[i] += meshAcc[i];
+    return exact;
+}
+
+TEST(DistributedTreePm, MeshIsOneProcesssMesh)
+{
+    const Communicator& comm = world();
+    const ParticleSet all    = makeClusteredBox(1 << 12, 1.0, 5);
+    const ParticleSet mine   = decomposed(all);
+    for (MassAssignment assignment : {MassAssignment::Cic, MassAssignment::Tsc})
+    {
+        Parameters p    = treePmParameters(0.5);
+        p.pm_assignment = assignment;
+        DistributedMesh mesh(comm, p);
+        std::vector<Vec3d> acc, one;
+        std::vector<double> pot, onePot;
+        mesh.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), acc, pot);
+        oneProcessMesh(all, p, one, onePot);
+        double largest = 0, worst = 0, worstPot = 0, largestPot = 0;
+        for (size_t i = 0; i < one.size(); ++i)
+        {
+            largest    = std::max(largest, std::sqrt(dot(one[i], one[i])));
+            largestPot = std::max(largestPot, std::fabs(onePot[i]));
+        }
+        for (size_t k = 0; k < mine.id.size(); ++k)
+        {
+            const size_t i = size_t(mine.id[k]);
+            const Vec3d d  = acc[k] - one[i];
+            worst          = std::max(worst, std::sqrt(dot(d, d)));
+            worstPot       = std::max(worstPot, std::fabs(pot[k] - onePot[i]));
+        }
+        // The sums differ from one process's only in their order.
+        EXPECT_TRUE(onAllRanks(comm, worst <= 1e-12 * largest)) << worst << " against " << largest;
+        EXPECT_TRUE(onAllRanks(comm, worstPot <= 1e-12 * largestPot)) << worstPot << " against " << largestPot;
+    }
+}
+
+/// The errors of the distributed evaluation and of one rank's solver against the split's exact sum.
+void expectOneRankAccuracy(const ParticleSet& all, const Parameters& p, const char* name)
+{
+    const Communicator& comm        = world();
+    const std::vector<Vec3d> exact  = exactSplit(all, p);
+    const ParticleSet mine          = decomposed(all);
+    DistributedGravity gravity(comm, p);
+    DistributedForces f;
+    gravity.computeForces(mine, f);
+    std::vector<Vec3d> ref;
+    for (uint64_t id : mine.id) ref.push_back(exact[size_t(id)]);
+    const ErrorStats distributed = errorStats(comm.allgatherv(relativeErrors(f.acc, ref)));
+    GravitySolver solver(p);
+    solver.setBodies(all.pos, all.mass, all.id);
+    std::vector<Vec3d> oneAcc;
+    std::vector<double> onePot;
+    solver.computeForces(oneAcc, onePot);
+    const ErrorStats one = errorStats(relativeErrors(oneAcc, exact));
+    EXPECT_EQ(distributed.count, all.size());
+    EXPECT_LE(distributed.median, 1.1 * one.median);
+    EXPECT_LE(distributed.p99, 1.1 * one.p99);
+    const int64_t interactions = comm.allreduceSum(f.localInteractions + f.remoteInteractions);
+    const int64_t sent         = comm.allreduceSum(f.bytesSent);
+    if (comm.rank() == 0)
+    {
+        std::printf("%s: N=%lld, P=%d, pm_grid %d, theta=%.2f: median %.3e (1 rank %.3e), p99 %.3e (1 rank %.3e), "
+                    "%.1f interactions/body (1 rank %.1f), %.1f KiB of essential trees\n",
+                    name, (long long)all.size(), comm.size(), p.pm_grid, p.opening_angle, distributed.median,
+                    one.median, distributed.p99, one.p99, double(interactions) / double(all.size()),
+                    double(solver.stats().nodeInteractions + solver.stats().leafInteractions) / double(all.size()),
+                    double(sent) / 1024.0);
+    }
+}
+
+TEST(DistributedTreePm, ClusteredBoxErrorsAreOneRanksErrors)
+{
+    expectOneRankAccuracy(makeClusteredBox(1 << 13, 1.0, 3), treePmParameters(0.5), "clustered box");
+}
+
+TEST(DistributedTreePm, UniformBoxErrorsAreOneRanksErrors)
+{
+    expectOneRankAccuracy(makeUniformBox(1 << 13, 1.0, 4), treePmParameters(0.6), "uniform box");
+}
+
+std::vector<char> resultBytes(const DistributedForces& f)
+{
+    std::vector<char> b;
+    auto add = [&b](const void* data, size_t bytes) {
+        const char* c = static_cast<const char*>(data);
+        b.insert(b.end(), c, c + bytes);
+    };
+    add(f.acc.data(), f.acc.size() * sizeof(Vec3d));
+    add(f.pot.data(), f.pot.size() * sizeof(double));
+    add(f.cost.data(), f.cost.size() * sizeof(int64_t));
+    return world().allgatherv(b);
+}
+
+TEST(DistributedTreePm, RepeatsAreBitIdenticalWhateverTheThreads)
+{
+    const Communicator& comm = world();
+    const ParticleSet all    = makeClusteredBox(1 << 12, 1.0, 8);
+    const Parameters p       = treePmParameters(0.6);
+    const int threads        = omp_get_max_threads();
+    std::vector<std::vector<char>> runs;
+    for (int t : {1, 2, 1})
+    {
+        omp_set_num_threads(t);
+        ParticleSet mine = decomposed(all);
+        DistributedGravity gravity(comm, p);
+        DistributedForces f;
+        gravity.computeForces(mine, f);
+        runs.push_back(resultBytes(f));
+    }
+    omp_set_num_threads(threads);
+    EXPECT_TRUE(runs[0] == runs[1]);
+    EXPECT_TRUE(runs[0] == runs[2]);
+}
+
+/// Ranks with no bodies and with one body still take part in the mesh and the trees.
+TEST(DistributedTreePm, EmptyAndSingleBodyRanks)
+{
+    const Communicator& comm = world();
+    // Rank r holds min(r, 2) bodies: rank 0 none, rank 1 one.
+    auto held        = [](int r) { return std::min(r, 2); };
+    int64_t first = 0, total = 0;
+    for (int r = 0; r < comm.size(); ++r)
+    {
+        if (r == comm.rank()) first = total;
+        total += held(r);
+    }
+    const ParticleSet all  = makeUniformBox(total, 1.0, 2);
+    const Parameters p     = treePmParameters(0.5);
+    const ParticleSet mine = selectBodies(all, [&](int64_t i) { return i >= first && i < first + held(comm.rank()); });
+    DistributedGravity gravity(comm, p);
+    DistributedForces f;
+    gravity.computeForces(mine, f);
+    const std::vector<Vec3d> exact = exactSplit(all, p);
+    for (size_t k = 0; k < mine.id.size(); ++k)
+    {
+        const Vec3d e = exact[size_t(mine.id[k])], d = f.acc[k] - e;
+        EXPECT_LT(std::sqrt(dot(d, d) / dot(e, e)), 1e-4);
+    }
+}
+
+TEST(DistributedTreePm, TheEwaldSumIsRefused)
+{
+    Parameters ewald = treePmParameters(0.5);
+    ewald.pm_grid    = 0;
+    EXPECT_THROW(DistributedGravity(world(), ewald), ParameterError);
+}
+
+} // namespace
