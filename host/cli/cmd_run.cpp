@@ -16,6 +16,7 @@
 #include "host/io/snapshot.h"
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
+#include "host/sim/comoving.h"
 #include "host/sim/run.h"
 #ifdef OCTWALK_HAVE_MPI
 #include "host/sim/distributed_run.h"
@@ -278,20 +279,20 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
             }
             checkNewDirectory("--output-dir", d.outputDir, " (use --restart to continue a run)");
             bodies = d.input.empty() ? buildModel(d.mo) : readInput(d.input, d.inputFormat);
-            if (bodies.boxSize > 0 && !(d.vm.count("box-size") && !d.vm["box-size"].defaulted()))
-            {
-                std::ostringstream m;
-                m << "--input '" << d.input << "' is a periodic box (BoxSize " << bodies.boxSize
-                  << "): periodic runs take one rank for now; start it without mpirun, or give --box-size 0";
-                throw ParameterError(m.str());
-            }
+            const bool boxGiven = d.vm.count("box-size") && !d.vm["box-size"].defaulted();
+            if (bodies.boxSize > 0 && boxGiven && c.parameters.box_size > 0)
+                checkAgrees("box-size", c.parameters.box_size, bodies.boxSize);
+            if (bodies.boxSize > 0 && !boxGiven) c.parameters.box_size = bodies.boxSize;
+            checkDistributable(c.parameters);
+            if (c.parameters.box_size > 0) checkInsideBox(bodies, c.parameters.box_size);
             t0 = bodies.time;
             planSteps(t0, d.tEnd, d.timestep);
             fs::create_directories(dir);
         },
         cliExitCode);
-    // The input's start time is rank 0's; every rank plans the same steps from it.
-    t0              = comm.allgather(t0)[0];
+    // The input's start time and box are rank 0's; every rank plans the same steps from them.
+    t0                    = comm.allgather(t0)[0];
+    c.parameters.box_size = comm.allgather(c.parameters.box_size)[0];
     c.plan          = planSteps(t0, d.tEnd, d.timestep);
     const int64_t n = comm.allreduceSum(bodies.size());
     out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, " << c.plan.numSteps << " steps of "

@@ -134,11 +134,12 @@ std::string DistributedRunConfig::canonicalText() const
 
 void checkDistributable(const Parameters& p)
 {
-    if (p.box_size > 0)
+    if (p.box_size > 0 && p.pm_grid <= 0)
     {
         std::ostringstream m;
         m << "box_size " << p.box_size
-          << ": periodic runs take one rank (the distributed forces are isolated); start it without mpirun";
+          << " with pm_grid 0: periodic runs on several ranks take TreePM (give --pm-grid, e.g. N^(1/3)); the "
+             "Ewald sum runs on one rank (start it without mpirun)";
         throw ParameterError(m.str());
     }
     if (p.mac == Mac::Relative)
@@ -164,14 +165,16 @@ ParticleSet gatherById(const mpi::Communicator& comm, const ParticleSet& local)
     all.vel  = comm.gatherv(local.vel);
     all.mass = comm.gatherv(local.mass);
     all.id   = comm.gatherv(local.id);
-    all.type = comm.gatherv(local.type);
-    all.time = local.time;
+    all.type    = comm.gatherv(local.type);
+    all.time    = local.time;
+    all.boxSize = local.boxSize;
     std::vector<size_t> order(all.id.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return all.id[a] < all.id[b]; });
     ParticleSet sorted;
     sorted.resize(all.size());
-    sorted.time = all.time;
+    sorted.time    = all.time;
+    sorted.boxSize = all.boxSize;
     for (size_t k = 0; k < order.size(); ++k)
     {
         sorted.pos[k]  = all.pos[order[k]];
@@ -487,7 +490,8 @@ int runDistributed(const mpi::Communicator& comm, ParticleSet bodies, const Dist
 {
     checkSameOnAllRanks(comm, config.canonicalText(), "options");
     checkDistributable(config.parameters);
-    bodies.time = config.plan.t0;
+    bodies.time    = config.plan.t0;
+    bodies.boxSize = config.parameters.box_size;
     mpi::DistributedLeapfrog lf(comm, config.parameters);
     lf.start(bodies);
     const double e0 = lf.energy(bodies).total();
@@ -548,6 +552,7 @@ int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std
     checkSameOnAllRanks(comm, c.canonicalText(), "checkpoint settings");
     ParticleSet local = std::move(image.state);
     local.time        = c.plan.t0 + double(image.step) * c.plan.h;
+    local.boxSize     = c.parameters.box_size;
     out << versionHeader() << ": restarting on " << comm.size() << " ranks from step " << image.step << " of "
         << c.plan.numSteps << ", t = " << local.time << "\n";
     mpi::DistributedLeapfrog lf(comm, c.parameters);
