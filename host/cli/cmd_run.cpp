@@ -226,7 +226,9 @@ struct DistributedCli
     const std::string &input, &inputFormat, &outputDir;
     double tEnd, timestep;
     const ForceOptions& force;
-    bool direct, zeroNetForce, comoving, timeline, quiet;
+    bool direct, zeroNetForce, timeline, quiet;
+    /// The comoving options (enabled: --comoving).
+    ComovingCli& comoving;
 };
 
 /// The CLI's exit code of an exception (UsageError and the library's ParameterError and InputError: 2).
@@ -242,7 +244,6 @@ void refuseOnRanks(const DistributedCli& d)
     auto refuse = [](const std::string& what) {
         throw ParameterError(what + " runs on one rank for now; start it without mpirun");
     };
-    if (d.comoving) refuse("--comoving");
     // The default (auto) takes the classic step here, which is what ranks run.
     const bool pipelined = d.force.rebuildEvery != 1 && d.force.rebuildEvery != kRebuildAutomatic;
     if (pipelined || !d.vm["rebuild-lag"].defaulted())
@@ -255,13 +256,41 @@ void refuseOnRanks(const DistributedCli& d)
 
 /// A new run on the ranks of comm: rank 0 checks the directories, reads the input or builds the model as a
 /// single-process run does, the others start empty; every rank raises what rank 0's checks raise.
+/// The checks of a comoving run's options that need no input file (the same as a single-process run's).
+void checkComovingOptions(const DistributedCli& d)
+{
+    if (d.input.empty()) throw UsageError("--comoving needs --input (a snapshot of a periodic box)");
+    for (const char* option : {"t-end", "timestep", "dt"})
+    {
+        if (d.vm.count(option) && !d.vm[option].defaulted())
+            throw UsageError(std::string("--") + option + " does not apply to --comoving (see --a-end, --dlna)");
+    }
+}
+
+/// Rank 0's text, on every rank. Collective.
+std::string rankZerosText(const mpi::Communicator& comm, const std::string& text)
+{
+    std::vector<int64_t> counts;
+    const std::vector<char> all = comm.allgatherv(std::vector<char>(text.begin(), text.end()), &counts);
+    return std::string(all.begin(), all.begin() + counts[0]);
+}
+
 int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostream& out)
 {
     refuseOnRanks(d);
+    const bool comoving = d.comoving.enabled;
     ParticleSet bodies;
     DistributedRunConfig c;
     c.parameters = d.p;
     c.settings   = d.rs;
+    if (comoving)
+    {
+        checkComovingOptions(d);
+        // TIPSY has no cosmological header and stores float32: a comoving run writes GADGET-2 unless told.
+        if (d.vm["format"].defaulted()) c.settings.format = "gadget2";
+        validate(c.settings);
+    }
+    std::string comovingText;
     c.dir        = d.outputDir;
     c.quiet      = d.quiet;
     c.source     = d.input.empty() ? modelJson(d.mo) : "{\"input\": " + jsonString(d.input) + "}";
@@ -280,21 +309,36 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
             checkNewDirectory("--output-dir", d.outputDir, " (use --restart to continue a run)");
             bodies = d.input.empty() ? buildModel(d.mo) : readInput(d.input, d.inputFormat);
             const bool boxGiven = d.vm.count("box-size") && !d.vm["box-size"].defaulted();
-            if (bodies.boxSize > 0 && boxGiven && c.parameters.box_size > 0)
-                checkAgrees("box-size", c.parameters.box_size, bodies.boxSize);
-            if (bodies.boxSize > 0 && !boxGiven) c.parameters.box_size = bodies.boxSize;
+            if (comoving) comovingText = toText(comovingSettings(d.vm, d.comoving, bodies, c.parameters));
+            else
+            {
+                if (bodies.boxSize > 0 && boxGiven && c.parameters.box_size > 0)
+                    checkAgrees("box-size", c.parameters.box_size, bodies.boxSize);
+                if (bodies.boxSize > 0 && !boxGiven) c.parameters.box_size = bodies.boxSize;
+                t0 = bodies.time;
+                planSteps(t0, d.tEnd, d.timestep);
+            }
             checkDistributable(c.parameters);
             if (c.parameters.box_size > 0) checkInsideBox(bodies, c.parameters.box_size);
-            t0 = bodies.time;
-            planSteps(t0, d.tEnd, d.timestep);
             fs::create_directories(dir);
         },
         cliExitCode);
-    // The input's start time and box are rank 0's; every rank plans the same steps from them.
-    t0                    = comm.allgather(t0)[0];
-    c.parameters.box_size = comm.allgather(c.parameters.box_size)[0];
-    c.plan          = planSteps(t0, d.tEnd, d.timestep);
+    // The parameters as rank 0 completed them from the input (its box; a comoving run's softening and G), and
+    // its start time or comoving settings: every rank plans the same steps from them.
+    c.parameters    = parametersFromText(rankZerosText(comm, toText(c.parameters)));
     const int64_t n = comm.allreduceSum(bodies.size());
+    if (comoving)
+    {
+        c.comoving = comovingSettingsFromText(rankZerosText(comm, comovingText));
+        c.plan     = StepPlan{c.comoving->aBegin, c.comoving->dlna, 0};
+        out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, comoving from a = "
+            << c.comoving->aBegin << " to a = " << c.comoving->aEnd << " in a box of " << c.parameters.box_size
+            << " (" << unitSystem(c.comoving->units).name << " units), tree with essential trees on "
+            << toString(d.p.backend) << "\n";
+        return runDistributed(comm, std::move(bodies), c, out);
+    }
+    t0     = comm.allgather(t0)[0];
+    c.plan = planSteps(t0, d.tEnd, d.timestep);
     out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, " << c.plan.numSteps << " steps of "
         << c.plan.h << " to t = " << d.tEnd << ", tree with essential trees on " << toString(d.p.backend) << "\n";
     return runDistributed(comm, std::move(bodies), c, out);
@@ -460,7 +504,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         forceOptions.direct = direct;
         return distributedNewRun(*comm,
                                  DistributedCli{vm, p, mo, rs, input, inputFormat, outputDir, tEnd, timestep,
-                                                forceOptions, direct, zeroNetForce, comoving.enabled, timeline, quiet},
+                                                forceOptions, direct, zeroNetForce, timeline, quiet, comoving},
                                  out);
     }
 #endif

@@ -114,6 +114,15 @@ DistributedGravity::DistributedGravity(const Communicator& comm, const Parameter
 
 DistributedGravity::~DistributedGravity() = default;
 
+void DistributedGravity::setEpsilonSquared(double epsilonSquared)
+{
+    if (epsilonSquared == params_.epsilon_squared) return;
+    Parameters p      = params_;
+    p.epsilon_squared = epsilonSquared;
+    solver_.setParameters(p);
+    params_ = p;
+}
+
 void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec3d>& acc, std::vector<double>& pot,
                                        std::vector<int64_t>& cost, int64_t& interactions,
                                        const std::function<void()>& afterBuild)

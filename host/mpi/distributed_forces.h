@@ -65,6 +65,9 @@ public:
     ~DistributedGravity();
 
     const Parameters& parameters() const { return params_; }
+    /// The softening of the next evaluation (a comoving run's changes with a); ParameterError as the
+    /// parameters' for a bad value.
+    void setEpsilonSquared(double epsilonSquared);
 
     /// Forces on this rank's bodies from the bodies of all ranks. Collective: every rank calls it, with any
     /// number of bodies (none too). InputError as GravitySolver's for bad bodies (in a periodic box, a body

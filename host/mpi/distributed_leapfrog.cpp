@@ -49,16 +49,24 @@ void DistributedLeapfrog::kick(ParticleSet& local, double dt) const
 
 void DistributedLeapfrog::step(ParticleSet& local, double dt)
 {
+    step(local, StepFactors{0.5 * dt, dt, 0.5 * dt, gravity_.parameters().epsilon_squared});
+}
+
+void DistributedLeapfrog::step(ParticleSet& local, const StepFactors& f)
+{
     if (!started_) throw InputError("DistributedLeapfrog::step before start");
-    kick(local, 0.5 * dt);
+    kick(local, f.kickOpen);
     const double box = gravity_.parameters().box_size;
-    for (size_t i = 0; i < local.pos.size(); ++i) driftPosition(local.pos[i], local.vel[i], dt, box);
+    for (size_t i = 0; i < local.pos.size(); ++i) driftPosition(local.pos[i], local.vel[i], f.drift, box);
     // Every rank sees the same imbalance (gathered), so all take the same branch.
     rebalanced_ = imbalance_ > rebalance_;
     if (rebalanced_) redistribute(comm_, local, forces_.cost);
+    setEpsilonSquared(f.epsilonSquared);
     evaluate(local);
-    kick(local, 0.5 * dt);
+    kick(local, f.kickClose);
 }
+
+void DistributedLeapfrog::setEpsilonSquared(double epsilonSquared) { gravity_.setEpsilonSquared(epsilonSquared); }
 
 DistributedEnergy DistributedLeapfrog::energy(const ParticleSet& local) const
 {

@@ -18,6 +18,16 @@ struct DistributedEnergy
     double total() const { return kinetic + potential; }
 };
 
+/// The factors of one kick-drift-kick step: vel += kickOpen acc; pos += drift vel (wrapped into a periodic
+/// box); the forces with softening epsilonSquared; vel += kickClose acc. A step of dt in time is {dt/2, dt, dt/2,
+/// epsilon_squared}; a comoving step (host/sim/comoving.h) keeps the canonical momenta p in vel and takes
+/// GADGET-2's kick and drift factors and the softening of its new scale factor.
+struct StepFactors
+{
+    double kickOpen = 0, drift = 0, kickClose = 0;
+    double epsilonSquared = 0;
+};
+
 class DistributedLeapfrog
 {
 public:
@@ -36,6 +46,13 @@ public:
     /// One step of dt: half a kick, a drift, the domains cut again when the last evaluation's costs are
     /// out of balance, the forces, half a kick. start() first. Collective.
     void step(ParticleSet& local, double dt);
+
+    /// One step with the given factors (the same ops as step(local, dt) for {dt/2, dt, dt/2, epsilon_squared}).
+    void step(ParticleSet& local, const StepFactors& f);
+
+    /// The softening of the next evaluation (start, resume or step(dt)); ParameterError as the parameters'.
+    void setEpsilonSquared(double epsilonSquared);
+    const Parameters& parameters() const { return gravity_.parameters(); }
 
     /// Kinetic and potential energy (1/2 sum m phi) of all ranks' bodies at the last forces. Collective.
     DistributedEnergy energy(const ParticleSet& local) const;

@@ -110,4 +110,15 @@ Vec3d wrapIntoBox(const Vec3d& x, double boxSize);
 /// InputError naming the first body (index, id and coordinate) outside [0, boxSize)^3.
 void checkInsideBox(const ParticleSet& p, double boxSize);
 
+struct Parameters;
+
+/// ParameterError for a comoving run's settings, a box_size that is not > 0, or the step criterion without
+/// softening.
+void checkComovingStart(const Parameters& p, const ComovingSettings& s);
+
+/// H0 in the run's units for bodies of total mass `mass` in the box: GADGET's, or in N-body units the one that
+/// makes the box's mean density the matter density (cosmology.h). Checks what the units fix (ParameterError for
+/// G, InputError for the mass).
+double comovingHubble0(double mass, const Parameters& p, const ComovingSettings& s);
+
 } // namespace octwalk

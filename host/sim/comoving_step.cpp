@@ -21,14 +21,13 @@ double totalMass(const ParticleSet& p)
     return m;
 }
 
-/// H0 in the run's units: GADGET's, or in N-body units the one that makes the box's mean density the
-/// matter density (cosmology.h). Checks what the units fix (ParameterError for G, InputError for the mass).
-double comovingHubble0(const ParticleSet& bodies, const Parameters& p, const ComovingSettings& s)
+} // namespace
+
+double comovingHubble0(double mass, const Parameters& p, const ComovingSettings& s)
 {
     const UnitSystem& units = unitSystem(s.units);
     const double G          = p.gravitational_constant;
     const double L          = p.box_size;
-    const double mass       = totalMass(bodies);
     if (units.units == CosmoUnits::NBody) return hubbleConstantForDensity(mass, L, s.cosmology.omega0, G);
     if (G != units.gravitationalConstant)
     {
@@ -51,8 +50,7 @@ double comovingHubble0(const ParticleSet& bodies, const Parameters& p, const Com
     return units.hubble0;
 }
 
-/// Validates a comoving run's settings against its parameters and bodies, and gives its clock at a_begin.
-Simulation::Comoving comovingStart(const ParticleSet& bodies, const Parameters& p, const ComovingSettings& s)
+void checkComovingStart(const Parameters& p, const ComovingSettings& s)
 {
     validate(s);
     if (!(p.box_size > 0))
@@ -65,11 +63,19 @@ Simulation::Comoving comovingStart(const ParticleSet& bodies, const Parameters& 
         throw ParameterError("the err_tol_int_accuracy step criterion needs a softening epsilon > 0 (or give a fixed "
                              "dlna)");
     }
+}
+
+namespace {
+
+/// Validates a comoving run's settings against its parameters and bodies, and gives its clock at a_begin.
+Simulation::Comoving comovingStart(const ParticleSet& bodies, const Parameters& p, const ComovingSettings& s)
+{
+    checkComovingStart(p, s);
     checkInsideBox(bodies, p.box_size);
     Simulation::Comoving c;
     c.settings = s;
     c.a        = s.aBegin;
-    c.hubble0  = comovingHubble0(bodies, p, s);
+    c.hubble0  = comovingHubble0(totalMass(bodies), p, s);
     return c;
 }
 

@@ -54,17 +54,10 @@ void DiagnosticsFiles::writeEnergyLagrangeHeaders(const std::string& headerComme
     {
         if (rows_.energyIsNew)
         {
-            rows_.energy
-                << headerComment
-                << "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = "
-                << "sum m v^2 / 2 of the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the "
-                << "peculiar potential energy (mean density subtracted); px, py, pz = sum m v; layzer_irvine = "
-                << "K + W + int (2K + W) d ln a (Layzer-Irvine: constant in exact dynamics) and li_error = its "
-                << "change since a_begin over |W|\n"
-                << "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
+            rows_.energy << headerComment << kComovingEnergyHeader;
         }
         if (rows_.lagrangeIsNew)
-            rows_.lagrange << headerComment << "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
+            rows_.lagrange << headerComment << kComovingLagrangeNote;
         return;
     }
     if (rows_.energyIsNew)
@@ -75,18 +68,21 @@ void DiagnosticsFiles::writeEnergyLagrangeHeaders(const std::string& headerComme
     if (rows_.lagrangeIsNew) rows_.writeLagrangeHeader(headerComment);
 }
 
+void writeComovingEnergyRow(std::ostream& out, int64_t step, const Diagnostics& d, const Simulation::Comoving& c)
+{
+    out << step << ',' << d.time << ',' << 1 / d.time - 1 << ',' << c.lastDlna << ',' << d.kinetic << ','
+        << d.potential << ',' << d.total << ',' << d.momentum.x << ',' << d.momentum.y << ',' << d.momentum.z;
+    const double constant = d.total + c.layzerIrvineIntegral;
+    out << ',' << constant << ','
+        << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';
+}
+
 void DiagnosticsFiles::write(const Simulation& sim)
 {
     Diagnostics d = sim.diagnostics();
     if (comoving_)
     {
-        rows_.energy << sim.stepIndex() << ',' << d.time << ',' << 1 / d.time - 1 << ',' << sim.comoving()->lastDlna
-                     << ',' << d.kinetic << ',' << d.potential << ',' << d.total << ',' << d.momentum.x << ','
-                     << d.momentum.y << ',' << d.momentum.z;
-        const Simulation::Comoving& c = *sim.comoving();
-        const double constant         = d.total + c.layzerIrvineIntegral;
-        rows_.energy << ',' << constant << ','
-                     << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';
+        writeComovingEnergyRow(rows_.energy, sim.stepIndex(), d, *sim.comoving());
         rows_.flush(sim.stepIndex());
         return;
     }

@@ -15,6 +15,20 @@
 
 namespace octwalk {
 
+/// energy.csv's header of a comoving run after the run's comment line: what the columns mean, then their names.
+inline constexpr const char* kComovingEnergyHeader =
+    "# comoving run: a = scale factor, z = 1/a - 1, dlna = the step just taken in ln a; kinetic = sum m v^2 / 2 of "
+    "the peculiar velocities v = a dx/dt; potential = W = sum m phi / (2 a), the peculiar potential energy (mean "
+    "density subtracted); px, py, pz = sum m v; layzer_irvine = K + W + int (2K + W) d ln a (Layzer-Irvine: "
+    "constant in exact dynamics) and li_error = its change since a_begin over |W|\n"
+    "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
+
+/// lagrange.csv's note in a comoving run, which has no rows.
+inline constexpr const char* kComovingLagrangeNote = "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
+
+/// One row of a comoving run's energy.csv: the diagnostics d (time = a) at `step` and the clock c.
+void writeComovingEnergyRow(std::ostream& out, int64_t step, const Diagnostics& d, const Simulation::Comoving& c);
+
 class DiagnosticsFiles
 {
 public:

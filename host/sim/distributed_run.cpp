@@ -1,5 +1,9 @@
 #include "host/sim/distributed_run.h"
 
+#include "host/sim/diagnostics_files.h"
+#include "host/sim/distributed_comoving.h"
+#include "host/sim/run.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -129,6 +133,7 @@ std::string DistributedRunConfig::canonicalText() const
     s.precision(17);
     s << toText(parameters) << "t0=" << plan.t0 << "\nh=" << plan.h << "\nsteps=" << plan.numSteps
       << "\nsettings=" << settings.encode() << "\ndir=" << dir.string() << "\nsource=" << source << "\n";
+    if (comoving) s << "comoving:\n" << toText(*comoving);
     return s.str();
 }
 
@@ -161,8 +166,9 @@ namespace {
 ParticleSet gatherById(const mpi::Communicator& comm, const ParticleSet& local)
 {
     ParticleSet all;
-    all.pos  = comm.gatherv(local.pos);
-    all.vel  = comm.gatherv(local.vel);
+    all.pos       = comm.gatherv(local.pos);
+    all.vel       = comm.gatherv(local.vel);
+    all.cosmology = local.cosmology;
     all.mass = comm.gatherv(local.mass);
     all.id   = comm.gatherv(local.id);
     all.type    = comm.gatherv(local.type);
@@ -173,8 +179,9 @@ ParticleSet gatherById(const mpi::Communicator& comm, const ParticleSet& local)
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return all.id[a] < all.id[b]; });
     ParticleSet sorted;
     sorted.resize(all.size());
-    sorted.time    = all.time;
-    sorted.boxSize = all.boxSize;
+    sorted.time      = all.time;
+    sorted.boxSize   = all.boxSize;
+    sorted.cosmology = all.cosmology;
     for (size_t k = 0; k < order.size(); ++k)
     {
         sorted.pos[k]  = all.pos[order[k]];
@@ -230,28 +237,47 @@ constexpr const char* kTimingHeader =
 class DistributedStepper : public RunStepper
 {
 public:
+    /// comoving: the comoving run that steps local (its leapfrog is lf), null for a run in time.
     DistributedStepper(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeapfrog& lf,
-                       const DistributedRunConfig& c, int64_t step, double initialEnergy, bool resume)
-        : comm_(comm), local_(local), lf_(lf), c_(c), step_(step), initialEnergy_(initialEnergy),
+                       DistributedComoving* comoving, const DistributedRunConfig& c, int64_t step, double initialEnergy,
+                       bool resume)
+        : comm_(comm), local_(local), lf_(lf), comoving_(comoving), c_(c), step_(step), initialEnergy_(initialEnergy),
           progress_(!c.quiet && comm.rank() == 0)
     {
         if (comm_.rank() == 0) openFiles(resume);
     }
 
-    bool done() const override { return step_ >= c_.plan.numSteps; }
+    bool done() const override { return comoving_ ? comoving_->done() : step_ >= c_.plan.numSteps; }
     int64_t stepIndex() const override { return step_; }
     double lastEnergyError() const { return lastError_; }
+    bool atOutputTime() const override
+    {
+        return comoving_ && isOutputTime(comoving_->clock().settings, comoving_->clock().a);
+    }
 
     void step() override
     {
-        lf_.step(local_, c_.plan.h);
         ++step_;
+        if (comoving_)
+        {
+            comoving_->step(local_);
+            return;
+        }
+        lf_.step(local_, c_.plan.h);
         // The time of step k, not a sum of h: the same at every step count as a single-process run's.
         local_.time = c_.plan.t0 + double(step_) * c_.plan.h;
     }
 
     void writeDiagnostics() override
     {
+        if (comoving_)
+        {
+            const Diagnostics d = comoving_->diagnostics(local_);
+            if (comm_.rank() != 0) return;
+            writeComovingEnergyRow(files_->energy, step_, d, comoving_->clock());
+            files_->flush(step_);
+            return;
+        }
         const Diagnostics d   = distributedDiagnostics(comm_, lf_, local_, initialEnergy_);
         lastError_            = d.relativeEnergyError;
         const ParticleSet all = gatherById(comm_, local_);
@@ -272,20 +298,29 @@ public:
     void writeSnapshot() override
     {
         const RunSettings& rs = c_.settings;
+        // A comoving run's bodies carry momenta: the snapshot holds peculiar velocities p / a.
+        ParticleSet peculiar;
+        if (comoving_)
+        {
+            peculiar          = local_;
+            const double a    = comoving_->clock().a;
+            for (Vec3d& v : peculiar.vel) v = (1 / a) * v;
+        }
+        const ParticleSet& bodies = comoving_ ? peculiar : local_;
         if (rs.snapshotFiles == comm_.size() && comm_.size() > 1)
         {
-            writeOwnPart();
+            writeOwnPart(bodies);
             return;
         }
-        const ParticleSet all = gatherById(comm_, local_);
+        const ParticleSet all = gatherById(comm_, bodies);
         if (comm_.rank() == 0) writeRunSnapshot(c_.dir, step_, all, c_.parameters, rs.format, rs.snapshotFiles);
     }
 
     /// A snapshot split over as many files as ranks: rank r writes part r, its own bodies, and no rank gathers
     /// them all. The parts' counts add up to the totals every header states.
-    void writeOwnPart()
+    void writeOwnPart(const ParticleSet& bodies)
     {
-        const std::array<uint64_t, 6> mine                = typeCounts(local_);
+        const std::array<uint64_t, 6> mine                = typeCounts(bodies);
         const std::vector<std::array<uint64_t, 6>> counts = comm_.allgather(mine);
         std::array<uint64_t, 6> totals{};
         for (const auto& c : counts)
@@ -293,7 +328,7 @@ public:
             for (size_t t = 0; t < totals.size(); ++t) totals[t] += c[t];
         }
         const std::string base = runSnapshotPath(c_.dir, step_, c_.settings.format).string();
-        writeSnapshotPart(base + "." + std::to_string(comm_.rank()), parseSnapshotFormat(c_.settings.format), local_,
+        writeSnapshotPart(base + "." + std::to_string(comm_.rank()), parseSnapshotFormat(c_.settings.format), bodies,
                           comm_.size(), totals, true);
         // Every part is on disk before any rank goes on (a run stopped after this step finds them all).
         comm_.barrier();
@@ -310,6 +345,16 @@ public:
         image.initialEnergy = initialEnergy_;
         image.parameters    = c_.parameters;
         image.extra         = checkpointExtra(c_.settings, comm_.size());
+        if (comoving_)
+        {
+            // As a single-process comoving run's checkpoint: vel holds the momenta, the plan counts the steps to
+            // a_end at the current step limit (an estimate with the criterion).
+            const Simulation::Comoving& clock = comoving_->clock();
+            image.t0                          = clock.settings.aBegin;
+            image.h                           = comoving_->stepLimit();
+            image.numSteps = step_ + stepsToEnd(clock.settings, clock.a, comoving_->stepLimit());
+            image.comoving = comovingCheckpointText(clock);
+        }
         octwalk::writeCheckpoint(path, image);
     }
 
@@ -367,10 +412,13 @@ private:
         const bool timingIsNew = !resume || fs::file_size(timingPath, ec) == 0 || ec;
         timing_.open(timingPath, std::ios::app);
         if (!timing_) throw FormatError("cannot open '" + timingPath.string() + "'");
-        const std::string comment =
-            "# " + versionHeader() + " on " + std::to_string(comm_.size()) +
-            " ranks; units N-body, G = " + std::to_string(c_.parameters.gravitational_constant) + "; parameters " +
-            toJson(c_.parameters) + "\n";
+        const std::string units =
+            comoving_ ? comovingUnitsText(c_.parameters, comoving_->clock())
+                      : "N-body, G = " + std::to_string(c_.parameters.gravitational_constant);
+        const std::string comment = "# " + versionHeader() + " on " + std::to_string(comm_.size()) + " ranks; units " +
+                                    units + "; parameters " + toJson(c_.parameters) +
+                                    (comoving_ ? "; comoving " + comovingJson(comoving_->clock()) : std::string()) +
+                                    "\n";
         if (timingIsNew)
         {
             timing_ << comment
@@ -386,6 +434,12 @@ private:
             flushTiming();
         }
         if (resume) return;
+        if (comoving_)
+        {
+            files_->energy << comment << kComovingEnergyHeader;
+            files_->lagrange << comment << kComovingLagrangeNote;
+            return;
+        }
         files_->energy << comment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
                        << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
         files_->writeLagrangeHeader(comment);
@@ -396,6 +450,16 @@ private:
         const bool finished = done();
         if (!progress_.due(finished)) return;
         char text[256];
+        if (comoving_)
+        {
+            const Simulation::Comoving& clock = comoving_->clock();
+            const int64_t left = done() ? 0 : stepsToEnd(clock.settings, clock.a, comoving_->stepLimit());
+            std::snprintf(text, sizeof(text), "step %lld  a = %.5g  z = %.4g  imbalance %.3f  ETA %.0f s   ",
+                          static_cast<long long>(step_), clock.a, 1 / clock.a - 1, lf_.imbalance(),
+                          progress_.eta(int64_t(stepWalls_.size()), left));
+            progress_.show(text, finished);
+            return;
+        }
         const double eta = progress_.eta(int64_t(stepWalls_.size()), c_.plan.numSteps - step_);
         std::snprintf(text, sizeof(text),
                       "step %lld/%lld  t = %.5g  dE/E0 = %+.3e (last diagnostics)  imbalance %.3f  "
@@ -408,6 +472,7 @@ private:
     const mpi::Communicator& comm_;
     ParticleSet& local_;
     mpi::DistributedLeapfrog& lf_;
+    DistributedComoving* comoving_;
     const DistributedRunConfig& c_;
     int64_t step_;
     double initialEnergy_;
@@ -418,9 +483,10 @@ private:
     ProgressLine progress_;
 };
 
-/// Writes dir/run.json (rank 0): what a single-process run's holds for an isolated tree run, with "ranks".
+/// Writes dir/run.json (rank 0): what a single-process run's holds for a tree run, with "ranks" (and a comoving
+/// run's clock: comoving, else null).
 void writeDistributedRunJson(const mpi::Communicator& comm, const DistributedRunConfig& c, int64_t numBodies,
-                             int64_t restartedFromStep, double medianStepSeconds)
+                             int64_t restartedFromStep, double medianStepSeconds, const DistributedComoving* comoving)
 {
     if (comm.rank() != 0) return;
     std::ostringstream j;
@@ -432,14 +498,23 @@ void writeDistributedRunJson(const mpi::Communicator& comm, const DistributedRun
       << ",\n  \"forces\": \"tree\",\n  \"ranks\": " << comm.size()
       << ",\n  \"decomposition\": \"Morton-curve domains balanced by interactions, cut again when the largest "
          "rank's cost exceeds the mean by 10%\""
-      << ",\n  \"integrator\": \"kick-drift-kick leapfrog, shared equal sub-steps ending exactly at t_end\""
-      << ",\n  \"t_start\": " << plan.t0 << ",\n  \"t_end\": " << plan.t0 + double(plan.numSteps) * plan.h
-      << ",\n  \"timestep\": " << plan.h << ",\n  \"steps\": " << plan.numSteps
       << ",\n  \"energy_every\": " << c.settings.energyEvery << ",\n  \"snapshot_every\": " << c.settings.snapshotEvery
       << ",\n  \"snapshot_files\": " << c.settings.snapshotFiles
       << ",\n  \"checkpoint_every\": " << c.settings.checkpointEvery
       << ",\n  \"snapshot_format\": " << jsonString(c.settings.format) << ",\n  \"n\": " << numBodies
       << ",\n  \"restarted_from_step\": " << restartedFromStep;
+    if (comoving)
+    {
+        j << ",\n  \"integrator\": \"comoving kick-drift-kick leapfrog in the scale factor (GADGET-2 drift and kick "
+             "factors), steps shared by all bodies\""
+          << ",\n  \"comoving\": " << comovingJson(comoving->clock()) << ",\n  \"a\": " << comoving->clock().a;
+    }
+    else
+    {
+        j << ",\n  \"integrator\": \"kick-drift-kick leapfrog, shared equal sub-steps ending exactly at t_end\""
+          << ",\n  \"t_start\": " << plan.t0 << ",\n  \"t_end\": " << plan.t0 + double(plan.numSteps) * plan.h
+          << ",\n  \"timestep\": " << plan.h << ",\n  \"steps\": " << plan.numSteps;
+    }
     if (medianStepSeconds > 0) j << ",\n  \"median_step_seconds\": " << medianStepSeconds;
     j << "\n}\n";
     writeFileAtomically((c.dir / "run.json").string(), j.str(), Existing::Replace);
@@ -456,17 +531,18 @@ int agreedStopSignal(const mpi::Communicator& comm, const StopSignals& signals)
 }
 
 /// Steps the run to its end or a stop signal with runLoop; prints the closing lines on out. Collective.
-int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeapfrog& lf, const DistributedRunConfig& c,
-         int64_t step, double initialEnergy, bool resume, int64_t restartedFromStep, std::ostream& out)
+int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeapfrog& lf, DistributedComoving* comoving,
+         const DistributedRunConfig& c, int64_t step, double initialEnergy, bool resume, int64_t restartedFromStep,
+         std::ostream& out)
 {
     gWorkStarted    = true;
     const int64_t n = comm.allreduceSum(local.size());
-    writeDistributedRunJson(comm, c, n, restartedFromStep, 0);
-    DistributedStepper stepper(comm, local, lf, c, step, initialEnergy, resume);
+    writeDistributedRunJson(comm, c, n, restartedFromStep, 0, comoving);
+    DistributedStepper stepper(comm, local, lf, comoving, c, step, initialEnergy, resume);
     StopSignals signals;
     const fs::path checkpoint = rankCheckpointPath(c.dir, comm.rank());
     const int stop = runLoop(stepper, checkpoint, c.settings, resume, [&] { return agreedStopSignal(comm, signals); });
-    writeDistributedRunJson(comm, c, n, restartedFromStep, stepper.medianStepSeconds());
+    writeDistributedRunJson(comm, c, n, restartedFromStep, stepper.medianStepSeconds(), comoving);
     out << "median step over " << comm.size() << " ranks: " << stepper.medianStepSeconds() << " s\n";
     if (stop != 0)
     {
@@ -474,6 +550,12 @@ int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeap
             << "; checkpoints written on all " << comm.size() << " ranks; resume with: mpirun -np " << comm.size()
             << " octwalk run --restart " << c.dir.string() << "\n";
         return 128 + stop;
+    }
+    if (comoving)
+    {
+        out << "done: " << stepper.stepIndex() << " steps to a = " << comoving->clock().a << " on " << comm.size()
+            << " ranks; output in " << c.dir.string() << "\n";
+        return 0;
     }
     out << "done: " << c.plan.numSteps << " steps to t = " << local.time << " on " << comm.size()
         << " ranks, dE/E0 = " << stepper.lastEnergyError() << "; output in " << c.dir.string() << "\n";
@@ -490,12 +572,22 @@ int runDistributed(const mpi::Communicator& comm, ParticleSet bodies, const Dist
 {
     checkSameOnAllRanks(comm, config.canonicalText(), "options");
     checkDistributable(config.parameters);
-    bodies.time    = config.plan.t0;
     bodies.boxSize = config.parameters.box_size;
+    if (config.comoving)
+    {
+        const Simulation::Comoving clock =
+            DistributedComoving::startClock(comm, bodies, config.parameters, *config.comoving);
+        bodies.time      = clock.a;
+        bodies.cosmology = config.comoving->cosmology;
+        DistributedComoving comoving(comm, config.parameters, clock);
+        comoving.start(bodies);
+        return loop(comm, bodies, comoving.leapfrog(), &comoving, config, 0, 0.0, false, -1, out);
+    }
+    bodies.time = config.plan.t0;
     mpi::DistributedLeapfrog lf(comm, config.parameters);
     lf.start(bodies);
     const double e0 = lf.energy(bodies).total();
-    return loop(comm, bodies, lf, config, 0, e0, false, -1, out);
+    return loop(comm, bodies, lf, nullptr, config, 0, e0, false, -1, out);
 }
 
 int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std::optional<double> tEnd, bool quiet,
@@ -537,6 +629,17 @@ int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std
     c.quiet      = quiet;
     validate(c.parameters);
     checkDistributable(c.parameters);
+    std::optional<Simulation::Comoving> clock;
+    if (!image.comoving.empty())
+    {
+        clock      = comovingFromCheckpointText(image.comoving);
+        c.comoving = clock->settings;
+        if (tEnd)
+        {
+            throw ParameterError("a comoving run ends at its a_end = " + std::to_string(clock->settings.aEnd) +
+                                 ": --t-end does not extend it");
+        }
+    }
     if (tEnd)
     {
         const double k     = (*tEnd - c.plan.t0) / c.plan.h;
@@ -553,11 +656,21 @@ int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std
     ParticleSet local = std::move(image.state);
     local.time        = c.plan.t0 + double(image.step) * c.plan.h;
     local.boxSize     = c.parameters.box_size;
+    if (clock)
+    {
+        local.time      = clock->a;
+        local.cosmology = clock->settings.cosmology;
+        out << versionHeader() << ": restarting a comoving run on " << comm.size() << " ranks from step "
+            << image.step << ", a = " << clock->a << "\n";
+        DistributedComoving comoving(comm, c.parameters, *clock);
+        comoving.resume(local);
+        return loop(comm, local, comoving.leapfrog(), &comoving, c, image.step, 0.0, true, image.step, out);
+    }
     out << versionHeader() << ": restarting on " << comm.size() << " ranks from step " << image.step << " of "
         << c.plan.numSteps << ", t = " << local.time << "\n";
     mpi::DistributedLeapfrog lf(comm, c.parameters);
     lf.resume(local);
-    return loop(comm, local, lf, c, image.step, image.initialEnergy, true, image.step, out);
+    return loop(comm, local, lf, nullptr, c, image.step, image.initialEnergy, true, image.step, out);
 }
 
 } // namespace octwalk

@@ -19,6 +19,7 @@
 #include "host/core/params.h"
 #include "host/core/particles.h"
 #include "host/mpi/communicator.h"
+#include "host/sim/comoving.h"
 #include "host/sim/run_driver.h"
 #include "host/sim/simulation.h"
 
@@ -54,6 +55,8 @@ struct DistributedRunConfig
     /// run.json's "initial_conditions" (a JSON value).
     std::string source = "null";
     bool quiet         = false;
+    /// A comoving run's settings (host/sim/comoving.h; plan is then unused); empty for a run in time.
+    std::optional<ComovingSettings> comoving;
 
     /// The canonical text every rank must agree on (checkSameOnAllRanks).
     std::string canonicalText() const;

@@ -54,26 +54,15 @@ std::string StepTiming::json(int64_t numBodies) const
            ", \"median_seconds\": " + stepTimesJson(m) + ", \"bodies_per_second\": " + rate + "}";
 }
 
-namespace {
-
-/// The units a run's outputs are in, for run.json and the file headers.
-std::string unitsText(const Simulation& sim)
+std::string comovingUnitsText(const Parameters& p, const Simulation::Comoving& c)
 {
     std::ostringstream u;
-    u.precision(17);
-    if (!sim.comoving())
-    {
-        u << "N-body, G = " << sim.parameters().gravitational_constant;
-        return u.str();
-    }
-    const Simulation::Comoving& c = *sim.comoving();
     u.precision(9);
-    u << unitSystem(c.settings.units).description << "; G = " << sim.parameters().gravitational_constant
-      << ", H0 = " << c.hubble0 << "; comoving positions, peculiar velocities a dx/dt, time = scale factor a";
+    u << unitSystem(c.settings.units).description << "; G = " << p.gravitational_constant << ", H0 = " << c.hubble0
+      << "; comoving positions, peculiar velocities a dx/dt, time = scale factor a";
     return u.str();
 }
 
-/// The "comoving" object of run.json.
 std::string comovingJson(const Simulation::Comoving& c)
 {
     const ComovingSettings& s = c.settings;
@@ -89,6 +78,18 @@ std::string comovingJson(const Simulation::Comoving& c)
     j << "], \"step\": " << jsonString(s.dlna > 0 ? "fixed dlna" : "GADGET-2 ErrTolIntAccuracy criterion, shared")
       << ", \"softening\": \"Plummer, comoving epsilon, at most softening_max_phys / a when that is > 0\"}";
     return j.str();
+}
+
+namespace {
+
+/// The units a run's outputs are in, for run.json and the file headers.
+std::string unitsText(const Simulation& sim)
+{
+    if (sim.comoving()) return comovingUnitsText(sim.parameters(), *sim.comoving());
+    std::ostringstream u;
+    u.precision(17);
+    u << "N-body, G = " << sim.parameters().gravitational_constant;
+    return u.str();
 }
 
 } // namespace

@@ -105,4 +105,9 @@ struct RunOutcome
 RunOutcome runSimulation(Simulation& sim, const std::filesystem::path& dir, const RunSettings& rs, bool resume,
                          const RunControl& control = {});
 
+/// The units of a comoving run's outputs, for run.json and the file headers.
+std::string comovingUnitsText(const Parameters& p, const Simulation::Comoving& c);
+/// The "comoving" object of run.json: the cosmology, the clock's settings and H0.
+std::string comovingJson(const Simulation::Comoving& c);
+
 } // namespace octwalk

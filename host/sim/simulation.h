@@ -349,4 +349,10 @@ private:
     double layzerIrvineRate_ = 0;
 };
 
+/// A comoving run's clock, then its settings, as "name=value" lines (reals exact): the checkpoint's comoving field
+/// (host/io/checkpoint.h).
+std::string comovingCheckpointText(const Simulation::Comoving& c);
+/// The clock and settings of a checkpoint's comoving field; FormatError naming the line it cannot read.
+Simulation::Comoving comovingFromCheckpointText(const std::string& text);
+
 } // namespace octwalk

@@ -11,9 +11,6 @@
 
 namespace octwalk {
 
-namespace {
-
-/// The clock of a comoving run, then its settings, as "name=value" lines (reals exact).
 std::string comovingCheckpointText(const Simulation::Comoving& c)
 {
     std::ostringstream s;
@@ -48,8 +45,6 @@ Simulation::Comoving comovingFromCheckpointText(const std::string& text)
     if (!(c.a > 0 && c.hubble0 > 0)) throw FormatError("checkpoint: comoving a or hubble0 is not > 0");
     return c;
 }
-
-} // namespace
 
 void Simulation::writeCheckpoint(const std::string& path, const std::string& extra) const
 {
