@@ -6,6 +6,7 @@
 
 #include "common/refit.h"
 #include "host/core/timer.h"
+#include "host/core/worker_thread.h"
 #include "host/tree/packed_tree.h"
 
 namespace octwalk::mpi {
@@ -276,12 +277,44 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     std::vector<Vec3d> localAcc;
     std::vector<double> localPot;
     std::vector<int64_t> cost;
-    // TreePM's long range, before the exchange's thread may call MPI: the mesh's sum is collective too.
+    // TreePM's long range: the mesh's sum is collective, so it comes before the exchange's thread may call MPI;
+    // on the GPU backend the rest runs on the host beside the walk (as GravitySolver's own mesh does), on the CPU
+    // backend, whose walk takes every core, after it.
+    const bool meshBeside = mesh_ && solver_.activeBackend() == Backend::Gpu;
+    std::exception_ptr meshError;
     if (mesh_)
     {
-        mesh_->computeForces(local.pos.data(), local.mass.data(), local.size(), meshAcc_, meshPot_);
+        mesh_->assignAndSum(local.pos.data(), local.mass.data(), local.size());
         out.secondsMesh = total.lap();
     }
+    const auto solveMesh = [&] {
+        Stopwatch clock;
+        mesh_->solveAndInterpolate(local.mass.data(), local.size(), meshAcc_, meshPot_);
+        out.secondsMeshSolve = clock.lap();
+    };
+    if (meshBeside)
+    {
+        if (!meshThread_) meshThread_ = std::make_unique<WorkerThread>();
+        meshThread_->run([&] {
+            try
+            {
+                solveMesh();
+            }
+            catch (...)
+            {
+                meshError = std::current_exception();
+            }
+        });
+    }
+    // The mesh's job refers to this frame: it must end before the frame does, also when the walk throws.
+    struct WaitForMesh
+    {
+        WorkerThread* thread;
+        ~WaitForMesh()
+        {
+            if (thread) thread->wait();
+        }
+    } waitForMesh{meshBeside ? meshThread_.get() : nullptr};
     if (!exchange_) exchange_ = std::make_unique<Exchange>();
     Exchange& ex = *exchange_;
     ex.reset();
@@ -363,7 +396,16 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         out.pot[i]     = pot[k];
         out.cost[i]    = cost[k];
     }
-    if (mesh_) addMeshForces(out);
+    if (mesh_)
+    {
+        if (meshBeside)
+        {
+            meshThread_->wait();
+            if (meshError) std::rethrow_exception(meshError);
+        }
+        else solveMesh();
+        addMeshForces(out);
+    }
     out.secondsForce = out.secondsMesh + total.lap();
 }
 

@@ -25,6 +25,7 @@
 #include "host/core/particles.h"
 #include "host/mpi/communicator.h"
 #include "host/mpi/distributed_mesh.h"
+#include "host/core/worker_thread.h"
 #include "host/mpi/let.h"
 #include "host/mpi/tree_walk.h"
 #include "host/solver/solver.h"
@@ -52,8 +53,10 @@ struct DistributedForces
            secondsRemote = 0;
     /// Whether the essential trees travelled while the own tree was walked.
     bool overlapped = false;
-    /// TreePM: wall seconds of the long range (the mesh of all ranks' bodies), before the trees; in secondsForce.
-    double secondsMesh = 0;
+    /// TreePM: wall seconds of the long range's collective part (this rank's bodies on the mesh, the ranks'
+    /// meshes summed), before the trees, and of its transforms and interpolation (on the GPU backend on a host
+    /// thread while the device walks, else after the walks); both within secondsForce.
+    double secondsMesh = 0, secondsMeshSolve = 0;
 };
 
 class DistributedGravity
@@ -113,6 +116,8 @@ private:
     /// TreePM: the walks' periodic box and short range, and the long range (null in an isolated box).
     PeriodicView periodic_{nullptr, 0, 0.0f, 0.0f};
     std::unique_ptr<DistributedMesh> mesh_;
+    /// Runs the mesh's transforms beside the walks on the GPU backend; kept, with its OpenMP team, between steps.
+    std::unique_ptr<WorkerThread> meshThread_;
     std::vector<Vec3d> meshAcc_;
     std::vector<double> meshPot_;
 };

@@ -44,18 +44,30 @@ int64_t DistributedMesh::firstSlab(int r) const { return int64_t(mesh_.meshSize(
 void DistributedMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                                     std::vector<double>& pot)
 {
+    assignAndSum(pos, mass, n);
+    solveAndInterpolate(mass, n, acc, pot);
+}
+
+void DistributedMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t n)
+{
     timings_ = DistributedMeshTimings{};
     Stopwatch clock;
     mesh_.assignMasses(pos, mass, n);
     const double localMass = deterministicSum<double>(n, [&](int64_t i) { return mass[i]; });
     timings_.assign        = clock.lap();
     sumMeshes();
-    const double totalMass = comm_.allreduceSumOrdered(localMass);
-    timings_.sum           = clock.lap();
+    totalMass_   = comm_.allreduceSumOrdered(localMass);
+    timings_.sum = clock.lap();
+}
+
+void DistributedMesh::solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                                          std::vector<double>& pot)
+{
+    Stopwatch clock;
     mesh_.solve();
     timings_.solve = clock.lap();
     mesh_.interpolate(acc, pot);
-    mesh_.addNonPairTerms(mass, n, totalMass, pot);
+    mesh_.addNonPairTerms(mass, n, totalMass_, pot);
     timings_.interpolate = clock.lap();
 }
 

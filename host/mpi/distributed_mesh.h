@@ -43,6 +43,12 @@ public:
     void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                        std::vector<double>& pot);
 
+    /// computeForces in two parts: the collective one (this rank's bodies assigned, the ranks' meshes summed) and
+    /// the local one (the transforms and the interpolation to the same bodies), which calls no MPI and may run on
+    /// another thread while this one exchanges essential trees.
+    void assignAndSum(const Vec3d* pos, const double* mass, int64_t n);
+    void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
+
     const PmMesh& mesh() const { return mesh_; }
     const DistributedMeshTimings& timings() const { return timings_; }
 
@@ -57,6 +63,7 @@ private:
     /// The slabs of this rank's range from every rank, a chunk of slabs at a time (kept from call to call).
     std::vector<double> received_;
     DistributedMeshTimings timings_;
+    double totalMass_ = 0; ///< of all ranks' bodies, from assignAndSum
 };
 
 } // namespace octwalk::mpi

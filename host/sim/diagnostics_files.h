@@ -26,6 +26,10 @@ inline constexpr const char* kComovingEnergyHeader =
 /// lagrange.csv's note in a comoving run, which has no rows.
 inline constexpr const char* kComovingLagrangeNote = "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
 
+/// lagrange.csv's note in a periodic run on several ranks, which has no rows.
+inline constexpr const char* kPeriodicLagrangeNote =
+    "# periodic box on several ranks: no Lagrangian radii (a periodic box has no centre)\n";
+
 /// One row of a comoving run's energy.csv: the diagnostics d (time = a) at `step` and the clock c.
 void writeComovingEnergyRow(std::ostream& out, int64_t step, const Diagnostics& d, const Simulation::Comoving& c);
 
