@@ -291,10 +291,10 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
         validate(c.settings);
     }
     std::string comovingText;
-    c.dir        = d.outputDir;
-    c.quiet      = d.quiet;
-    c.source     = d.input.empty() ? modelJson(d.mo) : "{\"input\": " + jsonString(d.input) + "}";
-    double t0    = 0;
+    c.dir     = d.outputDir;
+    c.quiet   = d.quiet;
+    c.source  = d.input.empty() ? modelJson(d.mo) : "{\"input\": " + jsonString(d.input) + "}";
+    double t0 = 0;
     agreeOnRanks(
         comm,
         [&] {
@@ -307,7 +307,7 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
                                  "'; choose another directory");
             }
             checkNewDirectory("--output-dir", d.outputDir, " (use --restart to continue a run)");
-            bodies = d.input.empty() ? buildModel(d.mo) : readInput(d.input, d.inputFormat);
+            bodies              = d.input.empty() ? buildModel(d.mo) : readInput(d.input, d.inputFormat);
             const bool boxGiven = d.vm.count("box-size") && !d.vm["box-size"].defaulted();
             if (comoving) comovingText = toText(comovingSettings(d.vm, d.comoving, bodies, c.parameters));
             else
@@ -331,10 +331,10 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
     {
         c.comoving = comovingSettingsFromText(rankZerosText(comm, comovingText));
         c.plan     = StepPlan{c.comoving->aBegin, c.comoving->dlna, 0};
-        out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, comoving from a = "
-            << c.comoving->aBegin << " to a = " << c.comoving->aEnd << " in a box of " << c.parameters.box_size
-            << " (" << unitSystem(c.comoving->units).name << " units), tree with essential trees on "
-            << toString(d.p.backend) << "\n";
+        out << versionHeader() << ": " << n << " bodies on " << comm.size()
+            << " ranks, comoving from a = " << c.comoving->aBegin << " to a = " << c.comoving->aEnd << " in a box of "
+            << c.parameters.box_size << " (" << unitSystem(c.comoving->units).name
+            << " units), tree with essential trees on " << toString(d.p.backend) << "\n";
         return runDistributed(comm, std::move(bodies), c, out);
     }
     t0     = comm.allgather(t0)[0];

@@ -219,7 +219,8 @@ const F4* DistributedGravity::walkRemoteOnGpu(const EssentialTree& let, const Ta
 {
     if (!remoteGpu_) remoteGpu_ = std::make_unique<GpuSolver>();
     const LocalTree& t = *local_;
-    remoteGpu_->evaluate(let.view(periodic_), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), remoteResult_);
+    remoteGpu_->evaluate(let.view(periodic_), t.groups, let.bodyView(), targets, float(params_.epsilon_squared),
+                         remoteResult_);
     addGroupCosts(t.groups, remoteResult_.nodeCounts.data(), remoteResult_.leafBodyCounts.data(), 0, cost);
     return remoteResult_.acc.data();
 }
@@ -240,8 +241,8 @@ void DistributedGravity::addRemote(const EssentialTree& let, int s, std::vector<
     }
     else
     {
-        const InteractionTotals totals =
-            evaluateTreeCpu(let.view(periodic_), t.groups, let.bodyView(), targets, float(params_.epsilon_squared), scratch_);
+        const InteractionTotals totals = evaluateTreeCpu(let.view(periodic_), t.groups, let.bodyView(), targets,
+                                                         float(params_.epsilon_squared), scratch_);
         checkClosedLeavesNotOpened(let, scratch_.lists.leafOffset.data(), scratch_.lists.leafList.data(),
                                    t.groups.numGroups, "rank " + std::to_string(s));
         addGroupCosts(t.groups, scratch_.counts, 0, cost);

@@ -36,8 +36,7 @@ private:
 
 DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
     : comm_(comm), mesh_(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0)
-{
-}
+{}
 
 int64_t DistributedMesh::firstSlab(int r) const { return int64_t(mesh_.meshSize()) * r / comm_.size(); }
 
@@ -83,7 +82,7 @@ void DistributedMesh::sumMeshes()
     int64_t widest = 0;
     for (int r = 0; r < P; ++r) widest = std::max(widest, firstSlab(r + 1) - firstSlab(r));
     const int64_t chunk = std::max<int64_t>(1, kValuesPerRound / (slabValues * P));
-    const size_t ranks = static_cast<size_t>(P);
+    const size_t ranks  = static_cast<size_t>(P);
     std::vector<int> sendCounts(ranks), sendDispl(ranks), recvCounts(ranks), recvDispl(ranks);
     auto slabsOfRound = [&](int r, int64_t j) {
         const int64_t begin = firstSlab(r) + j * chunk, end = firstSlab(r + 1);

@@ -24,9 +24,9 @@ namespace octwalk::mpi {
 /// Seconds of the last computeForces on this rank.
 struct DistributedMeshTimings
 {
-    double assign = 0; ///< this rank's bodies to its mesh (checks and the slab sort included)
-    double sum    = 0; ///< the ranks' meshes summed and sent to every rank (waits for slower ranks included)
-    double solve  = 0; ///< the transforms and the Green's function
+    double assign      = 0; ///< this rank's bodies to its mesh (checks and the slab sort included)
+    double sum         = 0; ///< the ranks' meshes summed and sent to every rank (waits for slower ranks included)
+    double solve       = 0; ///< the transforms and the Green's function
     double interpolate = 0; ///< the fields to this rank's bodies, and the non-pair terms
 };
 

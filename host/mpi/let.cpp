@@ -100,7 +100,10 @@ private:
 };
 
 /// Whether the tree's walk is TreePM's short-range walk.
-bool shortRangeTree(const TreeView& tree) { return tree.periodic.boxSize > 0.0f && shortRangeOn(tree.periodic.shortRange); }
+bool shortRangeTree(const TreeView& tree)
+{
+    return tree.periodic.boxSize > 0.0f && shortRangeOn(tree.periodic.shortRange);
+}
 
 /// How the node enters the essential tree, unless it is opened: dropped in a periodic box (short range), sent
 /// closed in an isolated one.
@@ -248,7 +251,7 @@ bool droppedByEveryGroup(F4 nodeMac, const GroupsBox& box, const PeriodicView& p
     // Per axis: the distance from the box to the nearest image of p (the walk's boxPointDistance2Periodic).
     auto axis = [margin, L](double p, double lo, double hi) {
         const double c = 0.5 * (lo + hi), h = 0.5 * (hi - lo) + margin;
-        double d       = p - c;
+        double d = p - c;
         d -= L * std::nearbyint(d / L);
         return std::max(std::fabs(d) - h, 0.0);
     };
@@ -264,9 +267,8 @@ TreeView EssentialTree::view() const { return view(PeriodicView{nullptr, 0, 0.0f
 
 TreeView EssentialTree::view(const PeriodicView& periodic) const
 {
-    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(),
-            numInternal,     numLeaves,      rootEntry,      depth,           periodic,
-            farField2};
+    return {children.data(), nodeMac.data(), nodeCom.data(), nodeQuad.data(), leafRange.data(), numInternal,
+            numLeaves,       rootEntry,      depth,          periodic,        farField2};
 }
 
 BodyView EssentialTree::bodyView() const { return {bodies.data(), int32_t(bodies.size())}; }

@@ -106,9 +106,9 @@ struct EssentialTreeScratch
     /// How a node of the source tree enters the essential tree.
     enum class Kind : uint8_t
     {
-        Open,   ///< internal, sent with its children
-        Bodies, ///< leaf, sent with its bodies
-        Closed, ///< sent as a leaf without bodies: every group accepts it
+        Open,    ///< internal, sent with its children
+        Bodies,  ///< leaf, sent with its bodies
+        Closed,  ///< sent as a leaf without bodies: every group accepts it
         Dropped, ///< periodic: not sent, every group drops it (its parent's slot is empty)
     };
     /// A node of the source tree met by the breadth-first traversal.

@@ -56,8 +56,7 @@ void DiagnosticsFiles::writeEnergyLagrangeHeaders(const std::string& headerComme
         {
             rows_.energy << headerComment << kComovingEnergyHeader;
         }
-        if (rows_.lagrangeIsNew)
-            rows_.lagrange << headerComment << kComovingLagrangeNote;
+        if (rows_.lagrangeIsNew) rows_.lagrange << headerComment << kComovingLagrangeNote;
         return;
     }
     if (rows_.energyIsNew)
@@ -70,8 +69,8 @@ void DiagnosticsFiles::writeEnergyLagrangeHeaders(const std::string& headerComme
 
 void writeComovingEnergyRow(std::ostream& out, int64_t step, const Diagnostics& d, const Simulation::Comoving& c)
 {
-    out << step << ',' << d.time << ',' << 1 / d.time - 1 << ',' << c.lastDlna << ',' << d.kinetic << ','
-        << d.potential << ',' << d.total << ',' << d.momentum.x << ',' << d.momentum.y << ',' << d.momentum.z;
+    out << step << ',' << d.time << ',' << 1 / d.time - 1 << ',' << c.lastDlna << ',' << d.kinetic << ',' << d.potential
+        << ',' << d.total << ',' << d.momentum.x << ',' << d.momentum.y << ',' << d.momentum.z;
     const double constant = d.total + c.layzerIrvineIntegral;
     out << ',' << constant << ','
         << (d.potential != 0 ? (constant - c.layzerIrvineStart) / std::fabs(d.potential) : 0.0) << '\n';

@@ -24,7 +24,8 @@ inline constexpr const char* kComovingEnergyHeader =
     "step,a,z,dlna,kinetic,potential,total,px,py,pz,layzer_irvine,li_error\n";
 
 /// lagrange.csv's note in a comoving run, which has no rows.
-inline constexpr const char* kComovingLagrangeNote = "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
+inline constexpr const char* kComovingLagrangeNote =
+    "# comoving run: no Lagrangian radii (a periodic box has no centre)\n";
 
 /// lagrange.csv's note in a periodic run on several ranks, which has no rows.
 inline constexpr const char* kPeriodicLagrangeNote =

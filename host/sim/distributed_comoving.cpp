@@ -43,9 +43,9 @@ void DistributedComoving::updateStepLimit()
         stepLimit_ = s.dlna;
         return;
     }
-    const double mine = criterionDlna(s, clock_.hubble0, clock_.a, comovingSoftening(s, epsilon_, clock_.a),
-                                      lf_.forces().acc);
-    stepLimit_        = comm_.allreduceMin({mine})[0];
+    const double mine =
+        criterionDlna(s, clock_.hubble0, clock_.a, comovingSoftening(s, epsilon_, clock_.a), lf_.forces().acc);
+    stepLimit_ = comm_.allreduceMin({mine})[0];
 }
 
 void DistributedComoving::start(ParticleSet& local)
@@ -112,11 +112,11 @@ Diagnostics DistributedComoving::diagnostics(const ParticleSet& local) const
     }
     sums = comm_.allreduceSumOrdered(sums);
     Diagnostics d;
-    d.time      = a;
-    d.kinetic   = sums[0];
-    d.potential = sums[1] / a;
-    d.total     = d.kinetic + d.potential;
-    d.momentum  = {sums[2], sums[3], sums[4]};
+    d.time        = a;
+    d.kinetic     = sums[0];
+    d.potential   = sums[1] / a;
+    d.total       = d.kinetic + d.potential;
+    d.momentum    = {sums[2], sums[3], sums[4]};
     d.virialRatio = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0;
     return d;
 }

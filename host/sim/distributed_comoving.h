@@ -26,8 +26,8 @@ public:
     /// A new run's clock at a_begin: the checks of a single-process comoving run's settings (ParameterError) and H0
     /// from the mass of all ranks' bodies (InputError on every rank when it does not fit the units). The bodies'
     /// places in the box are the caller's to check (on the rank that reads them, before the ranks part). Collective.
-    static Simulation::Comoving startClock(const mpi::Communicator& comm, const ParticleSet& local,
-                                           const Parameters& p, const ComovingSettings& s);
+    static Simulation::Comoving startClock(const mpi::Communicator& comm, const ParticleSet& local, const Parameters& p,
+                                           const ComovingSettings& s);
 
     /// A new run: local's peculiar velocities become momenta, the domains are cut, the first forces are
     /// evaluated and the Layzer-Irvine bookkeeping starts. Collective.
@@ -60,9 +60,9 @@ private:
     const mpi::Communicator& comm_;
     mpi::DistributedLeapfrog lf_;
     Simulation::Comoving clock_;
-    double epsilon_    = 0; ///< the comoving softening of the parameters
-    double stepLimit_  = 0;
-    double rate_       = 0; ///< 2K + W at the current a
+    double epsilon_   = 0; ///< the comoving softening of the parameters
+    double stepLimit_ = 0;
+    double rate_      = 0; ///< 2K + W at the current a
 };
 
 } // namespace octwalk

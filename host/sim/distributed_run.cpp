@@ -1,9 +1,5 @@
 #include "host/sim/distributed_run.h"
 
-#include "host/sim/diagnostics_files.h"
-#include "host/sim/distributed_comoving.h"
-#include "host/sim/run.h"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -24,6 +20,9 @@
 #include "host/io/json.h"
 #include "host/io/snapshot.h"
 #include "host/mpi/distributed_leapfrog.h"
+#include "host/sim/diagnostics_files.h"
+#include "host/sim/distributed_comoving.h"
+#include "host/sim/run.h"
 
 namespace octwalk {
 
@@ -169,11 +168,11 @@ ParticleSet gatherById(const mpi::Communicator& comm, const ParticleSet& local)
     all.pos       = comm.gatherv(local.pos);
     all.vel       = comm.gatherv(local.vel);
     all.cosmology = local.cosmology;
-    all.mass = comm.gatherv(local.mass);
-    all.id   = comm.gatherv(local.id);
-    all.type    = comm.gatherv(local.type);
-    all.time    = local.time;
-    all.boxSize = local.boxSize;
+    all.mass      = comm.gatherv(local.mass);
+    all.id        = comm.gatherv(local.id);
+    all.type      = comm.gatherv(local.type);
+    all.time      = local.time;
+    all.boxSize   = local.boxSize;
     std::vector<size_t> order(all.id.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return all.id[a] < all.id[b]; });
@@ -305,8 +304,8 @@ public:
         ParticleSet peculiar;
         if (comoving_)
         {
-            peculiar          = local_;
-            const double a    = comoving_->clock().a;
+            peculiar       = local_;
+            const double a = comoving_->clock().a;
             for (Vec3d& v : peculiar.vel) v = (1 / a) * v;
         }
         const ParticleSet& bodies = comoving_ ? peculiar : local_;
@@ -355,19 +354,18 @@ public:
             const Simulation::Comoving& clock = comoving_->clock();
             image.t0                          = clock.settings.aBegin;
             image.h                           = comoving_->stepLimit();
-            image.numSteps = step_ + stepsToEnd(clock.settings, clock.a, comoving_->stepLimit());
-            image.comoving = comovingCheckpointText(clock);
+            image.numSteps                    = step_ + stepsToEnd(clock.settings, clock.a, comoving_->stepLimit());
+            image.comoving                    = comovingCheckpointText(clock);
         }
         octwalk::writeCheckpoint(path, image);
     }
 
     void afterStep(const LoopStepTimes& times, bool) override
     {
-        const mpi::DistributedForces& f = lf_.forces();
-        const std::vector<double> slowest =
-            comm_.allreduceMax({f.secondsForce, f.secondsLocal, f.secondsEssentialBuild, f.secondsExchange,
-                                f.secondsExchangeWait, f.secondsRemote, times.diagnostics, times.io, times.wall,
-                                f.secondsMesh, f.secondsMeshSolve});
+        const mpi::DistributedForces& f   = lf_.forces();
+        const std::vector<double> slowest = comm_.allreduceMax(
+            {f.secondsForce, f.secondsLocal, f.secondsEssentialBuild, f.secondsExchange, f.secondsExchangeWait,
+             f.secondsRemote, times.diagnostics, times.io, times.wall, f.secondsMesh, f.secondsMeshSolve});
         const std::vector<std::array<int64_t, 2>> sent =
             comm_.allgather(std::array<int64_t, 2>{f.nodesSent, f.bytesSent});
         if (comm_.rank() != 0) return;
@@ -416,28 +414,28 @@ private:
         const bool timingIsNew = !resume || fs::file_size(timingPath, ec) == 0 || ec;
         timing_.open(timingPath, std::ios::app);
         if (!timing_) throw FormatError("cannot open '" + timingPath.string() + "'");
-        const std::string units =
-            comoving_ ? comovingUnitsText(c_.parameters, comoving_->clock())
-                      : "N-body, G = " + std::to_string(c_.parameters.gravitational_constant);
+        const std::string units   = comoving_ ? comovingUnitsText(c_.parameters, comoving_->clock())
+                                              : "N-body, G = " + std::to_string(c_.parameters.gravitational_constant);
         const std::string comment = "# " + versionHeader() + " on " + std::to_string(comm_.size()) + " ranks; units " +
                                     units + "; parameters " + toJson(c_.parameters) +
                                     (comoving_ ? "; comoving " + comovingJson(comoving_->clock()) : std::string()) +
                                     "\n";
         if (timingIsNew)
         {
-            timing_ << comment
-                    << "# seconds per step, measured (they differ from run to run), each the largest over the "
-                       "ranks: force_wall = the force evaluation; local_tree = the rank's own tree built and walked; "
-                       "essential_build = the essential trees cut for the other ranks; exchange = the group boxes' "
-                       "allgather and the essential trees' Alltoallv, waits included, both on a second thread while "
-                       "the own tree is walked; exchange_wait = what the walk did not hide of them; remote_walk = "
-                       "the received trees walked (on the rank's backend); imbalance = the largest rank's interactions "
-                       "over the mean; rebalanced = 1 when the step cut the domains again; essential_nodes, "
-                       "essential_bytes = the essential trees' nodes and bytes sent, summed over the ranks; TreePM's long "
-                       "range, within force_wall: mesh_sum = the rank's bodies assigned to the mesh and the ranks' "
-                       "meshes summed, before the trees; mesh_solve = the transforms and the interpolation, on the "
-                       "GPU backend on a host thread while the device walks\n"
-                    << kTimingHeader << '\n';
+            timing_
+                << comment
+                << "# seconds per step, measured (they differ from run to run), each the largest over the "
+                   "ranks: force_wall = the force evaluation; local_tree = the rank's own tree built and walked; "
+                   "essential_build = the essential trees cut for the other ranks; exchange = the group boxes' "
+                   "allgather and the essential trees' Alltoallv, waits included, both on a second thread while "
+                   "the own tree is walked; exchange_wait = what the walk did not hide of them; remote_walk = "
+                   "the received trees walked (on the rank's backend); imbalance = the largest rank's interactions "
+                   "over the mean; rebalanced = 1 when the step cut the domains again; essential_nodes, "
+                   "essential_bytes = the essential trees' nodes and bytes sent, summed over the ranks; TreePM's long "
+                   "range, within force_wall: mesh_sum = the rank's bodies assigned to the mesh and the ranks' "
+                   "meshes summed, before the trees; mesh_solve = the transforms and the interpolation, on the "
+                   "GPU backend on a host thread while the device walks\n"
+                << kTimingHeader << '\n';
             flushTiming();
         }
         if (resume) return;
@@ -668,8 +666,8 @@ int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std
     {
         local.time      = clock->a;
         local.cosmology = clock->settings.cosmology;
-        out << versionHeader() << ": restarting a comoving run on " << comm.size() << " ranks from step "
-            << image.step << ", a = " << clock->a << "\n";
+        out << versionHeader() << ": restarting a comoving run on " << comm.size() << " ranks from step " << image.step
+            << ", a = " << clock->a << "\n";
         DistributedComoving comoving(comm, c.parameters, *clock);
         comoving.resume(local);
         return loop(comm, local, comoving.leapfrog(), &comoving, c, image.step, 0.0, true, image.step, out);

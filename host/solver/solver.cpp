@@ -108,7 +108,6 @@ bool treePmOn(const Parameters& p) { return p.box_size > 0 && p.pm_grid > 0; }
 /// never sums (its nodes lie within the cutoff).
 bool periodicErrorControl(const Parameters& p) { return p.box_size > 0 && p.err_tol_force_acc > 0 && !treePmOn(p); }
 
-
 /// Whether TreePM's walk expands the nodes too wide for its fixed bound where their error is small beside each
 /// group's acceleration (common/treepm.h shortRangeNodeErrorSmallEnough). Only with the previous step's
 /// accelerations (GravitySolver::setPreviousAccelerations, a run's steps after the first): an estimate at the
@@ -708,10 +707,7 @@ const F4* GravitySolver::evaluateBodies()
     return out;
 }
 
-bool GravitySolver::shortRangeOnly() const
-{
-    return treePmOn(params_) && meshSchedule_ == MeshSchedule::Elsewhere;
-}
+bool GravitySolver::shortRangeOnly() const { return treePmOn(params_) && meshSchedule_ == MeshSchedule::Elsewhere; }
 
 bool GravitySolver::meshBesideTheWalk() const
 {

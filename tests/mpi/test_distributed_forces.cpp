@@ -300,7 +300,7 @@ TEST(DistributedForces, RelativeIsRefused)
 {
     const Communicator& comm = world();
     Parameters relative      = cpuParameters(0.5, 1e-4);
-    relative.mac        = Mac::Relative;
+    relative.mac             = Mac::Relative;
     EXPECT_THROW(DistributedGravity(comm, relative), ParameterError);
 }
 

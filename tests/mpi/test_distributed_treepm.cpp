@@ -113,9 +113,9 @@ TEST(DistributedTreePm, MeshIsOneProcesssMesh)
 /// The errors of the distributed evaluation and of one rank's solver against the split's exact sum.
 void expectOneRankAccuracy(const ParticleSet& all, const Parameters& p, const char* name)
 {
-    const Communicator& comm        = world();
-    const std::vector<Vec3d> exact  = exactSplit(all, p);
-    const ParticleSet mine          = decomposed(all);
+    const Communicator& comm       = world();
+    const std::vector<Vec3d> exact = exactSplit(all, p);
+    const ParticleSet mine         = decomposed(all);
     DistributedGravity gravity(comm, p);
     DistributedForces f;
     gravity.computeForces(mine, f);
@@ -193,7 +193,7 @@ TEST(DistributedTreePm, EmptyAndSingleBodyRanks)
 {
     const Communicator& comm = world();
     // Rank r holds min(r, 2) bodies: rank 0 none, rank 1 one.
-    auto held        = [](int r) { return std::min(r, 2); };
+    auto held     = [](int r) { return std::min(r, 2); };
     int64_t first = 0, total = 0;
     for (int r = 0; r < comm.size(); ++r)
     {

@@ -180,23 +180,23 @@ TEST_P(ShortRangeEssentialTreeWalk, ListsAndForcesEqualTheFullTree)
 {
     const PeriodicCase c = GetParam();
     Parameters p;
-    p.opening_angle          = c.theta;
-    p.mac                    = c.mac;
-    p.epsilon_squared        = 1e-6;
-    p.backend                = Backend::Cpu;
-    p.box_size               = 1.0;
-    p.pm_grid                = c.pmGrid;
-    const ParticleSet bodies = std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7)
-                                                                   : makeUniformBox(1 << 13, 1.0, 7);
+    p.opening_angle   = c.theta;
+    p.mac             = c.mac;
+    p.epsilon_squared = 1e-6;
+    p.backend         = Backend::Cpu;
+    p.box_size        = 1.0;
+    p.pm_grid         = c.pmGrid;
+    const ParticleSet bodies =
+        std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
     GravitySolver solver(p);
     solver.setBodies(bodies.pos, bodies.mass, bodies.id);
     std::vector<Vec3d> acc;
     std::vector<double> pot;
     solver.computeForces(acc, pot);
-    const PackedTree& packed = solver.packedTree();
-    const TreeView tree      = packed.treeView();
-    const int32_t numGroups  = int32_t(packed.groupRange.size());
-    const float eps2         = float(p.epsilon_squared);
+    const PackedTree& packed                               = solver.packedTree();
+    const TreeView tree                                    = packed.treeView();
+    const int32_t numGroups                                = int32_t(packed.groupRange.size());
+    const float eps2                                       = float(p.epsilon_squared);
     const std::vector<std::pair<int32_t, int32_t>> subsets = {
         {0, numGroups / 4}, {numGroups / 2, std::max(1, numGroups / 20)}, {numGroups / 3, 1}, {0, numGroups}};
     for (auto [first, count] : subsets)
@@ -230,16 +230,16 @@ INSTANTIATE_TEST_SUITE_P(Boxes, ShortRangeEssentialTreeWalk,
                                            PeriodicCase{"uniform", 0.6, Mac::Bonsai, 32}),
                          [](const ::testing::TestParamInfo<PeriodicCase>& info) {
                              const int thetaPercent = static_cast<int>(info.param.theta * 100 + 0.5);
-                             return std::string(info.param.model) + "_theta" + std::to_string(thetaPercent) +
-                                    "_pm" + std::to_string(info.param.pmGrid);
+                             return std::string(info.param.model) + "_theta" + std::to_string(thetaPercent) + "_pm" +
+                                    std::to_string(info.param.pmGrid);
                          });
 
 /// An essential tree of a periodic box needs TreePM's short range: the Ewald sum reaches every body.
 TEST(EssentialTree, PeriodicWithoutTreePmIsRefused)
 {
     Parameters p;
-    p.backend  = Backend::Cpu;
-    p.box_size = 1.0;
+    p.backend                = Backend::Cpu;
+    p.box_size               = 1.0;
     const ParticleSet bodies = makeUniformBox(1 << 10, 1.0, 3);
     GravitySolver solver(p);
     solver.setBodies(bodies.pos, bodies.mass, bodies.id);
