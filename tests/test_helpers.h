@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifdef _OPENMP
@@ -56,12 +57,22 @@ struct Forces
     std::vector<double> pot;
 };
 
-inline Forces treeForces(const ParticleSet& b, const Parameters& p)
+/// A solver that has evaluated the bodies' forces once, its packed tree ready to read; the forces into forces
+/// when given.
+inline GravitySolver evaluatedSolver(const Parameters& p, const ParticleSet& b, Forces* forces = nullptr)
 {
     GravitySolver s(p);
     s.setBodies(b.pos, b.mass, b.id);
     Forces f;
     s.computeForces(f.acc, f.pot);
+    if (forces) *forces = std::move(f);
+    return s;
+}
+
+inline Forces treeForces(const ParticleSet& b, const Parameters& p)
+{
+    Forces f;
+    evaluatedSolver(p, b, &f);
     return f;
 }
 

@@ -50,4 +50,31 @@ void WorkerThread::loop()
     }
 }
 
+JobBeside::JobBeside(WorkerThread* thread, std::function<void()> job) : thread_(thread)
+{
+    if (!thread_) return;
+    thread_->run([this, job = std::move(job)] {
+        try
+        {
+            job();
+        }
+        catch (...)
+        {
+            error_ = std::current_exception();
+        }
+    });
+}
+
+JobBeside::~JobBeside()
+{
+    if (thread_) thread_->wait();
+}
+
+void JobBeside::finish()
+{
+    if (!thread_) return;
+    thread_->wait();
+    if (error_) std::rethrow_exception(error_);
+}
+
 } // namespace octwalk

@@ -6,6 +6,7 @@
 /// its team, warm and with its memory first-touched, from one build to the next.
 
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -35,6 +36,25 @@ private:
     std::function<void()> job_;
     bool busy_ = false, stop_ = false;
     std::thread thread_;
+};
+
+/// A job run on a WorkerThread while its caller goes on (TreePM's mesh beside the walk): the job's exception is kept
+/// for finish(), and the end of the scope waits for the job, which may refer to the caller's frame, also when the
+/// caller throws. With no thread, nothing runs and finish() returns at once.
+class JobBeside
+{
+public:
+    JobBeside(WorkerThread* thread, std::function<void()> job);
+    ~JobBeside();
+    JobBeside(const JobBeside&)            = delete;
+    JobBeside& operator=(const JobBeside&) = delete;
+
+    /// Waits for the job and rethrows its exception.
+    void finish();
+
+private:
+    WorkerThread* thread_;
+    std::exception_ptr error_;
 };
 
 } // namespace octwalk

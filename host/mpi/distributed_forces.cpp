@@ -282,7 +282,6 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     // on the GPU backend the rest runs on the host beside the walk (as GravitySolver's own mesh does), on the CPU
     // backend, whose walk takes every core, after it.
     const bool meshBeside = mesh_ && solver_.activeBackend() == Backend::Gpu;
-    std::exception_ptr meshError;
     if (mesh_)
     {
         mesh_->assignAndSum(local.pos.data(), local.mass.data(), local.size());
@@ -293,29 +292,8 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         mesh_->solveAndInterpolate(local.mass.data(), local.size(), meshAcc_, meshPot_);
         out.secondsMeshSolve = clock.lap();
     };
-    if (meshBeside)
-    {
-        if (!meshThread_) meshThread_ = std::make_unique<WorkerThread>();
-        meshThread_->run([&] {
-            try
-            {
-                solveMesh();
-            }
-            catch (...)
-            {
-                meshError = std::current_exception();
-            }
-        });
-    }
-    // The mesh's job refers to this frame: it must end before the frame does, also when the walk throws.
-    struct WaitForMesh
-    {
-        WorkerThread* thread;
-        ~WaitForMesh()
-        {
-            if (thread) thread->wait();
-        }
-    } waitForMesh{meshBeside ? meshThread_.get() : nullptr};
+    if (meshBeside && !meshThread_) meshThread_ = std::make_unique<WorkerThread>();
+    JobBeside meshJob(meshBeside ? meshThread_.get() : nullptr, solveMesh);
     if (!exchange_) exchange_ = std::make_unique<Exchange>();
     Exchange& ex = *exchange_;
     ex.reset();
@@ -399,11 +377,7 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     }
     if (mesh_)
     {
-        if (meshBeside)
-        {
-            meshThread_->wait();
-            if (meshError) std::rethrow_exception(meshError);
-        }
+        if (meshBeside) meshJob.finish();
         else solveMesh();
         addMeshForces(out);
     }

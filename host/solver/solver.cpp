@@ -638,30 +638,8 @@ const F4* GravitySolver::evaluateBodies()
     meshSeconds_          = 0;
     const bool meshHere   = treePmOn(params_) && !shortRangeOnly();
     const bool meshBeside = meshHere && meshBesideTheWalk();
-    std::exception_ptr meshError;
-    if (meshBeside)
-    {
-        if (!meshThread_) meshThread_ = std::make_unique<WorkerThread>();
-        meshThread_->run([this, &meshError] {
-            try
-            {
-                computeMeshForces();
-            }
-            catch (...)
-            {
-                meshError = std::current_exception();
-            }
-        });
-    }
-    // The mesh's job refers to meshError: it must end before this frame does, also when the walk throws.
-    struct WaitForMesh
-    {
-        WorkerThread* thread;
-        ~WaitForMesh()
-        {
-            if (thread) thread->wait();
-        }
-    } waitForMesh{meshBeside ? meshThread_.get() : nullptr};
+    if (meshBeside && !meshThread_) meshThread_ = std::make_unique<WorkerThread>();
+    JobBeside mesh(meshBeside ? meshThread_.get() : nullptr, [this] { computeMeshForces(); });
     PhaseTimes estimateTimes;
     const bool relative = params_.mac == Mac::Relative;
     if (relative || (periodicErrorControl(params_) && !usedPrevious_))
@@ -690,11 +668,7 @@ const F4* GravitySolver::evaluateBodies()
     namingMemory("walking the tree", n, 100, [&] { results = evaluateTargets(targets); });
     if (meshHere)
     {
-        if (meshBeside)
-        {
-            meshThread_->wait();
-            if (meshError) std::rethrow_exception(meshError);
-        }
+        if (meshBeside) mesh.finish();
         else computeMeshForces();
         addMeshForces(results);
     }

@@ -16,6 +16,7 @@
 #include "host/mpi/let.h"
 #include "host/mpi/tree_walk.h"
 #include "host/solver/solver.h"
+#include "test_helpers.h"
 
 namespace {
 
@@ -73,16 +74,12 @@ protected:
 /// counts, forces within the twin tolerances (a periodic tree's within its own periodic box).
 void expectDeviceWalksLikeTheTwin(const Parameters& p, const ParticleSet& bodies)
 {
-    GravitySolver solver(p);
-    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    solver.computeForces(acc, pot);
-    const PackedTree& packed = solver.packedTree();
-    const HalfOfTheGroups h  = secondHalf(packed);
-    const TreeView tree      = packed.treeView();
-    const EssentialTree let  = buildEssentialTree(tree, packed.bodyView(), groupsBox(h.view()));
-    const float eps2         = float(p.epsilon_squared);
+    const GravitySolver solver = test::evaluatedSolver(p, bodies);
+    const PackedTree& packed   = solver.packedTree();
+    const HalfOfTheGroups h    = secondHalf(packed);
+    const TreeView tree        = packed.treeView();
+    const EssentialTree let    = buildEssentialTree(tree, packed.bodyView(), groupsBox(h.view()));
+    const float eps2           = float(p.epsilon_squared);
 
     TreeWalkScratch twin;
     const TreeView cut             = let.view(tree.periodic);

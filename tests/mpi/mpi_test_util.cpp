@@ -1,5 +1,9 @@
 #include "mpi/mpi_test_util.h"
 
+#include <omp.h>
+
+#include "host/mpi/domain.h"
+
 namespace octwalk::mpi::testing {
 
 const Communicator& world()
@@ -25,5 +29,38 @@ ParticleSet gatherAll(const Communicator& comm, const ParticleSet& local)
 }
 
 bool onAllRanks(const Communicator& comm, bool ok) { return comm.allreduceSum(int64_t(ok ? 0 : 1)) == 0; }
+
+std::vector<char> resultBytes(const DistributedForces& f)
+{
+    std::vector<char> b;
+    auto add = [&b](const void* data, size_t bytes) {
+        const char* c = static_cast<const char*>(data);
+        b.insert(b.end(), c, c + bytes);
+    };
+    add(f.acc.data(), f.acc.size() * sizeof(Vec3d));
+    add(f.pot.data(), f.pot.size() * sizeof(double));
+    add(f.cost.data(), f.cost.size() * sizeof(int64_t));
+    return world().allgatherv(b);
+}
+
+std::vector<std::vector<char>> resultsAtThreadCounts(const ParticleSet& all, const Parameters& p,
+                                                     const std::vector<int>& threads)
+{
+    const Communicator& comm = world();
+    const int before         = omp_get_max_threads();
+    std::vector<std::vector<char>> runs;
+    for (int t : threads)
+    {
+        omp_set_num_threads(t);
+        ParticleSet mine = roundRobinShare(all, comm.rank(), comm.size());
+        redistribute(comm, mine);
+        DistributedGravity gravity(comm, p);
+        DistributedForces f;
+        gravity.computeForces(mine, f);
+        runs.push_back(resultBytes(f));
+    }
+    omp_set_num_threads(before);
+    return runs;
+}
 
 } // namespace octwalk::mpi::testing

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "host/core/particles.h"
+#include "host/core/params.h"
 #include "host/mpi/communicator.h"
+#include "host/mpi/distributed_forces.h"
 
 namespace octwalk::mpi::testing {
 
@@ -39,5 +41,13 @@ ParticleSet gatherAll(const Communicator& comm, const ParticleSet& local);
 
 /// Whether ok holds on every rank (collective).
 bool onAllRanks(const Communicator& comm, bool ok);
+
+/// Every rank's forces and costs as bytes, gathered to every rank (collective).
+std::vector<char> resultBytes(const DistributedForces& f);
+
+/// The bytes of resultBytes from one distributed evaluation of all's bodies (round-robin shares, then
+/// decomposed) at each of the thread counts, in their order (collective).
+std::vector<std::vector<char>> resultsAtThreadCounts(const ParticleSet& all, const Parameters& p,
+                                                     const std::vector<int>& threads);
 
 } // namespace octwalk::mpi::testing

@@ -10,6 +10,24 @@ fail() { echo "FAIL: $*"; exit 1; }
 on2() { "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run "$@"; }
 # The last row's dE/E0 (column 6) of a run's energy.csv.
 last_error() { grep -v '^#' "$1/energy.csv" | tail -1 | cut -d, -f6; }
+# stop_part ROWS ARGS...: `run ARGS --output-dir part` on 2 ranks, SIGTERM to one rank once energy.csv has ROWS
+# rows; the run must stop with exit 143 (its checkpoints written).
+stop_part() {
+    rows_wanted=$1
+    shift
+    "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run "$@" --output-dir part > out.txt 2>&1 &
+    launcher=$!
+    rows=0
+    while [ "$rows" -lt "$rows_wanted" ] && kill -0 $launcher 2> /dev/null; do
+        sleep 0.1
+        rows=$(grep -vc '^#' part/energy.csv 2> /dev/null || echo 0)
+    done
+    rank=$(pgrep -P $launcher | tail -1)
+    [ -n "$rank" ] && kill -TERM "$rank"
+    wait $launcher
+    rc=$?
+    [ $rc -eq 143 ] || fail "stopped run: exit $rc, expected 143: $(cat out.txt)"
+}
 
 case $case_name in
 runs)
@@ -57,18 +75,7 @@ stop)
     # SIGTERM to one rank: all ranks stop at the same step with their checkpoints, and the restart ends with
     # the uninterrupted run's bits.
     on2 $common --t-end 2 --output-dir whole > /dev/null || fail "uninterrupted run: exit $?"
-    "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run $common --t-end 2 --output-dir part > out.txt 2>&1 &
-    launcher=$!
-    rows=0
-    while [ "$rows" -lt 12 ] && kill -0 $launcher 2> /dev/null; do
-        sleep 0.1
-        rows=$(grep -vc '^#' part/energy.csv 2> /dev/null || echo 0)
-    done
-    rank=$(pgrep -P $launcher | tail -1)
-    [ -n "$rank" ] && kill -TERM "$rank"
-    wait $launcher
-    rc=$?
-    [ $rc -eq 143 ] || fail "stopped run: exit $rc, expected 143: $(cat out.txt)"
+    stop_part 12 $common --t-end 2
     grep -q 'stopped by signal 15' out.txt || fail "no stop line: $(cat out.txt)"
     on2 --restart part --quiet > /dev/null || fail "restart: exit $?"
     cmp whole/snap_000128.tipsy part/snap_000128.tipsy || fail "final snapshots differ"
@@ -122,18 +129,7 @@ comoving)
     grep -q '"comoving": {' p2/run.json || fail "run.json has no comoving object"
     last=$(ls p2/snap_*.gadget | tail -1)
     # Stopped by a signal and restarted: the uninterrupted run's bits.
-    "$mpiexec" -q --oversubscribe -np 2 "$octwalk" run $box --output-dir part > out.txt 2>&1 &
-    launcher=$!
-    rows=0
-    while [ "$rows" -lt 40 ] && kill -0 $launcher 2> /dev/null; do
-        sleep 0.1
-        rows=$(grep -vc '^#' part/energy.csv 2> /dev/null || echo 0)
-    done
-    rank=$(pgrep -P $launcher | tail -1)
-    [ -n "$rank" ] && kill -TERM "$rank"
-    wait $launcher
-    rc=$?
-    [ $rc -eq 143 ] || fail "stopped run: exit $rc, expected 143: $(cat out.txt)"
+    stop_part 40 $box
     on2 --restart part --quiet > /dev/null || fail "restart: exit $?"
     cmp "$last" "part/${last#p2/}" || fail "the restarted run's final snapshot differs"
     cmp p2/energy.csv part/energy.csv || fail "the restarted run's energy.csv differs"

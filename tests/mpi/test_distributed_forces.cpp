@@ -178,37 +178,11 @@ TEST(DistributedForces, MergerWithGalaxiesOnDifferentRanks)
     expectOneRankAccuracy(decomposedPlacements(all), p, "merger, decomposed");
 }
 
-/// Forces and costs as bytes, gathered to every rank.
-std::vector<char> resultBytes(const DistributedForces& f)
-{
-    std::vector<char> b;
-    auto add = [&b](const void* data, size_t bytes) {
-        const char* c = static_cast<const char*>(data);
-        b.insert(b.end(), c, c + bytes);
-    };
-    add(f.acc.data(), f.acc.size() * sizeof(Vec3d));
-    add(f.pot.data(), f.pot.size() * sizeof(double));
-    add(f.cost.data(), f.cost.size() * sizeof(int64_t));
-    return world().allgatherv(b);
-}
-
 TEST(DistributedForces, RepeatsAreBitIdenticalWhateverTheThreads)
 {
-    const Communicator& comm = world();
-    const ParticleSet all    = makeModel("galaxy", 1 << 13, 4);
-    const Parameters p       = cpuParameters(0.6, 1e-4);
-    const int threads        = omp_get_max_threads();
-    std::vector<std::vector<char>> runs;
-    for (int t : {1, 2, 1})
-    {
-        omp_set_num_threads(t);
-        ParticleSet mine = decomposed(all);
-        DistributedGravity gravity(comm, p);
-        DistributedForces f;
-        gravity.computeForces(mine, f);
-        runs.push_back(resultBytes(f));
-    }
-    omp_set_num_threads(threads);
+    const ParticleSet all                     = makeModel("galaxy", 1 << 13, 4);
+    const Parameters p                        = cpuParameters(0.6, 1e-4);
+    const std::vector<std::vector<char>> runs = resultsAtThreadCounts(all, p, {1, 2, 1});
     EXPECT_TRUE(runs[0] == runs[1]);
     EXPECT_TRUE(runs[0] == runs[2]);
 }

@@ -20,6 +20,7 @@
 #include "host/mpi/mpi_error.h"
 #include "host/mpi/tree_walk.h"
 #include "host/solver/solver.h"
+#include "test_helpers.h"
 
 namespace {
 
@@ -97,29 +98,27 @@ class EssentialTreeWalk : public ::testing::TestWithParam<Case>
 
 ParticleSet modelOf(const char* name, int64_t n) { return makeModel(name, n, 7); }
 
+/// The group subsets (first, count) an essential tree is cut for: a quarter of the groups, a thin slice, one
+/// group, all of them.
+std::vector<std::pair<int32_t, int32_t>> groupSubsets(int32_t numGroups)
+{
+    return {{0, numGroups / 4}, {numGroups / 2, std::max(1, numGroups / 20)}, {numGroups / 3, 1}, {0, numGroups}};
+}
+
 /// The essential tree of several group subsets (a quarter of the groups, a thin slice, one group, all of
 /// them) against the full tree.
 TEST_P(EssentialTreeWalk, ListsAndForcesEqualTheFullTree)
 {
-    const Case c = GetParam();
-    Parameters p;
-    p.opening_angle          = c.theta;
-    p.mac                    = c.mac;
-    p.epsilon_squared        = 1e-4;
-    p.backend                = Backend::Cpu;
-    const ParticleSet bodies = modelOf(c.model, 1 << 13);
-    GravitySolver solver(p);
-    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    solver.computeForces(acc, pot);
-    const PackedTree& packed = solver.packedTree();
-    const int32_t numGroups  = int32_t(packed.groupRange.size());
-    const float eps2         = float(p.epsilon_squared);
+    const Case c               = GetParam();
+    Parameters p               = test::cpuParameters(c.theta, 1e-4);
+    p.mac                      = c.mac;
+    const ParticleSet bodies   = modelOf(c.model, 1 << 13);
+    const GravitySolver solver = test::evaluatedSolver(p, bodies);
+    const PackedTree& packed   = solver.packedTree();
+    const int32_t numGroups    = int32_t(packed.groupRange.size());
+    const float eps2           = float(p.epsilon_squared);
 
-    const std::vector<std::pair<int32_t, int32_t>> subsets = {
-        {0, numGroups / 4}, {numGroups / 2, std::max(1, numGroups / 20)}, {numGroups / 3, 1}, {0, numGroups}};
-    for (auto [first, count] : subsets)
+    for (auto [first, count] : groupSubsets(numGroups))
     {
         SCOPED_TRACE("groups " + std::to_string(first) + " + " + std::to_string(count));
         const GroupSubset s     = subsetOf(packed, first, count);
@@ -179,27 +178,18 @@ class ShortRangeEssentialTreeWalk : public ::testing::TestWithParam<PeriodicCase
 TEST_P(ShortRangeEssentialTreeWalk, ListsAndForcesEqualTheFullTree)
 {
     const PeriodicCase c = GetParam();
-    Parameters p;
-    p.opening_angle   = c.theta;
-    p.mac             = c.mac;
-    p.epsilon_squared = 1e-6;
-    p.backend         = Backend::Cpu;
-    p.box_size        = 1.0;
-    p.pm_grid         = c.pmGrid;
+    Parameters p         = test::cpuParameters(c.theta, 1e-6);
+    p.mac                = c.mac;
+    p.box_size           = 1.0;
+    p.pm_grid            = c.pmGrid;
     const ParticleSet bodies =
         std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
-    GravitySolver solver(p);
-    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    solver.computeForces(acc, pot);
-    const PackedTree& packed                               = solver.packedTree();
-    const TreeView tree                                    = packed.treeView();
-    const int32_t numGroups                                = int32_t(packed.groupRange.size());
-    const float eps2                                       = float(p.epsilon_squared);
-    const std::vector<std::pair<int32_t, int32_t>> subsets = {
-        {0, numGroups / 4}, {numGroups / 2, std::max(1, numGroups / 20)}, {numGroups / 3, 1}, {0, numGroups}};
-    for (auto [first, count] : subsets)
+    const GravitySolver solver = test::evaluatedSolver(p, bodies);
+    const PackedTree& packed   = solver.packedTree();
+    const TreeView tree        = packed.treeView();
+    const int32_t numGroups    = int32_t(packed.groupRange.size());
+    const float eps2           = float(p.epsilon_squared);
+    for (auto [first, count] : groupSubsets(numGroups))
     {
         SCOPED_TRACE("groups " + std::to_string(first) + " + " + std::to_string(count));
         const GroupSubset s = subsetOf(packed, first, count);
@@ -238,15 +228,11 @@ INSTANTIATE_TEST_SUITE_P(Boxes, ShortRangeEssentialTreeWalk,
 TEST(EssentialTree, PeriodicWithoutTreePmIsRefused)
 {
     Parameters p;
-    p.backend                = Backend::Cpu;
-    p.box_size               = 1.0;
-    const ParticleSet bodies = makeUniformBox(1 << 10, 1.0, 3);
-    GravitySolver solver(p);
-    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    solver.computeForces(acc, pot);
-    const PackedTree& packed = solver.packedTree();
+    p.backend                  = Backend::Cpu;
+    p.box_size                 = 1.0;
+    const ParticleSet bodies   = makeUniformBox(1 << 10, 1.0, 3);
+    const GravitySolver solver = test::evaluatedSolver(p, bodies);
+    const PackedTree& packed   = solver.packedTree();
     EXPECT_THROW(buildEssentialTree(packed.treeView(), packed.bodyView(), groupsBox(packed.groupView())),
                  ParameterError);
 }
@@ -254,16 +240,7 @@ TEST(EssentialTree, PeriodicWithoutTreePmIsRefused)
 /// A packed Plummer sphere (2^12 bodies by default).
 GravitySolver plummerSolver(int64_t n = 1 << 12, uint64_t seed = 3)
 {
-    Parameters p;
-    p.backend                = Backend::Cpu;
-    p.epsilon_squared        = 1e-4;
-    const ParticleSet bodies = makePlummer(n, seed);
-    GravitySolver solver(p);
-    solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    solver.computeForces(acc, pot);
-    return solver;
+    return test::evaluatedSolver(test::cpuParameters(0.5, 1e-4), makePlummer(n, seed));
 }
 
 TEST(EssentialTree, DistantBoxGetsTheRootAlone)
