@@ -50,9 +50,10 @@ void WorkerThread::loop()
     }
 }
 
-JobBeside::JobBeside(WorkerThread* thread, std::function<void()> job) : thread_(thread)
+void JobBeside::start(std::function<void()> job)
 {
-    if (!thread_) return;
+    if (!thread_ || started_) return;
+    started_ = true;
     thread_->run([this, job = std::move(job)] {
         try
         {
@@ -67,12 +68,12 @@ JobBeside::JobBeside(WorkerThread* thread, std::function<void()> job) : thread_(
 
 JobBeside::~JobBeside()
 {
-    if (thread_) thread_->wait();
+    if (started_) thread_->wait();
 }
 
 void JobBeside::finish()
 {
-    if (!thread_) return;
+    if (!started_) return;
     thread_->wait();
     if (error_) std::rethrow_exception(error_);
 }

@@ -44,16 +44,19 @@ private:
 class JobBeside
 {
 public:
-    JobBeside(WorkerThread* thread, std::function<void()> job);
+    explicit JobBeside(WorkerThread* thread) : thread_(thread) {}
     ~JobBeside();
     JobBeside(const JobBeside&)            = delete;
     JobBeside& operator=(const JobBeside&) = delete;
 
+    /// Hands job to the thread (once; nothing without a thread).
+    void start(std::function<void()> job);
     /// Waits for the job and rethrows its exception.
     void finish();
 
 private:
     WorkerThread* thread_;
+    bool started_ = false;
     std::exception_ptr error_;
 };
 

@@ -293,7 +293,7 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
         out.secondsMeshSolve = clock.lap();
     };
     if (meshBeside && !meshThread_) meshThread_ = std::make_unique<WorkerThread>();
-    JobBeside meshJob(meshBeside ? meshThread_.get() : nullptr, solveMesh);
+    JobBeside meshJob(meshBeside ? meshThread_.get() : nullptr);
     if (!exchange_) exchange_ = std::make_unique<Exchange>();
     Exchange& ex = *exchange_;
     ex.reset();
@@ -316,10 +316,16 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
             }
         });
     };
+    // Once the own tree is built: the mesh's transforms and the essential trees' cut and exchange on host threads
+    // while the device walks (the mesh started before the build slowed the build it competed with for the cores).
+    const auto afterBuild = [&] {
+        meshJob.start(solveMesh);
+        startExchange();
+    };
     Stopwatch clock;
     try
     {
-        evaluateLocal(local, localAcc, localPot, cost, out.localInteractions, startExchange);
+        evaluateLocal(local, localAcc, localPot, cost, out.localInteractions, afterBuild);
     }
     catch (...)
     {

@@ -46,11 +46,12 @@ struct GroupsBox
 /// The union of the boxes of groups (numGroups 0 for none).
 GroupsBox groupsBox(const GroupView& groups);
 
-/// The groups cut into at most maxBoxes runs of consecutive groups (tree order: compact in space) of equal
-/// count, the box of each: what a rank sends the others to cut its essential trees for. One box around all
-/// of a rank's groups can reach far into another rank's domain (a range of Morton keys is rarely a box);
-/// a node is sent closed when every box of the list accepts it, which it does more often for small boxes.
-/// Empty for no groups.
+/// The groups cut into maxBoxes runs of consecutive groups (tree order: compact in space) of equal count, the
+/// box of each: what a rank sends the others to cut its essential trees for. One box around all of a rank's
+/// groups can reach far into another rank's domain (a range of Morton keys is rarely a box); a node is sent
+/// closed (or, in a periodic box, left out) for every box of the list, which it is more often for small boxes.
+/// A run whose box has a side over twice the median run's largest side (one that crosses from one coarse cell
+/// of the curve to the next) is halved, until none is or there are 4 maxBoxes runs. Empty for no groups.
 std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes);
 
 /// Whether acceptNode accepts the node for every group whose box lies in box and whose scale is at most

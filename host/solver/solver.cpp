@@ -639,7 +639,8 @@ const F4* GravitySolver::evaluateBodies()
     const bool meshHere   = treePmOn(params_) && !shortRangeOnly();
     const bool meshBeside = meshHere && meshBesideTheWalk();
     if (meshBeside && !meshThread_) meshThread_ = std::make_unique<WorkerThread>();
-    JobBeside mesh(meshBeside ? meshThread_.get() : nullptr, [this] { computeMeshForces(); });
+    JobBeside mesh(meshBeside ? meshThread_.get() : nullptr);
+    mesh.start([this] { computeMeshForces(); });
     PhaseTimes estimateTimes;
     const bool relative = params_.mac == Mac::Relative;
     if (relative || (periodicErrorControl(params_) && !usedPrevious_))

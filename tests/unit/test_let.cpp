@@ -291,6 +291,32 @@ TEST(EssentialTree, BoxesOfRunsCutLessThanOneBox)
                 one.bodies.size(), many.numNodes(), many.bodies.size());
 }
 
+/// A run of consecutive groups that jumps across the box (the end of one coarse cell of the curve and the start of
+/// the next) is halved until no box spans the jump.
+TEST(EssentialTree, RunsAcrossAJumpAreHalved)
+{
+    // 128 groups along x in [0, 1), but group 40 sits at x = 100: the run holding it spans the gap.
+    const int32_t n = 128;
+    std::vector<I2> range(n);
+    std::vector<F4> center(n), half(n, F4{0.002f, 0.002f, 0.002f, 0.0f});
+    for (int32_t g = 0; g < n; ++g)
+    {
+        range[size_t(g)]  = {g, 1};
+        center[size_t(g)] = {g == 40 ? 100.0f : float(g) / n, 0.5f, 0.5f, 0.0f};
+    }
+    const GroupView groups{range.data(), center.data(), half.data(), n};
+    const std::vector<GroupsBox> boxes = groupsBoxes(groups, 8);
+    EXPECT_GT(boxes.size(), 8u);
+    EXPECT_LE(boxes.size(), 32u);
+    int32_t covered = 0;
+    for (const GroupsBox& b : boxes)
+    {
+        EXPECT_LT(b.hi.x - b.lo.x, 1.0) << "a box spans the jump";
+        covered += b.numGroups;
+    }
+    EXPECT_EQ(covered, n);
+}
+
 TEST(EssentialTree, NoGroupsNoTree)
 {
     GravitySolver solver     = plummerSolver();

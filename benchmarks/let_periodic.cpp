@@ -1,0 +1,85 @@
+// The essential tree of a periodic box under TreePM for the groups of the box's second half (in tree order), cut
+// from the whole box's tree as one rank cuts it for another: how many of the first half's bodies it carries.
+// Usage: octwalk_let_periodic SNAPSHOT PM_GRID     (a periodic snapshot, e.g. from `octwalk ic cosmo`)
+//        octwalk_let_periodic uniform N PM_GRID    (N uniform bodies in the unit box)
+// The tree is built, not walked (afterBuild stops the evaluation there).
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/io/snapshot.h"
+#include "host/models/models.h"
+#include "host/mpi/let.h"
+#include "host/solver/solver.h"
+
+namespace {
+
+using namespace octwalk;
+using namespace octwalk::mpi;
+
+/// Thrown by afterBuild to stop the evaluation once the tree is packed.
+struct TreeBuilt
+{
+};
+
+void report(const PackedTree& t)
+{
+    const int32_t numGroups = int32_t(t.groupRange.size()), half = numGroups / 2;
+    const GroupView second{t.groupRange.data() + half, t.groupCenter.data() + half, t.groupHalf.data() + half,
+                           numGroups - half};
+    const int64_t firstHalf = t.groupRange[size_t(half)].x, total = int64_t(t.bodies.size());
+    for (int32_t boxes : {1, 64})
+    {
+        const EssentialTree let = buildEssentialTree(t.treeView(), t.bodyView(), groupsBoxes(second, boxes));
+        const int64_t other     = int64_t(let.bodies.size()) - (total - firstHalf);
+        std::printf("%d boxes (%zu after halving): %d of %d nodes; %lld of the first half's %lld bodies (%.1f%%)\n",
+                    boxes, groupsBoxes(second, boxes).size(), let.numNodes(), t.numInternal + t.numLeaves,
+                    (long long)other, (long long)firstHalf, 100.0 * double(other) / double(firstHalf));
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const bool uniform = argc == 4 && std::string(argv[1]) == "uniform";
+    if (!uniform && argc != 3)
+    {
+        std::fprintf(stderr, "usage: octwalk_let_periodic SNAPSHOT PM_GRID | uniform N PM_GRID\n");
+        return 2;
+    }
+    try
+    {
+        const ParticleSet bodies =
+            uniform ? makeUniformBox(std::atoll(argv[2]), 1.0, 3) : readSnapshot(argv[1]);
+        Parameters p;
+        p.backend         = Backend::Cpu;
+        p.box_size        = uniform ? 1.0 : bodies.boxSize;
+        p.pm_grid         = std::atoi(argv[uniform ? 3 : 2]);
+        p.epsilon_squared = 1e-8 * p.box_size * p.box_size;
+        GravitySolver solver(p);
+        solver.setBodies(bodies.pos, bodies.mass, bodies.id);
+        solver.setAfterBuild([&] {
+            report(solver.packedTree());
+            throw TreeBuilt{};
+        });
+        std::vector<Vec3d> acc;
+        std::vector<double> pot;
+        try
+        {
+            solver.computeForces(acc, pot);
+        }
+        catch (const TreeBuilt&)
+        {
+        }
+    }
+    catch (const std::exception& e)
+    {
+        std::fprintf(stderr, "octwalk_let_periodic: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
