@@ -53,8 +53,7 @@ int main(int argc, char** argv)
     }
     try
     {
-        const ParticleSet bodies =
-            uniform ? makeUniformBox(std::atoll(argv[2]), 1.0, 3) : readSnapshot(argv[1]);
+        const ParticleSet bodies = uniform ? makeUniformBox(std::atoll(argv[2]), 1.0, 3) : readSnapshot(argv[1]);
         Parameters p;
         p.backend         = Backend::Cpu;
         p.box_size        = uniform ? 1.0 : bodies.boxSize;
@@ -73,8 +72,7 @@ int main(int argc, char** argv)
             solver.computeForces(acc, pot);
         }
         catch (const TreeBuilt&)
-        {
-        }
+        {}
     }
     catch (const std::exception& e)
     {

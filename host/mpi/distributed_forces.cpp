@@ -124,8 +124,8 @@ void DistributedGravity::setEpsilonSquared(double epsilonSquared)
     params_ = p;
 }
 
-void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec3d>& acc, std::vector<double>& pot,
-                                       std::vector<int64_t>& cost, int64_t& interactions,
+void DistributedGravity::evaluateLocal(const ParticleSet& local, const F4* previous, std::vector<Vec3d>& acc,
+                                       std::vector<double>& pot, std::vector<int64_t>& cost, int64_t& interactions,
                                        const std::function<void()>& afterBuild)
 {
     LocalTree& t = *local_;
@@ -158,6 +158,7 @@ void DistributedGravity::evaluateLocal(const ParticleSet& local, std::vector<Vec
         return;
     }
     solver_.attachBodies(local.pos.data(), local.mass.data(), local.id.data(), t.n);
+    if (previous) solver_.setPreviousAccelerations(previous);
     solver_.setAfterBuild([&] {
         const PackedTree& packed = solver_.packedTree();
         t.tree                   = packed.treeView();
@@ -271,7 +272,7 @@ void DistributedGravity::addMeshForces(DistributedForces& out) const
     }
 }
 
-void DistributedGravity::computeForces(const ParticleSet& local, DistributedForces& out)
+void DistributedGravity::computeForces(const ParticleSet& local, DistributedForces& out, const F4* previous)
 {
     out = DistributedForces{};
     Stopwatch total;
@@ -325,7 +326,7 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     Stopwatch clock;
     try
     {
-        evaluateLocal(local, localAcc, localPot, cost, out.localInteractions, afterBuild);
+        evaluateLocal(local, previous, localAcc, localPot, cost, out.localInteractions, afterBuild);
     }
     catch (...)
     {

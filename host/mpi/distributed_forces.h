@@ -77,7 +77,10 @@ public:
     /// outside [0, box_size)^3 too). The same bodies on the
     /// same ranks give the same bits, for any thread count. On the GPU backend both the own tree and the
     /// received essential trees are walked on the device (GpuSolver::evaluate, the CPU twin's arrays).
-    void computeForces(const ParticleSet& local, DistributedForces& out);
+    /// @param previous  null, or per body of local its previous acceleration (xyz, G = 1, as
+    ///                  GravitySolver::setPreviousAccelerations takes them): TreePM's error control
+    ///                  (err_tol_force_acc) then sets each group's tolerance from them, as in one process's run
+    void computeForces(const ParticleSet& local, DistributedForces& out, const F4* previous = nullptr);
 
     /// The local solver (its tree, timings and statistics of the last local evaluation).
     const GravitySolver& localSolver() const { return solver_; }
@@ -86,8 +89,8 @@ private:
     struct LocalTree;
     struct Exchange;
     /// Builds and walks the local tree for the local bodies: fills local_ and the local part of the sums.
-    /// afterBuild runs once the tree is built (and packed), before its walk.
-    void evaluateLocal(const ParticleSet& local, std::vector<Vec3d>& acc, std::vector<double>& pot,
+    /// previous: as computeForces'. afterBuild runs once the tree is built (and packed), before its walk.
+    void evaluateLocal(const ParticleSet& local, const F4* previous, std::vector<Vec3d>& acc, std::vector<double>& pot,
                        std::vector<int64_t>& cost, int64_t& interactions, const std::function<void()>& afterBuild);
     /// The essential trees of this rank's tree for every other rank, exchanged: the received bytes, their
     /// sizes per rank and the phases' seconds.

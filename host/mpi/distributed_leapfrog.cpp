@@ -21,7 +21,14 @@ DistributedLeapfrog::DistributedLeapfrog(const Communicator& comm, const Paramet
 
 void DistributedLeapfrog::evaluate(const ParticleSet& local)
 {
-    gravity_.computeForces(local, forces_);
+    gravity_.computeForces(local, forces_, previous_.empty() ? nullptr : previous_.data());
+    const double invG = 1.0 / gravity_.parameters().gravitational_constant;
+    previous_.resize(forces_.acc.size());
+    for (size_t i = 0; i < previous_.size(); ++i)
+    {
+        const Vec3d a = invG * forces_.acc[i];
+        previous_[i]  = {float(a.x), float(a.y), float(a.z), float(invG * forces_.pot[i])};
+    }
     const int64_t mine               = std::accumulate(forces_.cost.begin(), forces_.cost.end(), int64_t(0));
     const std::vector<int64_t> costs = comm_.allgather(mine);
     const int64_t total              = std::accumulate(costs.begin(), costs.end(), int64_t(0));
@@ -36,8 +43,14 @@ void DistributedLeapfrog::start(ParticleSet& local)
     started_ = true;
 }
 
-void DistributedLeapfrog::resume(const ParticleSet& local)
+void DistributedLeapfrog::resume(const ParticleSet& local, std::vector<F4> previous)
 {
+    if (!previous.empty() && previous.size() != local.pos.size())
+    {
+        throw InputError("resume: " + std::to_string(previous.size()) + " previous results for " +
+                         std::to_string(local.pos.size()) + " bodies");
+    }
+    previous_ = std::move(previous);
     evaluate(local);
     started_ = true;
 }
@@ -60,7 +73,11 @@ void DistributedLeapfrog::step(ParticleSet& local, const StepFactors& f)
     for (size_t i = 0; i < local.pos.size(); ++i) driftPosition(local.pos[i], local.vel[i], f.drift, box);
     // Every rank sees the same imbalance (gathered), so all take the same branch.
     rebalanced_ = imbalance_ > rebalance_;
-    if (rebalanced_) redistribute(comm_, local, forces_.cost);
+    if (rebalanced_)
+    {
+        redistribute(comm_, local, forces_.cost);
+        previous_.clear();
+    }
     setEpsilonSquared(f.epsilonSquared);
     evaluate(local);
     kick(local, f.kickClose);

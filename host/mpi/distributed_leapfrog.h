@@ -40,8 +40,14 @@ public:
 
     /// Evaluates the forces of the bodies where they are, without cutting the domains: a restart from each
     /// rank's checkpoint, whose bodies (and their order) are those of the interrupted run, so that the
-    /// steps that follow are its steps bit for bit. Collective.
-    void resume(const ParticleSet& local);
+    /// steps that follow are its steps bit for bit. previous: the checkpoint's previousResults() (may be
+    /// empty). Collective.
+    void resume(const ParticleSet& local, std::vector<F4> previous = {});
+
+    /// The last forces per body of local (acc xyz, potential; G = 1, in float), which the next evaluation's
+    /// error control reads (TreePM with err_tol_force_acc > 0, as one process's run does); empty after the
+    /// domains were cut again (the bodies moved), until the next evaluation. A checkpoint stores them.
+    const std::vector<F4>& previousResults() const { return previous_; }
 
     /// One step of dt: half a kick, a drift, the domains cut again when the last evaluation's costs are
     /// out of balance, the forces, half a kick. start() first. Collective.
@@ -70,6 +76,7 @@ private:
     DistributedGravity gravity_;
     double rebalance_;
     DistributedForces forces_;
+    std::vector<F4> previous_;
     double imbalance_ = 1.0;
     bool rebalanced_  = false;
     bool started_     = false;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.h"
@@ -59,10 +60,10 @@ void DistributedComoving::start(ParticleSet& local)
     if (clock_.layzerIrvineIntegral == 0) clock_.layzerIrvineStart = diagnostics(local).total;
 }
 
-void DistributedComoving::resume(const ParticleSet& local)
+void DistributedComoving::resume(const ParticleSet& local, std::vector<F4> previous)
 {
     lf_.setEpsilonSquared(epsilonSquaredAt(clock_.a));
-    lf_.resume(local);
+    lf_.resume(local, std::move(previous));
     updateStepLimit();
     rate_ = layzerIrvineRate(local);
 }

@@ -32,8 +32,9 @@ public:
     /// A new run: local's peculiar velocities become momenta, the domains are cut, the first forces are
     /// evaluated and the Layzer-Irvine bookkeeping starts. Collective.
     void start(ParticleSet& local);
-    /// A restart: local holds the momenta and the domains of the interrupted run. Collective.
-    void resume(const ParticleSet& local);
+    /// A restart: local holds the momenta and the domains of the interrupted run, previous its checkpoint's
+    /// forces (mpi::DistributedLeapfrog::resume). Collective.
+    void resume(const ParticleSet& local, std::vector<F4> previous);
     /// One step from a to the next scale factor (comoving.h). InputError when the step does not advance a.
     /// Collective.
     void step(ParticleSet& local);

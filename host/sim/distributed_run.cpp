@@ -347,6 +347,8 @@ public:
         image.initialEnergy = initialEnergy_;
         image.parameters    = c_.parameters;
         image.extra         = checkpointExtra(c_.settings, comm_.size());
+        // The next step's error control reads them: without them a restart's step would differ.
+        if (c_.parameters.box_size > 0) image.results = lf_.previousResults();
         if (comoving_)
         {
             // As a single-process comoving run's checkpoint: vel holds the momenta, the plan counts the steps to
@@ -669,13 +671,13 @@ int restartDistributed(const mpi::Communicator& comm, const fs::path& where, std
         out << versionHeader() << ": restarting a comoving run on " << comm.size() << " ranks from step " << image.step
             << ", a = " << clock->a << "\n";
         DistributedComoving comoving(comm, c.parameters, *clock);
-        comoving.resume(local);
+        comoving.resume(local, std::move(image.results));
         return loop(comm, local, comoving.leapfrog(), &comoving, c, image.step, 0.0, true, image.step, out);
     }
     out << versionHeader() << ": restarting on " << comm.size() << " ranks from step " << image.step << " of "
         << c.plan.numSteps << ", t = " << local.time << "\n";
     mpi::DistributedLeapfrog lf(comm, c.parameters);
-    lf.resume(local);
+    lf.resume(local, std::move(image.results));
     return loop(comm, local, lf, nullptr, c, image.step, image.initialEnergy, true, image.step, out);
 }
 

@@ -110,8 +110,18 @@ TEST(DistributedTreePm, MeshIsOneProcesssMesh)
     }
 }
 
-/// The errors of the distributed evaluation and of one rank's solver against the split's exact sum.
-void expectOneRankAccuracy(const ParticleSet& all, const Parameters& p, const char* name)
+/// Per body, its acceleration over G as the error control takes it (setPreviousAccelerations' F4 form).
+std::vector<F4> previousOf(const std::vector<Vec3d>& acc, double G)
+{
+    std::vector<F4> out;
+    for (const Vec3d& a : acc) out.push_back({float(a.x / G), float(a.y / G), float(a.z / G), 0.0f});
+    return out;
+}
+
+/// The errors of the distributed evaluation and of one rank's solver against the split's exact sum. With
+/// withPrevious, each evaluates a second time with its first forces as the previous accelerations, so that TreePM's
+/// error control acts (as in a run's steps after the first), and that second evaluation is measured.
+void expectOneRankAccuracy(const ParticleSet& all, const Parameters& p, const char* name, bool withPrevious = false)
 {
     const Communicator& comm       = world();
     const std::vector<Vec3d> exact = exactSplit(all, p);
@@ -119,6 +129,12 @@ void expectOneRankAccuracy(const ParticleSet& all, const Parameters& p, const ch
     DistributedGravity gravity(comm, p);
     DistributedForces f;
     gravity.computeForces(mine, f);
+    const int64_t first = comm.allreduceSum(f.localInteractions + f.remoteInteractions);
+    if (withPrevious)
+    {
+        const std::vector<F4> previous = previousOf(f.acc, p.gravitational_constant);
+        gravity.computeForces(mine, f, previous.data());
+    }
     std::vector<Vec3d> ref;
     for (uint64_t id : mine.id) ref.push_back(exact[size_t(id)]);
     const ErrorStats distributed = errorStats(comm.allgatherv(relativeErrors(f.acc, ref)));
@@ -127,26 +143,40 @@ void expectOneRankAccuracy(const ParticleSet& all, const Parameters& p, const ch
     std::vector<Vec3d> oneAcc;
     std::vector<double> onePot;
     solver.computeForces(oneAcc, onePot);
+    if (withPrevious)
+    {
+        solver.setPreviousAccelerations(oneAcc);
+        solver.computeForces(oneAcc, onePot);
+    }
     const ErrorStats one = errorStats(relativeErrors(oneAcc, exact));
     EXPECT_EQ(distributed.count, all.size());
     EXPECT_LE(distributed.median, 1.1 * one.median);
     EXPECT_LE(distributed.p99, 1.1 * one.p99);
     const int64_t interactions = comm.allreduceSum(f.localInteractions + f.remoteInteractions);
-    const int64_t sent         = comm.allreduceSum(f.bytesSent);
+    const int64_t oneRank      = solver.stats().nodeInteractions + solver.stats().leafInteractions;
+    // The error control takes fewer interactions, on several ranks as on one (within 10% of one rank's).
+    if (withPrevious) EXPECT_LT(interactions, first);
+    EXPECT_LE(double(interactions), 1.1 * double(oneRank));
+    const int64_t sent = comm.allreduceSum(f.bytesSent);
     if (comm.rank() == 0)
     {
         std::printf("%s: N=%lld, P=%d, pm_grid %d, theta=%.2f: median %.3e (1 rank %.3e), p99 %.3e (1 rank %.3e), "
-                    "%.1f interactions/body (1 rank %.1f), %.1f KiB of essential trees\n",
+                    "%.1f interactions/body (1 rank %.1f; first evaluation %.1f), %.1f KiB of essential trees\n",
                     name, (long long)all.size(), comm.size(), p.pm_grid, p.opening_angle, distributed.median,
                     one.median, distributed.p99, one.p99, double(interactions) / double(all.size()),
-                    double(solver.stats().nodeInteractions + solver.stats().leafInteractions) / double(all.size()),
-                    double(sent) / 1024.0);
+                    double(oneRank) / double(all.size()), double(first) / double(all.size()), double(sent) / 1024.0);
     }
 }
 
 TEST(DistributedTreePm, ClusteredBoxErrorsAreOneRanksErrors)
 {
     expectOneRankAccuracy(makeClusteredBox(1 << 13, 1.0, 3), treePmParameters(0.5), "clustered box");
+}
+
+TEST(DistributedTreePm, ErrorControlFromPreviousForcesIsOneRanks)
+{
+    expectOneRankAccuracy(makeClusteredBox(1 << 13, 1.0, 3), treePmParameters(0.5), "clustered box, error control",
+                          true);
 }
 
 TEST(DistributedTreePm, UniformBoxErrorsAreOneRanksErrors)
