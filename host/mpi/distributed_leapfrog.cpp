@@ -21,7 +21,8 @@ DistributedLeapfrog::DistributedLeapfrog(const Communicator& comm, const Paramet
 
 void DistributedLeapfrog::evaluate(const ParticleSet& local)
 {
-    gravity_.computeForces(local, forces_, previous_.empty() ? nullptr : previous_.data());
+    taken_.swap(previous_);
+    gravity_.computeForces(local, forces_, taken_.empty() ? nullptr : taken_.data());
     const double invG = 1.0 / gravity_.parameters().gravitational_constant;
     previous_.resize(forces_.acc.size());
     for (size_t i = 0; i < previous_.size(); ++i)

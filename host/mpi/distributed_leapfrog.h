@@ -44,10 +44,11 @@ public:
     /// empty). Collective.
     void resume(const ParticleSet& local, std::vector<F4> previous = {});
 
-    /// The last forces per body of local (acc xyz, potential; G = 1, in float), which the next evaluation's
-    /// error control reads (TreePM with err_tol_force_acc > 0, as one process's run does); empty after the
-    /// domains were cut again (the bodies moved), until the next evaluation. A checkpoint stores them.
-    const std::vector<F4>& previousResults() const { return previous_; }
+    /// Each evaluation's error control (TreePM with err_tol_force_acc > 0, as in one process's run) reads the
+    /// forces of the one before, per body (acc xyz, potential; G = 1, in float); none after the domains were cut
+    /// again (the bodies moved). These are the ones the last evaluation read (empty: none): a checkpoint stores
+    /// them, so that resume evaluates the same forces again.
+    const std::vector<F4>& previousResults() const { return taken_; }
 
     /// One step of dt: half a kick, a drift, the domains cut again when the last evaluation's costs are
     /// out of balance, the forces, half a kick. start() first. Collective.
@@ -76,7 +77,8 @@ private:
     DistributedGravity gravity_;
     double rebalance_;
     DistributedForces forces_;
-    std::vector<F4> previous_;
+    /// The last evaluation's forces, for the next one; those the last one read.
+    std::vector<F4> previous_, taken_;
     double imbalance_ = 1.0;
     bool rebalanced_  = false;
     bool started_     = false;
