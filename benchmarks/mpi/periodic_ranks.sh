@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Periodic TreePM boxes on one GPU and on two GPU ranks (one GPU each): a 128^3 LCDM box from z = 49 to 0
+# Periodic TreePM boxes on one GPU and on two GPU ranks (rank r on GPU r mod the node's GPUs; the host's cores
+# shared out among the ranks): a 128^3 LCDM box from z = 49 to 0
 # (`--comoving`, dlna 0.025, theta 0.5, --pm-grid 128) with P(k) at z = 0, and Newtonian steps of a 256^3 box of
 # cosmological ICs (dt 1e-4 from a = 0.02, energy.csv every step). With OLD (another build's octwalk), the
 # two-rank runs also with it, in the same call.
@@ -12,8 +13,9 @@ run_box() {
   shift 3
   t0=$(date +%s.%N)
   local args=(run --backend gpu --checkpoint-every 0 --quiet --output-dir "$name" "$@")
-  if [ "$np" = 1 ]; then OMP_NUM_THREADS=16 timeout 600 "$binary" "${args[@]}" > "$name.log" 2>&1
-  else timeout 600 mpirun -q -np "$np" -x OMP_NUM_THREADS=16 --bind-to none "$binary" "${args[@]}" > "$name.log" 2>&1; fi
+  local threads=$(( $(nproc) / np > 0 ? $(nproc) / np : 1 ))
+  if [ "$np" = 1 ]; then OMP_NUM_THREADS=$threads timeout 600 "$binary" "${args[@]}" > "$name.log" 2>&1
+  else timeout 600 mpirun -q -np "$np" -x OMP_NUM_THREADS=$threads --bind-to none "$binary" "${args[@]}" > "$name.log" 2>&1; fi
   rc=$?
   echo "$name np=$np exit $rc wall $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" | tee -a done.txt
 }
