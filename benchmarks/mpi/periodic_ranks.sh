@@ -3,7 +3,7 @@
 # shared out among the ranks): a 128^3 LCDM box from z = 49 to 0
 # (`--comoving`, dlna 0.025, theta 0.5, --pm-grid 128) with P(k) at z = 0, and Newtonian steps of a 256^3 box of
 # cosmological ICs (dt 1e-4 from a = 0.02, energy.csv every step). With OLD (another build's octwalk), the
-# two-rank runs also with it, in the same call.
+# two-rank runs also with it, in the same invocation.
 # Usage: bash benchmarks/mpi/periodic_ranks.sh OCTWALK OUT [OLD]
 set -uo pipefail
 X=$(realpath "$1") OUT=$2 OLD=${3:+$(realpath "$3")}
