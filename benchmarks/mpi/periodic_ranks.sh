@@ -14,8 +14,8 @@ run_box() {
   t0=$(date +%s.%N)
   local args=(run --backend gpu --checkpoint-every 0 --quiet --output-dir "$name" "$@")
   local threads=$(( $(nproc) / np > 0 ? $(nproc) / np : 1 ))
-  if [ "$np" = 1 ]; then OMP_NUM_THREADS=$threads timeout 600 "$binary" "${args[@]}" > "$name.log" 2>&1
-  else timeout 600 mpirun -q -np "$np" -x OMP_NUM_THREADS=$threads --bind-to none "$binary" "${args[@]}" > "$name.log" 2>&1; fi
+  if [ "$np" = 1 ]; then OMP_NUM_THREADS=$threads timeout 3600 "$binary" "${args[@]}" > "$name.log" 2>&1
+  else timeout 3600 mpirun -q -np "$np" -x OMP_NUM_THREADS=$threads --bind-to none "$binary" "${args[@]}" > "$name.log" 2>&1; fi
   rc=$?
   echo "$name np=$np exit $rc wall $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" | tee -a done.txt
 }

@@ -254,8 +254,6 @@ void refuseOnRanks(const DistributedCli& d)
     checkDistributable(d.p);
 }
 
-/// A new run on the ranks of comm: rank 0 checks the directories, reads the input or builds the model as a
-/// single-process run does, the others start empty; every rank raises what rank 0's checks raise.
 /// The checks of a comoving run's options that need no input file (the same as a single-process run's).
 void checkComovingOptions(const DistributedCli& d)
 {
@@ -275,6 +273,8 @@ std::string rankZerosText(const mpi::Communicator& comm, const std::string& text
     return std::string(all.begin(), all.begin() + counts[0]);
 }
 
+/// A new run on the ranks of comm: rank 0 checks the directories, reads the input or builds the model as a
+/// single-process run does, the others start empty; every rank raises what rank 0's checks raise.
 int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostream& out)
 {
     refuseOnRanks(d);

@@ -30,6 +30,10 @@
 ///     F4 results[N]   (float acc xyz, potential; G = 1; caller's order: the last force evaluation's, which
 ///                      the next step's error control takes as the previous accelerations)
 ///
+/// A rank's checkpoint of a periodic run on several ranks (host/sim/distributed_run.h) holds in results the
+/// previous accelerations its last evaluation read, so that the restart evaluates the same forces again; none
+/// (version 3) when that evaluation read none (the domains had just been cut again).
+///
 /// The comoving field (host/sim/simulation.cpp: the scale factor and H0, then the settings of
 /// host/sim/comoving.h as "name=value" lines) is absent from other runs' checkpoints, which therefore
 /// keep their bytes; in a comoving checkpoint vel[] holds the canonical momenta p = a^2 dx/dt.
@@ -83,7 +87,8 @@ struct CheckpointImage
     std::string extra;
     /// The pipeline's state (versions 4 and 6); rebuildEvery 1 otherwise.
     PipelineFields pipeline;
-    /// The forces of the state (version 5; see there), empty in other versions.
+    /// The forces of the state, or on several ranks the previous accelerations (version 5; see there), empty in
+    /// other versions.
     std::vector<F4> results;
     /// A comoving run's clock and settings (host/sim/simulation.cpp writes and reads them); empty otherwise.
     std::string comoving;

@@ -1,7 +1,9 @@
 #include "host/mpi/distributed_leapfrog.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <sstream>
 #include <string>
 
 #include "common/integrate.h"
@@ -23,6 +25,7 @@ void DistributedLeapfrog::evaluate(const ParticleSet& local)
 {
     taken_.swap(previous_);
     gravity_.computeForces(local, forces_, taken_.empty() ? nullptr : taken_.data());
+    checkFiniteForces(local);
     const double invG = 1.0 / gravity_.parameters().gravitational_constant;
     previous_.resize(forces_.acc.size());
     for (size_t i = 0; i < previous_.size(); ++i)
@@ -35,6 +38,20 @@ void DistributedLeapfrog::evaluate(const ParticleSet& local)
     const int64_t total              = std::accumulate(costs.begin(), costs.end(), int64_t(0));
     imbalance_ =
         total > 0 ? double(*std::max_element(costs.begin(), costs.end())) * double(comm_.size()) / double(total) : 1.0;
+}
+
+void DistributedLeapfrog::checkFiniteForces(const ParticleSet& local) const
+{
+    for (size_t i = 0; i < forces_.acc.size(); ++i)
+    {
+        const Vec3d& a = forces_.acc[i];
+        if (std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(forces_.pot[i])) continue;
+        std::ostringstream m;
+        m << "body " << local.id[i] << " (on " << comm_.where() << "): acceleration (" << a.x << ", " << a.y << ", "
+          << a.z << ") and potential " << forces_.pot[i]
+          << " are not all finite: the force overflows floating point (bodies this close need a larger softening)";
+        throw InputError(m.str());
+    }
 }
 
 void DistributedLeapfrog::start(ParticleSet& local)

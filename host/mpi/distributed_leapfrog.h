@@ -71,6 +71,9 @@ public:
 
 private:
     void kick(ParticleSet& local, double dt) const;
+    /// InputError naming the first of this rank's bodies whose force is not finite (raised on that rank alone:
+    /// a run ends the job).
+    void checkFiniteForces(const ParticleSet& local) const;
     void evaluate(const ParticleSet& local);
 
     const Communicator& comm_;

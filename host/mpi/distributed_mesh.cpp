@@ -10,7 +10,8 @@ namespace octwalk::mpi {
 namespace {
 
 /// The most mesh values a rank receives in one round of the sum: with P ranks' copies of a chunk of its
-/// slabs held at once, a larger mesh is summed in more rounds rather than in more memory.
+/// slabs held at once, a larger mesh is summed in more rounds rather than in more memory. A round takes at least
+/// one slab from every rank, P n^2 values, which is more than this beyond 2^26 / n^2 ranks.
 constexpr int64_t kValuesPerRound = int64_t(1) << 26;
 
 /// One x slab of an n^3 mesh as an MPI type: counts and displacements in slabs stay far below int's range

@@ -39,7 +39,8 @@ public:
 
     /// Long-range accelerations and potentials (G = 1) of this rank's n bodies from the bodies of all ranks,
     /// indexed like pos. Collective: every rank calls it, with any number of bodies (none too). InputError as
-    /// PmMesh::computeForces for this rank's bad bodies.
+    /// PmMesh::computeForces for this rank's bad bodies, raised on that rank alone before the sum (the others
+    /// then wait in it: a run ends the job, host/sim/distributed_run.h).
     void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                        std::vector<double>& pot);
 

@@ -23,8 +23,9 @@
 /// essential tree of a periodic tree is therefore the source tree without the nodes that every group in B
 /// drops (droppedByEveryGroup: by B's nearest-image distance, with the same margins) and sends no node closed:
 /// what it holds are the bodies within reach of the short-range force of B, and the walk of a group in B takes
-/// the same decisions on it as on the full tree. The Ewald sum (a periodic box without TreePM) needs every
-/// body's pull and is not distributed.
+/// the same decisions on it as on the full tree. (When no leaf is within reach no tree is sent, although an
+/// internal node whose centre of mass lies within the cutoff might still have been taken as a multipole.) The
+/// Ewald sum (a periodic box without TreePM) needs every body's pull and is not distributed.
 
 #include <cstdint>
 #include <string>

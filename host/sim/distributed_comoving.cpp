@@ -1,5 +1,6 @@
 #include "host/sim/distributed_comoving.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -12,7 +13,8 @@ namespace octwalk {
 
 DistributedComoving::DistributedComoving(const mpi::Communicator& comm, const Parameters& p,
                                          const Simulation::Comoving& clock)
-    : comm_(comm), lf_(comm, p), clock_(clock), epsilon_(std::sqrt(p.epsilon_squared))
+    : comm_(comm), lf_(comm, p), clock_(clock), epsilonSquared_(p.epsilon_squared),
+      epsilon_(std::sqrt(p.epsilon_squared))
 {
     checkComovingStart(p, clock.settings);
 }
@@ -32,8 +34,10 @@ Simulation::Comoving DistributedComoving::startClock(const mpi::Communicator& co
 
 double DistributedComoving::epsilonSquaredAt(double a) const
 {
-    const double eps = comovingSoftening(clock_.settings, epsilon_, a);
-    return eps * eps;
+    // As one process's run: squared without a square root, so that an unclipped epsilon_squared is used as given.
+    if (!(clock_.settings.softeningMaxPhys > 0)) return epsilonSquared_;
+    const double clip = clock_.settings.softeningMaxPhys / a;
+    return std::min(epsilonSquared_, clip * clip);
 }
 
 void DistributedComoving::updateStepLimit()

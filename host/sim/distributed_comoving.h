@@ -61,7 +61,7 @@ private:
     const mpi::Communicator& comm_;
     mpi::DistributedLeapfrog lf_;
     Simulation::Comoving clock_;
-    double epsilon_   = 0; ///< the comoving softening of the parameters
+    double epsilonSquared_ = 0, epsilon_ = 0; ///< the comoving softening of the parameters
     double stepLimit_ = 0;
     double rate_      = 0; ///< 2K + W at the current a
 };

@@ -77,7 +77,7 @@ std::vector<Vec3d> exactSplit(const ParticleSet& all, const Parameters& p)
     return exact;
 }
 
-TEST(DistributedTreePm, MeshIsOneProcesssMesh)
+TEST(DistributedTreePm, MeshIsOneProcessMesh)
 {
     const Communicator& comm = world();
     const ParticleSet all    = makeClusteredBox(1 << 12, 1.0, 5);
