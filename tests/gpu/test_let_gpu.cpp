@@ -119,9 +119,14 @@ INSTANTIATE_TEST_SUITE_P(Models, EssentialTreeOnGpu, ::testing::Values("plummer"
 
 /// A periodic box under TreePM: the essential tree without the bodies beyond the short range's reach, walked with
 /// nearest images and the split's factors.
-TEST(EssentialTreeOnGpuPeriodic, ListsCountsAndForcesAreTheTwins)
+class EssentialTreeOnGpuPeriodic : public ::testing::Test
 {
-    requireGpu();
+protected:
+    void SetUp() override { requireGpu(); }
+};
+
+TEST_F(EssentialTreeOnGpuPeriodic, ListsCountsAndForcesAreTheTwins)
+{
     Parameters p;
     p.backend         = Backend::Cpu;
     p.epsilon_squared = 1e-6;
