@@ -19,9 +19,9 @@ constexpr const char* kInteractionColumns = "node_interactions_per_body,leaf_int
 } // namespace
 
 DiagnosticsFiles::DiagnosticsFiles(const fs::path& dir, const std::string& headerComment, bool resume,
-                                   int64_t resumeStep, bool comoving, bool timeline)
+                                   int64_t resumeStep, bool comoving, bool timeline, bool periodic)
     : rows_(dir, resume, resumeStep), timingPath_(dir / "timing.csv"), timelinePath_(dir / "timeline.csv"),
-      comoving_(comoving)
+      comoving_(comoving), periodic_(periodic && !comoving)
 {
     if (resume)
     {
@@ -64,7 +64,9 @@ void DiagnosticsFiles::writeEnergyLagrangeHeaders(const std::string& headerComme
         rows_.energy << headerComment << "step,time,kinetic,potential,total,dE_over_E0,virial_2K_over_W,com_x,com_y,"
                      << "com_z,com_vx,com_vy,com_vz,px,py,pz,Lx,Ly,Lz\n";
     }
-    if (rows_.lagrangeIsNew) rows_.writeLagrangeHeader(headerComment);
+    if (!rows_.lagrangeIsNew) return;
+    if (periodic_) rows_.lagrange << headerComment << kPeriodicLagrangeNote;
+    else rows_.writeLagrangeHeader(headerComment);
 }
 
 void writeComovingEnergyRow(std::ostream& out, int64_t step, const Diagnostics& d, const Simulation::Comoving& c)
@@ -90,7 +92,7 @@ void DiagnosticsFiles::write(const Simulation& sim)
                  << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x
                  << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
                  << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
-    rows_.writeLagrangeRow(sim.stepIndex(), d.time, sim.state());
+    if (!periodic_) rows_.writeLagrangeRow(sim.stepIndex(), d.time, sim.state());
     rows_.flush(sim.stepIndex());
 }
 

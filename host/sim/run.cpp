@@ -259,7 +259,8 @@ RunOutcome runSimulation(Simulation& sim, const fs::path& dir, const RunSettings
     std::string comment = "# " + versionHeader() + "; units " + units + "; parameters " + toJson(sim.parameters()) +
                           (sim.comoving() ? "; comoving " + comovingJson(*sim.comoving()) : std::string()) + "\n";
     TimelineSession recording(control.timeline);
-    DiagnosticsFiles files(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value(), control.timeline);
+    DiagnosticsFiles files(dir, comment, resume, sim.stepIndex(), sim.comoving().has_value(), control.timeline,
+                           sim.parameters().box_size > 0);
     RunOutcome outcome;
     outcome.checkpoint = dir / "checkpoint.bin";
     SimulationStepper stepper(sim, dir, rs, files, control, outcome.timing);
