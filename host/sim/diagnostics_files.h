@@ -52,8 +52,8 @@ public:
     /// @param[in] timeline       also open (append to) dir/timeline.csv, with its header when new (rows
     ///                           after resumeStep dropped on a resume)
     /// @param[in] periodic       a run in time in a periodic box: lagrange.csv only its header, as for comoving
-    ///                           (the radii's sort of every body took 1.06 s a row at 2^24 bodies on an H200's
-    ///                           host, longer than the step's forces)
+    ///                           (the radii's sort of every body took 0.89 s a row at 2^24 bodies on an H200's
+    ///                           host, longer than the step's forces: benchmarks/results/periodic/lagrange_rows)
     DiagnosticsFiles(const std::filesystem::path& dir, const std::string& headerComment, bool resume,
                      int64_t resumeStep, bool comoving = false, bool timeline = false, bool periodic = false);
 
