@@ -215,6 +215,17 @@ ComovingSettings comovingSettings(const po::variables_map& vm, ComovingCli& c, c
     return s;
 }
 
+/// The checks of a comoving run's options that need no input file, on one rank or several.
+void checkComovingOptions(const po::variables_map& vm, const std::string& input)
+{
+    if (input.empty()) throw UsageError("--comoving needs --input (a snapshot of a periodic box)");
+    for (const char* option : {"t-end", "timestep", "dt"})
+    {
+        if (vm.count(option) && !vm[option].defaulted())
+            throw UsageError(std::string("--") + option + " does not apply to --comoving (see --a-end, --dlna)");
+    }
+}
+
 #ifdef OCTWALK_HAVE_MPI
 /// What a new run on several ranks takes from the options (runCommand's locals).
 struct DistributedCli
@@ -254,17 +265,6 @@ void refuseOnRanks(const DistributedCli& d)
     checkDistributable(d.p);
 }
 
-/// The checks of a comoving run's options that need no input file (the same as a single-process run's).
-void checkComovingOptions(const DistributedCli& d)
-{
-    if (d.input.empty()) throw UsageError("--comoving needs --input (a snapshot of a periodic box)");
-    for (const char* option : {"t-end", "timestep", "dt"})
-    {
-        if (d.vm.count(option) && !d.vm[option].defaulted())
-            throw UsageError(std::string("--") + option + " does not apply to --comoving (see --a-end, --dlna)");
-    }
-}
-
 /// Rank 0's text, on every rank. Collective.
 std::string rankZerosText(const mpi::Communicator& comm, const std::string& text)
 {
@@ -285,7 +285,7 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
     c.settings   = d.rs;
     if (comoving)
     {
-        checkComovingOptions(d);
+        checkComovingOptions(d.vm, d.input);
         // TIPSY has no cosmological header and stores float32: a comoving run writes GADGET-2 unless told.
         if (d.vm["format"].defaulted()) c.settings.format = "gadget2";
         validate(c.settings);
@@ -517,14 +517,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     checkNewDirectory("--output-dir", outputDir, " (use --restart to continue a run)");
     if (comoving.enabled)
     {
-        if (input.empty()) throw UsageError("--comoving needs --input (a snapshot of a periodic box)");
-        for (const char* option : {"t-end", "timestep", "dt"})
-        {
-            if (vm.count(option) && !vm[option].defaulted())
-            {
-                throw UsageError(std::string("--") + option + " does not apply to --comoving (see --a-end, --dlna)");
-            }
-        }
+        checkComovingOptions(vm, input);
         // TIPSY has no cosmological header and stores float32: a comoving run writes GADGET-2 unless told.
         if (vm["format"].defaulted()) rs.format = "gadget2";
         validate(rs);
