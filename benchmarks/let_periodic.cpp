@@ -33,10 +33,10 @@ void report(const PackedTree& t)
     const int64_t firstHalf = t.groupRange[size_t(half)].x, total = int64_t(t.bodies.size());
     for (int32_t boxes : {1, 64})
     {
-        const EssentialTree let = buildEssentialTree(t.treeView(), t.bodyView(), groupsBoxes(second, boxes));
+        const EssentialTree let = buildEssentialTree(t.treeView(), t.bodyView(), groupsBoxes(second, boxes, true));
         const int64_t other     = int64_t(let.bodies.size()) - (total - firstHalf);
         std::printf("%d boxes (%zu after halving): %d of %d nodes; %lld of the first half's %lld bodies (%.1f%%)\n",
-                    boxes, groupsBoxes(second, boxes).size(), let.numNodes(), t.numInternal + t.numLeaves,
+                    boxes, groupsBoxes(second, boxes, true).size(), let.numNodes(), t.numInternal + t.numLeaves,
                     (long long)other, (long long)firstHalf, 100.0 * double(other) / double(firstHalf));
     }
 }

@@ -191,7 +191,8 @@ void DistributedGravity::exchangeEssentialTrees(Exchange& ex)
     const LocalTree& t = *local_;
     Stopwatch clock;
     std::vector<int64_t> boxCounts;
-    const std::vector<GroupsBox> boxes = comm_.allgatherv(groupsBoxes(t.groups, kBoxesPerRank), &boxCounts);
+    const std::vector<GroupsBox> boxes =
+        comm_.allgatherv(groupsBoxes(t.groups, kBoxesPerRank, params_.box_size > 0), &boxCounts);
     ex.secondsExchange += clock.lap();
     std::vector<char>& send = ex.send;
     std::vector<int64_t> sendCounts(static_cast<size_t>(comm_.size()), 0);

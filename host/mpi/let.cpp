@@ -286,7 +286,7 @@ GroupsBox runBox(const GroupView& groups, int64_t first, int64_t last)
 
 } // namespace
 
-std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes)
+std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes, bool halveJumps)
 {
     const int64_t n = groups.numGroups;
     const int64_t k = std::min<int64_t>(std::max(maxBoxes, 1), n);
@@ -294,7 +294,7 @@ std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes)
     for (int64_t b = 0; b < k; ++b) runs.push_back({b * n / k, (b + 1) * n / k});
     std::vector<GroupsBox> boxes;
     for (auto [first, last] : runs) boxes.push_back(runBox(groups, first, last));
-    if (boxes.size() < 2) return boxes;
+    if (!halveJumps || boxes.size() < 2) return boxes;
     // A run that crosses a boundary between the Morton curve's coarse cells joins groups far apart (the end of
     // one cell and the start of the next), and its box spans all between: in a 256^3 cosmological box cut in two
     // halves one such run spanned the whole box across, and the essential tree for the half took 37% of the other

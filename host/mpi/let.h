@@ -51,9 +51,12 @@ GroupsBox groupsBox(const GroupView& groups);
 /// box of each: what a rank sends the others to cut its essential trees for. One box around all of a rank's
 /// groups can reach far into another rank's domain (a range of Morton keys is rarely a box); a node is sent
 /// closed (or, in a periodic box, left out) for every box of the list, which it is more often for small boxes.
-/// A run whose box has a side over twice the median run's largest side (one that crosses from one coarse cell
-/// of the curve to the next) is halved, until none is or there are 4 maxBoxes runs. Empty for no groups.
-std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes);
+/// With halveJumps, a run whose box has a side over twice the median run's largest side (one that crosses from
+/// one coarse cell of the curve to the next) is halved, until none is or there are 4 maxBoxes runs: in a periodic
+/// box that shrinks the short range's essential trees several-fold, in an isolated Plummer sphere it left them as
+/// they were and made their cut 1.2-1.4 times slower (benchmarks/results/mpi/bench_let_halving_2cores.txt), so
+/// the distributed evaluation halves in periodic boxes only. Empty for no groups.
+std::vector<GroupsBox> groupsBoxes(const GroupView& groups, int32_t maxBoxes, bool halveJumps = false);
 
 /// Whether acceptNode accepts the node for every group whose box lies in box and whose scale is at most
 /// box.maxScale, with margins that cover float's rounding in acceptNode: the box widened by 2^-20 of the

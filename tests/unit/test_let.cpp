@@ -196,7 +196,7 @@ TEST_P(ShortRangeEssentialTreeWalk, ListsAndForcesEqualTheFullTree)
         const Walk full     = walkFor(tree, packed.bodyView(), s, eps2);
         for (int32_t boxes : {1, 7, 64})
         {
-            const EssentialTree let = buildEssentialTree(tree, packed.bodyView(), groupsBoxes(s.view(), boxes));
+            const EssentialTree let = buildEssentialTree(tree, packed.bodyView(), groupsBoxes(s.view(), boxes, true));
             const Walk pruned       = walkFor(let.view(tree.periodic), let.bodyView(), s, eps2, &let.source);
             EXPECT_EQ(pruned.nodes, full.nodes) << boxes << " boxes";
             EXPECT_EQ(pruned.leaves, full.leaves) << boxes << " boxes";
@@ -305,7 +305,8 @@ TEST(EssentialTree, RunsAcrossAJumpAreHalved)
         center[size_t(g)] = {g == 40 ? 100.0f : float(g) / n, 0.5f, 0.5f, 0.0f};
     }
     const GroupView groups{range.data(), center.data(), half.data(), n};
-    const std::vector<GroupsBox> boxes = groupsBoxes(groups, 8);
+    EXPECT_EQ(groupsBoxes(groups, 8).size(), 8u) << "halved without being asked";
+    const std::vector<GroupsBox> boxes = groupsBoxes(groups, 8, true);
     EXPECT_GT(boxes.size(), 8u);
     EXPECT_LE(boxes.size(), 32u);
     int32_t covered = 0;
