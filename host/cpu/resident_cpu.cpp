@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "host/core/parallel.h"
+#include "host/core/prefetch.h"
 #include "host/cpu/forces_cpu.h"
 #include "host/cpu/refit_cpu.h"
 
@@ -12,6 +13,14 @@ DiagnosticSums diagnosticSumsCpu(const Vec3d* pos, const Vec3d* vel, const doubl
                                  const int32_t* slot, int64_t n, double G)
 {
     return deterministicSum<DiagnosticSums>(n, [&](int64_t c) {
+        if (c + kGatherPrefetch < n)
+        {
+            const int32_t f = slot[c + kGatherPrefetch];
+            prefetchVec(pos[f]);
+            prefetchVec(vel[f]);
+            __builtin_prefetch(&mass[f]);
+            __builtin_prefetch(&result[f]);
+        }
         const int32_t i = slot[c];
         return diagnosticTerms(mass[i], pos[i], vel[i], potentialOf(result[i], G));
     });

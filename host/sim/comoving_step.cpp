@@ -104,11 +104,13 @@ void Simulation::comovingStep()
 {
     const ComovingSettings& s = comoving_->settings;
     const Cosmology& c        = s.cosmology;
-    const double a0 = comoving_->a, a1 = nextScaleFactor(a0, nextStop(s, a0), comovingStepLimit());
+    // updateComovingPlan left the step limit of the current forces in plan_.h (a pass over all of them).
+    const double limit = plan_.h;
+    const double a0 = comoving_->a, a1 = nextScaleFactor(a0, nextStop(s, a0), limit);
     if (!(a1 > a0))
     {
         throw InputError("comoving step " + std::to_string(step_ + 1) + " at a = " + std::to_string(a0) +
-                         " does not advance a (step limit " + std::to_string(comovingStepLimit()) +
+                         " does not advance a (step limit " + std::to_string(limit) +
                          " in ln a): the accelerations are too large for the softening");
     }
     const double aMid = std::sqrt(a0 * a1), h0 = comoving_->hubble0, box = params_.box_size;
@@ -127,19 +129,22 @@ void Simulation::comovingStep()
         state_.pos[i] = wrapIntoBox(state_.pos[i] + drift * momentum_[i], box);
         outOfRange    = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
-    positionsChecked_   = outOfRange == 0;
-    comoving_->a        = a1;
-    comoving_->lastDlna = std::log(a1 / a0);
-    double integration  = clock.lap();
-    computeForces();
+    positionsChecked_          = outOfRange == 0;
+    comoving_->a               = a1;
+    comoving_->lastDlna        = std::log(a1 / a0);
+    double integration         = clock.lap();
+    const ForceOutcome outcome = computeForces(&kick1);
     recordForceTimes(clock.lap());
-    int notFinite = 0;
-#pragma omp parallel for schedule(static) reduction(max : notFinite)
-    for (int64_t i = 0; i < n; ++i)
+    int notFinite = outcome.kickedNotFinite;
+    if (!outcome.kicked)
     {
-        momentum_[i] += kick1 * acc_[i];
-        state_.vel[i] = (1 / a1) * momentum_[i];
-        notFinite     = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
+#pragma omp parallel for schedule(static) reduction(max : notFinite)
+        for (int64_t i = 0; i < n; ++i)
+        {
+            momentum_[i] += kick1 * acc_[i];
+            state_.vel[i] = (1 / a1) * momentum_[i];
+            notFinite     = std::max(notFinite, int(!finiteBody(state_.pos[i], state_.vel[i])));
+        }
     }
     ++step_;
     state_.time = a1;

@@ -10,6 +10,7 @@
 #include "common/integrate.h"
 #include "host/core/mass_weighted.h"
 #include "host/core/parallel.h"
+#include "host/core/prefetch.h"
 #include "host/core/timer.h"
 #include "host/sim/gather.h"
 
@@ -359,26 +360,54 @@ std::vector<Vec3d> Simulation::accelerations() const
     return acc;
 }
 
-Diagnostics Simulation::diagnostics() const
+void Simulation::prefetchSlot(int32_t k) const
 {
-    Diagnostics d;
-    d.time = time();
-    // Summed in the caller's order: the same bits whatever order the state is in.
-    const std::vector<int32_t>& slot = slots();
-    const F4* out                    = results_;
-    const double G                   = solver_.parameters().gravitational_constant;
-    const DiagnosticSums s =
-        pipeline_ ? pipeline_->diagnosticSums() : deterministicSum<DiagnosticSums>(state_.size(), [&](int64_t c) {
+    __builtin_prefetch(&state_.mass[k]);
+    prefetchVec(state_.pos[k]);
+    if (ahead_)
+    {
+        prefetchVec(scratchVec_[solver_.treeOrder()[k]]);
+        __builtin_prefetch(&results_[k]);
+        return;
+    }
+    prefetchVec(state_.vel[k]);
+    if (results_) __builtin_prefetch(&results_[k]);
+    else __builtin_prefetch(&pot_[k]);
+}
+
+const DiagnosticSums& Simulation::diagnosticSums() const
+{
+    if (diagnosticsStep_ == step_) return diagnosticSums_;
+    if (pipeline_) diagnosticSums_ = pipeline_->diagnosticSums();
+    else
+    {
+        // Summed in the caller's order: the same bits whatever order the state is in.
+        const std::vector<int32_t>& slot = slots();
+        const F4* out                    = results_;
+        const double G                   = solver_.parameters().gravitational_constant;
+        const int64_t n                  = state_.size();
+        diagnosticSums_                  = deterministicSum<DiagnosticSums>(n, [&](int64_t c) {
+            if (c + kGatherPrefetch < n) prefetchSlot(slot[c + kGatherPrefetch]);
             const int32_t i = slot[c];
             return diagnosticTerms(state_.mass[i], state_.pos[i], velocityAt(i),
                                    out ? potentialOf(out[i], G) : pot_[i]);
         });
-    const double m    = s.mass;
-    d.kinetic         = s.kinetic;
-    d.potential       = s.potential;
-    d.comPos          = s.comPos;
-    d.momentum        = s.momentum;
-    d.angularMomentum = s.angularMomentum;
+    }
+    diagnosticsStep_ = step_;
+    return diagnosticSums_;
+}
+
+Diagnostics Simulation::diagnostics() const
+{
+    Diagnostics d;
+    d.time                  = time();
+    const DiagnosticSums& s = diagnosticSums();
+    const double m          = s.mass;
+    d.kinetic               = s.kinetic;
+    d.potential             = s.potential;
+    d.comPos                = s.comPos;
+    d.momentum              = s.momentum;
+    d.angularMomentum       = s.angularMomentum;
     if (m > 0)
     {
         d.comPos = (1 / m) * d.comPos;

@@ -3,27 +3,9 @@
 #include <algorithm>
 
 #include "common/integrate.h"
+#include "host/core/prefetch.h"
 
 namespace octwalk {
-
-namespace {
-
-/// How many bodies ahead treeOrderPass prefetches what it gathers. A step reorders more than it seems: after a
-/// step of 1/64 of a Plummer sphere of 2^22 bodies only 16% of neighbours in the new order were neighbours
-/// before and 38% jump by more than 64 slots. Measured with BM_StepPasses (fused, 2^22, one thread, CPU time on
-/// the busy 2-core development machine): no prefetch 96 ms, 8 ahead 59, 16 ahead 51, 32 ahead 40, 64 ahead
-/// 37, 128 ahead 45; also prefetching the line a velocity's end may lie on: 32 ahead 34, 64 ahead 31, 128 ahead
-/// 33 ms. (Non-temporal stores of what the pass writes did not pay there: 36 instead of 32 ms.)
-constexpr int64_t kGatherPrefetch = 64;
-
-/// Prefetches both cache lines the 24 bytes of a Vec3d may straddle.
-inline void prefetchVec(const Vec3d& v)
-{
-    __builtin_prefetch(&v.x);
-    __builtin_prefetch(&v.z);
-}
-
-} // namespace
 
 TreeOrderFlags treeOrderPass(const TreeOrderPass& p)
 {
@@ -35,7 +17,7 @@ TreeOrderFlags treeOrderPass(const TreeOrderPass& p)
         if (k + kGatherPrefetch < p.n)
         {
             const int32_t f = p.order[k + kGatherPrefetch];
-            prefetchVec(p.vel[f]);
+            if (p.velocityOfMomentum == 0) prefetchVec(p.vel[f]);
             __builtin_prefetch(&p.callerIndex[f]);
             if (p.id) __builtin_prefetch(&p.id[f]);
             if (p.momentum) prefetchVec(p.momentum[f]);
@@ -49,7 +31,19 @@ TreeOrderFlags treeOrderPass(const TreeOrderPass& p)
             p.pot[k] = phi;
         }
         resultNotFinite = std::max(resultNotFinite, int(!finiteResult(a, phi)));
-        Vec3d v         = p.vel[j];
+        if (p.velocityOfMomentum != 0)
+        {
+            Vec3d m = p.momentum[j];
+            kickVelocity(m, a, p.halfKick);
+            p.momentumOut[k]    = m;
+            const Vec3d v       = p.velocityOfMomentum * m;
+            bodyNotFinite       = std::max(bodyNotFinite, int(!finiteBody(p.pos[k], v)));
+            p.velOut[k]         = v;
+            p.callerIndexOut[k] = p.callerIndex[j];
+            if (p.idOut) p.idOut[k] = p.id[j];
+            continue;
+        }
+        Vec3d v = p.vel[j];
         if (p.kick)
         {
             kickVelocity(v, a, p.halfKick);
@@ -124,6 +118,8 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
     }
     p.kick     = halfKick != nullptr;
     p.halfKick = halfKick ? *halfKick : 0.0;
+    // A comoving run integrates the canonical momenta: the kick is theirs, the velocities follow from them.
+    if (comoving && halfKick) p.velocityOfMomentum = 1 / comoving_->a;
     if (driftAhead)
     {
         p.nextPos = nextPos_.data();
