@@ -137,11 +137,11 @@ TEST_F(DistributedGpu, PeriodicTreePmRanksAreTheCpuRanks)
     const Parameters p = treePmParameters();
     for (bool clustered : {true, false})
     {
-        const ParticleSet all = clustered ? makeClusteredBox(1 << 13, 1.0, 5) : makeUniformBox(1 << 13, 1.0, 5);
-        const ParticleSet mine           = decomposed(all);
-        const std::vector<F4> previous   = previousOf(evaluate(mine, p, Backend::Cpu).acc, p.gravitational_constant);
-        const DistributedForces cpu      = evaluate(mine, p, Backend::Cpu, previous.data());
-        const DistributedForces gpu      = evaluate(mine, p, Backend::Gpu, previous.data());
+        const ParticleSet all  = clustered ? makeClusteredBox(1 << 13, 1.0, 5) : makeUniformBox(1 << 13, 1.0, 5);
+        const ParticleSet mine = decomposed(all);
+        const std::vector<F4> previous = previousOf(evaluate(mine, p, Backend::Cpu).acc, p.gravitational_constant);
+        const DistributedForces cpu    = evaluate(mine, p, Backend::Cpu, previous.data());
+        const DistributedForces gpu    = evaluate(mine, p, Backend::Gpu, previous.data());
         // The short-range force of a uniform box is itself a remainder of neighbours' pulls that cancel, so rounding
         // moves its worst body relatively further (as in tests/gpu's TreePM twins).
         expectTwinRanks(gpu, cpu, clustered ? kTwinMax : 10 * kTwinMax, clustered ? "clustered box" : "uniform box");
