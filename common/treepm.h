@@ -99,9 +99,7 @@ struct ShortRangeView
     float splitScale = 0.0f; ///< r_s
     float cutoff     = 0.0f; ///< r_cut: pairs, and nodes by their centre of mass, at r >= r_cut are left out
     float cutoff2    = 0.0f; ///< r_cut^2
-    /// R / sqrt(nodeMac.w): every body of a node lies within R of its centre of mass. 1 under the Bonsai MAC
-    /// (l / theta + delta >= sqrt(3)/2 l + delta for theta <= 1), sqrt(3) under Octgrav's (l / theta >= l and the
-    /// com is inside the tight box, whose diagonal is at most sqrt(3) l).
+    /// R / sqrt(nodeMac.w): every body of a node lies within R of its centre of mass (shortRangeNodeExtentFactor).
     float nodeExtentFactor = 1.0f;
     /// (kTreePmNodeSizeDistance r_s^2)^2: a node is accepted only where its MAC radius times its farthest
     /// distance from the group is at most kTreePmNodeSizeDistance r_s^2 (shortRangeNodeSmallEnough), or where
@@ -110,6 +108,20 @@ struct ShortRangeView
     /// r_s^4 / kTreePmNodeErrorFactor: the scale of shortRangeNodeErrorSmallEnough's comparison.
     float nodeErrorScale = 0.0f;
 };
+
+/// The bound R / r_MAC on how far a node's bodies lie from its centre of mass, for ShortRangeView's
+/// nodeExtentFactor. The bodies and the com lie in the node's tight box (largest side l, common/mac.h), so
+/// R <= c l + delta with c = sqrt(3)/2 (half the diagonal) and delta = |com - box centre| <= c l. Octgrav's radius
+/// r_MAC = l / theta gives R <= 2 c l = sqrt(3) theta r_MAC; Bonsai's (and the relative MAC's) r_MAC = l / theta +
+/// delta gives R / r_MAC = (c l + delta) / (l / theta + delta), largest at delta = c l for theta < 1 / c: 2 c theta /
+/// (1 + c theta), 0.60 at theta 0.5. The factor 1.001 covers the float rounding of l, delta and r_MAC (about 1e-7
+/// each). A tighter bound drops more of the large, sparse leaves of voids whose MAC radius reaches far past the
+/// cutoff: their pairs all lie beyond it and add nothing.
+inline double shortRangeNodeExtentFactor(bool octgrav, double theta)
+{
+    constexpr double c = 0.86602540378443865;
+    return 1.001 * (octgrav ? 2 * c * theta : 2 * c * theta / (1 + c * theta));
+}
 
 /// Whether the periodic box takes the TreePM split (else Ewald's sum).
 HOST_DEVICE inline bool shortRangeOn(const ShortRangeView& s) { return s.splitScale > 0.0f; }

@@ -352,11 +352,10 @@ ShortRangeView shortRangeView(const Parameters& p)
 {
     const double rs = p.asmth * p.box_size / double(p.pm_grid), cutoff = p.rcut * rs;
     ShortRangeView s;
-    s.splitScale = float(rs);
-    s.cutoff     = float(cutoff);
-    s.cutoff2    = float(cutoff * cutoff);
-    // sqrt(3) rounded up: a node's extent bound must not shrink in float.
-    s.nodeExtentFactor        = p.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
+    s.splitScale              = float(rs);
+    s.cutoff                  = float(cutoff);
+    s.cutoff2                 = float(cutoff * cutoff);
+    s.nodeExtentFactor        = float(shortRangeNodeExtentFactor(p.mac == Mac::Octgrav, p.opening_angle));
     const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
     s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
     s.nodeErrorScale          = float(rs * rs * rs * rs / kTreePmNodeErrorFactor);
@@ -651,17 +650,23 @@ const F4* GravitySolver::evaluateBodies()
         std::vector<F4> probes;
         std::vector<I2> ranges;
         relativeProbes(packed_, probes, ranges);
-        const double estimateTheta = relative ? kRelativeEstimateTheta : kPeriodicEstimateTheta;
-        packMacRadii(tree_, relative ? Mac::Bonsai : params_.mac, std::max(params_.opening_angle, estimateTheta),
-                     packed_);
-        currentGroups_ = {ranges.data(), packed_.groupCenter.data(), packed_.groupHalf.data(),
-                          currentGroups_.numGroups};
+        const double estimateTheta =
+            std::max(params_.opening_angle, relative ? kRelativeEstimateTheta : kPeriodicEstimateTheta);
+        const Mac estimateMac = relative ? Mac::Bonsai : params_.mac;
+        packMacRadii(tree_, estimateMac, estimateTheta, packed_);
+        // The extent bound of TreePM's drop test scales with the theta the radii were packed with.
+        ShortRangeView& shortRange  = packed_.periodic.shortRange;
+        const float extentFactor    = shortRange.nodeExtentFactor;
+        shortRange.nodeExtentFactor = float(shortRangeNodeExtentFactor(estimateMac == Mac::Octgrav, estimateTheta));
+        currentGroups_              = {ranges.data(), packed_.groupCenter.data(), packed_.groupHalf.data(),
+                                       currentGroups_.numGroups};
         namingMemory("walking the tree (acceleration estimate)", n, 100, [&] {
             const F4* estimate = evaluateTargets({probes.data(), int32_t(probes.size()), false});
             if (relative) setRelativeGroupScales(estimate, ranges.data(), packed_);
             else setPeriodicGroupScales(estimate, tree_.poles.mass[0], params_, packed_);
         });
-        currentGroups_ = packed_.groupView();
+        currentGroups_              = packed_.groupView();
+        shortRange.nodeExtentFactor = extentFactor;
         packMacRadii(tree_, params_.mac, params_.opening_angle, packed_);
         estimateTimes = times_;
     }
