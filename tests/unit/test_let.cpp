@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -212,6 +213,78 @@ TEST_P(ShortRangeEssentialTreeWalk, ListsAndForcesEqualTheFullTree)
             }
         }
     }
+}
+
+/// Whether every body of leaf n lies at or beyond the cutoff from every target of group g (nearest images, double).
+bool leafBeyondTheCutoff(const PackedTree& packed, const GroupSubset& s, int32_t g, int32_t n, double cutoff)
+{
+    const I2 leaf  = packed.leafRange[size_t(n - packed.numInternal)];
+    const I2 group = s.range[size_t(g)];
+    const double L = packed.periodic.boxSize;
+    auto wrap      = [L](double d) { return d - L * std::nearbyint(d / L); };
+    for (int32_t j = leaf.x; j < leaf.x + leaf.y; ++j)
+    {
+        const F4 b = packed.bodies[size_t(j)];
+        for (int32_t t = group.x; t < group.x + group.y; ++t)
+        {
+            const F4 a     = s.targets[size_t(t)];
+            const double x = wrap(double(b.x) - a.x), y = wrap(double(b.y) - a.y), z = wrap(double(b.z) - a.z);
+            if (x * x + y * y + z * z < cutoff * cutoff * (1 - 1e-6)) return false;
+        }
+    }
+    return true;
+}
+
+/// TreePM's drop test bounds a node's extent by shortRangeNodeExtentFactor of its MAC radius, not the whole radius:
+/// the walk lists fewer leaves, and every leaf that the whole radius would have listed and the tight bound drops
+/// holds only bodies beyond the cutoff of its group's bodies, which add nothing; the forces stay within 1e-6 of the
+/// whole radius's (a node dropped whole may have had a child accepted within the cutoff, which the split's
+/// bodies beyond it do not need).
+TEST_P(ShortRangeEssentialTreeWalk, TheTightExtentBoundDropsLeavesBeyondTheCutoff)
+{
+    const PeriodicCase c = GetParam();
+    Parameters p         = test::cpuParameters(c.theta, 1e-6);
+    p.mac                = c.mac;
+    p.box_size           = 1.0;
+    p.pm_grid            = c.pmGrid;
+    const ParticleSet bodies =
+        std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
+    const GravitySolver solver                 = test::evaluatedSolver(p, bodies);
+    const PackedTree& packed                   = solver.packedTree();
+    const TreeView tight                       = packed.treeView();
+    TreeView whole                             = tight;
+    whole.periodic.shortRange.nodeExtentFactor = c.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
+    ASSERT_LT(tight.periodic.shortRange.nodeExtentFactor, whole.periodic.shortRange.nodeExtentFactor);
+    const GroupSubset s  = subsetOf(packed, 0, int32_t(packed.groupRange.size()));
+    const float eps2     = float(p.epsilon_squared);
+    const Walk withTight = walkFor(tight, packed.bodyView(), s, eps2);
+    const Walk withWhole = walkFor(whole, packed.bodyView(), s, eps2);
+    EXPECT_LT(withTight.totals.leafBodies, withWhole.totals.leafBodies);
+    const double cutoff = tight.periodic.shortRange.cutoff;
+    int64_t dropped     = 0;
+    for (size_t g = 0; g < s.range.size(); ++g)
+    {
+        for (int32_t n : withWhole.leaves[g])
+        {
+            const std::vector<int32_t>& kept = withTight.leaves[g];
+            if (std::find(kept.begin(), kept.end(), n) != kept.end()) continue;
+            ++dropped;
+            ASSERT_TRUE(leafBeyondTheCutoff(packed, s, int32_t(g), n, cutoff)) << "group " << g << ", leaf " << n;
+        }
+    }
+    EXPECT_GT(dropped, 0);
+    double worst = 0;
+    for (size_t i = 0; i < withTight.out.size(); ++i)
+    {
+        const F4 a = withTight.out[i], b = withWhole.out[i];
+        const double d = std::sqrt(double(a.x - b.x) * (a.x - b.x) + double(a.y - b.y) * (a.y - b.y) +
+                                   double(a.z - b.z) * (a.z - b.z));
+        worst          = std::max(worst, d / std::sqrt(double(b.x) * b.x + double(b.y) * b.y + double(b.z) * b.z));
+    }
+    std::printf("  leaf bodies %lld instead of %lld, %lld leaves dropped; largest force difference %.3g\n",
+                (long long)withTight.totals.leafBodies, (long long)withWhole.totals.leafBodies, (long long)dropped,
+                worst);
+    EXPECT_LE(worst, 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Boxes, ShortRangeEssentialTreeWalk,
