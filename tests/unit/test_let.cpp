@@ -170,6 +170,20 @@ struct PeriodicCase
     int pmGrid;
 };
 
+Parameters periodicCaseParameters(const PeriodicCase& c)
+{
+    Parameters p = test::cpuParameters(c.theta, 1e-6);
+    p.mac        = c.mac;
+    p.box_size   = 1.0;
+    p.pm_grid    = c.pmGrid;
+    return p;
+}
+
+ParticleSet periodicCaseBodies(const PeriodicCase& c)
+{
+    return std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
+}
+
 class ShortRangeEssentialTreeWalk : public ::testing::TestWithParam<PeriodicCase>
 {
 };
@@ -178,13 +192,9 @@ class ShortRangeEssentialTreeWalk : public ::testing::TestWithParam<PeriodicCase
 /// the full tree, without the bodies beyond the short range's reach, and sends no node closed.
 TEST_P(ShortRangeEssentialTreeWalk, ListsAndForcesEqualTheFullTree)
 {
-    const PeriodicCase c = GetParam();
-    Parameters p         = test::cpuParameters(c.theta, 1e-6);
-    p.mac                = c.mac;
-    p.box_size           = 1.0;
-    p.pm_grid            = c.pmGrid;
-    const ParticleSet bodies =
-        std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
+    const PeriodicCase c       = GetParam();
+    const Parameters p         = periodicCaseParameters(c);
+    const ParticleSet bodies   = periodicCaseBodies(c);
     const GravitySolver solver = test::evaluatedSolver(p, bodies);
     const PackedTree& packed   = solver.packedTree();
     const TreeView tree        = packed.treeView();
@@ -242,13 +252,9 @@ bool leafBeyondTheCutoff(const PackedTree& packed, const GroupSubset& s, int32_t
 /// bodies beyond it do not need).
 TEST_P(ShortRangeEssentialTreeWalk, TheTightExtentBoundDropsLeavesBeyondTheCutoff)
 {
-    const PeriodicCase c = GetParam();
-    Parameters p         = test::cpuParameters(c.theta, 1e-6);
-    p.mac                = c.mac;
-    p.box_size           = 1.0;
-    p.pm_grid            = c.pmGrid;
-    const ParticleSet bodies =
-        std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
+    const PeriodicCase c                       = GetParam();
+    const Parameters p                         = periodicCaseParameters(c);
+    const ParticleSet bodies                   = periodicCaseBodies(c);
     const GravitySolver solver                 = test::evaluatedSolver(p, bodies);
     const PackedTree& packed                   = solver.packedTree();
     const TreeView tight                       = packed.treeView();
