@@ -115,8 +115,8 @@ struct ShortRangeView
 /// r_MAC = l / theta gives R <= 2 c l = sqrt(3) theta r_MAC; Bonsai's (and the relative MAC's) r_MAC = l / theta +
 /// delta gives R / r_MAC = (c l + delta) / (l / theta + delta), largest at delta = c l for theta < 1 / c: 2 c theta /
 /// (1 + c theta), 0.60 at theta 0.5. The factor 1.001 covers the float rounding of l, delta and r_MAC (about 1e-7
-/// each). A tighter bound drops more of the large, sparse leaves of voids whose MAC radius reaches far past the
-/// cutoff: their pairs all lie beyond it and add nothing.
+/// each; the positions' own rounding: shortRangeNodeOutOfReach). A tighter bound drops more of the large, sparse
+/// leaves of voids whose MAC radius reaches far past the cutoff: their pairs all lie beyond it and add nothing.
 inline double shortRangeNodeExtentFactor(bool octgrav, double theta)
 {
     constexpr double c = 0.86602540378443865;
@@ -260,11 +260,17 @@ HOST_DEVICE inline bool shortRangeNodeErrorSmallEnough(float mass, float size2, 
 }
 
 /// Whether every body of a node lies beyond the cutoff from every point of a group's box, given d2, the
-/// squared nearest-image distance from the box to the node's com (boxPointDistance2Periodic), and the node's
-/// MAC word w (R = nodeExtentFactor sqrt(w)). Rounded identically on both backends (IEEE sqrt, no FMA).
-HOST_DEVICE inline bool shortRangeNodeOutOfReach(float d2, float nodeMacW, const ShortRangeView& s)
+/// squared nearest-image distance from the box to the node's com (boxPointDistance2Periodic), the node's
+/// MAC word w (R = nodeExtentFactor sqrt(w)) and the box's side. The reach carries kShortRangeReachSlack box sides
+/// more: float positions, boxes and coms near the box's far faces are rounded to about 2^-24 of its side, which
+/// for a small node is more than nodeExtentFactor's relative margin. Rounded identically on both backends (IEEE
+/// sqrt, no FMA).
+constexpr float kShortRangeReachSlack = 0x1p-20f;
+
+HOST_DEVICE inline bool shortRangeNodeOutOfReach(float d2, float nodeMacW, const ShortRangeView& s, float boxSize)
 {
-    const float reach = addNoFma(s.cutoff, mulNoFma(s.nodeExtentFactor, sqrtf(nodeMacW)));
+    const float reach = addNoFma(addNoFma(s.cutoff, mulNoFma(kShortRangeReachSlack, boxSize)),
+                                 mulNoFma(s.nodeExtentFactor, sqrtf(nodeMacW)));
     return d2 > mulNoFma(reach, reach);
 }
 

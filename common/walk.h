@@ -48,7 +48,8 @@ HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, const F4* nod
                    (groupHalf.w > 0.0f &&
                     shortRangeNodeErrorSmallEnough(nodeCom[entry & ~kLeafBit].w, size2, d2, groupHalf.w, s));
     }
-    if (d2 > s.cutoff2 && (accepted || shortRangeNodeOutOfReach(d2, nodeMac.w, s))) return EntryAction::Drop;
+    if (d2 > s.cutoff2 && (accepted || shortRangeNodeOutOfReach(d2, nodeMac.w, s, box.boxSize)))
+        return EntryAction::Drop;
     if (accepted) return EntryAction::Node;
     return (entry & kLeafBit) ? EntryAction::Leaf : EntryAction::Open;
 }

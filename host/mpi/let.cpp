@@ -255,11 +255,12 @@ bool droppedByEveryGroup(F4 nodeMac, const GroupsBox& box, const PeriodicView& p
         d -= L * std::nearbyint(d / L);
         return std::max(std::fabs(d) - h, 0.0);
     };
-    const double dx = axis(nodeMac.x, box.lo.x, box.hi.x);
-    const double dy = axis(nodeMac.y, box.lo.y, box.hi.y);
-    const double dz = axis(nodeMac.z, box.lo.z, box.hi.z);
-    const double reach =
-        (double(s.cutoff) + double(s.nodeExtentFactor) * std::sqrt(double(nodeMac.w))) * (1.0 + kRadiusMargin);
+    const double dx    = axis(nodeMac.x, box.lo.x, box.hi.x);
+    const double dy    = axis(nodeMac.y, box.lo.y, box.hi.y);
+    const double dz    = axis(nodeMac.z, box.lo.z, box.hi.z);
+    const double reach = (double(s.cutoff) + double(kShortRangeReachSlack) * L +
+                          double(s.nodeExtentFactor) * std::sqrt(double(nodeMac.w))) *
+                         (1.0 + kRadiusMargin);
     return dx * dx + dy * dy + dz * dz > reach * reach;
 }
 

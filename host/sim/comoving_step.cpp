@@ -120,6 +120,7 @@ void Simulation::comovingStep()
     const int64_t n    = state_.size();
     lastStepTimes_     = StepTimes{};
     callerStateValid_  = false;
+    diagnosticsStep_   = -1;
     Stopwatch clock;
     int outOfRange = 0;
 #pragma omp parallel for schedule(static) reduction(max : outOfRange)

@@ -102,6 +102,7 @@ void Simulation::step()
     const double box  = params_.box_size;
     lastStepTimes_    = StepTimes{};
     callerStateValid_ = false;
+    diagnosticsStep_  = -1;
     Stopwatch clock;
     // The drift checks what validateBodies would check of the positions (the masses do not change), so
     // the solver does not read them all again; a body out of range is left to its full message there.

@@ -312,6 +312,7 @@ void Simulation::pipelineStep()
 {
     lastStepTimes_    = StepTimes{};
     callerStateValid_ = false;
+    diagnosticsStep_  = -1;
     Stopwatch clock;
     pipeline_->step(plan_.h);
     lastStepTimes_.forces                = pipeline_->lastStep().times;

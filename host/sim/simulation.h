@@ -355,10 +355,10 @@ private:
     std::unique_ptr<Pipeline> pipeline_;
     /// 2K + W at the current a (comoving runs), the Layzer-Irvine integrand.
     double layzerIrvineRate_ = 0;
-    /// The diagnostics' sums of the state at step diagnosticsStep_ (-1: none yet). The state changes only
-    /// with the step index, and a comoving step, its energy.csv row and an isolated run's energy bound
-    /// each ask for the sums of one state: one pass over the bodies serves them all (at 2^24 bodies a
-    /// pass in the caller's order takes about 0.1 s on 16 cores).
+    /// The diagnostics' sums of the state at step diagnosticsStep_ (-1: none, set wherever the state starts to
+    /// change, so that a step that fails half-way leaves none). A comoving step, its energy.csv row and an
+    /// isolated run's energy bound each ask for the sums of one state: one pass over the bodies serves them
+    /// all (at 2^24 bodies a pass in the caller's order takes about 0.06 s on 16 cores).
     mutable DiagnosticSums diagnosticSums_;
     mutable int64_t diagnosticsStep_ = -1;
 };

@@ -142,6 +142,7 @@ bool Simulation::reorder(const F4* out, const double* halfKick)
     nextOutOfRange_   = flags.nextOutOfRange;
     callerStateValid_ = false;
     slotsValid_       = false;
+    diagnosticsStep_  = -1;
     // The buffers the solver read now hold other data: it reads the reordered state from here on.
     solver_.attachBodies(bodySpan(), true);
     return flags.bodyNotFinite;
