@@ -9,11 +9,6 @@ namespace octwalk::mpi {
 
 namespace {
 
-/// The most mesh values a rank receives in one round of the sum: with P ranks' copies of a chunk of its
-/// slabs held at once, a larger mesh is summed in more rounds rather than in more memory. A round takes at least
-/// one slab from every rank, P n^2 values, which is more than this beyond 2^26 / n^2 ranks.
-constexpr int64_t kValuesPerRound = int64_t(1) << 26;
-
 /// One x slab of an n^3 mesh as an MPI type: counts and displacements in slabs stay far below int's range
 /// for any mesh, where counts in bytes would not (a 1024^3 mesh holds 8 GiB).
 class SlabType
@@ -35,8 +30,8 @@ private:
 
 } // namespace
 
-DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
-    : comm_(comm), mesh_(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0)
+DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p, int64_t valuesPerRound)
+    : comm_(comm), mesh_(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0), valuesPerRound_(valuesPerRound)
 {}
 
 int64_t DistributedMesh::firstSlab(int r) const { return int64_t(mesh_.meshSize()) * r / comm_.size(); }
@@ -82,7 +77,7 @@ void DistributedMesh::sumMeshes()
     const SlabType slab(comm_, n);
     int64_t widest = 0;
     for (int r = 0; r < P; ++r) widest = std::max(widest, firstSlab(r + 1) - firstSlab(r));
-    const int64_t chunk = std::max<int64_t>(1, kValuesPerRound / (slabValues * P));
+    const int64_t chunk = std::max<int64_t>(1, valuesPerRound_ / (slabValues * P));
     const size_t ranks  = static_cast<size_t>(P);
     std::vector<int> sendCounts(ranks), sendDispl(ranks), recvCounts(ranks), recvDispl(ranks);
     auto slabsOfRound = [&](int r, int64_t j) {

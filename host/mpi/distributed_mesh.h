@@ -30,12 +30,19 @@ struct DistributedMeshTimings
     double interpolate = 0; ///< the fields to this rank's bodies, and the non-pair terms
 };
 
+/// The most mesh values a rank receives in one round of the sum: with P ranks' copies of a chunk of its slabs
+/// held at once, a larger mesh is summed in more rounds rather than in more memory. A round takes at least one
+/// slab from every rank, P n^2 values, which is more than this beyond 2^26 / n^2 ranks.
+constexpr int64_t kMeshValuesPerRound = int64_t(1) << 26;
+
 class DistributedMesh
 {
 public:
     /// The mesh of p (pm_grid cells per side of box_size, asmth, pm_assignment; G = 1: the caller applies
     /// the gravitational constant): ParameterError as PmMesh's. comm must outlive this.
-    DistributedMesh(const Communicator& comm, const Parameters& p);
+    /// @param valuesPerRound  the sum's bound on a round (kMeshValuesPerRound; smaller in tests, so that a small
+    ///                        mesh is summed in many rounds); the sums are the same bits for any bound
+    DistributedMesh(const Communicator& comm, const Parameters& p, int64_t valuesPerRound = kMeshValuesPerRound);
 
     /// Long-range accelerations and potentials (G = 1) of this rank's n bodies from the bodies of all ranks,
     /// indexed like pos. Collective: every rank calls it, with any number of bodies (none too). InputError as
@@ -65,6 +72,7 @@ private:
     std::vector<double> received_;
     DistributedMeshTimings timings_;
     double totalMass_ = 0; ///< of all ranks' bodies, from assignAndSum
+    int64_t valuesPerRound_;
 };
 
 } // namespace octwalk::mpi

@@ -77,37 +77,59 @@ std::vector<Vec3d> exactSplit(const ParticleSet& all, const Parameters& p)
     return exact;
 }
 
-TEST(DistributedTreePm, MeshIsOneProcessMesh)
+/// The ranks' shared mesh against one process's: the sums differ only in their order (to 1e-12 of the largest).
+void expectOneProcessMesh(const ParticleSet& all, const Parameters& p, int64_t valuesPerRound, const char* name)
 {
     const Communicator& comm = world();
-    const ParticleSet all    = makeClusteredBox(1 << 12, 1.0, 5);
     const ParticleSet mine   = decomposed(all);
+    DistributedMesh mesh(comm, p, valuesPerRound);
+    std::vector<Vec3d> acc, one;
+    std::vector<double> pot, onePot;
+    mesh.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), acc, pot);
+    oneProcessMesh(all, p, one, onePot);
+    double largest = 0, worst = 0, worstPot = 0, largestPot = 0;
+    for (size_t i = 0; i < one.size(); ++i)
+    {
+        largest    = std::max(largest, std::sqrt(dot(one[i], one[i])));
+        largestPot = std::max(largestPot, std::fabs(onePot[i]));
+    }
+    for (size_t k = 0; k < mine.id.size(); ++k)
+    {
+        const size_t i = size_t(mine.id[k]);
+        const Vec3d d  = acc[k] - one[i];
+        worst          = std::max(worst, std::sqrt(dot(d, d)));
+        worstPot       = std::max(worstPot, std::fabs(pot[k] - onePot[i]));
+    }
+    EXPECT_TRUE(onAllRanks(comm, worst <= 1e-12 * largest)) << name << ": " << worst << " against " << largest;
+    EXPECT_TRUE(onAllRanks(comm, worstPot <= 1e-12 * largestPot))
+        << name << ": " << worstPot << " against " << largestPot;
+}
+
+TEST(DistributedTreePm, MeshIsOneProcessMesh)
+{
+    const ParticleSet all = makeClusteredBox(1 << 12, 1.0, 5);
     for (MassAssignment assignment : {MassAssignment::Cic, MassAssignment::Tsc})
     {
         Parameters p    = treePmParameters(0.5);
         p.pm_assignment = assignment;
-        DistributedMesh mesh(comm, p);
-        std::vector<Vec3d> acc, one;
-        std::vector<double> pot, onePot;
-        mesh.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), acc, pot);
-        oneProcessMesh(all, p, one, onePot);
-        double largest = 0, worst = 0, worstPot = 0, largestPot = 0;
-        for (size_t i = 0; i < one.size(); ++i)
-        {
-            largest    = std::max(largest, std::sqrt(dot(one[i], one[i])));
-            largestPot = std::max(largestPot, std::fabs(onePot[i]));
-        }
-        for (size_t k = 0; k < mine.id.size(); ++k)
-        {
-            const size_t i = size_t(mine.id[k]);
-            const Vec3d d  = acc[k] - one[i];
-            worst          = std::max(worst, std::sqrt(dot(d, d)));
-            worstPot       = std::max(worstPot, std::fabs(pot[k] - onePot[i]));
-        }
-        // The sums differ from one process's only in their order.
-        EXPECT_TRUE(onAllRanks(comm, worst <= 1e-12 * largest)) << worst << " against " << largest;
-        EXPECT_TRUE(onAllRanks(comm, worstPot <= 1e-12 * largestPot)) << worstPot << " against " << largestPot;
+        expectOneProcessMesh(all, p, kMeshValuesPerRound, assignment == MassAssignment::Cic ? "CIC" : "TSC");
     }
+}
+
+// A bound of one value a round sums one slab of every rank a round: 8 rounds at 2 ranks of a 16^3 mesh, 4 at 4.
+TEST(DistributedTreePm, MeshSummedInManyRoundsIsOneProcessMesh)
+{
+    expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 5), treePmParameters(0.5), 1, "one slab a round");
+}
+
+// A 3^3 mesh (asmth 0.5, rcut 2) on 4 ranks leaves a rank without slabs of its own.
+TEST(DistributedTreePm, MeshWithFewerSlabsThanRanksIsOneProcessMesh)
+{
+    Parameters p = treePmParameters(0.5);
+    p.pm_grid    = 3;
+    p.asmth      = 0.5;
+    p.rcut       = 2;
+    expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 5), p, kMeshValuesPerRound, "3^3 mesh");
 }
 
 /// Per body, its acceleration over G as the error control takes it (setPreviousAccelerations' F4 form).
