@@ -170,18 +170,22 @@ struct PeriodicCase
     int pmGrid;
 };
 
-Parameters periodicCaseParameters(const PeriodicCase& c)
+/// A periodic case's parameters and its solver, evaluated once on the case's 2^13 bodies.
+struct PeriodicCaseTree
+{
+    Parameters p;
+    GravitySolver solver;
+};
+
+PeriodicCaseTree periodicCaseTree(const PeriodicCase& c)
 {
     Parameters p = test::cpuParameters(c.theta, 1e-6);
     p.mac        = c.mac;
     p.box_size   = 1.0;
     p.pm_grid    = c.pmGrid;
-    return p;
-}
-
-ParticleSet periodicCaseBodies(const PeriodicCase& c)
-{
-    return std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
+    const ParticleSet bodies =
+        std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
+    return {p, test::evaluatedSolver(p, bodies)};
 }
 
 class ShortRangeEssentialTreeWalk : public ::testing::TestWithParam<PeriodicCase>
@@ -192,14 +196,11 @@ class ShortRangeEssentialTreeWalk : public ::testing::TestWithParam<PeriodicCase
 /// the full tree, without the bodies beyond the short range's reach, and sends no node closed.
 TEST_P(ShortRangeEssentialTreeWalk, ListsAndForcesEqualTheFullTree)
 {
-    const PeriodicCase c       = GetParam();
-    const Parameters p         = periodicCaseParameters(c);
-    const ParticleSet bodies   = periodicCaseBodies(c);
-    const GravitySolver solver = test::evaluatedSolver(p, bodies);
-    const PackedTree& packed   = solver.packedTree();
-    const TreeView tree        = packed.treeView();
-    const int32_t numGroups    = int32_t(packed.groupRange.size());
-    const float eps2           = float(p.epsilon_squared);
+    const PeriodicCaseTree t = periodicCaseTree(GetParam());
+    const PackedTree& packed = t.solver.packedTree();
+    const TreeView tree      = packed.treeView();
+    const int32_t numGroups  = int32_t(packed.groupRange.size());
+    const float eps2         = float(t.p.epsilon_squared);
     for (auto [first, count] : groupSubsets(numGroups))
     {
         SCOPED_TRACE("groups " + std::to_string(first) + " + " + std::to_string(count));
@@ -253,16 +254,14 @@ bool leafBeyondTheCutoff(const PackedTree& packed, const GroupSubset& s, int32_t
 TEST_P(ShortRangeEssentialTreeWalk, TheTightExtentBoundDropsLeavesBeyondTheCutoff)
 {
     const PeriodicCase c                       = GetParam();
-    const Parameters p                         = periodicCaseParameters(c);
-    const ParticleSet bodies                   = periodicCaseBodies(c);
-    const GravitySolver solver                 = test::evaluatedSolver(p, bodies);
-    const PackedTree& packed                   = solver.packedTree();
+    const PeriodicCaseTree t                   = periodicCaseTree(c);
+    const PackedTree& packed                   = t.solver.packedTree();
     const TreeView tight                       = packed.treeView();
     TreeView whole                             = tight;
     whole.periodic.shortRange.nodeExtentFactor = c.mac == Mac::Octgrav ? 1.7320509f : 1.0f;
     ASSERT_LT(tight.periodic.shortRange.nodeExtentFactor, whole.periodic.shortRange.nodeExtentFactor);
     const GroupSubset s  = subsetOf(packed, 0, int32_t(packed.groupRange.size()));
-    const float eps2     = float(p.epsilon_squared);
+    const float eps2     = float(t.p.epsilon_squared);
     const Walk withTight = walkFor(tight, packed.bodyView(), s, eps2);
     const Walk withWhole = walkFor(whole, packed.bodyView(), s, eps2);
     EXPECT_LT(withTight.totals.leafBodies, withWhole.totals.leafBodies);
