@@ -31,37 +31,37 @@ TreeOrderFlags treeOrderPass(const TreeOrderPass& p)
             p.pot[k] = phi;
         }
         resultNotFinite = std::max(resultNotFinite, int(!finiteResult(a, phi)));
+        Vec3d v;
         if (p.velocityOfMomentum != 0)
         {
             Vec3d m = p.momentum[j];
             kickVelocity(m, a, p.halfKick);
-            p.momentumOut[k]    = m;
-            const Vec3d v       = p.velocityOfMomentum * m;
-            bodyNotFinite       = std::max(bodyNotFinite, int(!finiteBody(p.pos[k], v)));
-            p.velOut[k]         = v;
-            p.callerIndexOut[k] = p.callerIndex[j];
-            if (p.idOut) p.idOut[k] = p.id[j];
-            continue;
+            p.momentumOut[k] = m;
+            v                = p.velocityOfMomentum * m;
+            bodyNotFinite    = std::max(bodyNotFinite, int(!finiteBody(p.pos[k], v)));
         }
-        Vec3d v = p.vel[j];
-        if (p.kick)
+        else
         {
-            kickVelocity(v, a, p.halfKick);
-            bodyNotFinite = std::max(bodyNotFinite, int(!finiteBody(p.pos[k], v)));
-            if (p.nextPos)
+            v = p.vel[j];
+            if (p.momentumOut) p.momentumOut[k] = p.momentum[j];
+            if (p.kick)
             {
-                // The next step's opening half: what kickAndDrift would do to this body, in the same order.
                 kickVelocity(v, a, p.halfKick);
-                Vec3d x = p.pos[k];
-                driftPosition(x, v, p.h, p.box);
-                p.nextPos[k] = x;
-                outOfRange   = std::max(outOfRange, int(!positionInRange(x)));
+                bodyNotFinite = std::max(bodyNotFinite, int(!finiteBody(p.pos[k], v)));
+                if (p.nextPos)
+                {
+                    // The next step's opening half: what kickAndDrift would do to this body, in the same order.
+                    kickVelocity(v, a, p.halfKick);
+                    Vec3d x = p.pos[k];
+                    driftPosition(x, v, p.h, p.box);
+                    p.nextPos[k] = x;
+                    outOfRange   = std::max(outOfRange, int(!positionInRange(x)));
+                }
             }
         }
         p.velOut[k]         = v;
         p.callerIndexOut[k] = p.callerIndex[j];
         if (p.idOut) p.idOut[k] = p.id[j];
-        if (p.momentumOut) p.momentumOut[k] = p.momentum[j];
     }
     return {resultNotFinite != 0, bodyNotFinite != 0, outOfRange != 0};
 }
