@@ -63,4 +63,11 @@ std::vector<std::vector<char>> resultsAtThreadCounts(const ParticleSet& all, con
     return runs;
 }
 
+std::vector<F4> previousOf(const std::vector<Vec3d>& acc, double G)
+{
+    std::vector<F4> out;
+    for (const Vec3d& a : acc) out.push_back({float(a.x / G), float(a.y / G), float(a.z / G), 0.0f});
+    return out;
+}
+
 } // namespace octwalk::mpi::testing

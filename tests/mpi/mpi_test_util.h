@@ -50,4 +50,7 @@ std::vector<char> resultBytes(const DistributedForces& f);
 std::vector<std::vector<char>> resultsAtThreadCounts(const ParticleSet& all, const Parameters& p,
                                                      const std::vector<int>& threads);
 
+/// Per body, its acceleration over G as the error control takes it (setPreviousAccelerations' F4 form).
+std::vector<F4> previousOf(const std::vector<Vec3d>& acc, double G);
+
 } // namespace octwalk::mpi::testing

@@ -112,14 +112,6 @@ TEST_F(DistributedGpu, IsolatedRanksAreTheCpuRanks)
     }
 }
 
-/// Per body, its acceleration over G as the error control takes it (setPreviousAccelerations' F4 form).
-std::vector<F4> previousOf(const std::vector<Vec3d>& acc, double G)
-{
-    std::vector<F4> out;
-    for (const Vec3d& a : acc) out.push_back({float(a.x / G), float(a.y / G), float(a.z / G), 0.0f});
-    return out;
-}
-
 Parameters treePmParameters()
 {
     Parameters p;

@@ -132,14 +132,6 @@ TEST(DistributedTreePm, MeshWithFewerSlabsThanRanksIsOneProcessMesh)
     expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 5), p, kMeshValuesPerRound, "3^3 mesh");
 }
 
-/// Per body, its acceleration over G as the error control takes it (setPreviousAccelerations' F4 form).
-std::vector<F4> previousOf(const std::vector<Vec3d>& acc, double G)
-{
-    std::vector<F4> out;
-    for (const Vec3d& a : acc) out.push_back({float(a.x / G), float(a.y / G), float(a.z / G), 0.0f});
-    return out;
-}
-
 /// The errors of the distributed evaluation and of one rank's solver against the split's exact sum. With
 /// withPrevious, each evaluates a second time with its first forces as the previous accelerations, so that TreePM's
 /// error control acts (as in a run's steps after the first), and that second evaluation is measured.
