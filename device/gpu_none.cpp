@@ -7,6 +7,7 @@
 #include "device/forces_gpu.h"
 #include "device/gpu_solver.h"
 #include "device/pinned_memory.h"
+#include "device/pm_gpu.h"
 #include "device/refit_gpu.h"
 #include "device/resident_gpu.h"
 #include "device/walk_gpu.h"
@@ -28,6 +29,10 @@ struct GpuRefit::Impl
 };
 
 struct ResidentGpu::Impl
+{
+};
+
+struct GpuMesh::Impl
 {
 };
 
@@ -163,6 +168,25 @@ DiagnosticSums ResidentGpu::diagnosticSums(double, const int32_t*) { noCuda(); }
 void ResidentGpu::getResults(F4*) { noCuda(); }
 
 void ResidentGpu::getLists(std::vector<int64_t>&, std::vector<int64_t>&, std::vector<int32_t>&, std::vector<int32_t>&)
+{
+    noCuda();
+}
+
+GpuMesh::GpuMesh(double, int, double, MassAssignment, double) { noCuda(); }
+
+GpuMesh::~GpuMesh() = default;
+
+double GpuMesh::boxSize() const { noCuda(); }
+
+int GpuMesh::meshSize() const { noCuda(); }
+
+double GpuMesh::splitScale() const { noCuda(); }
+
+MassAssignment GpuMesh::assignment() const { noCuda(); }
+
+double GpuMesh::deviceSeconds() const { noCuda(); }
+
+void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, std::vector<Vec3d>&, std::vector<double>&)
 {
     noCuda();
 }

@@ -226,6 +226,18 @@ const std::vector<ParameterInfo>& parameterTable()
          "(cloud in cell)",
          true,
          true},
+        // Where the mesh runs, not what it computes: a restart keeps the checkpoint's, as backend.
+        {"pm_backend",
+         "pm-backend",
+         nullptr,
+         CliForm::Plain,
+         &Parameters::pm_backend,
+         "",
+         {},
+         "TreePM: where the mesh runs, auto (on the GPU with the gpu backend, else on the host's cores), cpu "
+         "(the host's FFTW) or gpu (cuFFT)",
+         false,
+         true},
     };
     return table;
 }

@@ -83,6 +83,10 @@ struct Parameters
     /// TreePM's mass assignment and force interpolation on the mesh: TSC by default (4096 uniform bodies on
     /// 32^3: median force error 7.2e-4 against CIC's 5.5e-3, docs/periodic.md).
     MassAssignment pm_assignment = MassAssignment::Tsc;
+    /// Where TreePM's mesh runs: auto, on the device with the GPU backend (device/pm_gpu.h, cuFFT) and on the
+    /// host's cores otherwise (host/pm/pm_mesh.h, FFTW); cpu: always on the host; gpu: always on the device. The
+    /// two meshes differ in the order of their sums only.
+    Backend pm_backend = Backend::Auto;
 };
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.

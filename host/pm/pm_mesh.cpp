@@ -1,11 +1,11 @@
 #include "host/pm/pm_mesh.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string>
 
 #include "common/errors.h"
+#include "common/pm.h"
 #include "common/treepm.h"
 #include "host/core/parallel.h"
 #include "host/core/timer.h"
@@ -15,108 +15,21 @@ namespace octwalk {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-/// The largest mesh: n^3 cells must index in 64 bits with room to spare.
-constexpr int kMaxMeshSize = 1 << 15;
-
-/// The shortest text that reads back as value (1e-09, not 1.0000000000000001e-09).
-std::string text(double value)
-{
-    char buffer[32];
-    return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, value).ptr);
-}
-
-/// meshSize after every parameter of the mesh has been checked (ParameterError naming the bad one).
-int checkedMeshSize(double boxSize, int meshSize, double asmth, double G)
-{
-    if (!(std::isfinite(boxSize) && boxSize > 0))
-        throw ParameterError("PM mesh: box size L = " + text(boxSize) + " is invalid: must be finite and > 0");
-    if (meshSize < 2 || meshSize > kMaxMeshSize)
-        throw ParameterError("PM mesh: mesh size n = " + std::to_string(meshSize) + " is invalid: must be in [2, " +
-                             std::to_string(kMaxMeshSize) + "]");
-    if (!(std::isfinite(asmth) && asmth > 0))
-        throw ParameterError("PM mesh: split scale asmth = " + text(asmth) +
-                             " cells is invalid: must be finite and > 0 (r_s = asmth L / n)");
-    if (!std::isfinite(G)) throw ParameterError("PM mesh: G = " + text(G) + " is invalid: must be finite");
-    return meshSize;
-}
-
-/// The cells of one axis that a body's cloud covers and its weights there (Width 2: CIC, 3: TSC).
-template<int Width>
-struct AxisStencil
-{
-    int64_t cell[Width];
-    double weight[Width];
-};
-
-/// The stencil of coordinate x for mesh points at i L / n, i in [0, n), cellsPerLength = n / L.
-template<int Width>
-AxisStencil<Width> axisStencil(double x, double cellsPerLength, int64_t n)
-{
-    static_assert(Width == 2 || Width == 3, "CIC or TSC");
-    const double g = x * cellsPerLength;
-    AxisStencil<Width> s;
-    int64_t first;
-    if constexpr (Width == 2)
-    {
-        const double base = std::floor(g), d = g - base;
-        first       = int64_t(base);
-        s.weight[0] = 1.0 - d;
-        s.weight[1] = d;
-    }
-    else
-    {
-        const double nearest = std::floor(g + 0.5), d = g - nearest;
-        first       = int64_t(nearest) - 1;
-        s.weight[0] = 0.5 * (0.5 - d) * (0.5 - d);
-        s.weight[1] = 0.75 - d * d;
-        s.weight[2] = 0.5 * (0.5 + d) * (0.5 + d);
-    }
-    // x * n / L may round up to n, and a cloud reaches past either face: the periodic cell. first + k lies
-    // in [-1, n + 2], so at most two steps of n (selects, not an integer division per cell).
-    for (int k = 0; k < Width; ++k)
-    {
-        int64_t c = first + k;
-        c         = c < 0 ? c + n : c;
-        c         = c >= n ? c - n : c;
-        s.cell[k] = c >= n ? c - n : c;
-    }
-    return s;
-}
-
-template<int Width>
-struct Stencil
-{
-    AxisStencil<Width> x, y, z;
-};
-
-template<int Width>
-Stencil<Width> stencilOf(const Vec3d& p, double cellsPerLength, int64_t n)
-{
-    return {axisStencil<Width>(p.x, cellsPerLength, n), axisStencil<Width>(p.y, cellsPerLength, n),
-            axisStencil<Width>(p.z, cellsPerLength, n)};
-}
-
-int stencilWidth(MassAssignment a) { return a == MassAssignment::Cic ? 2 : 3; }
-
-/// sin(x) / x.
-double sinc(double x) { return x == 0 ? 1.0 : std::sin(x) / x; }
 
 } // namespace
 
 PmMesh::PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G)
     : boxSize_(boxSize), splitScale_(asmth * boxSize / meshSize), G_(G), assignment_(assignment),
-      fft_(checkedMeshSize(boxSize, meshSize, asmth, G))
+      fft_(pmCheckedMeshSize(boxSize, meshSize, asmth, G))
 {
-    const int n = meshSize, power = stencilWidth(assignment);
+    const int n = meshSize;
     k_.resize(size_t(n));
     axisFactor_.resize(size_t(n));
     for (int i = 0; i < n; ++i)
     {
-        const int h    = fft_.wavenumber(i);
-        const double k = 2 * kPi * h / boxSize;
-        const double w = std::pow(sinc(kPi * h / n), power);
-        k_[i]          = k;
-        axisFactor_[i] = std::exp(-k * k * splitScale_ * splitScale_) / (w * w);
+        const PmAxisFactor f = pmAxisFactor(i, n, boxSize, splitScale_, assignment);
+        k_[i]                = f.k;
+        axisFactor_[i]       = f.factor;
     }
     potentialSpectrum_.resize(size_t(fft_.spectrumSize()));
 }
@@ -189,27 +102,14 @@ void PmMesh::interpolate(std::vector<Vec3d>& acc, std::vector<double>& pot)
 void PmMesh::checkBodies(const Vec3d* pos, const double* mass, int64_t n) const
 {
     const double L    = boxSize_;
-    auto outside      = [L](double x) { return !(x >= 0.0 && x < L); };
-    const int64_t bad = firstIndexWhere(n, [&](int64_t i) {
-        return !std::isfinite(mass[i]) || outside(pos[i].x) || outside(pos[i].y) || outside(pos[i].z);
-    });
-    if (bad == n) return;
-    const std::string body = "PM mesh: body " + std::to_string(bad);
-    if (!std::isfinite(mass[bad])) throw InputError(body + " has mass " + text(mass[bad]) + ": must be finite");
-    const double c[3]    = {pos[bad].x, pos[bad].y, pos[bad].z};
-    const char* names[3] = {"x", "y", "z"};
-    for (int d = 0; d < 3; ++d)
-    {
-        if (outside(c[d]))
-            throw InputError(body + ": position " + names[d] + " = " + text(c[d]) +
-                             " is outside the periodic box [0, " + text(L) + ")");
-    }
+    const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });
+    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
 }
 
 // A stable counting sort in fixed blocks of bodies: the permutation is the same for any thread count.
 void PmMesh::sortBySlab(const Vec3d* pos, const double* mass, int64_t n)
 {
-    const int64_t slabs = fft_.n(), width = stencilWidth(assignment_);
+    const int64_t slabs = fft_.n(), width = pmStencilWidth(assignment_);
     const double cellsPerLength = double(slabs) / boxSize_;
     SlabOrder& order            = order_;
     order.slab.resize(size_t(n));
@@ -221,8 +121,8 @@ void PmMesh::sortBySlab(const Vec3d* pos, const double* mass, int64_t n)
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
-        slab[i] = int32_t(width == 2 ? axisStencil<2>(pos[i].x, cellsPerLength, slabs).cell[0]
-                                     : axisStencil<3>(pos[i].x, cellsPerLength, slabs).cell[0]);
+        slab[i] = int32_t(width == 2 ? pmAxisStencil<2>(pos[i].x, cellsPerLength, slabs).cell[0]
+                                     : pmAxisStencil<3>(pos[i].x, cellsPerLength, slabs).cell[0]);
     }
     const int64_t numBlocks = std::clamp<int64_t>(n / 65536, 1, 64);
     std::vector<int64_t> count(size_t(numBlocks * slabs), 0);
@@ -278,8 +178,9 @@ void PmMesh::assignMass(const SlabOrder& order)
             const int64_t first = ((s - k) % n + n) % n;
             for (int64_t q = order.start[first]; q < order.start[first + 1]; ++q)
             {
-                const Stencil<Width> st = stencilOf<Width>(order.pos[q], cellsPerLength, n);
-                const double mx         = order.mass[q] * st.x.weight[k];
+                const PmStencil<Width> st =
+                    pmStencilOf<Width>(order.pos[q].x, order.pos[q].y, order.pos[q].z, cellsPerLength, n);
+                const double mx = order.mass[q] * st.x.weight[k];
                 for (int a = 0; a < Width; ++a)
                 {
                     double* row     = plane + st.y.cell[a] * n;
@@ -308,22 +209,19 @@ void PmMesh::applyGreensFunction()
             const double fxy          = scale * axisFactor_[i] * axisFactor_[j];
             for (int64_t l = 0; l < half; ++l)
             {
-                const double k2 = kxy2 + k_[l] * k_[l];
-                row[l] *= k2 > 0 ? fxy * axisFactor_[l] / k2 : 0.0;
+                row[l] *= pmModeFactor(kxy2, fxy, k_[l], axisFactor_[l]);
             }
         }
     }
 }
 
-// a(k) = -i k_axis phi(k). The Nyquist plane of the axis (n even) has no sign, -i k there would not be
-// Hermitian: it is zero, which also keeps the mesh force antisymmetric (no net self-force on the mesh).
+// a(k) = -i k_axis phi(k), zero on the Nyquist plane of an even axis (pmSlope).
 void PmMesh::differentiate(int axis)
 {
     const int64_t n = fft_.n(), half = n / 2 + 1;
-    const bool even                 = n % 2 == 0;
     const std::complex<double>* phi = potentialSpectrum_.data();
     std::complex<double>* out       = fft_.spectrum();
-    auto slope                      = [&](int64_t index) { return even && index == n / 2 ? 0.0 : k_[index]; };
+    auto slope                      = [&](int64_t index) { return pmSlope(index, n, k_[index]); };
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -371,8 +269,9 @@ void PmMesh::interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::v
 #pragma omp parallel for schedule(static)
     for (int64_t q = 0; q < numBodies; ++q)
     {
-        const Stencil<Width> st = stencilOf<Width>(order.pos[q], cellsPerLength, n);
-        double sum[4]           = {0, 0, 0, 0};
+        const PmStencil<Width> st =
+            pmStencilOf<Width>(order.pos[q].x, order.pos[q].y, order.pos[q].z, cellsPerLength, n);
+        double sum[4] = {0, 0, 0, 0};
         for (int a = 0; a < Width; ++a)
         {
             for (int b = 0; b < Width; ++b)

@@ -21,6 +21,7 @@
 #include "host/core/phases.h"
 #include "host/core/timer.h"
 #include "host/cpu/forces_cpu.h"
+#include "device/pm_gpu.h"
 #include "host/pm/pm_mesh.h"
 #include "host/core/worker_thread.h"
 
@@ -388,6 +389,10 @@ void GravitySolver::setParameters(const Parameters& p)
     {
         throw BackendError("backend gpu requested, but no CUDA device is available (" + gpuDescription() + ")");
     }
+    if (p.pm_grid > 0 && p.pm_backend == Backend::Gpu && !gpuAvailable())
+    {
+        throw BackendError("pm_backend gpu requested, but no CUDA device is available (" + gpuDescription() + ")");
+    }
     params_    = p;
     treeValid_ = false;
 }
@@ -697,19 +702,49 @@ bool GravitySolver::meshBesideTheWalk() const
     return meshSchedule_ == MeshSchedule::BesideTheWalk;
 }
 
+namespace {
+
+/// Whether mesh (a PmMesh or a GpuMesh, or none) is the mesh of p's TreePM settings.
+template<class Mesh>
+bool isMeshOf(const Mesh* mesh, const Parameters& p)
+{
+    return mesh && mesh->meshSize() == p.pm_grid && mesh->boxSize() == p.box_size &&
+           mesh->splitScale() == p.asmth * p.box_size / double(p.pm_grid) && mesh->assignment() == p.pm_assignment;
+}
+
+/// The mesh of p's TreePM settings (G = 1), made anew when mesh is not.
+template<class Mesh>
+void keepMeshOf(std::unique_ptr<Mesh>& mesh, const Parameters& p)
+{
+    if (isMeshOf(mesh.get(), p)) return;
+    mesh.reset();
+    mesh = std::make_unique<Mesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
+}
+
+} // namespace
+
+bool GravitySolver::meshOnDevice() const
+{
+    const Backend where = params_.pm_backend == Backend::Auto ? activeBackend() : params_.pm_backend;
+    return where == Backend::Gpu;
+}
+
 void GravitySolver::computeMeshForces()
 {
     const double begin  = steadyClockSeconds();
     const Parameters& p = params_;
-    const bool same     = mesh_ && mesh_->meshSize() == p.pm_grid && mesh_->boxSize() == p.box_size &&
-                      mesh_->splitScale() == p.asmth * p.box_size / double(p.pm_grid) &&
-                      mesh_->assignment() == p.pm_assignment;
-    if (!same)
+    const int64_t n     = bodies_.n;
+    if (meshOnDevice())
     {
         mesh_.reset();
-        mesh_ = std::make_unique<PmMesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
+        keepMeshOf(gpuMesh_, p);
+        namingMemory("computing the particle mesh's forces", n, 32.0,
+                     [&] { gpuMesh_->computeForces(tree_.pos.data(), tree_.mass.data(), n, meshAcc_, meshPot_); });
+        meshSeconds_ = steadyClockSeconds() - begin;
+        return;
     }
-    const int64_t n = bodies_.n;
+    gpuMesh_.reset();
+    keepMeshOf(mesh_, p);
     // What the call allocates on its first use: 44 bytes a body in the mesh's slab order and 32 in meshAcc_ and
     // meshPot_, and 56 a mesh cell for the four interpolated fields (host/pm/pm_mesh.h), here per body.
     const double cells        = std::pow(double(p.pm_grid), 3);

@@ -28,6 +28,7 @@
 namespace octwalk {
 
 class PmMesh;
+class GpuMesh;
 class WorkerThread;
 
 /// Interaction counts of the last evaluation.
@@ -222,6 +223,8 @@ private:
     /// meshAcc_ and meshPot_; its seconds into meshSeconds_. Reads only the tree's positions and masses, so
     /// that it may run beside the device's walk.
     void computeMeshForces();
+    /// Whether computeMeshForces runs the device's mesh (pm_backend) rather than the host's.
+    bool meshOnDevice() const;
     /// TreePM with the mesh elsewhere: the results are the short range alone, which is zero for bodies that
     /// have no neighbour within the cutoff (so the check that softening has not underflowed them all is not
     /// made).
@@ -258,9 +261,10 @@ private:
     // Result buffers kept from step to step (no per-step allocation or first touch of N-sized arrays).
     std::vector<F4> cpuOut_, cpuNodeAcc_;
     GpuEvaluation gpuResult_;
-    /// TreePM's mesh (made at the first evaluation that needs it, again when its parameters change) and its
-    /// results of the last evaluation.
+    /// TreePM's mesh, the host's or the device's (made at the first evaluation that needs it, again when its
+    /// parameters or pm_backend change), and its results of the last evaluation.
     std::unique_ptr<PmMesh> mesh_;
+    std::unique_ptr<GpuMesh> gpuMesh_;
     std::vector<Vec3d> meshAcc_;
     std::vector<double> meshPot_;
     double meshSeconds_ = 0;

@@ -1,6 +1,6 @@
 // TreePM's short-range walk and forces on the device against the CPU twin (common/treepm.h, common/walk.h):
 // the same lists entry for entry, the tree's forces within the twin tolerances, and the solver's TreePM
-// evaluation (the host's mesh plus the device's tree) within them too. G != 1 and eps > 0 so that a missing
+// evaluation (the device's mesh and tree) within them too. G != 1 and eps > 0 so that a missing
 // factor cannot hide. Every test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure.
 #include <gtest/gtest.h>
 
@@ -157,7 +157,8 @@ TEST_P(GpuTreePm, ListsEqualAndForcesMatchCpuTwin)
     EXPECT_LE(tree1.acc.max, worstTolerance);
     EXPECT_LE(tree1.potential, worstTolerance);
 
-    // The solver's TreePM evaluation on the device: its tree plus the host's mesh, as the CPU twin's.
+    // The solver's TreePM evaluation on the device: its tree plus the device's mesh (pm_backend auto), as the CPU
+    // twin's.
     p.backend = Backend::Gpu;
     GravitySolver gpu(p);
     gpu.setGpuKernelConfig(c.kernels);
@@ -178,7 +179,8 @@ TEST_P(GpuTreePm, ListsEqualAndForcesMatchCpuTwin)
         scale = std::max(scale, std::fabs(cpuPot[i]));
     }
     EXPECT_LE(worst, worstTolerance * scale);
-    // No atomics on either side: a repeated evaluation is bit-identical.
+    // No floating-point atomics on either side (the device's mesh adds integers): a repeated evaluation is
+    // bit-identical.
     gpu.computeForces(again, potAgain);
     for (size_t i = 0; i < acc.size(); ++i)
     {

@@ -1,0 +1,367 @@
+#include "device/pm_gpu.h"
+
+#include <cub/device/device_reduce.cuh>
+#include <cufft.h>
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "common/errors.h"
+#include "common/pm.h"
+#include "common/treepm.h"
+#include "device/device_buffer.cuh"
+
+namespace octwalk {
+
+namespace {
+
+constexpr int kBlock = 256;
+
+[[noreturn]] void throwCufftError(cufftResult status, const char* expr, int meshSize)
+{
+    throw BackendError(std::string("cuFFT error ") + std::to_string(int(status)) + " in `" + expr + "` for a " +
+                       std::to_string(meshSize) + "^3 mesh");
+}
+
+#define CUFFT_CHECK(expr, meshSize)                                                                                   \
+    do                                                                                                                 \
+    {                                                                                                                  \
+        const cufftResult status_ = (expr);                                                                            \
+        if (status_ != CUFFT_SUCCESS) throwCufftError(status_, #expr, meshSize);                                       \
+    } while (0)
+
+class FftPlan
+{
+public:
+    FftPlan(int n, cufftType type, cudaStream_t stream)
+    {
+        CUFFT_CHECK(cufftPlan3d(&plan_, n, n, n, type), n);
+        const cufftResult status = cufftSetStream(plan_, stream);
+        if (status != CUFFT_SUCCESS)
+        {
+            cufftDestroy(plan_);
+            throwCufftError(status, "cufftSetStream", n);
+        }
+    }
+    ~FftPlan() { cufftDestroy(plan_); }
+    FftPlan(const FftPlan&)            = delete;
+    FftPlan& operator=(const FftPlan&) = delete;
+    cufftHandle get() const { return plan_; }
+
+private:
+    cufftHandle plan_ = 0;
+};
+
+unsigned blocksFor(int64_t count) { return unsigned((count + kBlock - 1) / kBlock); }
+
+/// The first bad body (pmBodyIsBad) by atomicMin of its index, and the largest |mass| by atomicMax of its bits
+/// (non-negative doubles order as their bit patterns), one atomic of each per block.
+__global__ void checkKernel(const Vec3d* pos, const double* mass, int64_t n, double L,
+                            unsigned long long* firstBad, unsigned long long* maxAbsMassBits)
+{
+    __shared__ unsigned long long blockBad, blockMax;
+    if (threadIdx.x == 0)
+    {
+        blockBad = ULLONG_MAX;
+        blockMax = 0;
+    }
+    __syncthreads();
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n)
+    {
+        if (pmBodyIsBad(pos[i], mass[i], L)) atomicMin(&blockBad, (unsigned long long)i);
+        else atomicMax(&blockMax, (unsigned long long)__double_as_longlong(fabs(mass[i])));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+    {
+        if (blockBad != ULLONG_MAX) atomicMin(firstBad, blockBad);
+        atomicMax(maxAbsMassBits, blockMax);
+    }
+}
+
+/// Each body's share of each cell, in the product order of the host mesh's assignment, scaled to fixed point.
+template<int Width>
+__global__ void assignKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN,
+                             double toFixed, unsigned long long* grid)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Vec3d p              = pos[i];
+    const PmStencil<Width> st = pmStencilOf<Width>(p.x, p.y, p.z, cellsPerLength, meshN);
+    const double m            = mass[i];
+    for (int k = 0; k < Width; ++k)
+    {
+        const double mx     = m * st.x.weight[k];
+        const int64_t plane = st.x.cell[k] * meshN * meshN;
+        for (int a = 0; a < Width; ++a)
+        {
+            const double my   = mx * st.y.weight[a];
+            const int64_t row = plane + st.y.cell[a] * meshN;
+            for (int c = 0; c < Width; ++c)
+            {
+                const long long share = __double2ll_rn(my * st.z.weight[c] * toFixed);
+                atomicAdd(grid + row + st.z.cell[c], (unsigned long long)share);
+            }
+        }
+    }
+}
+
+/// The fixed-point masses as doubles, in place (each thread reads and writes its own 8 bytes).
+__global__ void toDoubleKernel(unsigned long long* grid, int64_t cells, double fromFixed)
+{
+    const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= cells) return;
+    const long long value          = (long long)grid[c];
+    reinterpret_cast<double*>(grid)[c] = double(value) * fromFixed;
+}
+
+/// phi(k) = the masses' spectrum times pmModeFactor, as the host mesh's applyGreensFunction.
+__global__ void greenKernel(cufftDoubleComplex* spectrum, int64_t n, const double* k, const double* axisFactor,
+                            double scale)
+{
+    const int64_t half = n / 2 + 1, modes = n * n * half;
+    const int64_t idx  = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= modes) return;
+    const int64_t l = idx % half, j = (idx / half) % n, i = idx / (half * n);
+    const double kxy2 = k[i] * k[i] + k[j] * k[j];
+    const double fxy  = scale * axisFactor[i] * axisFactor[j];
+    const double f    = pmModeFactor(kxy2, fxy, k[l], axisFactor[l]);
+    spectrum[idx].x *= f;
+    spectrum[idx].y *= f;
+}
+
+/// The spectrum of component 0 (the potential: phi itself) or 1-3 (the acceleration along axis component - 1:
+/// -i k_axis phi), written into out for the backward transform, which destroys its input.
+__global__ void componentKernel(const cufftDoubleComplex* phi, cufftDoubleComplex* out, int64_t n, const double* k,
+                                int component)
+{
+    const int64_t half = n / 2 + 1, modes = n * n * half;
+    const int64_t idx  = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= modes) return;
+    const cufftDoubleComplex value = phi[idx];
+    if (component == 0)
+    {
+        out[idx] = value;
+        return;
+    }
+    const int64_t l = idx % half, j = (idx / half) % n, i = idx / (half * n);
+    const int64_t index = component == 1 ? i : component == 2 ? j : l;
+    const double slope  = pmSlope(index, n, k[index]);
+    // (a + i b)(-i s) = b s - i a s
+    out[idx] = {value.y * slope, -value.x * slope};
+}
+
+/// The four fields interpolated to each body with the assignment's stencil, summed in the host mesh's order,
+/// plus the potential's two non-pair terms.
+template<int Width>
+__global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength,
+                                  int64_t meshN, const double* fields, double background, double self, Vec3d* acc,
+                                  double* pot)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Vec3d p              = pos[i];
+    const PmStencil<Width> st = pmStencilOf<Width>(p.x, p.y, p.z, cellsPerLength, meshN);
+    const int64_t cells       = meshN * meshN * meshN;
+    double sum[4]             = {0, 0, 0, 0};
+    for (int a = 0; a < Width; ++a)
+    {
+        for (int b = 0; b < Width; ++b)
+        {
+            const int64_t row  = (st.x.cell[a] * meshN + st.y.cell[b]) * meshN;
+            const double wxy   = st.x.weight[a] * st.y.weight[b];
+            for (int c = 0; c < Width; ++c)
+            {
+                const double w     = wxy * st.z.weight[c];
+                const int64_t cell = row + st.z.cell[c];
+                for (int f = 0; f < 4; ++f) sum[f] += w * fields[f * cells + cell];
+            }
+        }
+    }
+    pot[i] = sum[0] + (background + self * mass[i]);
+    acc[i] = {sum[1], sum[2], sum[3]};
+}
+
+} // namespace
+
+struct GpuMesh::Impl
+{
+    double boxSize, splitScale, G;
+    MassAssignment assignment;
+    int n;
+    Stream stream;
+    Event start, stop;
+    DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
+    DeviceBuffer<Vec3d> pos{"PM mesh body positions"}, acc{"PM mesh accelerations"};
+    DeviceBuffer<double> mass{"PM mesh body masses"}, pot{"PM mesh potentials"};
+    DeviceBuffer<unsigned long long> grid{"PM mesh masses"}, flags{"PM mesh body check"};
+    DeviceBuffer<long long> totalFixed{"PM mesh total mass"};
+    DeviceBuffer<unsigned char> reduceTemp{"PM mesh reduction storage"};
+    DeviceBuffer<cufftDoubleComplex> phi{"PM mesh potential spectrum"}, work{"PM mesh component spectrum"};
+    DeviceBuffer<double> fields{"PM mesh fields"};
+    std::unique_ptr<FftPlan> forward, backward;
+    double seconds = 0;
+
+    Impl(double L, int meshSize, double asmth, MassAssignment a, double g)
+        : boxSize(L), splitScale(asmth * L / meshSize), G(g), assignment(a), n(pmCheckedMeshSize(L, meshSize, asmth, g))
+    {
+        std::vector<double> hostK(static_cast<size_t>(n)), hostFactor(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i)
+        {
+            const PmAxisFactor f = pmAxisFactor(i, n, boxSize, splitScale, assignment);
+            hostK[size_t(i)]     = f.k;
+            hostFactor[size_t(i)] = f.factor;
+        }
+        k.reserve(size_t(n));
+        axisFactor.reserve(size_t(n));
+        CUDA_CHECK(cudaMemcpy(k.data(), hostK.data(), sizeof(double) * size_t(n), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(axisFactor.data(), hostFactor.data(), sizeof(double) * size_t(n),
+                              cudaMemcpyHostToDevice));
+        const int64_t cells = int64_t(n) * n * n, modes = int64_t(n) * n * (n / 2 + 1);
+        grid.reserve(size_t(cells));
+        fields.reserve(size_t(4 * cells));
+        phi.reserve(size_t(modes));
+        work.reserve(size_t(modes));
+        flags.reserve(2);
+        totalFixed.reserve(1);
+        size_t bytes = 0;
+        CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, reinterpret_cast<const long long*>(grid.data()),
+                                          totalFixed.data(), cells, stream.get()));
+        reduceTemp.reserve(bytes);
+        forward  = std::make_unique<FftPlan>(n, CUFFT_D2Z, stream.get());
+        backward = std::make_unique<FftPlan>(n, CUFFT_Z2D, stream.get());
+    }
+
+    /// The first bad body (n if none) and the largest |mass|, after uploading the bodies.
+    std::pair<int64_t, double> upload(const Vec3d* hostPos, const double* hostMass, int64_t numBodies)
+    {
+        pos.reserve(size_t(numBodies));
+        mass.reserve(size_t(numBodies));
+        acc.reserve(size_t(numBodies));
+        pot.reserve(size_t(numBodies));
+        cudaStream_t s = stream.get();
+        CUDA_CHECK(cudaMemcpyAsync(pos.data(), hostPos, sizeof(Vec3d) * size_t(numBodies), cudaMemcpyHostToDevice, s));
+        CUDA_CHECK(cudaMemcpyAsync(mass.data(), hostMass, sizeof(double) * size_t(numBodies), cudaMemcpyHostToDevice,
+                                   s));
+        const unsigned long long initial[2] = {ULLONG_MAX, 0};
+        CUDA_CHECK(cudaMemcpyAsync(flags.data(), initial, sizeof initial, cudaMemcpyHostToDevice, s));
+        checkKernel<<<blocksFor(numBodies), kBlock, 0, s>>>(pos.data(), mass.data(), numBodies, boxSize, flags.data(),
+                                                            flags.data() + 1);
+        CUDA_CHECK_LAUNCH();
+        unsigned long long result[2];
+        CUDA_CHECK(cudaMemcpyAsync(result, flags.data(), sizeof result, cudaMemcpyDeviceToHost, s));
+        stream.synchronize();
+        const int64_t bad = result[0] == ULLONG_MAX ? numBodies : int64_t(result[0]);
+        double maxAbs;
+        static_assert(sizeof maxAbs == sizeof result[1], "a double's bits");
+        std::memcpy(&maxAbs, &result[1], sizeof maxAbs);
+        return {bad, maxAbs};
+    }
+
+    /// 2^e with numBodies * maxAbsMass * 2^e <= 2^62: no cell's sum, nor the total, can overflow.
+    static double fixedPointScale(int64_t numBodies, double maxAbsMass)
+    {
+        if (!(maxAbsMass > 0)) return 1.0;
+        int exponent = 0;
+        std::frexp(double(numBodies) * maxAbsMass, &exponent);
+        return std::ldexp(1.0, 62 - exponent);
+    }
+
+    template<int Width>
+    void launchAssign(int64_t numBodies, double toFixed)
+    {
+        assignKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
+            pos.data(), mass.data(), numBodies, double(n) / boxSize, n, toFixed, grid.data());
+        CUDA_CHECK_LAUNCH();
+    }
+
+    template<int Width>
+    void launchInterpolate(int64_t numBodies, double background, double self)
+    {
+        interpolateKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
+            pos.data(), mass.data(), numBodies, double(n) / boxSize, n, fields.data(), background, self, acc.data(),
+            pot.data());
+        CUDA_CHECK_LAUNCH();
+    }
+
+    /// The masses on the mesh and their total (the sum of the fixed-point cells: exact, in any order).
+    double assign(int64_t numBodies, double maxAbsMass)
+    {
+        const int64_t cells = int64_t(n) * n * n;
+        const double scale  = fixedPointScale(numBodies, maxAbsMass);
+        cudaStream_t s      = stream.get();
+        CUDA_CHECK(cudaMemsetAsync(grid.data(), 0, sizeof(unsigned long long) * size_t(cells), s));
+        if (assignment == MassAssignment::Cic) launchAssign<2>(numBodies, scale);
+        else launchAssign<3>(numBodies, scale);
+        size_t bytes = reduceTemp.capacity();
+        CUDA_CHECK(cub::DeviceReduce::Sum(reduceTemp.data(), bytes, reinterpret_cast<const long long*>(grid.data()),
+                                          totalFixed.data(), cells, s));
+        long long total = 0;
+        CUDA_CHECK(cudaMemcpyAsync(&total, totalFixed.data(), sizeof total, cudaMemcpyDeviceToHost, s));
+        toDoubleKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, 1.0 / scale);
+        CUDA_CHECK_LAUNCH();
+        stream.synchronize();
+        return double(total) / scale;
+    }
+
+    /// The potential and the three accelerations on the mesh, component after component into fields.
+    void solve()
+    {
+        const int64_t cells = int64_t(n) * n * n, modes = int64_t(n) * n * (n / 2 + 1);
+        cudaStream_t s      = stream.get();
+        double* real        = reinterpret_cast<double*>(grid.data());
+        CUFFT_CHECK(cufftExecD2Z(forward->get(), real, phi.data()), n);
+        const double scale = -4 * treepm_detail::kPi * G / (boxSize * boxSize * boxSize);
+        greenKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), n, k.data(), axisFactor.data(), scale);
+        CUDA_CHECK_LAUNCH();
+        for (int component = 0; component < 4; ++component)
+        {
+            componentKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), work.data(), n, k.data(), component);
+            CUDA_CHECK_LAUNCH();
+            CUFFT_CHECK(cufftExecZ2D(backward->get(), work.data(), fields.data() + component * cells), n);
+        }
+    }
+};
+
+GpuMesh::GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G)
+    : impl_(std::make_unique<Impl>(boxSize, meshSize, asmth, assignment, G))
+{}
+
+GpuMesh::~GpuMesh() = default;
+
+double GpuMesh::boxSize() const { return impl_->boxSize; }
+int GpuMesh::meshSize() const { return impl_->n; }
+double GpuMesh::splitScale() const { return impl_->splitScale; }
+MassAssignment GpuMesh::assignment() const { return impl_->assignment; }
+double GpuMesh::deviceSeconds() const { return impl_->seconds; }
+
+void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                            std::vector<double>& pot)
+{
+    Impl& m = *impl_;
+    m.seconds = 0;
+    acc.resize(size_t(n));
+    pot.resize(size_t(n));
+    if (n == 0) return;
+    m.start.record(m.stream);
+    const auto [bad, maxAbsMass] = m.upload(pos, mass, n);
+    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], m.boxSize);
+    const double totalMass = m.assign(n, maxAbsMass);
+    m.solve();
+    const double background = m.G * totalMass * shortRangeBackgroundPotential(m.splitScale, m.boxSize);
+    const double self       = m.G * shortRangeSelfPotential(m.splitScale);
+    if (m.assignment == MassAssignment::Cic) m.launchInterpolate<2>(n, background, self);
+    else m.launchInterpolate<3>(n, background, self);
+    cudaStream_t s = m.stream.get();
+    CUDA_CHECK(cudaMemcpyAsync(acc.data(), m.acc.data(), sizeof(Vec3d) * size_t(n), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(pot.data(), m.pot.data(), sizeof(double) * size_t(n), cudaMemcpyDeviceToHost, s));
+    m.stop.record(m.stream);
+    m.stream.synchronize();
+    m.seconds = elapsedSeconds(m.start, m.stop);
+}
+
+} // namespace octwalk

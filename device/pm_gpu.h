@@ -1,0 +1,52 @@
+#pragma once
+/// @file pm_gpu.h
+/// The long-range half of the TreePM force on the device: host/pm/pm_mesh.h's mesh (its CPU twin) with cuFFT.
+/// The same stencils, wavenumbers and Green's function (common/pm.h), the same spectral differentiation and
+/// interpolation, in double precision; the two differ in the order of their sums only.
+///
+/// The mass assignment adds each body's share to its cells with 64-bit integer atomics in fixed point (a power
+/// of two chosen from the bodies' total |mass|, so the sum cannot overflow and a body's share keeps about 38
+/// bits below the mass of one of 2^24 equal bodies): integer sums do not depend on their order, so the mesh,
+/// and every result, is bit-identical from run to run. The transforms are cuFFT's, whose plans are fixed for a
+/// mesh size and a device.
+/// A plain C++ header: the CUDA types stay in pm_gpu.cu.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/treepm.h"
+#include "common/vec.h"
+
+namespace octwalk {
+
+class GpuMesh
+{
+public:
+    /// The parameters as PmMesh's (ParameterError naming the bad one); BackendError without a device.
+    GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G);
+    ~GpuMesh();
+    GpuMesh(const GpuMesh&)            = delete;
+    GpuMesh& operator=(const GpuMesh&) = delete;
+
+    double boxSize() const;
+    int meshSize() const;
+    double splitScale() const;
+    MassAssignment assignment() const;
+
+    /// As PmMesh::computeForces: the long-range accelerations and potentials (G applied, both non-pair terms
+    /// in the potential) of n bodies on themselves, indexed like pos. InputError naming the first bad body and
+    /// its value for a position outside [0, L) or not finite, or a mass that is not finite; BackendError when
+    /// the device's memory or a CUDA call fails (naming the array and its bytes).
+    void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                       std::vector<double>& pot);
+
+    /// Seconds of the last computeForces on the device, from the upload to the download's end.
+    double deviceSeconds() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace octwalk
