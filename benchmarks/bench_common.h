@@ -13,7 +13,9 @@
 #include <omp.h>
 #endif
 
+#include "common/sfc.h"
 #include "host/core/parallel.h"
+#include "host/core/random.h"
 #include "host/core/phases.h"
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
@@ -21,6 +23,39 @@
 #include "host/tree/packed_tree.h"
 
 namespace octwalk::bench {
+
+/// range(0) bodies uniform in the unit box, made once per process (seed 42).
+inline const std::vector<Vec3d>& uniformBox(int64_t n)
+{
+    static std::map<int64_t, std::vector<Vec3d>> cache;
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
+    std::vector<Vec3d>& pos = cache[n];
+    Random rng(42);
+    pos.resize(size_t(n));
+    for (Vec3d& p : pos) p = {rng.uniform(), rng.uniform(), rng.uniform()};
+    return pos;
+}
+
+/// uniformBox's bodies in the order of their Morton keys in the unit cube: the order in which the solver hands
+/// them to the mesh (its tree's).
+inline const std::vector<Vec3d>& uniformBoxInTreeOrder(int64_t n)
+{
+    static std::map<int64_t, std::vector<Vec3d>> cache;
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
+    const std::vector<Vec3d>& random = uniformBox(n);
+    const KeyGrid grid               = KeyGrid::ofCube({0, 0, 0}, 1.0);
+    std::vector<std::pair<uint64_t, int64_t>> keyed;
+    keyed.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) keyed[size_t(i)] = {grid.key(random[size_t(i)]), i};
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<Vec3d>& pos = cache[n];
+    pos.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = random[size_t(keyed[size_t(i)].second)];
+    return pos;
+}
+
 
 /// Plummer spheres by N, made once per process (seed 42).
 inline const ParticleSet& plummer(int64_t n)

@@ -13,12 +13,14 @@
 #include "bench_common.h"
 #include "device/gpu_solver.h"
 #include "device/pinned_memory.h"
+#include "device/pm_gpu.h"
 #include "device/refit_gpu.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/direct.h"
 #include "host/core/parallel.h"
 #include "host/core/random.h"
 #include "host/models/models.h"
+#include "host/pm/pm_mesh.h"
 #include "host/solver/solver.h"
 #include "host/core/timer.h"
 #include "host/sim/pipeline.h"
@@ -555,7 +557,64 @@ void pipelineCases(benchmark::internal::Benchmark* b)
     }
 }
 
+/// TreePM's long-range mesh on range(0) uniform bodies in tree order (bench::uniformBoxInTreeOrder) with a
+/// range(1)^3 TSC mesh, on the host's cores (range(2) = 0: host/pm/pm_mesh.h, FFTW) or on the device (1:
+/// device/pm_gpu.h, cuFFT), side by side in one binary: the whole computeForces (wall clock, as the solver
+/// waits for it) and, on the device, its parts; medians over the iterations. The two agree to about 1e-14
+/// (tests/gpu/test_pm_gpu.cpp), so no force error is quoted beside them.
+void BM_PmMeshBackends(benchmark::State& state)
+{
+    const int64_t n               = state.range(0);
+    const int meshSize            = int(state.range(1));
+    const bool onDevice           = state.range(2) == 1;
+    const std::vector<Vec3d>& pos = bench::uniformBoxInTreeOrder(n);
+    const std::vector<double> mass(size_t(n), 1.0 / double(n));
+    std::unique_ptr<PmMesh> host;
+    std::unique_ptr<GpuMesh> device;
+    if (onDevice) device = std::make_unique<GpuMesh>(1.0, meshSize, kTreePmAsmth, MassAssignment::Tsc, 1.0);
+    else host = std::make_unique<PmMesh>(1.0, meshSize, kTreePmAsmth, MassAssignment::Tsc, 1.0);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    std::vector<GpuMeshTimings> parts;
+    for (auto _ : state)
+    {
+        Stopwatch clock;
+        if (onDevice)
+        {
+            device->computeForces(pos.data(), mass.data(), n, acc, pot);
+            parts.push_back(device->timings());
+        }
+        else host->computeForces(pos.data(), mass.data(), n, acc, pot);
+        state.SetIterationTime(clock.lap());
+    }
+    auto median = [&](double GpuMeshTimings::*part) {
+        std::vector<double> v;
+        for (const GpuMeshTimings& t : parts) v.push_back(t.*part);
+        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+        return v[v.size() / 2];
+    };
+    if (onDevice)
+    {
+        state.counters["upload_s"]      = median(&GpuMeshTimings::upload);
+        state.counters["assign_s"]      = median(&GpuMeshTimings::assign);
+        state.counters["solve_s"]       = median(&GpuMeshTimings::solve);
+        state.counters["interpolate_s"] = median(&GpuMeshTimings::interpolate);
+        state.counters["download_s"]    = median(&GpuMeshTimings::download);
+    }
+    state.counters["threads"] = maxThreads();
+    bench::setRate(state, n);
+    state.SetLabel(onDevice ? "device (cuFFT)" : "host (FFTW)");
+}
+
 } // namespace
+
+BENCHMARK(BM_PmMeshBackends)
+    ->ArgsProduct({{1 << 20}, {128}, {0, 1}})
+    ->ArgsProduct({{1 << 24}, {256, 512}, {0, 1}})
+    ->ArgNames({"n", "mesh", "device"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
 
 // Tuning of the direct kernel (DirectKernelConfig): every variant at every size, in one binary.
 BENCHMARK(BM_GpuDirectTuning)->Apply(directTuningArgs)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);

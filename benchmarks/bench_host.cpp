@@ -375,45 +375,13 @@ void BM_StepPasses(benchmark::State& state)
     state.SetLabel(fused ? "one fused pass" : "reorder + kick-drift passes");
 }
 
-/// range(0) bodies uniform in the unit box, made once per process (seed 42).
-const std::vector<Vec3d>& uniformBox(int64_t n)
-{
-    static std::map<int64_t, std::vector<Vec3d>> cache;
-    auto it = cache.find(n);
-    if (it != cache.end()) return it->second;
-    std::vector<Vec3d>& pos = cache[n];
-    Random rng(42);
-    pos.resize(size_t(n));
-    for (Vec3d& p : pos) p = {rng.uniform(), rng.uniform(), rng.uniform()};
-    return pos;
-}
-
-/// uniformBox's bodies in the order of their Morton keys in the unit cube: the order in which the solver hands
-/// them to the mesh (its tree's).
-const std::vector<Vec3d>& uniformBoxInTreeOrder(int64_t n)
-{
-    static std::map<int64_t, std::vector<Vec3d>> cache;
-    auto it = cache.find(n);
-    if (it != cache.end()) return it->second;
-    const std::vector<Vec3d>& random = uniformBox(n);
-    const KeyGrid grid               = KeyGrid::ofCube({0, 0, 0}, 1.0);
-    std::vector<std::pair<uint64_t, int64_t>> keyed;
-    keyed.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) keyed[size_t(i)] = {grid.key(random[size_t(i)]), i};
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<Vec3d>& pos = cache[n];
-    pos.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = random[size_t(keyed[size_t(i)].second)];
-    return pos;
-}
-
 /// The TreePM mesh's long-range forces (host/pm/pm_mesh.h) on range(0) uniform bodies with a range(1)^3 mesh,
 /// CIC (range(2) = 0) or TSC (1), the bodies in random order (range(3) = 0) or in the tree's Morton order (1), as
 /// a run passes them: the whole computeForces and its parts (median seconds over the iterations).
 void BM_PmForces(benchmark::State& state)
 {
     const int64_t n               = state.range(0);
-    const std::vector<Vec3d>& pos = state.range(3) == 0 ? uniformBox(n) : uniformBoxInTreeOrder(n);
+    const std::vector<Vec3d>& pos = state.range(3) == 0 ? bench::uniformBox(n) : bench::uniformBoxInTreeOrder(n);
     const std::vector<double> mass(size_t(n), 1.0 / double(n));
     const MassAssignment a = state.range(2) == 0 ? MassAssignment::Cic : MassAssignment::Tsc;
     PmMesh mesh(1.0, int(state.range(1)), kTreePmAsmth, a, 1.0);

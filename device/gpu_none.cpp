@@ -184,7 +184,7 @@ double GpuMesh::splitScale() const { noCuda(); }
 
 MassAssignment GpuMesh::assignment() const { noCuda(); }
 
-double GpuMesh::deviceSeconds() const { noCuda(); }
+const GpuMeshTimings& GpuMesh::timings() const { noCuda(); }
 
 void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, std::vector<Vec3d>&, std::vector<double>&)
 {

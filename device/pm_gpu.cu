@@ -159,14 +159,13 @@ __global__ void componentKernel(const cufftDoubleComplex* phi, cufftDoubleComple
 /// plus the potential's two non-pair terms.
 template<int Width>
 __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength,
-                                  int64_t meshN, const double* fields, double background, double self, Vec3d* acc,
-                                  double* pot)
+                                  int64_t meshN, const double* fields, int64_t fieldStride, double background,
+                                  double self, Vec3d* acc, double* pot)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const Vec3d p              = pos[i];
     const PmStencil<Width> st = pmStencilOf<Width>(p.x, p.y, p.z, cellsPerLength, meshN);
-    const int64_t cells       = meshN * meshN * meshN;
     double sum[4]             = {0, 0, 0, 0};
     for (int a = 0; a < Width; ++a)
     {
@@ -178,7 +177,7 @@ __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t 
             {
                 const double w     = wxy * st.z.weight[c];
                 const int64_t cell = row + st.z.cell[c];
-                for (int f = 0; f < 4; ++f) sum[f] += w * fields[f * cells + cell];
+                for (int f = 0; f < 4; ++f) sum[f] += w * fields[f * fieldStride + cell];
             }
         }
     }
@@ -194,7 +193,7 @@ struct GpuMesh::Impl
     MassAssignment assignment;
     int n;
     Stream stream;
-    Event start, stop;
+    Event start, uploaded, assigned, solved, interpolated, stop;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
     DeviceBuffer<Vec3d> pos{"PM mesh body positions"}, acc{"PM mesh accelerations"};
     DeviceBuffer<double> mass{"PM mesh body masses"}, pot{"PM mesh potentials"};
@@ -202,9 +201,12 @@ struct GpuMesh::Impl
     DeviceBuffer<long long> totalFixed{"PM mesh total mass"};
     DeviceBuffer<unsigned char> reduceTemp{"PM mesh reduction storage"};
     DeviceBuffer<cufftDoubleComplex> phi{"PM mesh potential spectrum"}, work{"PM mesh component spectrum"};
+    /// The four fields, component after component, each fieldStride doubles after the last: cuFFT writes a
+    /// transform's output only at an address aligned to its complex numbers (16 bytes), which an odd n^3 is not.
     DeviceBuffer<double> fields{"PM mesh fields"};
+    int64_t fieldStride = 0;
     std::unique_ptr<FftPlan> forward, backward;
-    double seconds = 0;
+    GpuMeshTimings timings;
 
     Impl(double L, int meshSize, double asmth, MassAssignment a, double g)
         : boxSize(L), splitScale(asmth * L / meshSize), G(g), assignment(a), n(pmCheckedMeshSize(L, meshSize, asmth, g))
@@ -223,7 +225,8 @@ struct GpuMesh::Impl
                               cudaMemcpyHostToDevice));
         const int64_t cells = int64_t(n) * n * n, modes = int64_t(n) * n * (n / 2 + 1);
         grid.reserve(size_t(cells));
-        fields.reserve(size_t(4 * cells));
+        fieldStride = (cells + 31) / 32 * 32;
+        fields.reserve(size_t(4 * fieldStride));
         phi.reserve(size_t(modes));
         work.reserve(size_t(modes));
         flags.reserve(2);
@@ -283,8 +286,8 @@ struct GpuMesh::Impl
     void launchInterpolate(int64_t numBodies, double background, double self)
     {
         interpolateKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
-            pos.data(), mass.data(), numBodies, double(n) / boxSize, n, fields.data(), background, self, acc.data(),
-            pot.data());
+            pos.data(), mass.data(), numBodies, double(n) / boxSize, n, fields.data(), fieldStride, background, self,
+            acc.data(), pot.data());
         CUDA_CHECK_LAUNCH();
     }
 
@@ -311,7 +314,7 @@ struct GpuMesh::Impl
     /// The potential and the three accelerations on the mesh, component after component into fields.
     void solve()
     {
-        const int64_t cells = int64_t(n) * n * n, modes = int64_t(n) * n * (n / 2 + 1);
+        const int64_t modes = int64_t(n) * n * (n / 2 + 1);
         cudaStream_t s      = stream.get();
         double* real        = reinterpret_cast<double*>(grid.data());
         CUFFT_CHECK(cufftExecD2Z(forward->get(), real, phi.data()), n);
@@ -322,7 +325,7 @@ struct GpuMesh::Impl
         {
             componentKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), work.data(), n, k.data(), component);
             CUDA_CHECK_LAUNCH();
-            CUFFT_CHECK(cufftExecZ2D(backward->get(), work.data(), fields.data() + component * cells), n);
+            CUFFT_CHECK(cufftExecZ2D(backward->get(), work.data(), fields.data() + component * fieldStride), n);
         }
     }
 };
@@ -337,31 +340,37 @@ double GpuMesh::boxSize() const { return impl_->boxSize; }
 int GpuMesh::meshSize() const { return impl_->n; }
 double GpuMesh::splitScale() const { return impl_->splitScale; }
 MassAssignment GpuMesh::assignment() const { return impl_->assignment; }
-double GpuMesh::deviceSeconds() const { return impl_->seconds; }
+const GpuMeshTimings& GpuMesh::timings() const { return impl_->timings; }
 
 void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                             std::vector<double>& pot)
 {
-    Impl& m = *impl_;
-    m.seconds = 0;
+    Impl& m   = *impl_;
+    m.timings = GpuMeshTimings{};
     acc.resize(size_t(n));
     pot.resize(size_t(n));
     if (n == 0) return;
     m.start.record(m.stream);
     const auto [bad, maxAbsMass] = m.upload(pos, mass, n);
     if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], m.boxSize);
+    m.uploaded.record(m.stream);
     const double totalMass = m.assign(n, maxAbsMass);
+    m.assigned.record(m.stream);
     m.solve();
+    m.solved.record(m.stream);
     const double background = m.G * totalMass * shortRangeBackgroundPotential(m.splitScale, m.boxSize);
     const double self       = m.G * shortRangeSelfPotential(m.splitScale);
     if (m.assignment == MassAssignment::Cic) m.launchInterpolate<2>(n, background, self);
     else m.launchInterpolate<3>(n, background, self);
+    m.interpolated.record(m.stream);
     cudaStream_t s = m.stream.get();
     CUDA_CHECK(cudaMemcpyAsync(acc.data(), m.acc.data(), sizeof(Vec3d) * size_t(n), cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaMemcpyAsync(pot.data(), m.pot.data(), sizeof(double) * size_t(n), cudaMemcpyDeviceToHost, s));
     m.stop.record(m.stream);
     m.stream.synchronize();
-    m.seconds = elapsedSeconds(m.start, m.stop);
+    m.timings = {elapsedSeconds(m.start, m.uploaded), elapsedSeconds(m.uploaded, m.assigned),
+                 elapsedSeconds(m.assigned, m.solved), elapsedSeconds(m.solved, m.interpolated),
+                 elapsedSeconds(m.interpolated, m.stop)};
 }
 
 } // namespace octwalk

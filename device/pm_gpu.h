@@ -20,6 +20,18 @@
 
 namespace octwalk {
 
+/// Seconds of each part of the last GpuMesh::computeForces on the device (CUDA events).
+struct GpuMeshTimings
+{
+    double upload      = 0; ///< the bodies to the device, and their check
+    double assign      = 0; ///< masses to the mesh, their total, and the mesh to doubles
+    double solve       = 0; ///< one forward and four backward transforms, the Green's function and the gradients
+    double interpolate = 0; ///< the four fields to the bodies, with the non-pair terms
+    double download    = 0; ///< the accelerations and potentials to the host
+
+    double total() const { return upload + assign + solve + interpolate + download; }
+};
+
 class GpuMesh
 {
 public:
@@ -41,8 +53,8 @@ public:
     void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                        std::vector<double>& pot);
 
-    /// Seconds of the last computeForces on the device, from the upload to the download's end.
-    double deviceSeconds() const;
+    /// Seconds of the last computeForces on the device, from the upload to the download's end, by part.
+    const GpuMeshTimings& timings() const;
 
 private:
     struct Impl;
