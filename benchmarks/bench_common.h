@@ -56,7 +56,6 @@ inline const std::vector<Vec3d>& uniformBoxInTreeOrder(int64_t n)
     return pos;
 }
 
-
 /// Plummer spheres by N, made once per process (seed 42).
 inline const ParticleSet& plummer(int64_t n)
 {

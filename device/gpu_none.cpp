@@ -186,9 +186,6 @@ MassAssignment GpuMesh::assignment() const { noCuda(); }
 
 const GpuMeshTimings& GpuMesh::timings() const { noCuda(); }
 
-void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, std::vector<Vec3d>&, std::vector<double>&)
-{
-    noCuda();
-}
+void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, Vec3d*, double*) { noCuda(); }
 
 } // namespace octwalk

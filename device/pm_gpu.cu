@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/errors.h"
 #include "common/pm.h"
@@ -26,7 +27,7 @@ constexpr int kBlock = 256;
                        std::to_string(meshSize) + "^3 mesh");
 }
 
-#define CUFFT_CHECK(expr, meshSize)                                                                                   \
+#define CUFFT_CHECK(expr, meshSize)                                                                                    \
     do                                                                                                                 \
     {                                                                                                                  \
         const cufftResult status_ = (expr);                                                                            \
@@ -59,8 +60,8 @@ unsigned blocksFor(int64_t count) { return unsigned((count + kBlock - 1) / kBloc
 
 /// The first bad body (pmBodyIsBad) by atomicMin of its index, and the largest |mass| by atomicMax of its bits
 /// (non-negative doubles order as their bit patterns), one atomic of each per block.
-__global__ void checkKernel(const Vec3d* pos, const double* mass, int64_t n, double L,
-                            unsigned long long* firstBad, unsigned long long* maxAbsMassBits)
+__global__ void checkKernel(const Vec3d* pos, const double* mass, int64_t n, double L, unsigned long long* firstBad,
+                            unsigned long long* maxAbsMassBits)
 {
     __shared__ unsigned long long blockBad, blockMax;
     if (threadIdx.x == 0)
@@ -90,7 +91,7 @@ __global__ void assignKernel(const Vec3d* pos, const double* mass, int64_t n, do
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const Vec3d p              = pos[i];
+    const Vec3d p             = pos[i];
     const PmStencil<Width> st = pmStencilOf<Width>(p.x, p.y, p.z, cellsPerLength, meshN);
     const double m            = mass[i];
     for (int k = 0; k < Width; ++k)
@@ -115,7 +116,7 @@ __global__ void toDoubleKernel(unsigned long long* grid, int64_t cells, double f
 {
     const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c >= cells) return;
-    const long long value          = (long long)grid[c];
+    const long long value              = (long long)grid[c];
     reinterpret_cast<double*>(grid)[c] = double(value) * fromFixed;
 }
 
@@ -124,7 +125,7 @@ __global__ void greenKernel(cufftDoubleComplex* spectrum, int64_t n, const doubl
                             double scale)
 {
     const int64_t half = n / 2 + 1, modes = n * n * half;
-    const int64_t idx  = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= modes) return;
     const int64_t l = idx % half, j = (idx / half) % n, i = idx / (half * n);
     const double kxy2 = k[i] * k[i] + k[j] * k[j];
@@ -140,7 +141,7 @@ __global__ void componentKernel(const cufftDoubleComplex* phi, cufftDoubleComple
                                 int component)
 {
     const int64_t half = n / 2 + 1, modes = n * n * half;
-    const int64_t idx  = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= modes) return;
     const cufftDoubleComplex value = phi[idx];
     if (component == 0)
@@ -158,21 +159,21 @@ __global__ void componentKernel(const cufftDoubleComplex* phi, cufftDoubleComple
 /// The four fields interpolated to each body with the assignment's stencil, summed in the host mesh's order,
 /// plus the potential's two non-pair terms.
 template<int Width>
-__global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength,
-                                  int64_t meshN, const double* fields, int64_t fieldStride, double background,
-                                  double self, Vec3d* acc, double* pot)
+__global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN,
+                                  const double* fields, int64_t fieldStride, double background, double self, Vec3d* acc,
+                                  double* pot)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const Vec3d p              = pos[i];
+    const Vec3d p             = pos[i];
     const PmStencil<Width> st = pmStencilOf<Width>(p.x, p.y, p.z, cellsPerLength, meshN);
     double sum[4]             = {0, 0, 0, 0};
     for (int a = 0; a < Width; ++a)
     {
         for (int b = 0; b < Width; ++b)
         {
-            const int64_t row  = (st.x.cell[a] * meshN + st.y.cell[b]) * meshN;
-            const double wxy   = st.x.weight[a] * st.y.weight[b];
+            const int64_t row = (st.x.cell[a] * meshN + st.y.cell[b]) * meshN;
+            const double wxy  = st.x.weight[a] * st.y.weight[b];
             for (int c = 0; c < Width; ++c)
             {
                 const double w     = wxy * st.z.weight[c];
@@ -214,15 +215,15 @@ struct GpuMesh::Impl
         std::vector<double> hostK(static_cast<size_t>(n)), hostFactor(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i)
         {
-            const PmAxisFactor f = pmAxisFactor(i, n, boxSize, splitScale, assignment);
-            hostK[size_t(i)]     = f.k;
+            const PmAxisFactor f  = pmAxisFactor(i, n, boxSize, splitScale, assignment);
+            hostK[size_t(i)]      = f.k;
             hostFactor[size_t(i)] = f.factor;
         }
         k.reserve(size_t(n));
         axisFactor.reserve(size_t(n));
         CUDA_CHECK(cudaMemcpy(k.data(), hostK.data(), sizeof(double) * size_t(n), cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(axisFactor.data(), hostFactor.data(), sizeof(double) * size_t(n),
-                              cudaMemcpyHostToDevice));
+        CUDA_CHECK(
+            cudaMemcpy(axisFactor.data(), hostFactor.data(), sizeof(double) * size_t(n), cudaMemcpyHostToDevice));
         const int64_t cells = int64_t(n) * n * n, modes = int64_t(n) * n * (n / 2 + 1);
         grid.reserve(size_t(cells));
         fieldStride = (cells + 31) / 32 * 32;
@@ -248,8 +249,8 @@ struct GpuMesh::Impl
         pot.reserve(size_t(numBodies));
         cudaStream_t s = stream.get();
         CUDA_CHECK(cudaMemcpyAsync(pos.data(), hostPos, sizeof(Vec3d) * size_t(numBodies), cudaMemcpyHostToDevice, s));
-        CUDA_CHECK(cudaMemcpyAsync(mass.data(), hostMass, sizeof(double) * size_t(numBodies), cudaMemcpyHostToDevice,
-                                   s));
+        CUDA_CHECK(
+            cudaMemcpyAsync(mass.data(), hostMass, sizeof(double) * size_t(numBodies), cudaMemcpyHostToDevice, s));
         const unsigned long long initial[2] = {ULLONG_MAX, 0};
         CUDA_CHECK(cudaMemcpyAsync(flags.data(), initial, sizeof initial, cudaMemcpyHostToDevice, s));
         checkKernel<<<blocksFor(numBodies), kBlock, 0, s>>>(pos.data(), mass.data(), numBodies, boxSize, flags.data(),
@@ -342,13 +343,10 @@ double GpuMesh::splitScale() const { return impl_->splitScale; }
 MassAssignment GpuMesh::assignment() const { return impl_->assignment; }
 const GpuMeshTimings& GpuMesh::timings() const { return impl_->timings; }
 
-void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
-                            std::vector<double>& pot)
+void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec3d* acc, double* pot)
 {
     Impl& m   = *impl_;
     m.timings = GpuMeshTimings{};
-    acc.resize(size_t(n));
-    pot.resize(size_t(n));
     if (n == 0) return;
     m.start.record(m.stream);
     const auto [bad, maxAbsMass] = m.upload(pos, mass, n);
@@ -364,8 +362,8 @@ void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std
     else m.launchInterpolate<3>(n, background, self);
     m.interpolated.record(m.stream);
     cudaStream_t s = m.stream.get();
-    CUDA_CHECK(cudaMemcpyAsync(acc.data(), m.acc.data(), sizeof(Vec3d) * size_t(n), cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(pot.data(), m.pot.data(), sizeof(double) * size_t(n), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(acc, m.acc.data(), sizeof(Vec3d) * size_t(n), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(pot, m.pot.data(), sizeof(double) * size_t(n), cudaMemcpyDeviceToHost, s));
     m.stop.record(m.stream);
     m.stream.synchronize();
     m.timings = {elapsedSeconds(m.start, m.uploaded), elapsedSeconds(m.uploaded, m.assigned),

@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "common/treepm.h"
 #include "common/vec.h"
@@ -47,11 +46,11 @@ public:
     MassAssignment assignment() const;
 
     /// As PmMesh::computeForces: the long-range accelerations and potentials (G applied, both non-pair terms
-    /// in the potential) of n bodies on themselves, indexed like pos. InputError naming the first bad body and
-    /// its value for a position outside [0, L) or not finite, or a mass that is not finite; BackendError when
-    /// the device's memory or a CUDA call fails (naming the array and its bytes).
-    void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
-                       std::vector<double>& pot);
+    /// in the potential) of n bodies on themselves, into acc[i] and pot[i] (room for n each), indexed like pos.
+    /// InputError naming the first bad body and its value for a position outside [0, L) or not finite, or a mass
+    /// that is not finite; BackendError when the device's memory or a CUDA call fails (naming the array and its
+    /// bytes). The copies run at full bus speed where all four arrays are page-locked (device/pinned_memory.h).
+    void computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec3d* acc, double* pot);
 
     /// Seconds of the last computeForces on the device, from the upload to the download's end, by part.
     const GpuMeshTimings& timings() const;

@@ -267,6 +267,13 @@ private:
     std::unique_ptr<GpuMesh> gpuMesh_;
     std::vector<Vec3d> meshAcc_;
     std::vector<double> meshPot_;
+    /// The device's mesh reads its bodies from and writes its results into page-locked arrays.
+    struct DeviceMeshArrays
+    {
+        PinnedVector<Vec3d> pos, acc;
+        PinnedVector<double> mass, pot;
+    };
+    DeviceMeshArrays deviceMesh_;
     double meshSeconds_ = 0;
 
     /// The next evaluation's previous accelerations (setPreviousAccelerations; G = 1), the caller's or
