@@ -110,10 +110,7 @@ HOST_DEVICE inline double pmModeFactor(double kxy2, double fxy, double kl, doubl
 
 /// The Nyquist index of an even axis has no sign: -i k there would not be Hermitian, so its slope is zero
 /// (which also keeps the mesh force antisymmetric: no net self-force on the mesh).
-HOST_DEVICE inline double pmSlope(int64_t index, int64_t n, double k)
-{
-    return n % 2 == 0 && index == n / 2 ? 0.0 : k;
-}
+HOST_DEVICE inline double pmSlope(int64_t index, int64_t n, double k) { return n % 2 == 0 && index == n / 2 ? 0.0 : k; }
 
 /// The largest mesh: n^3 cells must index in 64 bits with room to spare.
 constexpr int kPmMaxMeshSize = 1 << 15;
