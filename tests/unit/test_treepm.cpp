@@ -539,19 +539,65 @@ TEST(TreePmParameters, ValidationNamesTheValue)
     p.asmth               = 2;
     p.rcut                = 6;
     p.pm_assignment       = MassAssignment::Cic;
+    p.pm_backend          = Backend::Cpu;
     const Parameters back = parametersFromText(toText(p));
     EXPECT_EQ(back.pm_grid, 32);
     EXPECT_EQ(back.asmth, 2);
     EXPECT_EQ(back.rcut, 6);
     EXPECT_EQ(back.pm_assignment, MassAssignment::Cic);
+    EXPECT_EQ(back.pm_backend, Backend::Cpu);
     std::string old = toText(Parameters{});
-    for (const char* name : {"pm_grid=", "asmth=", "rcut=", "pm_assignment="})
+    for (const char* name : {"pm_grid=", "asmth=", "rcut=", "pm_assignment=", "pm_backend="})
     {
         const size_t at = old.find(name);
         ASSERT_NE(at, std::string::npos);
         old.erase(at, old.find('\n', at) + 1 - at);
     }
     EXPECT_EQ(parametersFromText(old).pm_grid, 0);
+    EXPECT_EQ(parametersFromText(old).pm_backend, Backend::Auto);
+}
+
+TEST(TreePmParameters, TheMeshOnTheDeviceWithoutOneIsRefusedByName)
+{
+    if (gpuAvailable()) GTEST_SKIP() << "a CUDA device is present: pm_backend gpu is valid here";
+    Parameters p;
+    p.box_size   = 1;
+    p.pm_grid    = 32;
+    p.pm_backend = Backend::Gpu;
+    try
+    {
+        GravitySolver s(p);
+        ADD_FAILURE() << "no exception";
+    }
+    catch (const BackendError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("pm_backend gpu"), std::string::npos) << e.what();
+    }
+    // Without a mesh the setting is not read.
+    p.pm_grid = 0;
+    EXPECT_NO_THROW(GravitySolver{p});
+}
+
+TEST(TreePm, TheHostMeshIsTakenWithTheCpuBackendAndWhenAsked)
+{
+    const PeriodicBodies b = uniformBox(512, 1.0, 5);
+    Parameters p           = treePmParameters(b, 16, 0.5, 0.0);
+    p.backend              = Backend::Cpu;
+    std::vector<Vec3d> acc, again;
+    std::vector<double> pot, potAgain;
+    GravitySolver automatic(p);
+    automatic.setBodies(b.pos, b.mass);
+    automatic.computeForces(acc, pot);
+    p.pm_backend = Backend::Cpu;
+    GravitySolver host(p);
+    host.setBodies(b.pos, b.mass);
+    host.computeForces(again, potAgain);
+    ASSERT_EQ(acc.size(), again.size());
+    for (size_t i = 0; i < acc.size(); ++i)
+    {
+        ASSERT_EQ(std::memcmp(&acc[i], &again[i], sizeof(Vec3d)), 0) << "body " << i;
+        ASSERT_EQ(pot[i], potAgain[i]) << "body " << i;
+    }
 }
 
 TEST(TreePm, ProbePointsAreRefusedByName)
