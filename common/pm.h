@@ -5,7 +5,7 @@
 /// cloud), the wavenumber of a storage index, the per-axis factor of the long-range Green's function
 /// (the split's Gaussian over the assignment window squared) and the factor of one mode. Both meshes
 /// build their tables and stencils from these, so they differ only in the order of their sums (the
-/// transforms' and the mass assignment's).
+/// transforms' and the mass assignment's), the device's fixed-point assignment and its fused multiply-adds.
 
 #include <charconv>
 #include <cstdint>
@@ -166,7 +166,7 @@ HOST_DEVICE inline bool pmBodyIsBad(Vec3d p, double m, double L)
                              " is outside the periodic box [0, " + text(L) + ")");
         }
     }
-    throw InputError(body + " cannot be put on the mesh");
+    throw InputError(body + " cannot be put on the mesh"); // unreachable for a body pmBodyIsBad refuses
 }
 
 } // namespace octwalk

@@ -1,11 +1,12 @@
 #include "device/pm_gpu.h"
 
+#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cufft.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,29 +59,29 @@ private:
 
 unsigned blocksFor(int64_t count) { return unsigned((count + kBlock - 1) / kBlock); }
 
-/// The first bad body (pmBodyIsBad) by atomicMin of its index, and the largest |mass| by atomicMax of its bits
-/// (non-negative doubles order as their bit patterns), one atomic of each per block.
+/// The first bad body (pmBodyIsBad) by atomicMin of its index, one atomic per block, and each block's sum of |mass|
+/// over its good bodies (a block reduction: the same tree of additions every run), summed on the host in block order.
 __global__ void checkKernel(const Vec3d* pos, const double* mass, int64_t n, double L, unsigned long long* firstBad,
-                            unsigned long long* maxAbsMassBits)
+                            double* blockAbsMass)
 {
-    __shared__ unsigned long long blockBad, blockMax;
-    if (threadIdx.x == 0)
-    {
-        blockBad = ULLONG_MAX;
-        blockMax = 0;
-    }
+    using Reduce = cub::BlockReduce<double, kBlock>;
+    __shared__ typename Reduce::TempStorage reduceStorage;
+    __shared__ unsigned long long blockBad;
+    if (threadIdx.x == 0) blockBad = ULLONG_MAX;
     __syncthreads();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    double absMass  = 0;
     if (i < n)
     {
         if (pmBodyIsBad(pos[i], mass[i], L)) atomicMin(&blockBad, (unsigned long long)i);
-        else atomicMax(&blockMax, (unsigned long long)__double_as_longlong(fabs(mass[i])));
+        else absMass = fabs(mass[i]);
     }
+    const double sum = Reduce(reduceStorage).Sum(absMass);
     __syncthreads();
     if (threadIdx.x == 0)
     {
         if (blockBad != ULLONG_MAX) atomicMin(firstBad, blockBad);
-        atomicMax(maxAbsMassBits, blockMax);
+        blockAbsMass[blockIdx.x] = sum;
     }
 }
 
@@ -198,7 +199,9 @@ struct GpuMesh::Impl
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
     DeviceBuffer<Vec3d> pos{"PM mesh body positions"}, acc{"PM mesh accelerations"};
     DeviceBuffer<double> mass{"PM mesh body masses"}, pot{"PM mesh potentials"};
-    DeviceBuffer<unsigned long long> grid{"PM mesh masses"}, flags{"PM mesh body check"};
+    DeviceBuffer<unsigned long long> grid{"PM mesh masses"}, firstBad{"PM mesh body check"};
+    DeviceBuffer<double> blockAbsMass{"PM mesh blocks' |mass|"};
+    std::vector<double> hostBlockAbsMass;
     DeviceBuffer<long long> totalFixed{"PM mesh total mass"};
     DeviceBuffer<unsigned char> reduceTemp{"PM mesh reduction storage"};
     DeviceBuffer<cufftDoubleComplex> phi{"PM mesh potential spectrum"}, work{"PM mesh component spectrum"};
@@ -230,7 +233,7 @@ struct GpuMesh::Impl
         fields.reserve(size_t(4 * fieldStride));
         phi.reserve(size_t(modes));
         work.reserve(size_t(modes));
-        flags.reserve(2);
+        firstBad.reserve(1);
         totalFixed.reserve(1);
         size_t bytes = 0;
         CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, reinterpret_cast<const long long*>(grid.data()),
@@ -240,39 +243,49 @@ struct GpuMesh::Impl
         backward = std::make_unique<FftPlan>(n, CUFFT_Z2D, stream.get());
     }
 
-    /// The first bad body (n if none) and the largest |mass|, after uploading the bodies.
+    /// The first bad body (n if none) and the bodies' total |mass|, after uploading the bodies.
     std::pair<int64_t, double> upload(const Vec3d* hostPos, const double* hostMass, int64_t numBodies)
     {
         pos.reserve(size_t(numBodies));
         mass.reserve(size_t(numBodies));
         acc.reserve(size_t(numBodies));
         pot.reserve(size_t(numBodies));
+        const unsigned blocks = blocksFor(numBodies);
+        blockAbsMass.reserve(blocks);
+        hostBlockAbsMass.resize(blocks);
         cudaStream_t s = stream.get();
         CUDA_CHECK(cudaMemcpyAsync(pos.data(), hostPos, sizeof(Vec3d) * size_t(numBodies), cudaMemcpyHostToDevice, s));
         CUDA_CHECK(
             cudaMemcpyAsync(mass.data(), hostMass, sizeof(double) * size_t(numBodies), cudaMemcpyHostToDevice, s));
-        const unsigned long long initial[2] = {ULLONG_MAX, 0};
-        CUDA_CHECK(cudaMemcpyAsync(flags.data(), initial, sizeof initial, cudaMemcpyHostToDevice, s));
-        checkKernel<<<blocksFor(numBodies), kBlock, 0, s>>>(pos.data(), mass.data(), numBodies, boxSize, flags.data(),
-                                                            flags.data() + 1);
+        const unsigned long long none = ULLONG_MAX;
+        CUDA_CHECK(cudaMemcpyAsync(firstBad.data(), &none, sizeof none, cudaMemcpyHostToDevice, s));
+        checkKernel<<<blocks, kBlock, 0, s>>>(pos.data(), mass.data(), numBodies, boxSize, firstBad.data(),
+                                              blockAbsMass.data());
         CUDA_CHECK_LAUNCH();
-        unsigned long long result[2];
-        CUDA_CHECK(cudaMemcpyAsync(result, flags.data(), sizeof result, cudaMemcpyDeviceToHost, s));
+        unsigned long long bad = 0;
+        CUDA_CHECK(cudaMemcpyAsync(&bad, firstBad.data(), sizeof bad, cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaMemcpyAsync(hostBlockAbsMass.data(), blockAbsMass.data(), sizeof(double) * blocks,
+                                   cudaMemcpyDeviceToHost, s));
         stream.synchronize();
-        const int64_t bad = result[0] == ULLONG_MAX ? numBodies : int64_t(result[0]);
-        double maxAbs;
-        static_assert(sizeof maxAbs == sizeof result[1], "a double's bits");
-        std::memcpy(&maxAbs, &result[1], sizeof maxAbs);
-        return {bad, maxAbs};
+        double total = 0;
+        for (double b : hostBlockAbsMass) total += b;
+        return {bad == ULLONG_MAX ? numBodies : int64_t(bad), total};
     }
 
-    /// 2^e with numBodies * maxAbsMass * 2^e <= 2^62: no cell's sum, nor the total, can overflow.
-    static double fixedPointScale(int64_t numBodies, double maxAbsMass)
+    /// 2^e with totalAbsMass 2^e <= 2^61: every cell's sum of rounded shares, and their total, stays below 2^62
+    /// (each share rounds by half a unit). A body of one 2^24th of the mass keeps 37 bits.
+    static double fixedPointScale(double totalAbsMass)
     {
-        if (!(maxAbsMass > 0)) return 1.0;
+        if (!std::isfinite(totalAbsMass))
+        {
+            throw InputError("PM mesh: the bodies' total |mass| overflows a double (" + std::to_string(totalAbsMass) +
+                             ")");
+        }
+        if (!(totalAbsMass > 0)) return 1.0;
         int exponent = 0;
-        std::frexp(double(numBodies) * maxAbsMass, &exponent);
-        return std::ldexp(1.0, 62 - exponent);
+        std::frexp(totalAbsMass, &exponent);
+        // Masses below 2^-939 in all would need a scale beyond a double's range: their shares round to zero.
+        return std::ldexp(1.0, std::min(61 - exponent, 1000));
     }
 
     template<int Width>
@@ -293,10 +306,10 @@ struct GpuMesh::Impl
     }
 
     /// The masses on the mesh and their total (the sum of the fixed-point cells: exact, in any order).
-    double assign(int64_t numBodies, double maxAbsMass)
+    double assign(int64_t numBodies, double totalAbsMass)
     {
         const int64_t cells = int64_t(n) * n * n;
-        const double scale  = fixedPointScale(numBodies, maxAbsMass);
+        const double scale  = fixedPointScale(totalAbsMass);
         cudaStream_t s      = stream.get();
         CUDA_CHECK(cudaMemsetAsync(grid.data(), 0, sizeof(unsigned long long) * size_t(cells), s));
         if (assignment == MassAssignment::Cic) launchAssign<2>(numBodies, scale);
@@ -349,10 +362,10 @@ void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec
     m.timings = GpuMeshTimings{};
     if (n == 0) return;
     m.start.record(m.stream);
-    const auto [bad, maxAbsMass] = m.upload(pos, mass, n);
+    const auto [bad, totalAbsMass] = m.upload(pos, mass, n);
     if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], m.boxSize);
     m.uploaded.record(m.stream);
-    const double totalMass = m.assign(n, maxAbsMass);
+    const double totalMass = m.assign(n, totalAbsMass);
     m.assigned.record(m.stream);
     m.solve();
     m.solved.record(m.stream);

@@ -2,13 +2,13 @@
 /// @file pm_gpu.h
 /// The long-range half of the TreePM force on the device: host/pm/pm_mesh.h's mesh (its CPU twin) with cuFFT.
 /// The same stencils, wavenumbers and Green's function (common/pm.h), the same spectral differentiation and
-/// interpolation, in double precision; the two differ in the order of their sums only.
+/// interpolation, in double precision. The two differ in the order of their sums, in the fixed point of the mass
+/// assignment and in the device's fused multiply-adds: by about 1e-14 of the largest force.
 ///
-/// The mass assignment adds each body's share to its cells with 64-bit integer atomics in fixed point (a power
-/// of two chosen from the bodies' total |mass|, so the sum cannot overflow and a body's share keeps about 38
-/// bits below the mass of one of 2^24 equal bodies): integer sums do not depend on their order, so the mesh,
-/// and every result, is bit-identical from run to run. The transforms are cuFFT's, whose plans are fixed for a
-/// mesh size and a device.
+/// The mass assignment adds each body's share to its cells with 64-bit integer atomics in fixed point, scaled by a
+/// power of two chosen from the bodies' total |mass| so that no cell's sum can overflow (a body of one 2^24th of
+/// the mass keeps 37 bits): integer sums do not depend on their order, so the mesh, and every result, is
+/// bit-identical from run to run. The transforms are cuFFT's, whose plans are fixed for a mesh size and a device.
 /// A plain C++ header: the CUDA types stay in pm_gpu.cu.
 
 #include <cstdint>

@@ -85,7 +85,7 @@ struct Parameters
     MassAssignment pm_assignment = MassAssignment::Tsc;
     /// Where TreePM's mesh runs: auto, on the device with the GPU backend (device/pm_gpu.h, cuFFT) and on the
     /// host's cores otherwise (host/pm/pm_mesh.h, FFTW); cpu: always on the host; gpu: always on the device. The
-    /// two meshes differ in the order of their sums only.
+    /// two meshes agree to about 1e-14 of the largest force (the order of their sums and the device's rounding).
     Backend pm_backend = Backend::Auto;
 };
 

@@ -737,6 +737,8 @@ void GravitySolver::computeMeshForces()
     if (meshOnDevice())
     {
         mesh_.reset();
+        meshAcc_ = {};
+        meshPot_ = {};
         keepMeshOf(gpuMesh_, p);
         // The bodies copied by every thread into page-locked arrays, and the results written into such: the
         // device's copies then run at full bus speed (0.54 GB each way at 2^24 bodies).

@@ -220,8 +220,8 @@ private:
     /// valid until the next evaluation.
     F4* evaluateTargets(const TargetView& targets);
     /// TreePM: the mesh's long-range accelerations and potentials (G = 1) of the bodies in tree order, into
-    /// meshAcc_ and meshPot_; its seconds into meshSeconds_. Reads only the tree's positions and masses, so
-    /// that it may run beside the device's walk.
+    /// meshAcc_ and meshPot_ (the host's mesh) or deviceMesh_ (the device's); its seconds into meshSeconds_. Reads
+    /// only the tree's positions and masses, so that it may run beside the device's walk.
     void computeMeshForces();
     /// Whether computeMeshForces runs the device's mesh (pm_backend) rather than the host's.
     bool meshOnDevice() const;

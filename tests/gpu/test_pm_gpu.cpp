@@ -20,15 +20,16 @@
 #include "device/pm_gpu.h"
 #include "host/models/models.h"
 #include "host/pm/pm_mesh.h"
+#include "host/solver/solver.h"
 
 namespace octwalk {
 namespace {
 
 constexpr double kG = 2.5;
-/// The largest difference allowed between the meshes, relative to the largest magnitude of each field. The
-/// fixed point keeps about 2^-38 of a body's mass per share, the transforms differ by rounding: 1e-9 leaves
-/// room for both and is still far below the split's own error (1e-4 and more).
-constexpr double kMeshTwinTolerance = 1e-9;
+/// The largest difference allowed between the meshes, relative to the largest magnitude of each field. The fixed
+/// point rounds each share to 2^-61 of the total |mass|, the transforms and the device's fused multiply-adds
+/// round differently: measured 2e-14 and less, far below the split's own error (1e-4 and more).
+constexpr double kMeshTwinTolerance = 1e-12;
 
 void requireGpu()
 {
@@ -45,7 +46,25 @@ struct MeshCase
     MassAssignment assignment;
     double asmth;
     const char* name;
+    /// Masses from 1e-6 to 1 of each other, some zero and some negative, and one body with half the box's |mass|:
+    /// the fixed point's scale follows the total, not the typical body.
+    bool mixedMasses = false;
 };
+
+/// The masses of a mixed case (MeshCase::mixedMasses), deterministic.
+std::vector<double> mixedMasses(int64_t n)
+{
+    std::vector<double> mass(static_cast<size_t>(n));
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const double m  = std::pow(10.0, -6.0 * double((i * 7919) % 1000) / 999.0);
+        mass[size_t(i)] = i % 97 == 0 ? 0.0 : i % 89 == 0 ? -m : m;
+        total += std::fabs(mass[size_t(i)]);
+    }
+    mass[size_t(n / 3)] = total;
+    return mass;
+}
 
 std::string caseName(const ::testing::TestParamInfo<MeshCase>& info) { return info.param.name; }
 
@@ -83,10 +102,11 @@ double relativeDifference(const std::vector<double>& a, const std::vector<double
 
 TEST_P(GpuPmMesh, MatchesTheHostMeshAndRepeatsBitForBit)
 {
-    const MeshCase& c        = GetParam();
-    const double L           = 3.0;
-    const int64_t n          = int64_t(1) << 15;
-    const ParticleSet bodies = c.clustered ? makeClusteredBox(n, L, 20261129) : makeUniformBox(n, L, 20261130);
+    const MeshCase& c  = GetParam();
+    const double L     = 3.0;
+    const int64_t n    = int64_t(1) << 15;
+    ParticleSet bodies = c.clustered ? makeClusteredBox(n, L, 20261129) : makeUniformBox(n, L, 20261130);
+    if (c.mixedMasses) bodies.mass = mixedMasses(n);
     PmMesh host(L, c.meshSize, c.asmth, c.assignment, kG);
     GpuMesh device(L, c.meshSize, c.asmth, c.assignment, kG);
     EXPECT_EQ(device.meshSize(), host.meshSize());
@@ -125,6 +145,8 @@ std::vector<MeshCase> meshCases()
         {true, 27, MassAssignment::Tsc, 2.0, "clustered_tsc27_asmth2"},
         {false, 27, MassAssignment::Cic, 1.25, "uniform_cic27"},
         {true, 64, MassAssignment::Tsc, 1.25, "clustered_tsc64"},
+        {true, 32, MassAssignment::Tsc, 1.25, "clustered_tsc32_mixed_masses", true},
+        {false, 27, MassAssignment::Cic, 1.25, "uniform_cic27_mixed_masses", true},
     };
 }
 
@@ -177,10 +199,46 @@ TEST_F(GpuPmMeshInput, NamesTheFirstBadBodyAsTheHostMeshDoes)
         EXPECT_EQ(errorOf([&] { device.computeForces(pos.data(), mass.data(), 100, acc.data(), pot.data()); }),
                   expected);
     }
-    // The mesh is still usable after a refused call.
-    std::vector<Vec3d> pos(8, Vec3d{1.0, 1.0, 1.0}), acc(8);
-    std::vector<double> mass(8, 0.125), pot(8);
-    EXPECT_EQ(errorOf([&] { device.computeForces(pos.data(), mass.data(), 8, acc.data(), pot.data()); }), "");
+    // The mesh is still usable after a refused call: the host's results on good bodies.
+    const ParticleSet good = makeClusteredBox(512, L, 7);
+    std::vector<Vec3d> acc(512), hostAcc;
+    std::vector<double> pot(512), hostPot;
+    EXPECT_EQ(errorOf([&] { device.computeForces(good.pos.data(), good.mass.data(), 512, acc.data(), pot.data()); }),
+              "");
+    host.computeForces(good.pos.data(), good.mass.data(), 512, hostAcc, hostPot);
+    EXPECT_LE(relativeDifference(acc, hostAcc), kMeshTwinTolerance);
+    EXPECT_LE(relativeDifference(pot, hostPot), kMeshTwinTolerance);
+}
+
+TEST_F(GpuPmMeshInput, ASolverSwitchesBetweenTheMeshesWithPmBackend)
+{
+    // One GPU solver, its mesh moved from the device to the host's cores (beside the device's walk) and back by
+    // setParameters: the forces stay those of the CPU twin's mesh, to the float rounding of the sum.
+    const double L           = 2.0;
+    const ParticleSet bodies = makeClusteredBox(1 << 13, L, 11);
+    Parameters p;
+    p.backend         = Backend::Gpu;
+    p.box_size        = L;
+    p.pm_grid         = 32;
+    p.epsilon_squared = 1e-4;
+    GravitySolver solver(p);
+    solver.setBodies(bodies.pos, bodies.mass);
+    std::vector<Vec3d> device, host, again;
+    std::vector<double> devicePot, hostPot, potAgain;
+    solver.computeForces(device, devicePot);
+    p.pm_backend = Backend::Cpu;
+    solver.setParameters(p);
+    solver.computeForces(host, hostPot);
+    p.pm_backend = Backend::Auto;
+    solver.setParameters(p);
+    solver.computeForces(again, potAgain);
+    for (size_t i = 0; i < device.size(); ++i)
+    {
+        ASSERT_EQ(std::memcmp(&device[i], &again[i], sizeof(Vec3d)), 0) << "body " << i;
+        ASSERT_EQ(devicePot[i], potAgain[i]) << "body " << i;
+    }
+    EXPECT_LE(relativeDifference(device, host), 1e-6);
+    EXPECT_LE(relativeDifference(devicePot, hostPot), 1e-6);
 }
 
 TEST_F(GpuPmMeshInput, RefusesTheParametersTheHostMeshRefuses)
