@@ -17,6 +17,7 @@
 #include "device/gpu_solver.h"
 #include "host/core/random.h"
 #include "host/cpu/direct_cpu.h"
+#include "gpu/gpu_test_util.h"
 
 namespace octwalk {
 namespace {
@@ -29,14 +30,6 @@ constexpr double kTwinMedian = 1e-5;
 constexpr double kTwinMax    = 1e-4;
 /// In double both round nearly the same sums to float.
 constexpr double kTwinDouble = 1e-6;
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 class GpuDirectSplit : public ::testing::Test
 {

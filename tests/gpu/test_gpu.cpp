@@ -28,6 +28,7 @@
 #include "host/cpu/direct_cpu.h"
 #include "host/cpu/forces_cpu.h"
 #include "host/cpu/walk_cpu.h"
+#include "gpu/gpu_test_util.h"
 
 namespace octwalk {
 namespace {
@@ -38,14 +39,6 @@ constexpr uint64_t kSeed = 20240517;
 /// Twin tolerances: the device uses rsqrtf and fused multiply-adds, the host neither.
 constexpr double kTwinMedian = 1e-5;
 constexpr double kTwinMax    = 1e-4;
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 class GpuTest : public ::testing::Test
 {

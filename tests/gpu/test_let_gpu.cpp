@@ -17,19 +17,12 @@
 #include "host/mpi/tree_walk.h"
 #include "host/solver/solver.h"
 #include "test_helpers.h"
+#include "gpu/gpu_test_util.h"
 
 namespace {
 
 using namespace octwalk;
 using namespace octwalk::mpi;
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 /// The groups of one half of a model's tree, as the rank holding that half sees them, with their bodies as
 /// probe targets; the essential tree of the whole model's tree is cut for their box.

@@ -23,6 +23,7 @@
 #include "host/tree/octree.h"
 #include "test_helpers.h"
 #include "unit/refit_helpers.h"
+#include "gpu/gpu_test_util.h"
 
 namespace octwalk {
 namespace {
@@ -31,14 +32,6 @@ constexpr uint64_t kSeed = 20261123;
 constexpr double kDt     = 1.0 / 128;
 /// Twin tolerances of tests/gpu/test_gpu.cpp: the device uses rsqrtf and fused multiply-adds.
 constexpr double kTwinMax = 1e-4;
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 class GpuPipelineTest : public ::testing::TestWithParam<int64_t>
 {

@@ -21,6 +21,7 @@
 #include "host/models/models.h"
 #include "host/pm/pm_mesh.h"
 #include "host/solver/solver.h"
+#include "gpu/gpu_test_util.h"
 
 namespace octwalk {
 namespace {
@@ -30,14 +31,6 @@ constexpr double kG = 2.5;
 /// point rounds each share to 2^-61 of the total |mass|, the transforms and the device's fused multiply-adds
 /// round differently: measured 2e-14 and less, far below the split's own error (1e-4 and more).
 constexpr double kMeshTwinTolerance = 1e-12;
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 struct MeshCase
 {

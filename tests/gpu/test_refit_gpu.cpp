@@ -13,19 +13,12 @@
 #include "host/cpu/refit_cpu.h"
 #include "test_helpers.h"
 #include "unit/refit_helpers.h"
+#include "gpu/gpu_test_util.h"
 
 namespace octwalk {
 namespace {
 
 constexpr uint64_t kSeed = 20261122;
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 struct RefitCase
 {

@@ -18,17 +18,10 @@
 #include "host/sim/run.h"
 #include "host/sim/simulation.h"
 #include "host/solver/solver.h"
+#include "gpu/gpu_test_util.h"
 
 namespace octwalk {
 namespace {
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 class GpuTimelineTest : public ::testing::Test
 {

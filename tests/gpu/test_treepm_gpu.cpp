@@ -18,6 +18,7 @@
 #include "host/models/models.h"
 #include "host/reference/error_stats.h"
 #include "host/solver/solver.h"
+#include "gpu/gpu_test_util.h"
 
 namespace octwalk {
 namespace {
@@ -28,14 +29,6 @@ constexpr uint64_t kSeed = 20240517;
 /// multiply-adds, the host none of them.
 constexpr double kTwinMedian = 1e-5;
 constexpr double kTwinMax    = 1e-4;
-
-void requireGpu()
-{
-    if (gpuAvailable()) return;
-    const char* require = std::getenv("OCTWALK_REQUIRE_GPU");
-    if (require && std::string(require) == "1") FAIL() << "no GPU but OCTWALK_REQUIRE_GPU=1";
-    GTEST_SKIP() << "no CUDA device (" << gpuDescription() << ")";
-}
 
 /// 2^log2n bodies in [0, L)^3: uniform, or docs/periodic.md's clustered box (host/models/models.h).
 ParticleSet periodicBox(int log2n, double L, bool clustered)
