@@ -9,8 +9,8 @@
 
 namespace octwalk {
 
-/// Skips the calling test without a CUDA device, unless OCTWALK_REQUIRE_GPU=1 makes that a failure (the device
-/// machine's runs set it, so that a missing device cannot pass as skipped tests). Call from SetUp or the test body.
+/// Skips the calling test without a CUDA device, unless OCTWALK_REQUIRE_GPU=1 makes that a failure (set it where a
+/// GPU is meant to be present, so that a missing one cannot pass as skipped tests). Call from SetUp or the test body.
 inline void requireGpu()
 {
     if (gpuAvailable()) return;
