@@ -1,9 +1,12 @@
 // The essential tree of a periodic box under TreePM for the groups of the box's second half (in tree order), cut
-// from the whole box's tree as one rank cuts it for another: how many of the first half's bodies it carries.
+// from the whole box's tree as one rank cuts it for another: how many of the first half's bodies it carries, cut
+// for 1, 64, 512 and 4096 boxes of groups (up to one a group), and how large the second half's groups and its 64
+// boxes are (in the snapshot's length unit).
 // Usage: octwalk_let_periodic SNAPSHOT PM_GRID     (a periodic snapshot, e.g. from `octwalk ic cosmo`)
 //        octwalk_let_periodic uniform N PM_GRID    (N uniform bodies in the unit box)
 // The tree is built, not walked (afterBuild stops the evaluation there).
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -31,7 +34,25 @@ void report(const PackedTree& t)
     const GroupView second{t.groupRange.data() + half, t.groupCenter.data() + half, t.groupHalf.data() + half,
                            numGroups - half};
     const int64_t firstHalf = t.groupRange[size_t(half)].x, total = int64_t(t.bodies.size());
-    for (int32_t boxes : {1, 64})
+    {
+        std::vector<double> halves;
+        for (int32_t g = half; g < numGroups; ++g)
+        {
+            const F4 h = t.groupHalf[size_t(g)];
+            halves.push_back(std::max({h.x, h.y, h.z}));
+        }
+        std::sort(halves.begin(), halves.end());
+        std::printf("groups of the second half: %zu; largest half-side median %.4g p90 %.4g p99 %.4g max %.4g\n",
+                    halves.size(), halves[halves.size() / 2], halves[halves.size() * 9 / 10],
+                    halves[halves.size() * 99 / 100], halves.back());
+        std::vector<double> sides;
+        for (const GroupsBox& b : groupsBoxes(second, 64, true))
+            sides.push_back(std::max({b.hi.x - b.lo.x, b.hi.y - b.lo.y, b.hi.z - b.lo.z}));
+        std::sort(sides.begin(), sides.end());
+        std::printf("64 boxes: largest side median %.4g p90 %.4g max %.4g (box %.4g)\n", sides[sides.size() / 2],
+                    sides[sides.size() * 9 / 10], sides.back(), double(t.treeView().periodic.boxSize));
+    }
+    for (int32_t boxes : {1, 64, 512, 4096})
     {
         const EssentialTree let = buildEssentialTree(t.treeView(), t.bodyView(), groupsBoxes(second, boxes, true));
         const int64_t other     = int64_t(let.bodies.size()) - (total - firstHalf);
