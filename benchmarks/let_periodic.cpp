@@ -2,8 +2,9 @@
 // from the whole box's tree as one rank cuts it for another: how many of the first half's bodies it carries, cut
 // for 1, 64, 512 and 4096 boxes of groups (up to one a group), and how large the second half's groups and its 64
 // boxes are (in the snapshot's length unit).
-// Usage: octwalk_let_periodic SNAPSHOT PM_GRID     (a periodic snapshot, e.g. from `octwalk ic cosmo`)
-//        octwalk_let_periodic uniform N PM_GRID    (N uniform bodies in the unit box)
+// Usage: [N_GROUP=n] octwalk_let_periodic SNAPSHOT PM_GRID   (a periodic snapshot, e.g. from `octwalk ic cosmo`)
+//        [N_GROUP=n] octwalk_let_periodic uniform N PM_GRID  (N uniform bodies in the unit box)
+// N_GROUP sets the groups' size (n_group, 64 by default).
 // The tree is built, not walked (afterBuild stops the evaluation there).
 
 #include <algorithm>
@@ -80,6 +81,7 @@ int main(int argc, char** argv)
         p.box_size        = uniform ? 1.0 : bodies.boxSize;
         p.pm_grid         = std::atoi(argv[uniform ? 3 : 2]);
         p.epsilon_squared = 1e-8 * p.box_size * p.box_size;
+        if (const char* nGroup = std::getenv("N_GROUP")) p.n_group = std::atoi(nGroup);
         GravitySolver solver(p);
         solver.setBodies(bodies.pos, bodies.mass, bodies.id);
         solver.setAfterBuild([&] {
