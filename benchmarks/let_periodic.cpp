@@ -2,9 +2,10 @@
 // from the whole box's tree as one rank cuts it for another: how many of the first half's bodies it carries, cut
 // for 1, 64, 512 and 4096 boxes of groups (up to one a group), and how large the second half's groups and its 64
 // boxes are (in the snapshot's length unit).
-// Usage: [N_GROUP=n] octwalk_let_periodic SNAPSHOT PM_GRID   (a periodic snapshot, e.g. from `octwalk ic cosmo`)
-//        [N_GROUP=n] octwalk_let_periodic uniform N PM_GRID  (N uniform bodies in the unit box)
-// N_GROUP sets the groups' size (n_group, 64 by default).
+// Usage: [N_GROUP=n] [N_LEAF=n] octwalk_let_periodic SNAPSHOT PM_GRID   (a periodic snapshot, e.g. from
+//        `octwalk ic cosmo`)
+//        [N_GROUP=n] [N_LEAF=n] octwalk_let_periodic uniform N PM_GRID  (N uniform bodies in the unit box)
+// N_GROUP and N_LEAF set the groups' and the leaves' size (n_group 64 and n_leaf 16 by default).
 // The tree is built, not walked (afterBuild stops the evaluation there).
 
 #include <algorithm>
@@ -82,6 +83,7 @@ int main(int argc, char** argv)
         p.pm_grid         = std::atoi(argv[uniform ? 3 : 2]);
         p.epsilon_squared = 1e-8 * p.box_size * p.box_size;
         if (const char* nGroup = std::getenv("N_GROUP")) p.n_group = std::atoi(nGroup);
+        if (const char* nLeaf = std::getenv("N_LEAF")) p.n_leaf = std::atoi(nLeaf);
         GravitySolver solver(p);
         solver.setBodies(bodies.pos, bodies.mass, bodies.id);
         solver.setAfterBuild([&] {
