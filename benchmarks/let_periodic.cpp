@@ -1,7 +1,8 @@
 // The essential tree of a periodic box under TreePM for the groups of the box's second half (in tree order), cut
 // from the whole box's tree as one rank cuts it for another: how many of the first half's bodies it carries, cut
 // for 1, 64, 512 and 4096 boxes of groups (up to one a group), and how large the second half's groups and its 64
-// boxes are (in the snapshot's length unit).
+// boxes are (in the snapshot's length unit); then as a rank holding the first half cuts it of its own tree, in
+// bytes as sent.
 // Usage: [N_GROUP=n] [N_LEAF=n] octwalk_let_periodic SNAPSHOT PM_GRID   (a periodic snapshot, e.g. from
 //        `octwalk ic cosmo`)
 //        [N_GROUP=n] [N_LEAF=n] octwalk_let_periodic uniform N PM_GRID  (N uniform bodies in the unit box)
@@ -30,7 +31,45 @@ struct TreeBuilt
 {
 };
 
-void report(const PackedTree& t)
+/// The tree a rank holding the box's first half (in tree order) builds of its own bodies, and the essential tree it
+/// cuts of it for the second half's 64 boxes of groups, as the distributed evaluation does: its size in bytes as
+/// sent, the bodies' share of them, and its nodes.
+void reportRank(const PackedTree& whole, const GroupView& second, int64_t firstHalf, const Parameters& p)
+{
+    std::vector<Vec3d> pos(static_cast<size_t>(firstHalf));
+    std::vector<double> mass(static_cast<size_t>(firstHalf));
+    for (int64_t k = 0; k < firstHalf; ++k)
+    {
+        const F4 b      = whole.bodies[size_t(k)];
+        pos[size_t(k)]  = {b.x, b.y, b.z};
+        mass[size_t(k)] = b.w;
+    }
+    GravitySolver rank(p);
+    rank.setBodies(pos, mass);
+    rank.setAfterBuild([&] {
+        const PackedTree& own   = rank.packedTree();
+        const EssentialTree let = buildEssentialTree(own.treeView(), own.bodyView(), groupsBoxes(second, 64, true));
+        std::vector<char> bytes;
+        serializeEssentialTree(let, bytes);
+        const double bodyBytes = double(let.bodies.size() * sizeof(F4));
+        std::printf("first half's own tree (%d nodes) cut for the second half's 64 boxes: %d nodes, %zu of %lld bodies "
+                    "(%.1f%%), %.2f MB, of which bodies %.2f MB\n",
+                    own.numInternal + own.numLeaves, let.numNodes(), let.bodies.size(), (long long)firstHalf,
+                    100.0 * double(let.bodies.size()) / double(firstHalf), 1e-6 * double(bytes.size()),
+                    1e-6 * bodyBytes);
+        throw TreeBuilt{};
+    });
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    try
+    {
+        rank.computeForces(acc, pot);
+    }
+    catch (const TreeBuilt&)
+    {}
+}
+
+void report(const PackedTree& t, const Parameters& p)
 {
     const int32_t numGroups = int32_t(t.groupRange.size()), half = numGroups / 2;
     const GroupView second{t.groupRange.data() + half, t.groupCenter.data() + half, t.groupHalf.data() + half,
@@ -62,6 +101,7 @@ void report(const PackedTree& t)
                     boxes, groupsBoxes(second, boxes, true).size(), let.numNodes(), t.numInternal + t.numLeaves,
                     (long long)other, (long long)firstHalf, 100.0 * double(other) / double(firstHalf));
     }
+    reportRank(t, second, firstHalf, p);
 }
 
 } // namespace
@@ -87,7 +127,7 @@ int main(int argc, char** argv)
         GravitySolver solver(p);
         solver.setBodies(bodies.pos, bodies.mass, bodies.id);
         solver.setAfterBuild([&] {
-            report(solver.packedTree());
+            report(solver.packedTree(), p);
             throw TreeBuilt{};
         });
         std::vector<Vec3d> acc;
