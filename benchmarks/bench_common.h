@@ -24,6 +24,16 @@
 
 namespace octwalk::bench {
 
+/// The median (the upper middle of an even count) of one part of each run's timings.
+template<class Times>
+double medianOf(const std::vector<Times>& times, double Times::*part)
+{
+    std::vector<double> v;
+    for (const Times& t : times) v.push_back(t.*part);
+    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
 /// range(0) bodies uniform in the unit box, made once per process (seed 42).
 inline const std::vector<Vec3d>& uniformBox(int64_t n)
 {

@@ -592,19 +592,13 @@ void BM_PmMeshBackends(benchmark::State& state)
         else host->computeForces(box.data(), mass.data(), n, acc, pot);
         state.SetIterationTime(clock.lap());
     }
-    auto median = [&](double GpuMeshTimings::*part) {
-        std::vector<double> v;
-        for (const GpuMeshTimings& t : parts) v.push_back(t.*part);
-        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-        return v[v.size() / 2];
-    };
     if (onDevice)
     {
-        state.counters["upload_s"]      = median(&GpuMeshTimings::upload);
-        state.counters["assign_s"]      = median(&GpuMeshTimings::assign);
-        state.counters["solve_s"]       = median(&GpuMeshTimings::solve);
-        state.counters["interpolate_s"] = median(&GpuMeshTimings::interpolate);
-        state.counters["download_s"]    = median(&GpuMeshTimings::download);
+        state.counters["upload_s"]      = bench::medianOf(parts, &GpuMeshTimings::upload);
+        state.counters["assign_s"]      = bench::medianOf(parts, &GpuMeshTimings::assign);
+        state.counters["solve_s"]       = bench::medianOf(parts, &GpuMeshTimings::solve);
+        state.counters["interpolate_s"] = bench::medianOf(parts, &GpuMeshTimings::interpolate);
+        state.counters["download_s"]    = bench::medianOf(parts, &GpuMeshTimings::download);
     }
     state.counters["threads"] = maxThreads();
     bench::setRate(state, n);

@@ -393,18 +393,12 @@ void BM_PmForces(benchmark::State& state)
         mesh.computeForces(pos.data(), mass.data(), n, acc, pot);
         times.push_back(mesh.timings());
     }
-    auto median = [&](double PmTimings::*part) {
-        std::vector<double> v;
-        for (const PmTimings& t : times) v.push_back(t.*part);
-        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-        return v[v.size() / 2];
-    };
-    state.counters["check_s"]       = median(&PmTimings::check);
-    state.counters["sort_s"]        = median(&PmTimings::sort);
-    state.counters["assign_s"]      = median(&PmTimings::assign);
-    state.counters["fft_s"]         = median(&PmTimings::fft);
-    state.counters["green_s"]       = median(&PmTimings::green);
-    state.counters["interpolate_s"] = median(&PmTimings::interpolate);
+    state.counters["check_s"]       = bench::medianOf(times, &PmTimings::check);
+    state.counters["sort_s"]        = bench::medianOf(times, &PmTimings::sort);
+    state.counters["assign_s"]      = bench::medianOf(times, &PmTimings::assign);
+    state.counters["fft_s"]         = bench::medianOf(times, &PmTimings::fft);
+    state.counters["green_s"]       = bench::medianOf(times, &PmTimings::green);
+    state.counters["interpolate_s"] = bench::medianOf(times, &PmTimings::interpolate);
     state.counters["threads"]       = maxThreads();
     setRate(state, n);
     state.SetLabel(std::string(a == MassAssignment::Cic ? "CIC" : "TSC") +

@@ -26,10 +26,28 @@ namespace {
 using namespace octwalk;
 using namespace octwalk::mpi;
 
-/// Thrown by afterBuild to stop the evaluation once the tree is packed.
+/// Thrown by afterBuild to stop the evaluation once the tree is packed (onBuiltTree).
 struct TreeBuilt
 {
 };
+
+/// Builds and packs the solver's tree, calls report on it and stops there (no walk).
+template<class Report>
+void onBuiltTree(GravitySolver& solver, const Report& report)
+{
+    solver.setAfterBuild([&] {
+        report(solver.packedTree());
+        throw TreeBuilt{};
+    });
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    try
+    {
+        solver.computeForces(acc, pot);
+    }
+    catch (const TreeBuilt&)
+    {}
+}
 
 /// The tree a rank holding the box's first half (in tree order) builds of its own bodies, and the essential tree it
 /// cuts of it for the second half's 64 boxes of groups, as the distributed evaluation does: its size in bytes as
@@ -46,8 +64,7 @@ void reportRank(const PackedTree& whole, const GroupView& second, int64_t firstH
     }
     GravitySolver rank(p);
     rank.setBodies(pos, mass);
-    rank.setAfterBuild([&] {
-        const PackedTree& own   = rank.packedTree();
+    onBuiltTree(rank, [&](const PackedTree& own) {
         const EssentialTree let = buildEssentialTree(own.treeView(), own.bodyView(), groupsBoxes(second, 64, true));
         std::vector<char> bytes;
         serializeEssentialTree(let, bytes);
@@ -57,16 +74,7 @@ void reportRank(const PackedTree& whole, const GroupView& second, int64_t firstH
                     own.numInternal + own.numLeaves, let.numNodes(), let.bodies.size(), (long long)firstHalf,
                     100.0 * double(let.bodies.size()) / double(firstHalf), 1e-6 * double(bytes.size()),
                     1e-6 * bodyBytes);
-        throw TreeBuilt{};
     });
-    std::vector<Vec3d> acc;
-    std::vector<double> pot;
-    try
-    {
-        rank.computeForces(acc, pot);
-    }
-    catch (const TreeBuilt&)
-    {}
 }
 
 void report(const PackedTree& t, const Parameters& p)
@@ -126,18 +134,7 @@ int main(int argc, char** argv)
         if (const char* nLeaf = std::getenv("N_LEAF")) p.n_leaf = std::atoi(nLeaf);
         GravitySolver solver(p);
         solver.setBodies(bodies.pos, bodies.mass, bodies.id);
-        solver.setAfterBuild([&] {
-            report(solver.packedTree(), p);
-            throw TreeBuilt{};
-        });
-        std::vector<Vec3d> acc;
-        std::vector<double> pot;
-        try
-        {
-            solver.computeForces(acc, pot);
-        }
-        catch (const TreeBuilt&)
-        {}
+        onBuiltTree(solver, [&](const PackedTree& t) { report(t, p); });
     }
     catch (const std::exception& e)
     {
