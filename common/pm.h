@@ -100,6 +100,13 @@ HOST_DEVICE inline PmAxisFactor pmAxisFactor(int i, int n, double boxSize, doubl
     return {k, exp(-k * k * splitScale * splitScale) / (w * w)};
 }
 
+/// What every mode of the masses' spectrum is multiplied by besides its own factors: -4 pi G / L^3, so that the
+/// backward transform's sum over k is the potential (G applied).
+HOST_DEVICE inline double pmGreenScale(double G, double boxSize)
+{
+    return -4 * treepm_detail::kPi * G / (boxSize * boxSize * boxSize);
+}
+
 /// The factor of mode (i, j, l) from its first two axes' kxy2 = k_i^2 + k_j^2 and fxy = scale f_i f_j and the
 /// third axis' k_l and f_l: fxy f_l / k^2, 0 at k = 0 (the background has no potential).
 HOST_DEVICE inline double pmModeFactor(double kxy2, double fxy, double kl, double fl)

@@ -332,7 +332,7 @@ struct GpuMesh::Impl
         cudaStream_t s      = stream.get();
         double* real        = reinterpret_cast<double*>(grid.data());
         CUFFT_CHECK(cufftExecD2Z(forward->get(), real, phi.data()), n);
-        const double scale = -4 * treepm_detail::kPi * G / (boxSize * boxSize * boxSize);
+        const double scale = pmGreenScale(G, boxSize);
         greenKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), n, k.data(), axisFactor.data(), scale);
         CUDA_CHECK_LAUNCH();
         for (int component = 0; component < 4; ++component)

@@ -12,12 +12,6 @@
 
 namespace octwalk {
 
-namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-
-} // namespace
-
 PmMesh::PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G)
     : boxSize_(boxSize), splitScale_(asmth * boxSize / meshSize), G_(G), assignment_(assignment),
       fft_(pmCheckedMeshSize(boxSize, meshSize, asmth, G))
@@ -197,7 +191,7 @@ void PmMesh::assignMass(const SlabOrder& order)
 void PmMesh::applyGreensFunction()
 {
     const int64_t n = fft_.n(), half = n / 2 + 1;
-    const double scale             = -4 * kPi * G_ / (boxSize_ * boxSize_ * boxSize_);
+    const double scale             = pmGreenScale(G_, boxSize_);
     std::complex<double>* spectrum = fft_.spectrum();
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
