@@ -3,8 +3,9 @@
 # N_GRID says otherwise) by two builds one after the other, tree + Ewald and TreePM on an n^3 mesh, with the
 # step's phases in each run's timing.csv: the median of the steps between the first (the estimate walk) and the
 # last (the snapshot). The two builds' energy.csv rows are compared: the same bytes mean the same forces. The new
-# build also runs TreePM with the mesh on the host's cores (--pm-backend cpu), whose rows are compared with the
-# old build's too, and the largest relative difference of any energy.csv value from its mesh on the device.
+# build also runs TreePM with the mesh on the host's cores (--pm-backend cpu) and with the classic step
+# (--rebuild-every 1), whose rows are compared with the old build's too, and the largest relative difference of any
+# energy.csv value from its default (the mesh on the device, the pipelined step).
 #
 #   [N_GRID=n] [BACKEND=cpu] bash benchmarks/comoving_steps.sh NEW_OCTWALK OLD_OCTWALK OUTDIR
 set -uo pipefail
@@ -27,13 +28,16 @@ run_box ewald_new "$NEW"
 run_box "pm${N}_old" "$OLD" --pm-grid "$N"
 run_box "pm${N}_new" "$NEW" --pm-grid "$N"
 run_box "pm${N}_new_host_mesh" "$NEW" --pm-grid "$N" --pm-backend cpu
-for pair in "ewald_old ewald_new" "pm${N}_old pm${N}_new" "pm${N}_old pm${N}_new_host_mesh"; do
+run_box "pm${N}_new_classic" "$NEW" --pm-grid "$N" --rebuild-every 1
+for pair in "ewald_old ewald_new" "pm${N}_old pm${N}_new" "pm${N}_old pm${N}_new_host_mesh" \
+  "pm${N}_old pm${N}_new_classic"; do
   set -- $pair
   if [ -s "$1/energy.csv" ] && cmp -s <(grep -v '^#' "$1/energy.csv") <(grep -v '^#' "$2/energy.csv"); then
     echo "$1 / $2: energy.csv rows the same bytes"
   else echo "$1 / $2: energy.csv rows differ"; fi
 done | tee -a done.txt
-python3 - "pm${N}_new" "pm${N}_new_host_mesh" <<'PY' | tee -a done.txt
+for other in "pm${N}_new_host_mesh" "pm${N}_new_classic"; do
+python3 - "pm${N}_new" "$other" <<'PY' | tee -a done.txt
 import csv, sys
 def rows(name):
     return list(csv.reader(l for l in open(f"{name}/energy.csv") if not l.startswith("#")))[1:]
@@ -44,7 +48,8 @@ for a, b in zip(rows(sys.argv[1]), rows(sys.argv[2])):
         if y != 0: worst = max(worst, abs(x - y) / abs(y))
 print(f"{sys.argv[1]} / {sys.argv[2]}: largest relative difference of an energy.csv value {worst:.3g}")
 PY
-for r in ewald_old ewald_new "pm${N}_old" "pm${N}_new" "pm${N}_new_host_mesh"; do
+done
+for r in ewald_old ewald_new "pm${N}_old" "pm${N}_new" "pm${N}_new_host_mesh" "pm${N}_new_classic"; do
   python3 - "$r" <<'PY'
 import csv, statistics, sys
 name = sys.argv[1]

@@ -4,6 +4,7 @@
 //   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
 //   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
 //   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
+//   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G]
 //
 // PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control). The uniform box is
 // 2^LOG2N random bodies in a unit box (no softening), the clustered one docs/periodic.md's in a box of side 10
@@ -16,6 +17,12 @@
 // (uniform in log r from r_s / 16 to L / 2) and directions around it, theta 0.3 so that the tree adds nothing; the
 // error of the split itself (the mesh's, and the pull left out beyond the cutoff) where the short and the long range
 // meet.
+//
+// "steps" measures the forces of a run's own steps: a comoving run from the SNAPSHOT (its a and cosmology, the
+// default TreePM settings) of STEPS steps of DLNA in ln a with --rebuild-every REBUILD_EVERY (1: the classic step,
+// a fresh tree each step; 0: the pipelined step, whose forces come from a topology built steps earlier from
+// predicted positions and refitted since), then the last step's accelerations against the Ewald sum of the state
+// they were computed for. G defaults to GADGET's units' (Mpc/h, 1e10 Msun/h, km/s: 43.0071), the snapshot's.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +37,8 @@
 #include "host/reference/ewald_direct.h"
 #include "common/errors.h"
 #include "host/io/snapshot.h"
+#include "host/sim/comoving.h"
+#include "host/sim/simulation.h"
 #include "host/solver/solver.h"
 #include "host/study/split_errors.h"
 
@@ -100,11 +109,63 @@ PeriodicBox namedBox(const std::string& name, const char* size, double& eps)
     return {set.boxSize, set.pos, set.mass};
 }
 
+/// The "steps" study (the file comment).
+int stepErrors(int argc, char** argv)
+{
+    if (argc < 9)
+    {
+        std::fprintf(stderr, "usage: %s steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G]\n",
+                     argv[0]);
+        return 2;
+    }
+    const ParticleSet start = readSnapshot(argv[2]);
+    if (!start.cosmology) throw InputError(std::string(argv[2]) + ": no cosmology in the snapshot's header");
+    const double eps = std::atof(argv[3]);
+    Parameters p;
+    p.backend         = Backend::Cpu;
+    p.box_size        = start.boxSize;
+    p.epsilon_squared = eps * eps;
+    p.pm_grid         = std::atoi(argv[4]);
+    p.opening_angle   = std::atof(argv[5]);
+    ForceOptions forces;
+    forces.rebuildEvery = std::atoll(argv[6]);
+    const int64_t steps = std::atoll(argv[7]);
+    ComovingSettings s;
+    s.cosmology              = *start.cosmology;
+    s.aBegin                 = start.time;
+    s.dlna                   = std::atof(argv[8]);
+    s.aEnd                   = start.time * std::exp(double(steps) * s.dlna);
+    const int64_t sample     = argc > 9 ? std::atoll(argv[9]) : 256;
+    p.gravitational_constant = argc > 10 ? std::atof(argv[10]) : 43.0071;
+    Simulation sim(start, p, s, forces);
+    Stopwatch clock;
+    while (!sim.done()) sim.step();
+    const double seconds           = clock.lap();
+    const ParticleSet& state       = sim.state();
+    const std::vector<Vec3d> acc   = sim.accelerations();
+    const int64_t n                = state.size();
+    const std::vector<int64_t> idx = sampleIndices(n, sample, 3);
+    std::vector<Vec3d> ref, got;
+    std::vector<double> refPot;
+    ewaldDirectSum(state.pos.data(), state.mass.data(), n, idx, p.box_size, p.epsilon_squared, p.gravitational_constant,
+                   ref, refPot);
+    for (int64_t i : idx) got.push_back(acc[size_t(i)]);
+    const ErrorStats e        = errorStats(relativeErrors(got, ref));
+    const InteractionStats st = sim.pipeline() ? sim.pipeline()->stats() : sim.solver().stats();
+    std::printf("steps %s, pm_grid %d, theta %g, rebuild every %lld (%s), %lld steps of dlna %g to a = %.4f: last "
+                "step's forces median %.3g p99 %.3g max %.3g, %.0f interactions per body, %.2f s\n",
+                argv[2], p.pm_grid, p.opening_angle, static_cast<long long>(sim.forceOptions().rebuildEvery),
+                sim.pipeline() ? "pipelined" : "classic", static_cast<long long>(sim.stepIndex()), s.dlna, sim.time(),
+                e.median, e.p99, e.max, double(st.nodeInteractions + st.leafInteractions) / double(n), seconds);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     if (argc >= 3 && std::string(argv[1]) == "pairs") return pairErrors(argc, argv);
+    if (argc >= 2 && std::string(argv[1]) == "steps") return stepErrors(argc, argv);
     if (argc < 5)
     {
         std::fprintf(stderr,

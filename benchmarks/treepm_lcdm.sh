@@ -8,10 +8,11 @@
 #
 # OLD_OCTWALK, when given, also runs the n^3 TreePM case with another build, side by side. HOST_MESH=1 also runs
 # the n^3 TreePM case with the mesh on the host's cores (--pm-backend cpu) beside its default, the device's mesh
-# with the GPU backend.
+# with the GPU backend. CLASSIC=1 also runs it with the classic step (--rebuild-every 1) beside its default, the
+# pipelined step.
 set -uo pipefail
 OCTWALK=$1 OUT=$2 OLD=${3:-}
-N=${N_GRID:-128} WIDE=${WIDE:-1} HOST_MESH=${HOST_MESH:-0}
+N=${N_GRID:-128} WIDE=${WIDE:-1} HOST_MESH=${HOST_MESH:-0} CLASSIC=${CLASSIC:-0}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
 "$OCTWALK" ic cosmo --n-grid "$N" --box-size "$N" --z-begin 49 --seed 1 --omega0 0.31 --omega-lambda 0.69 \
   --hubble-param 0.677 --units gadget-mpc --sigma8 0.81 --ns 0.965 -o ic.gadget > ic.log 2>&1 || exit 1
@@ -30,5 +31,6 @@ run_box() {
 run_box ewald "$OCTWALK"
 if [ -n "$OLD" ]; then run_box "pm${N}_gadget_old" "$OLD" --pm-grid "$N"; fi
 run_box "pm${N}_gadget_new" "$OCTWALK" --pm-grid "$N"
+if [ "$CLASSIC" = 1 ]; then run_box "pm${N}_gadget_classic" "$OCTWALK" --pm-grid "$N" --rebuild-every 1; fi
 if [ "$HOST_MESH" = 1 ]; then run_box "pm${N}_gadget_host_mesh" "$OCTWALK" --pm-grid "$N" --pm-backend cpu; fi
 if [ "$WIDE" = 1 ]; then run_box "pm$((2 * N))_a2_r6_new" "$OCTWALK" --pm-grid $((2 * N)) --asmth 2 --rcut 6; fi

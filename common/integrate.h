@@ -55,6 +55,37 @@ HOST_DEVICE inline Vec3d wrapPosition(const Vec3d& x, double boxSize)
     return {wrapCoordinate(x.x, boxSize), wrapCoordinate(x.y, boxSize), wrapCoordinate(x.z, boxSize)};
 }
 
+/// The lattice shift that wraps a position of a periodic run into [0, boxSize), per axis: bits 0-1 for x, 2-3 for
+/// y, 4-5 for z, each 1 for +L (the coordinate is below 0), 2 for -L (at or above L), 0 for none. The pipelined
+/// step lets its bodies drift out of the box while a topology is kept (moving one across the box would stretch its
+/// leaf over the box) and wraps them only when it adopts a topology built from their wrapped positions
+/// (host/sim/pipeline.h), each by the shift its build position took: coordinates stay within a step's drift of the
+/// box. Takes a position within one box length of the box.
+HOST_DEVICE inline uint8_t wrapShiftCode(const Vec3d& x, double boxSize)
+{
+    auto axis = [boxSize](double c) { return c < 0 ? 1 : (c >= boxSize ? 2 : 0); };
+    return uint8_t(axis(x.x) | (axis(x.y) << 2) | (axis(x.z) << 4));
+}
+
+/// x shifted by wrapShiftCode's code: one addition or subtraction of boxSize per shifted axis.
+HOST_DEVICE inline Vec3d shiftedByCode(Vec3d x, uint8_t code, double boxSize)
+{
+    auto axis = [boxSize](double c, int bits) { return bits == 1 ? c + boxSize : (bits == 2 ? c - boxSize : c); };
+    return {axis(x.x, code & 3), axis(x.y, (code >> 2) & 3), axis(x.z, (code >> 4) & 3)};
+}
+
+/// How the pipeline's resident state maps to the run's own (host/sim/pipeline.h): positions wrapped into a periodic
+/// run's box (they drift out of it between adoptions), and a comoving run's momenta p = a v to its peculiar
+/// velocities v = (1 / a) p, multiplied as the classic comoving step does. The default maps nothing.
+struct StateScale
+{
+    double boxSize       = 0; ///< > 0: positions wrapped into [0, boxSize)
+    double velocityScale = 1; ///< the velocity's factor (1 / a for a comoving run's momenta)
+
+    HOST_DEVICE Vec3d position(const Vec3d& x) const { return boxSize > 0 ? wrapPosition(x, boxSize) : x; }
+    HOST_DEVICE Vec3d velocity(const Vec3d& v) const { return velocityScale * v; }
+};
+
 /// Where a body at x moving at v will be `ahead` time later, to first order: the pipeline builds its
 /// lagged topologies from these (host/sim/pipeline.h); host and device round it alike.
 HOST_DEVICE inline Vec3d predictPosition(const Vec3d& x, const Vec3d& v, double ahead) { return x + ahead * v; }

@@ -17,6 +17,7 @@
 #include "common/mac.h"
 #include "common/multipole.h"
 #include "common/tree_view.h"
+#include "common/treepm.h"
 #include "common/vec.h"
 
 namespace octwalk {
@@ -42,6 +43,10 @@ struct RefitView
     float invTheta;    ///< float(1 / theta), as the packer rounds it
     float quadScale;   ///< 1, or 0 for monopole-only trees
     float spreadScale; ///< 1 when the quadrupole's spread is packed (the softened expansion), else 0
+    /// TreePM's error control: the previous evaluation's results (tree order, G = 1) from which refitGroup sets each
+    /// group's tolerance (treePmGroupTolerance with groupTolerance as alpha); nullptr leaves groupHalf.w at 0.
+    const F4* previous   = nullptr;
+    float groupTolerance = 0.0f;
 };
 
 /// The internal nodes by level, in host memory (the twins loop over levels on the host):
@@ -140,6 +145,12 @@ HOST_DEVICE inline void refitBody(const RefitView& v, int32_t k) { v.bodies[k] =
 HOST_DEVICE inline void refitGroup(const RefitView& v, int32_t g)
 {
     groupBox(v.bodies, v.groupRange[g], v.groupCenter[g], v.groupHalf[g]);
+    if (v.previous)
+    {
+        const F4* previous = v.previous;
+        v.groupHalf[g].w =
+            treePmGroupTolerance(v.groupRange[g], v.groupTolerance, [=](int32_t k) { return previous[k]; });
+    }
 }
 
 } // namespace octwalk

@@ -259,6 +259,23 @@ HOST_DEVICE inline bool shortRangeNodeErrorSmallEnough(float mass, float size2, 
     return mulNoFma(mass, size2) <= mulNoFma(mulNoFma(groupTolerance, s.nodeErrorScale), d2);
 }
 
+/// TreePM's error control for one group (groupHalf.w): err_tol_force_acc (alpha) times the smallest |a| of its
+/// bodies' previous accelerations (G = 1), previousOf(k) giving the k-th body of range in tree order; 0 (the fixed
+/// bound alone) when none is finite. The classic solver and both refits of a kept topology compute it with this one
+/// function, rounded alike (no FMA, IEEE sqrt).
+template<class PreviousOf>
+HOST_DEVICE inline float treePmGroupTolerance(I2 range, float alpha, PreviousOf previousOf)
+{
+    float smallest = HUGE_VALF;
+    for (int32_t k = range.x; k < range.x + range.y; ++k)
+    {
+        const F4 a      = previousOf(k);
+        const float abs = sqrtf(addNoFma(addNoFma(mulNoFma(a.x, a.x), mulNoFma(a.y, a.y)), mulNoFma(a.z, a.z)));
+        if (abs < smallest) smallest = abs;
+    }
+    return smallest < HUGE_VALF ? mulNoFma(alpha, smallest) : 0.0f;
+}
+
 /// Whether every body of a node lies beyond the cutoff from every point of a group's box, given d2, the
 /// squared nearest-image distance from the box to the node's com (boxPointDistance2Periodic), the node's
 /// MAC word w (R = nodeExtentFactor sqrt(w)) and the box's side. The reach carries kShortRangeReachSlack box sides
@@ -290,6 +307,14 @@ template<class T>
 HOST_DEVICE inline T shortRangeBackgroundPotential(T rs, T boxSize)
 {
     return T(4.0 * treepm_detail::kPi) * rs * rs / (boxSize * boxSize * boxSize);
+}
+
+/// A tree's float result t (acc xyz, potential) plus the mesh's long-range acceleration a and potential pot in
+/// double, in the units of t: one rounding to float per component, of the sum of the tree's float result and the
+/// mesh's double one. The CPU and the device add the mesh with it, so that both give the same bits.
+HOST_DEVICE inline F4 addMeshTerm(F4 t, Vec3d a, double pot)
+{
+    return {float(double(t.x) + a.x), float(double(t.y) + a.y), float(double(t.z) + a.z), float(double(t.w) + pot)};
 }
 
 } // namespace octwalk

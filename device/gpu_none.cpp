@@ -83,6 +83,8 @@ void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, boo
 
 const F4* GpuSolver::residentResults() const { noCuda(); }
 
+F4* GpuSolver::residentResults(int32_t) { noCuda(); }
+
 GpuStream GpuSolver::stream() const { noCuda(); }
 
 void countInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, int32_t*, GpuStream, GpuWalk,
@@ -148,22 +150,26 @@ void ResidentGpu::getState(Vec3d*, Vec3d*) { noCuda(); }
 
 void ResidentGpu::getPositions(Vec3d*) { noCuda(); }
 
-void ResidentGpu::beginPositionDownload(Vec3d*, double, uint64_t*, int32_t*) { noCuda(); }
+void ResidentGpu::beginPositionDownload(Vec3d*, double, uint64_t*, int32_t*, double) { noCuda(); }
 
 void ResidentGpu::finishPositionDownload() { noCuda(); }
 void ResidentGpu::finishSortedKeysDownload() { noCuda(); }
 
-void ResidentGpu::permute(const int32_t*) { noCuda(); }
+void ResidentGpu::permute(const int32_t*, const uint8_t*, double) { noCuda(); }
+
+void ResidentGpu::setResults(const F4*) { noCuda(); }
+
+void ResidentGpu::addMeshForces(GpuMesh&) { noCuda(); }
 
 void ResidentGpu::setTopology(const RefitView&, const RefitLevels&, const TreeView&) { noCuda(); }
 
-InteractionTotals ResidentGpu::refitAndEvaluate(float, PhaseTimes&) { noCuda(); }
+InteractionTotals ResidentGpu::refitAndEvaluate(float, float, PhaseTimes&) { noCuda(); }
 
 bool ResidentGpu::kickDrift(double, double, double, double) { noCuda(); }
 
 bool ResidentGpu::kick(double, double) { noCuda(); }
 
-DiagnosticSums ResidentGpu::diagnosticSums(double, const int32_t*) { noCuda(); }
+DiagnosticSums ResidentGpu::diagnosticSums(double, const int32_t*, const StateScale&) { noCuda(); }
 
 void ResidentGpu::getResults(F4*) { noCuda(); }
 
@@ -187,5 +193,7 @@ MassAssignment GpuMesh::assignment() const { noCuda(); }
 const GpuMeshTimings& GpuMesh::timings() const { noCuda(); }
 
 void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, Vec3d*, double*) { noCuda(); }
+
+void GpuMesh::addForcesOnDevice(const Vec3d*, const double*, int64_t, F4*, void*) { noCuda(); }
 
 } // namespace octwalk

@@ -522,9 +522,10 @@ namespace octwalk {
 
 GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, const GroupView& groups, int32_t numBodies)
 {
-    if (tree.periodic.boxSize > 0.0f)
+    if (tree.periodic.boxSize > 0.0f && !shortRangeOn(tree.periodic.shortRange))
     {
-        throw std::invalid_argument("GpuSolver::setResidentTopology: the device-resident walk is isolated only");
+        throw std::invalid_argument(
+            "GpuSolver::setResidentTopology: the device-resident walk is isolated or TreePM's (no Ewald table)");
     }
     Impl& m = *impl_;
     m.stream.synchronize();
@@ -568,6 +569,12 @@ void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluatio
 }
 
 const F4* GpuSolver::residentResults() const { return impl_->acc.data(); }
+
+F4* GpuSolver::residentResults(int32_t numBodies)
+{
+    impl_->acc.reserve(size_t(numBodies));
+    return impl_->acc.data();
+}
 
 GpuStream GpuSolver::stream() const { return impl_->gpuStream(); }
 

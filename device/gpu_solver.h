@@ -102,7 +102,7 @@ public:
     /// walk reads and sizes the buffers of the node, body and group words, which a refit on the
     /// device then fills (device/resident_gpu.h); waits for the copies. The host view's
     /// nodeMac/nodeCom/nodeQuad and the groups' boxes are not read.
-    /// @param[in] tree       the packed tree (host memory; isolated: periodic.boxSize 0)
+    /// @param[in] tree       the packed tree (host memory; isolated, or periodic under TreePM: no Ewald table)
     /// @param[in] groups     its groups (host memory)
     /// @param[in] numBodies  bodies of the tree
     ResidentTree setResidentTopology(const TreeView& tree, const GroupView& groups, int32_t numBodies);
@@ -118,6 +118,9 @@ public:
 
     /// Device pointer to the results of the last evaluateResident.
     const F4* residentResults() const;
+    /// The same results, writable, with room for numBodies (kept when they fit): a restart sets them, and a gather
+    /// into a new tree order moves them.
+    F4* residentResults(int32_t numBodies);
 
     /// The stream every evaluation runs on: work queued on it by others is ordered with them.
     GpuStream stream() const;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/integrate.h"
 #include "common/pm.h"
 #include "common/treepm.h"
 #include "device/device_buffer.cuh"
@@ -187,6 +188,31 @@ __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t 
     acc[i] = {sum[1], sum[2], sum[3]};
 }
 
+/// The positions of the device's own bodies as the mesh takes them: they drift out of the box between
+/// re-wrappings, and wrapPosition keeps one already inside it as it is.
+__global__ void wrapKernel(const Vec3d* in, int64_t n, double L, Vec3d* out)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = wrapPosition(in[i], L);
+}
+
+__global__ void addMeshKernel(const Vec3d* acc, const double* pot, int64_t n, F4* results)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    results[i] = addMeshTerm(results[i], acc[i], pot[i]);
+}
+
+/// A body that addForcesOnDevice refused as the check saw it, for throwBadPmBody: each finite coordinate wrapped,
+/// each other one as given (wrapping turns an infinity into a NaN).
+Vec3d checkedPosition(Vec3d given, double L)
+{
+    const Vec3d wrapped = wrapPosition(given, L);
+    auto pick           = [](double g, double w) { return std::isfinite(g) ? w : g; };
+    return {pick(given.x, wrapped.x), pick(given.y, wrapped.y), pick(given.z, wrapped.z)};
+}
+
 } // namespace
 
 struct GpuMesh::Impl
@@ -195,7 +221,9 @@ struct GpuMesh::Impl
     MassAssignment assignment;
     int n;
     Stream stream;
-    Event start, uploaded, assigned, solved, interpolated, stop;
+    Event start, checked, assigned, solved, interpolated, stop;
+    /// Where a caller's stream stands when addForcesOnDevice is called: the mesh's stream waits for it.
+    Event callerReady;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
     DeviceBuffer<Vec3d> pos{"PM mesh body positions"}, acc{"PM mesh accelerations"};
     DeviceBuffer<double> mass{"PM mesh body masses"}, pot{"PM mesh potentials"};
@@ -243,23 +271,26 @@ struct GpuMesh::Impl
         backward = std::make_unique<FftPlan>(n, CUFFT_Z2D, stream.get());
     }
 
-    /// The first bad body (n if none) and the bodies' total |mass|, after uploading the bodies.
-    std::pair<int64_t, double> upload(const Vec3d* hostPos, const double* hostMass, int64_t numBodies)
+    /// Room for numBodies bodies in pos, acc and pot, and for their check (mass holds only the host's masses).
+    void reserveBodies(int64_t numBodies)
     {
         pos.reserve(size_t(numBodies));
-        mass.reserve(size_t(numBodies));
         acc.reserve(size_t(numBodies));
         pot.reserve(size_t(numBodies));
         const unsigned blocks = blocksFor(numBodies);
         blockAbsMass.reserve(blocks);
         hostBlockAbsMass.resize(blocks);
-        cudaStream_t s = stream.get();
-        CUDA_CHECK(cudaMemcpyAsync(pos.data(), hostPos, sizeof(Vec3d) * size_t(numBodies), cudaMemcpyHostToDevice, s));
-        CUDA_CHECK(
-            cudaMemcpyAsync(mass.data(), hostMass, sizeof(double) * size_t(numBodies), cudaMemcpyHostToDevice, s));
+    }
+
+    /// The first bad body (numBodies if none) of the positions in pos and the masses bodyMass, and the good
+    /// bodies' total |mass|.
+    std::pair<int64_t, double> check(const double* bodyMass, int64_t numBodies)
+    {
+        const unsigned blocks         = blocksFor(numBodies);
+        cudaStream_t s                = stream.get();
         const unsigned long long none = ULLONG_MAX;
         CUDA_CHECK(cudaMemcpyAsync(firstBad.data(), &none, sizeof none, cudaMemcpyHostToDevice, s));
-        checkKernel<<<blocks, kBlock, 0, s>>>(pos.data(), mass.data(), numBodies, boxSize, firstBad.data(),
+        checkKernel<<<blocks, kBlock, 0, s>>>(pos.data(), bodyMass, numBodies, boxSize, firstBad.data(),
                                               blockAbsMass.data());
         CUDA_CHECK_LAUNCH();
         unsigned long long bad = 0;
@@ -289,31 +320,31 @@ struct GpuMesh::Impl
     }
 
     template<int Width>
-    void launchAssign(int64_t numBodies, double toFixed)
+    void launchAssign(const double* bodyMass, int64_t numBodies, double toFixed)
     {
         assignKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
-            pos.data(), mass.data(), numBodies, double(n) / boxSize, n, toFixed, grid.data());
+            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, toFixed, grid.data());
         CUDA_CHECK_LAUNCH();
     }
 
     template<int Width>
-    void launchInterpolate(int64_t numBodies, double background, double self)
+    void launchInterpolate(const double* bodyMass, int64_t numBodies, double background, double self)
     {
         interpolateKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
-            pos.data(), mass.data(), numBodies, double(n) / boxSize, n, fields.data(), fieldStride, background, self,
+            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, fields.data(), fieldStride, background, self,
             acc.data(), pot.data());
         CUDA_CHECK_LAUNCH();
     }
 
     /// The masses on the mesh and their total (the sum of the fixed-point cells: exact, in any order).
-    double assign(int64_t numBodies, double totalAbsMass)
+    double assign(const double* bodyMass, int64_t numBodies, double totalAbsMass)
     {
         const int64_t cells = int64_t(n) * n * n;
         const double scale  = fixedPointScale(totalAbsMass);
         cudaStream_t s      = stream.get();
         CUDA_CHECK(cudaMemsetAsync(grid.data(), 0, sizeof(unsigned long long) * size_t(cells), s));
-        if (assignment == MassAssignment::Cic) launchAssign<2>(numBodies, scale);
-        else launchAssign<3>(numBodies, scale);
+        if (assignment == MassAssignment::Cic) launchAssign<2>(bodyMass, numBodies, scale);
+        else launchAssign<3>(bodyMass, numBodies, scale);
         size_t bytes = reduceTemp.capacity();
         CUDA_CHECK(cub::DeviceReduce::Sum(reduceTemp.data(), bytes, reinterpret_cast<const long long*>(grid.data()),
                                           totalFixed.data(), cells, s));
@@ -342,6 +373,26 @@ struct GpuMesh::Impl
             CUFFT_CHECK(cufftExecZ2D(backward->get(), work.data(), fields.data() + component * fieldStride), n);
         }
     }
+
+    /// The accelerations and potentials (G applied, both non-pair terms in the potential) of the bodies at the
+    /// positions in pos with the masses bodyMass (device memory) into acc and pot, queued on the stream, with
+    /// the events checked to interpolated. Returns the first bad body, leaving the rest undone, or numBodies.
+    int64_t forces(const double* bodyMass, int64_t numBodies)
+    {
+        const auto [bad, totalAbsMass] = check(bodyMass, numBodies);
+        if (bad != numBodies) return bad;
+        checked.record(stream);
+        const double totalMass = assign(bodyMass, numBodies, totalAbsMass);
+        assigned.record(stream);
+        solve();
+        solved.record(stream);
+        const double background = G * totalMass * shortRangeBackgroundPotential(splitScale, boxSize);
+        const double self       = G * shortRangeSelfPotential(splitScale);
+        if (assignment == MassAssignment::Cic) launchInterpolate<2>(bodyMass, numBodies, background, self);
+        else launchInterpolate<3>(bodyMass, numBodies, background, self);
+        interpolated.record(stream);
+        return numBodies;
+    }
 };
 
 GpuMesh::GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G)
@@ -361,27 +412,52 @@ void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec
     Impl& m   = *impl_;
     m.timings = GpuMeshTimings{};
     if (n == 0) return;
-    m.start.record(m.stream);
-    const auto [bad, totalAbsMass] = m.upload(pos, mass, n);
-    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], m.boxSize);
-    m.uploaded.record(m.stream);
-    const double totalMass = m.assign(n, totalAbsMass);
-    m.assigned.record(m.stream);
-    m.solve();
-    m.solved.record(m.stream);
-    const double background = m.G * totalMass * shortRangeBackgroundPotential(m.splitScale, m.boxSize);
-    const double self       = m.G * shortRangeSelfPotential(m.splitScale);
-    if (m.assignment == MassAssignment::Cic) m.launchInterpolate<2>(n, background, self);
-    else m.launchInterpolate<3>(n, background, self);
-    m.interpolated.record(m.stream);
+    m.reserveBodies(n);
+    m.mass.reserve(size_t(n));
     cudaStream_t s = m.stream.get();
+    m.start.record(m.stream);
+    CUDA_CHECK(cudaMemcpyAsync(m.pos.data(), pos, sizeof(Vec3d) * size_t(n), cudaMemcpyHostToDevice, s));
+    CUDA_CHECK(cudaMemcpyAsync(m.mass.data(), mass, sizeof(double) * size_t(n), cudaMemcpyHostToDevice, s));
+    const int64_t bad = m.forces(m.mass.data(), n);
+    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], m.boxSize);
     CUDA_CHECK(cudaMemcpyAsync(acc, m.acc.data(), sizeof(Vec3d) * size_t(n), cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaMemcpyAsync(pot, m.pot.data(), sizeof(double) * size_t(n), cudaMemcpyDeviceToHost, s));
     m.stop.record(m.stream);
     m.stream.synchronize();
-    m.timings = {elapsedSeconds(m.start, m.uploaded), elapsedSeconds(m.uploaded, m.assigned),
+    m.timings = {elapsedSeconds(m.start, m.checked), elapsedSeconds(m.checked, m.assigned),
                  elapsedSeconds(m.assigned, m.solved), elapsedSeconds(m.solved, m.interpolated),
                  elapsedSeconds(m.interpolated, m.stop)};
+}
+
+void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream)
+{
+    Impl& m   = *impl_;
+    m.timings = GpuMeshTimings{};
+    if (n == 0) return;
+    m.reserveBodies(n);
+    cudaStream_t s = m.stream.get();
+    // The mesh's stream does not synchronise with the legacy default stream: it waits for the caller's work.
+    CUDA_CHECK(cudaEventRecord(m.callerReady.get(), static_cast<cudaStream_t>(stream)));
+    CUDA_CHECK(cudaStreamWaitEvent(s, m.callerReady.get(), 0));
+    m.start.record(m.stream);
+    wrapKernel<<<blocksFor(n), kBlock, 0, s>>>(dPos, n, m.boxSize, m.pos.data());
+    CUDA_CHECK_LAUNCH();
+    const int64_t bad = m.forces(dMass, n);
+    if (bad != n)
+    {
+        Vec3d given{};
+        double givenMass = 0;
+        CUDA_CHECK(cudaMemcpyAsync(&given, dPos + bad, sizeof given, cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaMemcpyAsync(&givenMass, dMass + bad, sizeof givenMass, cudaMemcpyDeviceToHost, s));
+        m.stream.synchronize();
+        throwBadPmBody(bad, checkedPosition(given, m.boxSize), givenMass, m.boxSize);
+    }
+    addMeshKernel<<<blocksFor(n), kBlock, 0, s>>>(m.acc.data(), m.pot.data(), n, dResults);
+    CUDA_CHECK_LAUNCH();
+    m.stop.record(m.stream);
+    m.stream.synchronize();
+    m.timings = {0, elapsedSeconds(m.start, m.assigned), elapsedSeconds(m.assigned, m.solved),
+                 elapsedSeconds(m.solved, m.stop), 0};
 }
 
 } // namespace octwalk

@@ -19,14 +19,17 @@
 
 namespace octwalk {
 
-/// Seconds of each part of the last GpuMesh::computeForces on the device (CUDA events).
+/// Seconds of each part of the last GpuMesh::computeForces or addForcesOnDevice on the device (CUDA events).
 struct GpuMeshTimings
 {
-    double upload      = 0; ///< the bodies to the device, and their check
-    double assign      = 0; ///< masses to the mesh, their total, and the mesh to doubles
-    double solve       = 0; ///< one forward and four backward transforms, the Green's function and the gradients
-    double interpolate = 0; ///< the four fields to the bodies, with the non-pair terms
-    double download    = 0; ///< the accelerations and potentials to the host
+    double upload = 0; ///< the bodies to the device, and their check (addForcesOnDevice: 0, its check is in assign)
+    /// masses to the mesh, their total, and the mesh to doubles (addForcesOnDevice: after wrapping and checking
+    /// the bodies)
+    double assign = 0;
+    double solve  = 0; ///< one forward and four backward transforms, the Green's function and the gradients
+    /// the four fields to the bodies, with the non-pair terms (addForcesOnDevice: and their sum with the results)
+    double interpolate = 0;
+    double download    = 0; ///< the accelerations and potentials to the host (addForcesOnDevice: 0)
 
     double total() const { return upload + assign + solve + interpolate + download; }
 };
@@ -52,7 +55,23 @@ public:
     /// bytes). The copies run at full bus speed where all four arrays are page-locked (device/pinned_memory.h).
     void computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec3d* acc, double* pot);
 
-    /// Seconds of the last computeForces on the device, from the upload to the download's end, by part.
+    /// computeForces' accelerations and potentials of n bodies already on the device, added into their results
+    /// there with addMeshTerm (common/treepm.h), with no array copied to or from the host: the same fixed point,
+    /// kernels and bits as computeForces for the same bodies in the same order. The results are in the units of
+    /// the constructor's G (G = 1 for the tree's G = 1 results).
+    /// @param[in]     dPos      n positions (device memory), each taken as wrapPosition(x, L) (common/integrate.h):
+    ///                          bodies that drifted out of the box since their last wrapping are put back, one in
+    ///                          [0, L) is used as it is
+    /// @param[in]     dMass     n masses (device memory)
+    /// @param[in,out] dResults  n (acc xyz, potential) (device memory), indexed like dPos
+    /// @param[in]     stream    a cudaStream_t (nullptr: the legacy default stream): the arrays are read only
+    ///                          after the work queued on it so far; returns once dResults is written, so that
+    ///                          work queued on it next sees them
+    /// InputError naming the first body whose position or mass is not finite, and its value, with dResults left
+    /// as they were; BackendError as computeForces.
+    void addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream);
+
+    /// Seconds of the last computeForces or addForcesOnDevice on the device, by part.
     const GpuMeshTimings& timings() const;
 
 private:

@@ -14,6 +14,7 @@
 #include "device/cuda_check.cuh"
 #include "device/device_buffer.cuh"
 #include "device/device_util.cuh"
+#include "device/pm_gpu.h"
 #include "device/refit_gpu.h"
 
 namespace octwalk {
@@ -106,14 +107,22 @@ __global__ void boxesBoxKernel(const DeviceBox* boxes, int n, DeviceBox* out)
 }
 
 /// The Morton keys of the points in their bounding cube (KeyGrid::ofBox, as the host's sort computes
-/// them), with each point's index.
-__global__ void keysKernel(const Vec3d* points, const DeviceBox* box, int64_t n, uint64_t* keys, int32_t* index)
+/// them), with each point's index; in a periodic box (boxSize > 0) the keys of the wrapped points in the box's
+/// cube, as the host's sort of the wrapped points in the box computes them.
+__global__ void keysKernel(const Vec3d* points, const DeviceBox* box, double boxSize, int64_t n, uint64_t* keys,
+                           int32_t* index)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const KeyGrid grid = KeyGrid::ofBox(box->lo, box->hi);
-    keys[i]            = grid.key(points[i]);
+    const KeyGrid grid = boxSize > 0 ? KeyGrid::ofCube({0.0, 0.0, 0.0}, boxSize) : KeyGrid::ofBox(box->lo, box->hi);
+    keys[i]            = grid.key(boxSize > 0 ? wrapPosition(points[i], boxSize) : points[i]);
     index[i]           = int32_t(i);
+}
+
+__global__ void shiftKernel(Vec3d* pos, const uint8_t* shift, int64_t n, double boxSize)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < n) pos[k] = shiftedByCode(pos[k], shift[k], boxSize);
 }
 
 template<class T>
@@ -125,7 +134,7 @@ __global__ void gatherKernel(const T* from, T* to, const int32_t* order, int64_t
 
 /// One thread per block of kDiagnosticBlock caller's indices, summed in index order (as deterministicSum).
 __global__ void diagnosticBlocksKernel(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
-                                       const int32_t* slot, int64_t n, double G, int64_t numBlocks,
+                                       const int32_t* slot, int64_t n, double G, StateScale scale, int64_t numBlocks,
                                        DiagnosticSums* partial)
 {
     const int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -135,7 +144,7 @@ __global__ void diagnosticBlocksKernel(const Vec3d* pos, const Vec3d* vel, const
     for (int64_t c = b * kDiagnosticBlock; c < end; ++c)
     {
         const int32_t i = slot[c];
-        s += diagnosticTerms(mass[i], pos[i], vel[i], potentialOf(result[i], G));
+        s += diagnosticTerms(mass[i], scale.position(pos[i]), scale.velocity(vel[i]), potentialOf(result[i], G));
     }
     partial[b] = s;
 }
@@ -156,12 +165,12 @@ void download(T* host, const T* device, size_t n, cudaStream_t stream)
 /// array[k] = array[order[k]] through scratch (a device-to-device copy back: the state's buffers keep
 /// their addresses).
 template<class T>
-void gatherInto(DeviceBuffer<T>& array, DeviceBuffer<T>& scratch, const int32_t* order, int64_t n, cudaStream_t s)
+void gatherInto(T* array, DeviceBuffer<T>& scratch, const int32_t* order, int64_t n, cudaStream_t s)
 {
     scratch.reserve(size_t(n));
-    gatherKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(array.data(), scratch.data(), order, n);
+    gatherKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(array, scratch.data(), order, n);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpyAsync(array.data(), scratch.data(), size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    CUDA_CHECK(cudaMemcpyAsync(array, scratch.data(), size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, s));
 }
 
 } // namespace
@@ -269,6 +278,8 @@ struct ResidentGpu::Impl
     DeviceBuffer<Vec3d> predicted{"resident predicted positions"};
     DeviceBuffer<double> mass{"resident masses"}, scratchMass{"resident mass scratch"};
     DeviceBuffer<int32_t> order{"resident permutation"}, slot{"resident slots"};
+    DeviceBuffer<uint8_t> shift{"resident wrap shifts"};
+    DeviceBuffer<F4> scratchResult{"resident results scratch"};
     DeviceBuffer<int32_t> flag{"resident flag"};
     DeviceBuffer<DiagnosticSums> partial{"diagnostic partial sums"};
     DeviceBuffer<Moments> moments{"resident refit moments"};
@@ -292,7 +303,7 @@ struct ResidentGpu::Impl
 
     /// Queues the stable sort of the keys of points[0, n) in their bounding cube on stream s: the result
     /// is in sortedKeys and sortedIndex.
-    void sortKeys(const Vec3d* points, int64_t n, cudaStream_t s)
+    void sortKeys(const Vec3d* points, int64_t n, double boxSize, cudaStream_t s)
     {
         boxes.reserve(kBoxBlocks + 1);
         keys.reserve(size_t(n));
@@ -303,8 +314,8 @@ struct ResidentGpu::Impl
         CUDA_CHECK_LAUNCH();
         boxesBoxKernel<<<1, kStateBlock, 0, s>>>(boxes.data(), kBoxBlocks, boxes.data() + kBoxBlocks);
         CUDA_CHECK_LAUNCH();
-        keysKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(points, boxes.data() + kBoxBlocks, n, keys.data(),
-                                                                     keyIndex.data());
+        keysKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(points, boxes.data() + kBoxBlocks, boxSize, n,
+                                                                     keys.data(), keyIndex.data());
         CUDA_CHECK_LAUNCH();
         // The keys' 63 bits only (common/sfc.h); stable, so equal keys stay in index order.
         constexpr int kKeyBits = 3 * kMaxTreeLevel;
@@ -411,7 +422,8 @@ void ResidentGpu::getPositions(Vec3d* pos)
     m.spans.synchronize(s);
 }
 
-void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys, int32_t* sortedIndex)
+void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys, int32_t* sortedIndex,
+                                        double boxSize)
 {
     Impl& m = *impl_;
     m.beforeWritingState();
@@ -429,7 +441,7 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
         from = m.predicted.data();
     }
     const bool sorted = sortedKeys && sortedIndex && n_ > 0;
-    if (sorted) m.logged("sort_keys", [&] { m.sortKeys(from, n_, s); });
+    if (sorted) m.logged("sort_keys", [&] { m.sortKeys(from, n_, boxSize, s); });
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
     cudaStream_t copy = m.copyStream.get();
     CUDA_CHECK(cudaStreamWaitEvent(copy, m.positionsReady.get(), 0));
@@ -452,17 +464,27 @@ void ResidentGpu::finishPositionDownload() { CUDA_CHECK(cudaEventSynchronize(imp
 
 void ResidentGpu::finishSortedKeysDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->keysDownloaded.get())); }
 
-void ResidentGpu::permute(const int32_t* order)
+void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double boxSize)
 {
     Impl& m = *impl_;
     m.beforeWritingState();
     cudaStream_t s = m.stream();
     if (n_ == 0) return;
-    m.logged("upload_order", [&] { upload(m.order, order, size_t(n_), s); });
+    m.logged("upload_order", [&] {
+        upload(m.order, order, size_t(n_), s);
+        if (shift) upload(m.shift, shift, size_t(n_), s);
+    });
     m.logged("permute", [&] {
-        gatherInto(m.pos, m.scratchVec, m.order.data(), n_, s);
-        gatherInto(m.vel, m.scratchVec, m.order.data(), n_, s);
-        gatherInto(m.mass, m.scratchMass, m.order.data(), n_, s);
+        gatherInto(m.pos.data(), m.scratchVec, m.order.data(), n_, s);
+        gatherInto(m.vel.data(), m.scratchVec, m.order.data(), n_, s);
+        gatherInto(m.mass.data(), m.scratchMass, m.order.data(), n_, s);
+        // The previous results follow their bodies: TreePM's error control reads them in the next refit.
+        gatherInto(m.solver.residentResults(int32_t(n_)), m.scratchResult, m.order.data(), n_, s);
+        if (shift)
+        {
+            shiftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, s>>>(m.pos.data(), m.shift.data(), n_, boxSize);
+            CUDA_CHECK_LAUNCH();
+        }
     });
     // The order array is read by the kernels above before the next upload overwrites it.
     m.spans.synchronize(s);
@@ -480,22 +502,44 @@ void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, 
     m.refit = host;
 }
 
-InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, PhaseTimes& times)
+void ResidentGpu::setResults(const F4* results)
 {
-    Impl& m       = *impl_;
-    RefitView& v  = m.refit;
-    v.children    = m.tree.tree.children;
-    v.leafRange   = m.tree.tree.leafRange;
-    v.groupRange  = m.tree.groups.range;
-    v.pos         = m.pos.data();
-    v.mass        = m.mass.data();
-    v.moments     = m.moments.data();
-    v.nodeMac     = m.tree.nodeMac;
-    v.nodeCom     = m.tree.nodeCom;
-    v.nodeQuad    = m.tree.nodeQuad;
-    v.bodies      = m.tree.bodyPosMass;
-    v.groupCenter = m.tree.groupCenter;
-    v.groupHalf   = m.tree.groupHalf;
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    m.logged("upload_results", [&] {
+        F4* to = m.solver.residentResults(int32_t(n_));
+        if (n_ > 0) CUDA_CHECK(cudaMemcpyAsync(to, results, size_t(n_) * sizeof(F4), cudaMemcpyHostToDevice, s));
+    });
+    m.spans.synchronize(s);
+}
+
+void ResidentGpu::addMeshForces(GpuMesh& mesh)
+{
+    Impl& m = *impl_;
+    m.logged("mesh", [&] {
+        mesh.addForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.solver.residentResults(int32_t(n_)), m.stream());
+    });
+}
+
+InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times)
+{
+    Impl& m      = *impl_;
+    RefitView& v = m.refit;
+    // The refit reads the previous results before the forces overwrite them (the same buffer, later on the stream).
+    v.previous       = groupTolerance > 0 ? m.solver.residentResults() : nullptr;
+    v.groupTolerance = groupTolerance;
+    v.children       = m.tree.tree.children;
+    v.leafRange      = m.tree.tree.leafRange;
+    v.groupRange     = m.tree.groups.range;
+    v.pos            = m.pos.data();
+    v.mass           = m.mass.data();
+    v.moments        = m.moments.data();
+    v.nodeMac        = m.tree.nodeMac;
+    v.nodeCom        = m.tree.nodeCom;
+    v.nodeQuad       = m.tree.nodeQuad;
+    v.bodies         = m.tree.bodyPosMass;
+    v.groupCenter    = m.tree.groupCenter;
+    v.groupHalf      = m.tree.groupHalf;
     // Queued by the solver in place of an upload, so its events time it with the walk's.
     m.solver.evaluateResident(m.tree, eps2, m.evaluation, false, [&] {
         refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
@@ -535,7 +579,7 @@ bool ResidentGpu::kick(double G, double halfStep)
     });
 }
 
-DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot)
+DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot, const StateScale& scale)
 {
     Impl& m                 = *impl_;
     cudaStream_t s          = m.stream();
@@ -548,7 +592,7 @@ DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot)
         {
             diagnosticBlocksKernel<<<blocksFor(numBlocks, 64), 64, 0, s>>>(m.pos.data(), m.vel.data(), m.mass.data(),
                                                                            m.solver.residentResults(), m.slot.data(),
-                                                                           n_, G, numBlocks, m.partial.data());
+                                                                           n_, G, scale, numBlocks, m.partial.data());
             CUDA_CHECK_LAUNCH();
         }
         download(partial.data(), m.partial.data(), partial.size(), s);

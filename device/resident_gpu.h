@@ -24,6 +24,7 @@
 #include "common/span_log.h"
 #include "common/tree_view.h"
 #include "device/gpu_solver.h"
+#include "device/pm_gpu.h"
 
 namespace octwalk {
 
@@ -51,15 +52,22 @@ public:
     /// their bounding cube sorted stably on the device, and each key's index (adoptSortedKeys,
     /// host/tree/octree.h: the host's sortBodies of the same positions gives the same order), so that the
     /// host's build starts from sorted keys.
-    void beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys = nullptr,
-                               int32_t* sortedIndex = nullptr);
+    /// In a periodic box (boxSize > 0) the keys are those of the wrapped positions in the box's cube (the host's
+    /// sortBodies of the wrapped positions in the box); the positions come down as predicted, unwrapped.
+    void beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys = nullptr, int32_t* sortedIndex = nullptr,
+                               double boxSize = 0);
     /// Waits until that download is complete (callable from another thread).
     void finishPositionDownload();
     /// Waits until the sorted keys and indices of that download are on the host (the positions come after
     /// them: a build that starts from the keys need not wait for the positions; callable from another thread).
     void finishSortedKeysDownload();
-    /// Gathers the state into a new order: slot k takes what was in slot order[k] (order: host memory).
-    void permute(const int32_t* order);
+    /// As ResidentCpu::permute (order and shift: host memory).
+    void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0);
+    /// As ResidentCpu::setResults (results: host memory).
+    void setResults(const F4* results);
+    /// Adds TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1), to the
+    /// results (GpuMesh::addForcesOnDevice, addMeshTerm): the CPU twin adds the host mesh's.
+    void addMeshForces(GpuMesh& mesh);
     /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology) and
     /// keeps the levels and MAC settings of the refit.
     /// @param[in] host    refitView of the packed tree (host memory; topology pointers and sizes read)
@@ -69,13 +77,14 @@ public:
     /// Refits on the device from the resident positions, then walks and evaluates the forces; the
     /// results stay on the device. Returns the interaction totals (self included); times receives the
     /// refit (Phase::Packing, CUDA events), the walk and the force phases.
-    InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times);
+    /// groupTolerance as ResidentCpu::refitAndEvaluate's.
+    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times);
     /// As ResidentCpu::kickDrift; waits for the range flag.
     bool kickDrift(double G, double halfStep, double h, double boxSize);
     /// As ResidentCpu::kick; waits for the finiteness flag.
     bool kick(double G, double halfStep);
     /// As ResidentCpu::diagnosticSums (slot: host memory, uploaded).
-    DiagnosticSums diagnosticSums(double G, const int32_t* slot);
+    DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale = {});
     /// Downloads the last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out);
     /// The interaction lists of the last evaluation (GpuSolver::downloadLists).

@@ -4,13 +4,14 @@
 
 #include "host/core/parallel.h"
 #include "host/core/prefetch.h"
+#include "common/treepm.h"
 #include "host/cpu/forces_cpu.h"
 #include "host/cpu/refit_cpu.h"
 
 namespace octwalk {
 
 DiagnosticSums diagnosticSumsCpu(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
-                                 const int32_t* slot, int64_t n, double G)
+                                 const int32_t* slot, int64_t n, double G, const StateScale& scale)
 {
     return deterministicSum<DiagnosticSums>(n, [&](int64_t c) {
         if (c + kGatherPrefetch < n)
@@ -22,7 +23,7 @@ DiagnosticSums diagnosticSumsCpu(const Vec3d* pos, const Vec3d* vel, const doubl
             __builtin_prefetch(&result[f]);
         }
         const int32_t i = slot[c];
-        return diagnosticTerms(mass[i], pos[i], vel[i], potentialOf(result[i], G));
+        return diagnosticTerms(mass[i], scale.position(pos[i]), scale.velocity(vel[i]), potentialOf(result[i], G));
     });
 }
 
@@ -89,12 +90,32 @@ void ResidentCpu::beginPositionDownload(Vec3d* pos, double ahead) const
     });
 }
 
-void ResidentCpu::permute(const int32_t* order)
+void ResidentCpu::permute(const int32_t* order, const uint8_t* shift, double boxSize)
 {
     logged("permute", [&] {
         gather(pos_, order, scratchVec_);
         gather(vel_, order, scratchVec_);
         gather(mass_, order, scratchMass_);
+        // The previous results follow their bodies: TreePM's error control reads them in the next refit.
+        gather(result_, order, scratchResult_);
+        if (!shift) return;
+        const int64_t n = size();
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n; ++k) pos_[k] = shiftedByCode(pos_[k], shift[k], boxSize);
+    });
+}
+
+void ResidentCpu::setResults(const F4* results)
+{
+    logged("upload_results", [&] { result_.assign(results, results + size()); });
+}
+
+void ResidentCpu::addMeshForces(const Vec3d* acc, const double* pot)
+{
+    logged("add_mesh", [&] {
+        const int64_t n = size();
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n; ++k) result_[k] = addMeshTerm(result_[k], acc[k], pot[k]);
     });
 }
 
@@ -121,27 +142,30 @@ void ResidentCpu::copyTopology(const RefitView& host, const RefitLevels& levels,
     tree_  = tree;
 }
 
-InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, PhaseTimes& t)
+InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& t)
 {
-    RefitView& v    = refit_;
-    v.children      = children_.data();
-    v.leafRange     = leafRange_.data();
-    v.groupRange    = groupRange_.data();
-    v.pos           = pos_.data();
-    v.mass          = mass_.data();
-    v.moments       = moments_.data();
-    v.nodeMac       = nodeMac_.data();
-    v.nodeCom       = nodeCom_.data();
-    v.nodeQuad      = nodeQuad_.data();
-    v.bodies        = bodies_.data();
-    v.groupCenter   = groupCenter_.data();
-    v.groupHalf     = groupHalf_.data();
-    v.numBodies     = int32_t(pos_.size());
-    tree_.children  = children_.data();
-    tree_.nodeMac   = nodeMac_.data();
-    tree_.nodeCom   = nodeCom_.data();
-    tree_.nodeQuad  = nodeQuad_.data();
-    tree_.leafRange = leafRange_.data();
+    RefitView& v = refit_;
+    // The refit reads the previous results before the forces below overwrite them.
+    v.previous       = groupTolerance > 0 ? result_.data() : nullptr;
+    v.groupTolerance = groupTolerance;
+    v.children       = children_.data();
+    v.leafRange      = leafRange_.data();
+    v.groupRange     = groupRange_.data();
+    v.pos            = pos_.data();
+    v.mass           = mass_.data();
+    v.moments        = moments_.data();
+    v.nodeMac        = nodeMac_.data();
+    v.nodeCom        = nodeCom_.data();
+    v.nodeQuad       = nodeQuad_.data();
+    v.bodies         = bodies_.data();
+    v.groupCenter    = groupCenter_.data();
+    v.groupHalf      = groupHalf_.data();
+    v.numBodies      = int32_t(pos_.size());
+    tree_.children   = children_.data();
+    tree_.nodeMac    = nodeMac_.data();
+    tree_.nodeCom    = nodeCom_.data();
+    tree_.nodeQuad   = nodeQuad_.data();
+    tree_.leafRange  = leafRange_.data();
     const GroupView groups{groupRange_.data(), groupCenter_.data(), groupHalf_.data(), int32_t(groupRange_.size())};
     const BodyView bodies{bodies_.data(), int32_t(bodies_.size())};
     const TargetView targets{bodies_.data(), int32_t(bodies_.size()), true};
@@ -211,10 +235,10 @@ bool ResidentCpu::kick(double G, double halfStep)
     });
 }
 
-DiagnosticSums ResidentCpu::diagnosticSums(double G, const int32_t* slot) const
+DiagnosticSums ResidentCpu::diagnosticSums(double G, const int32_t* slot, const StateScale& scale) const
 {
     return logged("diagnostics", [&] {
-        return diagnosticSumsCpu(pos_.data(), vel_.data(), mass_.data(), result_.data(), slot, size(), G);
+        return diagnosticSumsCpu(pos_.data(), vel_.data(), mass_.data(), result_.data(), slot, size(), G, scale);
     });
 }
 

@@ -29,8 +29,9 @@ namespace octwalk {
 /// @param[in] slot            slot[c] = tree slot of the body with caller's index c
 /// @param[in] n               number of bodies
 /// @param[in] G               the gravitational constant
+/// @param[in] scale           maps the resident state to the run's (StateScale: wrapped positions, velocities)
 DiagnosticSums diagnosticSumsCpu(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
-                                 const int32_t* slot, int64_t n, double G);
+                                 const int32_t* slot, int64_t n, double G, const StateScale& scale = {});
 
 class ResidentCpu
 {
@@ -46,8 +47,14 @@ public:
     void beginPositionDownload(Vec3d* pos, double ahead) const;
     /// Nothing to wait for on the host.
     void finishPositionDownload() const {}
-    /// Gathers the state into a new order: slot k takes what was in slot order[k].
-    void permute(const int32_t* order);
+    /// Gathers the state and the last results into a new order: slot k takes what was in slot order[k]; with
+    /// shift, position k then moves by shiftedByCode(shift[k], boxSize) (common/integrate.h: the lattice shift that
+    /// wrapped its build position into the box).
+    void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0);
+    /// Replaces the last results (tree order, G = 1): a restart continues from the checkpoint's.
+    void setResults(const F4* results);
+    /// Adds TreePM's long-range accelerations and potentials (G = 1, tree order) to the results (addMeshTerm).
+    void addMeshForces(const Vec3d* acc, const double* pot);
     /// Copies a packed tree's topology (children, leaf and group ranges, levels, root, depth, MAC
     /// settings); the moments, float bodies and group boxes are the refit's.
     /// @param[in] host    refitView of the packed tree (topology pointers and sizes read)
@@ -57,14 +64,16 @@ public:
     /// Refits the topology to the current positions, then walks and evaluates the forces of all
     /// bodies; the results stay here (kick reads them). Returns the interaction totals (self
     /// included); times receives the refit (Phase::Packing), walk and force phases.
-    InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times);
+    /// With groupTolerance > 0 the refit sets TreePM's group tolerances from the previous results
+    /// (treePmGroupTolerance, alpha = groupTolerance).
+    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times);
     /// v += halfStep G acc, x += h v (wrapped into [0, boxSize) when boxSize > 0); returns whether
     /// every position passes positionInRange.
     bool kickDrift(double G, double halfStep, double h, double boxSize);
     /// v += halfStep G acc; returns whether every position and velocity is finite.
     bool kick(double G, double halfStep);
     /// The diagnostics' sums (diagnosticSumsCpu) of the current state and results.
-    DiagnosticSums diagnosticSums(double G, const int32_t* slot) const;
+    DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale = {}) const;
     /// The last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out) const;
     /// The interaction lists of the last evaluation (as ResidentGpu::getLists).
@@ -93,7 +102,7 @@ private:
     TreeView tree_{};
     WalkCounts counts_;
     InteractionLists lists_;
-    std::vector<F4> nodeAcc_, result_;
+    std::vector<F4> nodeAcc_, result_, scratchResult_;
 };
 
 } // namespace octwalk

@@ -18,6 +18,7 @@ constexpr char kMagicV2[16]        = "OCTWALK-CKPT-v2";
 constexpr char kMagicV4[16]        = "OCTWALK-CKPT-v4";
 constexpr char kMagicV5[16]        = "OCTWALK-CKPT-v5";
 constexpr char kMagicV6[16]        = "OCTWALK-CKPT-v6";
+constexpr char kMagicV7[16]        = "OCTWALK-CKPT-v7";
 constexpr char kMagicV1[16]        = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
@@ -150,7 +151,7 @@ void readComoving(io::FileReader& in, CheckpointImage& c)
     c.comoving.assign(text.begin(), text.end());
 }
 
-/// Versions 4 and 6's pipeline field (checkpoint.h): version 6 adds the lag, version 4's runs had lag 1.
+/// Versions 4, 6 and 7's pipeline field (checkpoint.h): version 6 added the lag, version 4's runs had lag 1.
 void readPipeline(io::FileReader& in, uint64_t n, bool withLag, CheckpointImage& c)
 {
     const io::ByteOrder order = io::hostByteOrder();
@@ -175,7 +176,7 @@ void readPipeline(io::FileReader& in, uint64_t n, bool withLag, CheckpointImage&
     if (f.adoptStep >= 0) f.inFlightPos = in.readArray<Vec3d>(n, order, "in-flight positions");
 }
 
-/// Version 5's results field: finite forces, as the run that wrote them checked them.
+/// Versions 5 and 7's results field: finite forces, as the run that wrote them checked them.
 void readResults(io::FileReader& in, uint64_t n, std::vector<F4>& results)
 {
     const uint64_t at = in.offset();
@@ -186,6 +187,54 @@ void readResults(io::FileReader& in, uint64_t n, std::vector<F4>& results)
         if (!std::isfinite(r.x) || !std::isfinite(r.y) || !std::isfinite(r.z) || !std::isfinite(r.w))
         {
             in.fail("results", at + i * sizeof(F4), "body " + std::to_string(i) + " has a force that is not finite");
+        }
+    }
+}
+
+/// Fails naming `field` unless n values of `bytes` each fit before the checksum: otherwise a block cut short
+/// would read the checksum as its last values and be reported as a checksum problem.
+void requireBeforeChecksum(io::FileReader& in, uint64_t n, uint64_t bytes, const std::string& field)
+{
+    const uint64_t room = in.remaining() - std::min<uint64_t>(in.remaining(), sizeof(uint64_t));
+    if (n > room / bytes)
+    {
+        in.fail(field, in.offset(),
+                std::to_string(n) + " values of " + std::to_string(bytes) + " bytes do not fit before the checksum (" +
+                    std::to_string(room) + " bytes left)");
+    }
+}
+
+/// Version 7's presence flag of an optional block: 0 or 1, anything else is damage the checksum missed.
+bool readPresence(io::FileReader& in, const std::string& field)
+{
+    requireBeforeChecksum(in, 1, 1, field);
+    const uint64_t at  = in.offset();
+    const uint8_t flag = in.read<uint8_t>(io::hostByteOrder(), field);
+    if (flag > 1) in.fail(field, at, std::to_string(int(flag)) + " is not a presence flag (0 or 1)");
+    return flag == 1;
+}
+
+/// Version 7's blocks after the pipeline field (checkpoint.h).
+void readVersion7Blocks(io::FileReader& in, uint64_t n, CheckpointImage& c)
+{
+    if (readPresence(in, "results flag"))
+    {
+        requireBeforeChecksum(in, n, sizeof(F4), "results");
+        readResults(in, n, c.results);
+    }
+    if (readPresence(in, "state positions flag"))
+    {
+        requireBeforeChecksum(in, n, sizeof(Vec3d), "state positions");
+        const uint64_t at   = in.offset();
+        c.pipeline.statePos = in.readArray<Vec3d>(n, io::hostByteOrder(), "state positions");
+        for (uint64_t i = 0; i < n; ++i)
+        {
+            const Vec3d& x = c.pipeline.statePos[i];
+            if (!std::isfinite(x.x) || !std::isfinite(x.y) || !std::isfinite(x.z))
+            {
+                in.fail("state positions", at + i * sizeof(Vec3d),
+                        "body " + std::to_string(i) + " has a position that is not finite");
+            }
         }
     }
 }
@@ -227,15 +276,24 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
         throw InputError("checkpoint '" + path + "': the pipeline's positions do not have " + std::to_string(n) +
                          " entries");
     }
-    const bool withResults = !c.results.empty();
-    if ((withResults && pipelined) || (withResults && c.results.size() != size_t(n)))
+    const bool withResults  = !c.results.empty();
+    const bool withStatePos = !f.statePos.empty();
+    if (withResults && c.results.size() != size_t(n))
     {
-        throw InputError("checkpoint '" + path + "': " + std::to_string(c.results.size()) + " stored forces for " +
-                         std::to_string(n) + " bodies" + (pipelined ? " of a pipelined run" : ""));
+        throw InputError("checkpoint '" + path + "': results has " + std::to_string(c.results.size()) +
+                         " entries for " + std::to_string(n) + " bodies");
     }
+    if (withStatePos && (f.statePos.size() != size_t(n) || !pipelined))
+    {
+        throw InputError("checkpoint '" + path + "': pipeline.statePos has " + std::to_string(f.statePos.size()) +
+                         " entries for " + std::to_string(n) + " bodies" +
+                         (pipelined ? "" : ", but the image has no pipeline (rebuildEvery 1)"));
+    }
+    // Version 7 only where version 6 cannot hold the image, so that every other image keeps its bytes.
+    const bool v7 = pipelined && (withResults || withStatePos);
     AtomicFile file(path, Existing::KeepAsPrev);
     HashedWriter out(file);
-    out.write(pipelined ? kMagicV6 : withResults ? kMagicV5 : kMagic, sizeof(kMagic));
+    out.write(v7 ? kMagicV7 : pipelined ? kMagicV6 : withResults ? kMagicV5 : kMagic, sizeof(kMagic));
     out.put(n);
     out.put(c.step);
     out.put(c.numSteps);
@@ -262,7 +320,17 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
         out.putArray(f.topologyPos);
         if (f.adoptStep >= 0) out.putArray(f.inFlightPos);
     }
-    if (withResults) out.putArray(c.results);
+    if (v7)
+    {
+        out.put(uint8_t(withResults));
+        if (withResults) out.putArray(c.results);
+        out.put(uint8_t(withStatePos));
+        if (withStatePos) out.putArray(f.statePos);
+    }
+    else if (withResults)
+    {
+        out.putArray(c.results);
+    }
     if (!c.comoving.empty())
     {
         out.put(uint64_t(c.comoving.size()));
@@ -288,7 +356,8 @@ CheckpointImage readCheckpoint(const std::string& path)
     const bool v4 = std::memcmp(magic, kMagicV4, sizeof(kMagicV4)) == 0;
     const bool v5 = std::memcmp(magic, kMagicV5, sizeof(kMagicV5)) == 0;
     const bool v6 = std::memcmp(magic, kMagicV6, sizeof(kMagicV6)) == 0;
-    if (!v1 && !v2 && !v4 && !v5 && !v6 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    const bool v7 = std::memcmp(magic, kMagicV7, sizeof(kMagicV7)) == 0;
+    if (!v1 && !v2 && !v4 && !v5 && !v6 && !v7 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
     {
         in.fail("magic", 0, "not an octwalk checkpoint");
     }
@@ -346,7 +415,8 @@ CheckpointImage readCheckpoint(const std::string& path)
     }
     std::vector<char> text = in.readArray<char>(settings, order, "settings");
     c.extra.assign(text.begin(), text.end());
-    if (v4 || v6) readPipeline(in, uint64_t(n), v6, c);
+    if (v4 || v6 || v7) readPipeline(in, uint64_t(n), v6 || v7, c);
+    if (v7) readVersion7Blocks(in, uint64_t(n), c);
     if (v5) readResults(in, uint64_t(n), c.results);
     if (!v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
     if (in.remaining() != sizeof(uint64_t))

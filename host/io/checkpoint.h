@@ -34,6 +34,15 @@
 /// previous accelerations its last evaluation read, so that the restart evaluates the same forces again; none
 /// (version 3) when that evaluation read none (the domains had just been cut again).
 ///
+/// Version 7 ("OCTWALK-CKPT-v7\0", written by pipelined runs that also carry results or their own unwrapped
+/// positions: a pipelined periodic run) is version 6 with two optional blocks after the pipeline field:
+///
+///     uint8 has_results (0 or 1);     [1 only: F4 results[N]]        (as version 5's)
+///     uint8 has_state_pos (0 or 1);   [1 only: Vec3d state_pos[N]]   (PipelineFields::statePos, finite)
+///
+/// Each block has its own flag, since a run may carry either without the other. A pipelined run with
+/// neither is written as version 6, so that its files keep the bytes older builds wrote and read.
+///
 /// The comoving field (host/sim/simulation.cpp: the scale factor and H0, then the settings of
 /// host/sim/comoving.h as "name=value" lines) is absent from other runs' checkpoints, which therefore
 /// keep their bytes; in a comoving checkpoint vel[] holds the canonical momenta p = a^2 dx/dt.
@@ -68,6 +77,10 @@ struct PipelineFields
     /// Steps between a background build's positions and its adoption (version 6; 1 in version 4).
     int64_t rebuildLag = 1;
     std::vector<Vec3d> topologyPos, inFlightPos;
+    /// The state's own positions (caller's order) where they differ from state.pos: a pipelined periodic run
+    /// keeps its bodies unwrapped between adoptions (host/sim/pipeline.h), and state.pos holds them wrapped
+    /// into the box; empty otherwise (versions before 7).
+    std::vector<Vec3d> statePos;
 };
 
 /// What a checkpoint holds.
@@ -85,23 +98,26 @@ struct CheckpointImage
     bool direct = false, zeroNetForce = false;
     /// The caller's own settings (e.g. output cadences), stored verbatim.
     std::string extra;
-    /// The pipeline's state (versions 4 and 6); rebuildEvery 1 otherwise.
+    /// The pipeline's state (versions 4, 6 and 7); rebuildEvery 1 otherwise.
     PipelineFields pipeline;
-    /// The forces of the state, or on several ranks the previous accelerations (version 5; see there), empty in
-    /// other versions.
+    /// The forces of the state, or on several ranks the previous accelerations (versions 5 and 7; see version
+    /// 5), empty in other versions. Empty or one per body.
     std::vector<F4> results;
     /// A comoving run's clock and settings (host/sim/simulation.cpp writes and reads them); empty otherwise.
     std::string comoving;
 };
 
 /// Writes `image` to `path` through an AtomicFile; an existing file becomes path + ".prev" once the
-/// new one is complete and synced. FormatError when the file cannot be written.
+/// new one is complete and synced. The version is the oldest that holds the image (3, 5, 6 or 7), so
+/// that an image an older build could write keeps that build's bytes. InputError when a field's size
+/// does not match the bodies (results and pipeline.statePos: empty or N; statePos only with a pipeline),
+/// FormatError when the file cannot be written.
 void writeCheckpoint(const std::string& path, const CheckpointImage& image);
 
-/// Reads a checkpoint of either version. FormatError naming the field and byte offset when the file
+/// Reads a checkpoint of any version. FormatError naming the field and byte offset when the file
 /// cannot be read, is not a checkpoint, fails its checksum, is truncated or has trailing bytes, holds
 /// an inconsistent step count (step outside [0, numSteps], h not positive, N < 2), a type outside 0..5,
-/// unknown, repeated
+/// a presence flag other than 0 or 1, a force or state position that is not finite, unknown, repeated
 /// or missing parameter names or an unreadable parameter value. The parameters' ranges are not
 /// checked here (a restart validates them as a fresh run does).
 CheckpointImage readCheckpoint(const std::string& path);

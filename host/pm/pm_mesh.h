@@ -17,12 +17,14 @@
 /// atomics; the FFT is SlabFftGrid), so results are bit-identical for any number of OpenMP threads.
 
 #include <array>
+#include <memory>
 #include <complex>
 #include <cstdint>
 #include <vector>
 
 #include "common/treepm.h"
 #include "common/vec.h"
+#include "host/core/params.h"
 #include "host/pm/slab_fft_grid.h"
 
 namespace octwalk {
@@ -129,5 +131,22 @@ private:
     std::vector<MeshPoint> fields_;
     PmTimings timings_;
 };
+
+/// Whether mesh (a PmMesh or a GpuMesh, or none) is the mesh of p's TreePM settings.
+template<class Mesh>
+bool isMeshOf(const Mesh* mesh, const Parameters& p)
+{
+    return mesh && mesh->meshSize() == p.pm_grid && mesh->boxSize() == p.box_size &&
+           mesh->splitScale() == p.asmth * p.box_size / double(p.pm_grid) && mesh->assignment() == p.pm_assignment;
+}
+
+/// The mesh of p's TreePM settings (G = 1), made anew when mesh is not.
+template<class Mesh>
+void keepMeshOf(std::unique_ptr<Mesh>& mesh, const Parameters& p)
+{
+    if (isMeshOf(mesh.get(), p)) return;
+    mesh.reset();
+    mesh = std::make_unique<Mesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
+}
 
 } // namespace octwalk

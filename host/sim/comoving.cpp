@@ -194,6 +194,11 @@ double criterionDlna(const ComovingSettings& s, double hubble0, double a, double
     double largest = 0;
 #pragma omp parallel for reduction(max : largest) schedule(static)
     for (int64_t i = 0; i < int64_t(g.size()); ++i) largest = std::max(largest, dot(g[i], g[i]));
+    return criterionDlnaOfLargest(s, hubble0, a, epsilon, largest);
+}
+
+double criterionDlnaOfLargest(const ComovingSettings& s, double hubble0, double a, double epsilon, double largest)
+{
     if (!(largest > 0)) return s.maxDlna;
     const double physicalAcceleration = std::sqrt(largest) / (a * a);
     const double dt                   = std::sqrt(2 * s.errTolIntAccuracy * a * epsilon / physicalAcceleration);

@@ -100,6 +100,8 @@ int64_t stepsToEnd(const ComovingSettings& s, double a, double maxDlna);
 /// GADGET-2's criterion: min over bodies of H(a) sqrt(2 eta a eps / (|g| / a^2)), capped at max_dlna.
 /// g: the solver's accelerations (G included) in comoving units; hubble0: H0 in the run's units.
 double criterionDlna(const ComovingSettings& s, double hubble0, double a, double epsilon, const std::vector<Vec3d>& g);
+/// The same criterion from the largest |g|^2 alone (the pipelined step's backend reduces it where its forces are).
+double criterionDlnaOfLargest(const ComovingSettings& s, double hubble0, double a, double epsilon, double largest);
 
 /// x wrapped into [0, boxSize).
 double wrapPeriodic(double x, double boxSize);

@@ -90,6 +90,11 @@ double Simulation::comovingStepLimit() const
     const ComovingSettings& s = comoving_->settings;
     if (s.dlna > 0) return s.dlna;
     const double epsilon = comovingSoftening(s, std::sqrt(params_.epsilon_squared), comoving_->a);
+    if (pipeline_)
+    {
+        return criterionDlnaOfLargest(s, comoving_->hubble0, comoving_->a, epsilon,
+                                      pipeline_->largestAccelerationSquared());
+    }
     return criterionDlna(s, comoving_->hubble0, comoving_->a, epsilon, acc_);
 }
 
@@ -100,7 +105,7 @@ void Simulation::updateComovingPlan(double dlna)
     plan_.numSteps = step_ + stepsToEnd(comoving_->settings, comoving_->a, dlna);
 }
 
-void Simulation::comovingStep()
+Simulation::ComovingFactors Simulation::comovingFactors() const
 {
     const ComovingSettings& s = comoving_->settings;
     const Cosmology& c        = s.cosmology;
@@ -113,14 +118,67 @@ void Simulation::comovingStep()
                          " does not advance a (step limit " + std::to_string(limit) +
                          " in ln a): the accelerations are too large for the softening");
     }
-    const double aMid = std::sqrt(a0 * a1), h0 = comoving_->hubble0, box = params_.box_size;
+    const double aMid = std::sqrt(a0 * a1), h0 = comoving_->hubble0;
     // Kick factors carry 1/H0: the solver's accelerations are G sum m dx / r^3 in the run's units.
-    const double kick0 = kickFactor(c, a0, aMid) / h0, drift = driftFactor(c, a0, a1) / h0;
-    const double kick1 = kickFactor(c, aMid, a1) / h0;
-    const int64_t n    = state_.size();
-    lastStepTimes_     = StepTimes{};
-    callerStateValid_  = false;
-    diagnosticsStep_   = -1;
+    return {a0, a1, kickFactor(c, a0, aMid) / h0, driftFactor(c, a0, a1) / h0, kickFactor(c, aMid, a1) / h0};
+}
+
+float Simulation::comovingEpsilonSquared() const
+{
+    // As computeForces sets the solver's: eps(a) = min(eps, eps_max_phys / a) at the current a.
+    double eps2 = params_.epsilon_squared;
+    if (comoving_->settings.softeningMaxPhys > 0)
+    {
+        const double clip = comoving_->settings.softeningMaxPhys / comoving_->a;
+        eps2              = std::min(params_.epsilon_squared, clip * clip);
+    }
+    return float(eps2);
+}
+
+void Simulation::endComovingStep(double a0, double a1)
+{
+    comoving_->a        = a1;
+    comoving_->lastDlna = std::log(a1 / a0);
+}
+
+void Simulation::comovingLayzerIrvine()
+{
+    // Layzer-Irvine: d(K + W)/d ln a = -(2K + W), integrated by the trapezoidal rule over the step.
+    const Diagnostics d = diagnostics();
+    const double rate   = 2 * d.kinetic + d.potential;
+    comoving_->layzerIrvineIntegral += 0.5 * (layzerIrvineRate_ + rate) * comoving_->lastDlna;
+    layzerIrvineRate_ = rate;
+}
+
+void Simulation::comovingPipelineStep()
+{
+    const ComovingFactors f = comovingFactors();
+    lastStepTimes_          = StepTimes{};
+    callerStateValid_       = false;
+    diagnosticsStep_        = -1;
+    Stopwatch clock;
+    endComovingStep(f.a0, f.a1);
+    // The evaluation's softening at the new a, as the classic step's computeForces takes it.
+    pipeline_->step({f.kick0, f.drift, f.kick1, comovingEpsilonSquared(), 1 / f.a1});
+    lastStepTimes_.forces                = pipeline_->lastStep().times;
+    lastStepTimes_[StepPhase::ForceWall] = clock.lap();
+    ++step_;
+    state_.time = f.a1;
+    updateComovingPlan(comovingStepLimit());
+    comovingLayzerIrvine();
+    lastStepTimes_[StepPhase::Integration] = clock.lap();
+}
+
+void Simulation::comovingStep()
+{
+    if (pipeline_) return comovingPipelineStep();
+    const ComovingFactors f = comovingFactors();
+    const double a0 = f.a0, a1 = f.a1, kick0 = f.kick0, drift = f.drift, kick1 = f.kick1;
+    const double box  = params_.box_size;
+    const int64_t n   = state_.size();
+    lastStepTimes_    = StepTimes{};
+    callerStateValid_ = false;
+    diagnosticsStep_  = -1;
     Stopwatch clock;
     int outOfRange = 0;
 #pragma omp parallel for schedule(static) reduction(max : outOfRange)
@@ -130,9 +188,8 @@ void Simulation::comovingStep()
         state_.pos[i] = wrapIntoBox(state_.pos[i] + drift * momentum_[i], box);
         outOfRange    = std::max(outOfRange, int(!positionInRange(state_.pos[i])));
     }
-    positionsChecked_          = outOfRange == 0;
-    comoving_->a               = a1;
-    comoving_->lastDlna        = std::log(a1 / a0);
+    positionsChecked_ = outOfRange == 0;
+    endComovingStep(a0, a1);
     double integration         = clock.lap();
     const ForceOutcome outcome = computeForces(&kick1);
     recordForceTimes(clock.lap());
@@ -151,11 +208,7 @@ void Simulation::comovingStep()
     state_.time = a1;
     checkFinite(notFinite != 0);
     updateComovingPlan(comovingStepLimit());
-    // Layzer-Irvine: d(K + W)/d ln a = -(2K + W), integrated by the trapezoidal rule over the step.
-    const Diagnostics d = diagnostics();
-    const double rate   = 2 * d.kinetic + d.potential;
-    comoving_->layzerIrvineIntegral += 0.5 * (layzerIrvineRate_ + rate) * comoving_->lastDlna;
-    layzerIrvineRate_                      = rate;
+    comovingLayzerIrvine();
     lastStepTimes_[StepPhase::Integration] = integration + clock.lap();
 }
 

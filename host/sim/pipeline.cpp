@@ -11,6 +11,7 @@
 #include "host/core/timeline.h"
 #include "host/core/timer.h"
 #include "host/cpu/resident_cpu.h"
+#include "host/pm/pm_mesh.h"
 
 namespace octwalk {
 
@@ -24,18 +25,23 @@ public:
     virtual void getPositions(Vec3d* pos)                                                    = 0;
     /// With keys and index, also the sorted keys of those positions (ResidentGpu); false when the
     /// backend does not sort them (the CPU twin: the build sorts, with the same result).
-    virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index) = 0;
+    virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize) = 0;
     /// Whether beginPositionDownload sorts the keys (the device) or leaves that to the build (the CPU twin).
     virtual bool sortsKeys() const        = 0;
     virtual void finishPositionDownload() = 0;
     /// Waits for the sorted keys only (beginPositionDownload returned true).
-    virtual void finishSortedKeysDownload()                                                          = 0;
-    virtual void permute(const int32_t* order)                                                       = 0;
+    virtual void finishSortedKeysDownload()                                          = 0;
+    virtual void permute(const int32_t* order, const uint8_t* shift, double boxSize) = 0;
+    virtual void setResults(const F4* results)                                       = 0;
+    /// TreePM: makes the mesh of p's settings on the backend's side (the host's for the CPU twin, the device's).
+    virtual void setMesh(const Parameters& p) = 0;
+    /// Adds the mesh's forces of the state (masses: the host's copy, tree order) to the results.
+    virtual void addMeshForces(const double* mass)                                                   = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
-    virtual InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times)                        = 0;
+    virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times)  = 0;
     virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                      = 0;
     virtual bool kick(double G, double halfStep)                                                     = 0;
-    virtual DiagnosticSums diagnosticSums(double G, const int32_t* slot)                             = 0;
+    virtual DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale)    = 0;
     virtual void getResults(F4* out)                                                                 = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
@@ -55,11 +61,11 @@ public:
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
     bool sortsKeys() const override { return std::is_same_v<Resident, ResidentGpu>; }
-    bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index) override
+    bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize) override
     {
         if constexpr (std::is_same_v<Resident, ResidentGpu>)
         {
-            r_.beginPositionDownload(pos, ahead, keys, index);
+            r_.beginPositionDownload(pos, ahead, keys, index, boxSize);
             return true;
         }
         else
@@ -74,21 +80,46 @@ public:
         if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.finishSortedKeysDownload();
         else r_.finishPositionDownload();
     }
-    void permute(const int32_t* order) override { r_.permute(order); }
+    void permute(const int32_t* order, const uint8_t* shift, double boxSize) override
+    {
+        r_.permute(order, shift, boxSize);
+    }
+    void setResults(const F4* results) override { r_.setResults(results); }
+    void setMesh(const Parameters& p) override { keepMeshOf(mesh_, p); }
+    void addMeshForces(const double* mass) override
+    {
+        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.addMeshForces(*mesh_);
+        else
+        {
+            // The host's mesh takes the positions in the box: they may have drifted out of it since the last
+            // adoption (in the box, the copy is the state's own, so a rebuild every step gives the classic bits).
+            const int64_t n = r_.size();
+            meshPos_.resize(size_t(n));
+            r_.getPositions(meshPos_.data());
+            const double L = mesh_->boxSize();
+#pragma omp parallel for schedule(static)
+            for (int64_t k = 0; k < n; ++k) meshPos_[size_t(k)] = wrapPosition(meshPos_[size_t(k)], L);
+            mesh_->computeForces(meshPos_.data(), mass, n, meshAcc_, meshPot_);
+            r_.addMeshForces(meshAcc_.data(), meshPot_.data());
+        }
+    }
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
     {
         r_.setTopology(host, levels, tree);
     }
-    InteractionTotals refitAndEvaluate(float eps2, PhaseTimes& times) override
+    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times) override
     {
-        return r_.refitAndEvaluate(eps2, times);
+        return r_.refitAndEvaluate(eps2, groupTolerance, times);
     }
     bool kickDrift(double G, double halfStep, double h, double boxSize) override
     {
         return r_.kickDrift(G, halfStep, h, boxSize);
     }
     bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
-    DiagnosticSums diagnosticSums(double G, const int32_t* slot) override { return r_.diagnosticSums(G, slot); }
+    DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale) override
+    {
+        return r_.diagnosticSums(G, slot, scale);
+    }
     void getResults(F4* out) override { r_.getResults(out); }
     void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
                   std::vector<int32_t>& leafList) override
@@ -98,7 +129,12 @@ public:
     void setSpanLog(SpanLog* log) override { r_.setSpanLog(log); }
 
 private:
+    /// The TreePM mesh on the backend's side: the device's beside the device's state, the host's beside the twin's.
+    using Mesh = std::conditional_t<std::is_same_v<Resident, ResidentGpu>, GpuMesh, PmMesh>;
     Resident r_;
+    std::unique_ptr<Mesh> mesh_;
+    std::vector<Vec3d> meshPos_, meshAcc_;
+    std::vector<double> meshPot_;
 };
 
 /// One thread fewer than this thread's parallel regions get (at least 1): the stepping thread keeps a core
@@ -117,11 +153,12 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
         throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
                              " is invalid: must be >= 0 (0: automatic)");
     }
-    if (p.box_size > 0)
+    if (p.box_size > 0 && !(p.pm_grid > 0))
     {
         throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
-                             " needs an isolated run: the pipelined step does not support a periodic box (box_size " +
-                             std::to_string(p.box_size) + "); use --rebuild-every 1");
+                             " does not support tree + Ewald in a periodic box (box_size " +
+                             std::to_string(p.box_size) +
+                             ", pm_grid 0): set pm_grid for TreePM, or use --rebuild-every 1");
     }
     if (p.mac == Mac::Relative)
     {
@@ -133,15 +170,32 @@ void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
 
 } // namespace
 
+bool pipelineMeshBesideState(const Parameters& p)
+{
+    if (!(p.box_size > 0 && p.pm_grid > 0)) return false;
+    const Backend mesh = p.pm_backend == Backend::Auto ? p.backend : p.pm_backend;
+    return resolveBackend(mesh) == resolveBackend(p.backend);
+}
+
 Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, Prediction predict, int64_t lag)
-    : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict),
-      backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk"), buildThreads_(defaultBuildThreads())
+    : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict), box_(p.box_size > 0 ? p.box_size : 0.0),
+      treePm_(p.box_size > 0 && p.pm_grid > 0),
+      groupTolerance_(p.box_size > 0 && p.pm_grid > 0 && p.err_tol_force_acc > 0 ? float(p.err_tol_force_acc) : 0.0f),
+      eps2_(float(p.epsilon_squared)), backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk"),
+      buildThreads_(defaultBuildThreads())
 {
     validate(p);
     checkSupported(p, rebuildEvery, lag);
+    if (treePm_ && !pipelineMeshBesideState(p))
+    {
+        throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
+                             " needs TreePM's mesh where the state is: pm_backend " + toString(p.pm_backend) +
+                             " with backend " + toString(p.backend) + "; use --rebuild-every 1");
+    }
     if (device == PipelineDevice::Gpu) backend_ = std::make_unique<BackendOf<ResidentGpu>>();
     else backend_ = std::make_unique<BackendOf<ResidentCpu>>();
     backend_->setSpanLog(&spans_);
+    if (treePm_) backend_->setMesh(p);
 }
 
 Pipeline::~Pipeline() { builder_.wait(); }
@@ -184,7 +238,8 @@ void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, con
 }
 
 void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
-                       const int32_t* callerIndex, int64_t n, int64_t step, const PipelineCheckpoint& c)
+                       const int32_t* callerIndex, int64_t n, int64_t step, const PipelineCheckpoint& c,
+                       const std::vector<F4>& results)
 {
     if (c.rebuildEvery != every_ || c.rebuildLag != lag_)
     {
@@ -193,7 +248,16 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
                              std::to_string(every_) + " and " + std::to_string(lag_) +
                              ": a restart continues with the checkpoint's policy");
     }
+    checkRestorable(c, results, n);
     beginSpans(step);
+    // A periodic run's own positions, unwrapped since the last adoption (pos holds them wrapped).
+    std::vector<Vec3d> own;
+    if (!c.statePos.empty())
+    {
+        own.resize(size_t(n));
+        for (int64_t k = 0; k < n; ++k) own[size_t(k)] = c.statePos[size_t(callerIndex[k])];
+        pos = own.data();
+    }
     take(pos, vel, mass, id, callerIndex, n, step);
     // The checkpoint's positions are in the caller's order: arranged here as the state is.
     auto arranged = [&](const std::vector<Vec3d>& byCaller, Topology& t) {
@@ -203,10 +267,12 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
     std::unique_ptr<Topology> t = spareTopology();
     arranged(c.topologyPos, *t);
     build(*t, step);
-    adopt(t);
+    // The state was saved after this topology's adoption: its positions are already shifted.
+    adopt(t, false);
     lastRebuildStep_ = c.lastRebuildStep;
     rebuilds_        = c.rebuilds;
-    evaluate();
+    if (results.empty()) evaluate();
+    else restoreResults(results);
     freshInteractions_ = c.freshInteractions;
     lastInteractions_  = c.lastInteractions;
     if (c.adoptStep >= 0)
@@ -237,11 +303,11 @@ void Pipeline::build(Topology& t, int64_t step) const
     TimelineLaps laps(processTimeline(), step, "host-build");
     // The masses, ids and caller's indices are the host's own: only an adoption changes them, and none
     // happens while a build is in flight (the adopting step joins the build first).
-    const BodySpan bodies{t.pos.data(), mass_.data(), id_.data(), n_, callerIndex_.data()};
+    const BodySpan bodies{inTheBox(t), mass_.data(), id_.data(), n_, callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
     if (t.presorted) adoptSortedKeys(bodies, t.sortedKeys.data(), t.sortedIndex.data(), t.tree);
-    else sortBodies(bodies, t.tree, 0.0);
+    else sortBodies(bodies, t.tree, box_);
     laps.lap("sort");
     buildCells(params_.n_leaf, t.tree);
     laps.lap("cells");
@@ -250,6 +316,7 @@ void Pipeline::build(Topology& t, int64_t step) const
     makeGroups(params_.n_group, t.tree, params_.merge_groups);
     laps.lap("groups");
     packTree(t.tree, params_, t.packed, PackContent::Topology);
+    if (treePm_) t.packed.periodic = treePmPeriodicView(params_);
     laps.lap("packing");
     const std::vector<int32_t>& order = t.tree.order;
     t.sortedId.resize(size_t(n_));
@@ -264,13 +331,28 @@ void Pipeline::build(Topology& t, int64_t step) const
         t.sortedRank[k]                = callerIndex_[order[k]];
         t.slot[callerIndex_[order[k]]] = int32_t(k);
     }
+    if (box_ > 0)
+    {
+        t.shift.resize(size_t(n_));
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n_; ++k) t.shift[k] = wrapShiftCode(t.pos[order[k]], box_);
+    }
     laps.lap("order");
     t.seconds = clock.lap();
 }
 
-void Pipeline::adopt(std::unique_ptr<Topology>& t)
+const Vec3d* Pipeline::inTheBox(Topology& t) const
 {
-    backend_->permute(t->order.data());
+    if (!(box_ > 0)) return t.pos.data();
+    t.wrapped.resize(size_t(n_));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k) t.wrapped[size_t(k)] = wrapPosition(t.pos[k], box_);
+    return t.wrapped.data();
+}
+
+void Pipeline::adopt(std::unique_ptr<Topology>& t, bool shift)
+{
+    backend_->permute(t->order.data(), box_ > 0 && shift ? t->shift.data() : nullptr, box_);
     // The build sorted the masses and prepared the rest: swapped in, not copied (the tree's copy is
     // rewritten by the next build of these buffers).
     mass_.swap(t->tree.mass);
@@ -305,7 +387,7 @@ void Pipeline::startBuild(double h)
         next_->sortedIndex.resize(size_t(n_));
     }
     next_->presorted = backend_->beginPositionDownload(next_->pos.data(), predictionAhead(h), next_->sortedKeys.data(),
-                                                       next_->sortedIndex.data());
+                                                       next_->sortedIndex.data(), box_);
     launchBuild(step_ + lag_);
 }
 
@@ -354,8 +436,16 @@ void Pipeline::joinBuild()
 
 void Pipeline::evaluate()
 {
-    const InteractionTotals t = backend_->refitAndEvaluate(float(params_.epsilon_squared), last_.times);
-    lastInteractions_         = t.nodes + t.leafBodies;
+    // TreePM's error control needs the previous results: none before the first evaluation, as in the classic step.
+    const InteractionTotals t = backend_->refitAndEvaluate(eps2_, hasResults_ ? groupTolerance_ : 0.0f, last_.times);
+    if (treePm_)
+    {
+        Stopwatch mesh;
+        backend_->addMeshForces(mass_.data());
+        last_.meshSeconds = mesh.lap();
+    }
+    hasResults_       = true;
+    lastInteractions_ = t.nodes + t.leafBodies;
     if (adoptedThisStep_) freshInteractions_ = lastInteractions_;
     last_.interactions      = lastInteractions_;
     last_.nodeInteractions  = t.nodes;
@@ -395,15 +485,26 @@ void Pipeline::recordSpans()
     spans_.spans.clear();
 }
 
-void Pipeline::step(double h)
+void Pipeline::setScales(float eps2, double velocityScale)
+{
+    eps2_          = eps2;
+    velocityScale_ = velocityScale;
+}
+
+void Pipeline::step(double h) { step(Factors{0.5 * h, h, 0.5 * h, float(params_.epsilon_squared), 1.0}); }
+
+void Pipeline::step(const Factors& f)
 {
     const double G   = params_.gravitational_constant;
+    eps2_            = f.eps2;
+    velocityScale_   = f.velocityScale;
     adoptedThisStep_ = false;
     last_            = PipelineStepInfo{};
     // Every interval of this step carries the step index after it, as timing.csv's rows do.
     beginSpans(step_ + 1);
     TimelineLaps host(processTimeline(), step_ + 1, "host");
-    const bool inRange = backend_->kickDrift(G, 0.5 * h, h, 0.0);
+    // A kept topology's bodies are wrapped only at the next adoption (wrapShiftCode); rebuilt every step, at once.
+    const bool inRange = backend_->kickDrift(G, f.kickOpen, f.drift, every_ == 1 ? box_ : 0.0);
     host.lap("kick_drift");
     ++step_;
     if (!inRange)
@@ -436,12 +537,12 @@ void Pipeline::step(double h)
     }
     else if (!inFlight_ && buildDue())
     {
-        startBuild(h);
+        startBuild(f.drift);
         host.lap("start_build");
     }
     evaluate();
     host.lap("evaluate");
-    if (!backend_->kick(G, 0.5 * h))
+    if (!backend_->kick(G, f.kickClose))
     {
         throwBadBody([](const Vec3d& x, const Vec3d& v) { return finiteBody(x, v); },
                      "has a non-finite position or velocity: the timestep is too large for the softening");
@@ -470,12 +571,38 @@ void Pipeline::copyState(Vec3d* pos, Vec3d* vel)
     beginSpans(step_);
     backend_->getState(p.data(), v.data());
     recordSpans();
+    const StateScale scale = stateScale();
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n_; ++k)
     {
-        pos[callerIndex_[k]] = p[k];
-        vel[callerIndex_[k]] = v[k];
+        pos[callerIndex_[k]] = scale.position(p[k]);
+        vel[callerIndex_[k]] = scale.velocity(v[k]);
     }
+}
+
+void Pipeline::copyMomenta(Vec3d* vel)
+{
+    std::vector<Vec3d> p(static_cast<size_t>(n_)), v(static_cast<size_t>(n_));
+    beginSpans(step_);
+    backend_->getState(p.data(), v.data());
+    recordSpans();
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k) vel[callerIndex_[k]] = v[k];
+}
+
+double Pipeline::largestAccelerationSquared()
+{
+    std::vector<F4> out;
+    getResults(out);
+    const double G = params_.gravitational_constant;
+    double largest = 0;
+#pragma omp parallel for schedule(static) reduction(max : largest)
+    for (int64_t k = 0; k < n_; ++k)
+    {
+        const Vec3d a = accelerationOf(out[size_t(k)], G);
+        largest       = std::max(largest, dot(a, a));
+    }
+    return largest;
 }
 
 void Pipeline::copyAccelerations(Vec3d* acc)
@@ -490,7 +617,7 @@ void Pipeline::copyAccelerations(Vec3d* acc)
 DiagnosticSums Pipeline::diagnosticSums()
 {
     beginSpans(step_);
-    const DiagnosticSums s = backend_->diagnosticSums(params_.gravitational_constant, slot_.data());
+    const DiagnosticSums s = backend_->diagnosticSums(params_.gravitational_constant, slot_.data(), stateScale());
     recordSpans();
     return s;
 }
@@ -530,8 +657,50 @@ PipelineCheckpoint Pipeline::checkpoint() const
         c.adoptStep   = adoptStep_;
         c.inFlightPos = byCaller(next_->pos, callerIndex_);
     }
+    if (box_ > 0)
+    {
+        std::vector<Vec3d> p(static_cast<size_t>(n_)), v(static_cast<size_t>(n_));
+        backend_->getState(p.data(), v.data());
+        c.statePos = byCaller(p, callerIndex_);
+    }
     return c;
 }
+
+std::vector<F4> Pipeline::resultsByCaller()
+{
+    std::vector<F4> out, byCaller(static_cast<size_t>(n_));
+    getResults(out);
+    for (int64_t k = 0; k < n_; ++k) byCaller[size_t(callerIndex_[k])] = out[size_t(k)];
+    return byCaller;
+}
+
+bool Pipeline::checkpointsResults() const { return box_ > 0; }
+
+void Pipeline::checkRestorable(const PipelineCheckpoint& c, const std::vector<F4>& results, int64_t n) const
+{
+    const bool sized =
+        (c.statePos.empty() || int64_t(c.statePos.size()) == n) && (results.empty() || int64_t(results.size()) == n);
+    if (!sized)
+    {
+        throw InputError("checkpoint: " + std::to_string(c.statePos.size()) + " pipeline positions and " +
+                         std::to_string(results.size()) + " results for " + std::to_string(n) + " bodies");
+    }
+    if (box_ > 0 && (c.statePos.empty() || results.empty()))
+    {
+        throw InputError("checkpoint: a periodic run's pipeline restarts from its own positions and last results, "
+                         "which this checkpoint lacks");
+    }
+}
+
+void Pipeline::restoreResults(const std::vector<F4>& byCaller)
+{
+    std::vector<F4> inTreeOrder(static_cast<size_t>(n_));
+    for (int64_t k = 0; k < n_; ++k) inTreeOrder[size_t(k)] = byCaller[size_t(callerIndex_[k])];
+    backend_->setResults(inTreeOrder.data());
+    hasResults_ = true;
+}
+
+StateScale Pipeline::stateScale() const { return {box_, velocityScale_}; }
 
 void Pipeline::getResults(std::vector<F4>& out)
 {

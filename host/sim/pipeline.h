@@ -45,7 +45,20 @@
 /// keys on the GPU, the positions on the CPU twin). Off, no
 /// clock is read and no event recorded for it; on or off, the results are the same bits.
 ///
-/// Isolated Newtonian runs only: a comoving run, a periodic box, the relative MAC, direct summation
+/// Periodic boxes under TreePM (pm_grid > 0): the tree is the short-range one, and each evaluation adds the mesh's
+/// forces on the backend's side (the device's mesh beside the device's state, the host's beside the CPU twin's).
+/// The tree is built from the positions wrapped into the box, in the box's cube, as the classic build does; the
+/// state is not wrapped while a topology is kept (a body moved across the box would stretch its leaf over the
+/// box), but when the next one is adopted, each body by the lattice shift that wrapped its build position
+/// (common/integrate.h's wrapShiftCode). With K = 1 the drift wraps, as the classic step does. The walk and the
+/// forces take nearest images, which do not care where in its lattice a body sits; outputs are wrapped.
+/// TreePM's error control takes the previous evaluation's results, gathered into each new order; a
+/// checkpoint keeps them and the unwrapped positions (version 7).
+///
+/// A comoving run (always periodic) steps with the comoving factors (step(const Factors&)): the state's velocities
+/// are the momenta p = a v, so the kicks and drifts are the classic comoving step's operations bit for bit.
+///
+/// Not supported: tree + Ewald in a periodic box, the relative MAC, direct summation
 /// and zero_net_force keep the classic path (ParameterError here).
 
 #include <cstdint>
@@ -99,6 +112,7 @@ struct PipelineStepInfo
     PhaseTimes times;         ///< refit (Phase::Packing), walk and forces of the last step
     double buildSeconds  = 0; ///< host build of the topology adopted in the last step (0: none)
     double waitSeconds   = 0; ///< time the last step waited for that build (0 when it overlapped)
+    double meshSeconds   = 0; ///< TreePM: the mesh's forces of the last evaluation, on the host's clock
     bool rebuilt         = false;
     int64_t interactions = 0; ///< node + leaf interactions of the last walk (self included)
     /// The last walk's body-node and body-body interactions (self excluded, as InteractionStats counts
@@ -107,6 +121,10 @@ struct PipelineStepInfo
     /// Steps since the walked topology was adopted (0: adopted in this step, or by start/restore).
     int64_t stepsSinceRebuild = 0;
 };
+
+/// Whether TreePM's mesh (pm_backend) runs where the pipeline keeps the state (backend), as the pipelined step
+/// of a periodic box needs; false for an isolated run or tree + Ewald.
+bool pipelineMeshBesideState(const Parameters& p);
 
 class Pipeline
 {
@@ -126,13 +144,28 @@ public:
     /// its positions and evaluates the forces: step is the run's current step number.
     void start(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
                int64_t n, int64_t step);
-    /// As start, but the topology (and a build in flight) come from a checkpoint.
+    /// As start, but the topology (and a build in flight) come from a checkpoint. A periodic run's (box_size > 0)
+    /// takes its positions from c.statePos (pos holds them wrapped) and its last results (caller's order, G = 1)
+    /// from results instead of evaluating again (InputError without them): TreePM's error control reads the
+    /// results of the step before, which a new evaluation would not reproduce.
     void restore(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id, const int32_t* callerIndex,
-                 int64_t n, int64_t step, const PipelineCheckpoint& c);
+                 int64_t n, int64_t step, const PipelineCheckpoint& c, const std::vector<F4>& results = {});
 
     /// One kick-drift-kick step of length h. InputError naming the body (smallest caller's index)
     /// whose position leaves the coordinate range or whose state is not finite.
     void step(double h);
+    /// One step of a comoving run: the state's velocities are the momenta p = a v, and the kick and drift factors
+    /// (host/sim/comoving_step.cpp) take the place of h / 2, h, h / 2.
+    struct Factors
+    {
+        double kickOpen, drift, kickClose;
+        float eps2;           ///< the softening of this step's evaluation (comoving: at the step's new a)
+        double velocityScale; ///< the outputs' velocity per state velocity (comoving: 1 / a at the step's end)
+    };
+    void step(const Factors& f);
+    /// The softening and velocity factor of the evaluation start or restore makes and of the outputs (comoving:
+    /// at the run's a; the parameters' epsilon_squared and 1 until set).
+    void setScales(float eps2, double velocityScale);
 
     /// Threads of the background build's parallel regions (K != 1), from the next build on: k > 0 that many,
     /// 0 the default: one fewer than the constructing thread's regions get (at least 1), so that the stepping
@@ -143,14 +176,23 @@ public:
     /// than all. ParameterError for k < 0.
     void setBuildThreads(int threads);
 
-    /// Positions and velocities in the caller's order (index = caller's index), n each.
+    /// Positions (wrapped into a periodic box) and velocities (times the velocity factor) in the caller's order
+    /// (index = caller's index), n each.
     void copyState(Vec3d* pos, Vec3d* vel);
+    /// The state's own velocities (a comoving run's momenta) in the caller's order, n.
+    void copyMomenta(Vec3d* vel);
+    /// The largest |a|^2 (G applied) of the last walk's accelerations: a comoving run's step criterion.
+    double largestAccelerationSquared();
     /// The last walk's accelerations (G applied) in the caller's order, n.
     void copyAccelerations(Vec3d* acc);
     /// The diagnostics' sums in the caller's order, as Simulation::diagnostics adds them.
     DiagnosticSums diagnosticSums();
-    /// The policy's state for a checkpoint.
+    /// The policy's state for a checkpoint (with a periodic run's own positions in statePos).
     PipelineCheckpoint checkpoint() const;
+    /// Whether a checkpoint keeps the last results too (resultsByCaller): a periodic run's restore needs them.
+    bool checkpointsResults() const;
+    /// The last walk's results (G = 1) in the caller's order.
+    std::vector<F4> resultsByCaller();
 
     const PipelineStepInfo& lastStep() const { return last_; }
     /// The last walk's interactions and the shape of its topology, as GravitySolver::stats() gives them
@@ -185,6 +227,10 @@ private:
         std::vector<int32_t> sortedRank, slot;
         /// The tree order again, pinned: the adoption's upload of it is one DMA transfer.
         PinnedVector<int32_t> order;
+        /// A periodic run's positions wrapped into the box, which the build sorts, and the lattice shift of
+        /// each body's build position in the new order (wrapShiftCode), which the adoption applies to the state.
+        std::vector<Vec3d> wrapped;
+        PinnedVector<uint8_t> shift;
         double seconds = 0;
     };
 
@@ -196,8 +242,15 @@ private:
     std::unique_ptr<Topology> spareTopology();
     /// Builds t's topology; its phases go on the timeline under `step` (the step that asked for it).
     void build(Topology& t, int64_t step) const;
-    /// Gathers the state into t's order and hands t's topology to the backend; t becomes current.
-    void adopt(std::unique_ptr<Topology>& t);
+    /// t's build positions as the build takes them: wrapped into a periodic run's box (into t.wrapped).
+    const Vec3d* inTheBox(Topology& t) const;
+    /// Gathers the state into t's order and hands t's topology to the backend; t becomes current. With shift,
+    /// a periodic run's bodies move by the shifts that wrapped their build positions.
+    void adopt(std::unique_ptr<Topology>& t, bool shift = true);
+    void checkRestorable(const PipelineCheckpoint& c, const std::vector<F4>& results, int64_t n) const;
+    void restoreResults(const std::vector<F4>& byCaller);
+    /// How the resident state maps to the run's (wrapped positions, velocities from comoving momenta).
+    StateScale stateScale() const;
     /// Snapshots the state into next_ and builds it on a thread from the positions predicted for the
     /// steps it will serve from its adoption at step_ + lag_ (h: the step just done).
     void startBuild(double h);
@@ -218,6 +271,14 @@ private:
     Parameters params_;
     int64_t every_, lag_;
     Prediction predict_;
+    double box_; ///< the periodic box's side, 0 for an isolated run
+    bool treePm_;
+    /// TreePM's error control's alpha (err_tol_force_acc; 0: off).
+    float groupTolerance_;
+    /// Whether the backend holds results of this state (the error control's previous accelerations).
+    bool hasResults_      = false;
+    double velocityScale_ = 1;
+    float eps2_;
     std::unique_ptr<Backend> backend_;
     /// What the backend logs for the timeline, and the lane of its own work there.
     SpanLog spans_;

@@ -82,7 +82,11 @@ namespace {
 std::unique_ptr<Pipeline> makePipeline(const Parameters& p, const ForceOptions& forces, bool comoving)
 {
     const std::string option = "option --rebuild-every = " + std::to_string(forces.rebuildEvery);
-    if (comoving) throw ParameterError(option + ": comoving runs keep the classic per-step build (--rebuild-every 1)");
+    if (comoving && !pipelineMeshBesideState(p))
+    {
+        throw ParameterError(option + ": a comoving run under tree + Ewald keeps the classic per-step build "
+                                      "(--rebuild-every 1); TreePM (pm_grid > 0) takes the pipelined step");
+    }
     if (forces.direct) throw ParameterError(option + " does not apply to direct summation (--rebuild-every 1)");
     if (forces.zeroNetForce) throw ParameterError(option + " does not support zero_net_force (--rebuild-every 1)");
     const PipelineDevice device = resolveBackend(p.backend) == Backend::Gpu ? PipelineDevice::Gpu : PipelineDevice::Cpu;
@@ -93,7 +97,9 @@ std::unique_ptr<Pipeline> makePipeline(const Parameters& p, const ForceOptions& 
 
 bool pipelineSupports(const Parameters& p, const ForceOptions& forces, bool comoving)
 {
-    return !comoving && !forces.direct && !forces.zeroNetForce && !(p.box_size > 0) && p.mac != Mac::Relative;
+    // A comoving run is always periodic: under TreePM it is pipelined as any TreePM box, under tree + Ewald not.
+    const bool box = p.box_size > 0 || comoving;
+    return !forces.direct && !forces.zeroNetForce && (!box || pipelineMeshBesideState(p)) && p.mac != Mac::Relative;
 }
 
 int64_t resolvedRebuildEvery(const Parameters& p, const ForceOptions& forces, bool comoving)
@@ -165,8 +171,15 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
     else adoptResults(std::move(results));
     if (pipeline_)
     {
-        pipeline_->start(state_.pos.data(), state_.vel.data(), state_.mass.data(), state_.id.data(),
-                         callerIndex_.data(), state_.size(), step_);
+        // A comoving run's pipeline integrates the momenta, as the classic comoving step does.
+        const Vec3d* vel = state_.vel.data();
+        if (comoving_)
+        {
+            pipeline_->setScales(comovingEpsilonSquared(), 1 / comoving_->a);
+            vel = momentum_.data();
+        }
+        pipeline_->start(state_.pos.data(), vel, state_.mass.data(), state_.id.data(), callerIndex_.data(),
+                         state_.size(), step_);
     }
     initialEnergy_ = diagnostics().total;
     if (comoving_)

@@ -85,7 +85,7 @@ struct ForceOptions
     /// Steps between host tree builds (`--rebuild-every`): 1 is the classic step, a fresh host tree every
     /// step; K >= 2 the pipelined step of host/sim/pipeline.h with a topology adopted every K steps and
     /// refitted in between; 0 the same with continuous background builds (one adopted every rebuildLag
-    /// steps). The pipelined step needs an isolated Newtonian tree run (not comoving, periodic, direct,
+    /// steps). The pipelined step needs a tree run, isolated or under TreePM (not tree + Ewald, direct,
     /// zero_net_force or the relative MAC: ParameterError). kRebuildAutomatic (the default) is the fastest
     /// step the run supports, resolved by the Simulation (resolvedRebuildEvery).
     int64_t rebuildEvery = kRebuildAutomatic;
@@ -96,8 +96,9 @@ struct ForceOptions
     int64_t rebuildLag = kRebuildLagAutomatic;
 };
 
-/// Whether the pipelined step supports a run with these parameters and options: an isolated Newtonian
-/// tree run (not comoving, not periodic, not direct summation, not zero_net_force, not the relative MAC).
+/// Whether the pipelined step supports a run with these parameters and options: a tree run, isolated or a
+/// periodic (also comoving) box under TreePM with its mesh where the state is (pipelineMeshBesideState); not tree +
+/// Ewald, direct summation, zero_net_force or the relative MAC.
 bool pipelineSupports(const Parameters& p, const ForceOptions& forces, bool comoving);
 
 /// The rebuild policy a run takes: forces.rebuildEvery as given, or for kRebuildAutomatic the pipelined
@@ -291,6 +292,19 @@ private:
     /// The state as the solver reads it (ids through the caller's index when idsByCaller_).
     BodySpan bodySpan() const;
     void comovingStep();
+    /// A comoving step's scale factors and kick and drift factors (host/sim/comoving_step.cpp).
+    struct ComovingFactors
+    {
+        double a0, a1, kick0, drift, kick1;
+    };
+    ComovingFactors comovingFactors() const;
+    /// The softening squared at the current a (eps(a) = min(eps, eps_max_phys / a)), as an evaluation takes it.
+    float comovingEpsilonSquared() const;
+    void endComovingStep(double a0, double a1);
+    /// Adds the step to the Layzer-Irvine integral.
+    void comovingLayzerIrvine();
+    /// The comoving step of a run with a pipeline: the same factors, on the pipeline's state.
+    void comovingPipelineStep();
     /// The step of a run with a pipeline (host/sim/pipeline.h).
     void pipelineStep();
     /// The step limit in ln a at the current state: --dlna, or the criterion on the current forces.

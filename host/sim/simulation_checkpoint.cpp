@@ -60,7 +60,8 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     c.zeroNetForce  = forces_.zeroNetForce;
     c.extra         = extra;
     if (pipeline_) c.pipeline = pipeline_->checkpoint();
-    if (passesPreviousAccelerations() && lastResults_)
+    if (pipeline_ && pipeline_->checkpointsResults()) c.results = pipeline_->resultsByCaller();
+    else if (passesPreviousAccelerations() && lastResults_)
     {
         // The next step's previous accelerations: a restart takes these forces instead of evaluating them again.
         const std::vector<int32_t>& slot = slots();
@@ -70,7 +71,8 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
     if (comoving_)
     {
         // The integrated state is p, not p / a: a restart continues from the same bits.
-        gather(momentum_, slots(), c.state.vel);
+        if (pipeline_) pipeline_->copyMomenta(c.state.vel.data());
+        else gather(momentum_, slots(), c.state.vel);
         c.comoving = comovingCheckpointText(*comoving_);
     }
     octwalk::writeCheckpoint(path, c);
@@ -104,12 +106,12 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     ForceOptions forces{c.direct, c.zeroNetForce};
     forces.rebuildEvery = c.pipeline.rebuildEvery;
     if (forces.rebuildEvery != 1) forces.rebuildLag = c.pipeline.rebuildLag;
+    // A pipeline's restore takes the results too (Pipeline::restore), after the constructor has taken them.
+    std::vector<F4> pipelineResults = forces.rebuildEvery != 1 ? c.results : std::vector<F4>{};
     Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving), std::move(c.results));
     if (sim.comoving_)
     {
         for (size_t k = 0; k < momentum.size(); ++k) sim.momentum_[k] = momentum[sim.callerIndex_[k]];
-        sim.step_ = c.step;
-        sim.updateComovingPlan(sim.comovingStepLimit());
     }
     sim.step_          = c.step;
     sim.initialEnergy_ = c.initialEnergy;
@@ -117,8 +119,23 @@ Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extr
     {
         // The topologies of the interrupted run, not a fresh one: the same forces, the same rebuilds.
         const ParticleSet& s = sim.state_;
-        sim.pipeline_->restore(s.pos.data(), s.vel.data(), s.mass.data(), s.id.data(), sim.callerIndex_.data(),
-                               s.size(), c.step, c.pipeline);
+        const Vec3d* vel     = sim.comoving_ ? sim.momentum_.data() : s.vel.data();
+        if (sim.comoving_) sim.pipeline_->setScales(sim.comovingEpsilonSquared(), 1 / sim.comoving_->a);
+        sim.pipeline_->restore(s.pos.data(), vel, s.mass.data(), s.id.data(), sim.callerIndex_.data(), s.size(), c.step,
+                               c.pipeline, pipelineResults);
+    }
+    if (sim.pipeline_)
+    {
+        // What the constructor derived from its own first evaluation now comes from the restored state.
+        sim.diagnosticsStep_  = -1;
+        sim.callerStateValid_ = false;
+    }
+    if (sim.comoving_)
+    {
+        // The step limit and the Layzer-Irvine rate of the restored forces (a pipeline's, restored just above).
+        sim.updateComovingPlan(sim.comovingStepLimit());
+        const Diagnostics d   = sim.diagnostics();
+        sim.layzerIrvineRate_ = 2 * d.kinetic + d.potential;
     }
     if (extra) *extra = std::move(c.extra);
     return sim;

@@ -128,14 +128,8 @@ void setTreePmGroupTolerances(const F4* previous, const HostTree& tree, const Pa
 #pragma omp parallel for schedule(static)
     for (int64_t g = 0; g < numGroups; ++g)
     {
-        const I2 r     = packed.groupRange[g];
-        float smallest = HUGE_VALF;
-        for (int32_t k = r.x; k < r.x + r.y; ++k)
-        {
-            const F4 a = previous[tree.order[k]];
-            smallest   = std::min(smallest, std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z));
-        }
-        packed.groupHalf[g].w = std::isfinite(smallest) ? alpha * smallest : 0.0f;
+        packed.groupHalf[g].w =
+            treePmGroupTolerance(packed.groupRange[g], alpha, [&](int32_t k) { return previous[tree.order[k]]; });
     }
 }
 
@@ -702,27 +696,6 @@ bool GravitySolver::meshBesideTheWalk() const
     return meshSchedule_ == MeshSchedule::BesideTheWalk;
 }
 
-namespace {
-
-/// Whether mesh (a PmMesh or a GpuMesh, or none) is the mesh of p's TreePM settings.
-template<class Mesh>
-bool isMeshOf(const Mesh* mesh, const Parameters& p)
-{
-    return mesh && mesh->meshSize() == p.pm_grid && mesh->boxSize() == p.box_size &&
-           mesh->splitScale() == p.asmth * p.box_size / double(p.pm_grid) && mesh->assignment() == p.pm_assignment;
-}
-
-/// The mesh of p's TreePM settings (G = 1), made anew when mesh is not.
-template<class Mesh>
-void keepMeshOf(std::unique_ptr<Mesh>& mesh, const Parameters& p)
-{
-    if (isMeshOf(mesh.get(), p)) return;
-    mesh.reset();
-    mesh = std::make_unique<Mesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
-}
-
-} // namespace
-
 bool GravitySolver::meshOnDevice() const
 {
     const Backend where = params_.pm_backend == Backend::Auto ? activeBackend() : params_.pm_backend;
@@ -778,15 +751,8 @@ void GravitySolver::addMeshForces(F4* out)
     const bool device  = gpuMesh_ != nullptr;
     const Vec3d* acc   = device ? deviceMesh_.acc.data() : meshAcc_.data();
     const double* pot  = device ? deviceMesh_.pot.data() : meshPot_.data();
-    // One rounding to float per component: the sum of the tree's float result and the mesh's double one.
 #pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n; ++k)
-    {
-        const F4 t     = out[k];
-        const Vec3d& a = acc[k];
-        out[k]         = {float(double(t.x) + a.x), float(double(t.y) + a.y), float(double(t.z) + a.z),
-                          float(double(t.w) + pot[k])};
-    }
+    for (int64_t k = 0; k < n; ++k) out[k] = addMeshTerm(out[k], acc[k], pot[k]);
     meshSeconds_ += steadyClockSeconds() - begin;
 }
 

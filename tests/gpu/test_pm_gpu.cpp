@@ -2,7 +2,9 @@
 // same bodies: CIC and TSC, even and odd meshes, uniform and clustered boxes, G != 1. The two differ only in the
 // order of their sums and in the fixed point of the device's mass assignment, so they agree to far below any
 // force error of the split. The device's results repeat bit for bit, and a bad body is named as the host names
-// it. Every test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure.
+// it. The entry point for bodies already on the device adds computeForces' results into the tree's, rounded as
+// the host adds them, bit for bit, and takes bodies that drifted out of the box by their wrapped positions. Every
+// test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +18,10 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/integrate.h"
+#include "common/treepm.h"
 #include "device/gpu_solver.h"
+#include "device/pinned_memory.h"
 #include "device/pm_gpu.h"
 #include "host/models/models.h"
 #include "host/pm/pm_mesh.h"
@@ -247,6 +252,173 @@ TEST_F(GpuPmMeshInput, NoBodiesGiveNoForces)
     GpuMesh device(1.0, 16, 1.25, MassAssignment::Cic, 1.0);
     device.computeForces(nullptr, nullptr, 0, nullptr, nullptr);
     EXPECT_EQ(device.timings().total(), 0.0);
+    device.addForcesOnDevice(nullptr, nullptr, 0, nullptr, nullptr);
+    EXPECT_EQ(device.timings().total(), 0.0);
+}
+
+// addForcesOnDevice reads and writes device memory. Page-locked host memory stands for it here: with unified
+// addressing its pointers are the device's too, and this target sees no CUDA header to allocate device memory with.
+class GpuPmMeshOnDevice : public ::testing::Test
+{
+protected:
+    void SetUp() override { requireGpu(); }
+};
+
+template<class T>
+PinnedVector<T> pinnedCopy(const std::vector<T>& v)
+{
+    return PinnedVector<T>(v.begin(), v.end());
+}
+
+/// What addForcesOnDevice must leave in results that held initial: computeForces' acc and pot added with
+/// addMeshTerm.
+std::vector<F4> expectedSums(const std::vector<F4>& initial, const std::vector<Vec3d>& acc,
+                             const std::vector<double>& pot)
+{
+    std::vector<F4> sums(initial.size());
+    for (size_t i = 0; i < initial.size(); ++i) sums[i] = addMeshTerm(initial[i], acc[i], pot[i]);
+    return sums;
+}
+
+template<class Results>
+void expectSameBits(const Results& results, const std::vector<F4>& expected)
+{
+    ASSERT_EQ(results.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i)
+    {
+        ASSERT_EQ(std::memcmp(&results[i], &expected[i], sizeof(F4)), 0)
+            << "body " << i << ": " << results[i].x << " " << results[i].w << " against " << expected[i].x << " "
+            << expected[i].w;
+    }
+}
+
+TEST_F(GpuPmMeshOnDevice, AddsTheHostEntryPointsForcesBitForBit)
+{
+    const double L           = 3.0;
+    const int64_t n          = int64_t(1) << 14;
+    const size_t count       = size_t(n);
+    const ParticleSet bodies = makeClusteredBox(n, L, 20261201);
+    for (const auto& [meshSize, assignment] : {std::pair{32, MassAssignment::Tsc}, std::pair{27, MassAssignment::Cic}})
+    {
+        GpuMesh mesh(L, meshSize, 1.25, assignment, kG);
+        std::vector<Vec3d> acc(count);
+        std::vector<double> pot(count);
+        mesh.computeForces(bodies.pos.data(), bodies.mass.data(), n, acc.data(), pot.data());
+        const PinnedVector<Vec3d> pos   = pinnedCopy(bodies.pos);
+        const PinnedVector<double> mass = pinnedCopy(bodies.mass);
+        const std::vector<F4> zero(count, F4{0.0f, 0.0f, 0.0f, 0.0f});
+        PinnedVector<F4> results = pinnedCopy(zero);
+        mesh.addForcesOnDevice(pos.data(), mass.data(), n, results.data(), nullptr);
+        expectSameBits(results, expectedSums(zero, acc, pot));
+        EXPECT_EQ(mesh.timings().upload, 0.0);
+        EXPECT_EQ(mesh.timings().download, 0.0);
+        EXPECT_GT(mesh.timings().total(), 0.0);
+
+        // Nonzero tree results, of both signs and of the mesh's magnitudes, on a stream of the caller's.
+        std::vector<F4> initial(count);
+        for (int64_t i = 0; i < n; ++i)
+        {
+            const float f      = float((i * 7919) % 2001 - 1000) / 1000.0f;
+            initial[size_t(i)] = {f * float(acc[size_t(i)].y), -f, 0.5f * f, f * float(pot[size_t(i)])};
+        }
+        results = pinnedCopy(initial);
+        GpuSolver solver;
+        mesh.addForcesOnDevice(pos.data(), mass.data(), n, results.data(), solver.stream().handle);
+        expectSameBits(results, expectedSums(initial, acc, pot));
+    }
+}
+
+TEST_F(GpuPmMeshOnDevice, TakesBodiesOutsideTheBoxAtTheirWrappedPositions)
+{
+    const double L           = 2.0;
+    const int64_t n          = int64_t(1) << 13;
+    const size_t count       = size_t(n);
+    const ParticleSet bodies = makeUniformBox(n, L, 20261202);
+    // Bodies near a face moved by one box length to the other side of the opposite one, as bodies that drifted
+    // out of the box since their last wrapping lie: x = 0.999 L as x - L = -0.001 L, y = 0.001 L as y + L.
+    std::vector<Vec3d> shifted = bodies.pos;
+    int64_t moved              = 0;
+    auto shift                 = [L](double& x, int64_t& moves) {
+        if (x > 0.95 * L) x -= L;
+        else if (x < 0.05 * L) x += L;
+        else return;
+        ++moves;
+    };
+    for (Vec3d& p : shifted)
+    {
+        shift(p.x, moved);
+        shift(p.y, moved);
+        shift(p.z, moved);
+    }
+    ASSERT_GT(moved, n / 5);
+    // One box length times floor's +-1 is exact, so that the host's wrap and the device's (with fused
+    // multiply-adds) give the same positions: x - L + L, itself not always x.
+    std::vector<Vec3d> wrapped(shifted.size());
+    for (size_t i = 0; i < shifted.size(); ++i) wrapped[i] = wrapPosition(shifted[i], L);
+
+    GpuMesh mesh(L, 32, 1.25, MassAssignment::Tsc, 1.0);
+    std::vector<Vec3d> acc(count), wrappedAcc(count);
+    std::vector<double> pot(count), wrappedPot(count);
+    mesh.computeForces(bodies.pos.data(), bodies.mass.data(), n, acc.data(), pot.data());
+    mesh.computeForces(wrapped.data(), bodies.mass.data(), n, wrappedAcc.data(), wrappedPot.data());
+    EXPECT_LE(relativeDifference(wrappedAcc, acc), 1e-12);
+    EXPECT_LE(relativeDifference(wrappedPot, pot), 1e-12);
+
+    const PinnedVector<Vec3d> pos   = pinnedCopy(shifted);
+    const PinnedVector<double> mass = pinnedCopy(bodies.mass);
+    const std::vector<F4> zero(count, F4{0.0f, 0.0f, 0.0f, 0.0f});
+    PinnedVector<F4> results = pinnedCopy(zero);
+    mesh.addForcesOnDevice(pos.data(), mass.data(), n, results.data(), nullptr);
+    expectSameBits(results, expectedSums(zero, wrappedAcc, wrappedPot));
+}
+
+TEST_F(GpuPmMeshOnDevice, NamesTheFirstBodyThatIsNotFinite)
+{
+    const double L = 2.0;
+    GpuMesh device(L, 16, 1.25, MassAssignment::Tsc, 1.0);
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    struct Bad
+    {
+        Vec3d pos;
+        double mass;
+        const char* message; ///< after "PM mesh: body 37"
+    };
+    // Body 12 lies outside the box, but is finite: wrapped, not refused. Body 37's finite coordinates are wrapped.
+    for (const Bad& bad : {Bad{{0.5, 0.5, nan}, 1.0, ": position z = nan is outside the periodic box [0, 2)"},
+                           Bad{{-inf, 0.5, 0.5}, 1.0, ": position x = -inf is outside the periodic box [0, 2)"},
+                           Bad{{-0.1, nan, 0.5}, 1.0, ": position y = nan is outside the periodic box [0, 2)"},
+                           Bad{{0.5, 0.5, 0.5}, inf, " has mass inf: must be finite"},
+                           Bad{{2.1, 0.5, 0.5}, nan, " has mass nan: must be finite"}})
+    {
+        std::vector<Vec3d> pos(100, Vec3d{1.0, 1.0, 1.0});
+        std::vector<double> mass(100, 0.01);
+        pos[12]  = {-0.01, 2.01, 1.0};
+        pos[37]  = bad.pos;
+        mass[37] = bad.mass;
+        pos[80]  = {5.0, 0.0, 0.0};
+
+        const PinnedVector<Vec3d> devicePos   = pinnedCopy(pos);
+        const PinnedVector<double> deviceMass = pinnedCopy(mass);
+        const std::vector<F4> initial(100, F4{1.0f, 2.0f, 3.0f, 4.0f});
+        PinnedVector<F4> results = pinnedCopy(initial);
+        EXPECT_EQ(errorOf([&] {
+                      device.addForcesOnDevice(devicePos.data(), deviceMass.data(), 100, results.data(), nullptr);
+                  }),
+                  std::string("PM mesh: body 37") + bad.message);
+        // A refused call leaves the results as they were.
+        expectSameBits(results, initial);
+    }
+    // The mesh is still usable after a refused call.
+    const ParticleSet good = makeClusteredBox(512, L, 7);
+    std::vector<Vec3d> acc(512);
+    std::vector<double> pot(512);
+    device.computeForces(good.pos.data(), good.mass.data(), 512, acc.data(), pot.data());
+    const std::vector<F4> zero(512, F4{0.0f, 0.0f, 0.0f, 0.0f});
+    PinnedVector<F4> results        = pinnedCopy(zero);
+    const PinnedVector<Vec3d> pos   = pinnedCopy(good.pos);
+    const PinnedVector<double> mass = pinnedCopy(good.mass);
+    device.addForcesOnDevice(pos.data(), mass.data(), 512, results.data(), nullptr);
+    expectSameBits(results, expectedSums(zero, acc, pot));
 }
 
 } // namespace

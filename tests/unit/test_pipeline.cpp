@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -20,6 +21,7 @@
 #endif
 
 #include "common/errors.h"
+#include "host/io/checkpoint.h"
 #include "host/sim/pipeline.h"
 #include "host/models/galaxy.h"
 #include "host/sim/simulation.h"
@@ -355,7 +357,7 @@ TEST(Pipeline, TheAutomaticPolicyIsThePipelinedStepWhereItApplies)
     const ForceOptions automatic;
     EXPECT_EQ(automatic.rebuildEvery, kRebuildAutomatic);
     EXPECT_EQ(resolvedRebuildEvery(p, automatic, false), 0);
-    EXPECT_EQ(resolvedRebuildEvery(p, automatic, true), 1) << "comoving";
+    EXPECT_EQ(resolvedRebuildEvery(p, automatic, true), 1) << "comoving under tree + Ewald";
     Parameters periodic = p;
     periodic.box_size   = 100;
     EXPECT_EQ(resolvedRebuildEvery(periodic, automatic, false), 1) << "periodic";
@@ -446,4 +448,230 @@ TEST(Pipeline, RestartIsBitIdenticalAlsoWithABuildInFlight)
             << "rebuild every " << every << ", lag " << policy.lag;
     }
     fs::remove_all(dir);
+}
+
+// Checkpoint version 7 (host/io/checkpoint.h): a pipelined image that also holds forces or its own unwrapped
+// positions, as a pipelined periodic run's does. Its restart is bit-identical only if every bit comes back.
+namespace {
+
+constexpr int64_t kCkptBodies = 5;
+
+/// A pipelined image with awkward bits: -0, a subnormal, positions outside a unit box.
+CheckpointImage pipelinedImage(bool inFlight, bool withResults, bool withStatePos)
+{
+    CheckpointImage c;
+    c.state.resize(kCkptBodies);
+    for (int64_t i = 0; i < kCkptBodies; ++i)
+    {
+        const double x  = 0.1 + 0.17 * double(i);
+        c.state.pos[i]  = {x, std::nextafter(x, 1.0), -0.0};
+        c.state.vel[i]  = {-x, 1e-310, x / 3};
+        c.state.mass[i] = 1.0 / double(kCkptBodies);
+        c.state.id[i]   = uint64_t(100 + i);
+        c.state.type[i] = uint8_t(i % 6);
+    }
+    c.step            = 11;
+    c.numSteps        = 20;
+    c.h               = kDt;
+    c.initialEnergy   = -0.25;
+    c.parameters      = parameters();
+    c.extra           = "energy_every=1\n";
+    PipelineFields& f = c.pipeline;
+    f.rebuildEvery    = 4;
+    f.rebuildLag      = 2;
+    f.lastRebuildStep = 8;
+    f.rebuilds        = 3;
+    f.adoptStep       = inFlight ? 12 : -1;
+    for (int64_t i = 0; i < kCkptBodies; ++i)
+    {
+        f.topologyPos.push_back(0.5 * c.state.pos[i]);
+        if (inFlight) f.inFlightPos.push_back(0.75 * c.state.pos[i]);
+        // Unwrapped: a body that left the box keeps its image's offset.
+        if (withStatePos) f.statePos.push_back(c.state.pos[i] + Vec3d{double(i) - 2, 1.0, -3.0});
+        if (withResults) c.results.push_back(F4{float(i) * 0.5f, -0.0f, 1e-40f, -float(i)});
+    }
+    return c;
+}
+
+template<class T>
+bool sameBits(const std::vector<T>& a, const std::vector<T>& b)
+{
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+std::string ckptErrorOf(const std::string& path)
+{
+    try
+    {
+        readCheckpoint(path);
+    }
+    catch (const FormatError& e)
+    {
+        return e.what();
+    }
+    ADD_FAILURE() << "no FormatError reading " << path;
+    return {};
+}
+
+struct CkptDir
+{
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("octwalk_ckpt_v7_" + std::to_string(::getpid()) + "_" +
+                                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    CkptDir() { std::filesystem::create_directories(dir); }
+    ~CkptDir() { std::filesystem::remove_all(dir); }
+    std::string file(const std::string& name) const { return (dir / name).string(); }
+};
+
+/// `bytes` with a valid checksum in place of its last 8 bytes, so that the reader gets past the checksum.
+void writeResealed(const std::string& path, std::string bytes)
+{
+    bytes.resize(bytes.size() - sizeof(uint64_t));
+    const uint64_t h = test::checkpointChecksum(bytes);
+    bytes.append(reinterpret_cast<const char*>(&h), sizeof(h));
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+} // namespace
+
+TEST(PipelineCheckpoint, Version7RoundTripsResultsAndStatePositionsBitForBit)
+{
+    const CkptDir d;
+    struct Case
+    {
+        bool inFlight, results, statePos;
+    };
+    for (const Case k :
+         {Case{false, true, true}, Case{true, true, true}, Case{false, true, false}, Case{true, false, true}})
+    {
+        SCOPED_TRACE(testing::Message() << "in flight " << k.inFlight << ", results " << k.results
+                                        << ", state positions " << k.statePos);
+        CheckpointImage c = pipelinedImage(k.inFlight, k.results, k.statePos);
+        // The comoving field follows the blocks: their lengths must be right for it to come back.
+        if (!k.results) c.comoving = "a=0.5\n";
+        writeCheckpoint(d.file("a.bin"), c);
+        const std::string bytes = slurp(d.file("a.bin"));
+        EXPECT_EQ(bytes.substr(0, 16), std::string("OCTWALK-CKPT-v7", 16));
+        const CheckpointImage r = readCheckpoint(d.file("a.bin"));
+        EXPECT_TRUE(sameBits(r.state.pos, c.state.pos));
+        EXPECT_TRUE(sameBits(r.state.vel, c.state.vel));
+        EXPECT_TRUE(sameBits(r.state.mass, c.state.mass));
+        EXPECT_EQ(r.state.id, c.state.id);
+        EXPECT_EQ(r.state.type, c.state.type);
+        EXPECT_EQ(r.step, c.step);
+        EXPECT_EQ(r.pipeline.rebuildEvery, c.pipeline.rebuildEvery);
+        EXPECT_EQ(r.pipeline.rebuildLag, c.pipeline.rebuildLag);
+        EXPECT_EQ(r.pipeline.lastRebuildStep, c.pipeline.lastRebuildStep);
+        EXPECT_EQ(r.pipeline.rebuilds, c.pipeline.rebuilds);
+        EXPECT_EQ(r.pipeline.adoptStep, c.pipeline.adoptStep);
+        EXPECT_TRUE(sameBits(r.pipeline.topologyPos, c.pipeline.topologyPos));
+        EXPECT_TRUE(sameBits(r.pipeline.inFlightPos, c.pipeline.inFlightPos));
+        EXPECT_TRUE(sameBits(r.pipeline.statePos, c.pipeline.statePos));
+        EXPECT_TRUE(sameBits(r.results, c.results));
+        EXPECT_EQ(r.extra, c.extra);
+        EXPECT_EQ(r.comoving, c.comoving);
+        // What was read writes the same bytes again: nothing was lost or rounded on the way.
+        writeCheckpoint(d.file("b.bin"), r);
+        EXPECT_TRUE(slurp(d.file("b.bin")) == bytes);
+    }
+}
+
+TEST(PipelineCheckpoint, PipelineWithoutResultsOrStatePositionsStillWritesVersion6)
+{
+    const CkptDir d;
+    for (const bool inFlight : {false, true})
+    {
+        const CheckpointImage c = pipelinedImage(inFlight, false, false);
+        writeCheckpoint(d.file("a.bin"), c);
+        const std::string bytes = slurp(d.file("a.bin"));
+        EXPECT_EQ(bytes.substr(0, 16), std::string("OCTWALK-CKPT-v6", 16)) << "in flight " << inFlight;
+        // Version 6's size exactly: no flag bytes crept in.
+        const uint64_t n    = uint64_t(kCkptBodies);
+        const uint64_t size = 16 + 6 * 8 + 2 * 4 + 8 + toText(c.parameters).size() + n * (24 + 24 + 8 + 8 + 1) + 8 +
+                              c.extra.size() + 7 * 8 + n * 24 * (inFlight ? 2 : 1) + 8;
+        EXPECT_EQ(bytes.size(), size) << "in flight " << inFlight;
+        const CheckpointImage r = readCheckpoint(d.file("a.bin"));
+        EXPECT_TRUE(r.results.empty());
+        EXPECT_TRUE(r.pipeline.statePos.empty());
+    }
+    // Without a pipeline results still make version 5.
+    CheckpointImage c = pipelinedImage(false, true, false);
+    c.pipeline        = PipelineFields{};
+    writeCheckpoint(d.file("v5.bin"), c);
+    EXPECT_EQ(slurp(d.file("v5.bin")).substr(0, 16), std::string("OCTWALK-CKPT-v5", 16));
+}
+
+TEST(PipelineCheckpoint, TruncatedVersion7NamesTheField)
+{
+    const CkptDir d;
+    writeCheckpoint(d.file("a.bin"), pipelinedImage(true, true, true));
+    const std::string bytes = slurp(d.file("a.bin"));
+    const size_t statePosAt = bytes.size() - 8 - kCkptBodies * sizeof(Vec3d);
+    const size_t resultsAt  = statePosAt - 1 - kCkptBodies * sizeof(F4);
+
+    // Cut inside the state positions: fewer bytes than a checksum, which must not be read as one.
+    writeResealed(d.file("cut.bin"), bytes.substr(0, bytes.size() - 8 - 4) + std::string(8, '\0'));
+    std::string m = ckptErrorOf(d.file("cut.bin"));
+    EXPECT_NE(m.find("field 'state positions' at byte offset " + std::to_string(statePosAt)), std::string::npos) << m;
+    // Cut inside the results: the file ends two bodies' forces early.
+    writeResealed(d.file("cut.bin"), bytes.substr(0, statePosAt - 1 - 2 * sizeof(F4)) + std::string(8, '\0'));
+    m = ckptErrorOf(d.file("cut.bin"));
+    EXPECT_NE(m.find("field 'results' at byte offset " + std::to_string(resultsAt)), std::string::npos) << m;
+    // Cut before the state positions' flag.
+    writeResealed(d.file("cut.bin"), bytes.substr(0, statePosAt - 1) + std::string(8, '\0'));
+    m = ckptErrorOf(d.file("cut.bin"));
+    EXPECT_NE(m.find("field 'state positions flag' at byte offset " + std::to_string(statePosAt - 1)),
+              std::string::npos)
+        << m;
+
+    // A flag that is neither 0 nor 1.
+    std::string bad    = bytes;
+    bad[resultsAt - 1] = 2;
+    writeResealed(d.file("bad.bin"), bad);
+    m = ckptErrorOf(d.file("bad.bin"));
+    EXPECT_NE(m.find("field 'results flag' at byte offset " + std::to_string(resultsAt - 1)), std::string::npos) << m;
+    // A state position that is not finite names its body and offset.
+    bad                = bytes;
+    const double nan   = std::nan("");
+    const size_t body3 = statePosAt + 3 * sizeof(Vec3d);
+    std::memcpy(&bad[body3 + 8], &nan, sizeof(nan));
+    writeResealed(d.file("bad.bin"), bad);
+    m = ckptErrorOf(d.file("bad.bin"));
+    EXPECT_NE(m.find("field 'state positions' at byte offset " + std::to_string(body3)), std::string::npos) << m;
+    EXPECT_NE(m.find("body 3 "), std::string::npos) << m;
+}
+
+TEST(PipelineCheckpoint, RefusesStatePositionsOrResultsOfTheWrongSizeAtWrite)
+{
+    const CkptDir d;
+    const auto messageOf = [&](const CheckpointImage& c) -> std::string {
+        try
+        {
+            writeCheckpoint(d.file("a.bin"), c);
+        }
+        catch (const InputError& e)
+        {
+            return e.what();
+        }
+        ADD_FAILURE() << "no InputError";
+        return {};
+    };
+    CheckpointImage c = pipelinedImage(false, true, true);
+    c.pipeline.statePos.pop_back();
+    std::string m = messageOf(c);
+    EXPECT_NE(m.find("pipeline.statePos has 4 entries for 5 bodies"), std::string::npos) << m;
+
+    c = pipelinedImage(true, true, true);
+    c.results.push_back(F4{});
+    m = messageOf(c);
+    EXPECT_NE(m.find("results has 6 entries for 5 bodies"), std::string::npos) << m;
+
+    // State positions belong to a pipeline: without one they would be dropped silently.
+    c          = pipelinedImage(false, false, true);
+    c.pipeline = PipelineFields{};
+    c.pipeline.statePos.assign(size_t(kCkptBodies), Vec3d{});
+    m = messageOf(c);
+    EXPECT_NE(m.find("pipeline.statePos"), std::string::npos) << m;
+    EXPECT_NE(m.find("no pipeline"), std::string::npos) << m;
+    EXPECT_FALSE(std::filesystem::exists(d.file("a.bin"))) << "a refused image leaves no file";
 }
