@@ -521,15 +521,11 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         // TIPSY has no cosmological header and stores float32: a comoving run writes GADGET-2 unless told.
         if (vm["format"].defaulted()) rs.format = "gadget2";
         validate(rs);
-        ParticleSet bodies = readInput(input, inputFormat);
-        ComovingSettings s = comovingSettings(vm, comoving, bodies, p);
-        if ((forceOptions.rebuildEvery != 1 && forceOptions.rebuildEvery != kRebuildAutomatic) ||
-            !vm["rebuild-lag"].defaulted())
-        {
-            throw UsageError("--rebuild-every and --rebuild-lag do not apply to --comoving yet: comoving runs keep the "
-                             "per-step build");
-        }
-        Simulation sim(std::move(bodies), p, s, ForceOptions{direct, zeroNetForce});
+        ParticleSet bodies        = readInput(input, inputFormat);
+        ComovingSettings s        = comovingSettings(vm, comoving, bodies, p);
+        forceOptions.direct       = direct;
+        forceOptions.zeroNetForce = zeroNetForce;
+        Simulation sim(std::move(bodies), p, s, forceOptions);
         const std::string source = "{\"input\": " + jsonString(input) + "}";
         fs::create_directories(dir);
         writeRunJson(dir, sim, rs, source, -1);

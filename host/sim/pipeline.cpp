@@ -232,6 +232,7 @@ void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, con
     snapshot(*t);
     std::copy(pos, pos + n, t->pos.begin());
     build(*t, step);
+    wrapShifts(*t);
     adopt(t);
     evaluate();
     recordSpans();
@@ -303,7 +304,8 @@ void Pipeline::build(Topology& t, int64_t step) const
     TimelineLaps laps(processTimeline(), step, "host-build");
     // The masses, ids and caller's indices are the host's own: only an adoption changes them, and none
     // happens while a build is in flight (the adopting step joins the build first).
-    const BodySpan bodies{inTheBox(t), mass_.data(), id_.data(), n_, callerIndex_.data()};
+    // A build from sorted keys reads no positions (they may still be on their way: wrapShifts waits for them).
+    const BodySpan bodies{t.presorted ? t.pos.data() : inTheBox(t), mass_.data(), id_.data(), n_, callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
     if (t.presorted) adoptSortedKeys(bodies, t.sortedKeys.data(), t.sortedIndex.data(), t.tree);
@@ -331,14 +333,17 @@ void Pipeline::build(Topology& t, int64_t step) const
         t.sortedRank[k]                = callerIndex_[order[k]];
         t.slot[callerIndex_[order[k]]] = int32_t(k);
     }
-    if (box_ > 0)
-    {
-        t.shift.resize(size_t(n_));
-#pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < n_; ++k) t.shift[k] = wrapShiftCode(t.pos[order[k]], box_);
-    }
     laps.lap("order");
     t.seconds = clock.lap();
+}
+
+void Pipeline::wrapShifts(Topology& t) const
+{
+    if (!(box_ > 0)) return;
+    const std::vector<int32_t>& order = t.tree.order;
+    t.shift.resize(size_t(n_));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k) t.shift[k] = wrapShiftCode(t.pos[order[k]], box_);
 }
 
 const Vec3d* Pipeline::inTheBox(Topology& t) const
@@ -414,6 +419,13 @@ void Pipeline::launchBuild(int64_t adoptStep)
             else backend_->finishPositionDownload();
             laps.lap("wait_positions");
             build(*next_, step);
+            if (box_ > 0)
+            {
+                // The shifts read the positions, which a build from sorted keys did not wait for.
+                backend_->finishPositionDownload();
+                wrapShifts(*next_);
+                laps.lap("wrap_shifts");
+            }
         }
         catch (...)
         {
@@ -530,6 +542,7 @@ void Pipeline::step(const Factors& f)
         backend_->getPositions(t->pos.data());
         host.lap("download_positions");
         build(*t, step_);
+        wrapShifts(*t);
         host.skip();
         last_.buildSeconds = t->seconds;
         adopt(t);

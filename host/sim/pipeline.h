@@ -242,6 +242,8 @@ private:
     std::unique_ptr<Topology> spareTopology();
     /// Builds t's topology; its phases go on the timeline under `step` (the step that asked for it).
     void build(Topology& t, int64_t step) const;
+    /// A periodic run's t.shift from t's build positions and order (after the build, once the positions are there).
+    void wrapShifts(Topology& t) const;
     /// t's build positions as the build takes them: wrapped into a periodic run's box (into t.wrapped).
     const Vec3d* inTheBox(Topology& t) const;
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current. With shift,

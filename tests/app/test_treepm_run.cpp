@@ -144,7 +144,22 @@ TEST(TreePmCli, AComovingRunTakesTheBoxFromItsInputAndRecordsTheMesh)
     std::ifstream json(base / "run" / "run.json");
     const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("\"pm_grid\": 16"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"rebuild_every\": 0"), std::string::npos) << "TreePM is pipelined by default: " << text;
     EXPECT_EQ(run.out.find("note: --pm-grid"), std::string::npos) << "16 cells are 2 N^(1/3) for 512 bodies";
+    // --rebuild-every applies to a comoving run: 1 is the classic step; tree + Ewald refuses the pipelined one.
+    const std::string classicDir = (base / "classic").string();
+    const CliResult classic =
+        runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--a-end", "0.12",
+                    "--pm-grid", "16", "--rebuild-every", "1", "--output-dir", classicDir.c_str()});
+    EXPECT_EQ(classic.code, 0) << classic.err;
+    std::ifstream classicJson(base / "classic" / "run.json");
+    const std::string classicText((std::istreambuf_iterator<char>(classicJson)), std::istreambuf_iterator<char>());
+    EXPECT_NE(classicText.find("\"rebuild_every\": 1"), std::string::npos) << classicText;
+    const CliResult ewald =
+        runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--a-end", "0.12",
+                    "--rebuild-every", "0", "--output-dir", (base / "ewald").string().c_str()});
+    EXPECT_NE(ewald.code, 0);
+    EXPECT_NE(ewald.err.find("tree + Ewald"), std::string::npos) << ewald.err;
     // A mesh coarser than 2 N^(1/3) cells runs, with one line saying what it costs.
     const CliResult coarse =
         runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--a-end", "0.11",
