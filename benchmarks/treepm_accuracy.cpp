@@ -4,7 +4,7 @@
 //   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
 //   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
 //   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
-//   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G]
+//   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]
 //
 // PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control). The uniform box is
 // 2^LOG2N random bodies in a unit box (no softening), the clustered one docs/periodic.md's in a box of side 10
@@ -22,7 +22,8 @@
 // default TreePM settings) of STEPS steps of DLNA in ln a with --rebuild-every REBUILD_EVERY (1: the classic step,
 // a fresh tree each step; 0: the pipelined step, whose forces come from a topology built steps earlier from
 // predicted positions and refitted since), then the last step's accelerations against the Ewald sum of the state
-// they were computed for. G defaults to GADGET's units' (Mpc/h, 1e10 Msun/h, km/s: 43.0071), the snapshot's.
+// they were computed for. G defaults to GADGET's units' (Mpc/h, 1e10 Msun/h, km/s: 43.0071), the snapshot's; LAG
+// is --rebuild-lag (default: the run's, 2 below 2^19 bodies, 1 from there, as a GPU run of 2^21 takes it).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -114,7 +115,8 @@ int stepErrors(int argc, char** argv)
 {
     if (argc < 9)
     {
-        std::fprintf(stderr, "usage: %s steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G]\n",
+        std::fprintf(stderr,
+                     "usage: %s steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]\n",
                      argv[0]);
         return 2;
     }
@@ -137,6 +139,7 @@ int stepErrors(int argc, char** argv)
     s.aEnd                   = start.time * std::exp(double(steps) * s.dlna);
     const int64_t sample     = argc > 9 ? std::atoll(argv[9]) : 256;
     p.gravitational_constant = argc > 10 ? std::atof(argv[10]) : 43.0071;
+    if (argc > 11) forces.rebuildLag = std::atoll(argv[11]);
     Simulation sim(start, p, s, forces);
     Stopwatch clock;
     while (!sim.done()) sim.step();
@@ -152,11 +155,12 @@ int stepErrors(int argc, char** argv)
     for (int64_t i : idx) got.push_back(acc[size_t(i)]);
     const ErrorStats e        = errorStats(relativeErrors(got, ref));
     const InteractionStats st = sim.pipeline() ? sim.pipeline()->stats() : sim.solver().stats();
-    std::printf("steps %s, pm_grid %d, theta %g, rebuild every %lld (%s), %lld steps of dlna %g to a = %.4f: last "
-                "step's forces median %.3g p99 %.3g max %.3g, %.0f interactions per body, %.2f s\n",
+    std::printf("steps %s, pm_grid %d, theta %g, rebuild every %lld lag %lld (%s), %lld steps of dlna %g to a = %.4f: "
+                "last step's forces median %.3g p99 %.3g max %.3g, %.0f interactions per body, %.2f s\n",
                 argv[2], p.pm_grid, p.opening_angle, static_cast<long long>(sim.forceOptions().rebuildEvery),
-                sim.pipeline() ? "pipelined" : "classic", static_cast<long long>(sim.stepIndex()), s.dlna, sim.time(),
-                e.median, e.p99, e.max, double(st.nodeInteractions + st.leafInteractions) / double(n), seconds);
+                static_cast<long long>(sim.forceOptions().rebuildLag), sim.pipeline() ? "pipelined" : "classic",
+                static_cast<long long>(sim.stepIndex()), s.dlna, sim.time(), e.median, e.p99, e.max,
+                double(st.nodeInteractions + st.leafInteractions) / double(n), seconds);
     return 0;
 }
 
