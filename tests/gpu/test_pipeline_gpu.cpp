@@ -88,6 +88,19 @@ double largestRelativeDifference(const std::vector<F4>& a, const std::vector<F4>
     return worst;
 }
 
+/// The last walks of the two pipelines wrote the same interaction lists.
+void expectSameLists(Pipeline& a, Pipeline& b)
+{
+    std::vector<int64_t> nodeOffset[2], leafOffset[2];
+    std::vector<int32_t> nodeList[2], leafList[2];
+    a.getLists(nodeOffset[0], leafOffset[0], nodeList[0], leafList[0]);
+    b.getLists(nodeOffset[1], leafOffset[1], nodeList[1], leafList[1]);
+    EXPECT_EQ(nodeOffset[0], nodeOffset[1]);
+    EXPECT_EQ(leafOffset[0], leafOffset[1]);
+    EXPECT_EQ(nodeList[0], nodeList[1]);
+    EXPECT_EQ(leafList[0], leafList[1]);
+}
+
 } // namespace
 
 // After `steps` device steps with rebuild policy K (GetParam), a CPU twin restored from the device
@@ -113,14 +126,7 @@ TEST_P(GpuPipelineTest, RefittedTopologyWalksTheCpuTwinsLists)
     gpuAgain.restore(s.pos.data(), s.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, gpu.stepIndex(),
                      atCheckpoint);
 
-    std::vector<int64_t> nodeOffset[2], leafOffset[2];
-    std::vector<int32_t> nodeList[2], leafList[2];
-    gpuAgain.getLists(nodeOffset[0], leafOffset[0], nodeList[0], leafList[0]);
-    cpu.getLists(nodeOffset[1], leafOffset[1], nodeList[1], leafList[1]);
-    EXPECT_EQ(nodeOffset[0], nodeOffset[1]);
-    EXPECT_EQ(leafOffset[0], leafOffset[1]);
-    EXPECT_EQ(nodeList[0], nodeList[1]);
-    EXPECT_EQ(leafList[0], leafList[1]);
+    expectSameLists(gpuAgain, cpu);
     // The same lists counted by each backend's pass 1: the interactions in timing.csv do not depend on the backend.
     EXPECT_EQ(gpuAgain.lastStep().nodeInteractions, cpu.lastStep().nodeInteractions);
     EXPECT_EQ(gpuAgain.lastStep().leafInteractions, cpu.lastStep().leafInteractions);
@@ -186,14 +192,7 @@ TEST_P(GpuPipelineTest, PeriodicTreePmStepWalksTheCpuTwinsLists)
         EXPECT_EQ(gpuAgain.lastStep().rebuilt, cpu.lastStep().rebuilt) << "step " << cpu.stepIndex();
         if (k > 0) continue;
         // The first step starts from the same results: the same kicks and drift, the same group tolerances.
-        std::vector<int64_t> nodeOffset[2], leafOffset[2];
-        std::vector<int32_t> nodeList[2], leafList[2];
-        gpuAgain.getLists(nodeOffset[0], leafOffset[0], nodeList[0], leafList[0]);
-        cpu.getLists(nodeOffset[1], leafOffset[1], nodeList[1], leafList[1]);
-        EXPECT_EQ(nodeOffset[0], nodeOffset[1]);
-        EXPECT_EQ(leafOffset[0], leafOffset[1]);
-        EXPECT_EQ(nodeList[0], nodeList[1]);
-        EXPECT_EQ(leafList[0], leafList[1]);
+        expectSameLists(gpuAgain, cpu);
         EXPECT_GT(cpu.lastStep().leafInteractions, 0);
         std::vector<F4> resultGpu, resultCpu;
         gpuAgain.getResults(resultGpu);

@@ -26,9 +26,13 @@
 #include "host/models/galaxy.h"
 #include "host/sim/simulation.h"
 #include "test_helpers.h"
+#include "unit/pipeline_helpers.h"
 #include "unit/refit_helpers.h"
 
 using namespace octwalk;
+using test::rebuildEvery;
+using test::slurp;
+using test::stateOf;
 
 namespace {
 
@@ -44,26 +48,6 @@ Parameters parameters()
     // G != 1, so a G applied twice or not at all shows.
     p.gravitational_constant = 1.5;
     return p;
-}
-
-ForceOptions rebuildEvery(int64_t k, int64_t lag = kRebuildLag)
-{
-    ForceOptions f;
-    f.rebuildEvery = k;
-    f.rebuildLag   = lag;
-    return f;
-}
-
-struct State
-{
-    std::vector<Vec3d> pos, vel;
-};
-
-State stateOf(Pipeline& pipe, int64_t n)
-{
-    State s{std::vector<Vec3d>(size_t(n)), std::vector<Vec3d>(size_t(n))};
-    pipe.copyState(s.pos.data(), s.vel.data());
-    return s;
 }
 
 /// Largest |dE/E0| of a Plummer run of `steps` steps with the given rebuild policy.
@@ -96,7 +80,7 @@ TEST(Pipeline, RebuildEveryStepIsTheClassicSimulationBitForBit)
     {
         classic.step();
         pipe.step(kDt);
-        const State s = stateOf(pipe, n);
+        const test::PipelineState s = stateOf(pipe, n);
         ASSERT_TRUE(test::sameBits(s.pos, classic.state().pos)) << "positions after step " << classic.stepIndex();
         ASSERT_TRUE(test::sameBits(s.vel, classic.state().vel)) << "velocities after step " << classic.stepIndex();
         // The same tree walked: the same interactions (timing.csv's), counted by the twin's pass 1.
@@ -196,7 +180,7 @@ TEST(Pipeline, BuildThreadsDoNotChangeTheBits)
     std::iota(callerIndex.begin(), callerIndex.end(), 0);
     for (int64_t every : {int64_t(0), int64_t(3)})
     {
-        std::vector<State> out;
+        std::vector<test::PipelineState> out;
         for (int threads : {1, 2, 0})
         {
             Pipeline pipe(parameters(), every, PipelineDevice::Cpu);
@@ -221,8 +205,8 @@ namespace {
 /// Node + leaf interactions of a fresh tree on the pipeline's current positions.
 int64_t freshInteractions(Pipeline& pipe, const ParticleSet& b, const Parameters& p)
 {
-    const int64_t n = b.size();
-    const State s   = stateOf(pipe, n);
+    const int64_t n             = b.size();
+    const test::PipelineState s = stateOf(pipe, n);
     std::vector<int32_t> callerIndex(static_cast<size_t>(n));
     std::iota(callerIndex.begin(), callerIndex.end(), 0);
     Pipeline fresh(p, 1, PipelineDevice::Cpu);
@@ -400,16 +384,6 @@ TEST(Pipeline, RefusesWhatItDoesNotSupport)
     EXPECT_THROW(Simulation(b, relative, plan, rebuildEvery(4)), ParameterError);
     EXPECT_THROW(Pipeline(parameters(), -2, PipelineDevice::Cpu), ParameterError);
 }
-
-namespace {
-
-std::string slurp(const std::filesystem::path& f)
-{
-    std::ifstream in(f, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-} // namespace
 
 // Stopped after step 11, K = 4 (lag 2: built from step 10's state) and the automatic policy (lag 2: started
 // in step 11, adopted in 13; lag 1: adopted in 12) have a build in flight; the checkpoint carries the lag.

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <numeric>
 #include <random>
 #include <string>
@@ -23,9 +21,13 @@
 #include "host/sim/simulation.h"
 #include "host/solver/solver.h"
 #include "test_helpers.h"
+#include "unit/pipeline_helpers.h"
 #include "unit/refit_helpers.h"
 
 using namespace octwalk;
+using test::rebuildEvery;
+using test::slurp;
+using test::stateOf;
 
 namespace {
 
@@ -56,32 +58,6 @@ ParticleSet movingBox(int64_t n)
     return b;
 }
 
-ForceOptions rebuildEvery(int64_t k, int64_t lag = kRebuildLag)
-{
-    ForceOptions f;
-    f.rebuildEvery = k;
-    f.rebuildLag   = lag;
-    return f;
-}
-
-struct State
-{
-    std::vector<Vec3d> pos, vel;
-};
-
-State stateOf(Pipeline& pipe, int64_t n)
-{
-    State s{std::vector<Vec3d>(size_t(n)), std::vector<Vec3d>(size_t(n))};
-    pipe.copyState(s.pos.data(), s.vel.data());
-    return s;
-}
-
-std::string slurp(const std::filesystem::path& f)
-{
-    std::ifstream in(f, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 } // namespace
 
 TEST(PipelinePeriodic, RebuildEveryStepIsTheClassicTreePmSimulationBitForBit)
@@ -100,7 +76,7 @@ TEST(PipelinePeriodic, RebuildEveryStepIsTheClassicTreePmSimulationBitForBit)
         {
             classic.step();
             pipe.step(kDt);
-            const State s = stateOf(pipe, n);
+            const test::PipelineState s = stateOf(pipe, n);
             ASSERT_TRUE(test::sameBits(s.pos, classic.state().pos))
                 << "positions after step " << classic.stepIndex() << ", err_tol_force_acc " << errTol;
             ASSERT_TRUE(test::sameBits(s.vel, classic.state().vel))
@@ -282,7 +258,7 @@ TEST(PipelinePeriodic, RebuildEveryStepIsTheClassicComovingStepBitForBit)
         const double a1 = classic.time(), aMid = std::sqrt(a0 * a1);
         pipe.step({kickFactor(c, a0, aMid) / h0, driftFactor(c, a0, a1) / h0, kickFactor(c, aMid, a1) / h0,
                    epsilonSquaredAt(a1), 1 / a1});
-        const State st = stateOf(pipe, n);
+        const test::PipelineState st = stateOf(pipe, n);
         ASSERT_TRUE(test::sameBits(st.pos, classic.state().pos)) << "positions after step " << k + 1;
         ASSERT_TRUE(test::sameBits(st.vel, classic.state().vel)) << "velocities after step " << k + 1;
     }
