@@ -466,8 +466,8 @@ po::options_description rebuildOptions(ForceOptions& forces, const std::string& 
         "step (the classic step, for comparisons); K >= 2 keeps the state on the force backend and refits the "
         "tree in between, adopting a tree built in the background every K steps; 0 rebuilds continuously: each "
         "build starts in the step that adopts the one before. The pipelined step (0 or K >= 2) takes isolated "
-        "Newtonian tree runs only (not --comoving, a periodic box, --direct, --zero-net-force or the relative "
-        "MAC)" +
+        "tree runs and TreePM boxes (--pm-grid), comoving too (not tree + Ewald boxes, --direct, "
+        "--zero-net-force or the relative MAC)" +
         what;
     const std::string lag =
         "steps between the positions a background tree is built from and the step that adopts it [steps]: the "
