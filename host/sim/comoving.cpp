@@ -153,6 +153,13 @@ double comovingSoftening(const ComovingSettings& s, double epsilon, double a)
     return s.softeningMaxPhys > 0 ? std::min(epsilon, s.softeningMaxPhys / a) : epsilon;
 }
 
+double comovingEpsilonSquared(const ComovingSettings& s, double epsilonSquared, double a)
+{
+    if (!(s.softeningMaxPhys > 0)) return epsilonSquared;
+    const double clip = s.softeningMaxPhys / a;
+    return std::min(epsilonSquared, clip * clip);
+}
+
 double nextStop(const ComovingSettings& s, double a)
 {
     auto it = std::upper_bound(s.outputList.begin(), s.outputList.end(), a);

@@ -79,6 +79,9 @@ ComovingSettings comovingSettingsFromText(const std::string& text);
 
 /// The Plummer softening at scale factor a: min(eps, eps_max_phys / a) (eps alone when eps_max_phys is 0).
 double comovingSoftening(const ComovingSettings& s, double epsilon, double a);
+/// Its square from epsilon_squared without a square root, so that an unclipped epsilon_squared is used exactly as
+/// given: what each evaluation of a comoving run takes (one process's classic and pipelined steps, several ranks').
+double comovingEpsilonSquared(const ComovingSettings& s, double epsilonSquared, double a);
 
 /// The first stop after a: the next entry of the output list, or a_end.
 double nextStop(const ComovingSettings& s, double a);

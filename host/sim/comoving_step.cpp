@@ -125,14 +125,8 @@ Simulation::ComovingFactors Simulation::comovingFactors() const
 
 float Simulation::comovingEpsilonSquared() const
 {
-    // As computeForces sets the solver's: eps(a) = min(eps, eps_max_phys / a) at the current a.
-    double eps2 = params_.epsilon_squared;
-    if (comoving_->settings.softeningMaxPhys > 0)
-    {
-        const double clip = comoving_->settings.softeningMaxPhys / comoving_->a;
-        eps2              = std::min(params_.epsilon_squared, clip * clip);
-    }
-    return float(eps2);
+    // The solver's float of the classic step's softening (computeForces) at the current a.
+    return float(octwalk::comovingEpsilonSquared(comoving_->settings, params_.epsilon_squared, comoving_->a));
 }
 
 void Simulation::endComovingStep(double a0, double a1)

@@ -34,10 +34,7 @@ Simulation::Comoving DistributedComoving::startClock(const mpi::Communicator& co
 
 double DistributedComoving::epsilonSquaredAt(double a) const
 {
-    // As one process's run: squared without a square root, so that an unclipped epsilon_squared is used as given.
-    if (!(clock_.settings.softeningMaxPhys > 0)) return epsilonSquared_;
-    const double clip = clock_.settings.softeningMaxPhys / a;
-    return std::min(epsilonSquared_, clip * clip);
+    return comovingEpsilonSquared(clock_.settings, epsilonSquared_, a);
 }
 
 void DistributedComoving::updateStepLimit()

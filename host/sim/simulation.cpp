@@ -196,11 +196,8 @@ Simulation::ForceOutcome Simulation::computeForces(const double* halfKick)
 {
     if (comoving_ && comoving_->settings.softeningMaxPhys > 0)
     {
-        // eps(a) = min(eps, eps_max_phys / a), squared without a square root so that an unclipped
-        // epsilon_squared is used exactly as given.
-        const double clip = comoving_->settings.softeningMaxPhys / comoving_->a;
         Parameters q      = params_;
-        q.epsilon_squared = std::min(params_.epsilon_squared, clip * clip);
+        q.epsilon_squared = octwalk::comovingEpsilonSquared(comoving_->settings, params_.epsilon_squared, comoving_->a);
         solver_.setParameters(q);
     }
     // In place: the state is not touched until the forces are back, and copying it each step would

@@ -242,10 +242,7 @@ TEST(PipelinePeriodic, RebuildEveryStepIsTheClassicComovingStepBitForBit)
     Pipeline pipe(p, 1, PipelineDevice::Cpu);
     std::vector<int32_t> callerIndex(static_cast<size_t>(n));
     std::iota(callerIndex.begin(), callerIndex.end(), 0);
-    auto epsilonSquaredAt = [&](double a) {
-        const double clip = s.softeningMaxPhys / a;
-        return float(std::min(p.epsilon_squared, clip * clip));
-    };
+    auto epsilonSquaredAt = [&](double a) { return float(comovingEpsilonSquared(s, p.epsilon_squared, a)); };
     std::vector<Vec3d> momenta(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) momenta[size_t(i)] = s.aBegin * b.vel[size_t(i)];
     pipe.setScales(epsilonSquaredAt(s.aBegin), 1 / s.aBegin);
