@@ -110,6 +110,18 @@ PeriodicBox namedBox(const std::string& name, const char* size, double& eps)
     return {set.boxSize, set.pos, set.mass};
 }
 
+/// The CPU backend in a box of side L with softening eps, PM_GRID and THETA as given on the command line.
+Parameters boxParameters(double L, double eps, const char* pmGrid, const char* theta)
+{
+    Parameters p;
+    p.backend         = Backend::Cpu;
+    p.box_size        = L;
+    p.epsilon_squared = eps * eps;
+    p.pm_grid         = std::atoi(pmGrid);
+    p.opening_angle   = std::atof(theta);
+    return p;
+}
+
 /// The "steps" study (the file comment).
 int stepErrors(int argc, char** argv)
 {
@@ -122,13 +134,7 @@ int stepErrors(int argc, char** argv)
     }
     const ParticleSet start = readSnapshot(argv[2]);
     if (!start.cosmology) throw InputError(std::string(argv[2]) + ": no cosmology in the snapshot's header");
-    const double eps = std::atof(argv[3]);
-    Parameters p;
-    p.backend         = Backend::Cpu;
-    p.box_size        = start.boxSize;
-    p.epsilon_squared = eps * eps;
-    p.pm_grid         = std::atoi(argv[4]);
-    p.opening_angle   = std::atof(argv[5]);
+    Parameters p = boxParameters(start.boxSize, std::atof(argv[3]), argv[4], argv[5]);
     ForceOptions forces;
     forces.rebuildEvery = std::atoll(argv[6]);
     const int64_t steps = std::atoll(argv[7]);
@@ -182,12 +188,7 @@ int main(int argc, char** argv)
     double eps            = 0;
     const PeriodicBox box = namedBox(argv[1], argv[2], eps);
     const int64_t n       = int64_t(box.pos.size());
-    Parameters p;
-    p.backend         = Backend::Cpu;
-    p.box_size        = box.L;
-    p.epsilon_squared = eps * eps;
-    p.pm_grid         = std::atoi(argv[3]);
-    p.opening_angle   = std::atof(argv[4]);
+    Parameters p          = boxParameters(box.L, eps, argv[3], argv[4]);
     if (argc > 5) p.rcut = std::atof(argv[5]);
     const int64_t sample = argc > 6 ? std::atoll(argv[6]) : 256;
     if (argc > 7) p.asmth = std::atof(argv[7]);

@@ -155,7 +155,7 @@ void ResidentGpu::beginPositionDownload(Vec3d*, double, uint64_t*, int32_t*, dou
 void ResidentGpu::finishPositionDownload() { noCuda(); }
 void ResidentGpu::finishSortedKeysDownload() { noCuda(); }
 
-void ResidentGpu::permute(const int32_t*, const uint8_t*, double) { noCuda(); }
+void ResidentGpu::permute(const int32_t*, const uint8_t*, double, bool) { noCuda(); }
 
 void ResidentGpu::setResults(const F4*) { noCuda(); }
 

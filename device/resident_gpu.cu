@@ -464,7 +464,7 @@ void ResidentGpu::finishPositionDownload() { CUDA_CHECK(cudaEventSynchronize(imp
 
 void ResidentGpu::finishSortedKeysDownload() { CUDA_CHECK(cudaEventSynchronize(impl_->keysDownloaded.get())); }
 
-void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double boxSize)
+void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double boxSize, bool results)
 {
     Impl& m = *impl_;
     m.beforeWritingState();
@@ -479,7 +479,7 @@ void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double box
         gatherInto(m.vel.data(), m.scratchVec, m.order.data(), n_, s);
         gatherInto(m.mass.data(), m.scratchMass, m.order.data(), n_, s);
         // The previous results follow their bodies: TreePM's error control reads them in the next refit.
-        gatherInto(m.solver.residentResults(int32_t(n_)), m.scratchResult, m.order.data(), n_, s);
+        if (results) gatherInto(m.solver.residentResults(int32_t(n_)), m.scratchResult, m.order.data(), n_, s);
         if (shift)
         {
             shiftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, s>>>(m.pos.data(), m.shift.data(), n_, boxSize);

@@ -62,7 +62,7 @@ public:
     /// them: a build that starts from the keys need not wait for the positions; callable from another thread).
     void finishSortedKeysDownload();
     /// As ResidentCpu::permute (order and shift: host memory).
-    void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0);
+    void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0, bool results = false);
     /// As ResidentCpu::setResults (results: host memory).
     void setResults(const F4* results);
     /// Adds TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1), to the

@@ -90,14 +90,14 @@ void ResidentCpu::beginPositionDownload(Vec3d* pos, double ahead) const
     });
 }
 
-void ResidentCpu::permute(const int32_t* order, const uint8_t* shift, double boxSize)
+void ResidentCpu::permute(const int32_t* order, const uint8_t* shift, double boxSize, bool results)
 {
     logged("permute", [&] {
         gather(pos_, order, scratchVec_);
         gather(vel_, order, scratchVec_);
         gather(mass_, order, scratchMass_);
         // The previous results follow their bodies: TreePM's error control reads them in the next refit.
-        gather(result_, order, scratchResult_);
+        if (results) gather(result_, order, scratchResult_);
         if (!shift) return;
         const int64_t n = size();
 #pragma omp parallel for schedule(static)

@@ -47,10 +47,10 @@ public:
     void beginPositionDownload(Vec3d* pos, double ahead) const;
     /// Nothing to wait for on the host.
     void finishPositionDownload() const {}
-    /// Gathers the state and the last results into a new order: slot k takes what was in slot order[k]; with
-    /// shift, position k then moves by shiftedByCode(shift[k], boxSize) (common/integrate.h: the lattice shift that
-    /// wrapped its build position into the box).
-    void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0);
+    /// Gathers the state (and with results the last results, which TreePM's error control reads) into a new
+    /// order: slot k takes what was in slot order[k]; with shift, position k then moves by shiftedByCode(shift[k],
+    /// boxSize) (common/integrate.h: the lattice shift that wrapped its build position into the box).
+    void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0, bool results = false);
     /// Replaces the last results (tree order, G = 1): a restart continues from the checkpoint's.
     void setResults(const F4* results);
     /// Adds TreePM's long-range accelerations and potentials (G = 1, tree order) to the results (addMeshTerm).

@@ -30,9 +30,9 @@ public:
     virtual bool sortsKeys() const        = 0;
     virtual void finishPositionDownload() = 0;
     /// Waits for the sorted keys only (beginPositionDownload returned true).
-    virtual void finishSortedKeysDownload()                                          = 0;
-    virtual void permute(const int32_t* order, const uint8_t* shift, double boxSize) = 0;
-    virtual void setResults(const F4* results)                                       = 0;
+    virtual void finishSortedKeysDownload()                                                        = 0;
+    virtual void permute(const int32_t* order, const uint8_t* shift, double boxSize, bool results) = 0;
+    virtual void setResults(const F4* results)                                                     = 0;
     /// TreePM: makes the mesh of p's settings on the backend's side (the host's for the CPU twin, the device's).
     virtual void setMesh(const Parameters& p) = 0;
     /// Adds the mesh's forces of the state (masses: the host's copy, tree order) to the results.
@@ -80,9 +80,9 @@ public:
         if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.finishSortedKeysDownload();
         else r_.finishPositionDownload();
     }
-    void permute(const int32_t* order, const uint8_t* shift, double boxSize) override
+    void permute(const int32_t* order, const uint8_t* shift, double boxSize, bool results) override
     {
-        r_.permute(order, shift, boxSize);
+        r_.permute(order, shift, boxSize, results);
     }
     void setResults(const F4* results) override { r_.setResults(results); }
     void setMesh(const Parameters& p) override { keepMeshOf(mesh_, p); }
@@ -357,7 +357,10 @@ const Vec3d* Pipeline::inTheBox(Topology& t) const
 
 void Pipeline::adopt(std::unique_ptr<Topology>& t, bool shift)
 {
-    backend_->permute(t->order.data(), box_ > 0 && shift ? t->shift.data() : nullptr, box_);
+    // The last results move with their bodies only for the error control, the one reader of them before the
+    // next evaluation.
+    backend_->permute(t->order.data(), box_ > 0 && shift ? t->shift.data() : nullptr, box_,
+                      groupTolerance_ > 0 && hasResults_);
     // The build sorted the masses and prepared the rest: swapped in, not copied (the tree's copy is
     // rewritten by the next build of these buffers).
     mass_.swap(t->tree.mass);
