@@ -33,6 +33,14 @@ inline PipelineState stateOf(Pipeline& pipe, int64_t n)
     return s;
 }
 
+/// Starts pipe on the bodies of b with velocities vel (b's own when null), the caller's order the identity.
+inline void startInCallersOrder(Pipeline& pipe, const ParticleSet& b, const Vec3d* vel = nullptr)
+{
+    std::vector<int32_t> callerIndex(static_cast<size_t>(b.size()));
+    for (size_t k = 0; k < callerIndex.size(); ++k) callerIndex[k] = int32_t(k);
+    pipe.start(b.pos.data(), vel ? vel : b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), b.size(), 0);
+}
+
 inline std::string slurp(const std::filesystem::path& f)
 {
     std::ifstream in(f, std::ios::binary);

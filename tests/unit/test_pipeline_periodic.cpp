@@ -69,9 +69,7 @@ TEST(PipelinePeriodic, RebuildEveryStepIsTheClassicTreePmSimulationBitForBit)
         const Parameters p = treePmParameters(errTol);
         Simulation classic(b, p, planSteps(0.0, 8 * kDt, kDt), rebuildEvery(1));
         Pipeline pipe(p, 1, PipelineDevice::Cpu);
-        std::vector<int32_t> callerIndex(static_cast<size_t>(n));
-        std::iota(callerIndex.begin(), callerIndex.end(), 0);
-        pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+        test::startInCallersOrder(pipe, b);
         while (!classic.done())
         {
             classic.step();
