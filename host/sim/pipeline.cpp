@@ -608,7 +608,8 @@ void Pipeline::copyMomenta(Vec3d* vel)
 
 double Pipeline::largestAccelerationSquared()
 {
-    std::vector<F4> out;
+    // Every step of a comoving run under the step criterion: the buffer is kept, the results come down whole.
+    std::vector<F4>& out = largestScratch_;
     getResults(out);
     const double G = params_.gravitational_constant;
     double largest = 0;
@@ -675,8 +676,8 @@ PipelineCheckpoint Pipeline::checkpoint() const
     }
     if (box_ > 0)
     {
-        std::vector<Vec3d> p(static_cast<size_t>(n_)), v(static_cast<size_t>(n_));
-        backend_->getState(p.data(), v.data());
+        std::vector<Vec3d> p(static_cast<size_t>(n_));
+        backend_->getPositions(p.data());
         c.statePos = byCaller(p, callerIndex_);
     }
     return c;
