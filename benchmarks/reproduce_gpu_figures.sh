@@ -146,7 +146,7 @@ cosmology() {
   log "octwalk ic cosmo 256^3: exit $?"
   local start=$SECONDS
   # shellcheck disable=SC2086
-  "$OCTWALK" run --comoving --input "$W/ic.gadget" --a-end 1.0 --output-list "$W/outputs.txt" $C --dlna 0.025 \
+  "$OCTWALK" run --comoving --input "$W/ic.gadget" --a-end 1.0 --output-list "$W/outputs.txt" $C --dlna 0.025 --pm-grid 0 \
     --theta 0.5 --checkpoint-every 20 --output-dir "$W/run" --quiet >"$W/run.log" 2>&1
   log "octwalk run --comoving 256^3: exit $? in $((SECONDS - start)) s"
   cp "$W/run/run.json" "$W/run/timing.csv" "$W/run/energy.csv" "$W/"

@@ -325,8 +325,8 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
         cliExitCode);
     // The parameters as rank 0 completed them from the input (its box; a comoving run's softening and G), and
     // its start time or comoving settings: every rank plans the same steps from them.
-    c.parameters    = parametersFromText(rankZerosText(comm, toText(c.parameters)));
     const int64_t n = comm.allreduceSum(bodies.size());
+    c.parameters    = withPmGridFor(parametersFromText(rankZerosText(comm, toText(c.parameters))), n);
     if (comoving)
     {
         c.comoving = comovingSettingsFromText(rankZerosText(comm, comovingText));
@@ -344,6 +344,17 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
     return runDistributed(comm, std::move(bodies), c, out);
 }
 #endif
+
+/// The run's forces for its first line: direct summation, the tree, tree + Ewald, or TreePM with its mesh and split.
+std::string forcesText(const Parameters& p, bool direct)
+{
+    if (direct) return "direct summation";
+    if (!(p.box_size > 0)) return "tree";
+    if (!(p.pm_grid > 0)) return "tree + Ewald";
+    std::ostringstream s;
+    s << "TreePM (" << p.pm_grid << "^3 mesh, asmth " << p.asmth << ", rcut " << p.rcut << ")";
+    return s.str();
+}
 
 /// TreePM on a mesh of fewer than 2 N^(1/3) cells per side: one line saying what it costs from a lattice start.
 void noteCoarseMesh(const Parameters& p, int64_t n, std::ostream& out)
@@ -532,7 +543,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
         out << versionHeader() << ": " << sim.state().size() << " bodies, comoving from a = " << s.aBegin
             << " to a = " << s.aEnd << " in a box of " << p.box_size << " (" << unitSystem(s.units).name
             << " units, H0 = " << sim.comoving()->hubble0 << "), " << comovingStepsText(sim, s) << ", "
-            << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver()) << "\n";
+            << forcesText(sim.parameters(), direct) << " on " << backendLine(sim.solver()) << "\n";
         noteCoarseMesh(sim.parameters(), sim.state().size(), out);
         return runWithProgress(sim, dir, rs, quiet, false, source, -1, timeline, out);
     }
@@ -562,7 +573,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
     fs::create_directories(dir);
     writeRunJson(dir, sim, rs, source, -1);
     out << versionHeader() << ": " << sim.state().size() << " bodies, " << plan.numSteps << " steps of " << plan.h
-        << " to t = " << tEnd << ", " << (direct ? "direct summation" : "tree") << " on " << backendLine(sim.solver());
+        << " to t = " << tEnd << ", " << forcesText(sim.parameters(), direct) << " on " << backendLine(sim.solver());
     if (p.box_size > 0) out << ", periodic box of " << p.box_size << " (--box-size 0: isolated)";
     out << "\n";
     noteCoarseMesh(sim.parameters(), sim.state().size(), out);

@@ -106,6 +106,10 @@ po::options_description solverOptions(const Parameters& defaults, const std::vec
                 {
                     d.add_options()(r.option, po::bool_switch(), help.c_str());
                 }
+                else if (r.form == CliForm::OrAuto)
+                {
+                    d.add_options()(r.option, po::value<std::string>()->default_value(def), help.c_str());
+                }
                 else
                 {
                     using Value               = std::conditional_t<std::is_enum_v<T>, std::string, T>;
@@ -151,6 +155,10 @@ Parameters toParameters(const po::variables_map& vm, const Parameters& defaults,
                     if (v.as<bool>()) p.*member = r.form != CliForm::Negated;
                 }
                 else if constexpr (std::is_enum_v<T>)
+                {
+                    parameterFromText(r, p, v.as<std::string>());
+                }
+                else if (r.form == CliForm::OrAuto)
                 {
                     parameterFromText(r, p, v.as<std::string>());
                 }

@@ -181,20 +181,24 @@ const std::vector<ParameterInfo>& parameterTable()
          true,
          // Checkpoints written before it existed take the default.
          true},
-        // TreePM's rows: checkpoints written before they existed hold tree + Ewald runs, the default.
+        // TreePM's rows: checkpoints written before they existed hold tree + Ewald runs (pm_grid 0) with
+        // GADGET-2's split in these rows.
         {"pm_grid",
          "pm-grid",
          nullptr,
-         CliForm::Plain,
+         CliForm::OrAuto,
          &Parameters::pm_grid,
          "",
          {0, 32768, false, false},
          "periodic boxes: TreePM, a particle mesh of this many cells per side for the long-range force (GADGET's "
-         "PMGRID) and the tree for the short-range force within rcut r_s, r_s = asmth L / pm-grid; 0: the tree with "
-         "Ewald's sum (more accurate than TreePM at the default asmth and rcut); else more than 2 rcut asmth "
-         "(11.25 with the defaults), which keeps the cutoff below L/2",
+         "PMGRID) and the tree for the short-range force within rcut r_s, r_s = asmth L / pm-grid; auto: 2 N^(1/3) "
+         "rounded up to 2^a 3^b 5^c, at least 32, at most 1024 (no mesh in an isolated system); 0: the tree with "
+         "Ewald's sum (the reference: a smaller median force error, 1.3-1.7 times slower steps); else more than 2 rcut "
+         "asmth "
+         "(24 with the defaults), which keeps the cutoff below L/2",
          true,
-         true},
+         true,
+         "0"},
         {"asmth",
          "asmth",
          nullptr,
@@ -202,9 +206,11 @@ const std::vector<ParameterInfo>& parameterTable()
          &Parameters::asmth,
          "",
          {0, kInf, true, true},
-         "TreePM: the force split scale r_s in mesh cells (GADGET's ASMTH)",
+         "TreePM: the force split scale r_s in mesh cells (GADGET's ASMTH; GADGET-2's 1.25 is 3-15 times less "
+         "accurate than tree + Ewald)",
          true,
-         true},
+         true,
+         "1.25"},
         {"rcut",
          "rcut",
          nullptr,
@@ -212,9 +218,10 @@ const std::vector<ParameterInfo>& parameterTable()
          &Parameters::rcut,
          "",
          {0, kInf, true, true},
-         "TreePM: the tree's short-range cutoff in units of r_s (GADGET's RCUT)",
+         "TreePM: the tree's short-range cutoff in units of r_s (GADGET's RCUT; GADGET-2's is 4.5)",
          true,
-         true},
+         true,
+         "4.5"},
         {"pm_assignment",
          "pm-assignment",
          nullptr,
@@ -361,8 +368,9 @@ std::string rangeText(const ParameterInfo& row)
             {
                 if (std::isfinite(r.min) && std::isfinite(r.max))
                 {
-                    return std::string("must be in ") + (r.minOpen ? "(" : "[") + number(r.min, 6) + ", " +
-                           number(r.max, 6) + (r.maxOpen ? ")" : "]");
+                    return std::string(row.form == CliForm::OrAuto ? "must be auto or in " : "must be in ") +
+                           (r.minOpen ? "(" : "[") + number(r.min, 6) + ", " + number(r.max, 6) +
+                           (r.maxOpen ? ")" : "]");
                 }
                 std::string finite = std::is_floating_point_v<T> ? "finite and " : "";
                 return "must be " + finite + (r.minOpen ? "> " : ">= ") + number(r.min, 6);
@@ -373,13 +381,33 @@ std::string rangeText(const ParameterInfo& row)
 
 namespace {
 
+/// Whether value is the automatic value of an OrAuto row.
+bool isAuto(const ParameterInfo& row, double value) { return row.form == CliForm::OrAuto && value == kPmGridAuto; }
+
+/// Whether the transforms of an n-point axis are fast: n = 2^a 3^b 5^c.
+bool fastFftSize(int n)
+{
+    for (int f : {2, 3, 5})
+    {
+        while (n % f == 0) n /= f;
+    }
+    return n == 1;
+}
+
+/// The smallest fast size >= n.
+int fastFftSizeFrom(int n)
+{
+    while (!fastFftSize(n)) ++n;
+    return n;
+}
+
 /// TreePM's rows together: the short-range sum takes each source's nearest image only, which holds every pair
 /// within the cutoff only while the cutoff is below L / 2. That the box is periodic is the solver's check
 /// (GravitySolver::setParameters): a comoving run's command line takes the box's size from its input file after
 /// validating the parameters.
 void validateTreePm(const Parameters& p)
 {
-    if (p.pm_grid == 0) return;
+    if (p.pm_grid == 0 || p.pm_grid == kPmGridAuto) return;
     if (p.pm_grid < 2)
     {
         throw ParameterError("parameter pm_grid = " + std::to_string(p.pm_grid) +
@@ -398,6 +426,23 @@ void validateTreePm(const Parameters& p)
 
 } // namespace
 
+int automaticPmGrid(const Parameters& p, int64_t numBodies)
+{
+    if (p.pm_grid != kPmGridAuto) return p.pm_grid;
+    if (!(p.box_size > 0)) return 0;
+    // The cutoff rcut asmth L / pm_grid must stay below L / 2 (validateTreePm).
+    const int smallest  = fastFftSizeFrom(std::max(32, int(std::floor(2 * p.rcut * p.asmth)) + 1));
+    const double wanted = std::ceil(2 * std::cbrt(double(std::max<int64_t>(numBodies, 1))) - 1e-9);
+    const int size      = fastFftSizeFrom(int(std::min(wanted, double(kPmGridAutoMax))));
+    return std::max(smallest, std::min(size, kPmGridAutoMax));
+}
+
+Parameters withPmGridFor(Parameters p, int64_t numBodies)
+{
+    if (p.box_size > 0) p.pm_grid = automaticPmGrid(p, numBodies);
+    return p;
+}
+
 void validate(const Parameters& p)
 {
     for (const ParameterInfo& row : parameterTable())
@@ -407,6 +452,7 @@ void validate(const Parameters& p)
                 using T = std::decay_t<decltype(p.*member)>;
                 if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
                 {
+                    if (isAuto(row, double(p.*member))) return;
                     double v = double(p.*member);
                     if (!(inRange(row.range, v) && std::isfinite(v)))
                     {
@@ -443,11 +489,12 @@ void validate(const Parameters& p)
 std::string parameterText(const ParameterInfo& row, const Parameters& p)
 {
     return std::visit(
-        [&p](auto member) -> std::string {
+        [&p, &row](auto member) -> std::string {
             using T = std::decay_t<decltype(p.*member)>;
             if constexpr (isChoice<T>) return nameOf(p.*member);
             else if constexpr (std::is_same_v<T, bool>) return p.*member ? "true" : "false";
-            else if constexpr (std::is_same_v<T, int>) return std::to_string(p.*member);
+            else if constexpr (std::is_same_v<T, int>)
+                return isAuto(row, p.*member) ? "auto" : std::to_string(p.*member);
             else return number(p.*member, 17);
         },
         row.member);
@@ -469,6 +516,11 @@ void parameterFromText(const ParameterInfo& row, Parameters& p, const std::strin
             }
             else if constexpr (std::is_same_v<T, int>)
             {
+                if (row.form == CliForm::OrAuto && text == "auto")
+                {
+                    p.*member = kPmGridAuto;
+                    return;
+                }
                 bool digits = !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
                 char* end   = nullptr;
                 errno       = 0;
@@ -523,9 +575,10 @@ std::string toJson(const Parameters& p)
     std::string s = "{";
     for (const ParameterInfo& row : parameterTable())
     {
-        bool quoted = !choiceNames(row).empty();
+        const std::string text = parameterText(row, p);
+        const bool quoted      = !choiceNames(row).empty() || text == "auto";
         s += (s.size() > 1 ? ", \"" : "\"") + std::string(row.name) + "\": ";
-        s += quoted ? "\"" + parameterText(row, p) + "\"" : parameterText(row, p);
+        s += quoted ? "\"" + text + "\"" : text;
     }
     return s + "}";
 }
@@ -563,6 +616,7 @@ Parameters parametersFromText(const std::string& text)
     {
         bool absent = std::find(seen.begin(), seen.end(), row.name) == seen.end();
         if (absent && !row.defaultWhenAbsent) missing.push_back(row.name);
+        if (absent && row.defaultWhenAbsent && row.absentText) parameterFromText(row, p, row.absentText);
     }
     auto list = [](const char* what, const std::vector<std::string>& names) {
         std::string s;

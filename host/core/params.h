@@ -23,6 +23,13 @@ enum class Backend
     Gpu,  ///< CUDA; BackendError when no GPU is present
 };
 
+/// pm_grid's automatic value (automaticPmGrid): its text is "auto".
+constexpr int kPmGridAuto = -1;
+
+/// The largest mesh pm_grid auto takes, reached at 512^3 bodies: larger runs get N^(1/3) cells or fewer unless
+/// pm_grid is given.
+constexpr int kPmGridAutoMax = 1024;
+
 struct Parameters
 {
     /// theta: a node of size l is accepted when its distance exceeds l / theta (+ delta for Bonsai). (0, 1]
@@ -72,14 +79,15 @@ struct Parameters
     double max_energy_error = 0.1;
     /// Periodic boxes: TreePM (GADGET-2's PMGRID), the long-range force from a particle mesh of pm_grid^3 cells
     /// (host/pm/pm_mesh.h) and the tree's short-range force within rcut r_s (common/treepm.h), no Ewald
-    /// correction; 0: the tree and Ewald's sum (docs/periodic.md compares them). 0, or 12..32768 with the
-    /// default asmth and rcut (the cutoff rcut asmth L / pm_grid must be below L / 2)
-    int pm_grid = 0;
-    /// TreePM's split scale r_s in mesh cells, r_s = asmth L / pm_grid (GADGET-2's ASMTH). > 0
-    double asmth = 1.25;
-    /// TreePM's short-range cutoff in units of r_s (GADGET-2's RCUT): the pull left out there is 1.75e-2 of
-    /// a pair's at the default 4.5. > 0
-    double rcut = 4.5;
+    /// correction; 0: the tree and Ewald's sum (docs/periodic.md compares them); kPmGridAuto: the mesh
+    /// automaticPmGrid gives the bodies (TreePM in a periodic box, nothing in an isolated one). 0, kPmGridAuto, or
+    /// 25..32768 with the default asmth and rcut (the cutoff rcut asmth L / pm_grid must be below L / 2)
+    int pm_grid = kPmGridAuto;
+    /// TreePM's split scale r_s in mesh cells, r_s = asmth L / pm_grid (GADGET-2's ASMTH, 1.25 there). > 0
+    double asmth = 2.0;
+    /// TreePM's short-range cutoff in units of r_s (GADGET-2's RCUT, 4.5 there): the pull left out there is
+    /// 4.4e-4 of a pair's at the default 6 (1.75e-2 at 4.5). > 0
+    double rcut = 6.0;
     /// TreePM's mass assignment and force interpolation on the mesh: TSC by default (4096 uniform bodies on
     /// 32^3: median force error 7.2e-4 against CIC's 5.5e-3, docs/periodic.md).
     MassAssignment pm_assignment = MassAssignment::Tsc;
@@ -88,6 +96,17 @@ struct Parameters
     /// two meshes agree to about 1e-14 of the largest force (the order of their sums and the device's rounding).
     Backend pm_backend = Backend::Auto;
 };
+
+/// The mesh of pm_grid auto for numBodies in p's box: 0 (no mesh) in an isolated system (box_size 0); else two cells
+/// per mean interbody spacing, 2 N^(1/3), rounded up to a size whose transforms are fast (2^a 3^b 5^c), at least
+/// the smallest such size above 2 rcut asmth (the cutoff below L / 2) and 32, at most kPmGridAutoMax (or that
+/// smallest size, if larger). With the default split this is as accurate as tree + Ewald at the 99th percentile
+/// (docs/periodic.md). p.pm_grid when it is not kPmGridAuto.
+int automaticPmGrid(const Parameters& p, int64_t numBodies);
+
+/// p with pm_grid auto replaced by automaticPmGrid(p, numBodies) in a periodic box; an isolated system keeps auto
+/// (it has no mesh either way, and its run.json and checkpoints say what was asked).
+Parameters withPmGridFor(Parameters p, int64_t numBodies);
 
 /// The valid values of a numeric parameter: [min, max] with either end open or infinite.
 /// Real values must also be finite.
@@ -103,6 +122,7 @@ enum class CliForm
     Plain,   ///< --option VALUE sets the member (a bool member: --option is a switch that sets it)
     Length,  ///< --option LENGTH sets the member to LENGTH^2 (epsilon -> epsilon_squared)
     Negated, ///< a bool member: --option is a switch that clears it (--monopole -> use_quadrupole)
+    OrAuto,  ///< an int member: --option auto sets it to -1, which its text (run.json, checkpoints) reads as auto
 };
 
 /// One row of the parameter table.
@@ -124,6 +144,9 @@ struct ParameterInfo
     /// Added after files with parameter text were first written: absent from such a file, the parameter
     /// takes its default (parametersFromText) instead of being refused as missing.
     bool defaultWhenAbsent = false;
+    /// With defaultWhenAbsent: the value such a file ran with when it is not today's default (its text);
+    /// nullptr: the default.
+    const char* absentText = nullptr;
 };
 
 /// Every solver parameter, in the order of toJson and the checkpoint.

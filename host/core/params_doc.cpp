@@ -124,6 +124,18 @@ std::string validValues(const ParameterInfo& row)
     return text;
 }
 
+/// What a checkpoint without the row takes.
+std::string absentCell(const ParameterInfo& row)
+{
+    if (!row.defaultWhenAbsent) return "the checkpoint is refused (a missing parameter)";
+    if (row.absentText)
+    {
+        return code(row.absentText) +
+               ", what runs before the parameter existed ran with (checkpoints written then lack it)";
+    }
+    return "the default (checkpoints written before the parameter existed lack it)";
+}
+
 /// What giving the option does, said for the row's form.
 std::string commandLineLine(const ParameterInfo& row)
 {
@@ -133,6 +145,7 @@ std::string commandLineLine(const ParameterInfo& row)
     {
     case CliForm::Length: return s + ": sets " + code(row.name) + " to LENGTH^2";
     case CliForm::Negated: return s + ": a switch that sets " + code(row.name) + " to " + code("false");
+    case CliForm::OrAuto: return s + ": sets " + code(row.name) + " (" + code("auto") + ": its automatic value)";
     case CliForm::Plain: break;
     }
     if (isBool(row)) return s + ": a switch that sets " + code(row.name) + " to " + code("true");
@@ -173,10 +186,7 @@ void section(std::ostringstream& page, const ParameterInfo& row)
          << (row.fixedOnRestart ? "`octwalk run --restart` refuses the option (the checkpoint holds the value)"
                                 : "`octwalk run --restart` does not refuse the option")
          << "\n"
-         << "- Absent from a checkpoint: "
-         << (row.defaultWhenAbsent ? "the default (checkpoints written before the parameter existed lack it)"
-                                   : "the checkpoint is refused (a missing parameter)")
-         << "\n\n";
+         << "- Absent from a checkpoint: " << absentCell(row) << "\n\n";
 }
 
 } // namespace

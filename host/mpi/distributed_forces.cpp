@@ -67,6 +67,12 @@ bool mpiAllowsASecondThread()
 
 void checkDistributable(const Parameters& p)
 {
+    if (p.box_size > 0 && p.pm_grid == kPmGridAuto)
+    {
+        throw ParameterError("box_size " + std::to_string(p.box_size) +
+                             " with pm_grid auto: the distributed evaluation takes the mesh of all ranks' bodies "
+                             "(withPmGridFor with their total number)");
+    }
     if (p.box_size > 0 && p.pm_grid <= 0)
     {
         throw ParameterError("box_size " + std::to_string(p.box_size) +

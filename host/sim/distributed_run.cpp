@@ -138,12 +138,12 @@ std::string DistributedRunConfig::canonicalText() const
 
 void checkDistributable(const Parameters& p)
 {
-    if (p.box_size > 0 && p.pm_grid <= 0)
+    if (p.box_size > 0 && p.pm_grid == 0)
     {
         std::ostringstream m;
         m << "box_size " << p.box_size
-          << " with pm_grid 0: periodic runs on several ranks take TreePM (give --pm-grid, e.g. N^(1/3)); the "
-             "Ewald sum runs on one rank (start it without mpirun)";
+          << " with pm_grid 0: periodic runs on several ranks take TreePM (--pm-grid auto, the default, or a mesh "
+             "size); the Ewald sum runs on one rank (start it without mpirun)";
         throw ParameterError(m.str());
     }
     if (p.mac == Mac::Relative)

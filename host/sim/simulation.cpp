@@ -117,7 +117,8 @@ int64_t resolvedRebuildLag(const ForceOptions& forces, int64_t n)
 // initial is a reference here so that comovingStart (comoving_step.cpp) reads it before anything moves it.
 Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
                        std::optional<Comoving> comoving, std::vector<F4> results)
-    : state_(std::move(initial)), params_(p), plan_(plan), forces_(forces), solver_(p), comoving_(std::move(comoving))
+    : state_(std::move(initial)), params_(withPmGridFor(p, state_.size())), plan_(plan), forces_(forces),
+      solver_(params_), comoving_(std::move(comoving))
 {
     if (int64_t(state_.vel.size()) != state_.size())
     {

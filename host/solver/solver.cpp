@@ -370,9 +370,10 @@ GravitySolver::~GravitySolver()                                   = default;
 GravitySolver::GravitySolver(GravitySolver&&) noexcept            = default;
 GravitySolver& GravitySolver::operator=(GravitySolver&&) noexcept = default;
 
-void GravitySolver::setParameters(const Parameters& p)
+void GravitySolver::setParameters(const Parameters& requested)
 {
-    validate(p);
+    validate(requested);
+    const Parameters p = withPmGridFor(requested, bodies_.n);
     if (p.pm_grid > 0 && !(p.box_size > 0))
     {
         // box_size is 0 here: validate refuses a negative one.
@@ -387,8 +388,17 @@ void GravitySolver::setParameters(const Parameters& p)
     {
         throw BackendError("pm_backend gpu requested, but no CUDA device is available (" + gpuDescription() + ")");
     }
-    params_    = p;
-    treeValid_ = false;
+    params_          = p;
+    requestedPmGrid_ = requested.pm_grid;
+    treeValid_       = false;
+}
+
+void GravitySolver::resolvePmGrid()
+{
+    if (requestedPmGrid_ != kPmGridAuto) return;
+    Parameters automatic = params_;
+    automatic.pm_grid    = kPmGridAuto;
+    params_              = withPmGridFor(automatic, bodies_.n);
 }
 
 void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<double>& mass,
@@ -423,6 +433,7 @@ void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<d
             parallelCopy(pos, pos_);
             parallelCopy(mass, mass_);
             bodies_ = {pos_.data(), mass_.data(), id_.data(), n};
+            resolvePmGrid();
         }
         catch (...)
         {
@@ -442,6 +453,7 @@ void GravitySolver::attachBodies(const Vec3d* pos, const double* mass, const uin
     treeValid_ = false;
     setPreviousAccelerations(nullptr);
     bodies_ = {pos, mass, ids, n};
+    resolvePmGrid();
 }
 
 void GravitySolver::attachBodies(const BodySpan& b, bool checked)
@@ -452,6 +464,7 @@ void GravitySolver::attachBodies(const BodySpan& b, bool checked)
     treeValid_ = false;
     setPreviousAccelerations(nullptr);
     bodies_ = b;
+    resolvePmGrid();
 }
 
 Backend resolveBackend(Backend requested)

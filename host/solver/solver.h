@@ -69,8 +69,10 @@ public:
     GravitySolver(GravitySolver&&) noexcept;
     GravitySolver& operator=(GravitySolver&&) noexcept;
 
-    /// Validates and stores; takes effect at the next evaluation.
+    /// Validates and stores; takes effect at the next evaluation. pm_grid auto takes automaticPmGrid of the
+    /// bodies attached (now and later).
     void setParameters(const Parameters& p);
+    /// The parameters in use, pm_grid auto resolved for the bodies attached.
     const Parameters& parameters() const { return params_; }
 
     /// Copies and validates the bodies (InputError names the first bad body). ids default to 0..N-1;
@@ -211,6 +213,8 @@ public:
 
 private:
     void buildTree();
+    /// params_.pm_grid for the bodies attached when it was given as auto.
+    void resolvePmGrid();
     /// Sets the periodic group scales from previousAcc_ when there are any (then usedPrevious_), and forgets them.
     void setScalesFromPrevious();
     /// Builds the tree and walks it for all bodies: G = 1 results in tree order, valid until the next
@@ -239,7 +243,10 @@ private:
     InteractionTotals evaluateGpu(const TargetView& targets);
     GpuSolver& gpu();
 
+    /// The parameters in use: pm_grid auto resolved for the attached bodies (resolvePmGrid).
     Parameters params_;
+    /// pm_grid as given to setParameters: kPmGridAuto takes automaticPmGrid of each set of bodies attached.
+    int requestedPmGrid_ = kPmGridAuto;
     /// The bodies evaluated: the solver's own copies (setBodies) or the caller's arrays (attachBodies).
     BodySpan bodies_{nullptr, nullptr, nullptr, 0};
     std::vector<Vec3d> pos_;

@@ -121,7 +121,7 @@ void setMember(const char* function, const Keyword& k, py::handle value, Paramet
         row.member);
 }
 
-/// The value of a member as a Python object (float, int, bool, or the choice's name).
+/// The value of a member as a Python object (float, int, bool, or the choice's name; "auto" for an automatic int).
 py::object memberValue(const ParameterInfo& row, const Parameters& p)
 {
     return std::visit(
@@ -129,7 +129,11 @@ py::object memberValue(const ParameterInfo& row, const Parameters& p)
             using T = std::decay_t<decltype(p.*member)>;
             if constexpr (std::is_enum_v<T>) return py::str(parameterText(row, p));
             else if constexpr (std::is_same_v<T, bool>) return py::bool_(p.*member);
-            else if constexpr (std::is_same_v<T, int>) return py::int_(p.*member);
+            else if constexpr (std::is_same_v<T, int>)
+            {
+                if (parameterText(row, p) == "auto") return py::str("auto");
+                return py::int_(p.*member);
+            }
             else return py::float_(p.*member);
         },
         row.member);

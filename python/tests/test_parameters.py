@@ -13,7 +13,7 @@ def other_value(row):
         # gpu would need a device; any other choice is valid alone.
         return next(c for c in row["choices"] if c != d and c != "gpu")
     if row["type"] == "int":
-        return 2 * d
+        return 0 if d == "auto" else 2 * d
     return 0.5 * d if d > 0 else 1.0
 
 

@@ -121,6 +121,7 @@ Parameters periodicParameters(double epsilon)
 {
     Parameters p;
     p.box_size        = 1.0;
+    p.pm_grid         = 0;
     p.epsilon_squared = epsilon * epsilon;
     p.backend         = Backend::Cpu;
     return p;
@@ -832,6 +833,7 @@ std::array<double, 2> planeWaveGrowth(int nGrid, const ForceOptions& forces)
     const ParticleSet start  = splitInPlane(wave, ic.boxSize / ic.nGrid);
     Parameters p;
     p.box_size               = ic.boxSize;
+    p.pm_grid                = 0;
     p.gravitational_constant = ic.units.gravitationalConstant;
     p.epsilon_squared        = 0;
     p.backend                = Backend::Cpu;

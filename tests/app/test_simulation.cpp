@@ -275,6 +275,7 @@ TEST(Simulation, TreeOrderedStateIsTheCallersOrderLeapfrogBitForBit)
         }
         Parameters p               = simParameters(0.6, 0.02);
         p.box_size                 = c.box;
+        p.pm_grid                  = 0;
         const ParticleSet expected = leapfrogInTheCallersOrder(start, p, h, steps, c.zeroNetForce);
         for (int threads : {1, 2})
         {

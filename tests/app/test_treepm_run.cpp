@@ -139,39 +139,40 @@ TEST(TreePmCli, AComovingRunTakesTheBoxFromItsInputAndRecordsTheMesh)
     bodies.cosmology   = kEdS;
     writeSnapshot(input, SnapshotFormat::Gadget2, bodies);
     const CliResult run = runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(),
-                                      "--a-end", "0.12", "--pm-grid", "16", "--output-dir", out.c_str()});
+                                      "--a-end", "0.12", "--output-dir", out.c_str()});
     EXPECT_EQ(run.code, 0) << run.err;
     std::ifstream json(base / "run" / "run.json");
     const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
-    EXPECT_NE(text.find("\"pm_grid\": 16"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"pm_grid\": 32, \"asmth\": 2, \"rcut\": 6"), std::string::npos)
+        << "TreePM on the automatic mesh is the default (2 N^(1/3) = 16, at least 32): " << text;
     EXPECT_NE(text.find("\"rebuild_every\": 0"), std::string::npos) << "TreePM is pipelined by default: " << text;
-    EXPECT_EQ(run.out.find("note: --pm-grid"), std::string::npos) << "16 cells are 2 N^(1/3) for 512 bodies";
+    EXPECT_EQ(run.out.find("note: --pm-grid"), std::string::npos) << "32 cells are above 2 N^(1/3) for 512 bodies";
     // --rebuild-every applies to a comoving run: 1 is the classic step; tree + Ewald refuses the pipelined one.
     const std::string classicDir = (base / "classic").string();
     const CliResult classic =
         runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--a-end", "0.12",
-                    "--pm-grid", "16", "--rebuild-every", "1", "--output-dir", classicDir.c_str()});
+                    "--rebuild-every", "1", "--output-dir", classicDir.c_str()});
     EXPECT_EQ(classic.code, 0) << classic.err;
     std::ifstream classicJson(base / "classic" / "run.json");
     const std::string classicText((std::istreambuf_iterator<char>(classicJson)), std::istreambuf_iterator<char>());
     EXPECT_NE(classicText.find("\"rebuild_every\": 1"), std::string::npos) << classicText;
     const CliResult ewald =
         runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--a-end", "0.12",
-                    "--rebuild-every", "0", "--output-dir", (base / "ewald").string().c_str()});
+                    "--pm-grid", "0", "--rebuild-every", "0", "--output-dir", (base / "ewald").string().c_str()});
     EXPECT_NE(ewald.code, 0);
     EXPECT_NE(ewald.err.find("tree + Ewald"), std::string::npos) << ewald.err;
     // A mesh coarser than 2 N^(1/3) cells runs, with one line saying what it costs.
-    const CliResult coarse =
-        runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(), "--a-end", "0.11",
-                    "--pm-grid", "12", "--output-dir", (base / "coarse").string().c_str()});
+    const CliResult coarse = runOctwalk({"run", "--comoving", "--quiet", "--backend", "cpu", "--input", input.c_str(),
+                                         "--a-end", "0.11", "--pm-grid", "12", "--asmth", "1.25", "--rcut", "4.5",
+                                         "--output-dir", (base / "coarse").string().c_str()});
     EXPECT_EQ(coarse.code, 0) << coarse.err;
     EXPECT_NE(coarse.out.find("note: --pm-grid 12 is below 2 N^(1/3) = 16 cells per side"), std::string::npos)
         << coarse.out;
     // An isolated run with a mesh is one line naming the value, exit 2.
     const CliResult isolated =
         runOctwalk({"run", "--quiet", "--backend", "cpu", "--model", "plummer", "--n", "256", "--t-end", "0.01",
-                    "--pm-grid", "16", "--output-dir", (base / "isolated").string().c_str()});
+                    "--pm-grid", "32", "--output-dir", (base / "isolated").string().c_str()});
     EXPECT_EQ(isolated.code, 2);
-    EXPECT_NE(isolated.err.find("pm_grid = 16 is invalid with box_size = 0"), std::string::npos) << isolated.err;
+    EXPECT_NE(isolated.err.find("pm_grid = 32 is invalid with box_size = 0"), std::string::npos) << isolated.err;
     fs::remove_all(base);
 }

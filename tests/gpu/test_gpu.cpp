@@ -843,6 +843,7 @@ TEST_P(GpuPeriodic, ListsEqualAndForcesMatchCpuTwin)
     const ParticleSet bodies = periodicBox(GetParam().log2n, L, GetParam().clustered);
     Parameters p             = parameters(GetParam().theta, Mac::Bonsai, Backend::Cpu);
     p.box_size               = L;
+    p.pm_grid                = 0;
     if (GetParam().nLeaf > 0) p.n_leaf = GetParam().nLeaf;
     CpuReference cpu(bodies, p, GetParam().walk);
     // The far field (default ratio 6) in the groups that expand their correction: the clustered 2^15 box's
@@ -953,6 +954,7 @@ TEST_P(GpuVariant, PeriodicListsEqualCpuTwin)
     const ParticleSet bodies = periodicBox(15, L, true);
     Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
     p.box_size               = L;
+    p.pm_grid                = 0;
     CpuReference cpu(bodies, p);
     GpuSolver device;
     device.setKernelConfig(GetParam());
@@ -989,6 +991,7 @@ TEST_F(GpuTest, PeriodicErrorControlFromPreviousAccelerationsGivesTheCpuTwinsInt
     const ParticleSet bodies = periodicBox(15, L, false);
     Parameters p             = parameters(0.5, Mac::Bonsai, Backend::Cpu);
     p.box_size               = L;
+    p.pm_grid                = 0;
     CpuReference cpu(bodies, p);
     p.backend = Backend::Gpu;
     GravitySolver gpu(p);

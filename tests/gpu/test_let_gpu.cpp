@@ -125,6 +125,8 @@ TEST_F(EssentialTreeOnGpuPeriodic, ListsCountsAndForcesAreTheTwins)
     p.epsilon_squared = 1e-6;
     p.box_size        = 1.0;
     p.pm_grid         = 32;
+    p.asmth           = 1.25; // GADGET-2's split
+    p.rcut            = 4.5;
     expectDeviceWalksLikeTheTwin(p, makeClusteredBox(1 << 15, 1.0, 11));
 }
 

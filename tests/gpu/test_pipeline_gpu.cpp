@@ -164,6 +164,8 @@ TEST_P(GpuPipelineTest, PeriodicTreePmStepWalksTheCpuTwinsLists)
     Parameters p                           = parameters();
     p.box_size                             = 1.0;
     p.pm_grid                              = 32;
+    p.asmth                                = 1.25; // GADGET-2's split
+    p.rcut                                 = 4.5;
     const std::vector<int32_t> callerIndex = identity(n);
     Pipeline gpu(p, GetParam(), PipelineDevice::Gpu), cpuFromStart(p, GetParam(), PipelineDevice::Cpu);
     gpu.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);

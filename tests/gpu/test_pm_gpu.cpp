@@ -218,6 +218,8 @@ TEST_F(GpuPmMeshInput, ASolverSwitchesBetweenTheMeshesWithPmBackend)
     p.backend         = Backend::Gpu;
     p.box_size        = L;
     p.pm_grid         = 32;
+    p.asmth           = 1.25; // GADGET-2's split
+    p.rcut            = 4.5;
     p.epsilon_squared = 1e-4;
     GravitySolver solver(p);
     solver.setBodies(bodies.pos, bodies.mass);

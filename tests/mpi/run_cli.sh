@@ -81,7 +81,7 @@ stop)
     cmp whole/snap_000128.tipsy part/snap_000128.tipsy || fail "final snapshots differ"
     ;;
 refused)
-    on2 $common --box-size 1 --output-dir a > out.txt 2> err.txt
+    on2 $common --box-size 1 --pm-grid 0 --output-dir a > out.txt 2> err.txt
     rc=$?
     [ $rc -eq 2 ] || fail "periodic run with the Ewald sum: exit $rc, expected 2"
     [ "$(wc -l < err.txt)" -eq 1 ] || fail "periodic run with the Ewald sum: not one line: $(cat err.txt)"
@@ -97,7 +97,7 @@ periodic)
     # A periodic box (16^3 bodies from z = 1, a = t = 0.5) under TreePM, Newtonian steps. Measured (t = 0.75, 16
     # steps): dE/E0 3.07e-5 at one rank, 2.86e-5 at two; the bound on their difference, 5e-5, is the energy case's.
     "$octwalk" ic cosmo --n-grid 16 --z-begin 1 --box-size 1 -o ic.gadget > /dev/null || fail "ic: exit $?"
-    box="--input ic.gadget --pm-grid 16 --backend cpu --dt 0.015625 --quiet"
+    box="--input ic.gadget --pm-grid 16 --asmth 1.25 --rcut 4.5 --backend cpu --dt 0.015625 --quiet"
     "$octwalk" run $box --t-end 0.75 --output-dir p1 > /dev/null || fail "P = 1: exit $?"
     OMP_NUM_THREADS=1 on2 $box --t-end 0.75 --output-dir p2 > /dev/null || fail "P = 2: exit $?"
     e1=$(last_error p1) e2=$(last_error p2)
@@ -118,7 +118,7 @@ comoving)
     # the same steps at one and two ranks, kinetic energies 8.7e-7 apart relatively, Layzer-Irvine errors 1.52e-3
     # and 1.51e-3. The bounds: the same step count, K within 1e-4, |li_error| below 5e-3.
     "$octwalk" ic cosmo --n-grid 16 --z-begin 9 --box-size 64 -o ic.gadget > /dev/null || fail "ic: exit $?"
-    box="--comoving --input ic.gadget --pm-grid 16 --a-end 0.3 --backend cpu --quiet"
+    box="--comoving --input ic.gadget --pm-grid 16 --asmth 1.25 --rcut 4.5 --a-end 0.3 --backend cpu --quiet"
     "$octwalk" run $box --output-dir p1 > /dev/null || fail "P = 1: exit $?"
     on2 $box --output-dir p2 > /dev/null || fail "P = 2: exit $?"
     r1=$(grep -v '^#' p1/energy.csv | tail -1) r2=$(grep -v '^#' p2/energy.csv | tail -1)

@@ -34,6 +34,8 @@ Parameters treePmParameters(double theta)
     p.epsilon_squared = 1e-6;
     p.box_size        = 1.0;
     p.pm_grid         = 16;
+    p.asmth           = 1.25; // GADGET-2's split
+    p.rcut            = 4.5;
     return p;
 }
 

@@ -62,6 +62,7 @@ TEST(BoxSize, DefaultIsIsolatedAndRangeIsChecked)
     p.box_size = -1.0;
     expectError<ParameterError>([&] { validate(p); }, {"parameter box_size = -1", "must be finite and >= 0"});
     p.box_size = std::numeric_limits<double>::infinity();
+    p.pm_grid  = 0;
     expectError<ParameterError>([&] { validate(p); }, {"box_size"});
     Parameters q;
     parameterFromText(*row, q, "256");
@@ -254,6 +255,7 @@ ErrorStats treeErrors(const PeriodicCase& c, Parameters p, int64_t sample, doubl
                       double* interactions = nullptr)
 {
     p.box_size        = c.L;
+    p.pm_grid         = 0;
     p.epsilon_squared = eps2;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
@@ -306,6 +308,7 @@ TreeRun periodicTreeRun(const PeriodicCase& c, const PeriodicReference& r, Param
                         const std::vector<Vec3d>* previous = nullptr, std::vector<Vec3d>* acc = nullptr)
 {
     p.box_size        = c.L;
+    p.pm_grid         = 0;
     p.epsilon_squared = eps2;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
@@ -473,6 +476,7 @@ TEST(PeriodicErrorControl, GroupScalesFromPreviousAccelerationsFollowTheirMeanIn
     Parameters p             = Parameters{};
     p.backend                = Backend::Cpu;
     p.box_size               = c.L;
+    p.pm_grid                = 0;
     p.gravitational_constant = 2.0;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
@@ -511,6 +515,7 @@ TEST(PeriodicErrorControl, GroupScalesFromPreviousAccelerationsMostlyEqualTheEst
     Parameters p         = Parameters{};
     p.backend            = Backend::Cpu;
     p.box_size           = c.L;
+    p.pm_grid            = 0;
     p.epsilon_squared    = 1e-6;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
@@ -548,6 +553,7 @@ TEST(PeriodicErrorControl, OneAndTwoThreadsAreBitIdentical)
     Parameters p         = Parameters{};
     p.backend            = Backend::Cpu;
     p.box_size           = c.L;
+    p.pm_grid            = 0;
     auto forces          = [&](int threads) {
         const int saved = omp_get_max_threads();
         omp_set_num_threads(threads);
@@ -670,6 +676,7 @@ TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)
     Parameters p = Parameters{};
     p.backend    = Backend::Cpu;
     p.box_size   = L;
+    p.pm_grid    = 0;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
     std::vector<Vec3d> acc;
@@ -694,6 +701,7 @@ TEST(PeriodicTree, BodiesOutsideTheBoxAreRejectedByName)
     Parameters p   = Parameters{};
     p.backend      = Backend::Cpu;
     p.box_size     = 1.0;
+    p.pm_grid      = 0;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
     std::vector<Vec3d> acc;
@@ -812,6 +820,7 @@ WalkAgainstLists correctionWalkAgainstLists(const PeriodicCase& c, double eps2)
     Parameters p      = Parameters{};
     p.backend         = Backend::Cpu;
     p.box_size        = c.L;
+    p.pm_grid         = 0;
     p.epsilon_squared = eps2;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
@@ -911,6 +920,7 @@ TEST(EwaldWalk, EveryPathMatchesTheEwaldSumAndTheWarpWalkTheThreadWalk)
         Parameters p              = Parameters{};
         p.backend                 = Backend::Cpu;
         p.box_size                = c.L;
+        p.pm_grid                 = 0;
         p.epsilon_squared         = eps2;
         std::vector<Vec3d> acc[3];
         const EwaldWalkConfig walks[3] = {{std::numeric_limits<int64_t>::max(), false}, {0, false}, {0, true}};
@@ -949,6 +959,7 @@ TEST(EwaldWalk, ANegativeThresholdIsRejected)
     Parameters p = Parameters{};
     p.backend    = Backend::Cpu;
     p.box_size   = 1.0;
+    p.pm_grid    = 0;
     GravitySolver s(p);
     EXPECT_THROW(s.setEwaldWalkConfig({-1, false}), ParameterError);
     EXPECT_NO_THROW(s.setEwaldWalkConfig({0, true}));
@@ -962,6 +973,7 @@ TEST(EwaldWalk, TheDescentsCellsHoldTheirBodies)
     Parameters p         = Parameters{};
     p.backend            = Backend::Cpu;
     p.box_size           = c.L;
+    p.pm_grid            = 0;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
     std::vector<Vec3d> acc;
@@ -1048,6 +1060,7 @@ TEST(EwaldGroup, SmallBoxMixesBothPathsAndMatchesTheEwaldSum)
     Parameters p   = Parameters{};
     p.backend      = Backend::Cpu;
     p.box_size     = c.L;
+    p.pm_grid      = 0;
     GravitySolver s(p);
     s.setBodies(c.pos, c.mass);
     std::vector<Vec3d> acc;

@@ -287,6 +287,7 @@ TEST(FarFieldExpansion, PeriodicGroupsThatExpandTakeItAndAgreeWithTheTreeWithout
     const std::vector<double> mass(pos.size(), 1.0 / double(pos.size()));
     Parameters p = test::cpuParameters(0.5, 1e-6);
     p.box_size   = 1.0;
+    p.pm_grid    = 0;
     std::vector<std::vector<Vec3d>> acc(2);
     std::vector<std::vector<double>> pot(2);
     double farShare = 0;

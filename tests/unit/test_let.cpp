@@ -183,6 +183,8 @@ PeriodicCaseTree periodicCaseTree(const PeriodicCase& c)
     p.mac        = c.mac;
     p.box_size   = 1.0;
     p.pm_grid    = c.pmGrid;
+    p.asmth      = 1.25; // GADGET-2's split
+    p.rcut       = 4.5;
     const ParticleSet bodies =
         std::string(c.model) == "clustered" ? makeClusteredBox(1 << 13, 1.0, 7) : makeUniformBox(1 << 13, 1.0, 7);
     return {p, test::evaluatedSolver(p, bodies)};
@@ -308,6 +310,7 @@ TEST(EssentialTree, PeriodicWithoutTreePmIsRefused)
     Parameters p;
     p.backend                  = Backend::Cpu;
     p.box_size                 = 1.0;
+    p.pm_grid                  = 0;
     const ParticleSet bodies   = makeUniformBox(1 << 10, 1.0, 3);
     const GravitySolver solver = test::evaluatedSolver(p, bodies);
     const PackedTree& packed   = solver.packedTree();

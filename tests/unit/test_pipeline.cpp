@@ -342,6 +342,7 @@ TEST(Pipeline, TheAutomaticPolicyIsThePipelinedStepWhereItApplies)
     EXPECT_EQ(resolvedRebuildEvery(p, automatic, true), 1) << "comoving under tree + Ewald";
     Parameters periodic = p;
     periodic.box_size   = 100;
+    periodic.pm_grid    = 0;
     EXPECT_EQ(resolvedRebuildEvery(periodic, automatic, false), 1) << "periodic";
     Parameters relative = p;
     relative.mac        = Mac::Relative;

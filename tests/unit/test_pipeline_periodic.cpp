@@ -41,6 +41,8 @@ Parameters treePmParameters(double errTol)
     Parameters p             = test::cpuParameters(0.5, 1e-4);
     p.box_size               = kL;
     p.pm_grid                = 16;
+    p.asmth                  = 1.25; // GADGET-2's split
+    p.rcut                   = 4.5;
     p.gravitational_constant = 1.5;
     p.err_tol_force_acc      = errTol;
     return p;

@@ -50,6 +50,8 @@ Parameters treePmParameters(const PeriodicBodies& b, int pmGrid, double theta, d
     Parameters p             = test::cpuParameters(theta, eps2);
     p.box_size               = b.L;
     p.pm_grid                = pmGrid;
+    p.asmth                  = 1.25; // GADGET-2's split
+    p.rcut                   = 4.5;
     p.gravitational_constant = kG;
     return p;
 }
@@ -399,6 +401,8 @@ TEST(TreePm, PairForceErrorAcrossTheSplitScale)
     Parameters p                        = test::cpuParameters(0.3, 0.0);
     p.box_size                          = 1.0;
     p.pm_grid                           = 16;
+    p.asmth                             = 1.25; // GADGET-2's split
+    p.rcut                              = 4.5;
     const std::vector<PairError> errors = treePmPairErrors(p, 2048, 5);
     auto percentile                     = [&](double from, double to, double q) {
         std::vector<double> e;
@@ -478,13 +482,88 @@ std::string parameterError(const Parameters& p)
 
 } // namespace
 
+TEST(TreePmParameters, TheAutomaticMeshHasTwoCellsPerSpacingOnFastSizes)
+{
+    Parameters p;
+    p.box_size = 100;
+    EXPECT_EQ(automaticPmGrid(p, 32 * 32 * 32), 64);
+    EXPECT_EQ(automaticPmGrid(p, 128 * 128 * 128), 256);
+    EXPECT_EQ(automaticPmGrid(p, 100 * 100 * 100), 200) << "200 = 2^3 5^2";
+    EXPECT_EQ(automaticPmGrid(p, 70 * 70 * 70), 144) << "140 = 2^2 5 7 is not a fast size; 144 = 2^4 3^2 is";
+    EXPECT_EQ(automaticPmGrid(p, 1000), 32) << "at least 32 cells";
+    EXPECT_EQ(automaticPmGrid(p, 0), 32);
+    EXPECT_EQ(automaticPmGrid(p, int64_t(512) * 512 * 512), 1024);
+    EXPECT_EQ(automaticPmGrid(p, int64_t(1024) * 1024 * 1024), kPmGridAutoMax) << "capped";
+    p.asmth = 3;
+    p.rcut  = 8;
+    EXPECT_EQ(automaticPmGrid(p, 1000), 50) << "the smallest fast size above 2 rcut asmth = 48";
+    EXPECT_EQ(parameterError(withPmGridFor(p, 1000)), "");
+    p.pm_grid = 0;
+    EXPECT_EQ(automaticPmGrid(p, 1000), 0) << "a given mesh size is kept";
+    p.pm_grid = 48;
+    EXPECT_EQ(withPmGridFor(p, 1000).pm_grid, 48);
+    Parameters isolated;
+    EXPECT_EQ(automaticPmGrid(isolated, 1 << 20), 0) << "no mesh without a box";
+}
+
+TEST(TreePmParameters, AutoIsTheTextOfTheAutomaticMesh)
+{
+    const ParameterInfo& row = *findParameter("pm_grid");
+    Parameters p;
+    EXPECT_EQ(parameterText(row, p), "auto");
+    EXPECT_NE(toJson(p).find("\"pm_grid\": \"auto\""), std::string::npos) << toJson(p);
+    p.pm_grid = 64;
+    parameterFromText(row, p, "auto");
+    EXPECT_EQ(p.pm_grid, kPmGridAuto);
+    EXPECT_EQ(parametersFromText(toText(p)).pm_grid, kPmGridAuto);
+    EXPECT_THROW(parameterFromText(row, p, "automatic"), ParameterError);
+    p.pm_grid = -2;
+    EXPECT_NE(parameterError(p).find("must be auto or in [0, 32768]"), std::string::npos) << parameterError(p);
+}
+
+TEST(TreePmParameters, ATextWithoutTreePmRowsRanTreeAndEwald)
+{
+    // Files written before TreePM's rows existed hold tree + Ewald runs with GADGET-2's split in these rows.
+    std::string text = toText(Parameters{});
+    for (const char* name : {"pm_grid", "asmth", "rcut"})
+    {
+        const size_t at = text.find(std::string(name) + "=");
+        ASSERT_NE(at, std::string::npos) << name;
+        text.erase(at, text.find('\n', at) + 1 - at);
+    }
+    const Parameters old = parametersFromText(text);
+    EXPECT_EQ(old.pm_grid, 0);
+    EXPECT_EQ(old.asmth, 1.25);
+    EXPECT_EQ(old.rcut, 4.5);
+}
+
+TEST(TreePmParameters, TheSolverTakesTheAutomaticMeshOfItsBodies)
+{
+    Parameters p = test::cpuParameters(0.5, 1e-6);
+    p.box_size   = 1.0;
+    GravitySolver solver(p);
+    const ParticleSet box = makeUniformBox(32 * 32 * 32, 1.0, 3);
+    solver.setBodies(box.pos, box.mass);
+    EXPECT_EQ(solver.parameters().pm_grid, 64);
+    const ParticleSet fewer = makeUniformBox(1000, 1.0, 3);
+    solver.setBodies(fewer.pos, fewer.mass);
+    EXPECT_EQ(solver.parameters().pm_grid, 32);
+    p.box_size = 0;
+    solver.setParameters(p);
+    EXPECT_EQ(solver.parameters().pm_grid, kPmGridAuto) << "isolated: no mesh, auto as asked";
+    EXPECT_EQ(withPmGridFor(p, 1000).pm_grid, kPmGridAuto);
+}
+
 TEST(TreePmParameters, ValidationNamesTheValue)
 {
     Parameters p = Parameters{};
-    EXPECT_EQ(p.pm_grid, 0) << "tree and Ewald stay the default";
+    EXPECT_EQ(p.pm_grid, kPmGridAuto) << "TreePM on the automatic mesh is the default";
+    EXPECT_EQ(p.asmth, 2.0);
+    EXPECT_EQ(p.rcut, 6.0);
     EXPECT_EQ(p.pm_assignment, MassAssignment::Tsc);
     p.box_size = 1;
-    p.pm_grid  = 32;
+    EXPECT_EQ(parameterError(p), "");
+    p.pm_grid = 32;
     EXPECT_EQ(parameterError(p), "");
     auto expectError = [](Parameters q, std::initializer_list<const char*> fragments) {
         const std::string e = parameterError(q);
@@ -496,8 +575,8 @@ TEST(TreePmParameters, ValidationNamesTheValue)
     expectError(q, {"pm_grid = -4"});
     q.pm_grid = 1;
     expectError(q, {"pm_grid = 1", ">= 2"});
-    q.pm_grid = 8;
-    expectError(q, {"pm_grid = 8", "asmth = 1.25", "rcut = 4.5", "below L / 2"});
+    q.pm_grid = 24;
+    expectError(q, {"pm_grid = 24", "asmth = 2", "rcut = 6", "below L / 2", "pm_grid > 2 rcut asmth = 24"});
     // A mesh in an isolated box: refused by the solver (a comoving run's command line validates the parameters
     // before it takes the box's size from its input file).
     q          = p;
@@ -563,6 +642,8 @@ TEST(TreePmParameters, TheMeshOnTheDeviceWithoutOneIsRefusedByName)
     Parameters p;
     p.box_size   = 1;
     p.pm_grid    = 32;
+    p.asmth      = 1.25; // GADGET-2's split
+    p.rcut       = 4.5;
     p.pm_backend = Backend::Gpu;
     try
     {

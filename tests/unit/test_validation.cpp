@@ -300,6 +300,7 @@ TEST(ParameterTable, ARowAddedLaterTakesItsDefaultWhenAbsentAndOthersAreStillReq
 {
     Parameters p;
     p.box_size             = 5.0;
+    p.pm_grid              = 0;
     p.n_leaf               = 7;
     const std::string text = toText(p);
     auto without           = [&](const std::string& line) {
@@ -329,6 +330,7 @@ TEST(ParameterTable, ValidateNamesTheParameterAndTheRule)
     p          = Parameters{};
     p.mac      = Mac::Relative;
     p.box_size = 2;
+    p.pm_grid  = 0;
     expectError<ParameterError>([&] { validate(p); }, {"mac = relative", "box_size = 2", "isolated"});
     p.box_size = 0;
     EXPECT_NO_THROW(validate(p));
