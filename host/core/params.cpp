@@ -192,7 +192,7 @@ const std::vector<ParameterInfo>& parameterTable()
          {0, 32768, false, false},
          "periodic boxes: TreePM, a particle mesh of this many cells per side for the long-range force (GADGET's "
          "PMGRID) and the tree for the short-range force within rcut r_s, r_s = asmth L / pm-grid; auto: 2 N^(1/3) "
-         "rounded up to 2^a 3^b 5^c, at least 32, at most 1024 (no mesh in an isolated system); 0: the tree with "
+         "rounded up to 2^a 3^b 5^c, at least 32, at most 512 (no mesh in an isolated system); 0: the tree with "
          "Ewald's sum (the reference: a smaller median force error, 1.3-1.7 times slower steps); else more than 2 rcut "
          "asmth "
          "(24 with the defaults), which keeps the cutoff below L/2",

@@ -492,8 +492,9 @@ TEST(TreePmParameters, TheAutomaticMeshHasTwoCellsPerSpacingOnFastSizes)
     EXPECT_EQ(automaticPmGrid(p, 70 * 70 * 70), 144) << "140 = 2^2 5 7 is not a fast size; 144 = 2^4 3^2 is";
     EXPECT_EQ(automaticPmGrid(p, 1000), 32) << "at least 32 cells";
     EXPECT_EQ(automaticPmGrid(p, 0), 32);
-    EXPECT_EQ(automaticPmGrid(p, int64_t(512) * 512 * 512), 1024);
-    EXPECT_EQ(automaticPmGrid(p, int64_t(1024) * 1024 * 1024), kPmGridAutoMax) << "capped";
+    EXPECT_EQ(automaticPmGrid(p, int64_t(256) * 256 * 256), 512);
+    EXPECT_EQ(automaticPmGrid(p, int64_t(512) * 512 * 512), kPmGridAutoMax) << "capped";
+    EXPECT_EQ(kPmGridAutoMax, 512);
     p.asmth = 3;
     p.rcut  = 8;
     EXPECT_EQ(automaticPmGrid(p, 1000), 50) << "the smallest fast size above 2 rcut asmth = 48";
