@@ -474,7 +474,7 @@ po::options_description rebuildOptions(ForceOptions& forces, const std::string& 
         "step (the classic step, for comparisons); K >= 2 keeps the state on the force backend and refits the "
         "tree in between, adopting a tree built in the background every K steps; 0 rebuilds continuously: each "
         "build starts in the step that adopts the one before. The pipelined step (0 or K >= 2) takes isolated "
-        "tree runs and TreePM boxes (--pm-grid), comoving too (not tree + Ewald boxes, --direct, "
+        "tree runs and TreePM boxes (the default for periodic boxes), comoving too (not tree + Ewald boxes, --direct, "
         "--zero-net-force or the relative MAC)" +
         what;
     const std::string lag =

@@ -168,8 +168,12 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
     forces_.rebuildLag   = resolvedRebuildLag(forces_, state_.size());
     if (forces_.rebuildEvery != 1) pipeline_ = makePipeline(params_, forces_, comoving_.has_value());
     idsByCaller_ = !pipeline_ && std::is_sorted(state_.id.begin(), state_.id.end());
-    if (results.empty()) computeForces();
-    else adoptResults(std::move(results));
+    // The pipeline evaluates the forces itself when it starts: the classic solver only checks the bodies, so that
+    // its tree and arrays (on the device too) are never allocated beside the pipeline's.
+    const bool fresh = results.empty(); // no stored forces: they are evaluated here
+    if (!fresh) adoptResults(std::move(results));
+    else if (pipeline_) solver_.attachBodies(bodySpan(), false);
+    else computeForces();
     if (pipeline_)
     {
         // A comoving run's pipeline integrates the momenta, as the classic comoving step does.
@@ -181,6 +185,8 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
         }
         pipeline_->start(state_.pos.data(), vel, state_.mass.data(), state_.id.data(), callerIndex_.data(),
                          state_.size(), step_);
+        // The checks the classic evaluation makes of its results; the state is still in the caller's order.
+        if (fresh) solver_.checkAttachedOrderResults(pipeline_->resultsByCaller().data());
     }
     initialEnergy_ = diagnostics().total;
     if (comoving_)

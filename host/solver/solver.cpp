@@ -819,28 +819,36 @@ const F4* GravitySolver::evaluateInTreeOrder() { return evaluateBodies(); }
 
 void GravitySolver::checkTreeOrderResults(const F4* out, bool anyNotFinite) const
 {
-    const int64_t n = bodies_.n;
-    const double G  = params_.gravitational_constant;
-    if (anyNotFinite)
+    // The error path only: the same body and message as storeScaled's, found serially.
+    if (anyNotFinite) throwFirstNotFinite(out, [this](int64_t k) { return tree_.order[k]; });
+    if (!shortRangeOnly()) checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
+}
+
+void GravitySolver::checkAttachedOrderResults(const F4* out) const
+{
+    throwFirstNotFinite(out, [](int64_t k) { return k; });
+    if (!shortRangeOnly()) checkNotAllUnderflowed(out, bodies_.n, bodies_, params_.epsilon_squared);
+}
+
+template<class AttachedIndex>
+void GravitySolver::throwFirstNotFinite(const F4* out, AttachedIndex attachedIndex) const
+{
+    const double G   = params_.gravitational_constant;
+    int64_t firstBad = kNoBody, at = 0;
+    for (int64_t k = 0; k < bodies_.n; ++k)
     {
-        // The error path only: the same body and message as storeScaled's, found serially.
-        int64_t firstBad = kNoBody, at = 0;
-        for (int64_t k = 0; k < n; ++k)
+        const Vec3d a{G * out[k].x, G * out[k].y, G * out[k].z};
+        const int64_t name = bodies_.nameOf(attachedIndex(k));
+        if (!finiteResult(a, G * out[k].w) && name < firstBad)
         {
-            const Vec3d a{G * out[k].x, G * out[k].y, G * out[k].z};
-            const int64_t name = bodies_.nameOf(tree_.order[k]);
-            if (!finiteResult(a, G * out[k].w) && name < firstBad)
-            {
-                firstBad = name;
-                at       = k;
-            }
-        }
-        if (firstBad != kNoBody)
-        {
-            throwNotFinite({G * out[at].x, G * out[at].y, G * out[at].z}, G * out[at].w, "body", firstBad);
+            firstBad = name;
+            at       = k;
         }
     }
-    if (!shortRangeOnly()) checkNotAllUnderflowed(out, n, bodies_, params_.epsilon_squared);
+    if (firstBad != kNoBody)
+    {
+        throwNotFinite({G * out[at].x, G * out[at].y, G * out[at].z}, G * out[at].w, "body", firstBad);
+    }
 }
 
 void GravitySolver::swapTreeOrderBodies(std::vector<Vec3d>& pos, std::vector<double>& mass)

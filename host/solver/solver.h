@@ -141,6 +141,9 @@ public:
     /// @param[in] out          what evaluateInTreeOrder returned
     /// @param[in] anyNotFinite whether the caller found a result times G that is not finite
     void checkTreeOrderResults(const F4* out, bool anyNotFinite) const;
+    /// The same checks of results in the attached bodies' own order (out[i]: attached body i, G = 1), e.g. those of
+    /// a pipeline started from the attached bodies (host/sim/pipeline.h).
+    void checkAttachedOrderResults(const F4* out) const;
 
     /// Exchanges the copies of the attached positions and masses in tree order that the last tree build made
     /// (hostTree().pos and .mass: bit-identical copies, pos[k] = attached pos[treeOrder()[k]]) with pos and
@@ -215,6 +218,10 @@ private:
     void buildTree();
     /// params_.pm_grid for the bodies attached when it was given as auto.
     void resolvePmGrid();
+    /// InputError naming the body (smallest BodySpan::nameOf) whose result times G is not finite, if any; result k
+    /// belongs to attached body attachedIndex(k).
+    template<class AttachedIndex>
+    void throwFirstNotFinite(const F4* out, AttachedIndex attachedIndex) const;
     /// Sets the periodic group scales from previousAcc_ when there are any (then usedPrevious_), and forgets them.
     void setScalesFromPrevious();
     /// Builds the tree and walks it for all bodies: G = 1 results in tree order, valid until the next

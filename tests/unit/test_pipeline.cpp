@@ -331,6 +331,28 @@ TEST(Pipeline, LagOneWalksAsMuchAsAFreshTreeOnAViolentMerger)
     EXPECT_GT(worst[1], worst[0]);
 }
 
+// A pipelined run's forces come from the pipeline from its start: the classic solver builds no tree of its own
+// (on the device it would hold a second copy of the state beside the pipeline's), yet checks the bodies.
+TEST(Pipeline, APipelinedRunMakesNoClassicEvaluation)
+{
+    const ParticleSet b = makePlummer(2048, 5);
+    Simulation pipelined(b, parameters(), planSteps(0.0, 4 * kDt, kDt), rebuildEvery(0));
+    EXPECT_TRUE(pipelined.solver().treeOrder().empty());
+    Simulation classic(b, parameters(), planSteps(0.0, 4 * kDt, kDt), rebuildEvery(1));
+    EXPECT_EQ(int64_t(classic.solver().treeOrder().size()), b.size());
+    ParticleSet bad = b;
+    bad.pos[77].y   = std::nan("");
+    try
+    {
+        Simulation refused(bad, parameters(), planSteps(0.0, 4 * kDt, kDt), rebuildEvery(0));
+        ADD_FAILURE() << "no exception";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("body 77"), std::string::npos) << e.what();
+    }
+}
+
 // The default policy resolves to the pipelined step (0) for an isolated Newtonian tree run and to the classic
 // step (1) for every run the pipelined step does not take; a given policy is kept.
 TEST(Pipeline, TheAutomaticPolicyIsThePipelinedStepWhereItApplies)
