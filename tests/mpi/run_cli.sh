@@ -113,6 +113,18 @@ periodic)
     cmp p2/snap_000016.tipsy part/snap_000016.tipsy || fail "the restarted run's final snapshot differs"
     cmp p2/energy.csv part/energy.csv || fail "the restarted run's energy.csv differs"
     ;;
+automesh)
+    # The default periodic force on 2 ranks: TreePM on the automatic mesh of all the ranks' bodies, as on one rank
+    # (32^3 bodies: 2 N^(1/3) = 64 cells per side; half of them alone would take 54).
+    "$octwalk" ic cosmo --n-grid 32 --z-begin 1 --box-size 1 -o ic.gadget > /dev/null || fail "ic: exit $?"
+    box="--input ic.gadget --backend cpu --dt 0.015625 --t-end 0.53125 --quiet"
+    "$octwalk" run $box --output-dir p1 > /dev/null || fail "P = 1: exit $?"
+    OMP_NUM_THREADS=1 on2 $box --output-dir p2 > /dev/null || fail "P = 2: exit $?"
+    for d in p1 p2; do
+        grep -q '"pm_grid": 64, "asmth": 2, "rcut": 6' $d/run.json ||
+            fail "$d/run.json: $(grep -o '"pm_grid": [^,]*' $d/run.json)"
+    done
+    ;;
 comoving)
     # A comoving box (16^3 bodies from z = 9) under TreePM. Measured (a = 0.3, 79 steps of the shared criterion):
     # the same steps at one and two ranks, kinetic energies 8.7e-7 apart relatively, Layzer-Irvine errors 1.52e-3
