@@ -527,7 +527,7 @@ void parameterFromText(const ParameterInfo& row, Parameters& p, const std::strin
                 long long v = digits ? std::strtoll(text.c_str(), &end, 10) : 0;
                 if (!digits || end != text.c_str() + text.size() || errno == ERANGE || v < INT_MIN || v > INT_MAX)
                 {
-                    unreadable(row, text, "not an integer");
+                    unreadable(row, text, row.form == CliForm::OrAuto ? "not auto or an integer" : "not an integer");
                 }
                 p.*member = int(v);
             }
