@@ -88,8 +88,9 @@ double largestRelativeDifference(const std::vector<F4>& a, const std::vector<F4>
     return worst;
 }
 
-/// The last walks of the two pipelines wrote the same interaction lists.
-void expectSameLists(Pipeline& a, Pipeline& b)
+/// The last walks of the two (pipelines or resident states) wrote the same interaction lists.
+template<class A, class B>
+void expectSameLists(A& a, B& b)
 {
     std::vector<int64_t> nodeOffset[2], leafOffset[2];
     std::vector<int32_t> nodeList[2], leafList[2];
@@ -261,12 +262,7 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
     const float eps2 = float(p.epsilon_squared);
     gpu.refitAndEvaluate(eps2, 0.0f, times);
     cpu.refitAndEvaluate(eps2, 0.0f, times);
-    std::vector<int64_t> nodeOffset[2], leafOffset[2];
-    std::vector<int32_t> nodeList[2], leafList[2];
-    gpu.getLists(nodeOffset[0], leafOffset[0], nodeList[0], leafList[0]);
-    cpu.getLists(nodeOffset[1], leafOffset[1], nodeList[1], leafList[1]);
-    EXPECT_EQ(nodeList[0], nodeList[1]);
-    EXPECT_EQ(leafList[0], leafList[1]);
+    expectSameLists(gpu, cpu);
     std::vector<F4> result(static_cast<size_t>(n)), twin(static_cast<size_t>(n));
     gpu.getResults(result.data());
     cpu.getResults(twin.data());
