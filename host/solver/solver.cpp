@@ -396,9 +396,8 @@ void GravitySolver::setParameters(const Parameters& requested)
 void GravitySolver::resolvePmGrid()
 {
     if (requestedPmGrid_ != kPmGridAuto) return;
-    Parameters automatic = params_;
-    automatic.pm_grid    = kPmGridAuto;
-    params_              = withPmGridFor(automatic, bodies_.n);
+    params_.pm_grid = kPmGridAuto;
+    params_         = withPmGridFor(params_, bodies_.n);
 }
 
 void GravitySolver::setBodies(const std::vector<Vec3d>& pos, const std::vector<double>& mass,
