@@ -1,5 +1,7 @@
 #include "host/mpi/communicator.h"
 
+#include <limits>
+
 namespace octwalk::mpi {
 
 MpiEnvironment::MpiEnvironment(int* argc, char*** argv)
@@ -8,9 +10,10 @@ MpiEnvironment::MpiEnvironment(int* argc, char*** argv)
     MPI_Initialized(&initialised);
     if (initialised) return;
     int provided = 0;
-    // SERIALIZED lets the essential trees travel on a second thread while the main one walks the own tree
-    // (host/mpi/distributed_forces.h); FUNNELED suffices, without that overlap.
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    // SERIALIZED lets the essential trees travel on a second thread while the main one walks the own tree, and
+    // MULTIPLE lets the mesh's transposes run on a third beside them (host/mpi/distributed_forces.h); FUNNELED
+    // suffices, without those overlaps.
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
     {
         throw MpiError("MPI_Init_thread failed");
     }
@@ -71,19 +74,61 @@ int Communicator::byteCount(int64_t bytes, const char* call) const
     return int(bytes);
 }
 
-int64_t Communicator::byteLayout(const std::vector<int64_t>& counts, size_t elementSize, std::vector<int>& bytes,
-                                 std::vector<int>& displ) const
+int64_t Communicator::elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints,
+                                    std::vector<int>& displ) const
 {
-    bytes.resize(static_cast<size_t>(size_));
+    const auto elementCount = [&](int64_t count) {
+        if (count < 0 || count > INT32_MAX)
+        {
+            throw MpiError("MPI_Alltoallv on " + where() + ": " + std::to_string(count) +
+                           " elements exceed MPI's int count (2^31 - 1)");
+        }
+        return int(count);
+    };
+    ints.resize(static_cast<size_t>(size_));
     displ.resize(static_cast<size_t>(size_));
     int64_t total = 0;
     for (int r = 0; r < size_; ++r)
     {
-        displ[r] = byteCount(total * int64_t(elementSize), "MPI_Alltoallv");
-        bytes[r] = byteCount(counts[r] * int64_t(elementSize), "MPI_Alltoallv");
+        displ[r] = elementCount(total);
+        ints[r]  = elementCount(counts[r]);
         total += counts[r];
     }
     return total;
+}
+
+ElementType::ElementType(const Communicator& comm, int64_t bytes)
+{
+    if (bytes == 1)
+    {
+        type_ = MPI_BYTE;
+        return;
+    }
+    constexpr int64_t kRow = int64_t(1) << 20;
+    if (bytes <= std::numeric_limits<int>::max())
+    {
+        comm.check(MPI_Type_contiguous(int(bytes), MPI_BYTE, &type_), "MPI_Type_contiguous");
+    }
+    else
+    {
+        // rows of kRow bytes, then the remainder, as one structure of two blocks.
+        MPI_Datatype row = MPI_DATATYPE_NULL, rows = MPI_DATATYPE_NULL;
+        comm.check(MPI_Type_contiguous(int(kRow), MPI_BYTE, &row), "MPI_Type_contiguous");
+        comm.check(MPI_Type_contiguous(int(bytes / kRow), row, &rows), "MPI_Type_contiguous");
+        const int lengths[2]        = {1, int(bytes % kRow)};
+        const MPI_Aint offsets[2]   = {0, MPI_Aint(bytes / kRow * kRow)};
+        const MPI_Datatype types[2] = {rows, MPI_BYTE};
+        comm.check(MPI_Type_create_struct(2, lengths, offsets, types, &type_), "MPI_Type_create_struct");
+        MPI_Type_free(&rows);
+        MPI_Type_free(&row);
+    }
+    comm.check(MPI_Type_commit(&type_), "MPI_Type_commit");
+    owned_ = true;
+}
+
+ElementType::~ElementType()
+{
+    if (owned_) MPI_Type_free(&type_);
 }
 
 void Communicator::checkCounts(const std::vector<int64_t>& counts, int64_t total) const

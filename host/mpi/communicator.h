@@ -22,8 +22,9 @@
 
 namespace octwalk::mpi {
 
-/// Initialises MPI for the lifetime of the object when no one has (MPI_THREAD_FUNNELED: only the thread
-/// that initialised it calls MPI; OpenMP threads compute between calls), and finalises it at the end.
+/// Initialises MPI for the lifetime of the object when no one has, and finalises it at the end. It asks for
+/// MPI_THREAD_MULTIPLE (the distributed evaluation's exchange and mesh threads then overlap) and needs at least
+/// MPI_THREAD_FUNNELED (only the thread that initialised it calls MPI; OpenMP threads compute between calls).
 class MpiEnvironment
 {
 public:
@@ -34,6 +35,25 @@ public:
 
 private:
     bool owns_ = false;
+};
+
+class Communicator;
+
+/// A run of bytes as one MPI element (MPI_Type_contiguous): counts and displacements in elements stay within
+/// int's range for far larger buffers than counts in bytes. Bytes beyond int's range are a contiguous run of
+/// rows of 2^20 bytes and a remainder.
+class ElementType
+{
+public:
+    ElementType(const Communicator& comm, int64_t bytes);
+    ~ElementType();
+    ElementType(const ElementType&)            = delete;
+    ElementType& operator=(const ElementType&) = delete;
+    MPI_Datatype get() const { return type_; }
+
+private:
+    MPI_Datatype type_ = MPI_DATATYPE_NULL;
+    bool owned_        = false;
 };
 
 class Communicator
@@ -126,12 +146,14 @@ public:
         static_assert(std::is_trivially_copyable_v<T>, "alltoallv sends bytes");
         checkCounts(sendCounts, int64_t(send.size()));
         recvCounts = alltoall(sendCounts);
-        std::vector<int> sBytes, sDispl, rBytes, rDispl;
-        byteLayout(sendCounts, sizeof(T), sBytes, sDispl);
-        const int64_t recv = byteLayout(recvCounts, sizeof(T), rBytes, rDispl);
+        // Counted in elements of T's size, not bytes: int's range then bounds the elements, not the bytes.
+        const ElementType element(*this, int64_t(sizeof(T)));
+        std::vector<int> sCounts, sDispl, rCounts, rDispl;
+        elementLayout(sendCounts, sCounts, sDispl);
+        const int64_t recv = elementLayout(recvCounts, rCounts, rDispl);
         out.resize(static_cast<size_t>(recv));
-        check(MPI_Alltoallv(send.data(), sBytes.data(), sDispl.data(), MPI_BYTE, out.data(), rBytes.data(),
-                            rDispl.data(), MPI_BYTE, comm_),
+        check(MPI_Alltoallv(send.data(), sCounts.data(), sDispl.data(), element.get(), out.data(), rCounts.data(),
+                            rDispl.data(), element.get(), comm_),
               "MPI_Alltoallv");
     }
 
@@ -162,9 +184,9 @@ public:
 private:
     /// bytes as an MPI count; MpiError naming the call when it exceeds int.
     int byteCount(int64_t bytes, const char* call) const;
-    /// Byte counts and displacements of per-rank element counts; returns the element total.
-    int64_t byteLayout(const std::vector<int64_t>& counts, size_t elementSize, std::vector<int>& bytes,
-                       std::vector<int>& displ) const;
+    /// Counts and displacements of per-rank element counts as MPI's ints (MpiError beyond int's range); returns
+    /// the element total.
+    int64_t elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints, std::vector<int>& displ) const;
     /// MpiError unless counts has one non-negative entry per rank summing to total.
     void checkCounts(const std::vector<int64_t>& counts, int64_t total) const;
 

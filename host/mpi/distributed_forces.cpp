@@ -57,13 +57,18 @@ namespace {
 /// (benchmarks/bench_let.cpp, benchmarks/results/mpi/bench_let_2cores.txt).
 constexpr int32_t kBoxesPerRank = 64;
 
-/// Whether a second thread may call MPI while this one does not (MPI_THREAD_SERIALIZED or better).
-bool mpiAllowsASecondThread()
+int mpiThreadLevel()
 {
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    return level >= MPI_THREAD_SERIALIZED;
+    return level;
 }
+
+/// Whether a second thread may call MPI while this one does not (MPI_THREAD_SERIALIZED or better).
+bool mpiAllowsASecondThread() { return mpiThreadLevel() >= MPI_THREAD_SERIALIZED; }
+
+/// Whether two threads may call MPI at once, each on its own communicator (MPI_THREAD_MULTIPLE).
+bool mpiAllowsConcurrentThreads() { return mpiThreadLevel() >= MPI_THREAD_MULTIPLE; }
 
 void checkDistributable(const Parameters& p)
 {
@@ -286,10 +291,11 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     std::vector<Vec3d> localAcc;
     std::vector<double> localPot;
     std::vector<int64_t> cost;
-    // TreePM's long range: the mesh's sum is collective, so it comes before the exchange's thread may call MPI;
-    // on the GPU backend the rest runs on the host beside the walk (as GravitySolver's own mesh does), on the CPU
-    // backend, whose walk takes every core, after it.
-    const bool meshBeside = mesh_ && solver_.activeBackend() == Backend::Gpu;
+    // TreePM's long range: the bodies' masses on the slabs first; on the GPU backend the transforms run on the
+    // host beside the walk (as GravitySolver's own mesh does) and beside the essential trees' exchange, on the
+    // mesh's own communicator, where MPI lets two threads call it at once; on the CPU backend, whose walk takes
+    // every core, after the walk.
+    const bool meshBeside = mesh_ && solver_.activeBackend() == Backend::Gpu && mpiAllowsConcurrentThreads();
     if (mesh_)
     {
         mesh_->assignAndSum(local.pos.data(), local.mass.data(), local.size());

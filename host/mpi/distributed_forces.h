@@ -4,7 +4,8 @@
 /// either backend) and the essential trees of every other rank (host/mpi/let.h) cut for the box of its
 /// groups, and adds the parts in rank order. Octgrav's or Bonsai's MAC (let.h says why), in isolated boxes or in
 /// periodic ones under TreePM: there the trees give the short range (the essential trees hold the bodies within
-/// its reach), and the ranks' bodies share one mesh for the long range (host/mpi/distributed_mesh.h).
+/// its reach), and the ranks' bodies share one mesh, cut into slabs over the ranks, for the long range
+/// (host/mpi/distributed_mesh.h).
 ///
 ///   mpi::MpiEnvironment env(&argc, &argv);
 ///   mpi::Communicator comm;
@@ -53,9 +54,9 @@ struct DistributedForces
            secondsRemote = 0;
     /// Whether the essential trees travelled while the own tree was walked.
     bool overlapped = false;
-    /// TreePM: wall seconds of the long range's collective part (this rank's bodies on the mesh, the ranks'
-    /// meshes summed), before the trees, and of its transforms and interpolation (on the GPU backend on a host
-    /// thread while the device walks, else after the walks); both within secondsForce.
+    /// TreePM: wall seconds of the long range's first part (the bodies sent to the mesh's slabs and their masses
+    /// assigned), before the trees, and of its transforms and interpolation (on the GPU backend on a host thread
+    /// while the device walks, where MPI allows it, else after the walks); both within secondsForce.
     double secondsMesh = 0, secondsMeshSolve = 0;
 };
 

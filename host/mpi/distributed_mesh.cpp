@@ -1,40 +1,225 @@
 #include "host/mpi/distributed_mesh.h"
 
-#include <algorithm>
+#include <fftw3-mpi.h>
 
+#include <algorithm>
+#include <complex>
+#include <string>
+
+#include "common/errors.h"
+#include "common/pm.h"
 #include "host/core/parallel.h"
 #include "host/core/timer.h"
+#include "host/pm/aligned_plans.h"
 
 namespace octwalk::mpi {
 
 namespace {
 
-/// One x slab of an n^3 mesh as an MPI type: counts and displacements in slabs stay far below int's range
-/// for any mesh, where counts in bytes would not (a 1024^3 mesh holds 8 GiB).
-class SlabType
+/// A body on its way to the slab that holds its cloud's first plane.
+struct MeshBody
+{
+    Vec3d pos;
+    double mass;
+};
+
+/// The potential and the three accelerations of a body, on their way back to its rank.
+struct MeshValues
+{
+    double value[4];
+};
+
+/// An array from fftw_malloc (FFTW's alignment), at least one element so that an empty slab has an address.
+template<class T>
+class FftwArray
 {
 public:
-    SlabType(const Communicator& comm, int64_t n)
+    FftwArray(int64_t count, const std::string& what) : count_(count)
     {
-        comm.check(MPI_Type_contiguous(int(n * n), MPI_DOUBLE, &type_), "MPI_Type_contiguous");
-        comm.check(MPI_Type_commit(&type_), "MPI_Type_commit");
+        data_ = static_cast<T*>(fftw_malloc(sizeof(T) * size_t(std::max<int64_t>(count, 1))));
+        if (!data_)
+        {
+            throw BackendError("out of host memory for " + what + " (" +
+                               std::to_string((int64_t(sizeof(T)) * count) >> 20) + " MiB)");
+        }
     }
-    ~SlabType() { MPI_Type_free(&type_); }
-    SlabType(const SlabType&)            = delete;
-    SlabType& operator=(const SlabType&) = delete;
-    MPI_Datatype get() const { return type_; }
+    ~FftwArray() { fftw_free(data_); }
+    FftwArray(const FftwArray&)            = delete;
+    FftwArray& operator=(const FftwArray&) = delete;
+    T* get() const { return data_; }
+    int64_t size() const { return count_; }
 
 private:
-    MPI_Datatype type_ = MPI_DATATYPE_NULL;
+    T* data_ = nullptr;
+    int64_t count_;
+};
+
+using Complex = std::complex<double>;
+
+fftw_complex* asFftw(Complex* c) { return reinterpret_cast<fftw_complex*>(c); }
+
+/// A plane that clouds reach past the last plane of a slab: the slab's rank and the plane's place there (past
+/// its own planes), and the rank that owns the plane and its place in that rank's slab.
+struct GhostPlane
+{
+    int rank;
+    int64_t heldIndex;
+    int owner;
+    int64_t ownerIndex;
 };
 
 } // namespace
 
-DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p, int64_t valuesPerRound)
-    : comm_(comm), mesh_(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0), valuesPerRound_(valuesPerRound)
-{}
+/// The slab's arrays: its planes (own and ghost) in real space, the spectrum of its planes, the spectrum of its
+/// rows after the transpose and the potential's spectrum kept there, and the four fields on its planes.
+struct DistributedMesh::Arrays
+{
+    FftwArray<double> real;
+    FftwArray<Complex> planes, rows, potential;
+    std::vector<PmMeshPoint> fields;
 
-int64_t DistributedMesh::firstSlab(int r) const { return int64_t(mesh_.meshSize()) * r / comm_.size(); }
+    Arrays(int64_t n, int64_t held, int64_t own, int64_t transposeDoubles)
+        : real(held * n * n, "the planes of a mesh slab"), planes(transposeDoubles / 2, "a mesh slab's spectrum"),
+          rows(transposeDoubles / 2, "a mesh slab's transposed spectrum"),
+          potential(own * n * (n / 2 + 1), "a mesh slab's potential spectrum"), fields(size_t(held * n * n))
+    {}
+};
+
+/// The plans: FFTW-MPI's transposes between slabs of x planes and slabs of y rows, serial transforms of one
+/// plane (y, z) and of one row (along x, for every z wavenumber).
+struct DistributedMesh::Transposes
+{
+    fftw_plan toRows = nullptr, toPlanes = nullptr;
+    AlignedPlans planeForward, planeBackward, rowForward, rowBackward;
+
+    explicit Transposes(int n)
+        : planeForward(
+              [n](void* in, void* out) -> void* {
+                  return fftw_plan_dft_r2c_2d(n, n, static_cast<double*>(in), static_cast<fftw_complex*>(out),
+                                              FFTW_ESTIMATE);
+              },
+              "the " + std::to_string(n) + "^2 planes of a mesh slab"),
+          planeBackward(
+              [n](void* in, void* out) -> void* {
+                  return fftw_plan_dft_c2r_2d(n, n, static_cast<fftw_complex*>(in), static_cast<double*>(out),
+                                              FFTW_ESTIMATE);
+              },
+              "the " + std::to_string(n) + "^2 planes of a mesh slab"),
+          rowForward([n](void* in, void* out) { return rowPlan(n, in, out, FFTW_FORWARD); },
+                     "the x rows of a mesh slab of " + std::to_string(n) + "^3"),
+          rowBackward([n](void* in, void* out) { return rowPlan(n, in, out, FFTW_BACKWARD); },
+                      "the x rows of a mesh slab of " + std::to_string(n) + "^3")
+    {}
+    ~Transposes()
+    {
+        if (toRows) fftw_destroy_plan(toRows);
+        if (toPlanes) fftw_destroy_plan(toPlanes);
+    }
+    Transposes(const Transposes&)            = delete;
+    Transposes& operator=(const Transposes&) = delete;
+
+    /// A row after the transpose is x major, n x (n/2 + 1): column l is the transform over x, stride n/2 + 1.
+    static void* rowPlan(int n, void* in, void* out, int sign)
+    {
+        const int half = n / 2 + 1;
+        int length[1]  = {n};
+        return fftw_plan_many_dft(1, length, half, static_cast<fftw_complex*>(in), nullptr, half, 1,
+                                  static_cast<fftw_complex*>(out), nullptr, half, 1, sign, FFTW_ESTIMATE);
+    }
+};
+
+namespace {
+
+/// Every rank's ghost planes, in rank order and in order of distance past the slab: the same list on every rank.
+std::vector<GhostPlane> ghostPlanes(int64_t n, int ranks, int width, const std::function<int64_t(int)>& firstPlane)
+{
+    std::vector<GhostPlane> out;
+    for (int r = 0; r < ranks; ++r)
+    {
+        const int64_t first = firstPlane(r), own = firstPlane(r + 1) - first;
+        if (own == 0) continue;
+        for (int g = 0; g < width - 1; ++g)
+        {
+            const int64_t plane = (first + own + g) % n;
+            int owner           = 0;
+            while (firstPlane(owner + 1) <= plane) ++owner;
+            out.push_back({r, own + g, owner, plane - firstPlane(owner)});
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
+    : comm_(comm.comm()), n_(pmCheckedMeshSize(p.box_size, p.pm_grid, p.asmth, 1.0)),
+      block_((n_ + comm_.size() - 1) / comm_.size()), first_(firstPlane(comm_.rank())),
+      own_(firstPlane(comm_.rank() + 1) - first_), boxSize_(p.box_size), splitScale_(p.asmth * p.box_size / p.pm_grid),
+      assignment_(p.pm_assignment)
+{
+    const int n = int(n_);
+    k_.resize(size_t(n));
+    axisFactor_.resize(size_t(n));
+    for (int i = 0; i < n; ++i)
+    {
+        const PmAxisFactor f   = pmAxisFactor(i, n, boxSize_, splitScale_, assignment_);
+        k_[size_t(i)]          = f.k;
+        axisFactor_[size_t(i)] = f.factor;
+    }
+    fftw_mpi_init();
+    const ptrdiff_t half = n / 2 + 1, dims[2] = {n, n};
+    ptrdiff_t localPlanes = 0, localFirst = 0, localRows = 0, localFirstRow = 0;
+    const ptrdiff_t doubles = fftw_mpi_local_size_many_transposed(
+        2, dims, 2 * half, block_, block_, comm_.comm(), &localPlanes, &localFirst, &localRows, &localFirstRow);
+    // (A rank without planes may be given any first plane.)
+    const auto differs = [](ptrdiff_t count, ptrdiff_t first, int64_t ownCount, int64_t ownFirst) {
+        return count != ownCount || (count > 0 && first != ownFirst);
+    };
+    if (differs(localPlanes, localFirst, own_, first_) || differs(localRows, localFirstRow, own_, first_))
+    {
+        throw BackendError("FFTW-MPI gives " + comm_.where() + " planes [" + std::to_string(localFirst) + ", " +
+                           std::to_string(localFirst + localPlanes) + ") of the " + std::to_string(n) +
+                           "^3 mesh, not [" + std::to_string(first_) + ", " + std::to_string(first_ + own_) + ")");
+    }
+    arrays_             = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_, std::max<ptrdiff_t>(doubles, 2));
+    transposes_         = std::make_unique<Transposes>(n);
+    Transposes& t       = *transposes_;
+    auto* planeSpectrum = reinterpret_cast<double*>(arrays_->planes.get());
+    auto* rowSpectrum   = reinterpret_cast<double*>(arrays_->rows.get());
+    t.toRows   = fftw_mpi_plan_many_transpose(n, n, 2 * half, block_, block_, planeSpectrum, rowSpectrum, comm_.comm(),
+                                              FFTW_ESTIMATE);
+    t.toPlanes = fftw_mpi_plan_many_transpose(n, n, 2 * half, block_, block_, rowSpectrum, planeSpectrum, comm_.comm(),
+                                              FFTW_ESTIMATE);
+    if (!t.toRows || !t.toPlanes)
+        throw BackendError("FFTW-MPI could not plan the transposes of a " + std::to_string(n) + "^3 mesh");
+    for (int64_t s = 0; s < own_; ++s)
+    {
+        double* r  = arrays_->real.get() + s * n_ * n_;
+        Complex* c = arrays_->planes.get() + s * n_ * half;
+        t.planeForward.prepare(r, c);
+        t.planeBackward.prepare(c, r);
+        Complex* row = arrays_->rows.get() + s * n_ * half;
+        t.rowForward.prepare(row, row);
+        t.rowBackward.prepare(row, row);
+    }
+}
+
+DistributedMesh::~DistributedMesh() = default;
+
+int64_t DistributedMesh::firstPlane(int r) const { return std::min<int64_t>(n_, int64_t(r) * block_); }
+
+int DistributedMesh::ownerOf(int64_t plane) const { return int(plane / block_); }
+
+PmPlanes DistributedMesh::planes() const
+{
+    return {n_, double(n_) / boxSize_, pmStencilWidth(assignment_), first_, own_, false};
+}
+
+int64_t DistributedMesh::heldDoubles() const
+{
+    const Arrays& a = *arrays_;
+    return a.real.size() + 2 * (a.planes.size() + a.rows.size() + a.potential.size()) + 4 * int64_t(a.fields.size());
+}
 
 void DistributedMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                                     std::vector<double>& pot)
@@ -47,76 +232,240 @@ void DistributedMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t
 {
     timings_ = DistributedMeshTimings{};
     Stopwatch clock;
-    mesh_.assignMasses(pos, mass, n);
+    const double L    = boxSize_;
+    const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });
+    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
+    sendBodies(pos, mass, n);
+    const PmPlanes slab = planes();
+    pmSortByPlane(slab, receivedPos_.data(), receivedMass_.data(), int64_t(receivedPos_.size()), order_);
+    if (assignment_ == MassAssignment::Cic) pmAssignMass<2>(slab, order_, arrays_->real.get());
+    else pmAssignMass<3>(slab, order_, arrays_->real.get());
     const double localMass = deterministicSum<double>(n, [&](int64_t i) { return mass[i]; });
     timings_.assign        = clock.lap();
-    sumMeshes();
+    sumGhostPlanes();
     totalMass_   = comm_.allreduceSumOrdered(localMass);
     timings_.sum = clock.lap();
+}
+
+// Bodies grouped by owner, index order within an owner: the order they arrive in at every owner is rank order,
+// then this order.
+void DistributedMesh::sendBodies(const Vec3d* pos, const double* mass, int64_t n)
+{
+    const size_t ranks          = size_t(comm_.size());
+    const double cellsPerLength = double(n_) / boxSize_;
+    const bool tsc              = assignment_ == MassAssignment::Tsc;
+    std::vector<int32_t> owner(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+    {
+        const int64_t plane = tsc ? pmAxisStencil<3>(pos[i].x, cellsPerLength, n_).cell[0]
+                                  : pmAxisStencil<2>(pos[i].x, cellsPerLength, n_).cell[0];
+        owner[size_t(i)]    = int32_t(ownerOf(plane));
+    }
+    sendCounts_.assign(ranks, 0);
+    for (int64_t i = 0; i < n; ++i) ++sendCounts_[size_t(owner[size_t(i)])];
+    std::vector<int64_t> next(ranks, 0);
+    for (size_t r = 1; r < ranks; ++r) next[r] = next[r - 1] + sendCounts_[r - 1];
+    sendOrder_.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) sendOrder_[size_t(next[size_t(owner[size_t(i)])]++)] = i;
+    std::vector<MeshBody> send(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; ++j)
+    {
+        const int64_t i = sendOrder_[size_t(j)];
+        send[size_t(j)] = {pos[i], mass[i]};
+    }
+    const std::vector<MeshBody> received = comm_.alltoallv(send, sendCounts_, receivedCounts_);
+    const int64_t m                      = int64_t(received.size());
+    receivedPos_.resize(size_t(m));
+    receivedMass_.resize(size_t(m));
+#pragma omp parallel for schedule(static)
+    for (int64_t q = 0; q < m; ++q)
+    {
+        receivedPos_[size_t(q)]  = received[size_t(q)].pos;
+        receivedMass_[size_t(q)] = received[size_t(q)].mass;
+    }
+}
+
+// A slab's ghost planes go to their owners, which add them after their own bodies' masses, in rank order.
+void DistributedMesh::sumGhostPlanes()
+{
+    const int me = comm_.rank(), P = comm_.size();
+    const int64_t planeValues = n_ * n_;
+    const std::vector<GhostPlane> ghosts =
+        ghostPlanes(n_, P, pmStencilWidth(assignment_), [this](int r) { return firstPlane(r); });
+    std::vector<double> send;
+    std::vector<int64_t> sendCounts(size_t(P), 0), recvCounts;
+    for (int owner = 0; owner < P; ++owner)
+    {
+        for (const GhostPlane& g : ghosts)
+        {
+            if (g.rank != me || g.owner != owner) continue;
+            const double* plane = arrays_->real.get() + g.heldIndex * planeValues;
+            send.insert(send.end(), plane, plane + planeValues);
+            sendCounts[size_t(owner)] += planeValues;
+        }
+    }
+    const std::vector<double> received = comm_.alltoallv(send, sendCounts, recvCounts);
+    // What arrives is in rank order, each rank's planes in the list's order: the list says where each goes.
+    int64_t at = 0;
+    for (const GhostPlane& g : ghosts)
+    {
+        if (g.owner != me) continue;
+        double* plane       = arrays_->real.get() + g.ownerIndex * planeValues;
+        const double* ghost = received.data() + at;
+#pragma omp parallel for schedule(static)
+        for (int64_t c = 0; c < planeValues; ++c) plane[c] += ghost[c];
+        at += planeValues;
+    }
 }
 
 void DistributedMesh::solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc,
                                           std::vector<double>& pot)
 {
     Stopwatch clock;
-    mesh_.solve();
+    transformForward();
+    applyGreensFunction();
+    for (int component = 0; component < 4; ++component) transformBack(component);
     timings_.solve = clock.lap();
-    mesh_.interpolate(acc, pot);
-    mesh_.addNonPairTerms(mass, n, totalMass_, pot);
+    fetchGhostFields();
+    interpolateAndReturn(n, acc, pot);
+    pmAddNonPairTerms(1.0, splitScale_, boxSize_, mass, n, totalMass_, pot);
     timings_.interpolate = clock.lap();
 }
 
-// Rank r owns slabs [firstSlab(r), firstSlab(r + 1)). Round j sends each owner the j-th chunk of its slabs
-// from every rank; the owner adds the copies in rank order into its own density. Then every rank's owned
-// slabs go to every rank.
-void DistributedMesh::sumMeshes()
+void DistributedMesh::transformForward()
 {
-    const int P = comm_.size(), me = comm_.rank();
-    const int64_t n = mesh_.meshSize(), slabValues = n * n;
-    double* density = mesh_.density();
-    const SlabType slab(comm_, n);
-    int64_t widest = 0;
-    for (int r = 0; r < P; ++r) widest = std::max(widest, firstSlab(r + 1) - firstSlab(r));
-    const int64_t chunk = std::max<int64_t>(1, valuesPerRound_ / (slabValues * P));
-    const size_t ranks  = static_cast<size_t>(P);
-    std::vector<int> sendCounts(ranks), sendDispl(ranks), recvCounts(ranks), recvDispl(ranks);
-    auto slabsOfRound = [&](int r, int64_t j) {
-        const int64_t begin = firstSlab(r) + j * chunk, end = firstSlab(r + 1);
-        return std::clamp<int64_t>(end - begin, 0, chunk);
-    };
-    for (int64_t j = 0; j * chunk < widest; ++j)
-    {
-        const int64_t mine = slabsOfRound(me, j);
-        for (int r = 0; r < P; ++r)
-        {
-            sendCounts[size_t(r)] = int(slabsOfRound(r, j));
-            sendDispl[size_t(r)]  = int(std::min(firstSlab(r) + j * chunk, n));
-            recvCounts[size_t(r)] = int(mine);
-            recvDispl[size_t(r)]  = int(r * mine);
-        }
-        received_.resize(size_t(P * mine * slabValues));
-        comm_.check(MPI_Alltoallv(density, sendCounts.data(), sendDispl.data(), slab.get(), received_.data(),
-                                  recvCounts.data(), recvDispl.data(), slab.get(), comm_.comm()),
-                    "MPI_Alltoallv");
-        double* out          = density + (firstSlab(me) + j * chunk) * slabValues;
-        const double* copies = received_.data();
-        const int64_t values = mine * slabValues;
+    const int64_t half = n_ / 2 + 1;
+    Transposes& t      = *transposes_;
+    Arrays& a          = *arrays_;
 #pragma omp parallel for schedule(static)
-        for (int64_t c = 0; c < values; ++c)
+    for (int64_t s = 0; s < own_; ++s)
+    {
+        double* r       = a.real.get() + s * n_ * n_;
+        fftw_complex* c = asFftw(a.planes.get() + s * n_ * half);
+        fftw_execute_dft_r2c(static_cast<fftw_plan>(t.planeForward.planFor(r, c)), r, c);
+    }
+    fftw_execute(t.toRows);
+#pragma omp parallel for schedule(static)
+    for (int64_t s = 0; s < own_; ++s)
+    {
+        fftw_complex* row = asFftw(a.rows.get() + s * n_ * half);
+        fftw_execute_dft(static_cast<fftw_plan>(t.rowForward.planFor(row, row)), row, row);
+    }
+}
+
+// After the transpose the spectrum is held by y rows: row s of this slab is wavenumber index first_ + s along
+// y, then x, then z. phi(k) = -4 pi / k^2 exp(-k^2 r_s^2) / W(k)^2 times the masses, over L^3 (PmMesh's).
+void DistributedMesh::applyGreensFunction()
+{
+    const int64_t half = n_ / 2 + 1;
+    const double scale = pmGreenScale(1.0, boxSize_);
+    Complex* rows      = arrays_->rows.get();
+#pragma omp parallel for schedule(static)
+    for (int64_t s = 0; s < own_; ++s)
+    {
+        const int64_t j = first_ + s;
+        for (int64_t i = 0; i < n_; ++i)
         {
-            double sum = copies[c];
-            for (int r = 1; r < P; ++r) sum += copies[r * values + c];
-            out[c] = sum;
+            Complex* row      = rows + (s * n_ + i) * half;
+            const double kxy2 = k_[size_t(i)] * k_[size_t(i)] + k_[size_t(j)] * k_[size_t(j)];
+            const double fxy  = scale * axisFactor_[size_t(i)] * axisFactor_[size_t(j)];
+            for (int64_t l = 0; l < half; ++l) row[l] *= pmModeFactor(kxy2, fxy, k_[size_t(l)], axisFactor_[size_t(l)]);
         }
     }
-    for (int r = 0; r < P; ++r)
+    std::copy(rows, rows + own_ * n_ * half, arrays_->potential.get());
+}
+
+// a(k) = -i k_axis phi(k), zero on the Nyquist plane of an even axis (pmSlope); back along x, transposed to
+// planes, back over (y, z), and written as one of the four values of each mesh point.
+void DistributedMesh::transformBack(int component)
+{
+    const int64_t half = n_ / 2 + 1, planeValues = n_ * n_;
+    Transposes& t      = *transposes_;
+    Arrays& a          = *arrays_;
+    const Complex* phi = a.potential.get();
+    Complex* rows      = a.rows.get();
+    const int axis     = component - 1;
+    auto slope         = [&](int64_t index) { return pmSlope(index, n_, k_[size_t(index)]); };
+#pragma omp parallel for schedule(static)
+    for (int64_t s = 0; s < own_; ++s)
     {
-        recvCounts[size_t(r)] = int(firstSlab(r + 1) - firstSlab(r));
-        recvDispl[size_t(r)]  = int(firstSlab(r));
+        for (int64_t i = 0; i < n_; ++i)
+        {
+            const int64_t offset = (s * n_ + i) * half;
+            const double kRow    = axis == 0 ? slope(i) : slope(first_ + s);
+            for (int64_t l = 0; l < half; ++l)
+            {
+                const double k   = axis == 2 ? slope(l) : kRow;
+                rows[offset + l] = component == 0 ? phi[offset + l] : phi[offset + l] * Complex(0.0, -k);
+            }
+        }
+        fftw_complex* row = asFftw(rows + s * n_ * half);
+        fftw_execute_dft(static_cast<fftw_plan>(t.rowBackward.planFor(row, row)), row, row);
     }
-    comm_.check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, density, recvCounts.data(), recvDispl.data(),
-                               slab.get(), comm_.comm()),
-                "MPI_Allgatherv");
+    fftw_execute(t.toPlanes);
+    PmMeshPoint* fields = a.fields.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t s = 0; s < own_; ++s)
+    {
+        double* r       = a.real.get() + s * planeValues;
+        fftw_complex* c = asFftw(a.planes.get() + s * n_ * half);
+        fftw_execute_dft_c2r(static_cast<fftw_plan>(t.planeBackward.planFor(c, r)), c, r);
+        PmMeshPoint* out = fields + s * planeValues;
+        for (int64_t v = 0; v < planeValues; ++v) out[v].value[component] = r[v];
+    }
+}
+
+// The reverse of sumGhostPlanes: each owner sends the fields of its planes that other slabs' clouds reach.
+void DistributedMesh::fetchGhostFields()
+{
+    const int me = comm_.rank(), P = comm_.size();
+    const int64_t planeValues = n_ * n_;
+    const std::vector<GhostPlane> ghosts =
+        ghostPlanes(n_, P, pmStencilWidth(assignment_), [this](int r) { return firstPlane(r); });
+    std::vector<PmMeshPoint> send;
+    std::vector<int64_t> sendCounts(size_t(P), 0), recvCounts;
+    for (const GhostPlane& g : ghosts)
+    {
+        if (g.owner != me) continue;
+        const PmMeshPoint* plane = arrays_->fields.data() + g.ownerIndex * planeValues;
+        send.insert(send.end(), plane, plane + planeValues);
+        sendCounts[size_t(g.rank)] += planeValues;
+    }
+    const std::vector<PmMeshPoint> received = comm_.alltoallv(send, sendCounts, recvCounts);
+    // The list is in rank order of the slabs that receive: from each owner, in the list's order.
+    std::vector<int64_t> at(size_t(P), 0);
+    for (int r = 1; r < P; ++r) at[size_t(r)] = at[size_t(r - 1)] + recvCounts[size_t(r - 1)];
+    for (const GhostPlane& g : ghosts)
+    {
+        if (g.rank != me) continue;
+        const PmMeshPoint* from = received.data() + at[size_t(g.owner)];
+        std::copy(from, from + planeValues, arrays_->fields.data() + g.heldIndex * planeValues);
+        at[size_t(g.owner)] += planeValues;
+    }
+}
+
+void DistributedMesh::interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
+    std::vector<MeshValues> values(receivedPos_.size());
+    const auto write = [&](int64_t q, const double* sum) {
+        for (int k = 0; k < 4; ++k) values[size_t(q)].value[k] = sum[k];
+    };
+    if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, arrays_->fields.data(), write);
+    else pmInterpolate<3>(planes(), order_, arrays_->fields.data(), write);
+    std::vector<int64_t> counts;
+    const std::vector<MeshValues> back = comm_.alltoallv(values, receivedCounts_, counts);
+    acc.resize(size_t(n));
+    pot.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; ++j)
+    {
+        const int64_t i = sendOrder_[size_t(j)];
+        const double* v = back[size_t(j)].value;
+        pot[size_t(i)]  = v[0];
+        acc[size_t(i)]  = {v[1], v[2], v[3]};
+    }
 }
 
 } // namespace octwalk::mpi

@@ -1,78 +1,115 @@
 #pragma once
 /// @file distributed_mesh.h
-/// TreePM's long-range force (host/pm/pm_mesh.h) for bodies spread over ranks: each rank assigns its own
-/// bodies' masses to a whole mesh, the meshes are summed, and each rank solves the summed mesh and
-/// interpolates to its own bodies.
+/// TreePM's long-range force (the split and the Green's function of host/pm/pm_mesh.h) for bodies spread over
+/// ranks, on a mesh cut into x slabs: each rank holds ceil(n / P) planes of the n^3 mesh (the last ranks fewer,
+/// or none), so a mesh too large for one process's memory fits on several.
 ///
-/// The sum is cut by x slabs: rank r adds up, in rank order, every rank's copy of its own range of slabs
-/// (MPI_Alltoallv), and the summed slabs then travel to every rank (MPI_Allgatherv). Every cell's sum has one
-/// order, so the mesh has the same bits on every rank and at every call with the same bodies on the same
-/// ranks, for any thread count. Each rank transforms the whole mesh (host/pm/slab_fft_grid.h): the same
-/// memory per rank as one process's mesh, and the same time; only the assignment and the interpolation are
-/// divided among the ranks.
+/// A step: every body travels to the rank whose slab holds the first plane of its cloud, with its mass; the
+/// slab's owner assigns the masses it was sent to its planes and to the width - 1 planes after them, which go to
+/// their owners and are added there (host/pm/mesh_planes.h). The transform is serial FFTW plans of each plane
+/// (y, z) on OpenMP threads, FFTW-MPI's transpose to slabs of y rows, serial transforms along x of each row,
+/// the Green's function and the three gradients there, and the same back for the potential and each component.
+/// Each slab's owner then receives the fields of the planes its clouds reach past its last one, interpolates to
+/// the bodies it was sent and sends their four values back.
+///
+/// Every sum has one order for a given rank count (a plane's bodies in rank order and index order, the planes
+/// that clouds reach from the previous slab added after the slab's own, the transforms serial per plane and
+/// row), so the forces have the same bits for any thread count. They differ from one process's mesh only in
+/// that order.
+///
+/// The mesh has a communicator of its own: on the GPU backend its transforms and exchanges run on a host thread
+/// beside the essential trees' exchange (host/mpi/distributed_forces.h), which MPI_THREAD_MULTIPLE allows.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "common/treepm.h"
 #include "common/vec.h"
 #include "host/core/params.h"
 #include "host/mpi/communicator.h"
-#include "host/pm/pm_mesh.h"
+#include "host/pm/mesh_planes.h"
 
 namespace octwalk::mpi {
 
 /// Seconds of the last computeForces on this rank.
 struct DistributedMeshTimings
 {
-    double assign      = 0; ///< this rank's bodies to its mesh (checks and the slab sort included)
-    double sum         = 0; ///< the ranks' meshes summed and sent to every rank (waits for slower ranks included)
-    double solve       = 0; ///< the transforms and the Green's function
-    double interpolate = 0; ///< the fields to this rank's bodies, and the non-pair terms
+    double assign      = 0; ///< bodies checked and sent to their slabs, their masses on the planes
+    double sum         = 0; ///< the planes that clouds reach past a slab added at their owners (waits included)
+    double solve       = 0; ///< the transforms, the transposes and the Green's function
+    double interpolate = 0; ///< the fields to the bodies, their values back to the bodies' ranks, the non-pair terms
 };
-
-/// The most mesh values a rank receives in one round of the sum: with P ranks' copies of a chunk of its slabs
-/// held at once, a larger mesh is summed in more rounds rather than in more memory. A round takes at least one
-/// slab from every rank, P n^2 values, which is more than this beyond 2^26 / n^2 ranks.
-constexpr int64_t kMeshValuesPerRound = int64_t(1) << 26;
 
 class DistributedMesh
 {
 public:
-    /// The mesh of p (pm_grid cells per side of box_size, asmth, pm_assignment; G = 1: the caller applies
-    /// the gravitational constant): ParameterError as PmMesh's. comm must outlive this.
-    /// @param valuesPerRound  the sum's bound on a round (kMeshValuesPerRound; smaller in tests, so that a small
-    ///                        mesh is summed in many rounds); the sums are the same bits for any bound
-    DistributedMesh(const Communicator& comm, const Parameters& p, int64_t valuesPerRound = kMeshValuesPerRound);
+    /// The mesh of p (pm_grid cells per side of box_size, asmth, pm_assignment; G = 1: the caller applies the
+    /// gravitational constant): ParameterError as PmMesh's; BackendError when the slab's arrays cannot be
+    /// allocated or FFTW cannot plan. Collective.
+    DistributedMesh(const Communicator& comm, const Parameters& p);
+    ~DistributedMesh();
+    DistributedMesh(const DistributedMesh&)            = delete;
+    DistributedMesh& operator=(const DistributedMesh&) = delete;
 
     /// Long-range accelerations and potentials (G = 1) of this rank's n bodies from the bodies of all ranks,
     /// indexed like pos. Collective: every rank calls it, with any number of bodies (none too). InputError as
-    /// PmMesh::computeForces for this rank's bad bodies, raised on that rank alone before the sum (the others
+    /// PmMesh::computeForces for this rank's bad bodies, raised on that rank alone before any exchange (the others
     /// then wait in it: a run ends the job, host/sim/distributed_run.h).
     void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                        std::vector<double>& pot);
 
-    /// computeForces in two parts: the collective one (this rank's bodies assigned, the ranks' meshes summed) and
-    /// the local one (the transforms and the interpolation to the same bodies), which calls no MPI and may run on
-    /// another thread while this one exchanges essential trees.
+    /// computeForces in two collective parts on the mesh's own communicator: the bodies' masses on the slabs,
+    /// then the transforms and the forces back to the same bodies (which may run on a thread of its own beside
+    /// other collectives on other communicators, under MPI_THREAD_MULTIPLE).
     void assignAndSum(const Vec3d* pos, const double* mass, int64_t n);
     void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
 
-    const PmMesh& mesh() const { return mesh_; }
+    int meshSize() const { return int(n_); }
+    /// The first plane of rank r's slab (r = size: the mesh's size).
+    int64_t firstPlane(int r) const;
+    /// Doubles this rank holds for the mesh (its planes, spectra and fields), for memory reports.
+    int64_t heldDoubles() const;
     const DistributedMeshTimings& timings() const { return timings_; }
 
 private:
-    /// The first slab of rank r's range (r = size: the mesh's size).
-    int64_t firstSlab(int r) const;
-    /// Sums every rank's density() into every rank's density().
-    void sumMeshes();
+    struct Arrays;
+    struct Transposes;
 
-    const Communicator& comm_;
-    PmMesh mesh_;
-    /// The slabs of this rank's range from every rank, a chunk of slabs at a time (kept from call to call).
-    std::vector<double> received_;
+    /// The slab's geometry for the passes of host/pm/mesh_planes.h.
+    PmPlanes planes() const;
+    int ownerOf(int64_t plane) const;
+    /// Sends every body to the owner of its cloud's first plane; fills received_ and the routes back.
+    void sendBodies(const Vec3d* pos, const double* mass, int64_t n);
+    /// Adds the planes past every slab's last one (ghosts) to their owners' planes.
+    void sumGhostPlanes();
+    /// Sends every slab the fields of the planes past its last one.
+    void fetchGhostFields();
+    void transformForward();
+    void applyGreensFunction();
+    /// The spectrum of component (0: the potential, 1-3: the acceleration along x, y, z) transformed back and
+    /// stored in fields_.
+    void transformBack(int component);
+    /// Interpolates to the received bodies and returns their values to their ranks, in their order there.
+    void interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
+
+    Communicator comm_;
+    int64_t n_, block_, first_, own_;
+    double boxSize_, splitScale_;
+    MassAssignment assignment_;
+    std::vector<double> k_, axisFactor_;
+    std::unique_ptr<Arrays> arrays_;
+    std::unique_ptr<Transposes> transposes_;
+
+    /// The bodies sent here (positions and masses, in rank order) and, per rank, how many.
+    std::vector<Vec3d> receivedPos_;
+    std::vector<double> receivedMass_;
+    std::vector<int64_t> receivedCounts_;
+    /// This rank's bodies in the order they were sent (grouped by owner), and how many to each owner.
+    std::vector<int64_t> sendOrder_, sendCounts_;
+    PmPlaneOrder order_;
     DistributedMeshTimings timings_;
     double totalMass_ = 0; ///< of all ranks' bodies, from assignAndSum
-    int64_t valuesPerRound_;
 };
 
 } // namespace octwalk::mpi

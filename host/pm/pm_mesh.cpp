@@ -52,11 +52,12 @@ void PmMesh::assignMasses(const Vec3d* pos, const double* mass, int64_t n)
     timings_ = PmTimings{};
     Stopwatch clock;
     checkBodies(pos, mass, n);
-    timings_.check = clock.lap();
-    sortBySlab(pos, mass, n);
+    timings_.check       = clock.lap();
+    const PmPlanes whole = planes();
+    pmSortByPlane(whole, pos, mass, n, order_);
     timings_.sort = clock.lap();
-    if (assignment_ == MassAssignment::Cic) assignMass<2>(order_);
-    else assignMass<3>(order_);
+    if (assignment_ == MassAssignment::Cic) pmAssignMass<2>(whole, order_, fft_.real());
+    else pmAssignMass<3>(whole, order_, fft_.real());
     timings_.assign = clock.lap();
 }
 
@@ -88,8 +89,12 @@ void PmMesh::interpolate(std::vector<Vec3d>& acc, std::vector<double>& pot)
     // interpolate writes every body's four values: sized here, not filled.
     acc.resize(order_.body.size());
     pot.resize(order_.body.size());
-    if (assignment_ == MassAssignment::Cic) interpolate<2>(order_, acc, pot);
-    else interpolate<3>(order_, acc, pot);
+    const auto write = [&](int64_t i, const double* sum) {
+        pot[i] = sum[0];
+        acc[i] = {sum[1], sum[2], sum[3]};
+    };
+    if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, fields_.data(), write);
+    else pmInterpolate<3>(planes(), order_, fields_.data(), write);
     timings_.interpolate += clock.lap();
 }
 
@@ -100,90 +105,10 @@ void PmMesh::checkBodies(const Vec3d* pos, const double* mass, int64_t n) const
     if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
 }
 
-// A stable counting sort in fixed blocks of bodies: the permutation is the same for any thread count.
-void PmMesh::sortBySlab(const Vec3d* pos, const double* mass, int64_t n)
+PmPlanes PmMesh::planes() const
 {
-    const int64_t slabs = fft_.n(), width = pmStencilWidth(assignment_);
-    const double cellsPerLength = double(slabs) / boxSize_;
-    SlabOrder& order            = order_;
-    order.slab.resize(size_t(n));
-    order.body.resize(size_t(n));
-    order.start.resize(size_t(slabs + 1));
-    order.pos.resize(size_t(n));
-    order.mass.resize(size_t(n));
-    std::vector<int32_t>& slab = order.slab;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-    {
-        slab[i] = int32_t(width == 2 ? pmAxisStencil<2>(pos[i].x, cellsPerLength, slabs).cell[0]
-                                     : pmAxisStencil<3>(pos[i].x, cellsPerLength, slabs).cell[0]);
-    }
-    const int64_t numBlocks = std::clamp<int64_t>(n / 65536, 1, 64);
-    std::vector<int64_t> count(size_t(numBlocks * slabs), 0);
-#pragma omp parallel for schedule(static, 1)
-    for (int64_t b = 0; b < numBlocks; ++b)
-    {
-        const Chunk c = chunkOf(n, int(b), int(numBlocks));
-        for (int64_t i = c.begin; i < c.end; ++i) ++count[b * slabs + slab[i]];
-    }
-    // count becomes each block's first place in each slab: slabs in order, blocks in order within a slab.
-    int64_t next = 0;
-    for (int64_t s = 0; s < slabs; ++s)
-    {
-        order.start[s] = next;
-        for (int64_t b = 0; b < numBlocks; ++b)
-        {
-            const int64_t c      = count[b * slabs + s];
-            count[b * slabs + s] = next;
-            next += c;
-        }
-    }
-    order.start[slabs] = next;
-#pragma omp parallel for schedule(static, 1)
-    for (int64_t b = 0; b < numBlocks; ++b)
-    {
-        const Chunk c = chunkOf(n, int(b), int(numBlocks));
-        for (int64_t i = c.begin; i < c.end; ++i) order.body[count[b * slabs + slab[i]]++] = i;
-    }
-#pragma omp parallel for schedule(static)
-    for (int64_t q = 0; q < n; ++q)
-    {
-        order.pos[q]  = pos[order.body[q]];
-        order.mass[q] = mass[order.body[q]];
-    }
-}
-
-// Each x slab of the mesh gathers from the bodies whose clouds reach it, in slab order and index order
-// within a slab: one thread writes a slab, in the same order whatever the thread count (no atomics).
-template<int Width>
-void PmMesh::assignMass(const SlabOrder& order)
-{
-    const int64_t n             = fft_.n();
-    const double cellsPerLength = double(n) / boxSize_;
-    double* mesh                = fft_.real();
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t s = 0; s < n; ++s)
-    {
-        double* plane = mesh + s * n * n;
-        std::fill(plane, plane + n * n, 0.0);
-        // A body whose cloud starts at slab s - k covers slab s with its k-th x weight.
-        for (int k = 0; k < Width; ++k)
-        {
-            const int64_t first = ((s - k) % n + n) % n;
-            for (int64_t q = order.start[first]; q < order.start[first + 1]; ++q)
-            {
-                const PmStencil<Width> st =
-                    pmStencilOf<Width>(order.pos[q].x, order.pos[q].y, order.pos[q].z, cellsPerLength, n);
-                const double mx = order.mass[q] * st.x.weight[k];
-                for (int a = 0; a < Width; ++a)
-                {
-                    double* row     = plane + st.y.cell[a] * n;
-                    const double my = mx * st.y.weight[a];
-                    for (int c = 0; c < Width; ++c) row[st.z.cell[c]] += my * st.z.weight[c];
-                }
-            }
-        }
-    }
+    const int64_t n = fft_.n();
+    return {n, double(n) / boxSize_, pmStencilWidth(assignment_), 0, n, true};
 }
 
 // phi(k) = -4 pi G / k^2 exp(-k^2 r_s^2) / W(k)^2 times the mesh's masses, over L^3: the backward
@@ -246,52 +171,15 @@ void PmMesh::storeComponent(int component)
     }
     // The last one is in the transform's own array: all four are now written side by side in one pass.
     fields_.resize(size_t(cells));
-    MeshPoint* out    = fields_.data();
+    PmMeshPoint* out  = fields_.data();
     const double *phi = components_[0].data(), *ax = components_[1].data(), *ay = components_[2].data();
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < cells; ++c) out[c] = {{phi[c], ax[c], ay[c], mesh[c]}};
 }
 
-template<int Width>
-void PmMesh::interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::vector<double>& pot) const
-{
-    const int64_t n = fft_.n(), numBodies = int64_t(order.body.size());
-    const double cellsPerLength = double(n) / boxSize_;
-    const MeshPoint* mesh       = fields_.data();
-    // In slab order: neighbouring bodies read neighbouring planes. Each component is summed over the stencil in
-    // the same order, so the four are what four separate passes would give.
-#pragma omp parallel for schedule(static)
-    for (int64_t q = 0; q < numBodies; ++q)
-    {
-        const PmStencil<Width> st =
-            pmStencilOf<Width>(order.pos[q].x, order.pos[q].y, order.pos[q].z, cellsPerLength, n);
-        double sum[4] = {0, 0, 0, 0};
-        for (int a = 0; a < Width; ++a)
-        {
-            for (int b = 0; b < Width; ++b)
-            {
-                const MeshPoint* row = mesh + (st.x.cell[a] * n + st.y.cell[b]) * n;
-                const double wxy     = st.x.weight[a] * st.y.weight[b];
-                for (int c = 0; c < Width; ++c)
-                {
-                    const double w        = wxy * st.z.weight[c];
-                    const MeshPoint& cell = row[st.z.cell[c]];
-                    for (int k = 0; k < 4; ++k) sum[k] += w * cell.value[k];
-                }
-            }
-        }
-        const int64_t i = order.body[q];
-        pot[i]          = sum[0];
-        acc[i]          = {sum[1], sum[2], sum[3]};
-    }
-}
-
 void PmMesh::addNonPairTerms(const double* mass, int64_t n, double totalMass, std::vector<double>& pot) const
 {
-    const double background = G_ * totalMass * shortRangeBackgroundPotential(splitScale_, boxSize_);
-    const double self       = G_ * shortRangeSelfPotential(splitScale_);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) pot[i] += background + self * mass[i];
+    pmAddNonPairTerms(G_, splitScale_, boxSize_, mass, n, totalMass, pot);
 }
 
 } // namespace octwalk

@@ -25,6 +25,7 @@
 #include "common/treepm.h"
 #include "common/vec.h"
 #include "host/core/params.h"
+#include "host/pm/mesh_planes.h"
 #include "host/pm/slab_fft_grid.h"
 
 namespace octwalk {
@@ -85,29 +86,13 @@ public:
     void addNonPairTerms(const double* mass, int64_t n, double totalMass, std::vector<double>& pot) const;
 
 private:
-    /// Bodies sorted by the first x slab of their stencil (stable: index order within a slab), with their
-    /// positions and masses in that order, so that the passes over them read memory in sequence.
-    struct SlabOrder
-    {
-        std::vector<int32_t> slab;  ///< by body index: the first x slab of its stencil
-        std::vector<int64_t> body;  ///< body indices in slab order
-        std::vector<int64_t> start; ///< bodies of slab s: body[start[s] .. start[s + 1])
-        std::vector<Vec3d> pos;
-        std::vector<double> mass;
-    };
-
     void checkBodies(const Vec3d* pos, const double* mass, int64_t n) const;
-    /// Fills order_.
-    void sortBySlab(const Vec3d* pos, const double* mass, int64_t n);
-    template<int Width>
-    void assignMass(const SlabOrder& order);
+    /// The whole mesh's planes as the passes over them see it (host/pm/mesh_planes.h).
+    PmPlanes planes() const;
     void applyGreensFunction();
     void differentiate(int axis);
     /// Keeps the transformed-back mesh of component `component` (0: potential, 1-3: acceleration) for interpolate.
     void storeComponent(int component);
-    /// The potential and the acceleration interpolated to the bodies, written by body index.
-    template<int Width>
-    void interpolate(const SlabOrder& order, std::vector<Vec3d>& acc, std::vector<double>& pot) const;
 
     double boxSize_, splitScale_, G_;
     MassAssignment assignment_;
@@ -119,16 +104,12 @@ private:
     std::vector<std::complex<double>> potentialSpectrum_;
     /// Kept from call to call, so that a run that calls every step allocates (and the system pages in) the
     /// bodies' arrays once.
-    SlabOrder order_;
+    PmPlaneOrder order_;
     /// The potential and the accelerations along x and y on the mesh, kept while the next component is
     /// transformed back.
     std::array<std::vector<double>, 3> components_;
-    /// All four at each mesh point side by side: a body's stencil reads them from the same cache lines.
-    struct MeshPoint
-    {
-        double value[4];
-    };
-    std::vector<MeshPoint> fields_;
+    /// All four at each mesh point side by side.
+    std::vector<PmMeshPoint> fields_;
     PmTimings timings_;
 };
 

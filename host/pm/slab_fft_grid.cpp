@@ -12,14 +12,6 @@ namespace octwalk {
 
 namespace {
 
-/// The key of a pair of arrays for FFTW's alignment rule (fftw_alignment_of is small: bytes modulo the
-/// SIMD alignment).
-int alignmentKey(const void* in, const void* out)
-{
-    return fftw_alignment_of(static_cast<double*>(const_cast<void*>(in))) * 1024 +
-           fftw_alignment_of(static_cast<double*>(const_cast<void*>(out)));
-}
-
 fftw_complex* asFftw(std::complex<double>* c) { return reinterpret_cast<fftw_complex*>(c); }
 
 } // namespace
@@ -42,7 +34,19 @@ struct SlabFftGrid::RowBuffer
     RowBuffer& operator=(RowBuffer&&)      = delete;
 };
 
-SlabFftGrid::SlabFftGrid(int n) : n_(n)
+SlabFftGrid::SlabFftGrid(int n)
+    : n_(n), slabForward_(
+                 [n](void* in, void* out) -> void* {
+                     return fftw_plan_dft_r2c_2d(n, n, static_cast<double*>(in), static_cast<fftw_complex*>(out),
+                                                 FFTW_ESTIMATE);
+                 },
+                 "the " + std::to_string(n) + "^2 slabs of an FFT grid"),
+      slabBackward_(
+          [n](void* in, void* out) -> void* {
+              return fftw_plan_dft_c2r_2d(n, n, static_cast<fftw_complex*>(in), static_cast<double*>(out),
+                                          FFTW_ESTIMATE);
+          },
+          "the " + std::to_string(n) + "^2 slabs of an FFT grid")
 {
     if (n < 2) throw ParameterError("FFT grid size n = " + std::to_string(n) + " is invalid: must be >= 2");
     real_     = static_cast<double*>(fftw_malloc(sizeof(double) * size_t(realSize())));
@@ -77,11 +81,6 @@ SlabFftGrid::~SlabFftGrid()
 
 void SlabFftGrid::releasePlans()
 {
-    for (auto* plans : {&slabForward_, &slabBackward_})
-    {
-        for (const AlignedPlan& p : *plans) fftw_destroy_plan(static_cast<fftw_plan>(p.plan));
-        plans->clear();
-    }
     for (void** p : {&rowForward_, &rowBackward_})
     {
         if (*p) fftw_destroy_plan(static_cast<fftw_plan>(*p));
@@ -95,16 +94,10 @@ void SlabFftGrid::planSlabs()
     const int64_t realSlab = int64_t(n_) * n_, spectrumSlab = int64_t(n_) * (n_ / 2 + 1);
     for (int64_t i = 0; i < n_; ++i)
     {
-        double* r               = real_ + i * realSlab;
-        std::complex<double>* c = spectrum_ + i * spectrumSlab;
-        const int key           = alignmentKey(r, c);
-        if (planFor(slabForward_, key)) continue;
-        fftw_plan forward  = fftw_plan_dft_r2c_2d(n_, n_, r, asFftw(c), FFTW_ESTIMATE);
-        fftw_plan backward = fftw_plan_dft_c2r_2d(n_, n_, asFftw(c), r, FFTW_ESTIMATE);
-        if (forward) slabForward_.push_back({key, forward});
-        if (backward) slabBackward_.push_back({key, backward});
-        if (!forward || !backward)
-            throw BackendError("FFTW could not plan the " + std::to_string(n_) + "^2 slabs of an FFT grid");
+        double* r = real_ + i * realSlab;
+        void* c   = spectrum_ + i * spectrumSlab;
+        slabForward_.prepare(r, c);
+        slabBackward_.prepare(c, r);
     }
 }
 
@@ -121,15 +114,6 @@ void SlabFftGrid::planRows()
         fftw_plan_many_dft(1, length, half, row, nullptr, half, 1, row, nullptr, half, 1, FFTW_BACKWARD, FFTW_ESTIMATE);
     if (!rowForward_ || !rowBackward_)
         throw BackendError("FFTW could not plan the x rows of an " + std::to_string(n_) + "^3 FFT grid");
-}
-
-void* SlabFftGrid::planFor(const std::vector<AlignedPlan>& plans, int key)
-{
-    for (const AlignedPlan& p : plans)
-    {
-        if (p.alignment == key) return p.plan;
-    }
-    return nullptr;
 }
 
 void SlabFftGrid::forward()
@@ -152,9 +136,8 @@ void SlabFftGrid::transformSlabs(bool forward)
     {
         double* r       = real_ + i * realSlab;
         fftw_complex* c = asFftw(spectrum_ + i * spectrumSlab);
-        const int key   = alignmentKey(r, c);
-        if (forward) fftw_execute_dft_r2c(static_cast<fftw_plan>(planFor(slabForward_, key)), r, c);
-        else fftw_execute_dft_c2r(static_cast<fftw_plan>(planFor(slabBackward_, key)), c, r);
+        if (forward) fftw_execute_dft_r2c(static_cast<fftw_plan>(slabForward_.planFor(r, c)), r, c);
+        else fftw_execute_dft_c2r(static_cast<fftw_plan>(slabBackward_.planFor(c, r)), c, r);
     }
 }
 

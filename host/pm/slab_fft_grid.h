@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "host/pm/aligned_plans.h"
+
 namespace octwalk {
 
 class SlabFftGrid
@@ -43,20 +45,10 @@ public:
     void backward();
 
 private:
-    /// Serial plans of one slab, one per alignment of the arrays they are executed on (FFTW needs a plan's
-    /// arrays and the arrays it is executed on to be equally aligned).
-    struct AlignedPlan
-    {
-        int alignment;
-        void* plan;
-    };
-
     struct RowBuffer;
 
     void planSlabs();
     void planRows();
-    /// The plan of plans made for arrays with this alignment key (nullptr if none).
-    static void* planFor(const std::vector<AlignedPlan>& plans, int key);
     void transformSlabs(bool forward);
     /// The 1-D transforms along x of every y row (FFTW_FORWARD or FFTW_BACKWARD through the row plan).
     void transformRows(void* rowPlan);
@@ -65,7 +57,8 @@ private:
     int n_;
     double* real_                   = nullptr;
     std::complex<double>* spectrum_ = nullptr;
-    std::vector<AlignedPlan> slabForward_, slabBackward_;
+    /// Serial plans of one slab.
+    AlignedPlans slabForward_, slabBackward_;
     /// The n/2 + 1 transforms of length n of one row in a contiguous buffer (x major): every buffer comes
     /// from fftw_malloc, so one alignment.
     void* rowForward_  = nullptr;

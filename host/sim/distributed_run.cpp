@@ -434,9 +434,10 @@ private:
                    "the received trees walked (on the rank's backend); imbalance = the largest rank's interactions "
                    "over the mean; rebalanced = 1 when the step cut the domains again; essential_nodes, "
                    "essential_bytes = the essential trees' nodes and bytes sent, summed over the ranks; TreePM's long "
-                   "range, within force_wall: mesh_sum = the rank's bodies assigned to the mesh and the ranks' "
-                   "meshes summed, before the trees; mesh_solve = the transforms and the interpolation, on the "
-                   "GPU backend on a host thread while the device walks\n"
+                   "range, within force_wall: mesh_sum = the bodies sent to the mesh's slabs, their masses assigned "
+                   "and the planes past each slab added at their owners, before the trees; mesh_solve = the "
+                   "transforms and transposes, the interpolation and the values sent back, on the GPU backend on a "
+                   "host thread while the device walks\n"
                 << kTimingHeader << '\n';
             flushTiming();
         }

@@ -1,5 +1,6 @@
-// TreePM in a periodic box on several ranks (CPU backend): the ranks' shared mesh is one process's mesh up to
-// the rounding of its sums; the forces' errors against the split's exact sum (short range pair by pair, long
+// TreePM in a periodic box on several ranks (CPU backend): the mesh cut into slabs over the ranks is one
+// process's mesh up to the rounding of its sums (odd meshes, all bodies on one rank, ranks without planes), and
+// each rank holds its slab's share of the mesh's memory; the forces' errors against the split's exact sum (short range pair by pair, long
 // range from one process's mesh) are one rank's errors (median and p99 within 10%) on a clustered and on a
 // uniform box; repeats are bit-identical whatever the thread count; the Ewald sum is refused.
 
@@ -15,6 +16,7 @@
 #include "host/mpi/distributed_forces.h"
 #include "host/mpi/distributed_mesh.h"
 #include "host/mpi/domain.h"
+#include "host/pm/pm_mesh.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/short_range_direct.h"
 #include "mpi/mpi_test_util.h"
@@ -79,12 +81,12 @@ std::vector<Vec3d> exactSplit(const ParticleSet& all, const Parameters& p)
     return exact;
 }
 
-/// The ranks' shared mesh against one process's: the sums differ only in their order (to 1e-12 of the largest).
-void expectOneProcessMesh(const ParticleSet& all, const Parameters& p, int64_t valuesPerRound, const char* name)
+/// The ranks' slabs of the mesh against one process's whole mesh, for this rank's share of all's bodies: the sums
+/// differ only in their order (to 1e-12 of the largest).
+void expectOneProcessMesh(const ParticleSet& all, const ParticleSet& mine, const Parameters& p, const char* name)
 {
     const Communicator& comm = world();
-    const ParticleSet mine   = decomposed(all);
-    DistributedMesh mesh(comm, p, valuesPerRound);
+    DistributedMesh mesh(comm, p);
     std::vector<Vec3d> acc, one;
     std::vector<double> pot, onePot;
     mesh.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), acc, pot);
@@ -95,6 +97,7 @@ void expectOneProcessMesh(const ParticleSet& all, const Parameters& p, int64_t v
         largest    = std::max(largest, std::sqrt(dot(one[i], one[i])));
         largestPot = std::max(largestPot, std::fabs(onePot[i]));
     }
+    ASSERT_EQ(acc.size(), mine.id.size());
     for (size_t k = 0; k < mine.id.size(); ++k)
     {
         const size_t i = size_t(mine.id[k]);
@@ -107,6 +110,11 @@ void expectOneProcessMesh(const ParticleSet& all, const Parameters& p, int64_t v
         << name << ": " << worstPot << " against " << largestPot;
 }
 
+void expectOneProcessMesh(const ParticleSet& all, const Parameters& p, const char* name)
+{
+    expectOneProcessMesh(all, decomposed(all), p, name);
+}
+
 TEST(DistributedTreePm, MeshIsOneProcessMesh)
 {
     const ParticleSet all = makeClusteredBox(1 << 12, 1.0, 5);
@@ -114,24 +122,57 @@ TEST(DistributedTreePm, MeshIsOneProcessMesh)
     {
         Parameters p    = treePmParameters(0.5);
         p.pm_assignment = assignment;
-        expectOneProcessMesh(all, p, kMeshValuesPerRound, assignment == MassAssignment::Cic ? "CIC" : "TSC");
+        expectOneProcessMesh(all, p, assignment == MassAssignment::Cic ? "CIC" : "TSC");
     }
 }
 
-// A bound of one value a round sums one slab of every rank a round: 8 rounds at 2 ranks of a 16^3 mesh, 4 at 4.
-TEST(DistributedTreePm, MeshSummedInManyRoundsIsOneProcessMesh)
+// An odd mesh: planes of n^2 doubles then start at two alignments, and the slabs differ in size.
+TEST(DistributedTreePm, OddMeshIsOneProcessMesh)
 {
-    expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 5), treePmParameters(0.5), 1, "one slab a round");
+    Parameters p = treePmParameters(0.5);
+    p.pm_grid    = 15;
+    expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 7), p, "15^3 mesh");
 }
 
-// A 3^3 mesh (asmth 0.5, rcut 2) on 4 ranks leaves a rank without slabs of its own.
-TEST(DistributedTreePm, MeshWithFewerSlabsThanRanksIsOneProcessMesh)
+// Every body on rank 0: the other ranks' slabs receive them all from it, and rank 0's own slab its share.
+TEST(DistributedTreePm, BodiesOfOneRankReachEverySlab)
+{
+    const ParticleSet all = makeClusteredBox(1 << 12, 1.0, 5);
+    const ParticleSet none;
+    expectOneProcessMesh(all, world().rank() == 0 ? all : none, treePmParameters(0.5), "all bodies on rank 0");
+}
+
+// A 3^3 mesh (asmth 0.5, rcut 2) on 4 ranks leaves a rank without planes, and a cloud of three planes reaches
+// past the next rank's single plane into the one after.
+TEST(DistributedTreePm, MeshWithFewerPlanesThanRanksIsOneProcessMesh)
 {
     Parameters p = treePmParameters(0.5);
     p.pm_grid    = 3;
     p.asmth      = 0.5;
     p.rcut       = 2;
-    expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 5), p, kMeshValuesPerRound, "3^3 mesh");
+    for (MassAssignment assignment : {MassAssignment::Cic, MassAssignment::Tsc})
+    {
+        p.pm_assignment = assignment;
+        expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 5), p,
+                             assignment == MassAssignment::Cic ? "3^3 CIC" : "3^3 TSC");
+    }
+}
+
+// The mesh's memory is divided among the ranks: each holds its slab's share of one process's arrays, plus the
+// planes its clouds reach past its slab.
+TEST(DistributedTreePm, EachRankHoldsItsSlabOfTheMesh)
+{
+    Parameters p             = treePmParameters(0.5);
+    p.pm_grid                = 32;
+    const Communicator& comm = world();
+    const Communicator self(MPI_COMM_SELF);
+    const DistributedMesh whole(self, p);
+    const DistributedMesh slab(comm, p);
+    const int64_t n = p.pm_grid, planes = slab.firstPlane(comm.rank() + 1) - slab.firstPlane(comm.rank());
+    const double share = double(whole.heldDoubles()) * double(planes) / double(n);
+    EXPECT_TRUE(onAllRanks(comm, double(slab.heldDoubles()) <= share + 5.0 * 2 * n * n))
+        << slab.heldDoubles() << " doubles on " << comm.where() << " against one process's " << whole.heldDoubles();
+    if (comm.size() > 1) EXPECT_TRUE(onAllRanks(comm, slab.heldDoubles() < whole.heldDoubles()));
 }
 
 /// The errors of the distributed evaluation and of one rank's solver against the split's exact sum. With
