@@ -304,7 +304,9 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     const auto solveMesh = [&] {
         Stopwatch clock;
         mesh_->solveAndInterpolate(local.mass.data(), local.size(), meshAcc_, meshPot_);
-        out.secondsMeshSolve = clock.lap();
+        out.secondsMeshSolve      = clock.lap();
+        out.secondsMeshTransforms = mesh_->timings().transforms;
+        out.secondsMeshTransposes = mesh_->timings().transposes;
     };
     if (meshBeside && !meshThread_) meshThread_ = std::make_unique<WorkerThread>();
     JobBeside meshJob(meshBeside ? meshThread_.get() : nullptr);

@@ -58,6 +58,8 @@ struct DistributedForces
     /// assigned), before the trees, and of its transforms and interpolation (on the GPU backend on a host thread
     /// while the device walks, where MPI allows it, else after the walks); both within secondsForce.
     double secondsMesh = 0, secondsMeshSolve = 0;
+    /// TreePM: of secondsMeshSolve, the mesh's serial transforms (planes and rows) and FFTW-MPI's transposes.
+    double secondsMeshTransforms = 0, secondsMeshTransposes = 0;
 };
 
 class DistributedGravity

@@ -1,6 +1,7 @@
 #include "host/mpi/distributed_mesh.h"
 
 #include <fftw3-mpi.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <complex>
@@ -77,12 +78,17 @@ struct DistributedMesh::Arrays
     FftwArray<double> real;
     FftwArray<Complex> planes, rows, potential;
     std::vector<PmMeshPoint> fields;
+    /// One plane's spectrum per thread: each field of a plane is transformed back from its own copy.
+    std::vector<std::unique_ptr<FftwArray<Complex>>> scratch;
 
-    Arrays(int64_t n, int64_t held, int64_t own, int64_t transposeDoubles)
+    Arrays(int64_t n, int64_t held, int64_t own, int64_t transposeDoubles, int threads)
         : real(held * n * n, "the planes of a mesh slab"), planes(transposeDoubles / 2, "a mesh slab's spectrum"),
           rows(transposeDoubles / 2, "a mesh slab's transposed spectrum"),
           potential(own * n * (n / 2 + 1), "a mesh slab's potential spectrum"), fields(size_t(held * n * n))
-    {}
+    {
+        for (int t = 0; t < threads; ++t)
+            scratch.push_back(std::make_unique<FftwArray<Complex>>(n * (n / 2 + 1), "a mesh plane's spectrum"));
+    }
 };
 
 /// The plans: FFTW-MPI's transposes between slabs of x planes and slabs of y rows, serial transforms of one
@@ -130,6 +136,17 @@ struct DistributedMesh::Transposes
 
 namespace {
 
+/// FFTW's threads (OpenMP's) for the transposes, then FFTW-MPI: once a process, before any plan.
+void initialiseFftwThreads()
+{
+    static const bool initialised = [] {
+        if (!fftw_init_threads()) throw BackendError("FFTW could not start its threads");
+        fftw_mpi_init();
+        return true;
+    }();
+    (void)initialised;
+}
+
 /// Every rank's ghost planes, in rank order and in order of distance past the slab: the same list on every rank.
 std::vector<GhostPlane> ghostPlanes(int64_t n, int ranks, int width, const std::function<int64_t(int)>& firstPlane)
 {
@@ -166,7 +183,7 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
         k_[size_t(i)]          = f.k;
         axisFactor_[size_t(i)] = f.factor;
     }
-    fftw_mpi_init();
+    initialiseFftwThreads();
     const ptrdiff_t half = n / 2 + 1, dims[2] = {n, n};
     ptrdiff_t localPlanes = 0, localFirst = 0, localRows = 0, localFirstRow = 0;
     const ptrdiff_t doubles = fftw_mpi_local_size_many_transposed(
@@ -181,15 +198,19 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
                            std::to_string(localFirst + localPlanes) + ") of the " + std::to_string(n) +
                            "^3 mesh, not [" + std::to_string(first_) + ", " + std::to_string(first_ + own_) + ")");
     }
-    arrays_             = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_, std::max<ptrdiff_t>(doubles, 2));
+    arrays_ = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_, std::max<ptrdiff_t>(doubles, 2), maxThreads());
     transposes_         = std::make_unique<Transposes>(n);
     Transposes& t       = *transposes_;
     auto* planeSpectrum = reinterpret_cast<double*>(arrays_->planes.get());
     auto* rowSpectrum   = reinterpret_cast<double*>(arrays_->rows.get());
+    // A transpose moves values and adds none: its result is the same bits for any number of FFTW's threads, which
+    // share its local passes. The serial plans below are made with one.
+    fftw_plan_with_nthreads(maxThreads());
     t.toRows   = fftw_mpi_plan_many_transpose(n, n, 2 * half, block_, block_, planeSpectrum, rowSpectrum, comm_.comm(),
                                               FFTW_ESTIMATE);
     t.toPlanes = fftw_mpi_plan_many_transpose(n, n, 2 * half, block_, block_, rowSpectrum, planeSpectrum, comm_.comm(),
                                               FFTW_ESTIMATE);
+    fftw_plan_with_nthreads(1);
     if (!t.toRows || !t.toPlanes)
         throw BackendError("FFTW-MPI could not plan the transposes of a " + std::to_string(n) + "^3 mesh");
     for (int64_t s = 0; s < own_; ++s)
@@ -198,6 +219,7 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
         Complex* c = arrays_->planes.get() + s * n_ * half;
         t.planeForward.prepare(r, c);
         t.planeBackward.prepare(c, r);
+        for (const auto& scratch : arrays_->scratch) t.planeBackward.prepare(scratch->get(), r);
         Complex* row = arrays_->rows.get() + s * n_ * half;
         t.rowForward.prepare(row, row);
         t.rowBackward.prepare(row, row);
@@ -326,7 +348,8 @@ void DistributedMesh::solveAndInterpolate(const double* mass, int64_t n, std::ve
     Stopwatch clock;
     transformForward();
     applyGreensFunction();
-    for (int component = 0; component < 4; ++component) transformBack(component);
+    transformBack(false);
+    transformBack(true);
     timings_.solve = clock.lap();
     fetchGhostFields();
     interpolateAndReturn(n, acc, pot);
@@ -339,6 +362,7 @@ void DistributedMesh::transformForward()
     const int64_t half = n_ / 2 + 1;
     Transposes& t      = *transposes_;
     Arrays& a          = *arrays_;
+    Stopwatch clock;
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
     {
@@ -346,13 +370,16 @@ void DistributedMesh::transformForward()
         fftw_complex* c = asFftw(a.planes.get() + s * n_ * half);
         fftw_execute_dft_r2c(static_cast<fftw_plan>(t.planeForward.planFor(r, c)), r, c);
     }
+    timings_.transforms += clock.lap();
     fftw_execute(t.toRows);
+    timings_.transposes += clock.lap();
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
     {
         fftw_complex* row = asFftw(a.rows.get() + s * n_ * half);
         fftw_execute_dft(static_cast<fftw_plan>(t.rowForward.planFor(row, row)), row, row);
     }
+    timings_.transforms += clock.lap();
 }
 
 // After the transpose the spectrum is held by y rows: row s of this slab is wavenumber index first_ + s along
@@ -377,44 +404,62 @@ void DistributedMesh::applyGreensFunction()
     std::copy(rows, rows + own_ * n_ * half, arrays_->potential.get());
 }
 
-// a(k) = -i k_axis phi(k), zero on the Nyquist plane of an even axis (pmSlope); back along x, transposed to
-// planes, back over (y, z), and written as one of the four values of each mesh point.
-void DistributedMesh::transformBack(int component)
+// a(k) = -i k_axis phi(k), zero on the Nyquist plane of an even axis (pmSlope). The potential's spectrum goes back
+// along x and is transposed to planes, where the potential and the accelerations along y and z are each
+// transformed back over (y, z) from a copy of each plane (times -i k_y or -i k_z); the acceleration along x needs
+// its own transform along x and transpose: three transposes instead of five.
+void DistributedMesh::transformBack(bool alongX)
 {
-    const int64_t half = n_ / 2 + 1, planeValues = n_ * n_;
+    const int64_t half = n_ / 2 + 1, planeValues = n_ * n_, planeSpectrum = n_ * half;
     Transposes& t      = *transposes_;
     Arrays& a          = *arrays_;
     const Complex* phi = a.potential.get();
     Complex* rows      = a.rows.get();
-    const int axis     = component - 1;
     auto slope         = [&](int64_t index) { return pmSlope(index, n_, k_[size_t(index)]); };
+    Stopwatch clock;
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
     {
         for (int64_t i = 0; i < n_; ++i)
         {
             const int64_t offset = (s * n_ + i) * half;
-            const double kRow    = axis == 0 ? slope(i) : slope(first_ + s);
-            for (int64_t l = 0; l < half; ++l)
-            {
-                const double k   = axis == 2 ? slope(l) : kRow;
-                rows[offset + l] = component == 0 ? phi[offset + l] : phi[offset + l] * Complex(0.0, -k);
-            }
+            const Complex factor(0.0, -slope(i));
+            for (int64_t l = 0; l < half; ++l) rows[offset + l] = alongX ? phi[offset + l] * factor : phi[offset + l];
         }
-        fftw_complex* row = asFftw(rows + s * n_ * half);
+        fftw_complex* row = asFftw(rows + s * planeSpectrum);
         fftw_execute_dft(static_cast<fftw_plan>(t.rowBackward.planFor(row, row)), row, row);
     }
+    double transforms = clock.lap();
     fftw_execute(t.toPlanes);
-    PmMeshPoint* fields = a.fields.data();
+    timings_.transposes += clock.lap();
+    const std::vector<int> components = alongX ? std::vector<int>{1} : std::vector<int>{0, 2, 3};
+    PmMeshPoint* fields               = a.fields.data();
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
     {
-        double* r       = a.real.get() + s * planeValues;
-        fftw_complex* c = asFftw(a.planes.get() + s * n_ * half);
-        fftw_execute_dft_c2r(static_cast<fftw_plan>(t.planeBackward.planFor(c, r)), c, r);
-        PmMeshPoint* out = fields + s * planeValues;
-        for (int64_t v = 0; v < planeValues; ++v) out[v].value[component] = r[v];
+        const Complex* plane = a.planes.get() + s * planeSpectrum;
+        Complex* copy        = a.scratch[size_t(threadIndex())]->get();
+        double* r            = a.real.get() + s * planeValues;
+        PmMeshPoint* out     = fields + s * planeValues;
+        for (int component : components)
+        {
+            for (int64_t j = 0; j < n_; ++j)
+            {
+                const Complex alongY(0.0, -slope(j));
+                for (int64_t l = 0; l < half; ++l)
+                {
+                    const int64_t c = j * half + l;
+                    copy[c]         = component < 2    ? plane[c]
+                                      : component == 2 ? plane[c] * alongY
+                                                       : plane[c] * Complex(0.0, -slope(l));
+                }
+            }
+            fftw_execute_dft_c2r(static_cast<fftw_plan>(t.planeBackward.planFor(copy, r)), asFftw(copy), r);
+            for (int64_t v = 0; v < planeValues; ++v) out[v].value[component] = r[v];
+        }
     }
+    transforms += clock.lap();
+    timings_.transforms += transforms;
 }
 
 // The reverse of sumGhostPlanes: each owner sends the fields of its planes that other slabs' clouds reach.

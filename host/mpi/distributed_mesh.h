@@ -7,8 +7,10 @@
 /// A step: every body travels to the rank whose slab holds the first plane of its cloud, with its mass; the
 /// slab's owner assigns the masses it was sent to its planes and to the width - 1 planes after them, which go to
 /// their owners and are added there (host/pm/mesh_planes.h). The transform is serial FFTW plans of each plane
-/// (y, z) on OpenMP threads, FFTW-MPI's transpose to slabs of y rows, serial transforms along x of each row,
-/// the Green's function and the three gradients there, and the same back for the potential and each component.
+/// (y, z) on OpenMP threads, FFTW-MPI's transpose to slabs of y rows, serial transforms along x of each row and
+/// the Green's function there; back, the potential and the acceleration along x each go back along x and are
+/// transposed to planes, where the potential and the accelerations along y and z are transformed over the plane
+/// (three transposes a step; a transpose moves values only, so FFTW's threads may share it).
 /// Each slab's owner then receives the fields of the planes its clouds reach past its last one, interpolates to
 /// the bodies it was sent and sends their four values back.
 ///
@@ -38,6 +40,8 @@ struct DistributedMeshTimings
     double assign      = 0; ///< bodies checked and sent to their slabs, their masses on the planes
     double sum         = 0; ///< the planes that clouds reach past a slab added at their owners (waits included)
     double solve       = 0; ///< the transforms, the transposes and the Green's function
+    double transforms  = 0; ///< of solve: the serial transforms of planes and rows, and the gradients
+    double transposes  = 0; ///< of solve: FFTW-MPI's transposes between slabs of planes and of rows (waits included)
     double interpolate = 0; ///< the fields to the bodies, their values back to the bodies' ranks, the non-pair terms
 };
 
@@ -87,9 +91,9 @@ private:
     void fetchGhostFields();
     void transformForward();
     void applyGreensFunction();
-    /// The spectrum of component (0: the potential, 1-3: the acceleration along x, y, z) transformed back and
-    /// stored in fields_.
-    void transformBack(int component);
+    /// The potential and the accelerations along y and z transformed back and stored in the fields (alongX false),
+    /// or the acceleration along x (true).
+    void transformBack(bool alongX);
     /// Interpolates to the received bodies and returns their values to their ranks, in their order there.
     void interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
 

@@ -269,10 +269,13 @@ TEST(DistributedTreePm, EmptyAndSingleBodyRanks)
     DistributedForces f;
     gravity.computeForces(mine, f);
     const std::vector<Vec3d> exact = exactSplit(all, p);
+    // A lone body (2 ranks) feels no force but the rounding of its mesh: errors are measured against the pull of a
+    // body a box length away where the force is smaller.
+    const double pullAcrossTheBox = all.mass[0] / (p.box_size * p.box_size);
     for (size_t k = 0; k < mine.id.size(); ++k)
     {
         const Vec3d e = exact[size_t(mine.id[k])], d = f.acc[k] - e;
-        EXPECT_LT(std::sqrt(dot(d, d) / dot(e, e)), 1e-4);
+        EXPECT_LT(std::sqrt(dot(d, d)) / std::max(std::sqrt(dot(e, e)), pullAcrossTheBox), 1e-4);
     }
 }
 
