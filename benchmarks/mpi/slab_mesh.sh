@@ -63,7 +63,9 @@ for r in new old; do
   [ -f "$r/timing.csv" ] || continue
   echo "$r: median over steps 2-$STEPS: step_wall $(column_median "$r/timing.csv" step_wall) s," \
        "force_wall $(column_median "$r/timing.csv" force_wall) s, mesh_sum $(column_median "$r/timing.csv" mesh_sum) s," \
-       "mesh_solve $(column_median "$r/timing.csv" mesh_solve) s" | tee -a done.txt
+       "mesh_solve $(column_median "$r/timing.csv" mesh_solve) s" \
+       "$(head -3 "$r/timing.csv" | grep -q mesh_transposes && echo "(transforms $(column_median "$r/timing.csv" \
+         mesh_transforms) s, transposes $(column_median "$r/timing.csv" mesh_transposes) s)")" | tee -a done.txt
 done
 # The two builds' energies step by step: the meshes' sums differ in order only, so the rows agree to rounding.
 if [ -n "$OLD" ] && [ -f new/energy.csv ] && [ -f old/energy.csv ]; then
