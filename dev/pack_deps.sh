@@ -13,11 +13,11 @@ rm -rf "$out"
 mkdir -p "$out/lib/x86_64-linux-gnu/cmake" "$out/include"
 
 cp -a $lib/libbenchmark.so* $lib/libbenchmark_main.a $lib/libboost_program_options.* $lib/libgtest*.a \
-      $lib/libgmock*.a $lib/libfftw3.so* $lib/libfftw3_mpi.so* $lib/libfftw3_omp.so* "$out/lib/x86_64-linux-gnu/" 2>/dev/null || true
+      $lib/libgmock*.a $lib/libfftw3.so* "$out/lib/x86_64-linux-gnu/" 2>/dev/null || true
 for d in benchmark GTest Boost-1.74.0 BoostDetectToolset-1.74.0.cmake boost_headers-1.74.0 boost_program_options-1.74.0; do
   cp -a "$lib/cmake/$d" "$out/lib/x86_64-linux-gnu/cmake/"
 done
-cp -a /usr/include/benchmark /usr/include/gtest /usr/include/fftw3.h /usr/include/fftw3-mpi.h "$out/include/"
+cp -a /usr/include/benchmark /usr/include/gtest /usr/include/fftw3.h "$out/include/"
 [ -d /usr/include/gmock ] && cp -a /usr/include/gmock "$out/include/"
 
 # The Boost headers that program_options pulls in, found by the preprocessor.

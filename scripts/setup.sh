@@ -4,7 +4,7 @@
 # CMAKE_CUDA_ARCHITECTURES is given); otherwise the CPU-only build has the same program and tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages="cmake ninja-build g++ gfortran clang-format libboost-program-options-dev libgtest-dev libbenchmark-dev libhdf5-dev libfftw3-dev libfftw3-mpi-dev libopenmpi-dev openmpi-bin"
+packages="cmake ninja-build g++ gfortran clang-format libboost-program-options-dev libgtest-dev libbenchmark-dev libhdf5-dev libfftw3-dev libopenmpi-dev openmpi-bin"
 # The Python module (python/, docs/python.md); matplotlib for scripts/plot_*.py, examples/ and the quickstart's plot.
 packages="$packages pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib"
 # OCTWALK_FUZZ_PACKAGES=1 (scripts/test.sh sets it) adds what the fuzz stage needs: clang, its runtime

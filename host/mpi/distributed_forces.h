@@ -58,7 +58,7 @@ struct DistributedForces
     /// assigned), before the trees, and of its transforms and interpolation (on the GPU backend on a host thread
     /// while the device walks, where MPI allows it, else after the walks); both within secondsForce.
     double secondsMesh = 0, secondsMeshSolve = 0;
-    /// TreePM: of secondsMeshSolve, the mesh's serial transforms (planes and rows) and FFTW-MPI's transposes.
+    /// TreePM: of secondsMeshSolve, the mesh's serial transforms (planes and rows) and its transposes.
     double secondsMeshTransforms = 0, secondsMeshTransposes = 0;
 };
 

@@ -1,7 +1,6 @@
 #include "host/mpi/distributed_mesh.h"
 
-#include <fftw3-mpi.h>
-#include <omp.h>
+#include <fftw3.h>
 
 #include <algorithm>
 #include <complex>
@@ -81,9 +80,9 @@ struct DistributedMesh::Arrays
     /// One plane's spectrum per thread: each field of a plane is transformed back from its own copy.
     std::vector<std::unique_ptr<FftwArray<Complex>>> scratch;
 
-    Arrays(int64_t n, int64_t held, int64_t own, int64_t transposeDoubles, int threads)
-        : real(held * n * n, "the planes of a mesh slab"), planes(transposeDoubles / 2, "a mesh slab's spectrum"),
-          rows(transposeDoubles / 2, "a mesh slab's transposed spectrum"),
+    Arrays(int64_t n, int64_t held, int64_t own, int threads)
+        : real(held * n * n, "the planes of a mesh slab"), planes(own * n * (n / 2 + 1), "a mesh slab's spectrum"),
+          rows(own * n * (n / 2 + 1), "a mesh slab's transposed spectrum"),
           potential(own * n * (n / 2 + 1), "a mesh slab's potential spectrum"), fields(size_t(held * n * n))
     {
         for (int t = 0; t < threads; ++t)
@@ -91,14 +90,12 @@ struct DistributedMesh::Arrays
     }
 };
 
-/// The plans: FFTW-MPI's transposes between slabs of x planes and slabs of y rows, serial transforms of one
-/// plane (y, z) and of one row (along x, for every z wavenumber).
-struct DistributedMesh::Transposes
+/// The serial plans: transforms of one plane (y, z) and of one row (along x, for every z wavenumber).
+struct DistributedMesh::Plans
 {
-    fftw_plan toRows = nullptr, toPlanes = nullptr;
     AlignedPlans planeForward, planeBackward, rowForward, rowBackward;
 
-    explicit Transposes(int n)
+    explicit Plans(int n)
         : planeForward(
               [n](void* in, void* out) -> void* {
                   return fftw_plan_dft_r2c_2d(n, n, static_cast<double*>(in), static_cast<fftw_complex*>(out),
@@ -116,13 +113,6 @@ struct DistributedMesh::Transposes
           rowBackward([n](void* in, void* out) { return rowPlan(n, in, out, FFTW_BACKWARD); },
                       "the x rows of a mesh slab of " + std::to_string(n) + "^3")
     {}
-    ~Transposes()
-    {
-        if (toRows) fftw_destroy_plan(toRows);
-        if (toPlanes) fftw_destroy_plan(toPlanes);
-    }
-    Transposes(const Transposes&)            = delete;
-    Transposes& operator=(const Transposes&) = delete;
 
     /// A row after the transpose is x major, n x (n/2 + 1): column l is the transform over x, stride n/2 + 1.
     static void* rowPlan(int n, void* in, void* out, int sign)
@@ -135,17 +125,6 @@ struct DistributedMesh::Transposes
 };
 
 namespace {
-
-/// FFTW's threads (OpenMP's) for the transposes, then FFTW-MPI: once a process, before any plan.
-void initialiseFftwThreads()
-{
-    static const bool initialised = [] {
-        if (!fftw_init_threads()) throw BackendError("FFTW could not start its threads");
-        fftw_mpi_init();
-        return true;
-    }();
-    (void)initialised;
-}
 
 /// Every rank's ghost planes, in rank order and in order of distance past the slab: the same list on every rank.
 std::vector<GhostPlane> ghostPlanes(int64_t n, int ranks, int width, const std::function<int64_t(int)>& firstPlane)
@@ -168,6 +147,103 @@ std::vector<GhostPlane> ghostPlanes(int64_t n, int ranks, int width, const std::
 
 } // namespace
 
+/// The spectrum's transpose between slabs of x planes (x, y, z: this rank's x, all y) and slabs of y rows (y, x, z:
+/// this rank's y, all x), both cut in the same blocks. What travels between two ranks is the block of the sender's
+/// planes and the receiver's rows (or the reverse), x major then y, described by MPI datatypes on both sides
+/// (MPI_Alltoallw), so that MPI reads and writes it in place; this rank's own block is copied on the OpenMP
+/// threads. A transpose moves values only: the same bits for any thread count.
+class DistributedMesh::Transpose
+{
+public:
+    Transpose(const Communicator& comm, int64_t n, const std::vector<int64_t>& first)
+        : comm_(comm), n_(n), first_(first)
+    {
+        const int P = comm.size(), me = comm.rank();
+        const int64_t half = n / 2 + 1, own = count(me);
+        for (int q = 0; q < P; ++q)
+        {
+            const bool travels = q != me && own > 0 && count(q) > 0;
+            counts_.push_back(travels ? 1 : 0);
+            displ_.push_back(int(first[size_t(q)] * half * int64_t(sizeof(Complex))));
+            planeSide_.push_back(travels ? planeSide(count(q), own) : MPI_DOUBLE);
+            rowSide_.push_back(travels ? rowSide(count(q), own) : MPI_DOUBLE);
+        }
+    }
+    ~Transpose()
+    {
+        for (size_t q = 0; q < counts_.size(); ++q)
+        {
+            if (!counts_[q]) continue;
+            MPI_Type_free(&planeSide_[q]);
+            MPI_Type_free(&rowSide_[q]);
+        }
+    }
+    Transpose(const Transpose&)            = delete;
+    Transpose& operator=(const Transpose&) = delete;
+
+    void toRows(const Complex* planes, Complex* rows) const
+    {
+        comm_.check(MPI_Alltoallw(planes, counts_.data(), displ_.data(), planeSide_.data(), rows, counts_.data(),
+                                  displ_.data(), rowSide_.data(), comm_.comm()),
+                    "MPI_Alltoallw");
+        copyOwnBlock(planes, rows);
+    }
+    void toPlanes(const Complex* rows, Complex* planes) const
+    {
+        comm_.check(MPI_Alltoallw(rows, counts_.data(), displ_.data(), rowSide_.data(), planes, counts_.data(),
+                                  displ_.data(), planeSide_.data(), comm_.comm()),
+                    "MPI_Alltoallw");
+        copyOwnBlock(rows, planes);
+    }
+
+private:
+    int64_t count(int q) const { return first_[size_t(q) + 1] - first_[size_t(q)]; }
+
+    /// On the planes' side: this rank's `planes` planes, and in each the `rows` rows of the partner's block
+    /// (contiguous), from the partner's first row on (the displacement).
+    MPI_Datatype planeSide(int64_t rows, int64_t planes) const
+    {
+        const int64_t half = n_ / 2 + 1;
+        MPI_Datatype type  = MPI_DATATYPE_NULL;
+        comm_.check(MPI_Type_vector(int(planes), int(2 * half * rows), int(2 * n_ * half), MPI_DOUBLE, &type),
+                    "MPI_Type_vector");
+        comm_.check(MPI_Type_commit(&type), "MPI_Type_commit");
+        return type;
+    }
+    /// On the rows' side: for each of the partner's `planes` planes (x, from the displacement on), this rank's
+    /// `rows` rows, each a run of n/2 + 1 values n (n/2 + 1) apart.
+    MPI_Datatype rowSide(int64_t planes, int64_t rows) const
+    {
+        const int64_t half = n_ / 2 + 1;
+        MPI_Datatype row = MPI_DATATYPE_NULL, type = MPI_DATATYPE_NULL;
+        comm_.check(MPI_Type_vector(int(rows), int(2 * half), int(2 * n_ * half), MPI_DOUBLE, &row), "MPI_Type_vector");
+        comm_.check(MPI_Type_create_hvector(int(planes), 1, MPI_Aint(half * int64_t(sizeof(Complex))), row, &type),
+                    "MPI_Type_create_hvector");
+        comm_.check(MPI_Type_commit(&type), "MPI_Type_commit");
+        MPI_Type_free(&row);
+        return type;
+    }
+    /// This rank's planes of its own rows, between the two layouts (the copy is its own inverse's mirror).
+    void copyOwnBlock(const Complex* from, Complex* to) const
+    {
+        const int me       = comm_.rank();
+        const int64_t half = n_ / 2 + 1, own = count(me), first = first_[size_t(me)];
+#pragma omp parallel for schedule(static)
+        for (int64_t a = 0; a < own; ++a)
+        {
+            for (int64_t b = 0; b < own; ++b)
+                std::copy(from + (a * n_ + first + b) * half, from + (a * n_ + first + b + 1) * half,
+                          to + (b * n_ + first + a) * half);
+        }
+    }
+
+    const Communicator& comm_;
+    int64_t n_;
+    std::vector<int64_t> first_;
+    std::vector<int> counts_, displ_;
+    std::vector<MPI_Datatype> planeSide_, rowSide_;
+};
+
 DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
     : comm_(comm.comm()), n_(pmCheckedMeshSize(p.box_size, p.pm_grid, p.asmth, 1.0)),
       block_((n_ + comm_.size() - 1) / comm_.size()), first_(firstPlane(comm_.rank())),
@@ -183,36 +259,13 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
         k_[size_t(i)]          = f.k;
         axisFactor_[size_t(i)] = f.factor;
     }
-    initialiseFftwThreads();
-    const ptrdiff_t half = n / 2 + 1, dims[2] = {n, n};
-    ptrdiff_t localPlanes = 0, localFirst = 0, localRows = 0, localFirstRow = 0;
-    const ptrdiff_t doubles = fftw_mpi_local_size_many_transposed(
-        2, dims, 2 * half, block_, block_, comm_.comm(), &localPlanes, &localFirst, &localRows, &localFirstRow);
-    // (A rank without planes may be given any first plane.)
-    const auto differs = [](ptrdiff_t count, ptrdiff_t first, int64_t ownCount, int64_t ownFirst) {
-        return count != ownCount || (count > 0 && first != ownFirst);
-    };
-    if (differs(localPlanes, localFirst, own_, first_) || differs(localRows, localFirstRow, own_, first_))
-    {
-        throw BackendError("FFTW-MPI gives " + comm_.where() + " planes [" + std::to_string(localFirst) + ", " +
-                           std::to_string(localFirst + localPlanes) + ") of the " + std::to_string(n) +
-                           "^3 mesh, not [" + std::to_string(first_) + ", " + std::to_string(first_ + own_) + ")");
-    }
-    arrays_ = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_, std::max<ptrdiff_t>(doubles, 2), maxThreads());
-    transposes_         = std::make_unique<Transposes>(n);
-    Transposes& t       = *transposes_;
-    auto* planeSpectrum = reinterpret_cast<double*>(arrays_->planes.get());
-    auto* rowSpectrum   = reinterpret_cast<double*>(arrays_->rows.get());
-    // A transpose moves values and adds none: its result is the same bits for any number of FFTW's threads, which
-    // share its local passes. The serial plans below are made with one.
-    fftw_plan_with_nthreads(maxThreads());
-    t.toRows   = fftw_mpi_plan_many_transpose(n, n, 2 * half, block_, block_, planeSpectrum, rowSpectrum, comm_.comm(),
-                                              FFTW_ESTIMATE);
-    t.toPlanes = fftw_mpi_plan_many_transpose(n, n, 2 * half, block_, block_, rowSpectrum, planeSpectrum, comm_.comm(),
-                                              FFTW_ESTIMATE);
-    fftw_plan_with_nthreads(1);
-    if (!t.toRows || !t.toPlanes)
-        throw BackendError("FFTW-MPI could not plan the transposes of a " + std::to_string(n) + "^3 mesh");
+    const int64_t half = n / 2 + 1;
+    std::vector<int64_t> firsts;
+    for (int r = 0; r <= comm_.size(); ++r) firsts.push_back(firstPlane(r));
+    arrays_    = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_, maxThreads());
+    plans_     = std::make_unique<Plans>(n);
+    transpose_ = std::make_unique<Transpose>(comm_, n_, firsts);
+    Plans& t   = *plans_;
     for (int64_t s = 0; s < own_; ++s)
     {
         double* r  = arrays_->real.get() + s * n_ * n_;
@@ -360,7 +413,7 @@ void DistributedMesh::solveAndInterpolate(const double* mass, int64_t n, std::ve
 void DistributedMesh::transformForward()
 {
     const int64_t half = n_ / 2 + 1;
-    Transposes& t      = *transposes_;
+    Plans& t           = *plans_;
     Arrays& a          = *arrays_;
     Stopwatch clock;
 #pragma omp parallel for schedule(static)
@@ -371,7 +424,7 @@ void DistributedMesh::transformForward()
         fftw_execute_dft_r2c(static_cast<fftw_plan>(t.planeForward.planFor(r, c)), r, c);
     }
     timings_.transforms += clock.lap();
-    fftw_execute(t.toRows);
+    transpose_->toRows(a.planes.get(), a.rows.get());
     timings_.transposes += clock.lap();
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
@@ -411,7 +464,7 @@ void DistributedMesh::applyGreensFunction()
 void DistributedMesh::transformBack(bool alongX)
 {
     const int64_t half = n_ / 2 + 1, planeValues = n_ * n_, planeSpectrum = n_ * half;
-    Transposes& t      = *transposes_;
+    Plans& t           = *plans_;
     Arrays& a          = *arrays_;
     const Complex* phi = a.potential.get();
     Complex* rows      = a.rows.get();
@@ -430,7 +483,7 @@ void DistributedMesh::transformBack(bool alongX)
         fftw_execute_dft(static_cast<fftw_plan>(t.rowBackward.planFor(row, row)), row, row);
     }
     double transforms = clock.lap();
-    fftw_execute(t.toPlanes);
+    transpose_->toPlanes(a.rows.get(), a.planes.get());
     timings_.transposes += clock.lap();
     const std::vector<int> components = alongX ? std::vector<int>{1} : std::vector<int>{0, 2, 3};
     PmMeshPoint* fields               = a.fields.data();

@@ -7,10 +7,10 @@
 /// A step: every body travels to the rank whose slab holds the first plane of its cloud, with its mass; the
 /// slab's owner assigns the masses it was sent to its planes and to the width - 1 planes after them, which go to
 /// their owners and are added there (host/pm/mesh_planes.h). The transform is serial FFTW plans of each plane
-/// (y, z) on OpenMP threads, FFTW-MPI's transpose to slabs of y rows, serial transforms along x of each row and
-/// the Green's function there; back, the potential and the acceleration along x each go back along x and are
-/// transposed to planes, where the potential and the accelerations along y and z are transformed over the plane
-/// (three transposes a step; a transpose moves values only, so FFTW's threads may share it).
+/// (y, z) on OpenMP threads, a transpose to slabs of y rows (MPI_Alltoallw with MPI datatypes on both sides, this
+/// rank's own block copied on the threads), serial transforms along x of each row and the Green's function there;
+/// back, the potential and the acceleration along x each go back along x and are transposed to planes, where the
+/// potential and the accelerations along y and z are transformed over the plane: three transposes a step.
 /// Each slab's owner then receives the fields of the planes its clouds reach past its last one, interpolates to
 /// the bodies it was sent and sends their four values back.
 ///
@@ -41,7 +41,7 @@ struct DistributedMeshTimings
     double sum         = 0; ///< the planes that clouds reach past a slab added at their owners (waits included)
     double solve       = 0; ///< the transforms, the transposes and the Green's function
     double transforms  = 0; ///< of solve: the serial transforms of planes and rows, and the gradients
-    double transposes  = 0; ///< of solve: FFTW-MPI's transposes between slabs of planes and of rows (waits included)
+    double transposes  = 0; ///< of solve: the transposes between slabs of planes and of rows (waits included)
     double interpolate = 0; ///< the fields to the bodies, their values back to the bodies' ranks, the non-pair terms
 };
 
@@ -78,7 +78,8 @@ public:
 
 private:
     struct Arrays;
-    struct Transposes;
+    struct Plans;
+    class Transpose;
 
     /// The slab's geometry for the passes of host/pm/mesh_planes.h.
     PmPlanes planes() const;
@@ -103,7 +104,8 @@ private:
     MassAssignment assignment_;
     std::vector<double> k_, axisFactor_;
     std::unique_ptr<Arrays> arrays_;
-    std::unique_ptr<Transposes> transposes_;
+    std::unique_ptr<Plans> plans_;
+    std::unique_ptr<Transpose> transpose_;
 
     /// The bodies sent here (positions and masses, in rank order) and, per rank, how many.
     std::vector<Vec3d> receivedPos_;

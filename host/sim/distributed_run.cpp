@@ -439,7 +439,8 @@ private:
                    "and the planes past each slab added at their owners, before the trees; mesh_solve = the "
                    "transforms and transposes, the interpolation and the values sent back, on the GPU backend on a "
                    "host thread while the device walks; of mesh_solve, mesh_transforms = the serial transforms of "
-                   "the mesh's planes and rows, mesh_transposes = FFTW-MPI's transposes between them\n"
+                   "the mesh's planes and rows, mesh_transposes = the transposes between them (waits for the other "
+                   "ranks included)\n"
                 << kTimingHeader << '\n';
             flushTiming();
         }
