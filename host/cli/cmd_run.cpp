@@ -226,6 +226,17 @@ void checkComovingOptions(const po::variables_map& vm, const std::string& input)
     }
 }
 
+/// The run's forces for its first line: direct summation, the tree, tree + Ewald, or TreePM with its mesh and split.
+std::string forcesText(const Parameters& p, bool direct)
+{
+    if (direct) return "direct summation";
+    if (!(p.box_size > 0)) return "tree";
+    if (!(p.pm_grid > 0)) return "tree + Ewald";
+    std::ostringstream s;
+    s << "TreePM (" << p.pm_grid << "^3 mesh, asmth " << p.asmth << ", rcut " << p.rcut << ")";
+    return s.str();
+}
+
 #ifdef OCTWALK_HAVE_MPI
 /// What a new run on several ranks takes from the options (runCommand's locals).
 struct DistributedCli
@@ -333,28 +344,18 @@ int distributedNewRun(const mpi::Communicator& comm, DistributedCli d, std::ostr
         c.plan     = StepPlan{c.comoving->aBegin, c.comoving->dlna, 0};
         out << versionHeader() << ": " << n << " bodies on " << comm.size()
             << " ranks, comoving from a = " << c.comoving->aBegin << " to a = " << c.comoving->aEnd << " in a box of "
-            << c.parameters.box_size << " (" << unitSystem(c.comoving->units).name
-            << " units), tree with essential trees on " << toString(d.p.backend) << "\n";
+            << c.parameters.box_size << " (" << unitSystem(c.comoving->units).name << " units), "
+            << forcesText(c.parameters, false) << " with essential trees on " << toString(d.p.backend) << "\n";
         return runDistributed(comm, std::move(bodies), c, out);
     }
     t0     = comm.allgather(t0)[0];
     c.plan = planSteps(t0, d.tEnd, d.timestep);
     out << versionHeader() << ": " << n << " bodies on " << comm.size() << " ranks, " << c.plan.numSteps << " steps of "
-        << c.plan.h << " to t = " << d.tEnd << ", tree with essential trees on " << toString(d.p.backend) << "\n";
+        << c.plan.h << " to t = " << d.tEnd << ", " << forcesText(c.parameters, false) << " with essential trees on "
+        << toString(d.p.backend) << "\n";
     return runDistributed(comm, std::move(bodies), c, out);
 }
 #endif
-
-/// The run's forces for its first line: direct summation, the tree, tree + Ewald, or TreePM with its mesh and split.
-std::string forcesText(const Parameters& p, bool direct)
-{
-    if (direct) return "direct summation";
-    if (!(p.box_size > 0)) return "tree";
-    if (!(p.pm_grid > 0)) return "tree + Ewald";
-    std::ostringstream s;
-    s << "TreePM (" << p.pm_grid << "^3 mesh, asmth " << p.asmth << ", rcut " << p.rcut << ")";
-    return s.str();
-}
 
 /// TreePM on a mesh of fewer than 2 N^(1/3) cells per side: one line saying what it costs from a lattice start.
 void noteCoarseMesh(const Parameters& p, int64_t n, std::ostream& out)
