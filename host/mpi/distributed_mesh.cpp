@@ -164,9 +164,10 @@ public:
         {
             const bool travels = q != me && own > 0 && count(q) > 0;
             counts_.push_back(travels ? 1 : 0);
-            displ_.push_back(int(first[size_t(q)] * half * int64_t(sizeof(Complex))));
-            planeSide_.push_back(travels ? planeSide(count(q), own) : MPI_DOUBLE);
-            rowSide_.push_back(travels ? rowSide(count(q), own) : MPI_DOUBLE);
+            displ_.push_back(0);
+            const MPI_Aint at = MPI_Aint(first[size_t(q)] * half * int64_t(sizeof(Complex)));
+            planeSide_.push_back(travels ? placed(planeSide(count(q), own), at) : MPI_DOUBLE);
+            rowSide_.push_back(travels ? placed(rowSide(count(q), own), at) : MPI_DOUBLE);
         }
     }
     ~Transpose()
@@ -200,18 +201,17 @@ private:
     int64_t count(int q) const { return first_[size_t(q) + 1] - first_[size_t(q)]; }
 
     /// On the planes' side: this rank's `planes` planes, and in each the `rows` rows of the partner's block
-    /// (contiguous), from the partner's first row on (the displacement).
+    /// (contiguous; placed at the partner's first row).
     MPI_Datatype planeSide(int64_t rows, int64_t planes) const
     {
         const int64_t half = n_ / 2 + 1;
         MPI_Datatype type  = MPI_DATATYPE_NULL;
         comm_.check(MPI_Type_vector(int(planes), int(2 * half * rows), int(2 * n_ * half), MPI_DOUBLE, &type),
                     "MPI_Type_vector");
-        comm_.check(MPI_Type_commit(&type), "MPI_Type_commit");
         return type;
     }
-    /// On the rows' side: for each of the partner's `planes` planes (x, from the displacement on), this rank's
-    /// `rows` rows, each a run of n/2 + 1 values n (n/2 + 1) apart.
+    /// On the rows' side: for each of the partner's `planes` planes (x, placed at its first), this rank's `rows`
+    /// rows, each a run of n/2 + 1 values n (n/2 + 1) apart.
     MPI_Datatype rowSide(int64_t planes, int64_t rows) const
     {
         const int64_t half = n_ / 2 + 1;
@@ -219,9 +219,19 @@ private:
         comm_.check(MPI_Type_vector(int(rows), int(2 * half), int(2 * n_ * half), MPI_DOUBLE, &row), "MPI_Type_vector");
         comm_.check(MPI_Type_create_hvector(int(planes), 1, MPI_Aint(half * int64_t(sizeof(Complex))), row, &type),
                     "MPI_Type_create_hvector");
-        comm_.check(MPI_Type_commit(&type), "MPI_Type_commit");
         MPI_Type_free(&row);
         return type;
+    }
+    /// type starting `bytes` into the buffer, committed: the displacement travels in the type as an MPI_Aint, where
+    /// MPI_Alltoallw's int displacements would overflow beyond meshes of about 2900 cells a side.
+    MPI_Datatype placed(MPI_Datatype type, MPI_Aint bytes) const
+    {
+        MPI_Datatype out = MPI_DATATYPE_NULL;
+        const int one    = 1;
+        comm_.check(MPI_Type_create_hindexed(1, &one, &bytes, type, &out), "MPI_Type_create_hindexed");
+        comm_.check(MPI_Type_commit(&out), "MPI_Type_commit");
+        MPI_Type_free(&type);
+        return out;
     }
     /// This rank's planes of its own rows, between the two layouts (the copy is its own inverse's mirror).
     void copyOwnBlock(const Complex* from, Complex* to) const
