@@ -58,16 +58,6 @@ using Complex = std::complex<double>;
 
 fftw_complex* asFftw(Complex* c) { return reinterpret_cast<fftw_complex*>(c); }
 
-/// A plane that clouds reach past the last plane of a slab: the slab's rank and the plane's place there (past
-/// its own planes), and the rank that owns the plane and its place in that rank's slab.
-struct GhostPlane
-{
-    int rank;
-    int64_t heldIndex;
-    int owner;
-    int64_t ownerIndex;
-};
-
 } // namespace
 
 /// The slab's arrays: its planes (own and ghost) in real space, the spectrum of its planes, the spectrum of its
@@ -96,18 +86,8 @@ struct DistributedMesh::Plans
     AlignedPlans planeForward, planeBackward, rowForward, rowBackward;
 
     explicit Plans(int n)
-        : planeForward(
-              [n](void* in, void* out) -> void* {
-                  return fftw_plan_dft_r2c_2d(n, n, static_cast<double*>(in), static_cast<fftw_complex*>(out),
-                                              FFTW_ESTIMATE);
-              },
-              "the " + std::to_string(n) + "^2 planes of a mesh slab"),
-          planeBackward(
-              [n](void* in, void* out) -> void* {
-                  return fftw_plan_dft_c2r_2d(n, n, static_cast<fftw_complex*>(in), static_cast<double*>(out),
-                                              FFTW_ESTIMATE);
-              },
-              "the " + std::to_string(n) + "^2 planes of a mesh slab"),
+        : planeForward(planeForwardPlan(n), "the " + std::to_string(n) + "^2 planes of a mesh slab"),
+          planeBackward(planeBackwardPlan(n), "the " + std::to_string(n) + "^2 planes of a mesh slab"),
           rowForward([n](void* in, void* out) { return rowPlan(n, in, out, FFTW_FORWARD); },
                      "the x rows of a mesh slab of " + std::to_string(n) + "^3"),
           rowBackward([n](void* in, void* out) { return rowPlan(n, in, out, FFTW_BACKWARD); },
@@ -124,28 +104,26 @@ struct DistributedMesh::Plans
     }
 };
 
-namespace {
-
-/// Every rank's ghost planes, in rank order and in order of distance past the slab: the same list on every rank.
-std::vector<GhostPlane> ghostPlanes(int64_t n, int ranks, int width, const std::function<int64_t(int)>& firstPlane)
+// In rank order and in order of distance past the slab: the same list on every rank.
+std::vector<DistributedMesh::GhostPlane> DistributedMesh::ghostPlanes(int64_t n, int width,
+                                                                      const std::vector<int64_t>& first)
 {
     std::vector<GhostPlane> out;
+    const int ranks = int(first.size()) - 1;
     for (int r = 0; r < ranks; ++r)
     {
-        const int64_t first = firstPlane(r), own = firstPlane(r + 1) - first;
+        const int64_t own = first[size_t(r) + 1] - first[size_t(r)];
         if (own == 0) continue;
         for (int g = 0; g < width - 1; ++g)
         {
-            const int64_t plane = (first + own + g) % n;
+            const int64_t plane = (first[size_t(r)] + own + g) % n;
             int owner           = 0;
-            while (firstPlane(owner + 1) <= plane) ++owner;
-            out.push_back({r, own + g, owner, plane - firstPlane(owner)});
+            while (first[size_t(owner) + 1] <= plane) ++owner;
+            out.push_back({r, own + g, owner, plane - first[size_t(owner)]});
         }
     }
     return out;
 }
-
-} // namespace
 
 /// The spectrum's transpose between slabs of x planes (x, y, z: this rank's x, all y) and slabs of y rows (y, x, z:
 /// this rank's y, all x), both cut in the same blocks. What travels between two ranks is the block of the sender's
@@ -275,6 +253,7 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
     arrays_    = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_, maxThreads());
     plans_     = std::make_unique<Plans>(n);
     transpose_ = std::make_unique<Transpose>(comm_, n_, firsts);
+    ghosts_    = ghostPlanes(n_, pmStencilWidth(assignment_), firsts);
     Plans& t   = *plans_;
     for (int64_t s = 0; s < own_; ++s)
     {
@@ -377,13 +356,11 @@ void DistributedMesh::sumGhostPlanes()
 {
     const int me = comm_.rank(), P = comm_.size();
     const int64_t planeValues = n_ * n_;
-    const std::vector<GhostPlane> ghosts =
-        ghostPlanes(n_, P, pmStencilWidth(assignment_), [this](int r) { return firstPlane(r); });
     std::vector<double> send;
     std::vector<int64_t> sendCounts(size_t(P), 0), recvCounts;
     for (int owner = 0; owner < P; ++owner)
     {
-        for (const GhostPlane& g : ghosts)
+        for (const GhostPlane& g : ghosts_)
         {
             if (g.rank != me || g.owner != owner) continue;
             const double* plane = arrays_->real.get() + g.heldIndex * planeValues;
@@ -394,7 +371,7 @@ void DistributedMesh::sumGhostPlanes()
     const std::vector<double> received = comm_.alltoallv(send, sendCounts, recvCounts);
     // What arrives is in rank order, each rank's planes in the list's order: the list says where each goes.
     int64_t at = 0;
-    for (const GhostPlane& g : ghosts)
+    for (const GhostPlane& g : ghosts_)
     {
         if (g.owner != me) continue;
         double* plane       = arrays_->real.get() + g.ownerIndex * planeValues;
@@ -530,11 +507,9 @@ void DistributedMesh::fetchGhostFields()
 {
     const int me = comm_.rank(), P = comm_.size();
     const int64_t planeValues = n_ * n_;
-    const std::vector<GhostPlane> ghosts =
-        ghostPlanes(n_, P, pmStencilWidth(assignment_), [this](int r) { return firstPlane(r); });
     std::vector<PmMeshPoint> send;
     std::vector<int64_t> sendCounts(size_t(P), 0), recvCounts;
-    for (const GhostPlane& g : ghosts)
+    for (const GhostPlane& g : ghosts_)
     {
         if (g.owner != me) continue;
         const PmMeshPoint* plane = arrays_->fields.data() + g.ownerIndex * planeValues;
@@ -545,7 +520,7 @@ void DistributedMesh::fetchGhostFields()
     // The list is in rank order of the slabs that receive: from each owner, in the list's order.
     std::vector<int64_t> at(size_t(P), 0);
     for (int r = 1; r < P; ++r) at[size_t(r)] = at[size_t(r - 1)] + recvCounts[size_t(r - 1)];
-    for (const GhostPlane& g : ghosts)
+    for (const GhostPlane& g : ghosts_)
     {
         if (g.rank != me) continue;
         const PmMeshPoint* from = received.data() + at[size_t(g.owner)];

@@ -80,6 +80,18 @@ private:
     struct Arrays;
     struct Plans;
     class Transpose;
+    /// A plane that clouds reach past the last plane of a slab (a ghost): the slab's rank and the plane's place
+    /// there (past its own planes), and the rank that owns the plane and its place in that rank's slab.
+    struct GhostPlane
+    {
+        int rank;
+        int64_t heldIndex;
+        int owner;
+        int64_t ownerIndex;
+    };
+
+    /// Every rank's ghost planes for slabs that start at first[r] (first[P] = n) and clouds of `width` planes.
+    static std::vector<GhostPlane> ghostPlanes(int64_t n, int width, const std::vector<int64_t>& first);
 
     /// The slab's geometry for the passes of host/pm/mesh_planes.h.
     PmPlanes planes() const;
@@ -106,6 +118,7 @@ private:
     std::unique_ptr<Arrays> arrays_;
     std::unique_ptr<Plans> plans_;
     std::unique_ptr<Transpose> transpose_;
+    std::vector<GhostPlane> ghosts_;
 
     /// The bodies sent here (positions and masses, in rank order) and, per rank, how many.
     std::vector<Vec3d> receivedPos_;

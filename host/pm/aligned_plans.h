@@ -41,4 +41,8 @@ private:
     std::vector<Plan> plans_;
 };
 
+/// The serial 2-D transforms of one n x n plane, real to half-complex (FFTW_FORWARD) and back, for AlignedPlans.
+AlignedPlans::Make planeForwardPlan(int n);
+AlignedPlans::Make planeBackwardPlan(int n);
+
 } // namespace octwalk

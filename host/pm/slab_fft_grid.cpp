@@ -35,18 +35,8 @@ struct SlabFftGrid::RowBuffer
 };
 
 SlabFftGrid::SlabFftGrid(int n)
-    : n_(n), slabForward_(
-                 [n](void* in, void* out) -> void* {
-                     return fftw_plan_dft_r2c_2d(n, n, static_cast<double*>(in), static_cast<fftw_complex*>(out),
-                                                 FFTW_ESTIMATE);
-                 },
-                 "the " + std::to_string(n) + "^2 slabs of an FFT grid"),
-      slabBackward_(
-          [n](void* in, void* out) -> void* {
-              return fftw_plan_dft_c2r_2d(n, n, static_cast<fftw_complex*>(in), static_cast<double*>(out),
-                                          FFTW_ESTIMATE);
-          },
-          "the " + std::to_string(n) + "^2 slabs of an FFT grid")
+    : n_(n), slabForward_(planeForwardPlan(n), "the " + std::to_string(n) + "^2 slabs of an FFT grid"),
+      slabBackward_(planeBackwardPlan(n), "the " + std::to_string(n) + "^2 slabs of an FFT grid")
 {
     if (n < 2) throw ParameterError("FFT grid size n = " + std::to_string(n) + " is invalid: must be >= 2");
     real_     = static_cast<double*>(fftw_malloc(sizeof(double) * size_t(realSize())));
