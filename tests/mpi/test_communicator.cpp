@@ -1,5 +1,6 @@
-// The communicator wrapper: collectives route every value, floating-point sums are the rank-order sum on
-// every rank, and bad counts are typed errors naming the rank.
+// The communicator wrapper: collectives route every value (elements of any size, counted in elements, whose MPI
+// type has exactly their size even beyond int's range), floating-point sums are the rank-order sum on every rank,
+// and bad counts are typed errors naming the rank.
 
 #include <gtest/gtest.h>
 
@@ -52,6 +53,49 @@ TEST(Communicator, AlltoallvRoutesEveryValue)
         for (int k = 0; k <= comm.rank(); ++k) EXPECT_EQ(got[at++], 1000 * s + comm.rank());
     }
     EXPECT_EQ(at, got.size());
+}
+
+// Elements of 40 bytes travel counted in elements: each arrives whole, in order.
+TEST(Communicator, AlltoallvSendsElementsLargerThanAByte)
+{
+    struct Five
+    {
+        double v[5];
+    };
+    const Communicator& comm = world();
+    std::vector<Five> send;
+    std::vector<int64_t> counts;
+    for (int r = 0; r < comm.size(); ++r)
+    {
+        counts.push_back(2);
+        for (int k = 0; k < 2; ++k) send.push_back({{double(comm.rank()), double(r), double(k), 0.5, -1.0}});
+    }
+    std::vector<int64_t> recvCounts;
+    const std::vector<Five> got = comm.alltoallv(send, counts, recvCounts);
+    ASSERT_EQ(got.size(), size_t(2 * comm.size()));
+    for (int s = 0; s < comm.size(); ++s)
+    {
+        for (int k = 0; k < 2; ++k)
+        {
+            const Five& f = got[size_t(2 * s + k)];
+            EXPECT_EQ(f.v[0], s);
+            EXPECT_EQ(f.v[1], comm.rank());
+            EXPECT_EQ(f.v[2], k);
+            EXPECT_EQ(f.v[4], -1.0);
+        }
+    }
+}
+
+// An element of more bytes than int counts is still one MPI element of exactly that size.
+TEST(Communicator, ElementTypesBeyondIntsRangeHaveTheirSize)
+{
+    for (int64_t bytes : {int64_t(1), int64_t(24), (int64_t(1) << 31) + 12345, int64_t(3) << 31})
+    {
+        const ElementType element(world(), bytes);
+        MPI_Count size = 0;
+        MPI_Type_size_x(element.get(), &size);
+        EXPECT_EQ(int64_t(size), bytes);
+    }
 }
 
 TEST(Communicator, GathervConcatenatesInRankOrderOnTheRootOnly)
