@@ -70,14 +70,11 @@ struct DistributedMesh::Arrays
     /// One plane's spectrum per thread: each field of a plane is transformed back from its own copy.
     std::vector<std::unique_ptr<FftwArray<Complex>>> scratch;
 
-    Arrays(int64_t n, int64_t held, int64_t own, int threads)
+    Arrays(int64_t n, int64_t held, int64_t own)
         : real(held * n * n, "the planes of a mesh slab"), planes(own * n * (n / 2 + 1), "a mesh slab's spectrum"),
           rows(own * n * (n / 2 + 1), "a mesh slab's transposed spectrum"),
           potential(own * n * (n / 2 + 1), "a mesh slab's potential spectrum"), fields(size_t(held * n * n))
-    {
-        for (int t = 0; t < threads; ++t)
-            scratch.push_back(std::make_unique<FftwArray<Complex>>(n * (n / 2 + 1), "a mesh plane's spectrum"));
-    }
+    {}
 };
 
 /// The serial plans: transforms of one plane (y, z) and of one row (along x, for every z wavenumber).
@@ -250,7 +247,7 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
     const int64_t half = n / 2 + 1;
     std::vector<int64_t> firsts;
     for (int r = 0; r <= comm_.size(); ++r) firsts.push_back(firstPlane(r));
-    arrays_    = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_, maxThreads());
+    arrays_    = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_);
     plans_     = std::make_unique<Plans>(n);
     transpose_ = std::make_unique<Transpose>(comm_, n_, firsts);
     ghosts_    = ghostPlanes(n_, pmStencilWidth(assignment_), firsts);
@@ -261,7 +258,6 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
         Complex* c = arrays_->planes.get() + s * n_ * half;
         t.planeForward.prepare(r, c);
         t.planeBackward.prepare(c, r);
-        for (const auto& scratch : arrays_->scratch) t.planeBackward.prepare(scratch->get(), r);
         Complex* row = arrays_->rows.get() + s * n_ * half;
         t.rowForward.prepare(row, row);
         t.rowBackward.prepare(row, row);
@@ -457,6 +453,7 @@ void DistributedMesh::transformBack(bool alongX)
     Complex* rows      = a.rows.get();
     auto slope         = [&](int64_t index) { return pmSlope(index, n_, k_[size_t(index)]); };
     Stopwatch clock;
+    keepScratchPerThread();
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
     {
@@ -500,6 +497,18 @@ void DistributedMesh::transformBack(bool alongX)
     }
     transforms += clock.lap();
     timings_.transforms += transforms;
+}
+
+// Made outside the parallel regions (FFTW's planner is not thread-safe), for the thread count of this call.
+void DistributedMesh::keepScratchPerThread()
+{
+    Arrays& a = *arrays_;
+    while (a.scratch.size() < size_t(maxThreads()))
+    {
+        a.scratch.push_back(std::make_unique<FftwArray<Complex>>(n_ * (n_ / 2 + 1), "a mesh plane's spectrum"));
+        for (int64_t s = 0; s < own_; ++s)
+            plans_->planeBackward.prepare(a.scratch.back()->get(), a.real.get() + s * n_ * n_);
+    }
 }
 
 // The reverse of sumGhostPlanes: each owner sends the fields of its planes that other slabs' clouds reach.

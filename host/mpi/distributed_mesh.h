@@ -107,6 +107,8 @@ private:
     /// The potential and the accelerations along y and z transformed back and stored in the fields (alongX false),
     /// or the acceleration along x (true).
     void transformBack(bool alongX);
+    /// One plane's spectrum for each thread of the coming parallel regions, with its plans.
+    void keepScratchPerThread();
     /// Interpolates to the received bodies and returns their values to their ranks, in their order there.
     void interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
 

@@ -1,8 +1,9 @@
 // TreePM in a periodic box on several ranks (CPU backend): the mesh cut into slabs over the ranks is one
-// process's mesh up to the rounding of its sums (odd meshes, all bodies on one rank, ranks without planes), and
-// each rank holds its slab's share of the mesh's memory; the forces' errors against the split's exact sum (short range pair by pair, long
-// range from one process's mesh) are one rank's errors (median and p99 within 10%) on a clustered and on a
-// uniform box; repeats are bit-identical whatever the thread count; the Ewald sum is refused.
+// process's mesh up to the rounding of its sums (odd meshes, all bodies on one rank, ranks without planes) and
+// bit-identical as the thread count changes, and each rank holds its slab's share of the mesh's memory; the
+// forces' errors against the split's exact sum (short range pair by pair, long range from one process's mesh)
+// are one rank's errors (median and p99 within 10%) on a clustered and on a uniform box; repeats are
+// bit-identical whatever the thread count; the Ewald sum is refused.
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "host/models/models.h"
@@ -155,6 +157,31 @@ TEST(DistributedTreePm, MeshWithFewerPlanesThanRanksIsOneProcessMesh)
         p.pm_assignment = assignment;
         expectOneProcessMesh(makeClusteredBox(1 << 12, 1.0, 5), p,
                              assignment == MassAssignment::Cic ? "3^3 CIC" : "3^3 TSC");
+    }
+}
+
+// One mesh called at 1, then 3, then 2 threads (more threads than it was made for): the same bits each time.
+TEST(DistributedTreePm, MeshRepeatsBitForBitAsTheThreadsChange)
+{
+    const ParticleSet all  = makeClusteredBox(1 << 12, 1.0, 5);
+    const ParticleSet mine = decomposed(all);
+    const int before       = omp_get_max_threads();
+    omp_set_num_threads(1);
+    DistributedMesh mesh(world(), treePmParameters(0.5));
+    std::vector<std::vector<Vec3d>> acc;
+    std::vector<std::vector<double>> pot;
+    for (int threads : {1, 3, 2})
+    {
+        omp_set_num_threads(threads);
+        acc.emplace_back();
+        pot.emplace_back();
+        mesh.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), acc.back(), pot.back());
+    }
+    omp_set_num_threads(before);
+    for (size_t k = 1; k < acc.size(); ++k)
+    {
+        EXPECT_EQ(std::memcmp(acc[k].data(), acc[0].data(), acc[0].size() * sizeof(Vec3d)), 0) << "call " << k;
+        EXPECT_EQ(std::memcmp(pot[k].data(), pot[0].data(), pot[0].size() * sizeof(double)), 0) << "call " << k;
     }
 }
 
