@@ -4,10 +4,10 @@
 # sampled every 0.2 s, and the mesh's part of each step from timing.csv (mesh_sum: the bodies' masses on the mesh
 # before the trees; mesh_solve: the transforms and the interpolation). With OLD (another build's octwalk), the same
 # run with it in the same invocation, then the two runs' last snapshots compared body by body.
-# Usage: [N_GRID=64] [NP=2] [STEPS=6] [BACKEND=cpu] bash benchmarks/mpi/slab_mesh.sh OCTWALK OUT [OLD]
+# Usage: [N_GRID=64] [NP=2] [STEPS=6] [BACKEND=cpu] [PM_GRID=auto] bash benchmarks/mpi/slab_mesh.sh OCTWALK OUT [OLD]
 set -uo pipefail
 X=$(realpath "$1") OUT=$2 OLD=${3:+$(realpath "$3")}
-N_GRID=${N_GRID:-64} NP=${NP:-2} STEPS=${STEPS:-6} BACKEND=${BACKEND:-cpu}
+N_GRID=${N_GRID:-64} NP=${NP:-2} STEPS=${STEPS:-6} BACKEND=${BACKEND:-cpu} PM_GRID=${PM_GRID:-auto}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
 
 # Peak VmRSS (MiB) of each octwalk process (not mpirun) whose command line names the run's directory, until the
@@ -29,7 +29,7 @@ sample_memory() {
 
 run_box() {
   local name=$1 binary=$2 t0 rc
-  local args=(run --backend "$BACKEND" --checkpoint-every 0 --quiet --output-dir "$name" --input ic.gadget
+  local args=(run --backend "$BACKEND" --pm-grid "$PM_GRID" --checkpoint-every 0 --quiet --output-dir "$name" --input ic.gadget
               --dt 1e-4 --t-end "$(python3 -c "print(0.02 + $STEPS * 1e-4 - 5e-5)")" --energy-every 1
               --snapshot-every 0)
   local threads=$(( $(nproc) / NP > 0 ? $(nproc) / NP : 1 ))
