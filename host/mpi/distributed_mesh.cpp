@@ -60,6 +60,14 @@ fftw_complex* asFftw(Complex* c) { return reinterpret_cast<fftw_complex*>(c); }
 
 } // namespace
 
+/// The bodies' and their values' buffers of the exchanges, kept from step to step: at 2^23 bodies a rank each holds
+/// 256 MB, which a step would otherwise allocate and fault in again.
+struct DistributedMesh::Buffers
+{
+    std::vector<MeshBody> bodiesOut, bodiesIn;
+    std::vector<MeshValues> valuesOut, valuesIn;
+};
+
 /// The slab's arrays: its planes (own and ghost) in real space, the spectrum of its planes, the spectrum of its
 /// rows after the transpose and the potential's spectrum kept there, and the four fields on its planes.
 struct DistributedMesh::Arrays
@@ -248,6 +256,7 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
     std::vector<int64_t> firsts;
     for (int r = 0; r <= comm_.size(); ++r) firsts.push_back(firstPlane(r));
     arrays_    = std::make_unique<Arrays>(n_, planes().heldPlanes(), own_);
+    buffers_   = std::make_unique<Buffers>();
     plans_     = std::make_unique<Plans>(n);
     transpose_ = std::make_unique<Transpose>(comm_, n_, firsts);
     ghosts_    = ghostPlanes(n_, pmStencilWidth(assignment_), firsts);
@@ -314,7 +323,8 @@ void DistributedMesh::sendBodies(const Vec3d* pos, const double* mass, int64_t n
     const size_t ranks          = size_t(comm_.size());
     const double cellsPerLength = double(n_) / boxSize_;
     const bool tsc              = assignment_ == MassAssignment::Tsc;
-    std::vector<int32_t> owner(static_cast<size_t>(n));
+    std::vector<int32_t>& owner = ownerOfBody_;
+    owner.resize(size_t(n));
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
     {
@@ -328,15 +338,17 @@ void DistributedMesh::sendBodies(const Vec3d* pos, const double* mass, int64_t n
     for (size_t r = 1; r < ranks; ++r) next[r] = next[r - 1] + sendCounts_[r - 1];
     sendOrder_.resize(size_t(n));
     for (int64_t i = 0; i < n; ++i) sendOrder_[size_t(next[size_t(owner[size_t(i)])]++)] = i;
-    std::vector<MeshBody> send(static_cast<size_t>(n));
+    std::vector<MeshBody>& send = buffers_->bodiesOut;
+    send.resize(size_t(n));
 #pragma omp parallel for schedule(static)
     for (int64_t j = 0; j < n; ++j)
     {
         const int64_t i = sendOrder_[size_t(j)];
         send[size_t(j)] = {pos[i], mass[i]};
     }
-    const std::vector<MeshBody> received = comm_.alltoallv(send, sendCounts_, receivedCounts_);
-    const int64_t m                      = int64_t(received.size());
+    std::vector<MeshBody>& received = buffers_->bodiesIn;
+    comm_.alltoallv(send, sendCounts_, receivedCounts_, received);
+    const int64_t m = int64_t(received.size());
     receivedPos_.resize(size_t(m));
     receivedMass_.resize(size_t(m));
 #pragma omp parallel for schedule(static)
@@ -540,14 +552,16 @@ void DistributedMesh::fetchGhostFields()
 
 void DistributedMesh::interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
-    std::vector<MeshValues> values(receivedPos_.size());
+    std::vector<MeshValues>& values = buffers_->valuesOut;
+    values.resize(receivedPos_.size());
     const auto write = [&](int64_t q, const double* sum) {
         for (int k = 0; k < 4; ++k) values[size_t(q)].value[k] = sum[k];
     };
     if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, arrays_->fields.data(), write);
     else pmInterpolate<3>(planes(), order_, arrays_->fields.data(), write);
     std::vector<int64_t> counts;
-    const std::vector<MeshValues> back = comm_.alltoallv(values, receivedCounts_, counts);
+    std::vector<MeshValues>& back = buffers_->valuesIn;
+    comm_.alltoallv(values, receivedCounts_, counts, back);
     acc.resize(size_t(n));
     pot.resize(size_t(n));
 #pragma omp parallel for schedule(static)

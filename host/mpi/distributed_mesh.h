@@ -78,6 +78,7 @@ public:
 
 private:
     struct Arrays;
+    struct Buffers;
     struct Plans;
     class Transpose;
     /// A plane that clouds reach past the last plane of a slab (a ghost): the slab's rank and the plane's place
@@ -118,6 +119,7 @@ private:
     MassAssignment assignment_;
     std::vector<double> k_, axisFactor_;
     std::unique_ptr<Arrays> arrays_;
+    std::unique_ptr<Buffers> buffers_;
     std::unique_ptr<Plans> plans_;
     std::unique_ptr<Transpose> transpose_;
     std::vector<GhostPlane> ghosts_;
@@ -128,6 +130,7 @@ private:
     std::vector<int64_t> receivedCounts_;
     /// This rank's bodies in the order they were sent (grouped by owner), and how many to each owner.
     std::vector<int64_t> sendOrder_, sendCounts_;
+    std::vector<int32_t> ownerOfBody_; ///< by body index: the rank its mass goes to (kept from step to step)
     PmPlaneOrder order_;
     DistributedMeshTimings timings_;
     double totalMass_ = 0; ///< of all ranks' bodies, from assignAndSum
