@@ -348,6 +348,7 @@ ShortRangeView shortRangeView(const Parameters& p)
     const double rs = p.asmth * p.box_size / double(p.pm_grid), cutoff = p.rcut * rs;
     ShortRangeView s;
     s.splitScale              = float(rs);
+    s.uPerLength              = float(0.5 / rs);
     s.cutoff                  = float(cutoff);
     s.cutoff2                 = float(cutoff * cutoff);
     s.nodeExtentFactor        = float(shortRangeNodeExtentFactor(p.mac == Mac::Octgrav, p.opening_angle));

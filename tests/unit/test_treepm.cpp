@@ -117,6 +117,26 @@ ErrorStats ewaldErrors(const PeriodicBodies& b, const Parameters& p, int64_t sam
 
 } // namespace
 
+/// The float factors of the tree's kernels (one shared exponential, scaledErfc's fit) against the C library's
+/// double erfc and exp: within 1e-6 plus the rounding of the exponential's argument (about 2^-23 u^2, 1e-6 at the
+/// usual cutoff u = 3), out to where the factors leave float's normal range.
+TEST(TreePm, FloatFactorsFollowTheDoubleOnes)
+{
+    for (int k = 0; k <= 9200; ++k)
+    {
+        const double u = 1e-3 * k;
+        const ShortRangeFactors<float> f = shortRangeFactorsAt(float(u));
+        const double uf                  = double(float(u));
+        const double pot = std::erfc(uf), acc = pot + 2.0 / std::sqrt(M_PI) * uf * std::exp(-uf * uf);
+        const double tolerance = 1e-6 + 1.5e-7 * uf * uf;
+        ASSERT_NEAR(f.pot / pot, 1.0, tolerance) << "u " << uf;
+        ASSERT_NEAR(f.acc / acc, 1.0, tolerance) << "u " << uf;
+        ASSERT_NEAR(scaledErfc(float(u)) / (pot * std::exp(uf * uf)), 1.0, 1e-6) << "u " << uf;
+    }
+    EXPECT_EQ(shortRangeFactorsAt(12.0f).acc, 0.0f) << "beyond the fit, exp(-u^2) is 0";
+    EXPECT_TRUE(std::isnan(shortRangeFactorsAt(NAN).acc));
+}
+
 TEST(TreePmTree, ShortRangeForcesMatchTheDirectSumAtSmallTheta)
 {
     // theta 0.2: nearly every source within the cutoff is a body, so the tree's short-range sum is the direct one
