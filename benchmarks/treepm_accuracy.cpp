@@ -2,7 +2,9 @@
 // accuracy and CPU speed tables.
 //
 //   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
-//   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
+//                           [N_LEAF] [N_GROUP]
+//   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL] [N_LEAF]
+//                           [N_GROUP]
 //   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
 //   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]
 //
@@ -179,8 +181,9 @@ int main(int argc, char** argv)
     if (argc < 5)
     {
         std::fprintf(stderr,
-                     "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL]\n"
-                     "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL]\n"
+                     "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] "
+                     "[N_GROUP]\n"
+                     "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] [N_GROUP]\n"
                      "       %s pairs PM_GRID [ASMTH] [RCUT] [tsc|cic]\n",
                      argv[0], argv[0], argv[0]);
         return 2;
@@ -194,6 +197,8 @@ int main(int argc, char** argv)
     if (argc > 7) p.asmth = std::atof(argv[7]);
     if (argc > 8) p.pm_assignment = std::string(argv[8]) == "cic" ? MassAssignment::Cic : MassAssignment::Tsc;
     if (argc > 9) p.err_tol_force_acc = std::atof(argv[9]);
+    if (argc > 10) p.n_leaf = std::atoi(argv[10]);
+    if (argc > 11) p.n_group = std::atoi(argv[11]);
 
     // Two evaluations, the second from the first's accelerations as a run's steps take them (the error controls
     // of tree + Ewald and of TreePM read them): its forces and time are the figures.
@@ -216,9 +221,10 @@ int main(int argc, char** argv)
     for (int64_t i : idx) got.push_back(acc[size_t(i)]);
     const ErrorStats e       = errorStats(relativeErrors(got, ref));
     const InteractionStats s = solver.stats();
-    std::printf("%s %s, pm_grid %d, theta %g, rcut %g, asmth %g: median %.3g p99 %.3g max %.3g, %.0f interactions "
-                "per body, evaluations %.3f / %.3f s (mesh %.3f s)\n",
-                argv[1], argv[2], p.pm_grid, p.opening_angle, p.rcut, p.asmth, e.median, e.p99, e.max,
+    std::printf("%s %s, pm_grid %d, theta %g, rcut %g, asmth %g, n_leaf %d, n_group %d: median %.3g p99 %.3g max %.3g, "
+                "%.0f interactions per body, evaluations %.3f / %.3f s (mesh %.3f s)\n",
+                argv[1], argv[2], p.pm_grid, p.opening_angle, p.rcut, p.asmth, int(p.n_leaf), int(p.n_group), e.median,
+                e.p99, e.max,
                 double(s.nodeInteractions + s.leafInteractions) / double(n), first, second, solver.meshSeconds());
     return 0;
 }

@@ -366,6 +366,18 @@ HOST_DEVICE inline bool shortRangeNodeOutOfReach(float d2, float nodeMacW, const
     return d2 > mulNoFma(reach, reach);
 }
 
+/// Whether a body pulls no point of a group's box within the cutoff, given d2, the squared nearest-image distance from
+/// the box to the body (boxPointDistance2Periodic): d2 beyond the cutoff plus kShortRangeReachSlack box sides, which
+/// covers the rounding of float positions and of the pair's own nearest-image distance (bodyBodyShortRange takes a
+/// pair only at r^2 < cutoff^2). Every target of a group lies in its box, so such a body adds nothing to any of
+/// them: the GPU's body-leaf kernels leave it out of the group's tiles before the pair loop (a leaf the walk keeps
+/// because some of its bodies are within reach holds others beyond it). Rounded identically on both backends.
+HOST_DEVICE inline bool shortRangeBodyOutOfReach(float d2, const ShortRangeView& s, float boxSize)
+{
+    const float reach = addNoFma(s.cutoff, mulNoFma(kShortRangeReachSlack, boxSize));
+    return d2 > mulNoFma(reach, reach);
+}
+
 /// A body's own short-range term, lim_{r->0} (phi_short(r) + 1/r) = erf(u)/r -> 1 / (sqrt(pi) rs) per unit
 /// mass: the Newtonian self-interaction is excluded, and the mesh's long-range potential of the body at
 /// its own place, about -1 / (sqrt(pi) rs), must be cancelled by it.

@@ -385,10 +385,14 @@ struct LeafTiles
 /// Stages the bodies of leaf list [listBegin, listEnd) through the warp's tile, 32 at a time, in list order and
 /// tree order within a leaf (as the CPU twin sums them), and calls consume(count) on each staged tile (bodies
 /// t.body[warp][0..count), their indices t.bodyIndex[warp][...]). Expand: each body's image nearest to centre.
-template<bool Expand, int Warps, class Consume>
+/// Cull (TreePM): a tile keeps only the bodies within reach of the group's box (groupCenter, groupHalf;
+/// shortRangeBodyOutOfReach), in their order; the others would add nothing to any target. A tile left empty is not
+/// consumed.
+template<bool Expand, bool Cull, int Warps, class Consume>
 __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* __restrict__ leafList,
                                            int64_t listBegin, int64_t listEnd, const F4* __restrict__ bodies,
-                                           Vec3f centre, LeafTiles<Warps>& t, int warp, int lane, Consume consume)
+                                           Vec3f centre, F4 groupCenter, F4 groupHalf, LeafTiles<Warps>& t, int warp,
+                                           int lane, Consume consume)
 {
     int32_t* leafFirst = t.leafFirst[warp];
     int32_t* leafStart = t.leafStart[warp];
@@ -407,23 +411,39 @@ __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* 
         __syncwarp();
         for (int32_t tile = 0; tile < chunkBodies; tile += kWarp)
         {
-            const int count = min(kWarp, chunkBodies - tile);
+            int count = min(kWarp, chunkBodies - tile);
+            F4 b{};
+            int32_t j = -1;
             if (lane < count)
             {
                 int32_t f = tile + lane;
                 int l     = findLeaf(leafStart, numLeaves, f);
-                int32_t j = leafFirst[l] + (f - leafStart[l]);
-                F4 b      = loadReadOnly(bodies + j);
+                j         = leafFirst[l] + (f - leafStart[l]);
+                b         = loadReadOnly(bodies + j);
                 if (Expand)
                 {
                     const Vec3f image = imageNearest(xyz(b), centre, tree.periodic);
                     b                 = {image.x, image.y, image.z, b.w};
                 }
-                body[lane]      = b;
-                bodyIndex[lane] = j;
+            }
+            int slot = lane;
+            if (Cull)
+            {
+                const bool keep =
+                    lane < count && !shortRangeBodyOutOfReach(boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf),
+                                                                                        xyz(b), tree.periodic),
+                                                              tree.periodic.shortRange, tree.periodic.boxSize);
+                const unsigned kept = __ballot_sync(0xffffffffu, keep);
+                slot                = keep ? __popc(kept & ((1u << lane) - 1u)) : kWarp;
+                count               = __popc(kept);
+            }
+            if (slot < count)
+            {
+                body[slot]      = b;
+                bodyIndex[slot] = j;
             }
             __syncwarp();
-            consume(count);
+            if (count > 0) consume(count);
             __syncwarp();
         }
     }
@@ -503,6 +523,8 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
     if (splitAbove > 0 && listEnd - listBegin > splitAbove) return;
     constexpr bool expand  = Periodic && Expand;
     const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const F4 groupCenter   = ShortRange ? loadReadOnly(groups.center + g) : F4{};
+    const F4 groupHalf     = ShortRange ? loadReadOnly(groups.half + g) : F4{};
     const int32_t groupEnd = range.x + range.y;
     const float massLimit  = softenedMassLimit(eps2);
 
@@ -518,8 +540,9 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
             const int32_t i = t.index(s, m, lane);
             self[s]         = i >= 0 ? base + i : -1;
         }
-        forEachLeafBodyTile<expand>(
-            tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
+        forEachLeafBodyTile<expand, ShortRange>(
+            tree, leafList, listBegin, listEnd, bodies, centre, groupCenter, groupHalf, tiles, warp, lane,
+            [&](int count) {
                 const bool softened =
                     tileTakesSoftened<Periodic, Expand>(tiles, warp, lane, count, skipSelf, base, base + m, massLimit);
                 // The plain slots: every slot (no test in the loop), or fewer (the first t.plain), as in the
@@ -634,6 +657,8 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
     const I2 range        = loadReadOnly(groups.range + g);
     constexpr bool expand = Periodic && Expand;
     const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const F4 groupCenter  = ShortRange ? loadReadOnly(groups.center + g) : F4{};
+    const F4 groupHalf    = ShortRange ? loadReadOnly(groups.half + g) : F4{};
     const int32_t per     = (range.y + kLeafSplitWarps - 1) / kLeafSplitWarps;
     const int32_t first = range.x + min(range.y, share * per), last = range.x + min(range.y, (share + 1) * per);
     const float massLimit = softenedMassLimit(eps2);
@@ -647,8 +672,9 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
         const Vec3f pos     = xyz(loadReadOnly(targets + index));
         Vec3f acc{0, 0, 0};
         float pot = 0;
-        forEachLeafBodyTile<expand>(
-            tree, leafList, listBegin, listEnd, bodies, centre, tiles, warp, lane, [&](int count) {
+        forEachLeafBodyTile<expand, ShortRange>(
+            tree, leafList, listBegin, listEnd, bodies, centre, groupCenter, groupHalf, tiles, warp, lane,
+            [&](int count) {
                 const bool softened =
                     tileTakesSoftened<Periodic, Expand>(tiles, warp, lane, count, skipSelf, base, base + c, massLimit);
 #pragma unroll 1

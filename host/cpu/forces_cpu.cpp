@@ -270,11 +270,19 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
             I2 range = groups.range[g];
             a.load(targets, range);
             const GroupImages images(groups, g, tree.periodic);
+            // TreePM: a body beyond reach of the group's box adds nothing to any target, as the device's tiles
+            // leave it out (shortRangeBodyOutOfReach).
+            const bool cull = tree.periodic.boxSize > 0.0f && shortRangeOn(tree.periodic.shortRange);
             for (int64_t k = lists.leafOffset[g]; k < lists.leafOffset[g + 1]; ++k)
             {
                 I2 r = tree.leafRange[lists.leafList[k] - tree.numInternal];
                 for (int32_t j = r.x; j < r.x + r.y; ++j)
                 {
+                    if (cull && shortRangeBodyOutOfReach(boxPointDistance2Periodic(xyz(groups.center[g]),
+                                                                                   xyz(groups.half[g]),
+                                                                                   xyz(bodies.posMass[j]), tree.periodic),
+                                                         tree.periodic.shortRange, tree.periodic.boxSize))
+                        continue;
                     // A body skips itself by index; probes skip nothing.
                     int32_t skip = targets.areBodies ? j - range.x : -1;
                     addSource<false>(a, range.y, images.source(bodies.posMass[j], tree.periodic), none, eps2, skip,

@@ -14,6 +14,7 @@
 #include "common/treepm.h"
 #include "common/walk.h"
 #include "host/core/params.h"
+#include "host/core/random.h"
 #include "host/models/models.h"
 #include "host/pm/pm_mesh.h"
 #include "host/reference/direct.h"
@@ -135,6 +136,60 @@ TEST(TreePm, FloatFactorsFollowTheDoubleOnes)
     }
     EXPECT_EQ(shortRangeFactorsAt(12.0f).acc, 0.0f) << "beyond the fit, exp(-u^2) is 0";
     EXPECT_TRUE(std::isnan(shortRangeFactorsAt(NAN).acc));
+}
+
+/// The kernels' cull of a leaf's bodies beyond reach of a group's box (shortRangeBodyOutOfReach) is safe: for bodies
+/// placed just beyond and just within the reach of random boxes, across the box's faces too, a body the cull leaves
+/// out adds nothing to any target in the box (its corners, its centre, random points), and a body just within the
+/// cutoff of a corner is kept.
+TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
+{
+    Random rng(11);
+    const float L = 64.0f;
+    PeriodicView box{nullptr, 0, L, 1.0f / L};
+    Parameters p;
+    p.box_size      = L;
+    p.pm_grid       = 32;
+    box.shortRange  = shortRangeView(p);
+    const float cut = box.shortRange.cutoff;
+    int64_t culled = 0, kept = 0;
+    for (int trial = 0; trial < 20000; ++trial)
+    {
+        const Vec3f c{float(rng.uniform() * L), float(rng.uniform() * L), float(rng.uniform() * L)};
+        const Vec3f h{float(rng.uniform() * 3), float(rng.uniform() * 3), float(rng.uniform() * 3)};
+        // A direction and a distance from the box's surface within a hair of the cutoff.
+        const Vec3f corner{c.x + h.x, c.y + h.y, c.z + h.z};
+        const double r = cut * (1.0 + (rng.uniform() - 0.5) * 2e-5);
+        const double u = rng.uniform(), v = rng.uniform(), w = rng.uniform(), n = std::sqrt(u * u + v * v + w * w);
+        auto wrap      = [&](double x) { return float(x - L * std::floor(x / L)); };
+        const F4 body{wrap(corner.x + r * u / n), wrap(corner.y + r * v / n), wrap(corner.z + r * w / n), 1.0f};
+        const float d2 = boxPointDistance2Periodic(c, h, xyz(body), box);
+        if (!shortRangeBodyOutOfReach(d2, box.shortRange, L))
+        {
+            ++kept;
+            continue;
+        }
+        ++culled;
+        for (int k = 0; k < 12; ++k)
+        {
+            Vec3f t;
+            if (k < 8) t = {c.x + (k & 1 ? h.x : -h.x), c.y + (k & 2 ? h.y : -h.y), c.z + (k & 4 ? h.z : -h.z)};
+            else if (k == 8) t = c;
+            else
+            {
+                t = {c.x + float((2 * rng.uniform() - 1) * h.x), c.y + float((2 * rng.uniform() - 1) * h.y),
+                     c.z + float((2 * rng.uniform() - 1) * h.z)};
+            }
+            t = {wrap(t.x), wrap(t.y), wrap(t.z)};
+            Vec3f acc{0, 0, 0};
+            float pot = 0;
+            bodyBodyShortRangePeriodic(xyz(body) - t, body.w, 1e-4f, box, acc, pot);
+            ASSERT_EQ(acc.x, 0.0f) << "trial " << trial << " target " << k;
+            ASSERT_EQ(pot, 0.0f) << "trial " << trial << " target " << k;
+        }
+    }
+    EXPECT_GT(culled, 1000);
+    EXPECT_GT(kept, 1000) << "bodies within a hair of the cutoff are kept";
 }
 
 TEST(TreePmTree, ShortRangeForcesMatchTheDirectSumAtSmallTheta)
