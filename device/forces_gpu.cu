@@ -387,7 +387,7 @@ struct LeafTiles
 /// t.body[warp][0..count), their indices t.bodyIndex[warp][...]). Expand: each body's image nearest to centre.
 /// Cull (TreePM): a tile keeps only the bodies within reach of the group's box (groupCenter, groupHalf;
 /// shortRangeBodyOutOfReach), in their order; the others would add nothing to any target. A tile left empty is not
-/// consumed.
+/// consumed. Without Cull the staging is the plain one, so the other kernels' code is as it was.
 template<bool Expand, bool Cull, int Warps, class Consume>
 __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* __restrict__ leafList,
                                            int64_t listBegin, int64_t listEnd, const F4* __restrict__ bodies,
@@ -411,7 +411,7 @@ __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* 
         __syncwarp();
         for (int32_t tile = 0; tile < chunkBodies; tile += kWarp)
         {
-            int count = min(kWarp, chunkBodies - tile);
+            const int count = min(kWarp, chunkBodies - tile);
             F4 b{};
             int32_t j = -1;
             if (lane < count)
@@ -425,25 +425,33 @@ __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* 
                     const Vec3f image = imageNearest(xyz(b), centre, tree.periodic);
                     b                 = {image.x, image.y, image.z, b.w};
                 }
+                if (!Cull)
+                {
+                    body[lane]      = b;
+                    bodyIndex[lane] = j;
+                }
             }
-            int slot = lane;
-            if (Cull)
+            if constexpr (Cull)
             {
                 const bool keep =
                     lane < count && !shortRangeBodyOutOfReach(boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf),
                                                                                         xyz(b), tree.periodic),
                                                               tree.periodic.shortRange, tree.periodic.boxSize);
                 const unsigned kept = __ballot_sync(0xffffffffu, keep);
-                slot                = keep ? __popc(kept & ((1u << lane) - 1u)) : kWarp;
-                count               = __popc(kept);
+                if (keep)
+                {
+                    const int slot  = __popc(kept & ((1u << lane) - 1u));
+                    body[slot]      = b;
+                    bodyIndex[slot] = j;
+                }
+                __syncwarp();
+                if (kept != 0u) consume(__popc(kept));
             }
-            if (slot < count)
+            else
             {
-                body[slot]      = b;
-                bodyIndex[slot] = j;
+                __syncwarp();
+                consume(count);
             }
-            __syncwarp();
-            if (count > 0) consume(count);
             __syncwarp();
         }
     }
