@@ -180,12 +180,13 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::string(argv[1]) == "steps") return stepErrors(argc, argv);
     if (argc < 5)
     {
-        std::fprintf(stderr,
-                     "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] "
-                     "[N_GROUP]\n"
-                     "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] [N_GROUP]\n"
-                     "       %s pairs PM_GRID [ASMTH] [RCUT] [tsc|cic]\n",
-                     argv[0], argv[0], argv[0]);
+        std::fprintf(
+            stderr,
+            "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] "
+            "[N_GROUP]\n"
+            "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] [N_GROUP]\n"
+            "       %s pairs PM_GRID [ASMTH] [RCUT] [tsc|cic]\n",
+            argv[0], argv[0], argv[0]);
         return 2;
     }
     double eps            = 0;
@@ -224,7 +225,7 @@ int main(int argc, char** argv)
     std::printf("%s %s, pm_grid %d, theta %g, rcut %g, asmth %g, n_leaf %d, n_group %d: median %.3g p99 %.3g max %.3g, "
                 "%.0f interactions per body, evaluations %.3f / %.3f s (mesh %.3f s)\n",
                 argv[1], argv[2], p.pm_grid, p.opening_angle, p.rcut, p.asmth, int(p.n_leaf), int(p.n_group), e.median,
-                e.p99, e.max,
-                double(s.nodeInteractions + s.leafInteractions) / double(n), first, second, solver.meshSeconds());
+                e.p99, e.max, double(s.nodeInteractions + s.leafInteractions) / double(n), first, second,
+                solver.meshSeconds());
     return 0;
 }

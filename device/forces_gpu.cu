@@ -433,10 +433,10 @@ __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* 
             }
             if constexpr (Cull)
             {
-                const bool keep =
-                    lane < count && !shortRangeBodyOutOfReach(boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf),
-                                                                                        xyz(b), tree.periodic),
-                                                              tree.periodic.shortRange, tree.periodic.boxSize);
+                const bool keep = lane < count &&
+                                  !shortRangeBodyOutOfReach(boxPointDistance2Periodic(xyz(groupCenter), xyz(groupHalf),
+                                                                                      xyz(b), tree.periodic),
+                                                            tree.periodic.shortRange, tree.periodic.boxSize);
                 const unsigned kept = __ballot_sync(0xffffffffu, keep);
                 if (keep)
                 {

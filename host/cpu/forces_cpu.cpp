@@ -278,10 +278,10 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
                 I2 r = tree.leafRange[lists.leafList[k] - tree.numInternal];
                 for (int32_t j = r.x; j < r.x + r.y; ++j)
                 {
-                    if (cull && shortRangeBodyOutOfReach(boxPointDistance2Periodic(xyz(groups.center[g]),
-                                                                                   xyz(groups.half[g]),
-                                                                                   xyz(bodies.posMass[j]), tree.periodic),
-                                                         tree.periodic.shortRange, tree.periodic.boxSize))
+                    if (cull &&
+                        shortRangeBodyOutOfReach(boxPointDistance2Periodic(xyz(groups.center[g]), xyz(groups.half[g]),
+                                                                           xyz(bodies.posMass[j]), tree.periodic),
+                                                 tree.periodic.shortRange, tree.periodic.boxSize))
                         continue;
                     // A body skips itself by index; probes skip nothing.
                     int32_t skip = targets.areBodies ? j - range.x : -1;

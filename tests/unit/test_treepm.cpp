@@ -125,7 +125,7 @@ TEST(TreePm, FloatFactorsFollowTheDoubleOnes)
 {
     for (int k = 0; k <= 9200; ++k)
     {
-        const double u = 1e-3 * k;
+        const double u                   = 1e-3 * k;
         const ShortRangeFactors<float> f = shortRangeFactorsAt(float(u));
         const double uf                  = double(float(u));
         const double pot = std::erfc(uf), acc = pot + 2.0 / std::sqrt(M_PI) * uf * std::exp(-uf * uf);
@@ -161,7 +161,7 @@ TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
         const Vec3f corner{c.x + h.x, c.y + h.y, c.z + h.z};
         const double r = cut * (1.0 + (rng.uniform() - 0.5) * 2e-5);
         const double u = rng.uniform(), v = rng.uniform(), w = rng.uniform(), n = std::sqrt(u * u + v * v + w * w);
-        auto wrap      = [&](double x) { return float(x - L * std::floor(x / L)); };
+        auto wrap = [&](double x) { return float(x - L * std::floor(x / L)); };
         const F4 body{wrap(corner.x + r * u / n), wrap(corner.y + r * v / n), wrap(corner.z + r * w / n), 1.0f};
         const float d2 = boxPointDistance2Periodic(c, h, xyz(body), box);
         if (!shortRangeBodyOutOfReach(d2, box.shortRange, L))
