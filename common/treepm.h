@@ -79,8 +79,6 @@ namespace treepm_detail {
 
 /// scaledErfc's t = 1 / (1 + kScaledErfcP u).
 constexpr float kScaledErfcP = 0.5f;
-/// Beyond this u, exp(-u^2) is 0 in float (u^2 > 103.9), and so is every factor.
-constexpr float kScaledErfcRange = 10.5f;
 
 } // namespace treepm_detail
 
@@ -113,13 +111,14 @@ HOST_DEVICE inline float reciprocalAtLeastOne(float x)
 #endif
 }
 
-/// exp(u^2) erfc(u) for 0 <= u <= kScaledErfcRange (Faddeeva's erfcx) as t P(t), t = 1 / (1 + u / 2), P of
+/// exp(u^2) erfc(u) for 0 <= u <= 10.5 (Faddeeva's erfcx) as t P(t), t = 1 / (1 + u / 2), P of
 /// degree 8: a Lawson fit of the relative error on [0, 10.5], 4.3e-8 in exact arithmetic and at most 3.4e-7
 /// evaluated in float (Horner), measured on 40001 points against mpmath (tests/unit/test_treepm.cpp checks 1e-6
 /// against the C library's double erfc). Its point is the shared exponential: erfc(u) = exp(-u^2) scaledErfc(u),
 /// and the acceleration's factor needs exp(-u^2) anyway, so a pair takes one exponential and one reciprocal,
 /// where erfcf and expf took an exponential each and erfcf its own quotients (the short-range kernels are bound
-/// by their arithmetic). Beyond the range the value is finite and is multiplied by exp(-u^2) = 0.
+/// by their arithmetic). Beyond u = 10.5, exp(-u^2) is 0 in float (u^2 > 103.9): the value there is finite and
+/// multiplied by that 0.
 HOST_DEVICE inline float scaledErfc(float u)
 {
     const float t = reciprocalAtLeastOne(1.0f + treepm_detail::kScaledErfcP * u);
