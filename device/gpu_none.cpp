@@ -144,7 +144,7 @@ GpuSolver& ResidentGpu::solver() { noCuda(); }
 
 void ResidentGpu::setSpanLog(SpanLog*) { noCuda(); }
 
-void ResidentGpu::setState(const Vec3d*, const Vec3d*, const double*, int64_t) { noCuda(); }
+void ResidentGpu::setState(const Vec3d*, const Vec3d*, const double*, const int32_t*, int64_t) { noCuda(); }
 
 void ResidentGpu::getState(Vec3d*, Vec3d*) { noCuda(); }
 
@@ -169,7 +169,7 @@ bool ResidentGpu::kickDrift(double, double, double, double) { noCuda(); }
 
 bool ResidentGpu::kick(double, double) { noCuda(); }
 
-DiagnosticSums ResidentGpu::diagnosticSums(double, const int32_t*, const StateScale&) { noCuda(); }
+DiagnosticSums ResidentGpu::diagnosticSums(double, const StateScale&) { noCuda(); }
 
 void ResidentGpu::getResults(F4*) { noCuda(); }
 

@@ -132,21 +132,49 @@ __global__ void gatherKernel(const T* from, T* to, const int32_t* order, int64_t
     if (k < n) to[k] = from[order[k]];
 }
 
-/// One thread per block of kDiagnosticBlock caller's indices, summed in index order (as deterministicSum).
+constexpr int kDiagnosticThreads = 128;
+
+/// One warp per block of kDiagnosticBlock caller's indices: its lanes gather the terms of 32 consecutive
+/// indices at once (the gathers' latencies overlap), lane 0 adds them in index order, as deterministicSum does.
 __global__ void diagnosticBlocksKernel(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
                                        const int32_t* slot, int64_t n, double G, StateScale scale, int64_t numBlocks,
                                        DiagnosticSums* partial)
 {
-    const int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    static_assert(sizeof(DiagnosticSums) % sizeof(double) == 0, "DiagnosticSums is a row of doubles");
+    // Raw storage: DiagnosticSums' member initializers are not allowed on a __shared__ variable.
+    __shared__ double staged[kDiagnosticThreads * (sizeof(DiagnosticSums) / sizeof(double))];
+    const int lane        = int(threadIdx.x % 32);
+    DiagnosticSums* terms = reinterpret_cast<DiagnosticSums*>(staged) + (threadIdx.x - lane);
+    const int64_t b       = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     if (b >= numBlocks) return;
+    const int64_t begin = b * kDiagnosticBlock;
+    const int64_t end   = begin + kDiagnosticBlock < n ? begin + kDiagnosticBlock : n;
     DiagnosticSums s;
-    const int64_t end = b * kDiagnosticBlock + kDiagnosticBlock < n ? b * kDiagnosticBlock + kDiagnosticBlock : n;
-    for (int64_t c = b * kDiagnosticBlock; c < end; ++c)
+    for (int64_t first = begin; first < end; first += 32)
     {
-        const int32_t i = slot[c];
-        s += diagnosticTerms(mass[i], scale.position(pos[i]), scale.velocity(vel[i]), potentialOf(result[i], G));
+        const int64_t c = first + lane;
+        if (c < end)
+        {
+            const int32_t i = slot[c];
+            terms[lane] =
+                diagnosticTerms(mass[i], scale.position(pos[i]), scale.velocity(vel[i]), potentialOf(result[i], G));
+        }
+        __syncwarp();
+        if (lane == 0)
+        {
+            const int64_t count = end - first < 32 ? end - first : 32;
+            for (int64_t j = 0; j < count; ++j) s += terms[j];
+        }
+        __syncwarp();
     }
-    partial[b] = s;
+    if (lane == 0) partial[b] = s;
+}
+
+/// slot[caller[k]] = k.
+__global__ void invertKernel(const int32_t* caller, int32_t* slot, int64_t n)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < n) slot[caller[k]] = int32_t(k);
 }
 
 template<class T>
@@ -277,7 +305,10 @@ struct ResidentGpu::Impl
     /// The predicted positions a host build downloads (kept until the download is done).
     DeviceBuffer<Vec3d> predicted{"resident predicted positions"};
     DeviceBuffer<double> mass{"resident masses"}, scratchMass{"resident mass scratch"};
-    DeviceBuffer<int32_t> order{"resident permutation"}, slot{"resident slots"};
+    DeviceBuffer<int32_t> order{"resident permutation"};
+    /// The caller's index of each slot, and its inverse (the slot of each caller's index): the diagnostics sum
+    /// in the caller's order.
+    DeviceBuffer<int32_t> caller{"resident callers"}, slot{"resident slots"};
     DeviceBuffer<uint8_t> shift{"resident wrap shifts"};
     DeviceBuffer<F4> scratchResult{"resident results scratch"};
     DeviceBuffer<int32_t> flag{"resident flag"};
@@ -328,6 +359,14 @@ struct ResidentGpu::Impl
     }
 
     /// Called before the positions or velocities are written: that waits for a pending download of them.
+    void invertCallers(int64_t n, cudaStream_t s)
+    {
+        slot.reserve(size_t(n));
+        if (n == 0) return;
+        invertKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(caller.data(), slot.data(), n);
+        CUDA_CHECK_LAUNCH();
+    }
+
     void beforeWritingState()
     {
         if (!downloadPending) return;
@@ -389,7 +428,7 @@ GpuSolver& ResidentGpu::solver() { return impl_->solver; }
 
 void ResidentGpu::setSpanLog(SpanLog* log) { impl_->spans.setLog(log); }
 
-void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)
+void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller, int64_t n)
 {
     Impl& m        = *impl_;
     cudaStream_t s = m.stream();
@@ -399,6 +438,8 @@ void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mas
         upload(m.pos, pos, size_t(n), s);
         upload(m.vel, vel, size_t(n), s);
         upload(m.mass, mass, size_t(n), s);
+        upload(m.caller, caller, size_t(n), s);
+        m.invertCallers(n, s);
     });
     m.spans.synchronize(s);
 }
@@ -478,6 +519,8 @@ void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double box
         gatherInto(m.pos.data(), m.scratchVec, m.order.data(), n_, s);
         gatherInto(m.vel.data(), m.scratchVec, m.order.data(), n_, s);
         gatherInto(m.mass.data(), m.scratchMass, m.order.data(), n_, s);
+        gatherInto(m.caller.data(), m.slot, m.order.data(), n_, s);
+        m.invertCallers(n_, s);
         // The previous results follow their bodies: TreePM's error control reads them in the next refit.
         if (results) gatherInto(m.solver.residentResults(int32_t(n_)), m.scratchResult, m.order.data(), n_, s);
         if (shift)
@@ -579,7 +622,7 @@ bool ResidentGpu::kick(double G, double halfStep)
     });
 }
 
-DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot, const StateScale& scale)
+DiagnosticSums ResidentGpu::diagnosticSums(double G, const StateScale& scale)
 {
     Impl& m                 = *impl_;
     cudaStream_t s          = m.stream();
@@ -587,12 +630,11 @@ DiagnosticSums ResidentGpu::diagnosticSums(double G, const int32_t* slot, const 
     std::vector<DiagnosticSums> partial(static_cast<size_t>(numBlocks));
     m.partial.reserve(size_t(numBlocks > 0 ? numBlocks : 1));
     m.logged("diagnostics", [&] {
-        upload(m.slot, slot, size_t(n_), s);
         if (numBlocks > 0)
         {
-            diagnosticBlocksKernel<<<blocksFor(numBlocks, 64), 64, 0, s>>>(m.pos.data(), m.vel.data(), m.mass.data(),
-                                                                           m.solver.residentResults(), m.slot.data(),
-                                                                           n_, G, scale, numBlocks, m.partial.data());
+            diagnosticBlocksKernel<<<blocksFor(numBlocks * 32, kDiagnosticThreads), kDiagnosticThreads, 0, s>>>(
+                m.pos.data(), m.vel.data(), m.mass.data(), m.solver.residentResults(), m.slot.data(), n_, G, scale,
+                numBlocks, m.partial.data());
             CUDA_CHECK_LAUNCH();
         }
         download(partial.data(), m.partial.data(), partial.size(), s);

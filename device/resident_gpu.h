@@ -37,8 +37,8 @@ public:
     ResidentGpu(const ResidentGpu&)            = delete;
     ResidentGpu& operator=(const ResidentGpu&) = delete;
 
-    /// Uploads the state (tree order of the topology given next) and waits.
-    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n);
+    /// Uploads the state (tree order of the topology given next; caller: as ResidentCpu::setState's) and waits.
+    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller, int64_t n);
     /// Downloads the positions and velocities (n each, tree order).
     void getState(Vec3d* pos, Vec3d* vel);
     /// Downloads the positions (the host build reads them).
@@ -83,8 +83,8 @@ public:
     bool kickDrift(double G, double halfStep, double h, double boxSize);
     /// As ResidentCpu::kick; waits for the finiteness flag.
     bool kick(double G, double halfStep);
-    /// As ResidentCpu::diagnosticSums (slot: host memory, uploaded).
-    DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale = {});
+    /// As ResidentCpu::diagnosticSums.
+    DiagnosticSums diagnosticSums(double G, const StateScale& scale = {});
     /// Downloads the last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out);
     /// The interaction lists of the last evaluation (GpuSolver::downloadLists).

@@ -57,14 +57,24 @@ auto ResidentCpu::logged(const char* phase, Work work) const
     return work();
 }
 
-void ResidentCpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n)
+void ResidentCpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller, int64_t n)
 {
     logged("upload_state", [&] {
         pos_.assign(pos, pos + n);
         vel_.assign(vel, vel + n);
         mass_.assign(mass, mass + n);
+        caller_.assign(caller, caller + n);
         result_.assign(size_t(n), F4{0, 0, 0, 0});
+        invertCallers();
     });
+}
+
+void ResidentCpu::invertCallers()
+{
+    const int64_t n = size();
+    slot_.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k) slot_[size_t(caller_[k])] = int32_t(k);
 }
 
 void ResidentCpu::getState(Vec3d* pos, Vec3d* vel) const
@@ -96,6 +106,8 @@ void ResidentCpu::permute(const int32_t* order, const uint8_t* shift, double box
         gather(pos_, order, scratchVec_);
         gather(vel_, order, scratchVec_);
         gather(mass_, order, scratchMass_);
+        gather(caller_, order, scratchIndex_);
+        invertCallers();
         // The previous results follow their bodies: TreePM's error control reads them in the next refit.
         if (results) gather(result_, order, scratchResult_);
         if (!shift) return;
@@ -235,10 +247,11 @@ bool ResidentCpu::kick(double G, double halfStep)
     });
 }
 
-DiagnosticSums ResidentCpu::diagnosticSums(double G, const int32_t* slot, const StateScale& scale) const
+DiagnosticSums ResidentCpu::diagnosticSums(double G, const StateScale& scale) const
 {
     return logged("diagnostics", [&] {
-        return diagnosticSumsCpu(pos_.data(), vel_.data(), mass_.data(), result_.data(), slot, size(), G, scale);
+        return diagnosticSumsCpu(pos_.data(), vel_.data(), mass_.data(), result_.data(), slot_.data(), size(), G,
+                                 scale);
     });
 }
 

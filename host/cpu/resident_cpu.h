@@ -37,7 +37,9 @@ class ResidentCpu
 {
 public:
     /// Copies the state (tree order of the topology given next).
-    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n);
+    /// @param[in] caller  caller[k] = the caller's index of the body in slot k (a permutation of [0, n)): the
+    ///                    diagnostics sum in the caller's order, and permute moves it with the bodies
+    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller, int64_t n);
     /// Copies the positions and velocities out (n each, tree order).
     void getState(Vec3d* pos, Vec3d* vel) const;
     /// Copies the positions out (the host build reads them).
@@ -72,8 +74,8 @@ public:
     bool kickDrift(double G, double halfStep, double h, double boxSize);
     /// v += halfStep G acc; returns whether every position and velocity is finite.
     bool kick(double G, double halfStep);
-    /// The diagnostics' sums (diagnosticSumsCpu) of the current state and results.
-    DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale = {}) const;
+    /// The diagnostics' sums (diagnosticSumsCpu) of the current state and results, in the caller's order.
+    DiagnosticSums diagnosticSums(double G, const StateScale& scale = {}) const;
     /// The last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out) const;
     /// The interaction lists of the last evaluation (as ResidentGpu::getLists).
@@ -85,6 +87,8 @@ public:
     void setSpanLog(SpanLog* log) { log_ = log; }
 
 private:
+    /// slot_[caller_[k]] = k.
+    void invertCallers();
     /// Runs work(), logging its interval as `phase` when the log is on.
     template<class Work>
     auto logged(const char* phase, Work work) const;
@@ -96,6 +100,8 @@ private:
     std::vector<U4> children_;
     std::vector<I2> leafRange_, groupRange_;
     std::vector<int32_t> internalFirst_;
+    /// The caller's index of each slot, and its inverse (the slot of each caller's index).
+    std::vector<int32_t> caller_, slot_, scratchIndex_;
     std::vector<Moments> moments_;
     std::vector<F4> nodeMac_, nodeCom_, nodeQuad_, bodies_, groupCenter_, groupHalf_;
     RefitView refit_{};

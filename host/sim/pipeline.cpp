@@ -19,10 +19,10 @@ namespace octwalk {
 class Pipeline::Backend
 {
 public:
-    virtual ~Backend()                                                                       = default;
-    virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n) = 0;
-    virtual void getState(Vec3d* pos, Vec3d* vel)                                            = 0;
-    virtual void getPositions(Vec3d* pos)                                                    = 0;
+    virtual ~Backend() = default;
+    virtual void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller, int64_t n) = 0;
+    virtual void getState(Vec3d* pos, Vec3d* vel)                                                                   = 0;
+    virtual void getPositions(Vec3d* pos)                                                                           = 0;
     /// With keys and index, also the sorted keys of those positions (ResidentGpu); false when the
     /// backend does not sort them (the CPU twin: the build sorts, with the same result).
     virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize) = 0;
@@ -41,7 +41,7 @@ public:
     virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times)  = 0;
     virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                      = 0;
     virtual bool kick(double G, double halfStep)                                                     = 0;
-    virtual DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale)    = 0;
+    virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                         = 0;
     virtual void getResults(F4* out)                                                                 = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
@@ -54,9 +54,9 @@ template<class Resident>
 class BackendOf final : public Pipeline::Backend
 {
 public:
-    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, int64_t n) override
+    void setState(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller, int64_t n) override
     {
-        r_.setState(pos, vel, mass, n);
+        r_.setState(pos, vel, mass, caller, n);
     }
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
@@ -116,10 +116,7 @@ public:
         return r_.kickDrift(G, halfStep, h, boxSize);
     }
     bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
-    DiagnosticSums diagnosticSums(double G, const int32_t* slot, const StateScale& scale) override
-    {
-        return r_.diagnosticSums(G, slot, scale);
-    }
+    DiagnosticSums diagnosticSums(double G, const StateScale& scale) override { return r_.diagnosticSums(G, scale); }
     void getResults(F4* out) override { r_.getResults(out); }
     void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
                   std::vector<int32_t>& leafList) override
@@ -220,7 +217,7 @@ void Pipeline::take(const Vec3d* pos, const Vec3d* vel, const double* mass, cons
     mass_.assign(mass, mass + n);
     id_.assign(id, id + n);
     callerIndex_.assign(callerIndex, callerIndex + n);
-    backend_->setState(pos, vel, mass, n);
+    backend_->setState(pos, vel, mass, callerIndex, n);
 }
 
 void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, const uint64_t* id,
@@ -323,15 +320,13 @@ void Pipeline::build(Topology& t, int64_t step) const
     const std::vector<int32_t>& order = t.tree.order;
     t.sortedId.resize(size_t(n_));
     t.sortedRank.resize(size_t(n_));
-    t.slot.resize(size_t(n_));
     t.order.resize(size_t(n_));
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n_; ++k)
     {
-        t.order[k]                     = order[k];
-        t.sortedId[k]                  = id_[order[k]];
-        t.sortedRank[k]                = callerIndex_[order[k]];
-        t.slot[callerIndex_[order[k]]] = int32_t(k);
+        t.order[k]      = order[k];
+        t.sortedId[k]   = id_[order[k]];
+        t.sortedRank[k] = callerIndex_[order[k]];
     }
     laps.lap("order");
     t.seconds = clock.lap();
@@ -366,7 +361,6 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t, bool shift)
     mass_.swap(t->tree.mass);
     id_.swap(t->sortedId);
     callerIndex_.swap(t->sortedRank);
-    slot_.swap(t->slot);
     PackedTree& packed = t->packed;
     backend_->setTopology(refitView(packed, nullptr, nullptr, nullptr, params_), refitLevels(packed),
                           packed.treeView());
@@ -634,7 +628,7 @@ void Pipeline::copyAccelerations(Vec3d* acc)
 DiagnosticSums Pipeline::diagnosticSums()
 {
     beginSpans(step_);
-    const DiagnosticSums s = backend_->diagnosticSums(params_.gravitational_constant, slot_.data(), stateScale());
+    const DiagnosticSums s = backend_->diagnosticSums(params_.gravitational_constant, stateScale());
     recordSpans();
     return s;
 }

@@ -221,10 +221,10 @@ private:
         bool presorted = false;
         HostTree tree;
         PackedTree packed;
-        /// The host's view of the state in the new order (ids, caller's indices, slots), prepared by
-        /// the build so that the adoption only swaps them in.
+        /// The host's view of the state in the new order (ids, caller's indices), prepared by the build
+        /// so that the adoption only swaps them in.
         std::vector<uint64_t> sortedId;
-        std::vector<int32_t> sortedRank, slot;
+        std::vector<int32_t> sortedRank;
         /// The tree order again, pinned: the adoption's upload of it is one DMA transfer.
         PinnedVector<int32_t> order;
         /// A periodic run's positions wrapped into the box, which the build sorts, and the lattice shift of
@@ -291,7 +291,6 @@ private:
     std::vector<double> mass_;
     std::vector<uint64_t> id_;
     std::vector<int32_t> callerIndex_;
-    std::vector<int32_t> slot_; ///< slot_[callerIndex_[k]] = k
     std::unique_ptr<Topology> current_, next_, spare_;
     WorkerThread builder_;
     /// Threads of the build's parallel regions (setBuildThreads): one fewer than the constructing thread's by default.

@@ -243,10 +243,18 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
     std::vector<int32_t> inverse(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k) inverse[order[k]] = int32_t(k);
 
+    // The caller's indices of the tree order: any permutation (7919 is prime, n = 2^14); the gather moves them
+    // with the bodies.
+    std::vector<int32_t> caller(static_cast<size_t>(n)), slot(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) slot[k] = int32_t((k * 7919) % n);
+    for (int64_t c = 0; c < n; ++c) caller[slot[c]] = int32_t(c);
+    std::vector<int32_t> rotatedCaller(caller.size());
+    for (int64_t k = 0; k < n; ++k) rotatedCaller[k] = caller[order[k]];
+
     ResidentGpu gpu;
     std::vector<double> rotatedMass(mass.size());
     for (int64_t k = 0; k < n; ++k) rotatedMass[k] = mass[order[k]];
-    gpu.setState(rotatedPos.data(), rotatedVel.data(), rotatedMass.data(), n);
+    gpu.setState(rotatedPos.data(), rotatedVel.data(), rotatedMass.data(), rotatedCaller.data(), n);
     gpu.permute(inverse.data()); // back to the tree order of t
     std::vector<Vec3d> gotPos(pos.size()), gotVel(vel.size());
     gpu.getState(gotPos.data(), gotVel.data());
@@ -256,7 +264,7 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
     const RefitView view = refitView(t.packed, nullptr, nullptr, nullptr, p);
     gpu.setTopology(view, refitLevels(t.packed), t.packed.treeView());
     ResidentCpu cpu;
-    cpu.setState(pos.data(), vel.data(), mass.data(), n);
+    cpu.setState(pos.data(), vel.data(), mass.data(), caller.data(), n);
     cpu.setTopology(view, refitLevels(t.packed), t.packed.treeView());
     PhaseTimes times;
     const float eps2 = float(p.epsilon_squared);
@@ -268,9 +276,7 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
     cpu.getResults(twin.data());
     EXPECT_LT(largestRelativeDifference(result, twin), kTwinMax);
 
-    std::vector<int32_t> slot(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k) slot[k] = int32_t((k * 7919) % n); // a permutation: 7919 is prime, n = 2^14
-    const DiagnosticSums d = gpu.diagnosticSums(G, slot.data());
+    const DiagnosticSums d = gpu.diagnosticSums(G);
     const DiagnosticSums e = diagnosticSumsCpu(pos.data(), vel.data(), mass.data(), result.data(), slot.data(), n, G);
     EXPECT_EQ(std::memcmp(&d, &e, sizeof(d)), 0) << "diagnostics' sums";
 
@@ -295,6 +301,35 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
     EXPECT_TRUE(test::sameBits(gotVel, vel)) << "closing kick";
 }
 
+// The diagnostics' sums in the caller's order for counts that fill no whole block of the reduction or no
+// whole warp of the device's gather: the host's sums bit for bit, on both backends.
+TEST_F(GpuResidentTest, DiagnosticSumsAreTheHostsAtAnyCount)
+{
+    const double G = 0.75;
+    for (int64_t n : {int64_t(1), int64_t(45), int64_t(3 * 4096 + 45)})
+    {
+        const ParticleSet b = makeModel("plummer", n, kSeed);
+        std::vector<int32_t> caller(static_cast<size_t>(n)), slot(static_cast<size_t>(n));
+        for (int64_t k = 0; k < n; ++k) slot[k] = int32_t((k * 7919) % n); // a permutation: n has no factor 7919
+        for (int64_t c = 0; c < n; ++c) caller[slot[c]] = int32_t(c);
+        std::vector<F4> result(static_cast<size_t>(n));
+        for (int64_t k = 0; k < n; ++k)
+            result[k] = F4{float(b.pos[k].x), float(b.pos[k].y), float(b.pos[k].z), -1.0f / float(1 + k % 17)};
+        const StateScale scale{2.0, 0.5};
+        ResidentGpu gpu;
+        gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+        gpu.setResults(result.data());
+        ResidentCpu cpu;
+        cpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+        cpu.setResults(result.data());
+        const DiagnosticSums e =
+            diagnosticSumsCpu(b.pos.data(), b.vel.data(), b.mass.data(), result.data(), slot.data(), n, G, scale);
+        const DiagnosticSums d = gpu.diagnosticSums(G, scale), t = cpu.diagnosticSums(G, scale);
+        EXPECT_EQ(std::memcmp(&d, &e, sizeof(d)), 0) << "device, n = " << n;
+        EXPECT_EQ(std::memcmp(&t, &e, sizeof(t)), 0) << "twin, n = " << n;
+    }
+}
+
 // The device's sort of the predicted positions' keys (the host build's start in a pipelined run on the
 // GPU) against the host: the same predicted positions, the keys of their bounding cube sorted stably with
 // the same indices, and from them adoptSortedKeys the order sortBodies gives, ties (coincident bodies)
@@ -304,8 +339,10 @@ TEST_F(GpuResidentTest, SortedKeysGiveTheHostSortsOrder)
     ParticleSet b   = makeModel("plummer", 1 << 15, kSeed);
     const int64_t n = b.size();
     for (int64_t i = 1; i < n; i += 7) b.pos[i] = b.pos[i - 1]; // equal keys, broken by id
+    std::vector<int32_t> caller(static_cast<size_t>(n));
+    std::iota(caller.begin(), caller.end(), 0);
     ResidentGpu gpu;
-    gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), n);
+    gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
     PinnedVector<Vec3d> predicted(static_cast<size_t>(n));
     PinnedVector<uint64_t> keys(static_cast<size_t>(n));
     PinnedVector<int32_t> index(static_cast<size_t>(n));
