@@ -306,7 +306,7 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
 TEST_F(GpuResidentTest, DiagnosticSumsAreTheHostsAtAnyCount)
 {
     const double G = 0.75;
-    for (int64_t n : {int64_t(1), int64_t(45), int64_t(3 * 4096 + 45)})
+    for (int64_t n : {int64_t(2), int64_t(45), int64_t(3 * 4096 + 45)})
     {
         const ParticleSet b = makeModel("plummer", n, kSeed);
         std::vector<int32_t> caller(static_cast<size_t>(n)), slot(static_cast<size_t>(n));
