@@ -10,10 +10,11 @@
 # OLD_OCTWALK, when given, also runs the default's settings (--pm-grid 2n --asmth 2 --rcut 6) with another build,
 # side by side. HOST_MESH=1 also runs the GADGET case with the mesh on the host's cores (--pm-backend cpu) beside its
 # default, the device's mesh with the GPU backend. CLASSIC=1 also runs the default with the classic step
-# (--rebuild-every 1) beside the pipelined step. EWALD=0 leaves out the tree + Ewald run.
+# (--rebuild-every 1) beside the pipelined step. EWALD=0 leaves out the tree + Ewald run. DLNA=0 takes the steps of
+# the err_tol_int_accuracy criterion (a run's default) instead of the fixed dlna 0.025; A_END=a stops at a (1: z = 0).
 set -uo pipefail
 OCTWALK=$1 OUT=$2 OLD=${3:-}
-N=${N_GRID:-128} GADGET=${GADGET:-0} HOST_MESH=${HOST_MESH:-0} CLASSIC=${CLASSIC:-0} POWER=${POWER:-1} EWALD=${EWALD:-1}
+N=${N_GRID:-128} GADGET=${GADGET:-0} HOST_MESH=${HOST_MESH:-0} CLASSIC=${CLASSIC:-0} POWER=${POWER:-1} EWALD=${EWALD:-1} DLNA=${DLNA:-0.025} A_END=${A_END:-1.0}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
 "$OCTWALK" ic cosmo --n-grid "$N" --box-size "$N" --z-begin 49 --seed 1 --omega0 0.31 --omega-lambda 0.69 \
   --hubble-param 0.677 --units gadget-mpc --sigma8 0.81 --ns 0.965 -o ic.gadget > ic.log 2>&1 || exit 1
@@ -22,7 +23,7 @@ run_box() {
   shift 2
   local t0
   t0=$(date +%s.%N)
-  "$binary" run --comoving --input ic.gadget --a-end 1.0 --dlna 0.025 --theta 0.5 --output-dir "$name" "$@" > "$name.log" 2>&1
+  "$binary" run --comoving --input ic.gadget --a-end "$A_END" --dlna "$DLNA" --theta 0.5 --output-dir "$name" "$@" > "$name.log" 2>&1
   echo "$name exit $? wall $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" | tee -a done.txt
   if [ "$POWER" = 1 ]; then
     "$OCTWALK" power "$name/$(ls "$name" | grep snap_ | tail -1)" --n-mesh $((2 * N)) --interlace --linear \

@@ -170,6 +170,7 @@ bool ResidentGpu::kickDrift(double, double, double, double) { noCuda(); }
 bool ResidentGpu::kick(double, double) { noCuda(); }
 
 DiagnosticSums ResidentGpu::diagnosticSums(double, const StateScale&) { noCuda(); }
+double ResidentGpu::largestAccelerationSquared(double) { noCuda(); }
 
 void ResidentGpu::getResults(F4*) { noCuda(); }
 

@@ -133,6 +133,8 @@ __global__ void gatherKernel(const T* from, T* to, const int32_t* order, int64_t
 }
 
 constexpr int kDiagnosticThreads = 128;
+/// Blocks of the largest acceleration's first pass: enough to fill the device, few for the host's second.
+constexpr int64_t kLargestBlocks = 1024;
 
 /// One warp per block of kDiagnosticBlock caller's indices: its lanes gather the terms of 32 consecutive
 /// indices at once (the gathers' latencies overlap), lane 0 adds them in index order, as deterministicSum does.
@@ -168,6 +170,23 @@ __global__ void diagnosticBlocksKernel(const Vec3d* pos, const Vec3d* vel, const
         __syncwarp();
     }
     if (lane == 0) partial[b] = s;
+}
+
+struct LargerOf
+{
+    __device__ double operator()(double a, double b) const { return largerOf(a, b); }
+};
+
+/// out[blockIdx.x] = the largest |G acc|^2 of the block's results (largerAccelerationSquared).
+__global__ void largestAccelerationKernel(const F4* result, int64_t n, double G, double* out)
+{
+    using Reduce = cub::BlockReduce<double, kStateBlock>;
+    __shared__ typename Reduce::TempStorage temp;
+    double largest = 0;
+    for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+        largest = largerAccelerationSquared(largest, result[k], G);
+    largest = Reduce(temp).Reduce(largest, LargerOf{});
+    if (threadIdx.x == 0) out[blockIdx.x] = largest;
 }
 
 /// slot[caller[k]] = k.
@@ -313,6 +332,7 @@ struct ResidentGpu::Impl
     DeviceBuffer<F4> scratchResult{"resident results scratch"};
     DeviceBuffer<int32_t> flag{"resident flag"};
     DeviceBuffer<DiagnosticSums> partial{"diagnostic partial sums"};
+    DeviceBuffer<double> largest{"largest acceleration per block"};
     DeviceBuffer<Moments> moments{"resident refit moments"};
     /// The sort of the predicted positions' keys (sortKeys): keys and indices before and after it.
     DeviceBuffer<uint64_t> keys{"resident keys"}, sortedKeys{"resident sorted keys"};
@@ -645,6 +665,25 @@ DiagnosticSums ResidentGpu::diagnosticSums(double G, const StateScale& scale)
     DiagnosticSums total;
     for (const DiagnosticSums& p : partial) total += p;
     return total;
+}
+
+double ResidentGpu::largestAccelerationSquared(double G)
+{
+    Impl& m        = *impl_;
+    cudaStream_t s = m.stream();
+    if (n_ == 0) return 0;
+    const int blocks = int(std::min<int64_t>(kLargestBlocks, blocksFor(n_, kStateBlock)));
+    std::vector<double> partial(static_cast<size_t>(blocks));
+    m.largest.reserve(size_t(blocks));
+    m.logged("largest_acceleration", [&] {
+        largestAccelerationKernel<<<blocks, kStateBlock, 0, s>>>(m.solver.residentResults(), n_, G, m.largest.data());
+        CUDA_CHECK_LAUNCH();
+        download(partial.data(), m.largest.data(), partial.size(), s);
+    });
+    m.spans.synchronize(s);
+    double largest = 0;
+    for (double p : partial) largest = largerOf(largest, p);
+    return largest;
 }
 
 void ResidentGpu::getResults(F4* out)

@@ -85,6 +85,9 @@ public:
     bool kick(double G, double halfStep);
     /// As ResidentCpu::diagnosticSums.
     DiagnosticSums diagnosticSums(double G, const StateScale& scale = {});
+    /// As ResidentCpu::largestAccelerationSquared, reduced on the device: a block's largest per block, the rest on
+    /// the host.
+    double largestAccelerationSquared(double G);
     /// Downloads the last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out);
     /// The interaction lists of the last evaluation (GpuSolver::downloadLists).

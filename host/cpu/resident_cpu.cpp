@@ -255,6 +255,17 @@ DiagnosticSums ResidentCpu::diagnosticSums(double G, const StateScale& scale) co
     });
 }
 
+double ResidentCpu::largestAccelerationSquared(double G) const
+{
+    return logged("largest_acceleration", [&] {
+        const int64_t n = size();
+        double largest  = 0;
+#pragma omp parallel for schedule(static) reduction(max : largest)
+        for (int64_t k = 0; k < n; ++k) largest = largerAccelerationSquared(largest, result_[k], G);
+        return largest;
+    });
+}
+
 void ResidentCpu::getResults(F4* out) const { std::copy(result_.begin(), result_.end(), out); }
 
 void ResidentCpu::getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,

@@ -76,6 +76,8 @@ public:
     bool kick(double G, double halfStep);
     /// The diagnostics' sums (diagnosticSumsCpu) of the current state and results, in the caller's order.
     DiagnosticSums diagnosticSums(double G, const StateScale& scale = {}) const;
+    /// The largest |G acc|^2 of the last evaluation's results (largerAccelerationSquared; 0 for no body).
+    double largestAccelerationSquared(double G) const;
     /// The last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out) const;
     /// The interaction lists of the last evaluation (as ResidentGpu::getLists).

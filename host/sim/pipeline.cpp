@@ -42,6 +42,7 @@ public:
     virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                      = 0;
     virtual bool kick(double G, double halfStep)                                                     = 0;
     virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                         = 0;
+    virtual double largestAccelerationSquared(double G)                                              = 0;
     virtual void getResults(F4* out)                                                                 = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
@@ -117,6 +118,7 @@ public:
     }
     bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
     DiagnosticSums diagnosticSums(double G, const StateScale& scale) override { return r_.diagnosticSums(G, scale); }
+    double largestAccelerationSquared(double G) override { return r_.largestAccelerationSquared(G); }
     void getResults(F4* out) override { r_.getResults(out); }
     void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
                   std::vector<int32_t>& leafList) override
@@ -602,17 +604,10 @@ void Pipeline::copyMomenta(Vec3d* vel)
 
 double Pipeline::largestAccelerationSquared()
 {
-    // Every step of a comoving run under the step criterion: the buffer is kept, the results come down whole.
-    std::vector<F4>& out = largestScratch_;
-    getResults(out);
-    const double G = params_.gravitational_constant;
-    double largest = 0;
-#pragma omp parallel for schedule(static) reduction(max : largest)
-    for (int64_t k = 0; k < n_; ++k)
-    {
-        const Vec3d a = accelerationOf(out[size_t(k)], G);
-        largest       = std::max(largest, dot(a, a));
-    }
+    // Every step of a comoving run under the step criterion: reduced where the results are.
+    beginSpans(step_);
+    const double largest = backend_->largestAccelerationSquared(params_.gravitational_constant);
+    recordSpans();
     return largest;
 }
 

@@ -280,7 +280,6 @@ private:
     /// Whether the backend holds results of this state (the error control's previous accelerations).
     bool hasResults_      = false;
     double velocityScale_ = 1;
-    std::vector<F4> largestScratch_; ///< largestAccelerationSquared's copy of the results
     float eps2_;
     std::unique_ptr<Backend> backend_;
     /// What the backend logs for the timeline, and the lane of its own work there.

@@ -302,8 +302,9 @@ TEST_F(GpuResidentTest, StateKernelsAreTheHostsArithmeticBitForBit)
 }
 
 // The diagnostics' sums in the caller's order for counts that fill no whole block of the reduction or no
-// whole warp of the device's gather: the host's sums bit for bit, on both backends.
-TEST_F(GpuResidentTest, DiagnosticSumsAreTheHostsAtAnyCount)
+// whole warp of the device's gather, and the step criterion's largest acceleration (a NaN result never taken): the
+// host's bits, on both backends.
+TEST_F(GpuResidentTest, SumsAndLargestAccelerationAreTheHostsAtAnyCount)
 {
     const double G = 0.75;
     for (int64_t n : {int64_t(2), int64_t(45), int64_t(3 * 4096 + 45)})
@@ -315,6 +316,13 @@ TEST_F(GpuResidentTest, DiagnosticSumsAreTheHostsAtAnyCount)
         std::vector<F4> result(static_cast<size_t>(n));
         for (int64_t k = 0; k < n; ++k)
             result[k] = F4{float(b.pos[k].x), float(b.pos[k].y), float(b.pos[k].z), -1.0f / float(1 + k % 17)};
+        result[size_t(n / 2)].y = std::nanf("");
+        double largest          = 0;
+        for (const F4& f : result)
+        {
+            const Vec3d a = accelerationOf(f, G);
+            largest       = std::max(largest, dot(a, a));
+        }
         const StateScale scale{2.0, 0.5};
         ResidentGpu gpu;
         gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
@@ -327,6 +335,8 @@ TEST_F(GpuResidentTest, DiagnosticSumsAreTheHostsAtAnyCount)
         const DiagnosticSums d = gpu.diagnosticSums(G, scale), t = cpu.diagnosticSums(G, scale);
         EXPECT_EQ(std::memcmp(&d, &e, sizeof(d)), 0) << "device, n = " << n;
         EXPECT_EQ(std::memcmp(&t, &e, sizeof(t)), 0) << "twin, n = " << n;
+        EXPECT_EQ(gpu.largestAccelerationSquared(G), largest) << "device, n = " << n;
+        EXPECT_EQ(cpu.largestAccelerationSquared(G), largest) << "twin, n = " << n;
     }
 }
 

@@ -21,6 +21,7 @@
 #endif
 
 #include "common/errors.h"
+#include "host/cpu/resident_cpu.h"
 #include "host/io/checkpoint.h"
 #include "host/sim/pipeline.h"
 #include "host/models/galaxy.h"
@@ -669,4 +670,52 @@ TEST(PipelineCheckpoint, RefusesStatePositionsOrResultsOfTheWrongSizeAtWrite)
     EXPECT_NE(m.find("pipeline.statePos"), std::string::npos) << m;
     EXPECT_NE(m.find("no pipeline"), std::string::npos) << m;
     EXPECT_FALSE(std::filesystem::exists(d.file("a.bin"))) << "a refused image leaves no file";
+}
+
+// The resident state's sums for the diagnostics and the step criterion, in the caller's order however the state is
+// arranged: after a gather, the same bits as diagnosticSumsCpu over the caller's indices and as the largest of
+// std::max over the results, a NaN result never taken (the device's reductions are checked against the same).
+TEST(ResidentCpuState, SumsAndLargestAccelerationFollowTheCallersAfterAGather)
+{
+    const ParticleSet b = makeModel("plummer", 1000, kSeed);
+    const int64_t n     = b.size();
+    std::vector<int32_t> caller(static_cast<size_t>(n)), order(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) caller[k] = int32_t((k * 7919) % n);
+    for (int64_t k = 0; k < n; ++k) order[k] = int32_t((k + n / 3) % n);
+    std::vector<F4> result(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+        result[k] = F4{float(b.pos[k].x), float(b.vel[k].y), float(b.pos[k].z), -1.0f / float(1 + k % 17)};
+    result[size_t(n / 2)].x = std::nanf("");
+    ResidentCpu r;
+    r.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+    r.setResults(result.data());
+    r.permute(order.data(), nullptr, 0, true);
+
+    // The arrays as the gather left them, and the slot of each caller's index.
+    std::vector<Vec3d> pos(b.pos.size()), vel(b.vel.size());
+    std::vector<double> mass(b.mass.size());
+    std::vector<F4> moved(result.size());
+    std::vector<int32_t> slot(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+    {
+        pos[k]                 = b.pos[order[k]];
+        vel[k]                 = b.vel[order[k]];
+        mass[k]                = b.mass[order[k]];
+        moved[k]               = result[order[k]];
+        slot[caller[order[k]]] = int32_t(k);
+    }
+    const double G = 0.75;
+    const StateScale scale{0, 0.5};
+    const DiagnosticSums got = r.diagnosticSums(G, scale);
+    const DiagnosticSums expected =
+        diagnosticSumsCpu(pos.data(), vel.data(), mass.data(), moved.data(), slot.data(), n, G, scale);
+    EXPECT_EQ(std::memcmp(&got, &expected, sizeof(got)), 0);
+    double largest = 0;
+    for (const F4& f : result)
+    {
+        const Vec3d a = accelerationOf(f, G);
+        largest       = std::max(largest, dot(a, a));
+    }
+    EXPECT_GT(largest, 0.0);
+    EXPECT_EQ(r.largestAccelerationSquared(G), largest);
 }
