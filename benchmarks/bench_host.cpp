@@ -28,6 +28,17 @@ namespace {
 
 BodySpan span(const ParticleSet& b) { return {b.pos.data(), b.mass.data(), b.id.data(), b.size()}; }
 
+/// lagrange.csv's row (lagrangianRadii) of a Plummer sphere's equal masses, which skip the sort of the radii, and of
+/// the same bodies with five different masses (unequal: 1), which take it.
+void BM_LagrangianRadii(benchmark::State& state)
+{
+    ParticleSet b = plummer(state.range(0));
+    if (state.range(1) != 0)
+        for (int64_t i = 0; i < b.size(); ++i) b.mass[i] *= double(1 + i % 5) / 3;
+    for (auto _ : state) benchmark::DoNotOptimize(lagrangianRadii(b, lagrangeFractions()));
+    setRate(state, b.size());
+}
+
 void BM_Sort(benchmark::State& state)
 {
     const ParticleSet& b = plummer(state.range(0));
@@ -411,6 +422,11 @@ BENCHMARK(BM_PmForces)
     ->ArgsProduct({{1 << 20}, {128}, {0, 1}, {0, 1}})
     ->ArgsProduct({{1 << 24}, {256}, {0, 1}, {0, 1}})
     ->ArgNames({"n", "mesh", "tsc", "tree_order"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_LagrangianRadii)
+    ->ArgsProduct({{1 << 20, 1 << 22}, {0, 1}})
+    ->ArgNames({"n", "unequal"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_Sort)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();

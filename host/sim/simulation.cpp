@@ -16,61 +16,6 @@
 
 namespace octwalk {
 
-namespace {
-
-/// Sorts v ascending: chunks sorted by the threads, then merged pairwise. Equal pairs are identical, so
-/// the result is std::sort's for any thread count.
-void parallelSort(std::vector<std::pair<double, double>>& v)
-{
-    const int64_t n = int64_t(v.size());
-    const int parts = maxThreads();
-    if (parts < 2 || n < int64_t(parts) * 1024)
-    {
-        std::sort(v.begin(), v.end());
-        return;
-    }
-    std::vector<int64_t> bound(size_t(parts) + 1);
-    for (int k = 0; k <= parts; ++k) bound[k] = n * k / parts;
-#pragma omp parallel for schedule(static, 1)
-    for (int k = 0; k < parts; ++k) std::sort(v.begin() + bound[k], v.begin() + bound[k + 1]);
-    for (int width = 1; width < parts; width *= 2)
-    {
-#pragma omp parallel for schedule(dynamic, 1)
-        for (int k = 0; k < parts; k += 2 * width)
-        {
-            if (k + width >= parts) continue;
-            std::inplace_merge(v.begin() + bound[k], v.begin() + bound[k + width],
-                               v.begin() + bound[std::min(k + 2 * width, parts)]);
-        }
-    }
-}
-
-} // namespace
-
-std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<double>& fractions)
-{
-    const MassWeighted centre = massWeighted(p.mass, p.pos);
-    const double m            = centre.mass;
-    const Vec3d c             = centre.mean();
-    std::vector<std::pair<double, double>> rm(p.size());
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < p.size(); ++i)
-    {
-        Vec3d d = p.pos[i] - c;
-        rm[i]   = {std::sqrt(dot(d, d)), p.mass[i]};
-    }
-    parallelSort(rm);
-    std::vector<double> radii(fractions.size(), rm.empty() ? 0.0 : rm.back().first);
-    double cumulative = 0;
-    size_t next       = 0;
-    for (const auto& [r, mi] : rm)
-    {
-        cumulative += mi;
-        while (next < fractions.size() && cumulative >= fractions[next] * m) radii[next++] = r;
-    }
-    return radii;
-}
-
 Simulation::Simulation(ParticleSet initial, const Parameters& p, StepPlan plan, ForceOptions forces)
     : Simulation(std::move(initial), p, plan, forces, std::nullopt)
 {}

@@ -1,9 +1,12 @@
 // The leapfrog, its diagnostics, checkpoints and restart.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 
@@ -14,6 +17,7 @@
 #endif
 
 #include "common/errors.h"
+#include "host/core/mass_weighted.h"
 #include "host/io/checkpoint.h"
 #include "host/models/galaxy.h"
 #include "host/sim/comoving.h"
@@ -447,6 +451,57 @@ TEST(Simulation, DamagedCheckpointIsRefused)
     EXPECT_THROW(Simulation::fromCheckpoint(path), FormatError);
     EXPECT_THROW(Simulation::fromCheckpoint((dir / "missing.bin").string()), FormatError);
     fs::remove_all(dir);
+}
+
+namespace {
+
+/// Lagrangian radii by their definition: the bodies in the order of (radius, mass) about the centre of mass, their
+/// masses added in that order, and the radius where the sum first reaches each fraction of the total.
+std::vector<double> radiiBySortingAll(const ParticleSet& p, const std::vector<double>& fractions)
+{
+    const MassWeighted centre = massWeighted(p.mass, p.pos);
+    std::vector<std::pair<double, double>> rm;
+    for (int64_t i = 0; i < p.size(); ++i)
+    {
+        const Vec3d d = p.pos[i] - centre.mean();
+        rm.emplace_back(std::sqrt(dot(d, d)), p.mass[i]);
+    }
+    std::sort(rm.begin(), rm.end());
+    std::vector<double> radii(fractions.size(), rm.empty() ? 0.0 : rm.back().first);
+    double cumulative = 0;
+    size_t next       = 0;
+    for (const auto& [r, m] : rm)
+    {
+        cumulative += m;
+        while (next < fractions.size() && cumulative >= fractions[next] * centre.mass) radii[next++] = r;
+    }
+    return radii;
+}
+
+} // namespace
+
+// Equal masses skip the sort (their running sums do not depend on the order); the radii are still the definition's,
+// bit for bit: with ties, masses that do not add up exactly, fractions at and beyond the ends, few bodies, and
+// unequal masses (which take the sort).
+TEST(Simulation, LagrangianRadiiAreTheSortedDefinitionsBitForBit)
+{
+    const std::vector<double> fractions{0.0, 1e-9, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.999999, 1.0, 1.5};
+    ParticleSet tied = makePlummer(20000, 5);
+    for (int64_t i = 0; i < tied.size(); i += 3) tied.pos[i] = tied.pos[0];
+    ParticleSet third = makePlummer(3000, 6);
+    for (double& m : third.mass) m = 1.0 / 3;
+    ParticleSet unequal = makePlummer(20000, 9);
+    for (int64_t i = 0; i < unequal.size(); ++i) unequal.mass[i] = double(1 + i % 5) / 60000;
+    unequal.pos[5] = unequal.pos[6];
+    std::vector<ParticleSet> sets{makePlummer(20000, 4), tied, third, makePlummer(2, 7), makeGalaxy(12000, 4), unequal};
+    ParticleSet one = makePlummer(2, 8);
+    one.pos.resize(1);
+    one.vel.resize(1);
+    one.mass.resize(1);
+    one.id.resize(1);
+    sets.push_back(one);
+    for (size_t k = 0; k < sets.size(); ++k)
+        EXPECT_EQ(lagrangianRadii(sets[k], fractions), radiiBySortingAll(sets[k], fractions)) << "set " << k;
 }
 
 TEST(Simulation, LagrangianRadiiOfAUniformSphere)
