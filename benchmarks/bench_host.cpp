@@ -318,6 +318,33 @@ void BM_SimulationStep(benchmark::State& state)
     setRate(state, state.range(0));
 }
 
+/// What a run's energy and lagrange rows read after a pipelined step (the default `octwalk run`), without the step:
+/// Simulation::state() (the bodies in the caller's order from the pipeline) and the diagnostics' sums, on the
+/// CPU twin (range(1) = 0) or the default backend (1), range(0) Plummer bodies. Manual time: the steps between
+/// iterations are not timed. Counters: the medians of each part ("state_s", "sums_s").
+void BM_PipelinedRows(benchmark::State& state)
+{
+    Parameters p;
+    p.backend              = state.range(1) == 0 ? Backend::Cpu : Backend::Auto;
+    p.epsilon_squared      = 1e-4;
+    constexpr double kStep = 1.0 / 64;
+    Simulation sim(plummer(state.range(0)), p, planSteps(0.0, 1e6 * kStep, kStep));
+    std::vector<double> states, sums;
+    for (auto _ : state)
+    {
+        sim.step();
+        Stopwatch clock;
+        benchmark::DoNotOptimize(sim.state().pos.data());
+        states.push_back(clock.lap());
+        benchmark::DoNotOptimize(sim.diagnostics().total);
+        sums.push_back(clock.lap());
+        state.SetIterationTime(states.back() + sums.back());
+    }
+    state.counters["state_s"] = median(states);
+    state.counters["sums_s"]  = median(sums);
+    setRate(state, state.range(0));
+}
+
 /// The host passes of a classic Simulation step around its force evaluation, without the evaluation: range(0)
 /// Plummer bodies in the previous step's tree order (inPreviousTreeOrder) and the permutation of their sort,
 /// on range(1) threads. range(2) = 0: the pass after the evaluation (results times G checked, velocities,
@@ -450,6 +477,12 @@ BENCHMARK(BM_SimulationStep)
     ->ArgNames({"n", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK(BM_PipelinedRows)
+    ->ArgsProduct({{1 << 18, 1 << 20}, {0, 1}})
+    ->ArgNames({"n", "backend"})
+    ->Iterations(5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StepPasses)
     ->ArgsProduct({{1 << 20, 1 << 22}, {1, 2, 16}, {0, 1}})
     ->ArgNames({"n", "threads", "fused"})

@@ -579,7 +579,11 @@ void Pipeline::throwBadBody(Ok ok, const char* what)
 
 void Pipeline::copyState(Vec3d* pos, Vec3d* vel)
 {
-    std::vector<Vec3d> p(static_cast<size_t>(n_)), v(static_cast<size_t>(n_));
+    // Kept between calls: a run asks for its state every step it writes rows, and fresh pages cost their faults.
+    std::vector<Vec3d>& p = stateScratch_[0];
+    std::vector<Vec3d>& v = stateScratch_[1];
+    p.resize(size_t(n_));
+    v.resize(size_t(n_));
     beginSpans(step_);
     backend_->getState(p.data(), v.data());
     recordSpans();

@@ -280,6 +280,7 @@ private:
     /// Whether the backend holds results of this state (the error control's previous accelerations).
     bool hasResults_      = false;
     double velocityScale_ = 1;
+    std::vector<Vec3d> stateScratch_[2]; ///< copyState's positions and velocities in the backend's order
     float eps2_;
     std::unique_ptr<Backend> backend_;
     /// What the backend logs for the timeline, and the lane of its own work there.

@@ -237,6 +237,7 @@ const std::vector<int32_t>& Simulation::slots() const
 const ParticleSet& Simulation::state() const
 {
     if (callerStateValid_) return callerState_;
+    if (pipeline_) return pipelineState();
     const std::vector<int32_t>& slot = slots();
     const int64_t n                  = int64_t(slot.size());
     gather(state_.pos, slot, callerState_.pos);
@@ -250,7 +251,27 @@ const ParticleSet& Simulation::state() const
     callerState_.time      = state_.time;
     callerState_.boxSize   = state_.boxSize;
     callerState_.cosmology = state_.cosmology;
-    if (pipeline_) pipeline_->copyState(callerState_.pos.data(), callerState_.vel.data());
+    callerStateValid_      = true;
+    return callerState_;
+}
+
+const ParticleSet& Simulation::pipelineState() const
+{
+    const int64_t n = state_.size();
+    if (!callerConstantsValid_)
+    {
+        const std::vector<int32_t>& slot = slots();
+        gather(state_.mass, slot, callerState_.mass);
+        gather(state_.id, slot, callerState_.id);
+        callerState_.type     = state_.type;
+        callerConstantsValid_ = true;
+    }
+    callerState_.pos.resize(size_t(n));
+    callerState_.vel.resize(size_t(n));
+    callerState_.time      = state_.time;
+    callerState_.boxSize   = state_.boxSize;
+    callerState_.cosmology = state_.cosmology;
+    pipeline_->copyState(callerState_.pos.data(), callerState_.vel.data());
     callerStateValid_ = true;
     return callerState_;
 }

@@ -282,6 +282,9 @@ private:
     void prefetchSlot(int32_t k) const;
     /// The sums behind diagnostics() of the current state, computed once per step (diagnosticSums_).
     const DiagnosticSums& diagnosticSums() const;
+    /// state() of a pipelined run: the masses, ids and types gathered once, the positions and velocities from the
+    /// pipeline.
+    const ParticleSet& pipelineState() const;
     /// Slot in state_ of every caller's index (the inverse of callerIndex_), rebuilt when stale.
     const std::vector<int32_t>& slots() const;
     /// The velocity of slot k at the current time: state_.vel[k], or while the state runs ahead (ahead_) the
@@ -331,6 +334,9 @@ private:
     /// state() and slots(), valid until the state is reordered or stepped.
     mutable ParticleSet callerState_;
     mutable bool callerStateValid_ = false;
+    /// Whether callerState_ holds the masses, ids and types, which a pipelined run never reorders on the host:
+    /// each state() then brings the positions and velocities only.
+    mutable bool callerConstantsValid_ = false;
     mutable std::vector<int32_t> slotOf_;
     mutable bool slotsValid_ = false;
     /// Whether the drift has checked the positions as validateBodies would (then the solver does not).
