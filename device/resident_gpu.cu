@@ -378,7 +378,7 @@ struct ResidentGpu::Impl
                                                    keyIndex.data(), sortedIndex.data(), int(n), 0, kKeyBits, s));
     }
 
-    /// Called before the positions or velocities are written: that waits for a pending download of them.
+    /// slot: the inverse of caller (invertKernel), queued on s.
     void invertCallers(int64_t n, cudaStream_t s)
     {
         slot.reserve(size_t(n));
@@ -387,6 +387,7 @@ struct ResidentGpu::Impl
         CUDA_CHECK_LAUNCH();
     }
 
+    /// Called before the positions or velocities are written: that waits for a pending download of them.
     void beforeWritingState()
     {
         if (!downloadPending) return;
