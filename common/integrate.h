@@ -104,15 +104,12 @@ HOST_DEVICE inline void driftPosition(Vec3d& x, const Vec3d& v, double h, double
 /// The acceleration of a walk's float result (acc xyz, potential; G = 1) in double with G applied.
 HOST_DEVICE inline Vec3d accelerationOf(const F4& out, double G) { return {G * out.x, G * out.y, G * out.z}; }
 
-/// The larger of a and b as std::max(a, b) takes it: a NaN b never wins.
-HOST_DEVICE inline double largerOf(double a, double b) { return a < b ? b : a; }
-
 /// The larger of largest and |G acc|^2 of one result (the step criterion's input). A NaN never wins, so the largest
 /// of many results is the same bits whatever the order in which they are taken.
 HOST_DEVICE inline double largerAccelerationSquared(double largest, const F4& out, double G)
 {
     const Vec3d a = accelerationOf(out, G);
-    return largerOf(largest, dot(a, a));
+    return maxOf(largest, dot(a, a));
 }
 
 /// The potential of a walk's float result with G applied.

@@ -38,13 +38,6 @@ HOST_DEVICE inline void shiftQuadrupole(const SymTensor<double>& child, Vec3d ch
     addPointQuadrupole(childCom - parentCom, childMass, parent);
 }
 
-/// Smaller of a and b, as std::min (b when b < a, else a), callable on the device: boxes then agree
-/// bit for bit with the host build's, signed zeros included.
-HOST_DEVICE inline double minOf(double a, double b) { return b < a ? b : a; }
-
-/// Larger of a and b, as std::max (b when a < b, else a).
-HOST_DEVICE inline double maxOf(double a, double b) { return a < b ? b : a; }
-
 /// What a cell's multipole expansion holds, in double: mass, centre of mass, traceless quadrupole
 /// about it, and the tight box of its bodies.
 struct Moments

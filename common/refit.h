@@ -83,9 +83,6 @@ HOST_DEVICE inline void packNode(const Moments& mo, Mac mac, float invTheta, flo
     nodeQuad[1] = {quadScale * float(q.xz), quadScale * float(q.yz), spreadScale * float(q.spread), 0.0f};
 }
 
-HOST_DEVICE inline float minOf(float a, float b) { return b < a ? b : a; }
-HOST_DEVICE inline float maxOf(float a, float b) { return a < b ? b : a; }
-
 /// Tight float box (centre, half-size) of bodies [range.x, range.x + range.y), range.y >= 1; the
 /// half-size is rounded outward so the float box still contains every float position.
 HOST_DEVICE inline void groupBox(const F4* bodies, I2 range, F4& center, F4& half)

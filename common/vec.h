@@ -71,4 +71,19 @@ using Vec3d = Vec3<double>;
 
 HOST_DEVICE inline Vec3f xyz(F4 v) { return {v.x, v.y, v.z}; }
 
+/// Smaller of a and b, as std::min (b when b < a, else a), callable on the device: boxes then agree
+/// bit for bit with the host build's, signed zeros included.
+template<class T>
+HOST_DEVICE inline T minOf(T a, T b)
+{
+    return b < a ? b : a;
+}
+
+/// Larger of a and b, as std::max (b when a < b, else a): a NaN b never wins.
+template<class T>
+HOST_DEVICE inline T maxOf(T a, T b)
+{
+    return a < b ? b : a;
+}
+
 } // namespace octwalk

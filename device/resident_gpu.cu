@@ -174,7 +174,7 @@ __global__ void diagnosticBlocksKernel(const Vec3d* pos, const Vec3d* vel, const
 
 struct LargerOf
 {
-    __device__ double operator()(double a, double b) const { return largerOf(a, b); }
+    __device__ double operator()(double a, double b) const { return maxOf(a, b); }
 };
 
 /// out[blockIdx.x] = the largest |G acc|^2 of the block's results (largerAccelerationSquared).
@@ -683,7 +683,7 @@ double ResidentGpu::largestAccelerationSquared(double G)
     });
     m.spans.synchronize(s);
     double largest = 0;
-    for (double p : partial) largest = largerOf(largest, p);
+    for (double p : partial) largest = maxOf(largest, p);
     return largest;
 }
 
