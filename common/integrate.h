@@ -3,10 +3,11 @@
 /// The leapfrog's per-body arithmetic, once for the host state (host/sim/simulation.cpp) and the
 /// device-resident state (device/resident_gpu.cu and its CPU twin host/cpu/resident_cpu.cpp): the
 /// half kick, the drift with the periodic wrap, the range and finiteness checks of a drifted body,
-/// the solver's G applied to a float result, and the per-body terms of the diagnostics. Each is the
-/// same sequence of double operations on both sides; the device file is compiled without fused
-/// multiply-adds (-fmad=false), so the results agree bit for bit.
+/// the solver's G applied to a float result, the per-body terms of the diagnostics and a body's
+/// radius about a centre. Each is the same sequence of double operations on both sides; the device
+/// file is compiled without fused multiply-adds (-fmad=false), so the results agree bit for bit.
 
+#include <cmath>
 #include <cstdint>
 
 #include "common/hostdevice.h"
@@ -110,6 +111,17 @@ HOST_DEVICE inline double largerAccelerationSquared(double largest, const F4& ou
 {
     const Vec3d a = accelerationOf(out, G);
     return maxOf(largest, dot(a, a));
+}
+
+/// |x - centre|: a body's Lagrangian radius, on the host and in the device's order statistics of them.
+HOST_DEVICE inline double radiusAbout(const Vec3d& x, const Vec3d& centre)
+{
+    const Vec3d d = x - centre;
+#ifdef __CUDA_ARCH__
+    return sqrt(dot(d, d));
+#else
+    return std::sqrt(dot(d, d));
+#endif
 }
 
 /// The potential of a walk's float result with G applied.

@@ -189,6 +189,24 @@ __global__ void largestAccelerationKernel(const F4* result, int64_t n, double G,
     if (threadIdx.x == 0) out[blockIdx.x] = largest;
 }
 
+/// keys[k] = the pattern of body k's radius about centre (radiusAbout): non-negative doubles' patterns order as their
+/// values. Every thread that finds a NaN radius stores the same 1.
+__global__ void radiusKeysKernel(const Vec3d* pos, int64_t n, Vec3d centre, uint64_t* keys, int32_t* notANumber)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const double r = radiusAbout(pos[k], centre);
+    if (isnan(r)) *notANumber = 1;
+    keys[k] = uint64_t(__double_as_longlong(r));
+}
+
+/// out[j] = the radius whose pattern is sorted[rank[j]].
+__global__ void radiiAtRanksKernel(const uint64_t* sorted, const int64_t* rank, int64_t count, double* out)
+{
+    const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (j < count) out[j] = __longlong_as_double((long long)sorted[rank[j]]);
+}
+
 /// slot[caller[k]] = k.
 __global__ void invertKernel(const int32_t* caller, int32_t* slot, int64_t n)
 {
@@ -340,6 +358,12 @@ struct ResidentGpu::Impl
     DeviceBuffer<DeviceBox> boxes{"resident bounding boxes"};
     DeviceBuffer<unsigned char> sortTemp{"resident sort storage"};
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
+    /// The radii's patterns before and after their sort (radiusOrderStatistics), the ranks asked for and the radii
+    /// there.
+    DeviceBuffer<uint64_t> radiusKeys{"radius keys"}, sortedRadiusKeys{"sorted radius keys"};
+    DeviceBuffer<unsigned char> radiusSortTemp{"radius sort storage"};
+    DeviceBuffer<int64_t> radiusRanks{"radius ranks"};
+    DeviceBuffer<double> radiiAtRanks{"radii at the ranks"};
     DeviceSpans spans;
     /// The positions' download for a host build: on its own stream, after the state's stream reached it.
     Stream copyStream;
@@ -685,6 +709,46 @@ double ResidentGpu::largestAccelerationSquared(double G)
     double largest = 0;
     for (double p : partial) largest = maxOf(largest, p);
     return largest;
+}
+
+bool ResidentGpu::radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out)
+{
+    Impl& m              = *impl_;
+    cudaStream_t s       = m.stream();
+    const int64_t count  = int64_t(rank.size());
+    const int64_t blocks = blocksFor(n_, kStateBlock);
+    if (n_ == 0 || count == 0)
+    {
+        out.assign(rank.size(), 0.0);
+        return true;
+    }
+    m.radiusKeys.reserve(size_t(n_));
+    m.sortedRadiusKeys.reserve(size_t(n_));
+    m.radiiAtRanks.reserve(size_t(count));
+    m.flag.reserve(1);
+    m.flagHost.reserve(1);
+    std::vector<double> radii(rank.size());
+    m.logged("lagrangian_radii", [&] {
+        CUDA_CHECK(cudaMemsetAsync(m.flag.data(), 0, sizeof(int32_t), s));
+        radiusKeysKernel<<<blocks, kStateBlock, 0, s>>>(m.pos.data(), n_, centre, m.radiusKeys.data(), m.flag.data());
+        CUDA_CHECK_LAUNCH();
+        size_t bytes = 0;
+        CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, m.radiusKeys.data(), m.sortedRadiusKeys.data(),
+                                                  int(n_), 0, 64, s));
+        m.radiusSortTemp.reserve(bytes);
+        CUDA_CHECK(cub::DeviceRadixSort::SortKeys(m.radiusSortTemp.data(), bytes, m.radiusKeys.data(),
+                                                  m.sortedRadiusKeys.data(), int(n_), 0, 64, s));
+        upload(m.radiusRanks, rank.data(), rank.size(), s);
+        radiiAtRanksKernel<<<blocksFor(count, kStateBlock), kStateBlock, 0, s>>>(
+            m.sortedRadiusKeys.data(), m.radiusRanks.data(), count, m.radiiAtRanks.data());
+        CUDA_CHECK_LAUNCH();
+        download(radii.data(), m.radiiAtRanks.data(), radii.size(), s);
+        CUDA_CHECK(cudaMemcpyAsync(m.flagHost.data(), m.flag.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    });
+    m.spans.synchronize(s);
+    if (*m.flagHost.data() != 0) return false;
+    out = std::move(radii);
+    return true;
 }
 
 void ResidentGpu::getResults(F4* out)

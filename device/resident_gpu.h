@@ -88,6 +88,9 @@ public:
     /// As ResidentCpu::largestAccelerationSquared, reduced on the device: a block's largest per block, the rest on
     /// the host.
     double largestAccelerationSquared(double G);
+    /// As ResidentCpu::radiusOrderStatistics: the radii's patterns sorted on the device (cub), only the ranks' radii
+    /// downloaded.
+    bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out);
     /// Downloads the last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out);
     /// The interaction lists of the last evaluation (GpuSolver::downloadLists).

@@ -1,7 +1,9 @@
 #include "host/cpu/resident_cpu.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "host/core/order_statistics.h"
 #include "host/core/parallel.h"
 #include "host/core/prefetch.h"
 #include "common/treepm.h"
@@ -263,6 +265,24 @@ double ResidentCpu::largestAccelerationSquared(double G) const
 #pragma omp parallel for schedule(static) reduction(max : largest)
         for (int64_t k = 0; k < n; ++k) largest = largerAccelerationSquared(largest, result_[k], G);
         return largest;
+    });
+}
+
+bool ResidentCpu::radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out)
+{
+    return logged("lagrangian_radii", [&] {
+        const int64_t n = size();
+        radii_.resize(size_t(n));
+        int notANumber = 0;
+#pragma omp parallel for schedule(static) reduction(max : notANumber)
+        for (int64_t k = 0; k < n; ++k)
+        {
+            radii_[size_t(k)] = radiusAbout(pos_[size_t(k)], centre);
+            notANumber        = std::max(notANumber, int(std::isnan(radii_[size_t(k)])));
+        }
+        if (notANumber) return false;
+        out = orderStatistics(radii_.data(), n, rank);
+        return true;
     });
 }
 

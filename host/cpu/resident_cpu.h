@@ -4,11 +4,12 @@
 /// masses in tree order) with the pipeline's operations on it: the fused half kick and drift, the
 /// closing half kick, the gather into a new tree order, the refit of a kept topology
 /// (host/cpu/refit_cpu.h) followed by the walk and the forces (host/cpu/walk_cpu.h, forces_cpu.h),
-/// and the diagnostics' sums. Every operation calls the same common/ functions as the device's, in
-/// the same order, so the state after each is the device's bit for bit (the device's forces differ by
-/// float round-off: rsqrt and fused multiply-adds in its force kernels). Deterministic: results are
-/// bit-identical for any thread count. With a SpanLog that is on, each operation logs its interval on
-/// the host's clock (the refit and the walk's phases by their kPhases names), as the device's twin does.
+/// the diagnostics' sums and the order statistics of the radii. Every operation calls the same
+/// common/ functions as the device's, in the same order, so the state after each is the device's bit
+/// for bit (the device's forces differ by float round-off: rsqrt and fused multiply-adds in its
+/// force kernels). Deterministic: results are bit-identical for any thread count. With a SpanLog
+/// that is on, each operation logs its interval on the host's clock (the refit and the walk's phases
+/// by their kPhases names), as the device's twin does.
 
 #include <cstdint>
 #include <vector>
@@ -78,6 +79,9 @@ public:
     DiagnosticSums diagnosticSums(double G, const StateScale& scale = {}) const;
     /// The largest |G acc|^2 of the last evaluation's results (largerAccelerationSquared; 0 for no body).
     double largestAccelerationSquared(double G) const;
+    /// The rank[k]-th smallest of the bodies' radii about centre (radiusAbout) into out (orderStatistics): the
+    /// Lagrangian radii of equal masses at equalMassRanks. False (out untouched) when a radius is NaN.
+    bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out);
     /// The last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out) const;
     /// The interaction lists of the last evaluation (as ResidentGpu::getLists).
@@ -111,6 +115,8 @@ private:
     WalkCounts counts_;
     InteractionLists lists_;
     std::vector<F4> nodeAcc_, result_, scratchResult_;
+    /// The radii of radiusOrderStatistics, kept between rows (fresh pages cost their faults).
+    std::vector<double> radii_;
 };
 
 } // namespace octwalk

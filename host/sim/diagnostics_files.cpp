@@ -92,7 +92,7 @@ void DiagnosticsFiles::write(const Simulation& sim)
                  << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x
                  << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
                  << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
-    if (!periodic_) rows_.writeLagrangeRow(sim.stepIndex(), d.time, sim.state());
+    if (!periodic_) rows_.writeLagrangeRow(sim.stepIndex(), d.time, sim.lagrangianRadii());
     rows_.flush(sim.stepIndex());
 }
 

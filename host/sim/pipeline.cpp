@@ -43,6 +43,8 @@ public:
     virtual bool kick(double G, double halfStep)                                                     = 0;
     virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                         = 0;
     virtual double largestAccelerationSquared(double G)                                              = 0;
+    virtual bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank,
+                                       std::vector<double>& out)                                     = 0;
     virtual void getResults(F4* out)                                                                 = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
@@ -119,6 +121,10 @@ public:
     bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
     DiagnosticSums diagnosticSums(double G, const StateScale& scale) override { return r_.diagnosticSums(G, scale); }
     double largestAccelerationSquared(double G) override { return r_.largestAccelerationSquared(G); }
+    bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out) override
+    {
+        return r_.radiusOrderStatistics(centre, rank, out);
+    }
     void getResults(F4* out) override { r_.getResults(out); }
     void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
                   std::vector<int32_t>& leafList) override
@@ -630,6 +636,14 @@ DiagnosticSums Pipeline::diagnosticSums()
     const DiagnosticSums s = backend_->diagnosticSums(params_.gravitational_constant, stateScale());
     recordSpans();
     return s;
+}
+
+bool Pipeline::radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out)
+{
+    beginSpans(step_);
+    const bool found = backend_->radiusOrderStatistics(centre, rank, out);
+    recordSpans();
+    return found;
 }
 
 namespace {

@@ -187,6 +187,9 @@ public:
     void copyAccelerations(Vec3d* acc);
     /// The diagnostics' sums in the caller's order, as Simulation::diagnostics adds them.
     DiagnosticSums diagnosticSums();
+    /// The rank[k]-th smallest of the bodies' radii about centre (radiusAbout) into out, found where the state is:
+    /// only the radii cross to the host. False (out untouched) when a radius is NaN.
+    bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out);
     /// The policy's state for a checkpoint (with a periodic run's own positions in statePos).
     PipelineCheckpoint checkpoint() const;
     /// Whether a checkpoint keeps the last results too (resultsByCaller): a periodic run's restore needs them.

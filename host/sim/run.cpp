@@ -180,7 +180,7 @@ std::vector<StepTimes> timeSteps(Simulation& sim, int64_t steps, bool withDiagno
             Stopwatch clock;
             const double diagnosticsBegin = steadyClockSeconds();
             Diagnostics d                 = sim.diagnostics();
-            std::vector<double> radii     = lagrangianRadii(sim.state(), lagrangeFractions());
+            std::vector<double> radii     = sim.lagrangianRadii();
             t[StepPhase::Diagnostics]     = clock.lap();
             timeline.recordSteady(sim.stepIndex(), "host", "diagnostics", diagnosticsBegin, steadyClockSeconds());
             (void)d;

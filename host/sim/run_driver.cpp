@@ -206,8 +206,13 @@ void EnergyLagrangeFiles::writeLagrangeHeader(const std::string& headerComment)
 
 void EnergyLagrangeFiles::writeLagrangeRow(int64_t step, double time, const ParticleSet& state)
 {
+    writeLagrangeRow(step, time, lagrangianRadii(state, lagrangeFractions()));
+}
+
+void EnergyLagrangeFiles::writeLagrangeRow(int64_t step, double time, const std::vector<double>& radii)
+{
     lagrange << step << ',' << time;
-    for (double r : lagrangianRadii(state, lagrangeFractions())) lagrange << ',' << r;
+    for (double r : radii) lagrange << ',' << r;
     lagrange << '\n';
     lastStep_ = step;
 }

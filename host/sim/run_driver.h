@@ -90,6 +90,8 @@ public:
     void writeLagrangeHeader(const std::string& headerComment);
     /// A row of lagrange.csv: step, time and the radii of state enclosing lagrangeFractions() of its mass.
     void writeLagrangeRow(int64_t step, double time, const ParticleSet& state);
+    /// A row of lagrange.csv with radii found already (one for each of lagrangeFractions()).
+    void writeLagrangeRow(int64_t step, double time, const std::vector<double>& radii);
     /// Flushes both files after the rows of `step` (or the headers); FormatError (flushRows) naming the file
     /// and the step when anything written did not reach it.
     void flush(int64_t step);

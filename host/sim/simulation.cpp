@@ -406,4 +406,22 @@ Diagnostics Simulation::diagnostics() const
     return d;
 }
 
+std::vector<double> Simulation::lagrangianRadii() const
+{
+    const DiagnosticSums& s      = diagnosticSums();
+    const MassWeighted centre    = {s.mass, s.comPos};
+    const std::vector<double>& f = lagrangeFractions();
+    if (pipeline_ && state_.size() > 0)
+    {
+        if (!equalMasses_) equalMasses_ = equalMasses(state_.mass);
+        if (*equalMasses_ && lagrangeRanks_.empty())
+        {
+            lagrangeRanks_ = equalMassRanks(state_.size(), state_.mass[0], s.mass, f);
+        }
+        std::vector<double> radii;
+        if (*equalMasses_ && pipeline_->radiusOrderStatistics(centre.mean(), lagrangeRanks_, radii)) return radii;
+    }
+    return octwalk::lagrangianRadii(state(), f, centre);
+}
+
 } // namespace octwalk

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/phases.h"
+#include "host/core/mass_weighted.h"
 #include "host/core/particles.h"
 #include "host/core/params.h"
 #include "host/sim/comoving.h"
@@ -43,8 +44,19 @@ inline const std::vector<double>& lagrangeFractions()
     return f;
 }
 
-/// Radii about the centre of mass enclosing each fraction of the total mass.
+/// Radii about the centre of mass enclosing each fraction of the total mass: the radius where the running mass,
+/// added in the order of (radius, mass), first reaches each fraction (the largest radius where it never does).
 std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<double>& fractions);
+/// As lagrangianRadii(p, fractions) about centre.mean(), centre.mass the total mass (a run's rows take both from
+/// the energy row's sums).
+std::vector<double> lagrangianRadii(const ParticleSet& p, const std::vector<double>& fractions,
+                                    const MassWeighted& centre);
+/// Whether every mass has the bits of the first (true for none).
+bool equalMasses(const std::vector<double>& mass);
+/// The ranks (from 0) in the order of the radii where the running mass of n bodies of mass mi, total m, first
+/// reaches each fraction (n - 1 where it never does): equal masses add up alike in any order, so these are known
+/// before the radii are ordered, and the Lagrangian radii are the radii of these ranks.
+std::vector<int64_t> equalMassRanks(int64_t n, double mi, double m, const std::vector<double>& fractions);
 
 struct StepPlan
 {
@@ -230,6 +242,10 @@ public:
     bool direct() const { return forces_.direct; }
     const ForceOptions& forceOptions() const { return forces_; }
     Diagnostics diagnostics() const;
+    /// lagrange.csv's radii of the current state for lagrangeFractions(), about the centre of mass of diagnostics()
+    /// (its sums' bits). A pipelined run of equal masses orders the radii where its state lives (the device's or the
+    /// CPU twin's) and brings only the radii back; otherwise they are found from state().
+    std::vector<double> lagrangianRadii() const;
     /// The last force evaluation's accelerations (G applied) in the caller's order: what the current
     /// positions (state()) were kicked with, for measuring a step's force error.
     std::vector<Vec3d> accelerations() const;
@@ -381,6 +397,9 @@ private:
     /// all (at 2^24 bodies a pass in the caller's order takes about 0.06 s on 16 cores).
     mutable DiagnosticSums diagnosticSums_;
     mutable int64_t diagnosticsStep_ = -1;
+    /// Whether all masses are equal, and then equalMassRanks of lagrangeFractions(): masses never change in a run.
+    mutable std::optional<bool> equalMasses_;
+    mutable std::vector<int64_t> lagrangeRanks_;
 };
 
 /// A comoving run's clock, then its settings, as "name=value" lines (reals exact): the checkpoint's comoving field

@@ -493,7 +493,15 @@ TEST(Simulation, LagrangianRadiiAreTheSortedDefinitionsBitForBit)
     ParticleSet unequal = makePlummer(20000, 9);
     for (int64_t i = 0; i < unequal.size(); ++i) unequal.mass[i] = double(1 + i % 5) / 60000;
     unequal.pos[5] = unequal.pos[6];
-    std::vector<ParticleSet> sets{makePlummer(20000, 4), tied, third, makePlummer(2, 7), makeGalaxy(12000, 4), unequal};
+    // The first mass the smallest and the largest: a test of equal masses must find both kinds of difference.
+    ParticleSet smallestFirst = makePlummer(12333, 10), largestFirst = smallestFirst;
+    for (int64_t i = 0; i < smallestFirst.size(); ++i)
+    {
+        smallestFirst.mass[i] = double(1 + i % 5) / 36999;
+        largestFirst.mass[i]  = double(5 - i % 5) / 36999;
+    }
+    std::vector<ParticleSet> sets{makePlummer(20000, 4), tied,    third,         makePlummer(2, 7),
+                                  makeGalaxy(12000, 4),  unequal, smallestFirst, largestFirst};
     ParticleSet one = makePlummer(2, 8);
     one.pos.resize(1);
     one.vel.resize(1);

@@ -340,6 +340,37 @@ TEST_F(GpuResidentTest, SumsAndLargestAccelerationAreTheHostsAtAnyCount)
     }
 }
 
+// The device's order statistics of the radii (a pipelined run's Lagrangian radii of equal masses) are the twin's
+// values, for counts that fill no whole block, with ties, a body at the centre and a rank asked twice; a NaN radius
+// is refused, the output left as it was.
+TEST_F(GpuResidentTest, RadiusOrderStatisticsAreTheTwinsAtAnyCount)
+{
+    for (int64_t n : {int64_t(1), int64_t(45), int64_t(3 * 4096 + 45), int64_t(1) << 20})
+    {
+        ParticleSet b = makeModel("plummer", n, kSeed);
+        for (int64_t i = 1; i < n; i += 4) b.pos[i] = b.pos[i - 1];
+        const Vec3d centre = b.pos[0];
+        std::vector<int32_t> caller(static_cast<size_t>(n));
+        std::iota(caller.begin(), caller.end(), 0);
+        const std::vector<int64_t> rank{0, n / 3, n / 2, n / 2, n - 1};
+        ResidentGpu gpu;
+        gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+        ResidentCpu cpu;
+        cpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+        std::vector<double> d, t;
+        ASSERT_TRUE(gpu.radiusOrderStatistics(centre, rank, d)) << "n = " << n;
+        ASSERT_TRUE(cpu.radiusOrderStatistics(centre, rank, t)) << "n = " << n;
+        EXPECT_EQ(d, t) << "n = " << n;
+        EXPECT_EQ(d[0], 0.0) << "n = " << n;
+
+        b.pos[size_t(n / 2)].z = std::nan("");
+        gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+        std::vector<double> kept{1.5};
+        EXPECT_FALSE(gpu.radiusOrderStatistics(centre, rank, kept)) << "n = " << n;
+        EXPECT_EQ(kept, std::vector<double>{1.5}) << "n = " << n;
+    }
+}
+
 // The device's sort of the predicted positions' keys (the host build's start in a pipelined run on the
 // GPU) against the host: the same predicted positions, the keys of their bounding cube sorted stably with
 // the same indices, and from them adoptSortedKeys the order sortBodies gives, ties (coincident bodies)

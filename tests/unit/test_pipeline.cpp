@@ -21,6 +21,7 @@
 #endif
 
 #include "common/errors.h"
+#include "host/core/parallel.h"
 #include "host/cpu/resident_cpu.h"
 #include "host/io/checkpoint.h"
 #include "host/sim/pipeline.h"
@@ -718,4 +719,89 @@ TEST(ResidentCpuState, SumsAndLargestAccelerationFollowTheCallersAfterAGather)
     }
     EXPECT_GT(largest, 0.0);
     EXPECT_EQ(r.largestAccelerationSquared(G), largest);
+}
+
+namespace {
+
+/// The rank[k]-th smallest of the radii of pos about centre, by a sort of them all.
+std::vector<double> sortedRadiiAt(const std::vector<Vec3d>& pos, const Vec3d& centre, const std::vector<int64_t>& rank)
+{
+    std::vector<double> r;
+    for (const Vec3d& x : pos) r.push_back(radiusAbout(x, centre));
+    std::sort(r.begin(), r.end());
+    std::vector<double> out;
+    for (int64_t k : rank) out.push_back(r[size_t(k)]);
+    return out;
+}
+
+/// Lagrangian radii by their definition about a given centre and total mass m: (radius, mass) pairs sorted, the
+/// masses added in that order, the radius where the sum first reaches each fraction of m.
+std::vector<double> radiiByDefinition(const ParticleSet& p, const std::vector<double>& fractions, const Vec3d& centre,
+                                      double m)
+{
+    std::vector<std::pair<double, double>> rm;
+    for (int64_t i = 0; i < p.size(); ++i) rm.emplace_back(radiusAbout(p.pos[i], centre), p.mass[i]);
+    std::sort(rm.begin(), rm.end());
+    std::vector<double> radii(fractions.size(), rm.back().first);
+    double cumulative = 0;
+    size_t next       = 0;
+    for (const auto& [r, mi] : rm)
+    {
+        cumulative += mi;
+        while (next < fractions.size() && cumulative >= fractions[next] * m) radii[next++] = r;
+    }
+    return radii;
+}
+
+} // namespace
+
+// The resident state's order statistics of the radii (a pipelined run's Lagrangian radii of equal masses): the
+// sort's values at the ranks after a gather, with ties, a body at the centre and a rank asked twice; a NaN radius is
+// refused and the output left as it was (the device's are checked against these).
+TEST(ResidentCpuState, RadiusOrderStatisticsAreTheSortedRadiiAfterAGather)
+{
+    ParticleSet b   = makeModel("plummer", 5000, kSeed);
+    const int64_t n = b.size();
+    for (int64_t i = 1; i < n; i += 4) b.pos[i] = b.pos[i - 1];
+    const Vec3d centre = b.pos[8];
+    std::vector<int32_t> caller(static_cast<size_t>(n)), order(static_cast<size_t>(n));
+    std::iota(caller.begin(), caller.end(), 0);
+    for (int64_t k = 0; k < n; ++k) order[k] = int32_t((k * 7919) % n);
+    ResidentCpu r;
+    r.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+    r.permute(order.data());
+    const std::vector<int64_t> rank{0, 1, 2, n / 3, n / 2, n / 2, n - 2, n - 1};
+    std::vector<double> got;
+    ASSERT_TRUE(r.radiusOrderStatistics(centre, rank, got));
+    EXPECT_EQ(got, sortedRadiiAt(b.pos, centre, rank));
+    EXPECT_EQ(got[0], 0.0) << "the body at the centre and its tie";
+
+    b.pos[size_t(n / 3)].y = std::nan("");
+    r.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+    std::vector<double> kept{1.5};
+    EXPECT_FALSE(r.radiusOrderStatistics(centre, rank, kept));
+    EXPECT_EQ(kept, std::vector<double>{1.5});
+}
+
+// A pipelined run's lagrange.csv radii: for equal masses, from the resident state's order statistics; for unequal
+// ones, from the state on the host. Both are the definition's about the energy row's centre of mass with its total
+// mass (the diagnostics' sums in the caller's order), bit for bit, before and after steps.
+TEST(Pipeline, LagrangianRadiiAreTheDefinitionAboutTheEnergyRowsCentre)
+{
+    for (bool equal : {true, false})
+    {
+        ParticleSet b = makeModel("plummer", 3 * 4096 + 45, kSeed);
+        if (!equal)
+            for (int64_t i = 0; i < b.size(); ++i) b.mass[i] = double(1 + i % 5) / double(3 * b.size());
+        Simulation sim(b, parameters(), planSteps(0.0, kDt, 4 * kDt));
+        ASSERT_NE(sim.pipeline(), nullptr);
+        for (int step = 0; step < 3; ++step)
+        {
+            if (step > 0) sim.step();
+            const ParticleSet& s = sim.state();
+            const double m       = deterministicSum<double>(s.size(), [&](int64_t c) { return s.mass[c]; });
+            const std::vector<double> expected = radiiByDefinition(s, lagrangeFractions(), sim.diagnostics().comPos, m);
+            EXPECT_EQ(sim.lagrangianRadii(), expected) << (equal ? "equal" : "unequal") << " masses, step " << step;
+        }
+    }
 }
