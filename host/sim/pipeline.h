@@ -40,10 +40,10 @@
 /// (wait_positions, sort, cells, groups, packing, order; wrap_shifts in a periodic box) under the step that
 /// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
 /// sort_keys, upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick,
-/// diagnostics, download_state), with a lagged build's downloads on lane "copy" (the device's copy stream:
-/// download_keys, the build's input, then download_positions). wait_positions is the build's wait for its input (the
-/// sorted keys on the GPU, the positions on the CPU twin). Off, no clock is read and no event recorded for it; on or
-/// off, the results are the same bits.
+/// diagnostics, largest_acceleration, lagrangian_radii, download_state), with a lagged build's downloads on lane
+/// "copy" (the device's copy stream: download_keys, the build's input, then download_positions). wait_positions is
+/// the build's wait for its input (the sorted keys on the GPU, the positions on the CPU twin). Off, no clock is read
+/// and no event recorded for it; on or off, the results are the same bits.
 ///
 /// Periodic boxes under TreePM (pm_grid > 0): the tree is the short-range one, and each evaluation adds the mesh's
 /// forces on the backend's side (the device's mesh beside the device's state, the host's beside the CPU twin's).

@@ -345,7 +345,7 @@ TEST_F(GpuResidentTest, SumsAndLargestAccelerationAreTheHostsAtAnyCount)
 // is refused, the output left as it was.
 TEST_F(GpuResidentTest, RadiusOrderStatisticsAreTheTwinsAtAnyCount)
 {
-    for (int64_t n : {int64_t(1), int64_t(45), int64_t(3 * 4096 + 45), int64_t(1) << 20})
+    for (int64_t n : {int64_t(2), int64_t(45), int64_t(3 * 4096 + 45), int64_t(1) << 20})
     {
         ParticleSet b = makeModel("plummer", n, kSeed);
         for (int64_t i = 1; i < n; i += 4) b.pos[i] = b.pos[i - 1];
