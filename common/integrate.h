@@ -146,6 +146,11 @@ struct DiagnosticSums
     }
 };
 
+/// Threads of the device's block for one block of the diagnostics' sums, and so the interleaved lanes of every block
+/// of 4096 bodies in which the host adds them too (host/core/parallel.h, interleavedSum): lane l adds its block's
+/// bodies l, l + 256, ... in order, then the lanes are added in lane order.
+constexpr int kDiagnosticLanes = 256;
+
 /// One body's terms: mass, kinetic energy, half its potential energy (each pair counted twice),
 /// mass-weighted position, momentum and angular momentum about the origin.
 /// @param[in] mi  mass

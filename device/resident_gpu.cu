@@ -132,44 +132,34 @@ __global__ void gatherKernel(const T* from, T* to, const int32_t* order, int64_t
     if (k < n) to[k] = from[order[k]];
 }
 
-constexpr int kDiagnosticThreads = 128;
 /// Blocks of the largest acceleration's first pass: enough to fill the device, few for the host's second.
 constexpr int64_t kLargestBlocks = 1024;
 
-/// One warp per block of kDiagnosticBlock caller's indices: its lanes gather the terms of 32 consecutive
-/// indices at once (the gathers' latencies overlap), lane 0 adds them in index order, as deterministicSum does.
+/// One block of kDiagnosticLanes threads per kDiagnosticBlock caller's indices: thread l adds the terms of indices
+/// l, l + kDiagnosticLanes, ... of its block in order, then thread 0 adds the threads' sums in thread order: the
+/// host's interleavedSum, with every thread's gathers independent of the others'.
 __global__ void diagnosticBlocksKernel(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
-                                       const int32_t* slot, int64_t n, double G, StateScale scale, int64_t numBlocks,
+                                       const int32_t* slot, int64_t n, double G, StateScale scale,
                                        DiagnosticSums* partial)
 {
     static_assert(sizeof(DiagnosticSums) % sizeof(double) == 0, "DiagnosticSums is a row of doubles");
     // Raw storage: DiagnosticSums' member initializers are not allowed on a __shared__ variable.
-    __shared__ double staged[kDiagnosticThreads * (sizeof(DiagnosticSums) / sizeof(double))];
-    const int lane        = int(threadIdx.x % 32);
-    DiagnosticSums* terms = reinterpret_cast<DiagnosticSums*>(staged) + (threadIdx.x - lane);
-    const int64_t b       = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-    if (b >= numBlocks) return;
-    const int64_t begin = b * kDiagnosticBlock;
-    const int64_t end   = begin + kDiagnosticBlock < n ? begin + kDiagnosticBlock : n;
+    __shared__ double staged[kDiagnosticLanes * (sizeof(DiagnosticSums) / sizeof(double))];
+    DiagnosticSums* lanes = reinterpret_cast<DiagnosticSums*>(staged);
+    const int64_t begin   = int64_t(blockIdx.x) * kDiagnosticBlock;
+    const int64_t end     = begin + kDiagnosticBlock < n ? begin + kDiagnosticBlock : n;
     DiagnosticSums s;
-    for (int64_t first = begin; first < end; first += 32)
+    for (int64_t c = begin + threadIdx.x; c < end; c += kDiagnosticLanes)
     {
-        const int64_t c = first + lane;
-        if (c < end)
-        {
-            const int32_t i = slot[c];
-            terms[lane] =
-                diagnosticTerms(mass[i], scale.position(pos[i]), scale.velocity(vel[i]), potentialOf(result[i], G));
-        }
-        __syncwarp();
-        if (lane == 0)
-        {
-            const int64_t count = end - first < 32 ? end - first : 32;
-            for (int64_t j = 0; j < count; ++j) s += terms[j];
-        }
-        __syncwarp();
+        const int32_t i = slot[c];
+        s += diagnosticTerms(mass[i], scale.position(pos[i]), scale.velocity(vel[i]), potentialOf(result[i], G));
     }
-    if (lane == 0) partial[b] = s;
+    lanes[threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    DiagnosticSums block;
+    for (int l = 0; l < kDiagnosticLanes; ++l) block += lanes[l];
+    partial[blockIdx.x] = block;
 }
 
 struct LargerOf
@@ -677,15 +667,15 @@ DiagnosticSums ResidentGpu::diagnosticSums(double G, const StateScale& scale)
     m.logged("diagnostics", [&] {
         if (numBlocks > 0)
         {
-            diagnosticBlocksKernel<<<blocksFor(numBlocks * 32, kDiagnosticThreads), kDiagnosticThreads, 0, s>>>(
+            diagnosticBlocksKernel<<<int(numBlocks), kDiagnosticLanes, 0, s>>>(
                 m.pos.data(), m.vel.data(), m.mass.data(), m.solver.residentResults(), m.slot.data(), n_, G, scale,
-                numBlocks, m.partial.data());
+                m.partial.data());
             CUDA_CHECK_LAUNCH();
         }
         download(partial.data(), m.partial.data(), partial.size(), s);
     });
     m.spans.synchronize(s);
-    // The block sums in block order, as deterministicSum adds them (one block: that block's sum).
+    // The block sums in block order, as interleavedSum adds them (one block: that block's sum).
     if (numBlocks == 1) return partial[0];
     DiagnosticSums total;
     for (const DiagnosticSums& p : partial) total += p;

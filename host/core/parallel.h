@@ -6,6 +6,7 @@
 /// arithmetic on one thread, so the OpenMP and serial builds agree bit for bit.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -87,6 +88,38 @@ T deterministicSum(int64_t n, Term&& term)
         for (int64_t i = b * kReductionBlock, end = std::min(n, i + kReductionBlock); i < end; ++i) s += term(i);
         partial[b] = s;
     }
+    T total{};
+    for (const T& s : partial) total += s;
+    return total;
+}
+
+/// The sum over i in [0, n) of term(i) in the fixed blocks of kReductionBlock, each block as Lanes interleaved lanes:
+/// lane l adds term(begin + l), term(begin + l + Lanes), ... in order, a block's sum is its lanes' added in lane order,
+/// and the blocks' sums are added in block order (a single block: its sum). A device block of Lanes threads adds in
+/// this order with no thread waiting on another's terms (device/resident_gpu.cu: the diagnostics' sums); bit-identical
+/// for any thread count and in the serial build.
+template<int Lanes, class T, class Term>
+T interleavedSum(int64_t n, Term&& term)
+{
+    static_assert(kReductionBlock % Lanes == 0, "a block holds whole rounds of the lanes");
+    const int64_t numBlocks = (n + kReductionBlock - 1) / kReductionBlock;
+    const auto blockSum     = [&](int64_t b) {
+        std::array<T, Lanes> lane{};
+        const int64_t begin = b * kReductionBlock, end = std::min(n, begin + kReductionBlock);
+        int l = 0;
+        for (int64_t i = begin; i < end; ++i)
+        {
+            lane[size_t(l)] += term(i);
+            l = l + 1 == Lanes ? 0 : l + 1;
+        }
+        T s{};
+        for (const T& t : lane) s += t;
+        return s;
+    };
+    if (numBlocks <= 1) return numBlocks == 1 ? blockSum(0) : T{};
+    std::vector<T> partial(size_t(numBlocks), T{});
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < numBlocks; ++b) partial[size_t(b)] = blockSum(b);
     T total{};
     for (const T& s : partial) total += s;
     return total;

@@ -15,7 +15,7 @@ namespace octwalk {
 DiagnosticSums diagnosticSumsCpu(const Vec3d* pos, const Vec3d* vel, const double* mass, const F4* result,
                                  const int32_t* slot, int64_t n, double G, const StateScale& scale)
 {
-    return deterministicSum<DiagnosticSums>(n, [&](int64_t c) {
+    return interleavedSum<kDiagnosticLanes, DiagnosticSums>(n, [&](int64_t c) {
         if (c + kGatherPrefetch < n)
         {
             const int32_t f = slot[c + kGatherPrefetch];

@@ -24,7 +24,8 @@
 namespace octwalk {
 
 /// The sum over caller's indices c in [0, n) of diagnosticTerms of body slot[c], in the fixed blocks
-/// of host/core/parallel.h (deterministicSum): equal to Simulation::diagnostics' sums bit for bit.
+/// and lanes of host/core/parallel.h (interleavedSum, kDiagnosticLanes): equal to Simulation::diagnostics' sums bit
+/// for bit.
 /// @param[in] pos, vel, mass  the state, tree order
 /// @param[in] result          the walk's results (G = 1), tree order
 /// @param[in] slot            slot[c] = tree slot of the body with caller's index c

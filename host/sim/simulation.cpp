@@ -370,7 +370,7 @@ const DiagnosticSums& Simulation::diagnosticSums() const
         const F4* out                    = results_;
         const double G                   = solver_.parameters().gravitational_constant;
         const int64_t n                  = state_.size();
-        diagnosticSums_                  = deterministicSum<DiagnosticSums>(n, [&](int64_t c) {
+        diagnosticSums_                  = interleavedSum<kDiagnosticLanes, DiagnosticSums>(n, [&](int64_t c) {
             if (c + kGatherPrefetch < n) prefetchSlot(slot[c + kGatherPrefetch]);
             const int32_t i = slot[c];
             return diagnosticTerms(state_.mass[i], state_.pos[i], velocityAt(i),

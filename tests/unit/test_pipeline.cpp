@@ -755,6 +755,45 @@ std::vector<double> radiiByDefinition(const ParticleSet& p, const std::vector<do
 
 } // namespace
 
+// The diagnostics' order of addition (host/core/parallel.h, interleavedSum): within each block of 4096, lane l adds
+// the terms l, l + 256, ... in order, the lanes are added in order, then the blocks; the same bits for any thread
+// count. The terms' magnitudes differ enough that another order gives other bits (checked against the plain sum).
+TEST(InterleavedSum, AddsInTheDevicesOrderForAnyThreadCount)
+{
+    const auto term     = [](int64_t i) { return (i % 7 == 0 ? 1e8 : 1.0) / double(3 + i % 11); };
+    const auto lanesSum = [&](int64_t n) { return interleavedSum<kDiagnosticLanes, double>(n, term); };
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(255), int64_t(4096), int64_t(4097), int64_t(3 * 4096 + 45)})
+    {
+        double expected = 0;
+        for (int64_t begin = 0; begin < n; begin += 4096)
+        {
+            std::vector<double> lane(kDiagnosticLanes, 0.0);
+            for (int64_t i = begin; i < std::min(n, begin + 4096); ++i)
+                lane[size_t((i - begin) % kDiagnosticLanes)] += term(i);
+            double block = 0;
+            for (double l : lane) block += l;
+            expected = begin == 0 ? block : expected + block;
+        }
+#ifdef _OPENMP
+        const int saved = omp_get_max_threads();
+        for (int threads : {1, 2, 3})
+        {
+            omp_set_num_threads(threads);
+            EXPECT_EQ(lanesSum(n), expected) << n << " bodies, " << threads;
+        }
+        omp_set_num_threads(saved);
+#else
+        EXPECT_EQ(lanesSum(n), expected) << n << " bodies";
+#endif
+        if (n == 3 * 4096 + 45)
+        {
+            double plain = 0;
+            for (int64_t i = 0; i < n; ++i) plain += term(i);
+            EXPECT_NE(plain, expected) << "the terms do not tell the orders apart";
+        }
+    }
+}
+
 // The resident state's order statistics of the radii (a pipelined run's Lagrangian radii of equal masses): the
 // sort's values at the ranks after a gather, with ties, a body at the centre and a rank asked twice; a NaN radius is
 // refused and the output left as it was (the device's are checked against these).
@@ -799,7 +838,7 @@ TEST(Pipeline, LagrangianRadiiAreTheDefinitionAboutTheEnergyRowsCentre)
         {
             if (step > 0) sim.step();
             const ParticleSet& s = sim.state();
-            const double m       = deterministicSum<double>(s.size(), [&](int64_t c) { return s.mass[c]; });
+            const double m = interleavedSum<kDiagnosticLanes, double>(s.size(), [&](int64_t c) { return s.mass[c]; });
             const std::vector<double> expected = radiiByDefinition(s, lagrangeFractions(), sim.diagnostics().comPos, m);
             EXPECT_EQ(sim.lagrangianRadii(), expected) << (equal ? "equal" : "unequal") << " masses, step " << step;
         }
