@@ -517,16 +517,12 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
         from = m.predicted.data();
     }
     const bool sorted = sortedKeys && sortedIndex && n_ > 0;
+    if (sorted) m.logged("sort_keys", [&] { m.sortKeys(from, n_, boxSize, s); });
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
     cudaStream_t copy = m.copyStream.get();
     CUDA_CHECK(cudaStreamWaitEvent(copy, m.positionsReady.get(), 0));
     if (sorted)
     {
-        // On the copy stream the sort runs beside the refit and the walk queued next, instead of before them; the
-        // next write of the positions waits for the whole copy stream (beforeWritingState).
-        m.spans.open(SpanLane::Copy, "sort_keys", copy);
-        m.sortKeys(from, n_, boxSize, copy);
-        m.spans.close(copy);
         m.spans.open(SpanLane::Copy, "download_keys", copy);
         download(sortedKeys, m.sortedKeys.data(), size_t(n_), copy);
         download(sortedIndex, m.sortedIndex.data(), size_t(n_), copy);

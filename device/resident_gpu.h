@@ -49,7 +49,7 @@ public:
     /// for it.
     /// @param[out] pos  page-locked host memory (device/pinned_memory.h), n
     /// With sortedKeys and sortedIndex (page-locked, n each), also the Morton keys of those positions in
-    /// their bounding cube sorted stably on the device (on the copy stream too), and each key's index (adoptSortedKeys,
+    /// their bounding cube sorted stably on the device, and each key's index (adoptSortedKeys,
     /// host/tree/octree.h: the host's sortBodies of the same positions gives the same order), so that the
     /// host's build starts from sorted keys.
     /// In a periodic box (boxSize > 0) the keys are those of the wrapped positions in the box's cube (the host's

@@ -123,11 +123,11 @@ std::string timelineCsvComment()
            "wait_build, adopt, download_positions, start_build, evaluate, kick; diagnostics; io); host-build = the "
            "topology build on its own thread (wait_positions, sort, cells, groups, packing, order), under the step "
            "that started it; device (host-walk on the CPU twin) = the resident state's operations (kick_drift, "
-           "predict, upload_order, permute, upload_topology, refit, walk_count, scan, walk_write, "
+           "predict, sort_keys, upload_order, permute, upload_topology, refit, walk_count, scan, walk_write, "
            "body_node, body_leaf, download, kick, diagnostics, largest_acceleration, lagrangian_radii, "
-           "download_state); copy = the device's copy stream, the build's input beside the walk (sort_keys: the keys of "
-           "the predicted positions sorted; download_keys: their download; download_positions: the predicted "
-           "positions, kept for checkpoints)\n";
+           "download_state); copy = the downloads for the build on the device's copy stream (download_keys: the keys "
+           "sorted on the device, the build's input; download_positions: the predicted positions, kept for "
+           "checkpoints)\n";
 }
 
 std::string timelineCsvHeader() { return "step,lane,phase,start_s,end_s"; }

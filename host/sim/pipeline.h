@@ -39,9 +39,9 @@
 /// adopt, download_positions, start_build, evaluate, kick), on lane "host-build" the build's phases
 /// (wait_positions, sort, cells, groups, packing, order; wrap_shifts in a periodic box) under the step that
 /// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
-/// upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick, diagnostics,
-/// largest_acceleration, lagrangian_radii, download_state), with a lagged build's input on lane "copy" (the device's
-/// copy stream: sort_keys, then download_keys, the build's input, then download_positions). wait_positions is
+/// sort_keys, upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick,
+/// diagnostics, largest_acceleration, lagrangian_radii, download_state), with a lagged build's downloads on lane
+/// "copy" (the device's copy stream: download_keys, the build's input, then download_positions). wait_positions is
 /// the build's wait for its input (the sorted keys on the GPU, the positions on the CPU twin). Off, no clock is read
 /// and no event recorded for it; on or off, the results are the same bits.
 ///
