@@ -450,11 +450,12 @@ struct ResidentGpu::Impl
 
 ResidentGpu::ResidentGpu() : impl_(std::make_unique<Impl>())
 {
-    // The pipeline builds topologies on every host core while this thread waits for the device; the
-    // runtime's default wait with one context spins, taking a core from the build, whose static
-    // schedules then wait for the thread that lost it. A blocking wait sleeps instead (the flag is the
-    // process's: the classic path's few waits a step cost a wake-up of some microseconds more).
-    CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+    // This thread waits for the device several times a step (the flags of the kicks, the walk, the rows). A
+    // spinning wait returns as the device finishes, where a blocking one sleeps and is woken up to 0.1 ms later: a
+    // fifth of a step at 2^16 bodies on an H200 (benchmarks/results/whole_step/spin_waits). The build's threads leave
+    // this thread a core of its own (Pipeline::setBuildThreads), so the spin takes none from them: the steps at 2^22
+    // and 2^24 are unchanged. The flag is the process's.
+    CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleSpin));
 }
 
 ResidentGpu::~ResidentGpu() = default;
