@@ -6,6 +6,8 @@
 #include <array>
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
@@ -15,6 +17,7 @@
 #include "host/core/timer.h"
 #include "host/cpu/refit_cpu.h"
 #include "host/cpu/walk_cpu.h"
+#include "host/io/checkpoint.h"
 #include "host/sim/simulation.h"
 #include "host/pm/pm_mesh.h"
 #include "host/core/random.h"
@@ -350,6 +353,43 @@ void BM_PipelinedRows(benchmark::State& state)
     setRate(state, state.range(0));
 }
 
+/// A checkpoint of range(0) Plummer bodies as a pipelined periodic run writes it (state, the pipeline's three sets of
+/// positions, the last forces: 153 bytes a body), written and read back (writeCheckpoint, readCheckpoint: the
+/// checksum over every byte, the writes, the fsync, the rename) into the directory $TMPDIR (default /tmp), as
+/// version 8 (range(1) = 1) or as the builds before it wrote it (0: version 7, FNV-1a byte by byte).
+/// Counters: the medians of writing and reading ("write_s", "read_s") and the file's bytes.
+void BM_Checkpoint(benchmark::State& state)
+{
+    CheckpointImage c;
+    c.state               = plummer(state.range(0));
+    const size_t n        = c.state.pos.size();
+    c.numSteps            = 10;
+    c.step                = 3;
+    c.h                   = 1.0 / 64;
+    c.parameters.box_size = 100;
+    PipelineFields& f     = c.pipeline;
+    f.rebuildEvery        = 0;
+    f.adoptStep           = 4;
+    f.topologyPos = f.inFlightPos = f.statePos = c.state.pos;
+    c.results.assign(n, F4{1.0f, 2.0f, 3.0f, -4.0f});
+    const char* dir        = std::getenv("TMPDIR");
+    const std::string path = std::string(dir ? dir : "/tmp") + "/octwalk_bench_checkpoint.bin";
+    std::vector<double> writes, reads;
+    for (auto _ : state)
+    {
+        Stopwatch clock;
+        writeCheckpoint(path, c, state.range(1) == 1 ? CheckpointVersion::Current : CheckpointVersion::Previous);
+        writes.push_back(clock.lap());
+        benchmark::DoNotOptimize(readCheckpoint(path).state.pos.data());
+        reads.push_back(clock.lap());
+    }
+    state.counters["write_s"] = median(writes);
+    state.counters["read_s"]  = median(reads);
+    state.counters["bytes"]   = double(std::filesystem::file_size(path));
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + ".prev");
+}
+
 /// The host passes of a classic Simulation step around its force evaluation, without the evaluation: range(0)
 /// Plummer bodies in the previous step's tree order (inPreviousTreeOrder) and the permutation of their sort,
 /// on range(1) threads. range(2) = 0: the pass after the evaluation (results times G checked, velocities,
@@ -491,6 +531,12 @@ BENCHMARK(BM_PipelinedRows)
 BENCHMARK(BM_StepPasses)
     ->ArgsProduct({{1 << 20, 1 << 22}, {1, 2, 16}, {0, 1}})
     ->ArgNames({"n", "threads", "fused"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Checkpoint)
+    ->ArgsProduct({{1 << 20, 1 << 22}, {0, 1}})
+    ->ArgNames({"n", "version8"})
+    ->Iterations(3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_CpuTwin)->Args({1 << 16, 50})->Args({1 << 16, 75})->Unit(benchmark::kMillisecond)->Iterations(2);

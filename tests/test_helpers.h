@@ -1,6 +1,7 @@
 #pragma once
 // Small shared helpers of the CPU test suites.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,10 +17,35 @@
 
 namespace octwalk::test {
 
-/// The checkpoint's checksum (host/io/checkpoint.cpp: FNV-1a with its offset basis) of bytes, so that a test
-/// can build an older version's file or damage one field and still pass the checksum.
+/// Version 8's hash of one piece (host/io/checkpoint.h): FNV-1a's step over 64-bit words, each followed by
+/// h ^= h >> 29, a last partial word padded with zero bytes; written here from the format's description.
+inline uint64_t checkpointPieceHash(const unsigned char* bytes, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i += 8)
+    {
+        uint64_t w = 0;
+        for (size_t k = 0; k < 8 && i + k < n; ++k) w |= uint64_t(bytes[i + k]) << (8 * k);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/// The checkpoint's checksum of bytes (a whole file but its last 8 bytes), so that a test can build an older
+/// version's file or damage one field and still pass the checksum: version 8's (pieces of 2^20 bytes, their
+/// hashes and the byte count hashed again), or FNV-1a byte by byte for the versions before it. Little-endian hosts.
 inline uint64_t checkpointChecksum(const unsigned char* bytes, size_t n)
 {
+    const std::string v8 = "OCTWALK-CKPT-v8";
+    if (n >= v8.size() && std::string(reinterpret_cast<const char*>(bytes), v8.size()) == v8)
+    {
+        constexpr size_t kPiece = size_t(1) << 20;
+        std::vector<uint64_t> words;
+        for (size_t i = 0; i < n; i += kPiece) words.push_back(checkpointPieceHash(bytes + i, std::min(kPiece, n - i)));
+        words.push_back(uint64_t(n));
+        return checkpointPieceHash(reinterpret_cast<const unsigned char*>(words.data()), words.size() * 8);
+    }
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
     return h;

@@ -19,6 +19,7 @@ constexpr char kMagicV4[16]        = "OCTWALK-CKPT-v4";
 constexpr char kMagicV5[16]        = "OCTWALK-CKPT-v5";
 constexpr char kMagicV6[16]        = "OCTWALK-CKPT-v6";
 constexpr char kMagicV7[16]        = "OCTWALK-CKPT-v7";
+constexpr char kMagicV8[16]        = "OCTWALK-CKPT-v8";
 constexpr char kMagicV1[16]        = "OCTWALK-CKPT-v1";
 constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime       = 1099511628211ull;
@@ -37,15 +38,88 @@ uint64_t fnv1a(const void* data, size_t n, uint64_t h)
     return h;
 }
 
-/// Writes through an AtomicFile in the host's byte order, hashing every byte written.
+/// Bytes of one piece of version 8's checksum (checkpoint.h).
+constexpr size_t kHashChunk = size_t(1) << 20;
+
+/// Version 8's hash of one piece: FNV-1a's step over its 64-bit words (a last partial word padded with zero bytes),
+/// each step followed by a shift that folds the high bits down, so that two changes in the same high bit of two
+/// words do not cancel.
+uint64_t chunkHash(const unsigned char* data, size_t n)
+{
+    uint64_t h      = kFnvOffsetBasis;
+    size_t i        = 0;
+    const auto step = [&h](uint64_t word) {
+        h ^= word;
+        h *= kFnvPrime;
+        h ^= h >> 29;
+    };
+    for (; i + sizeof(uint64_t) <= n; i += sizeof(uint64_t))
+    {
+        uint64_t word;
+        std::memcpy(&word, data + i, sizeof(word));
+        step(word);
+    }
+    if (i < n)
+    {
+        uint64_t word = 0;
+        std::memcpy(&word, data + i, n - i);
+        step(word);
+    }
+    return h;
+}
+
+/// Version 8's checksum of a stream of bytes: the hashes of its pieces of kHashChunk bytes (the last one shorter),
+/// taken in parallel where whole pieces arrive at once, then chunkHash of those hashes and the byte count. The same
+/// value for any thread count and however the bytes are split among calls to add.
+class ChunkedHash
+{
+public:
+    void add(const unsigned char* data, size_t n)
+    {
+        bytes_ += n;
+        if (!pending_.empty())
+        {
+            const size_t take = std::min(n, kHashChunk - pending_.size());
+            pending_.insert(pending_.end(), data, data + take);
+            data += take;
+            n -= take;
+            if (pending_.size() < kHashChunk) return;
+            pieces_.push_back(chunkHash(pending_.data(), kHashChunk));
+            pending_.clear();
+        }
+        const size_t whole = n / kHashChunk, first = pieces_.size();
+        pieces_.resize(first + whole);
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < int64_t(whole); ++k)
+            pieces_[first + size_t(k)] = chunkHash(data + size_t(k) * kHashChunk, kHashChunk);
+        pending_.assign(data + whole * kHashChunk, data + n);
+    }
+
+    uint64_t value() const
+    {
+        std::vector<uint64_t> all = pieces_;
+        if (!pending_.empty()) all.push_back(chunkHash(pending_.data(), pending_.size()));
+        all.push_back(bytes_);
+        return chunkHash(reinterpret_cast<const unsigned char*>(all.data()), all.size() * sizeof(uint64_t));
+    }
+
+private:
+    std::vector<uint64_t> pieces_;
+    std::vector<unsigned char> pending_;
+    uint64_t bytes_ = 0;
+};
+
+/// Writes through an AtomicFile in the host's byte order, hashing every byte written: version 8's checksum, or
+/// FNV-1a's byte by byte for the versions before it.
 class HashedWriter
 {
 public:
-    explicit HashedWriter(AtomicFile& file) : file_(file) {}
+    HashedWriter(AtomicFile& file, bool chunked) : file_(file), chunked_(chunked) {}
 
     void write(const void* data, size_t n)
     {
-        hash_ = fnv1a(data, n, hash_);
+        if (chunked_) chunks_.add(static_cast<const unsigned char*>(data), n);
+        else bytewise_ = fnv1a(data, n, bytewise_);
         file_.write(data, n);
     }
 
@@ -62,27 +136,32 @@ public:
         write(values.data(), values.size() * sizeof(T));
     }
 
-    uint64_t hash() const { return hash_; }
+    uint64_t hash() const { return chunked_ ? chunks_.value() : bytewise_; }
 
 private:
     AtomicFile& file_;
-    uint64_t hash_ = kFnvOffsetBasis;
+    bool chunked_;
+    ChunkedHash chunks_;
+    uint64_t bytewise_ = kFnvOffsetBasis;
 };
 
-/// FNV-1a of the first n bytes of the file, read in pieces.
-uint64_t hashPrefix(io::FileReader& in, uint64_t n)
+/// The checksum of the first n bytes of the file, read in pieces: version 8's (chunked) or FNV-1a's.
+uint64_t hashPrefix(io::FileReader& in, uint64_t n, bool chunked)
 {
-    std::vector<unsigned char> piece(size_t(std::min<uint64_t>(n, uint64_t(1) << 20)));
+    // Whole pieces of the chunked hash at a time, so that they are hashed in parallel.
+    std::vector<unsigned char> piece(size_t(std::min<uint64_t>(n, uint64_t(64) * kHashChunk)));
     uint64_t h = kFnvOffsetBasis;
+    ChunkedHash chunks;
     in.seek(0);
     for (uint64_t done = 0; done < n;)
     {
         const uint64_t bytes = std::min<uint64_t>(piece.size(), n - done);
         in.read(piece.data(), bytes, "contents");
-        h = fnv1a(piece.data(), size_t(bytes), h);
+        if (chunked) chunks.add(piece.data(), size_t(bytes));
+        else h = fnv1a(piece.data(), size_t(bytes), h);
         done += bytes;
     }
-    return h;
+    return chunked ? chunks.value() : h;
 }
 
 /// Version 2: the "name=value" lines of the parameter table, read back through the table.
@@ -204,7 +283,7 @@ void requireBeforeChecksum(io::FileReader& in, uint64_t n, uint64_t bytes, const
     }
 }
 
-/// Version 7's presence flag of an optional block: 0 or 1, anything else is damage the checksum missed.
+/// Versions 7 and 8's presence flag of an optional block: 0 or 1, anything else is damage the checksum missed.
 bool readPresence(io::FileReader& in, const std::string& field)
 {
     requireBeforeChecksum(in, 1, 1, field);
@@ -214,16 +293,18 @@ bool readPresence(io::FileReader& in, const std::string& field)
     return flag == 1;
 }
 
-/// Version 7's blocks after the pipeline field (checkpoint.h).
-void readVersion7Blocks(io::FileReader& in, uint64_t n, CheckpointImage& c)
+/// Versions 7 and 8's blocks after the pipeline field (checkpoint.h); state positions belong to a pipeline.
+void readVersion7Blocks(io::FileReader& in, uint64_t n, bool pipelined, CheckpointImage& c)
 {
     if (readPresence(in, "results flag"))
     {
         requireBeforeChecksum(in, n, sizeof(F4), "results");
         readResults(in, n, c.results);
     }
+    const uint64_t flagAt = in.offset();
     if (readPresence(in, "state positions flag"))
     {
+        if (!pipelined) in.fail("state positions flag", flagAt, "1 without a pipeline field");
         requireBeforeChecksum(in, n, sizeof(Vec3d), "state positions");
         const uint64_t at   = in.offset();
         c.pipeline.statePos = in.readArray<Vec3d>(n, io::hostByteOrder(), "state positions");
@@ -257,7 +338,7 @@ void readTypes(io::FileReader& in, uint64_t n, std::vector<uint8_t>& types)
 
 } // namespace
 
-void writeCheckpoint(const std::string& path, const CheckpointImage& c)
+void writeCheckpoint(const std::string& path, const CheckpointImage& c, CheckpointVersion version)
 {
     const ParticleSet& s = c.state;
     const int64_t n      = s.size();
@@ -289,11 +370,13 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
                          " entries for " + std::to_string(n) + " bodies" +
                          (pipelined ? "" : ", but the image has no pipeline (rebuildEvery 1)"));
     }
-    // Version 7 only where version 6 cannot hold the image, so that every other image keeps its bytes.
-    const bool v7 = pipelined && (withResults || withStatePos);
+    const bool v8 = version == CheckpointVersion::Current;
+    // Before version 8: version 7 only where version 6 cannot hold the image, so that every other image keeps the
+    // bytes the builds before it wrote.
+    const bool v7 = !v8 && pipelined && (withResults || withStatePos);
     AtomicFile file(path, Existing::KeepAsPrev);
-    HashedWriter out(file);
-    out.write(v7 ? kMagicV7 : pipelined ? kMagicV6 : withResults ? kMagicV5 : kMagic, sizeof(kMagic));
+    HashedWriter out(file, v8);
+    out.write(v8 ? kMagicV8 : v7 ? kMagicV7 : pipelined ? kMagicV6 : withResults ? kMagicV5 : kMagic, sizeof(kMagic));
     out.put(n);
     out.put(c.step);
     out.put(c.numSteps);
@@ -312,6 +395,7 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
     out.putArray(s.type.empty() ? std::vector<uint8_t>(size_t(n), uint8_t(1)) : s.type); // no types: all halo
     out.put(uint64_t(c.extra.size()));
     out.write(c.extra.data(), c.extra.size());
+    if (v8) out.put(uint8_t(pipelined));
     if (pipelined)
     {
         for (int64_t v : {f.rebuildEvery, f.lastRebuildStep, f.freshInteractions, f.lastInteractions, f.rebuilds,
@@ -320,7 +404,7 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c)
         out.putArray(f.topologyPos);
         if (f.adoptStep >= 0) out.putArray(f.inFlightPos);
     }
-    if (v7)
+    if (v7 || v8)
     {
         out.put(uint8_t(withResults));
         if (withResults) out.putArray(c.results);
@@ -357,14 +441,15 @@ CheckpointImage readCheckpoint(const std::string& path)
     const bool v5 = std::memcmp(magic, kMagicV5, sizeof(kMagicV5)) == 0;
     const bool v6 = std::memcmp(magic, kMagicV6, sizeof(kMagicV6)) == 0;
     const bool v7 = std::memcmp(magic, kMagicV7, sizeof(kMagicV7)) == 0;
-    if (!v1 && !v2 && !v4 && !v5 && !v6 && !v7 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    const bool v8 = std::memcmp(magic, kMagicV8, sizeof(kMagicV8)) == 0;
+    if (!v1 && !v2 && !v4 && !v5 && !v6 && !v7 && !v8 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
     {
         in.fail("magic", 0, "not an octwalk checkpoint");
     }
 
     // The checksum first, so that a damaged file is reported as such rather than by its first odd field.
     const uint64_t payload = in.size() - sizeof(uint64_t);
-    const uint64_t actual  = hashPrefix(in, payload);
+    const uint64_t actual  = hashPrefix(in, payload, v8);
     if (in.read<uint64_t>(order, "checksum") != actual)
     {
         in.fail("checksum", payload, "does not match the contents (damaged or truncated file)");
@@ -415,8 +500,9 @@ CheckpointImage readCheckpoint(const std::string& path)
     }
     std::vector<char> text = in.readArray<char>(settings, order, "settings");
     c.extra.assign(text.begin(), text.end());
-    if (v4 || v6 || v7) readPipeline(in, uint64_t(n), v6 || v7, c);
-    if (v7) readVersion7Blocks(in, uint64_t(n), c);
+    const bool pipelined = v4 || v6 || v7 || (v8 && readPresence(in, "pipeline flag"));
+    if (pipelined) readPipeline(in, uint64_t(n), !v4, c);
+    if (v7 || v8) readVersion7Blocks(in, uint64_t(n), pipelined, c);
     if (v5) readResults(in, uint64_t(n), c.results);
     if (!v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
     if (in.remaining() != sizeof(uint64_t))

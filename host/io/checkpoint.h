@@ -1,8 +1,27 @@
 #pragma once
 /// @file checkpoint.h
 /// The checkpoint file: everything a run needs to continue bit-identically, in the host's byte
-/// order, closed by an FNV-1a checksum of all preceding bytes so that a damaged file is refused
-/// instead of silently resumed. Layout of version 3 (written), in order:
+/// order, closed by a checksum of all preceding bytes so that a damaged file is refused instead of
+/// silently resumed.
+///
+/// Version 8 ("OCTWALK-CKPT-v8\0", written) holds every run in one layout: version 3's fields up to the
+/// settings, then each optional block behind a presence flag (uint8, 0 or 1):
+///
+///     uint8 has_pipeline;    [1 only: the pipeline field of version 6]
+///     uint8 has_results;     [1 only: F4 results[N]]        (as version 5's)
+///     uint8 has_state_pos;   [1 only: Vec3d state_pos[N]]   (only with a pipeline, as version 7's)
+///     [comoving runs only: uint64 comoving length; char comoving[length]]
+///     uint64 checksum
+///
+/// Its checksum is taken in pieces of 2^20 bytes from the file's first byte, so that the pieces of a
+/// file of gigabytes are hashed in parallel (the versions before it took FNV-1a byte by byte, about
+/// 1 GB/s on one core): a piece's hash is FNV-1a's step over its 64-bit words (host order; the last
+/// partial word padded with zero bytes), each step (h ^= w; h *= FNV prime) followed by h ^= h >> 29,
+/// from FNV's offset basis; the checksum is that same hash of the pieces' hashes followed by the byte
+/// count, as 64-bit words. The same for any thread count.
+///
+/// Versions 3 to 7, written by earlier builds (and by writeCheckpoint with CheckpointVersion::Previous),
+/// are closed by FNV-1a of all preceding bytes. Layout of version 3, in order:
 ///
 ///     char[16] magic "OCTWALK-CKPT-v3\0"
 ///     int64 N, step, numSteps; double t0, h, E0
@@ -12,7 +31,7 @@
 ///     Vec3d pos[N], vel[N]; double mass[N]; uint64 id[N]; uint8 type[N] (GADGET types 0..5)
 ///     uint64 settings length; char settings[length]
 ///     [comoving runs only: uint64 comoving length; char comoving[length]]
-///     uint64 FNV-1a of everything above
+///     uint64 FNV-1a of everything above (version 8: its checksum)
 ///
 /// Version 4 ("OCTWALK-CKPT-v4\0", written by pipelined runs only: --rebuild-every != 1) is version 3
 /// with the pipeline field after the settings (host/sim/pipeline.h: PipelineCheckpoint):
@@ -107,12 +126,19 @@ struct CheckpointImage
     std::string comoving;
 };
 
+/// Which version writeCheckpoint writes: version 8, or (Previous) the oldest of versions 3, 5, 6 and 7 that
+/// holds the image, the bytes the builds before version 8 wrote for it, which those builds can read.
+enum class CheckpointVersion
+{
+    Current,
+    Previous
+};
+
 /// Writes `image` to `path` through an AtomicFile; an existing file becomes path + ".prev" once the
-/// new one is complete and synced. The version is the oldest that holds the image (3, 5, 6 or 7), so
-/// that an image an older build could write keeps that build's bytes. InputError when a field's size
-/// does not match the bodies (results and pipeline.statePos: empty or N; statePos only with a pipeline),
-/// FormatError when the file cannot be written.
-void writeCheckpoint(const std::string& path, const CheckpointImage& image);
+/// new one is complete and synced. InputError when a field's size does not match the bodies (results and
+/// pipeline.statePos: empty or N; statePos only with a pipeline), FormatError when the file cannot be written.
+void writeCheckpoint(const std::string& path, const CheckpointImage& image,
+                     CheckpointVersion version = CheckpointVersion::Current);
 
 /// Reads a checkpoint of any version. FormatError naming the field and byte offset when the file
 /// cannot be read, is not a checkpoint, fails its checksum, is truncated or has trailing bytes, holds

@@ -791,12 +791,12 @@ TEST_F(SnapshotCosmo, GalaxyComponentsAreTypesThroughCheckpointAndRestart)
 
     Parameters params;
     params.epsilon_squared = 1e-4;
-    // The classic step, whose checkpoint is version 3 (a pipelined run's is version 6).
+    // The classic step, whose checkpoint has no pipeline field.
     Simulation sim(g, params, planSteps(0.0, 2.0 / 128, 1.0 / 128), ForceOptions{false, false, 1});
     sim.step();
     sim.writeCheckpoint(file("ckpt"));
-    const Bytes v3 = readBytes(file("ckpt"));
-    ASSERT_EQ(std::string(v3.begin(), v3.begin() + 15), "OCTWALK-CKPT-v3");
+    const Bytes v8 = readBytes(file("ckpt"));
+    ASSERT_EQ(std::string(v8.begin(), v8.begin() + 15), "OCTWALK-CKPT-v8");
     Simulation resumed = Simulation::fromCheckpoint(file("ckpt"));
     EXPECT_EQ(resumed.state().type, g.type);
     resumed.step();
@@ -804,8 +804,11 @@ TEST_F(SnapshotCosmo, GalaxyComponentsAreTypesThroughCheckpointAndRestart)
     const ParticleSet end = readSnapshot(file("end.gadget"));
     for (int64_t i = 0; i < end.size(); ++i) ASSERT_EQ(end.type[i], g.type[end.id[i]]) << "id " << end.id[i];
 
-    // Version 2 (no types) still reads: the bodies are type 1. It is version 3 less the types, with its
-    // own magic and checksum (FNV-1a).
+    // Version 2 (no types) still reads: the bodies are type 1. It is version 3 (the image as the builds before
+    // version 8 wrote it) less the types, with its own magic and checksum (FNV-1a).
+    writeCheckpoint(file("v3"), readCheckpoint(file("ckpt")), CheckpointVersion::Previous);
+    const Bytes v3 = readBytes(file("v3"));
+    ASSERT_EQ(std::string(v3.begin(), v3.begin() + 15), "OCTWALK-CKPT-v3");
     const size_t n = 600, typesAt = v3.size() - 8 - (8 + 0) - n; // no settings text: its length is 8 bytes
     Bytes v2(v3.begin(), v3.begin() + std::ptrdiff_t(typesAt));
     v2.insert(v2.end(), v3.begin() + std::ptrdiff_t(typesAt + n), v3.end() - 8);

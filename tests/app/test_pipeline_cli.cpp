@@ -71,7 +71,7 @@ TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
                   .code,
               0);
     const std::string ckpt = (base / "split" / "checkpoint.bin").string();
-    EXPECT_EQ(slurp(ckpt).substr(0, 15), "OCTWALK-CKPT-v6");
+    EXPECT_EQ(slurp(ckpt).substr(0, 15), "OCTWALK-CKPT-v8");
     EXPECT_EQ(octwalk::readCheckpoint(ckpt).pipeline.rebuildLag, 2) << "the default lag";
     const CliResult r = runOctwalk({"run", "--restart", ckpt.c_str(), "--t-end", "0.125", "--quiet"});
     ASSERT_EQ(r.code, 0) << r.err;
@@ -102,7 +102,12 @@ TEST(PipelineCli, Version4CheckpointsRestartWithLagOne)
                           "--rebuild-lag", "1", "--output-dir", dir.c_str(), "--quiet", "--backend", "cpu"})
                   .code,
               0);
-    const std::string v6 = slurp(base / "run" / "checkpoint.bin");
+    // The run writes version 8; its image written as the builds before version 8 wrote it is version 6.
+    const std::string v6path = (base / "run" / "v6.bin").string();
+    octwalk::writeCheckpoint(v6path, octwalk::readCheckpoint((base / "run" / "checkpoint.bin").string()),
+                             octwalk::CheckpointVersion::Previous);
+    const std::string v6 = slurp(v6path);
+    ASSERT_EQ(v6.substr(0, 15), "OCTWALK-CKPT-v6");
     // After 11 steps a build is in flight (adopted at 12): the lag comes right before two arrays of N positions.
     const size_t n = 500, lagAt = v6.size() - 8 - 2 * n * 24 - 8;
     ASSERT_EQ(v6.substr(lagAt, 8), std::string("\x01\0\0\0\0\0\0\0", 8)) << "little-endian lag 1";

@@ -637,7 +637,7 @@ TEST(Checkpoint, ParametersAreTableTextAndV1StillRestartsBitIdentically)
     while (!whole.done()) whole.step();
     whole.writeCheckpoint((dir / "whole.bin").string(), "settings");
     std::string wholeBytes = slurpFile(dir / "whole.bin");
-    EXPECT_EQ(wholeBytes.rfind("OCTWALK-CKPT-v3", 0), 0u);
+    EXPECT_EQ(wholeBytes.rfind("OCTWALK-CKPT-v8", 0), 0u);
     EXPECT_NE(wholeBytes.find(toText(p)), std::string::npos) << "the parameters as the table's name=value lines";
 
     Simulation first(b, p, planSteps(0.0, 6.0 / 64, 1.0 / 64), ForceOptions{false, true});

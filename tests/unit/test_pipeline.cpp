@@ -531,71 +531,120 @@ void writeResealed(const std::string& path, std::string bytes)
 
 } // namespace
 
-TEST(PipelineCheckpoint, Version7RoundTripsResultsAndStatePositionsBitForBit)
+TEST(PipelineCheckpoint, Versions7And8RoundTripResultsAndStatePositionsBitForBit)
 {
     const CkptDir d;
-    struct Case
+    for (const CheckpointVersion version : {CheckpointVersion::Previous, CheckpointVersion::Current})
     {
-        bool inFlight, results, statePos;
-    };
-    for (const Case k :
-         {Case{false, true, true}, Case{true, true, true}, Case{false, true, false}, Case{true, false, true}})
-    {
-        SCOPED_TRACE(testing::Message() << "in flight " << k.inFlight << ", results " << k.results
-                                        << ", state positions " << k.statePos);
-        CheckpointImage c = pipelinedImage(k.inFlight, k.results, k.statePos);
-        // The comoving field follows the blocks: their lengths must be right for it to come back.
-        if (!k.results) c.comoving = "a=0.5\n";
-        writeCheckpoint(d.file("a.bin"), c);
-        const std::string bytes = slurp(d.file("a.bin"));
-        EXPECT_EQ(bytes.substr(0, 16), std::string("OCTWALK-CKPT-v7", 16));
-        const CheckpointImage r = readCheckpoint(d.file("a.bin"));
-        EXPECT_TRUE(sameBits(r.state.pos, c.state.pos));
-        EXPECT_TRUE(sameBits(r.state.vel, c.state.vel));
-        EXPECT_TRUE(sameBits(r.state.mass, c.state.mass));
-        EXPECT_EQ(r.state.id, c.state.id);
-        EXPECT_EQ(r.state.type, c.state.type);
-        EXPECT_EQ(r.step, c.step);
-        EXPECT_EQ(r.pipeline.rebuildEvery, c.pipeline.rebuildEvery);
-        EXPECT_EQ(r.pipeline.rebuildLag, c.pipeline.rebuildLag);
-        EXPECT_EQ(r.pipeline.lastRebuildStep, c.pipeline.lastRebuildStep);
-        EXPECT_EQ(r.pipeline.rebuilds, c.pipeline.rebuilds);
-        EXPECT_EQ(r.pipeline.adoptStep, c.pipeline.adoptStep);
-        EXPECT_TRUE(sameBits(r.pipeline.topologyPos, c.pipeline.topologyPos));
-        EXPECT_TRUE(sameBits(r.pipeline.inFlightPos, c.pipeline.inFlightPos));
-        EXPECT_TRUE(sameBits(r.pipeline.statePos, c.pipeline.statePos));
-        EXPECT_TRUE(sameBits(r.results, c.results));
-        EXPECT_EQ(r.extra, c.extra);
-        EXPECT_EQ(r.comoving, c.comoving);
-        // What was read writes the same bytes again: nothing was lost or rounded on the way.
-        writeCheckpoint(d.file("b.bin"), r);
-        EXPECT_TRUE(slurp(d.file("b.bin")) == bytes);
+        const std::string magic = version == CheckpointVersion::Current ? "OCTWALK-CKPT-v8" : "OCTWALK-CKPT-v7";
+        struct Case
+        {
+            bool inFlight, results, statePos;
+        };
+        for (const Case k :
+             {Case{false, true, true}, Case{true, true, true}, Case{false, true, false}, Case{true, false, true}})
+        {
+            SCOPED_TRACE(testing::Message() << "in flight " << k.inFlight << ", results " << k.results
+                                            << ", state positions " << k.statePos);
+            CheckpointImage c = pipelinedImage(k.inFlight, k.results, k.statePos);
+            // The comoving field follows the blocks: their lengths must be right for it to come back.
+            if (!k.results) c.comoving = "a=0.5\n";
+            writeCheckpoint(d.file("a.bin"), c, version);
+            const std::string bytes = slurp(d.file("a.bin"));
+            EXPECT_EQ(bytes.substr(0, 16), std::string(magic.c_str(), 16));
+            const CheckpointImage r = readCheckpoint(d.file("a.bin"));
+            EXPECT_TRUE(sameBits(r.state.pos, c.state.pos));
+            EXPECT_TRUE(sameBits(r.state.vel, c.state.vel));
+            EXPECT_TRUE(sameBits(r.state.mass, c.state.mass));
+            EXPECT_EQ(r.state.id, c.state.id);
+            EXPECT_EQ(r.state.type, c.state.type);
+            EXPECT_EQ(r.step, c.step);
+            EXPECT_EQ(r.pipeline.rebuildEvery, c.pipeline.rebuildEvery);
+            EXPECT_EQ(r.pipeline.rebuildLag, c.pipeline.rebuildLag);
+            EXPECT_EQ(r.pipeline.lastRebuildStep, c.pipeline.lastRebuildStep);
+            EXPECT_EQ(r.pipeline.rebuilds, c.pipeline.rebuilds);
+            EXPECT_EQ(r.pipeline.adoptStep, c.pipeline.adoptStep);
+            EXPECT_TRUE(sameBits(r.pipeline.topologyPos, c.pipeline.topologyPos));
+            EXPECT_TRUE(sameBits(r.pipeline.inFlightPos, c.pipeline.inFlightPos));
+            EXPECT_TRUE(sameBits(r.pipeline.statePos, c.pipeline.statePos));
+            EXPECT_TRUE(sameBits(r.results, c.results));
+            EXPECT_EQ(r.extra, c.extra);
+            EXPECT_EQ(r.comoving, c.comoving);
+            // What was read writes the same bytes again: nothing was lost or rounded on the way.
+            writeCheckpoint(d.file("b.bin"), r, version);
+            EXPECT_TRUE(slurp(d.file("b.bin")) == bytes);
+        }
     }
 }
 
-TEST(PipelineCheckpoint, PipelineWithoutResultsOrStatePositionsStillWritesVersion6)
+// Version 8's checksum (host/io/checkpoint.h), over a file of several pieces of 2^20 bytes: the format's
+// description computed here gives the stored value, the bytes are the same for any thread count, and damage the
+// pieces' word hash alone would miss (the same high bit of two words flipped) is refused, as is one byte changed.
+TEST(PipelineCheckpoint, Version8ChecksumIsTheFormatsForAnyThreadCountAndCatchesDamage)
+{
+    const CkptDir d;
+    CheckpointImage c      = pipelinedImage(true, true, true);
+    c.state                = makeModel("plummer", 30000, kSeed);
+    const size_t n         = c.state.pos.size();
+    c.pipeline.topologyPos = c.pipeline.inFlightPos = c.pipeline.statePos = c.state.pos;
+    c.results.assign(n, F4{1.0f, 2.0f, 3.0f, -4.0f});
+    const int saved = test::setThreads(1);
+    writeCheckpoint(d.file("one.bin"), c);
+    test::setThreads(2);
+    writeCheckpoint(d.file("two.bin"), c);
+    test::setThreads(saved);
+    const std::string bytes = slurp(d.file("one.bin"));
+    ASSERT_GT(bytes.size(), size_t(3) << 20) << "several pieces";
+    EXPECT_TRUE(slurp(d.file("two.bin")) == bytes);
+    uint64_t stored;
+    std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+    EXPECT_EQ(stored, test::checkpointChecksum(bytes.substr(0, bytes.size() - 8)));
+    EXPECT_TRUE(sameBits(readCheckpoint(d.file("one.bin")).pipeline.statePos, c.pipeline.statePos));
+
+    std::string twoHighBits = bytes;
+    twoHighBits[(1 << 20) + 7] ^= char(0x80);
+    twoHighBits[(1 << 20) + 15] ^= char(0x80);
+    std::ofstream(d.file("high.bin"), std::ios::binary) << twoHighBits;
+    EXPECT_NE(ckptErrorOf(d.file("high.bin")).find("checksum"), std::string::npos);
+    std::string oneByte = bytes;
+    oneByte[bytes.size() / 2] ^= char(1);
+    std::ofstream(d.file("byte.bin"), std::ios::binary) << oneByte;
+    EXPECT_NE(ckptErrorOf(d.file("byte.bin")).find("checksum"), std::string::npos);
+}
+
+TEST(PipelineCheckpoint, PipelineWithoutResultsOrStatePositionsIsVersion6BeforeVersion8)
 {
     const CkptDir d;
     for (const bool inFlight : {false, true})
     {
         const CheckpointImage c = pipelinedImage(inFlight, false, false);
-        writeCheckpoint(d.file("a.bin"), c);
+        writeCheckpoint(d.file("a.bin"), c, CheckpointVersion::Previous);
         const std::string bytes = slurp(d.file("a.bin"));
         EXPECT_EQ(bytes.substr(0, 16), std::string("OCTWALK-CKPT-v6", 16)) << "in flight " << inFlight;
-        // Version 6's size exactly: no flag bytes crept in.
+        // Version 6's size exactly: no flag bytes crept in; version 8 has its three flags more.
         const uint64_t n    = uint64_t(kCkptBodies);
         const uint64_t size = 16 + 6 * 8 + 2 * 4 + 8 + toText(c.parameters).size() + n * (24 + 24 + 8 + 8 + 1) + 8 +
                               c.extra.size() + 7 * 8 + n * 24 * (inFlight ? 2 : 1) + 8;
         EXPECT_EQ(bytes.size(), size) << "in flight " << inFlight;
-        const CheckpointImage r = readCheckpoint(d.file("a.bin"));
-        EXPECT_TRUE(r.results.empty());
-        EXPECT_TRUE(r.pipeline.statePos.empty());
+        writeCheckpoint(d.file("b.bin"), c);
+        EXPECT_EQ(slurp(d.file("b.bin")).size(), size + 3) << "in flight " << inFlight;
+        for (const char* name : {"a.bin", "b.bin"})
+        {
+            const CheckpointImage r = readCheckpoint(d.file(name));
+            EXPECT_TRUE(r.results.empty());
+            EXPECT_TRUE(r.pipeline.statePos.empty());
+            EXPECT_TRUE(sameBits(r.pipeline.topologyPos, c.pipeline.topologyPos));
+        }
     }
-    // Without a pipeline results still make version 5.
+    // Without a pipeline results still make version 5 before version 8.
     CheckpointImage c = pipelinedImage(false, true, false);
     c.pipeline        = PipelineFields{};
-    writeCheckpoint(d.file("v5.bin"), c);
+    writeCheckpoint(d.file("v5.bin"), c, CheckpointVersion::Previous);
     EXPECT_EQ(slurp(d.file("v5.bin")).substr(0, 16), std::string("OCTWALK-CKPT-v5", 16));
+    writeCheckpoint(d.file("v8.bin"), c);
+    const CheckpointImage r = readCheckpoint(d.file("v8.bin"));
+    EXPECT_EQ(r.pipeline.rebuildEvery, 1);
+    EXPECT_TRUE(sameBits(r.results, c.results));
 }
 
 TEST(PipelineCheckpoint, TruncatedVersion7NamesTheField)
