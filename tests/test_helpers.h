@@ -12,6 +12,7 @@
 #include <omp.h>
 #endif
 
+#include "common/integrate.h"
 #include "host/models/models.h"
 #include "host/solver/solver.h"
 
@@ -54,6 +55,25 @@ inline uint64_t checkpointChecksum(const unsigned char* bytes, size_t n)
 inline uint64_t checkpointChecksum(const std::string& bytes)
 {
     return checkpointChecksum(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+}
+
+/// Lagrangian radii by their definition about a given centre and total mass m: (radius, mass) pairs sorted, the
+/// masses added in that order, the radius where the sum first reaches each fraction of m.
+inline std::vector<double> radiiByDefinition(const ParticleSet& p, const std::vector<double>& fractions,
+                                             const Vec3d& centre, double m)
+{
+    std::vector<std::pair<double, double>> rm;
+    for (int64_t i = 0; i < p.size(); ++i) rm.emplace_back(radiusAbout(p.pos[i], centre), p.mass[i]);
+    std::sort(rm.begin(), rm.end());
+    std::vector<double> radii(fractions.size(), rm.empty() ? 0.0 : rm.back().first);
+    double cumulative = 0;
+    size_t next       = 0;
+    for (const auto& [r, mi] : rm)
+    {
+        cumulative += mi;
+        while (next < fractions.size() && cumulative >= fractions[next] * m) radii[next++] = r;
+    }
+    return radii;
 }
 
 /// Sets the OpenMP thread count (nothing in the serial suite) and returns the previous one.

@@ -455,27 +455,11 @@ TEST(Simulation, DamagedCheckpointIsRefused)
 
 namespace {
 
-/// Lagrangian radii by their definition: the bodies in the order of (radius, mass) about the centre of mass, their
-/// masses added in that order, and the radius where the sum first reaches each fraction of the total.
+/// Lagrangian radii by their definition about the centre of mass (massWeighted, in body order).
 std::vector<double> radiiBySortingAll(const ParticleSet& p, const std::vector<double>& fractions)
 {
     const MassWeighted centre = massWeighted(p.mass, p.pos);
-    std::vector<std::pair<double, double>> rm;
-    for (int64_t i = 0; i < p.size(); ++i)
-    {
-        const Vec3d d = p.pos[i] - centre.mean();
-        rm.emplace_back(std::sqrt(dot(d, d)), p.mass[i]);
-    }
-    std::sort(rm.begin(), rm.end());
-    std::vector<double> radii(fractions.size(), rm.empty() ? 0.0 : rm.back().first);
-    double cumulative = 0;
-    size_t next       = 0;
-    for (const auto& [r, m] : rm)
-    {
-        cumulative += m;
-        while (next < fractions.size() && cumulative >= fractions[next] * centre.mass) radii[next++] = r;
-    }
-    return radii;
+    return test::radiiByDefinition(p, fractions, centre.mean(), centre.mass);
 }
 
 } // namespace

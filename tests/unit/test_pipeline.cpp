@@ -783,25 +783,6 @@ std::vector<double> sortedRadiiAt(const std::vector<Vec3d>& pos, const Vec3d& ce
     return out;
 }
 
-/// Lagrangian radii by their definition about a given centre and total mass m: (radius, mass) pairs sorted, the
-/// masses added in that order, the radius where the sum first reaches each fraction of m.
-std::vector<double> radiiByDefinition(const ParticleSet& p, const std::vector<double>& fractions, const Vec3d& centre,
-                                      double m)
-{
-    std::vector<std::pair<double, double>> rm;
-    for (int64_t i = 0; i < p.size(); ++i) rm.emplace_back(radiusAbout(p.pos[i], centre), p.mass[i]);
-    std::sort(rm.begin(), rm.end());
-    std::vector<double> radii(fractions.size(), rm.back().first);
-    double cumulative = 0;
-    size_t next       = 0;
-    for (const auto& [r, mi] : rm)
-    {
-        cumulative += mi;
-        while (next < fractions.size() && cumulative >= fractions[next] * m) radii[next++] = r;
-    }
-    return radii;
-}
-
 } // namespace
 
 // The diagnostics' order of addition (host/core/parallel.h, interleavedSum): within each block of 4096, lane l adds
@@ -888,7 +869,8 @@ TEST(Pipeline, LagrangianRadiiAreTheDefinitionAboutTheEnergyRowsCentre)
             if (step > 0) sim.step();
             const ParticleSet& s = sim.state();
             const double m = interleavedSum<kDiagnosticLanes, double>(s.size(), [&](int64_t c) { return s.mass[c]; });
-            const std::vector<double> expected = radiiByDefinition(s, lagrangeFractions(), sim.diagnostics().comPos, m);
+            const std::vector<double> expected =
+                test::radiiByDefinition(s, lagrangeFractions(), sim.diagnostics().comPos, m);
             EXPECT_EQ(sim.lagrangianRadii(), expected) << (equal ? "equal" : "unequal") << " masses, step " << step;
         }
     }
