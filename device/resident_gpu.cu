@@ -451,8 +451,8 @@ struct ResidentGpu::Impl
 ResidentGpu::ResidentGpu() : impl_(std::make_unique<Impl>())
 {
     // This thread waits for the device several times a step (the flags of the kicks, the walk, the rows). A
-    // spinning wait returns as the device finishes, where a blocking one sleeps and is woken up to 0.1 ms later: a
-    // fifth of a step at 2^16 bodies on an H200 (benchmarks/results/whole_step/spin_waits). The build's threads leave
+    // spinning wait returns as the device finishes, where a blocking one sleeps and was woken 0.03-0.14 ms later on an
+    // H200 (its timeline at 2^16 bodies): a fifth of a step there (benchmarks/results/whole_step/spin_waits). The build's threads leave
     // this thread a core of its own (Pipeline::setBuildThreads), so the spin takes none from them: the steps at 2^22
     // and 2^24 are unchanged. The flag is the process's.
     CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleSpin));
