@@ -177,6 +177,17 @@ struct Readback
     int32_t overflowGroup;
 };
 
+/// Writes the pass-1 totals and the overflow flag into the pinned readback. A kernel's stores, not copies: copies
+/// would queue on the copy engine behind a large download in flight (the predicted positions a host build downloads
+/// for checkpoints, 100 MB at 2^22 bodies), and the walk's second pass waits for this readback.
+__global__ void readbackKernel(const int64_t* nodeTotal, const int64_t* leafTotal, const int32_t* overflowGroup,
+                               Readback* out)
+{
+    out->nodeTotal     = *nodeTotal;
+    out->leafTotal     = *leafTotal;
+    out->overflowGroup = *overflowGroup;
+}
+
 struct GpuSolver::Impl
 {
     Stream stream;
@@ -326,14 +337,13 @@ void GpuSolver::Impl::scanAndGrowLists(const CountsView& counts, int32_t numGrou
     scanTemp.reserve(std::max<size_t>(scratchBytes, 1));
     scanCountsGpu(counts, listView(numGroups), {scanTemp.data(), scratchBytes}, gpuStream());
 
-    cudaStream_t s = stream.get();
     readback.reserve(1);
-    Readback* r = readback.data();
-    CUDA_CHECK(
-        cudaMemcpyAsync(&r->nodeTotal, nodeOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(
-        cudaMemcpyAsync(&r->leafTotal, leafOffset.data() + numGroups, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(&r->overflowGroup, overflowGroup.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    Readback* r        = readback.data();
+    Readback* onDevice = nullptr;
+    CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&onDevice), r, 0));
+    readbackKernel<<<1, 1, 0, stream.get()>>>(nodeOffset.data() + numGroups, leafOffset.data() + numGroups,
+                                              overflowGroup.data(), onDevice);
+    CUDA_CHECK_LAUNCH();
     stream.synchronize();
     if (r->overflowGroup != 0) throwOverflow("pass 1", r->overflowGroup);
     nodeTotal = r->nodeTotal;
