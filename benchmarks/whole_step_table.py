@@ -12,7 +12,8 @@ import os
 import re
 import sys
 
-OPTIONS = [("default", "`run` default (auto), theta 0.5"), ("default45", "`run` default (auto), theta 0.45"),
+OPTIONS = [("default", "`run` default (auto), theta 0.5"), ("default4875", "`run` default (auto), theta 0.4875"),
+           ("default45", "`run` default (auto), theta 0.45"),
            ("classic", "classic (`--rebuild-every 1`), theta 0.5"), ("lag1", "pipelined, lag 1, theta 0.5"),
            ("lag2", "pipelined, lag 2, theta 0.5"), ("old_pipelined", "older binary, pipelined, theta 0.5")]
 

@@ -17,6 +17,7 @@ enum class SpanLane
 {
     Walk, ///< the twin's own work: the device's main stream, or the CPU twin's thread
     Copy, ///< the device's copy stream (the positions' download that overlaps the walk)
+    Rows, ///< the device's rows stream (the Lagrangian radii's sort, beside the next step)
 };
 
 /// One interval of a SpanLog.

@@ -172,6 +172,8 @@ bool ResidentGpu::kick(double, double) { noCuda(); }
 DiagnosticSums ResidentGpu::diagnosticSums(double, const StateScale&) { noCuda(); }
 double ResidentGpu::largestAccelerationSquared(double) { noCuda(); }
 bool ResidentGpu::radiusOrderStatistics(const Vec3d&, const std::vector<int64_t>&, std::vector<double>&) { noCuda(); }
+void ResidentGpu::beginRadiusOrderStatistics(const Vec3d&, const std::vector<int64_t>&) { noCuda(); }
+bool ResidentGpu::finishRadiusOrderStatistics(std::vector<double>&) { noCuda(); }
 
 void ResidentGpu::getResults(F4*) { noCuda(); }
 

@@ -7,7 +7,9 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
+#include <algorithm>
 #include <iterator>
+#include <stdexcept>
 #include <memory>
 
 #include "common/sfc.h"
@@ -348,12 +350,22 @@ struct ResidentGpu::Impl
     DeviceBuffer<DeviceBox> boxes{"resident bounding boxes"};
     DeviceBuffer<unsigned char> sortTemp{"resident sort storage"};
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
-    /// The radii's patterns before and after their sort (radiusOrderStatistics), the ranks asked for and the radii
-    /// there.
+    /// The radii's patterns before and after their sort (beginRadiusOrderStatistics), the ranks asked for and the
+    /// radii there, and the NaN flag of the radii: the sort runs on rowsStream while the next step goes on.
     DeviceBuffer<uint64_t> radiusKeys{"radius keys"}, sortedRadiusKeys{"sorted radius keys"};
     DeviceBuffer<unsigned char> radiusSortTemp{"radius sort storage"};
     DeviceBuffer<int64_t> radiusRanks{"radius ranks"};
     DeviceBuffer<double> radiiAtRanks{"radii at the ranks"};
+    DeviceBuffer<int32_t> radiusFlag{"radius NaN flag"};
+    PinnedBuffer<int64_t> radiusRanksHost{"radius ranks staging"};
+    PinnedBuffer<double> radiiHost{"radii readback"};
+    PinnedBuffer<int32_t> radiusFlagHost{"radius NaN flag readback"};
+    Stream rowsStream;
+    Event radiusKeysReady, radiiDone;
+    /// The radii asked for by the last beginRadiusOrderStatistics (-1 when none is pending), and whether it queued
+    /// work (not for an empty state or no ranks).
+    int64_t radiiPending = -1;
+    bool radiiQueued     = false;
     DeviceSpans spans;
     /// The positions' download for a host build: on its own stream, after the state's stream reached it.
     Stream copyStream;
@@ -409,6 +421,18 @@ struct ResidentGpu::Impl
         downloadPending = false;
     }
 
+    /// Waits for the pending radii (beginRadiusOrderStatistics) and logs their span; false when a radius was NaN.
+    bool finishRadii()
+    {
+        const bool queued = radiiQueued;
+        radiiPending      = -1;
+        radiiQueued       = false;
+        if (!queued) return true;
+        CUDA_CHECK(cudaEventSynchronize(radiiDone.get()));
+        spans.synchronize(rowsStream.get());
+        return *radiusFlagHost.data() == 0;
+    }
+
     /// Zeroes the flag, runs launch(flag), and returns the flag's value once the stream is done; the
     /// whole is logged as `phase`.
     template<class Launch>
@@ -458,7 +482,11 @@ ResidentGpu::ResidentGpu() : impl_(std::make_unique<Impl>())
     CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleSpin));
 }
 
-ResidentGpu::~ResidentGpu() = default;
+ResidentGpu::~ResidentGpu()
+{
+    // Radii still being sorted write into pinned memory that is freed below; an error here is an earlier one's.
+    if (impl_->radiiQueued) cudaEventSynchronize(impl_->radiiDone.get());
+}
 
 GpuSolver& ResidentGpu::solver() { return impl_->solver; }
 
@@ -469,6 +497,8 @@ void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mas
     Impl& m        = *impl_;
     cudaStream_t s = m.stream();
     m.beforeWritingState();
+    // Pending radii would read buffers that a new size reallocates.
+    if (m.radiiPending >= 0) m.finishRadii();
     n_ = n;
     m.logged("upload_state", [&] {
         upload(m.pos, pos, size_t(n), s);
@@ -702,44 +732,68 @@ double ResidentGpu::largestAccelerationSquared(double G)
     return largest;
 }
 
-bool ResidentGpu::radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out)
+void ResidentGpu::beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank)
 {
-    Impl& m              = *impl_;
-    cudaStream_t s       = m.stream();
-    const int64_t count  = int64_t(rank.size());
-    const int64_t blocks = blocksFor(n_, kStateBlock);
-    if (n_ == 0 || count == 0)
-    {
-        out.assign(rank.size(), 0.0);
-        return true;
-    }
+    Impl& m = *impl_;
+    if (m.radiiPending >= 0) m.finishRadii();
+    const int64_t count = int64_t(rank.size());
+    m.radiiPending      = count;
+    if (n_ == 0 || count == 0) return;
+    m.radiiQueued = true;
     m.radiusKeys.reserve(size_t(n_));
     m.sortedRadiusKeys.reserve(size_t(n_));
+    m.radiusRanks.reserve(size_t(count));
     m.radiiAtRanks.reserve(size_t(count));
-    m.flag.reserve(1);
-    m.flagHost.reserve(1);
-    std::vector<double> radii(rank.size());
-    m.logged("lagrangian_radii", [&] {
-        CUDA_CHECK(cudaMemsetAsync(m.flag.data(), 0, sizeof(int32_t), s));
-        radiusKeysKernel<<<blocks, kStateBlock, 0, s>>>(m.pos.data(), n_, centre, m.radiusKeys.data(), m.flag.data());
-        CUDA_CHECK_LAUNCH();
-        size_t bytes = 0;
-        CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, m.radiusKeys.data(), m.sortedRadiusKeys.data(),
-                                                  int(n_), 0, 64, s));
-        m.radiusSortTemp.reserve(bytes);
-        CUDA_CHECK(cub::DeviceRadixSort::SortKeys(m.radiusSortTemp.data(), bytes, m.radiusKeys.data(),
-                                                  m.sortedRadiusKeys.data(), int(n_), 0, 64, s));
-        upload(m.radiusRanks, rank.data(), rank.size(), s);
-        radiiAtRanksKernel<<<blocksFor(count, kStateBlock), kStateBlock, 0, s>>>(
-            m.sortedRadiusKeys.data(), m.radiusRanks.data(), count, m.radiiAtRanks.data());
-        CUDA_CHECK_LAUNCH();
-        download(radii.data(), m.radiiAtRanks.data(), radii.size(), s);
-        CUDA_CHECK(cudaMemcpyAsync(m.flagHost.data(), m.flag.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
-    });
-    m.spans.synchronize(s);
-    if (*m.flagHost.data() != 0) return false;
-    out = std::move(radii);
+    m.radiusFlag.reserve(1);
+    m.radiusRanksHost.reserve(size_t(count));
+    m.radiiHost.reserve(size_t(count));
+    m.radiusFlagHost.reserve(1);
+    std::copy(rank.begin(), rank.end(), m.radiusRanksHost.data());
+    // The radii read the positions on the state's stream, before the next step moves them; the rest reads only its
+    // own buffers and runs on the rows' stream beside that step.
+    cudaStream_t s = m.stream();
+    CUDA_CHECK(cudaMemsetAsync(m.radiusFlag.data(), 0, sizeof(int32_t), s));
+    radiusKeysKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, s>>>(m.pos.data(), n_, centre, m.radiusKeys.data(),
+                                                                        m.radiusFlag.data());
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(m.radiusKeysReady.get(), s));
+    cudaStream_t rows = m.rowsStream.get();
+    CUDA_CHECK(cudaStreamWaitEvent(rows, m.radiusKeysReady.get(), 0));
+    m.spans.open(SpanLane::Rows, "lagrangian_radii", rows);
+    size_t bytes = 0;
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, m.radiusKeys.data(), m.sortedRadiusKeys.data(), int(n_),
+                                              0, 64, rows));
+    m.radiusSortTemp.reserve(bytes);
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(m.radiusSortTemp.data(), bytes, m.radiusKeys.data(),
+                                              m.sortedRadiusKeys.data(), int(n_), 0, 64, rows));
+    CUDA_CHECK(cudaMemcpyAsync(m.radiusRanks.data(), m.radiusRanksHost.data(), size_t(count) * sizeof(int64_t),
+                               cudaMemcpyHostToDevice, rows));
+    radiiAtRanksKernel<<<blocksFor(count, kStateBlock), kStateBlock, 0, rows>>>(
+        m.sortedRadiusKeys.data(), m.radiusRanks.data(), count, m.radiiAtRanks.data());
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpyAsync(m.radiiHost.data(), m.radiiAtRanks.data(), size_t(count) * sizeof(double),
+                               cudaMemcpyDeviceToHost, rows));
+    CUDA_CHECK(
+        cudaMemcpyAsync(m.radiusFlagHost.data(), m.radiusFlag.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, rows));
+    m.spans.close(rows);
+    CUDA_CHECK(cudaEventRecord(m.radiiDone.get(), rows));
+}
+
+bool ResidentGpu::finishRadiusOrderStatistics(std::vector<double>& out)
+{
+    Impl& m = *impl_;
+    if (m.radiiPending < 0) throw std::logic_error("finishRadiusOrderStatistics without a begin");
+    const size_t count = size_t(m.radiiPending);
+    if (!m.finishRadii()) return false;
+    out.assign(count, 0.0);
+    if (n_ > 0 && count > 0) std::copy(m.radiiHost.data(), m.radiiHost.data() + count, out.begin());
     return true;
+}
+
+bool ResidentGpu::radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out)
+{
+    beginRadiusOrderStatistics(centre, rank);
+    return finishRadiusOrderStatistics(out);
 }
 
 void ResidentGpu::getResults(F4* out)

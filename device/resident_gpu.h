@@ -89,8 +89,15 @@ public:
     /// the host.
     double largestAccelerationSquared(double G);
     /// As ResidentCpu::radiusOrderStatistics: the radii's patterns sorted on the device (cub), only the ranks' radii
-    /// downloaded.
+    /// downloaded. beginRadiusOrderStatistics and finishRadiusOrderStatistics, one after the other.
     bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out);
+    /// Queues radiusOrderStatistics: the radii of the current positions on the state's stream, their sort and the
+    /// ranks' radii on a stream of their own, so that the next steps' operations may run beside the sort. A pending
+    /// begin is finished first (its radii dropped).
+    void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank);
+    /// Waits for the last beginRadiusOrderStatistics: its radii into out, or false (out untouched) when a radius
+    /// was NaN. std::logic_error without a pending begin.
+    bool finishRadiusOrderStatistics(std::vector<double>& out);
     /// Downloads the last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out);
     /// The interaction lists of the last evaluation (GpuSolver::downloadLists).

@@ -2,7 +2,7 @@
 """Gantt chart of what ran when in a few steps, from the timeline.csv of octwalk run --timeline or the file
 of octwalk profile --steps K --timeline FILE.
 
-Each row of the file is one interval: step, lane (host, host-build, device, host-walk, copy, ...), phase,
+Each row of the file is one interval: step, lane (host, host-build, device, host-walk, copy, rows, ...), phase,
 start_s and end_s in seconds since the start of the run on the host's steady clock. Prints, per chosen step,
 its wall span (its host lane's), each lane's busy time, how much of the host-build lane overlaps the
 device lane (host-walk on the CPU backend; the pipelined step's point: the host build off the critical path)
@@ -27,7 +27,7 @@ import sys
 
 COLUMNS = ("step", "lane", "phase", "start_s", "end_s")
 # Lanes top to bottom in the order work flows through a step; others (a pipeline's own) follow.
-LANE_ORDER = ("host", "host-build", "copy", "device", "host-walk")
+LANE_ORDER = ("host", "host-build", "copy", "device", "rows", "host-walk")
 
 
 class InputError(Exception):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "host/core/order_statistics.h"
 #include "host/core/parallel.h"
@@ -284,6 +285,20 @@ bool ResidentCpu::radiusOrderStatistics(const Vec3d& centre, const std::vector<i
         out = orderStatistics(radii_.data(), n, rank);
         return true;
     });
+}
+
+void ResidentCpu::beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank)
+{
+    pendingRadii_ = radiusOrderStatistics(centre, rank, beganRadii_) ? PendingRadii::Found : PendingRadii::NotANumber;
+}
+
+bool ResidentCpu::finishRadiusOrderStatistics(std::vector<double>& out)
+{
+    if (pendingRadii_ == PendingRadii::None) throw std::logic_error("finishRadiusOrderStatistics without a begin");
+    const bool found = pendingRadii_ == PendingRadii::Found;
+    pendingRadii_    = PendingRadii::None;
+    if (found) out = beganRadii_;
+    return found;
 }
 
 void ResidentCpu::getResults(F4* out) const { std::copy(result_.begin(), result_.end(), out); }

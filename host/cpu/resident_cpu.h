@@ -83,6 +83,12 @@ public:
     /// The rank[k]-th smallest of the bodies' radii about centre (radiusAbout) into out (orderStatistics): the
     /// Lagrangian radii of equal masses at equalMassRanks. False (out untouched) when a radius is NaN.
     bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out);
+    /// radiusOrderStatistics of the current positions, kept for finishRadiusOrderStatistics (the twin of the
+    /// device's, which sorts while the next step runs).
+    void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank);
+    /// The radii of the last beginRadiusOrderStatistics into out, or false (out untouched) when a radius was NaN.
+    /// std::logic_error without a pending begin.
+    bool finishRadiusOrderStatistics(std::vector<double>& out);
     /// The last evaluation's results (acc xyz, potential; G = 1), tree order.
     void getResults(F4* out) const;
     /// The interaction lists of the last evaluation (as ResidentGpu::getLists).
@@ -118,6 +124,15 @@ private:
     std::vector<F4> nodeAcc_, result_, scratchResult_;
     /// The radii of radiusOrderStatistics, kept between rows (fresh pages cost their faults).
     std::vector<double> radii_;
+    /// What beginRadiusOrderStatistics found, for finishRadiusOrderStatistics.
+    enum class PendingRadii
+    {
+        None,
+        Found,
+        NotANumber
+    };
+    PendingRadii pendingRadii_ = PendingRadii::None;
+    std::vector<double> beganRadii_;
 };
 
 } // namespace octwalk

@@ -92,8 +92,41 @@ void DiagnosticsFiles::write(const Simulation& sim)
                  << d.comPos.z << ',' << d.comVel.x << ',' << d.comVel.y << ',' << d.comVel.z << ',' << d.momentum.x
                  << ',' << d.momentum.y << ',' << d.momentum.z << ',' << d.angularMomentum.x << ','
                  << d.angularMomentum.y << ',' << d.angularMomentum.z << '\n';
-    if (!periodic_) rows_.writeLagrangeRow(sim.stepIndex(), d.time, sim.lagrangianRadii());
+    writePendingLagrangeRow();
+    if (!periodic_)
+    {
+        sim.beginLagrangianRadii();
+        pendingLagrange_ = PendingLagrangeRow{sim.stepIndex(), d.time, &sim};
+    }
     rows_.flush(sim.stepIndex());
+}
+
+void DiagnosticsFiles::writePendingLagrangeRow()
+{
+    if (!pendingLagrange_) return;
+    const PendingLagrangeRow row = *pendingLagrange_;
+    pendingLagrange_.reset();
+    rows_.writeLagrangeRow(row.step, row.time, row.sim->finishLagrangianRadii());
+}
+
+void DiagnosticsFiles::finishRows()
+{
+    if (!pendingLagrange_) return;
+    const int64_t step = pendingLagrange_->step;
+    writePendingLagrangeRow();
+    rows_.flush(step);
+}
+
+DiagnosticsFiles::~DiagnosticsFiles()
+{
+    try
+    {
+        finishRows();
+    }
+    catch (...)
+    {
+        // The run stopped on an error already (a finished run has no pending row): that error is reported.
+    }
 }
 
 void DiagnosticsFiles::writeTiming(int64_t step, const StepTimes& t, const InteractionStats& stats,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "host/core/timeline.h"
@@ -57,8 +58,20 @@ public:
     DiagnosticsFiles(const std::filesystem::path& dir, const std::string& headerComment, bool resume,
                      int64_t resumeStep, bool comoving = false, bool timeline = false, bool periodic = false);
 
-    /// One row of each file for the current step of sim, flushed.
+    /// Finishes the pending lagrange.csv row (finishRows) when the run stops on an error; the error in that is
+    /// dropped, the one that stopped the run is what counts.
+    ~DiagnosticsFiles();
+    DiagnosticsFiles(const DiagnosticsFiles&)            = delete;
+    DiagnosticsFiles& operator=(const DiagnosticsFiles&) = delete;
+
+    /// A row of energy.csv for the current step of sim, flushed, and the lagrange.csv row of the previous
+    /// write. The current step's Lagrangian radii are begun (Simulation::beginLagrangianRadii) and written with
+    /// the next write or finishRows: a pipelined run's device sorts them while the next step runs. sim outlives
+    /// this object or its rows are finished first.
     void write(const Simulation& sim);
+    /// Writes and flushes the pending lagrange.csv row, if any: before a checkpoint (a restart resumes after the
+    /// checkpoint's step, whose row must be in the file) and at the end of the run.
+    void finishRows();
 
     /// One row of timing.csv (step, stepTimesCsv, then the walk's node and leaf interactions per body
     /// from stats and the steps since its tree was built), flushed.
@@ -71,10 +84,20 @@ public:
 private:
     /// Opens timeline.csv for appending, with its header when isNew (checked at `step`).
     void openTimeline(const std::string& headerComment, bool isNew, int64_t step);
+    /// Writes the pending lagrange.csv row, if any (not flushed).
+    void writePendingLagrangeRow();
     /// energy.csv's and lagrange.csv's headers, for those that are new.
     void writeEnergyLagrangeHeaders(const std::string& headerComment);
 
     EnergyLagrangeFiles rows_;
+    /// The lagrange.csv row whose radii were begun and not yet written (step, time, its simulation).
+    struct PendingLagrangeRow
+    {
+        int64_t step;
+        double time;
+        const Simulation* sim;
+    };
+    std::optional<PendingLagrangeRow> pendingLagrange_;
     std::filesystem::path timingPath_, timelinePath_;
     std::ofstream timing_, timeline_;
     bool comoving_, periodic_;

@@ -43,8 +43,8 @@ public:
     virtual bool kick(double G, double halfStep)                                                     = 0;
     virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                         = 0;
     virtual double largestAccelerationSquared(double G)                                              = 0;
-    virtual bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank,
-                                       std::vector<double>& out)                                     = 0;
+    virtual void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank)   = 0;
+    virtual bool finishRadiusOrderStatistics(std::vector<double>& out)                               = 0;
     virtual void getResults(F4* out)                                                                 = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
                           std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
@@ -121,10 +121,11 @@ public:
     bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
     DiagnosticSums diagnosticSums(double G, const StateScale& scale) override { return r_.diagnosticSums(G, scale); }
     double largestAccelerationSquared(double G) override { return r_.largestAccelerationSquared(G); }
-    bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out) override
+    void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank) override
     {
-        return r_.radiusOrderStatistics(centre, rank, out);
+        r_.beginRadiusOrderStatistics(centre, rank);
     }
+    bool finishRadiusOrderStatistics(std::vector<double>& out) override { return r_.finishRadiusOrderStatistics(out); }
     void getResults(F4* out) override { r_.getResults(out); }
     void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset, std::vector<int32_t>& nodeList,
                   std::vector<int32_t>& leafList) override
@@ -497,7 +498,8 @@ void Pipeline::recordSpans()
     Timeline& timeline = processTimeline();
     for (const LoggedSpan& s : spans_.spans)
     {
-        timeline.recordSteady(s.step, s.lane == SpanLane::Copy ? "copy" : backendLane_, s.phase, s.begin, s.end);
+        const char* lane = s.lane == SpanLane::Copy ? "copy" : s.lane == SpanLane::Rows ? "rows" : backendLane_;
+        timeline.recordSteady(s.step, lane, s.phase, s.begin, s.end);
     }
     spans_.spans.clear();
 }
@@ -640,8 +642,21 @@ DiagnosticSums Pipeline::diagnosticSums()
 
 bool Pipeline::radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out)
 {
+    beginRadiusOrderStatistics(centre, rank);
+    return finishRadiusOrderStatistics(out);
+}
+
+void Pipeline::beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank)
+{
     beginSpans(step_);
-    const bool found = backend_->radiusOrderStatistics(centre, rank, out);
+    backend_->beginRadiusOrderStatistics(centre, rank);
+    recordSpans();
+}
+
+bool Pipeline::finishRadiusOrderStatistics(std::vector<double>& out)
+{
+    beginSpans(step_);
+    const bool found = backend_->finishRadiusOrderStatistics(out);
     recordSpans();
     return found;
 }

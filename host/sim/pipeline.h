@@ -40,8 +40,9 @@
 /// (wait_positions, sort, cells, groups, packing, order; wrap_shifts in a periodic box) under the step that
 /// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
 /// sort_keys, upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick,
-/// diagnostics, largest_acceleration, lagrangian_radii, download_state), with a lagged build's downloads on lane
-/// "copy" (the device's copy stream: download_keys, the build's input, then download_positions). wait_positions is
+/// diagnostics, largest_acceleration, lagrangian_radii on the CPU twin, download_state), with a lagged build's
+/// downloads on lane "copy" (the device's copy stream: download_keys, the build's input, then download_positions)
+/// and the device's lagrangian_radii on lane "rows" (a stream of their own, beside the next step). wait_positions is
 /// the build's wait for its input (the sorted keys on the GPU, the positions on the CPU twin). Off, no clock is read
 /// and no event recorded for it; on or off, the results are the same bits.
 ///
@@ -190,6 +191,10 @@ public:
     /// The rank[k]-th smallest of the bodies' radii about centre (radiusAbout) into out, found where the state is:
     /// only the radii cross to the host. False (out untouched) when a radius is NaN.
     bool radiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank, std::vector<double>& out);
+    /// radiusOrderStatistics in two halves: the begin reads the current positions, and the device sorts the radii
+    /// while the next steps run (the CPU twin finds them at once); the finish waits for them.
+    void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank);
+    bool finishRadiusOrderStatistics(std::vector<double>& out);
     /// The policy's state for a checkpoint (with a periodic run's own positions in statePos).
     PipelineCheckpoint checkpoint() const;
     /// Whether a checkpoint keeps the last results too (resultsByCaller): a periodic run's restore needs them.

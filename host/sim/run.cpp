@@ -217,7 +217,11 @@ public:
     }
     void writeSnapshot() override { writeSnapshotAt(dir_, sim_, rs_); }
     bool atOutputTime() const override { return sim_.atOutputTime(); }
-    void writeCheckpoint(const std::string& path) override { sim_.writeCheckpoint(path, rs_.encode()); }
+    void writeCheckpoint(const std::string& path) override
+    {
+        files_.finishRows();
+        sim_.writeCheckpoint(path, rs_.encode());
+    }
 
     void afterStep(const LoopStepTimes& times, bool) override
     {

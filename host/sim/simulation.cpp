@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "common/errors.h"
@@ -411,17 +413,63 @@ std::vector<double> Simulation::lagrangianRadii() const
     const DiagnosticSums& s      = diagnosticSums();
     const MassWeighted centre    = {s.mass, s.comPos};
     const std::vector<double>& f = lagrangeFractions();
-    if (pipeline_ && state_.size() > 0)
+    if (ordersRadiiOnPipeline())
     {
-        if (!equalMasses_) equalMasses_ = equalMasses(state_.mass);
-        if (*equalMasses_ && lagrangeRanks_.empty())
-        {
-            lagrangeRanks_ = equalMassRanks(state_.size(), state_.mass[0], s.mass, f);
-        }
+        // The pipeline orders one set of radii at a time: a begun one is collected first.
+        settleBegunRadii();
         std::vector<double> radii;
-        if (*equalMasses_ && pipeline_->radiusOrderStatistics(centre.mean(), lagrangeRanks_, radii)) return radii;
+        if (pipeline_->radiusOrderStatistics(centre.mean(), lagrangeRanks_, radii)) return radii;
     }
     return octwalk::lagrangianRadii(state(), f, centre);
+}
+
+void Simulation::settleBegunRadii() const
+{
+    if (begunRadii_ != BegunRadii::OnPipeline) return;
+    foundRadii_ = finishedOnPipeline();
+    begunRadii_ = BegunRadii::Found;
+}
+
+std::vector<double> Simulation::finishedOnPipeline() const
+{
+    std::vector<double> radii;
+    if (pipeline_->finishRadiusOrderStatistics(radii)) return radii;
+    return std::vector<double>(lagrangeFractions().size(), std::numeric_limits<double>::quiet_NaN());
+}
+
+bool Simulation::ordersRadiiOnPipeline() const
+{
+    if (!pipeline_ || state_.size() == 0) return false;
+    if (!equalMasses_) equalMasses_ = equalMasses(state_.mass);
+    if (!*equalMasses_) return false;
+    if (lagrangeRanks_.empty())
+    {
+        lagrangeRanks_ = equalMassRanks(state_.size(), state_.mass[0], diagnosticSums().mass, lagrangeFractions());
+    }
+    return true;
+}
+
+void Simulation::beginLagrangianRadii() const
+{
+    settleBegunRadii();
+    if (ordersRadiiOnPipeline())
+    {
+        const DiagnosticSums& s = diagnosticSums();
+        pipeline_->beginRadiusOrderStatistics(MassWeighted{s.mass, s.comPos}.mean(), lagrangeRanks_);
+        begunRadii_ = BegunRadii::OnPipeline;
+        return;
+    }
+    foundRadii_ = lagrangianRadii();
+    begunRadii_ = BegunRadii::Found;
+}
+
+std::vector<double> Simulation::finishLagrangianRadii() const
+{
+    const BegunRadii begun = begunRadii_;
+    begunRadii_            = BegunRadii::None;
+    if (begun == BegunRadii::None) throw std::logic_error("finishLagrangianRadii without a begin");
+    if (begun == BegunRadii::Found) return std::move(foundRadii_);
+    return finishedOnPipeline();
 }
 
 } // namespace octwalk

@@ -246,6 +246,12 @@ public:
     /// (its sums' bits). A pipelined run of equal masses orders the radii where its state lives (the device's or the
     /// CPU twin's) and brings only the radii back; otherwise they are found from state().
     std::vector<double> lagrangianRadii() const;
+    /// lagrangianRadii() in two halves, so that a row can be written a step later: the begin reads the current
+    /// state, and a pipelined run's device sorts the radii while the next step runs; the finish returns them (each
+    /// NaN when a position was NaN: the state they were found from has moved on). A begin drops the radii of an
+    /// earlier begin not finished; std::logic_error for a finish without a begin.
+    void beginLagrangianRadii() const;
+    std::vector<double> finishLagrangianRadii() const;
     /// The last force evaluation's accelerations (G applied) in the caller's order: what the current
     /// positions (state()) were kicked with, for measuring a step's force error.
     std::vector<Vec3d> accelerations() const;
@@ -400,6 +406,21 @@ private:
     /// Whether all masses are equal, and then equalMassRanks of lagrangeFractions(): masses never change in a run.
     mutable std::optional<bool> equalMasses_;
     mutable std::vector<int64_t> lagrangeRanks_;
+    /// Whether the pipeline orders the radii (equal masses; lagrangeRanks_ then set).
+    bool ordersRadiiOnPipeline() const;
+    /// Collects radii begun on the pipeline into foundRadii_ (the pipeline is then free for others).
+    void settleBegunRadii() const;
+    /// The pipeline's begun radii, each NaN when a radius was.
+    std::vector<double> finishedOnPipeline() const;
+    /// What beginLagrangianRadii left for finishLagrangianRadii: radii found at once, or the pipeline's pending.
+    enum class BegunRadii
+    {
+        None,
+        Found,
+        OnPipeline
+    };
+    mutable BegunRadii begunRadii_ = BegunRadii::None;
+    mutable std::vector<double> foundRadii_;
 };
 
 /// A comoving run's clock, then its settings, as "name=value" lines (reals exact): the checkpoint's comoving field

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -342,7 +343,8 @@ TEST_F(GpuResidentTest, SumsAndLargestAccelerationAreTheHostsAtAnyCount)
 
 // The device's order statistics of the radii (a pipelined run's Lagrangian radii of equal masses) are the twin's
 // values, for counts that fill no whole block, with ties, a body at the centre and a rank asked twice; a NaN radius
-// is refused, the output left as it was.
+// is refused, the output left as it was. Begun, they are those of the positions at the begin, whatever the state's
+// stream does meanwhile.
 TEST_F(GpuResidentTest, RadiusOrderStatisticsAreTheTwinsAtAnyCount)
 {
     for (int64_t n : {int64_t(2), int64_t(45), int64_t(3 * 4096 + 45), int64_t(1) << 20})
@@ -363,11 +365,25 @@ TEST_F(GpuResidentTest, RadiusOrderStatisticsAreTheTwinsAtAnyCount)
         EXPECT_EQ(d, t) << "n = " << n;
         EXPECT_EQ(d[0], 0.0) << "n = " << n;
 
+        // Begun, the radii are sorted beside the next operations on the state: those that move the bodies too.
+        const std::vector<F4> pull(size_t(n), F4{1.0f, -2.0f, 0.5f, -1.0f});
+        gpu.setResults(pull.data());
+        gpu.beginRadiusOrderStatistics(centre, rank);
+        for (int k = 0; k < 4; ++k) ASSERT_TRUE(gpu.kickDrift(1.0, 0.5, 1.0, 0.0)) << "n = " << n;
+        std::vector<double> begun;
+        ASSERT_TRUE(gpu.finishRadiusOrderStatistics(begun)) << "n = " << n;
+        EXPECT_EQ(begun, t) << "n = " << n;
+        ASSERT_TRUE(gpu.radiusOrderStatistics(centre, rank, d)) << "n = " << n;
+        if (n > 2) EXPECT_NE(d, t) << "the drifts moved the bodies, n = " << n;
+
         b.pos[size_t(n / 2)].z = std::nan("");
         gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
         std::vector<double> kept{1.5};
         EXPECT_FALSE(gpu.radiusOrderStatistics(centre, rank, kept)) << "n = " << n;
         EXPECT_EQ(kept, std::vector<double>{1.5}) << "n = " << n;
+        gpu.beginRadiusOrderStatistics(centre, rank);
+        EXPECT_FALSE(gpu.finishRadiusOrderStatistics(kept)) << "n = " << n;
+        EXPECT_THROW(gpu.finishRadiusOrderStatistics(kept), std::logic_error) << "n = " << n;
     }
 }
 

@@ -162,7 +162,7 @@ TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
         }
         for (const char* name : {"device/kick_drift", "device/predict", "device/refit", "device/walk_count",
                                  "device/scan", "device/walk_write", "device/body_node", "device/body_leaf",
-                                 "device/download", "device/kick", "device/diagnostics", "device/lagrangian_radii"})
+                                 "device/download", "device/kick", "device/diagnostics", "rows/lagrangian_radii"})
         {
             EXPECT_EQ(seen.count(name), 1u) << name;
         }
@@ -188,8 +188,7 @@ TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
         // Mapped from events no earlier than their launch and no later than the host's wait for them.
         for (const TimelineInterval& i : v)
         {
-            if (i.step != step || i.lane != "device" || i.phase == "diagnostics" || i.phase == "lagrangian_radii" ||
-                i.phase == "download_state")
+            if (i.step != step || i.lane != "device" || i.phase == "diagnostics" || i.phase == "download_state")
             {
                 continue;
             }

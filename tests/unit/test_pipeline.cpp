@@ -12,6 +12,7 @@
 #include <iterator>
 #include <string>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include <unistd.h>
@@ -826,7 +827,8 @@ TEST(InterleavedSum, AddsInTheDevicesOrderForAnyThreadCount)
 
 // The resident state's order statistics of the radii (a pipelined run's Lagrangian radii of equal masses): the
 // sort's values at the ranks after a gather, with ties, a body at the centre and a rank asked twice; a NaN radius is
-// refused and the output left as it was (the device's are checked against these).
+// refused and the output left as it was (the device's are checked against these). A begin's radii are those of the
+// state at the begin.
 TEST(ResidentCpuState, RadiusOrderStatisticsAreTheSortedRadiiAfterAGather)
 {
     ParticleSet b   = makeModel("plummer", 5000, kSeed);
@@ -844,6 +846,13 @@ TEST(ResidentCpuState, RadiusOrderStatisticsAreTheSortedRadiiAfterAGather)
     ASSERT_TRUE(r.radiusOrderStatistics(centre, rank, got));
     EXPECT_EQ(got, sortedRadiiAt(b.pos, centre, rank));
     EXPECT_EQ(got[0], 0.0) << "the body at the centre and its tie";
+
+    r.beginRadiusOrderStatistics(centre, rank);
+    r.permute(order.data());
+    std::vector<double> begun;
+    ASSERT_TRUE(r.finishRadiusOrderStatistics(begun));
+    EXPECT_EQ(begun, got);
+    EXPECT_THROW(r.finishRadiusOrderStatistics(begun), std::logic_error);
 
     b.pos[size_t(n / 3)].y = std::nan("");
     r.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
@@ -873,5 +882,26 @@ TEST(Pipeline, LagrangianRadiiAreTheDefinitionAboutTheEnergyRowsCentre)
                 test::radiiByDefinition(s, lagrangeFractions(), sim.diagnostics().comPos, m);
             EXPECT_EQ(sim.lagrangianRadii(), expected) << (equal ? "equal" : "unequal") << " masses, step " << step;
         }
+    }
+}
+
+// A row's radii begun at one step and finished after the next (as energy.csv's rows are written): those of the
+// state at the begin, bit for bit; a begin not finished is dropped by the next one; a finish needs a begin.
+TEST(Pipeline, BegunLagrangianRadiiAreThoseOfTheStateAtTheBegin)
+{
+    for (bool equal : {true, false})
+    {
+        ParticleSet b = makeModel("plummer", 3 * 4096 + 45, kSeed);
+        if (!equal)
+            for (int64_t i = 0; i < b.size(); ++i) b.mass[i] = double(1 + i % 5) / double(3 * b.size());
+        Simulation sim(b, parameters(), planSteps(0.0, kDt, 4 * kDt));
+        EXPECT_THROW(sim.finishLagrangianRadii(), std::logic_error);
+        sim.beginLagrangianRadii();
+        const std::vector<double> atBegin = sim.lagrangianRadii();
+        sim.beginLagrangianRadii();
+        sim.step();
+        EXPECT_EQ(sim.finishLagrangianRadii(), atBegin) << (equal ? "equal" : "unequal") << " masses";
+        EXPECT_NE(sim.lagrangianRadii(), atBegin) << "the step moved the bodies";
+        EXPECT_THROW(sim.finishLagrangianRadii(), std::logic_error);
     }
 }
