@@ -1,6 +1,5 @@
 #include "device/refit_gpu.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "device/device_buffer.cuh"
@@ -11,48 +10,23 @@ namespace octwalk {
 namespace {
 
 constexpr int kRefitBlock = 128;
-/// Threads of the block that refits a run of small levels.
-constexpr int kLevelRunBlock = 1024;
-/// Levels with at most this many internal nodes are refitted by one block, several levels per launch: a launch
-/// costs more than the refit of a small level, and a Plummer sphere's tree has a dozen levels, most of them small.
-constexpr int32_t kSmallLevelNodes = 2 * kLevelRunBlock;
-/// Most levels in one run (a tree has at most 22: cells stop at level 21).
-constexpr int32_t kMaxRunLevels = 32;
 
-/// A run of consecutive internal levels: level i of the run holds nodes [first[i], first[i + 1]), the last level
-/// the deepest.
-struct LevelRun
-{
-    int32_t first[kMaxRunLevels + 1];
-    int32_t numLevels;
-};
-
-/// Leaf f and body f: the two depend on the positions only, so one launch serves both.
-__global__ void refitLeavesAndBodiesKernel(RefitView v)
+__global__ void refitLeavesKernel(RefitView v)
 {
     const int32_t f = int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (f < v.numLeaves) refitLeaf(v, f);
-    if (f < v.numBodies) refitBody(v, f);
+}
+
+__global__ void refitBodiesKernel(RefitView v)
+{
+    const int32_t k = int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < v.numBodies) refitBody(v, k);
 }
 
 __global__ void refitLevelKernel(RefitView v, int32_t begin, int32_t end)
 {
     const int32_t c = begin + int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c < end) refitInternal(v, c);
-}
-
-/// The levels of run from the deepest: the barrier makes a level's moments visible to the block before its
-/// parents read them.
-__global__ void __launch_bounds__(kLevelRunBlock) refitLevelRunKernel(RefitView v, LevelRun run)
-{
-    for (int32_t i = run.numLevels - 1; i >= 0; --i)
-    {
-        for (int32_t c = run.first[i] + int32_t(threadIdx.x); c < run.first[i + 1]; c += kLevelRunBlock)
-        {
-            refitInternal(v, c);
-        }
-        __syncthreads();
-    }
 }
 
 __global__ void refitGroupsKernel(RefitView v)
@@ -74,58 +48,28 @@ void download(T* host, const DeviceBuffer<T>& buffer, size_t n, cudaStream_t str
     if (n > 0) CUDA_CHECK(cudaMemcpyAsync(host, buffer.data(), n * sizeof(T), cudaMemcpyDeviceToHost, stream));
 }
 
-int32_t levelSize(const RefitLevels& levels, int32_t level)
-{
-    return levels.internalFirst[level + 1] - levels.internalFirst[level];
-}
-
-/// Refits the small levels from deepest up to the first large one (or kMaxRunLevels of them) in one launch;
-/// returns the level above the run.
-int32_t refitLevelRun(const RefitView& v, const RefitLevels& levels, int32_t deepest, cudaStream_t s)
-{
-    int32_t shallowest = deepest;
-    while (shallowest > 0 && deepest - shallowest + 1 < kMaxRunLevels &&
-           levelSize(levels, shallowest - 1) <= kSmallLevelNodes)
-    {
-        --shallowest;
-    }
-    LevelRun run{};
-    run.numLevels = deepest - shallowest + 1;
-    for (int32_t i = 0; i <= run.numLevels; ++i) run.first[i] = levels.internalFirst[shallowest + i];
-    if (run.first[run.numLevels] > run.first[0])
-    {
-        refitLevelRunKernel<<<1, kLevelRunBlock, 0, s>>>(v, run);
-        CUDA_CHECK_LAUNCH();
-    }
-    return shallowest - 1;
-}
-
 } // namespace
 
 void refitGpu(const RefitView& v, const RefitLevels& levels, GpuStream stream)
 {
-    cudaStream_t s                = cudaStreamOf(stream);
-    const int32_t leavesAndBodies = std::max(v.numLeaves, v.numBodies);
-    if (leavesAndBodies > 0)
+    cudaStream_t s = cudaStreamOf(stream);
+    if (v.numLeaves > 0)
     {
-        refitLeavesAndBodiesKernel<<<blocksFor(leavesAndBodies, kRefitBlock), kRefitBlock, 0, s>>>(v);
+        refitLeavesKernel<<<blocksFor(v.numLeaves, kRefitBlock), kRefitBlock, 0, s>>>(v);
         CUDA_CHECK_LAUNCH();
     }
-    // From the deepest level up, so a level reads only finished children: a large level takes a grid, a run of
-    // small ones one block.
-    int32_t level = levels.numLevels - 1;
-    while (level >= 0)
+    if (v.numBodies > 0)
     {
-        const int32_t size = levelSize(levels, level);
-        if (size <= kSmallLevelNodes)
-        {
-            level = refitLevelRun(v, levels, level, s);
-            continue;
-        }
-        const int32_t begin = levels.internalFirst[level];
-        refitLevelKernel<<<blocksFor(size, kRefitBlock), kRefitBlock, 0, s>>>(v, begin, begin + size);
+        refitBodiesKernel<<<blocksFor(v.numBodies, kRefitBlock), kRefitBlock, 0, s>>>(v);
         CUDA_CHECK_LAUNCH();
-        --level;
+    }
+    // One launch per level: the stream orders them, so a level reads only finished children.
+    for (int32_t level = levels.numLevels - 1; level >= 0; --level)
+    {
+        const int32_t begin = levels.internalFirst[level], end = levels.internalFirst[level + 1];
+        if (end == begin) continue;
+        refitLevelKernel<<<blocksFor(end - begin, kRefitBlock), kRefitBlock, 0, s>>>(v, begin, end);
+        CUDA_CHECK_LAUNCH();
     }
     if (v.numGroups > 0)
     {

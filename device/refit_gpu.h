@@ -1,11 +1,10 @@
 #pragma once
 /// @file refit_gpu.h
 /// The refit on the device: twin of host/cpu/refit_cpu.h, the same common/refit.h functions on views
-/// pointing at device memory, in the twin's order: leaves and bodies (one launch), the internal levels
-/// from the deepest (a grid for each level of more than 2048 nodes, one block for each run of smaller
-/// levels, with a barrier between them), groups. refit_gpu.cu is compiled without fused
-/// multiply-adds (-fmad=false), so every word equals the CPU twin's bit for bit. Built from
-/// refit_gpu.cu with CUDA, from gpu_none.cpp without (then everything throws BackendError).
+/// pointing at device memory, one launch per step of the order (leaves, bodies, each internal level
+/// from the deepest, groups). refit_gpu.cu is compiled without fused multiply-adds (-fmad=false),
+/// so every word equals the CPU twin's bit for bit. Built from refit_gpu.cu with CUDA, from
+/// gpu_none.cpp without (then everything throws BackendError).
 
 #include <cstdint>
 #include <memory>
