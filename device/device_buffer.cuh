@@ -152,6 +152,50 @@ private:
     cudaEvent_t event_ = nullptr;
 };
 
+/// An executable CUDA graph: the work captured from a stream once (capture), replayed with one call (launch).
+class Graph
+{
+public:
+    Graph() = default;
+    ~Graph() { reset(); }
+    Graph(const Graph&)            = delete;
+    Graph& operator=(const Graph&) = delete;
+
+    /// Replaces the graph by what enqueue() queues on stream s (captured, not run).
+    template<class Enqueue>
+    void capture(cudaStream_t s, Enqueue enqueue)
+    {
+        reset();
+        CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+        cudaGraph_t graph = nullptr;
+        try
+        {
+            enqueue();
+        }
+        catch (...)
+        {
+            // The stream leaves capture mode either way; what was captured is dropped with the error.
+            if (cudaStreamEndCapture(s, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+            throw;
+        }
+        CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+        const cudaError_t made = cudaGraphInstantiate(&exec_, graph, 0);
+        cudaGraphDestroy(graph);
+        CUDA_CHECK(made);
+    }
+    /// Queues the captured work on stream s.
+    void launch(cudaStream_t s) const { CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
+    bool empty() const { return exec_ == nullptr; }
+    void reset()
+    {
+        if (exec_) cudaGraphExecDestroy(exec_);
+        exec_ = nullptr;
+    }
+
+private:
+    cudaGraphExec_t exec_ = nullptr;
+};
+
 /// Seconds from start to stop; both must have completed.
 inline double elapsedSeconds(const Event& start, const Event& stop)
 {
