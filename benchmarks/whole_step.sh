@@ -3,14 +3,15 @@
 # bodies (seed 1, theta 0.5, epsilon 0.01), 64 steps of dt 1/64 from the initial conditions (`octwalk profile
 # --steps`: medians over the steps), and each option's force error measured on its own last step against double
 # direct summation (2048 sampled bodies). Options: the default of `octwalk run` (--rebuild-every auto, at theta 0.5,
-# 0.4875 and 0.45: 0.4875 is where its error at 2^22 meets Bonsai's at theta 0.5, docs/accuracy.md), the classic step (--rebuild-every 1), the pipelined step with lags 1 and 2, and, when an older octwalk
+# 0.4875, 0.475 and 0.45: Bonsai's error at theta 0.5 lies between 0.4875 and 0.475 at 2^22), the classic step (--rebuild-every 1), the pipelined step with lags 1 and 2, and, when an older octwalk
 # binary is given, its pipelined step (timed only: older binaries do not measure the step's error).
 #
 #   bash benchmarks/whole_step.sh OCTWALK OUTDIR [OLD_OCTWALK] [EXPONENTS] [OPTIONS]
 #
 # OUTDIR receives one CSV and one report per option and N, and table.md (benchmarks/whole_step_table.py).
 # EXPONENTS (default "16 18 20 22 24") are the log2 of the body counts; OPTIONS (default "default classic lag1
-# lag2 default45") the step options to run, default4875 and default45 being the default at theta 0.4875 and 0.45.
+# lag2 default45") the step options to run, default4875, default475 and default45 being the default at theta 0.4875,
+# 0.475 and 0.45.
 # About 4 minutes on an H200 for the default options.
 set -uo pipefail
 OCTWALK=$1
@@ -34,6 +35,7 @@ for e in $EXPONENTS; do
   profile "$OCTWALK" lag1 "$n" --theta 0.5 --rebuild-every 0 --rebuild-lag 1
   profile "$OCTWALK" lag2 "$n" --theta 0.5 --rebuild-every 0 --rebuild-lag 2
   profile "$OCTWALK" default4875 "$n" --theta 0.4875
+  profile "$OCTWALK" default475 "$n" --theta 0.475
   profile "$OCTWALK" default45 "$n" --theta 0.45
   if [ -n "$OLD" ]; then
     profile "$OLD" old_pipelined "$n" --theta 0.5 --rebuild-every 0

@@ -13,6 +13,7 @@ import re
 import sys
 
 OPTIONS = [("default", "`run` default (auto), theta 0.5"), ("default4875", "`run` default (auto), theta 0.4875"),
+           ("default475", "`run` default (auto), theta 0.475"),
            ("default45", "`run` default (auto), theta 0.45"),
            ("classic", "classic (`--rebuild-every 1`), theta 0.5"), ("lag1", "pipelined, lag 1, theta 0.5"),
            ("lag2", "pipelined, lag 2, theta 0.5"), ("old_pipelined", "older binary, pipelined, theta 0.5")]
