@@ -77,6 +77,7 @@ TEST(PipelineCli, RunWithRebuildEveryRestartsBitIdentically)
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(slurp(base / "whole" / "checkpoint.bin"), slurp(base / "split" / "checkpoint.bin"));
     EXPECT_EQ(slurp(base / "whole" / "energy.csv"), slurp(base / "split" / "energy.csv"));
+    EXPECT_EQ(slurp(base / "whole" / "lagrange.csv"), slurp(base / "split" / "lagrange.csv"));
     const std::vector<std::string> counts = interactionColumns(slurp(base / "whole" / "timing.csv"));
     EXPECT_EQ(counts.size(), 16u);
     EXPECT_EQ(counts, interactionColumns(slurp(base / "split" / "timing.csv"))) << "each step's own walk, restarted";
@@ -186,6 +187,46 @@ TEST(PipelineCli, TheDefaultIsThePipelinedStepWhereItApplies)
     }
     const CliResult help = runOctwalk({"run", "--help"});
     EXPECT_NE(help.out.find("--rebuild-every arg (=auto)"), std::string::npos) << help.out;
+    fs::remove_all(base);
+}
+
+namespace {
+
+/// The data rows of a CSV file (no comment, no header).
+size_t dataRows(const std::filesystem::path& f)
+{
+    std::istringstream in(slurp(f));
+    std::string line;
+    size_t rows = 0;
+    while (std::getline(in, line))
+        if (!line.empty() && line[0] != '#' && line.rfind("step,", 0) != 0) ++rows;
+    return rows;
+}
+
+} // namespace
+
+// lagrange.csv gets a row's radii with the next row (the device sorts them beside the next step): a run that ends,
+// and one that a failure stops, still leave it with a row for every energy.csv row.
+TEST(PipelineCli, LagrangeRowsFollowEveryEnergyRowAtTheEndAndOnAFailure)
+{
+    namespace fs        = std::filesystem;
+    const fs::path base = fs::temp_directory_path() / ("octwalk_pipeline_rows_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    const std::string ended = (base / "ended").string(), failed = (base / "failed").string();
+    const CliResult end = runOctwalk({"run", "--n", "1000", "--t-end", "0.0625", "--dt", "0.0078125", "--quiet",
+                                      "--backend", "cpu", "--output-dir", ended.c_str()});
+    ASSERT_EQ(end.code, 0) << end.err;
+    EXPECT_EQ(dataRows(base / "ended" / "energy.csv"), 9u);
+    EXPECT_EQ(dataRows(base / "ended" / "lagrange.csv"), 9u);
+    const CliResult fail =
+        runOctwalk({"run", "--n", "1000", "--t-end", "0.0625", "--dt", "0.0078125", "--quiet", "--backend", "cpu",
+                    "--max-energy-error", "1e-15", "--output-dir", failed.c_str()});
+    EXPECT_NE(fail.code, 0);
+    EXPECT_NE(fail.err.find("exceeds max_energy_error"), std::string::npos) << fail.err;
+    const size_t energyRows = dataRows(base / "failed" / "energy.csv");
+    EXPECT_GE(energyRows, 1u);
+    EXPECT_LT(energyRows, 9u) << "the bound stopped the run";
+    EXPECT_EQ(dataRows(base / "failed" / "lagrange.csv"), energyRows);
     fs::remove_all(base);
 }
 
