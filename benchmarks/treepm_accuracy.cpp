@@ -7,6 +7,7 @@
 //                           [N_GROUP]
 //   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
 //   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]
+//   octwalk_treepm_accuracy split SNAPSHOT EPSILON PM_GRID ASMTH RCUT [SAMPLE]
 //
 // PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control). The uniform box is
 // 2^LOG2N random bodies in a unit box (no softening), the clustered one docs/periodic.md's in a box of side 10
@@ -19,6 +20,10 @@
 // (uniform in log r from r_s / 16 to L / 2) and directions around it, theta 0.3 so that the tree adds nothing; the
 // error of the split itself (the mesh's, and the pull left out beyond the cutoff) where the short and the long range
 // meet.
+//
+// "split" measures the split itself on a periodic SNAPSHOT: the host mesh's long-range forces (TSC) plus the short-range
+// pairs summed directly in double (host/reference/short_range_direct.h), no tree, against the Ewald sum: the error the
+// mesh and the cutoff leave, which no theta removes.
 //
 // "steps" measures the forces of a run's own steps: a comoving run from the SNAPSHOT (its a and cosmology, the
 // default TreePM settings) of STEPS steps of DLNA in ln a with --rebuild-every REBUILD_EVERY (1: the classic step,
@@ -38,6 +43,8 @@
 #include "host/reference/direct.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/ewald_direct.h"
+#include "host/reference/short_range_direct.h"
+#include "host/pm/pm_mesh.h"
 #include "common/errors.h"
 #include "host/io/snapshot.h"
 #include "host/sim/comoving.h"
@@ -124,6 +131,38 @@ Parameters boxParameters(double L, double eps, const char* pmGrid, const char* t
     return p;
 }
 
+/// The "split" study (the file comment).
+int splitErrors(int argc, char** argv)
+{
+    if (argc < 7)
+    {
+        std::fprintf(stderr, "usage: %s split SNAPSHOT EPSILON PM_GRID ASMTH RCUT [SAMPLE]\n", argv[0]);
+        return 2;
+    }
+    double eps            = 0;
+    const PeriodicBox box = namedBox(argv[2], argv[3], eps);
+    const int64_t n       = int64_t(box.pos.size());
+    const int grid        = std::atoi(argv[4]);
+    const double asmth = std::atof(argv[5]), rcut = std::atof(argv[6]);
+    const int64_t sample = argc > 7 ? std::atoll(argv[7]) : 256;
+    PmMesh mesh(box.L, grid, asmth, MassAssignment::Tsc, 1.0);
+    std::vector<Vec3d> meshAcc;
+    std::vector<double> meshPot;
+    mesh.computeForces(box.pos.data(), box.mass.data(), n, meshAcc, meshPot);
+    const std::vector<int64_t> idx = sampleIndices(n, sample, 3);
+    std::vector<Vec3d> shortAcc, ref, got;
+    std::vector<double> shortPot, refPot;
+    shortRangeDirectSum(box.pos.data(), box.mass.data(), n, idx, {box.L, mesh.splitScale(), rcut * mesh.splitScale()},
+                        eps * eps, 1.0, shortAcc, shortPot);
+    ewaldDirectSum(box.pos.data(), box.mass.data(), n, idx, box.L, eps * eps, 1.0, ref, refPot);
+    for (size_t k = 0; k < idx.size(); ++k) got.push_back(meshAcc[size_t(idx[k])] + shortAcc[k]);
+    const ErrorStats e = errorStats(relativeErrors(got, ref));
+    std::printf("split %s %s, pm_grid %d, asmth %g, rcut %g: mesh + short-range pairs in double: median %.3g p99 %.3g "
+                "max %.3g\n",
+                argv[2], argv[3], grid, asmth, rcut, e.median, e.p99, e.max);
+    return 0;
+}
+
 /// The "steps" study (the file comment).
 int stepErrors(int argc, char** argv)
 {
@@ -178,6 +217,7 @@ int main(int argc, char** argv)
 {
     if (argc >= 3 && std::string(argv[1]) == "pairs") return pairErrors(argc, argv);
     if (argc >= 2 && std::string(argv[1]) == "steps") return stepErrors(argc, argv);
+    if (argc >= 2 && std::string(argv[1]) == "split") return splitErrors(argc, argv);
     if (argc < 5)
     {
         std::fprintf(

@@ -17,8 +17,8 @@
 ///
 /// The tree's short-range half (ShortRangeView, bodyNodeShortRange, bodyBodyShortRange and the walk's
 /// classifyShortRangeEntry in common/walk.h) is here too, once for both backends: with TreePM on, the
-/// periodic walk meets every source at its nearest image, multiplies a pair's Newtonian pull by the factors
-/// below at the unsoftened distance, takes a node through the short-range kernel's own second-order expansion,
+/// periodic walk meets every source at its nearest image, takes a pair's softened Newtonian pull less the
+/// unsoftened long-range pull (longRangePair), a node through the short-range kernel's own second-order expansion,
 /// leaves out whatever lies beyond the cutoff and adds no Ewald correction: the mesh carries the rest.
 
 #include <cmath>
@@ -227,9 +227,77 @@ constexpr double kTreePmNodeSizeDistance = 2.0;
 /// and 8128 (p99), 1.08e-3 at 8113 with 1e-3.
 constexpr double kTreePmNodeErrorFactor = 3e-3;
 
+/// The long-range pull of a unit mass at distance r, the part the mesh carries: acceleration acc d (d the offset
+/// to the mass) and potential -pot, acc = (erf(x) - (2x / sqrt(pi)) exp(-x^2)) / r^3 and pot = erf(x) / r with
+/// x = r / (2 r_s). Both are smooth through r = 0 (k^3 (4 / 3 sqrt(pi)) and k (2 / sqrt(pi)), k = 1 / (2 r_s)).
+template<class T>
+struct LongRangePair
+{
+    T acc, pot;
+};
+
+namespace treepm_detail {
+
+/// LongRangePair in its series in x^2, for small x, where the closed forms cancel: erf(x) / x = (2 / sqrt(pi))
+/// sum (-1)^n x^2n / (n! (2n + 1)) and (erf(x) - (2x / sqrt(pi)) exp(-x^2)) / x^3 = (2 / sqrt(pi)) sum (-1)^(n+1)
+/// 2n x^(2n-2) / (n! (2n + 1)), through x^12. At x = 1/2 the first terms left out are 2e-11 and 2e-9 of the values.
+template<class T>
+HOST_DEVICE inline LongRangePair<T> longRangePairSeries(T x2, T k)
+{
+    T pot     = T(1.0 / 9360);
+    pot       = pot * x2 - T(1.0 / 1320);
+    pot       = pot * x2 + T(1.0 / 216);
+    pot       = pot * x2 - T(1.0 / 42);
+    pot       = pot * x2 + T(1.0 / 10);
+    pot       = pot * x2 - T(1.0 / 3);
+    pot       = pot * x2 + T(1);
+    T acc     = T(1.0 / 5400);
+    acc       = acc * x2 - T(1.0 / 780);
+    acc       = acc * x2 + T(1.0 / 132);
+    acc       = acc * x2 - T(1.0 / 27);
+    acc       = acc * x2 + T(1.0 / 7);
+    acc       = acc * x2 - T(2.0 / 5);
+    acc       = acc * x2 + T(2.0 / 3);
+    const T c = T(kTwoOverSqrtPi);
+    return {c * acc * k * k * k, c * pot * k};
+}
+
+/// Below these x, LongRangePair takes its series: in double the closed forms' rounding (about 1e-16 of erf(x))
+/// is 1e-13 of the acceleration's value at x = 0.1; in float scaledErfc's 3.4e-7 is 5e-6 of it at x = 0.5.
+HOST_DEVICE constexpr float longRangeSeriesBelow(float) { return 0.5f; }
+HOST_DEVICE constexpr double longRangeSeriesBelow(double) { return 0.1; }
+
+} // namespace treepm_detail
+
+/// LongRangePair at distance r = r2 invR (invR = 1 / r, or 0 with r2 = 0 for the limit at r = 0) for k = 1 / (2 r_s), in double with the C library's erf.
+HOST_DEVICE inline LongRangePair<double> longRangePair(double r2, double invR, double k)
+{
+    const double x = r2 * invR * k;
+    if (x < treepm_detail::longRangeSeriesBelow(x)) return treepm_detail::longRangePairSeries(x * x, k);
+    const double erfX = erf(x), w = treepm_detail::kTwoOverSqrtPi * x * exp(-x * x);
+    return {(erfX - w) * invR * invR * invR, erfX * invR};
+}
+
+/// LongRangePair in float for the tree's kernels: erf(x) = 1 - exp(-x^2) scaledErfc(x) with the factors' one
+/// exponential (shortRangeGaussian).
+HOST_DEVICE inline LongRangePair<float> longRangePair(float r2, float invR, float k)
+{
+    const float x = r2 * invR * k;
+    if (x < treepm_detail::longRangeSeriesBelow(x)) return treepm_detail::longRangePairSeries(x * x, k);
+    const float gauss = shortRangeGaussian(x);
+    const float erfX  = 1.0f - gauss * scaledErfc(x);
+    const float w     = float(treepm_detail::kTwoOverSqrtPi) * x * gauss;
+    return {(erfX - w) * (invR * invR * invR), erfX * invR};
+}
+
 /// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): bodyBody's
-/// softened Newtonian pull times the factors at the unsoftened distance r, nothing at r >= r_cut (as
-/// host/reference/short_range_direct.h sums it). A massless source (the target itself) adds exact zeros.
+/// softened Newtonian pull less the unsoftened long-range pull (longRangePair) that the mesh carries, nothing at
+/// r >= r_cut (as host/reference/short_range_direct.h sums it). With the mesh's part the pair's pull is then the
+/// softened Newtonian one at every distance, as tree + Ewald's and an isolated run's: Plummer softening reaches
+/// beyond the split scale (by 1.5 eps^2 / r^2 of the pull), and a short-range pair that kept only its share of it
+/// (the Newtonian pull times the factors) differed from the Ewald sum by 1e-4 of a pair's force between r_s and
+/// 4 r_s. A massless source (the target itself) adds exact zeros. At r^2 below float's normal range invSqrtOrZero
+/// gives x = 0, where the series holds the long-range pull's limit.
 HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const ShortRangeView& s, Vec3f& acc,
                                            float& pot)
 {
@@ -237,13 +305,13 @@ HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const S
     if (!(r2 < s.cutoff2)) return;
     Vec3f a{0.0f, 0.0f, 0.0f};
     float p = 0.0f;
-    // r = r^2 / r; 0 for r^2 = 0 (the target itself, whose mass is 0) or subnormal, where the factors are 1.
-    const ShortRangeFactors<float> f = shortRangeFactorsAt(r2 * invSqrtOrZero(r2) * s.uPerLength);
     bodyBody(d, m, eps2, a, p);
-    acc.x += f.acc * a.x;
-    acc.y += f.acc * a.y;
-    acc.z += f.acc * a.z;
-    pot += f.pot * p;
+    const LongRangePair<float> l = longRangePair(r2, invSqrtOrZero(r2), s.uPerLength);
+    const float ma               = m * l.acc;
+    acc.x += a.x - ma * d.x;
+    acc.y += a.y - ma * d.y;
+    acc.z += a.z - ma * d.z;
+    pot += p + m * l.pot;
 }
 
 /// The long-range kernel psi(r) = -erf(r / 2 r_s) / r = (Newton's -1/r) - (the short-range kernel) of a node to

@@ -58,10 +58,11 @@ void addImages(Vec3d d, const ShortRangeSplit& s, double eps2, bool sourceIsTarg
                 if (r2 >= cutoff2) continue;
                 const double soft2 = r2 + (nearest ? eps2 : 0.0);
                 if (soft2 == 0) continue; // coincident unsoftened bodies: no force, as in bodyBody
-                const double inv                  = 1.0 / std::sqrt(soft2);
-                const ShortRangeFactors<double> f = shortRangeFactors(std::sqrt(r2), s.splitScale);
-                acc += (f.acc * inv * inv * inv) * r;
-                pot -= f.pot * inv;
+                const double inv = 1.0 / std::sqrt(soft2);
+                const LongRangePair<double> l =
+                    longRangePair(r2, r2 > 0 ? 1.0 / std::sqrt(r2) : 0.0, 0.5 / s.splitScale);
+                acc += (inv * inv * inv - l.acc) * r;
+                pot -= inv - l.pot;
             }
         }
     }

@@ -5,10 +5,12 @@
 /// (host/pm/pm_mesh.h) a check of the split against the Ewald sum (host/reference/ewald_direct.h).
 ///
 /// Target i takes every body j and every periodic image of it within the cutoff, body i's own
-/// images but not itself: acc += m_j f_acc(r) d / (r^2 + eps2)^(3/2), pot -= m_j f_pot(r) / sqrt(r^2 + eps2),
-/// f the short-range factors at the unsoftened distance r. Softening applies to the nearest image only,
-/// as in the Ewald reference; with eps2 = 0 the sum plus the mesh's potential (which holds the self and
-/// background terms, see common/treepm.h) is the Ewald potential of the same bodies.
+/// images but not itself: the Newtonian pull less the long-range pull that the mesh carries (LongRangePair in
+/// common/treepm.h, at the unsoftened distance r), acc += m_j (d / (r^2 + eps2)^(3/2) - acc_long(r) d),
+/// pot -= m_j (1 / sqrt(r^2 + eps2) - pot_long(r)). Softening applies to the nearest image only, as in the Ewald
+/// reference, so that the sum plus the mesh's force is the Ewald sum's softened force; with eps2 = 0 the sum plus the
+/// mesh's potential (which holds the self and background terms, see common/treepm.h) is the Ewald potential of the
+/// same bodies.
 
 #include <cstdint>
 #include <vector>
