@@ -2,14 +2,15 @@
 // accuracy and CPU speed tables.
 //
 //   octwalk_treepm_accuracy uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL]
-//                           [N_LEAF] [N_GROUP]
+//                           [N_LEAF] [N_GROUP] [INTERLACE]
 //   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL] [N_LEAF]
-//                           [N_GROUP]
+//                           [N_GROUP] [INTERLACE]
 //   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
 //   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]
 //   octwalk_treepm_accuracy split SNAPSHOT EPSILON PM_GRID ASMTH RCUT [SAMPLE]
 //
-// PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control). The uniform box is
+// PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control); INTERLACE 0 takes one
+// mesh (pm_interlace false), 1 (the default) the interlaced pair. The uniform box is
 // 2^LOG2N random bodies in a unit box (no softening), the clustered one docs/periodic.md's in a box of side 10
 // (softening 1e-3 L); a SNAPSHOT with a BoxSize is measured in its box with softening EPSILON. Prints the median, p99
 // and largest relative force error on SAMPLE (default 256) sampled bodies, the interactions per body and the time of
@@ -21,8 +22,8 @@
 // error of the split itself (the mesh's, and the pull left out beyond the cutoff) where the short and the long range
 // meet.
 //
-// "split" measures the split itself on a periodic SNAPSHOT: the host mesh's long-range forces (TSC) plus the short-range
-// pairs summed directly in double (host/reference/short_range_direct.h), no tree, against the Ewald sum: the error the
+// "split" measures the split itself on a periodic SNAPSHOT: the host mesh's long-range forces (TSC; one mesh, then
+// interlaced) plus the short-range pairs summed directly in double (host/reference/short_range_direct.h), no tree, against the Ewald sum: the error the
 // mesh and the cutoff leave, which no theta removes.
 //
 // "steps" measures the forces of a run's own steps: a comoving run from the SNAPSHOT (its a and cosmology, the
@@ -144,22 +145,29 @@ int splitErrors(int argc, char** argv)
     const int64_t n       = int64_t(box.pos.size());
     const int grid        = std::atoi(argv[4]);
     const double asmth = std::atof(argv[5]), rcut = std::atof(argv[6]);
-    const int64_t sample = argc > 7 ? std::atoll(argv[7]) : 256;
-    PmMesh mesh(box.L, grid, asmth, MassAssignment::Tsc, 1.0);
-    std::vector<Vec3d> meshAcc;
-    std::vector<double> meshPot;
-    mesh.computeForces(box.pos.data(), box.mass.data(), n, meshAcc, meshPot);
+    const int64_t sample           = argc > 7 ? std::atoll(argv[7]) : 256;
     const std::vector<int64_t> idx = sampleIndices(n, sample, 3);
-    std::vector<Vec3d> shortAcc, ref, got;
-    std::vector<double> shortPot, refPot;
-    shortRangeDirectSum(box.pos.data(), box.mass.data(), n, idx, {box.L, mesh.splitScale(), rcut * mesh.splitScale()},
-                        eps * eps, 1.0, shortAcc, shortPot);
+    std::vector<Vec3d> ref, shortAcc;
+    std::vector<double> refPot, shortPot;
     ewaldDirectSum(box.pos.data(), box.mass.data(), n, idx, box.L, eps * eps, 1.0, ref, refPot);
-    for (size_t k = 0; k < idx.size(); ++k) got.push_back(meshAcc[size_t(idx[k])] + shortAcc[k]);
-    const ErrorStats e = errorStats(relativeErrors(got, ref));
-    std::printf("split %s %s, pm_grid %d, asmth %g, rcut %g: mesh + short-range pairs in double: median %.3g p99 %.3g "
-                "max %.3g\n",
-                argv[2], argv[3], grid, asmth, rcut, e.median, e.p99, e.max);
+    for (const bool interlaced : {false, true})
+    {
+        PmMesh mesh(box.L, grid, asmth, MassAssignment::Tsc, 1.0, interlaced);
+        std::vector<Vec3d> meshAcc, got;
+        std::vector<double> meshPot;
+        mesh.computeForces(box.pos.data(), box.mass.data(), n, meshAcc, meshPot);
+        if (!interlaced)
+        {
+            shortRangeDirectSum(box.pos.data(), box.mass.data(), n, idx,
+                                {box.L, mesh.splitScale(), rcut * mesh.splitScale()}, eps * eps, 1.0, shortAcc,
+                                shortPot);
+        }
+        for (size_t k = 0; k < idx.size(); ++k) got.push_back(meshAcc[size_t(idx[k])] + shortAcc[k]);
+        const ErrorStats e = errorStats(relativeErrors(got, ref));
+        std::printf("split %s %s, pm_grid %d%s, asmth %g, rcut %g: mesh + short-range pairs in double: median %.3g "
+                    "p99 %.3g max %.3g\n",
+                    argv[2], argv[3], grid, interlaced ? " interlaced" : "", asmth, rcut, e.median, e.p99, e.max);
+    }
     return 0;
 }
 
@@ -223,8 +231,9 @@ int main(int argc, char** argv)
         std::fprintf(
             stderr,
             "usage: %s uniform|clustered LOG2N PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] "
-            "[N_GROUP]\n"
-            "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] [N_GROUP]\n"
+            "[N_GROUP] [INTERLACE]\n"
+            "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] [N_GROUP] "
+            "[INTERLACE]\n"
             "       %s pairs PM_GRID [ASMTH] [RCUT] [tsc|cic]\n",
             argv[0], argv[0], argv[0]);
         return 2;
@@ -240,6 +249,7 @@ int main(int argc, char** argv)
     if (argc > 9) p.err_tol_force_acc = std::atof(argv[9]);
     if (argc > 10) p.n_leaf = std::atoi(argv[10]);
     if (argc > 11) p.n_group = std::atoi(argv[11]);
+    if (argc > 12) p.pm_interlace = std::atoi(argv[12]) != 0;
 
     // Two evaluations, the second from the first's accelerations as a run's steps take them (the error controls
     // of tree + Ewald and of TreePM read them): its forces and time are the figures.
@@ -262,10 +272,11 @@ int main(int argc, char** argv)
     for (int64_t i : idx) got.push_back(acc[size_t(i)]);
     const ErrorStats e       = errorStats(relativeErrors(got, ref));
     const InteractionStats s = solver.stats();
-    std::printf("%s %s, pm_grid %d, theta %g, rcut %g, asmth %g, n_leaf %d, n_group %d: median %.3g p99 %.3g max %.3g, "
-                "%.0f interactions per body, evaluations %.3f / %.3f s (mesh %.3f s)\n",
-                argv[1], argv[2], p.pm_grid, p.opening_angle, p.rcut, p.asmth, int(p.n_leaf), int(p.n_group), e.median,
-                e.p99, e.max, double(s.nodeInteractions + s.leafInteractions) / double(n), first, second,
-                solver.meshSeconds());
+    std::printf(
+        "%s %s, pm_grid %d%s, theta %g, rcut %g, asmth %g, n_leaf %d, n_group %d: median %.3g p99 %.3g max %.3g, "
+        "%.0f interactions per body, evaluations %.3f / %.3f s (mesh %.3f s)\n",
+        argv[1], argv[2], p.pm_grid, p.pm_grid > 0 && p.pm_interlace ? " interlaced" : "", p.opening_angle, p.rcut,
+        p.asmth, int(p.n_leaf), int(p.n_group), e.median, e.p99, e.max,
+        double(s.nodeInteractions + s.leafInteractions) / double(n), first, second, solver.meshSeconds());
     return 0;
 }

@@ -78,6 +78,22 @@ HOST_DEVICE inline PmStencil<Width> pmStencilOf(double x, double y, double z, do
             pmAxisStencil<Width>(z, cellsPerLength, n)};
 }
 
+/// A body's place on a mesh shifted by half a cell along each axis (mesh points at (i + 1/2) L / n), as a place on
+/// the unshifted mesh: p - h/2 per axis, wrapped into [0, L) (halfCell = L / 2n). Every mesh computes an interlaced
+/// pass by running unchanged on these places. A coordinate within rounding of L after the wrap is 0, its image.
+HOST_DEVICE inline double pmShiftedCoordinate(double x, double halfCell, double L)
+{
+    double s = x - halfCell;
+    s        = s < 0 ? s + L : s;
+    return s < L ? s : 0.0;
+}
+
+HOST_DEVICE inline Vec3d pmShiftedPosition(Vec3d p, double halfCell, double L)
+{
+    return {pmShiftedCoordinate(p.x, halfCell, L), pmShiftedCoordinate(p.y, halfCell, L),
+            pmShiftedCoordinate(p.z, halfCell, L)};
+}
+
 /// The signed wavenumber of storage index i along a full axis of n: i for i <= n/2, else i - n.
 HOST_DEVICE inline int pmWavenumber(int i, int n) { return i <= n / 2 ? i : i - n; }
 

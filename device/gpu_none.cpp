@@ -182,7 +182,7 @@ void ResidentGpu::getLists(std::vector<int64_t>&, std::vector<int64_t>&, std::ve
     noCuda();
 }
 
-GpuMesh::GpuMesh(double, int, double, MassAssignment, double) { noCuda(); }
+GpuMesh::GpuMesh(double, int, double, MassAssignment, double, bool) { noCuda(); }
 
 GpuMesh::~GpuMesh() = default;
 
@@ -193,6 +193,8 @@ int GpuMesh::meshSize() const { noCuda(); }
 double GpuMesh::splitScale() const { noCuda(); }
 
 MassAssignment GpuMesh::assignment() const { noCuda(); }
+
+bool GpuMesh::interlaced() const { noCuda(); }
 
 const GpuMeshTimings& GpuMesh::timings() const { noCuda(); }
 

@@ -159,11 +159,12 @@ __global__ void componentKernel(const cufftDoubleComplex* phi, cufftDoubleComple
 }
 
 /// The four fields interpolated to each body with the assignment's stencil, summed in the host mesh's order,
-/// plus the potential's two non-pair terms.
+/// plus the potential's two non-pair terms; with average, the mean of those sums and the values in acc and pot
+/// (the interlaced pass's), in the host mesh's order: (unshifted + shifted) / 2, then the terms.
 template<int Width>
 __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN,
-                                  const double* fields, int64_t fieldStride, double background, double self, Vec3d* acc,
-                                  double* pot)
+                                  const double* fields, int64_t fieldStride, double background, double self,
+                                  bool average, Vec3d* acc, double* pot)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -184,8 +185,24 @@ __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t 
             }
         }
     }
+    if (average)
+    {
+        const Vec3d a = acc[i];
+        sum[0]        = 0.5 * (pot[i] + sum[0]);
+        sum[1]        = 0.5 * (a.x + sum[1]);
+        sum[2]        = 0.5 * (a.y + sum[2]);
+        sum[3]        = 0.5 * (a.z + sum[3]);
+    }
     pot[i] = sum[0] + (background + self * mass[i]);
     acc[i] = {sum[1], sum[2], sum[3]};
+}
+
+/// The bodies' places on the mesh shifted by half a cell (pmShiftedPosition), in place.
+__global__ void shiftKernel(Vec3d* pos, int64_t n, double halfCell, double L)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    pos[i] = pmShiftedPosition(pos[i], halfCell, L);
 }
 
 /// The positions of the device's own bodies as the mesh takes them: they drift out of the box between
@@ -219,9 +236,12 @@ struct GpuMesh::Impl
 {
     double boxSize, splitScale, G;
     MassAssignment assignment;
+    bool interlaced;
     int n;
     Stream stream;
-    Event start, checked, assigned, solved, interpolated, stop;
+    /// The passes' ends: the unshifted mesh's, and the shifted one's when interlaced.
+    Event start, checked, stop;
+    Event assigned[2], solved[2], interpolated[2];
     /// Where a caller's stream stands when addForcesOnDevice is called: the mesh's stream waits for it.
     Event callerReady;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
@@ -240,8 +260,9 @@ struct GpuMesh::Impl
     std::unique_ptr<FftPlan> forward, backward;
     GpuMeshTimings timings;
 
-    Impl(double L, int meshSize, double asmth, MassAssignment a, double g)
-        : boxSize(L), splitScale(asmth * L / meshSize), G(g), assignment(a), n(pmCheckedMeshSize(L, meshSize, asmth, g))
+    Impl(double L, int meshSize, double asmth, MassAssignment a, double g, bool interlace)
+        : boxSize(L), splitScale(asmth * L / meshSize), G(g), assignment(a), interlaced(interlace),
+          n(pmCheckedMeshSize(L, meshSize, asmth, g))
     {
         std::vector<double> hostK(static_cast<size_t>(n)), hostFactor(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i)
@@ -328,12 +349,18 @@ struct GpuMesh::Impl
     }
 
     template<int Width>
-    void launchInterpolate(const double* bodyMass, int64_t numBodies, double background, double self)
+    void launchInterpolate(const double* bodyMass, int64_t numBodies, double background, double self, bool average)
     {
         interpolateKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
             pos.data(), bodyMass, numBodies, double(n) / boxSize, n, fields.data(), fieldStride, background, self,
-            acc.data(), pot.data());
+            average, acc.data(), pot.data());
         CUDA_CHECK_LAUNCH();
+    }
+
+    void interpolate(const double* bodyMass, int64_t numBodies, double background, double self, bool average)
+    {
+        if (assignment == MassAssignment::Cic) launchInterpolate<2>(bodyMass, numBodies, background, self, average);
+        else launchInterpolate<3>(bodyMass, numBodies, background, self, average);
     }
 
     /// The masses on the mesh and their total (the sum of the fixed-point cells: exact, in any order).
@@ -376,27 +403,59 @@ struct GpuMesh::Impl
 
     /// The accelerations and potentials (G applied, both non-pair terms in the potential) of the bodies at the
     /// positions in pos with the masses bodyMass (device memory) into acc and pot, queued on the stream, with
-    /// the events checked to interpolated. Returns the first bad body, leaving the rest undone, or numBodies.
+    /// the events checked to interpolated. Interlaced, the second pass shifts pos in place and averages (the
+    /// host mesh's order: the non-pair terms after the mean). Returns the first bad body, leaving the rest undone,
+    /// or numBodies.
     int64_t forces(const double* bodyMass, int64_t numBodies)
     {
         const auto [bad, totalAbsMass] = check(bodyMass, numBodies);
         if (bad != numBodies) return bad;
         checked.record(stream);
         const double totalMass = assign(bodyMass, numBodies, totalAbsMass);
-        assigned.record(stream);
+        assigned[0].record(stream);
         solve();
-        solved.record(stream);
+        solved[0].record(stream);
         const double background = G * totalMass * shortRangeBackgroundPotential(splitScale, boxSize);
         const double self       = G * shortRangeSelfPotential(splitScale);
-        if (assignment == MassAssignment::Cic) launchInterpolate<2>(bodyMass, numBodies, background, self);
-        else launchInterpolate<3>(bodyMass, numBodies, background, self);
-        interpolated.record(stream);
+        if (!interlaced)
+        {
+            interpolate(bodyMass, numBodies, background, self, false);
+            interpolated[0].record(stream);
+            return numBodies;
+        }
+        interpolate(bodyMass, numBodies, 0.0, 0.0, false);
+        interpolated[0].record(stream);
+        shiftKernel<<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(pos.data(), numBodies, 0.5 * boxSize / n,
+                                                                       boxSize);
+        CUDA_CHECK_LAUNCH();
+        assign(bodyMass, numBodies, totalAbsMass);
+        assigned[1].record(stream);
+        solve();
+        solved[1].record(stream);
+        interpolate(bodyMass, numBodies, background, self, true);
+        interpolated[1].record(stream);
         return numBodies;
     }
+
+    /// Seconds of the last forces' assignment, solves and interpolation, both passes' when interlaced.
+    double assignSeconds() const
+    {
+        return elapsedSeconds(checked, assigned[0]) + (interlaced ? elapsedSeconds(interpolated[0], assigned[1]) : 0);
+    }
+    double solveSeconds() const
+    {
+        return elapsedSeconds(assigned[0], solved[0]) + (interlaced ? elapsedSeconds(assigned[1], solved[1]) : 0);
+    }
+    double interpolateSeconds() const
+    {
+        return elapsedSeconds(solved[0], interpolated[0]) +
+               (interlaced ? elapsedSeconds(solved[1], interpolated[1]) : 0);
+    }
+    const Event& lastInterpolated() const { return interlaced ? interpolated[1] : interpolated[0]; }
 };
 
-GpuMesh::GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G)
-    : impl_(std::make_unique<Impl>(boxSize, meshSize, asmth, assignment, G))
+GpuMesh::GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G, bool interlaced)
+    : impl_(std::make_unique<Impl>(boxSize, meshSize, asmth, assignment, G, interlaced))
 {}
 
 GpuMesh::~GpuMesh() = default;
@@ -405,6 +464,7 @@ double GpuMesh::boxSize() const { return impl_->boxSize; }
 int GpuMesh::meshSize() const { return impl_->n; }
 double GpuMesh::splitScale() const { return impl_->splitScale; }
 MassAssignment GpuMesh::assignment() const { return impl_->assignment; }
+bool GpuMesh::interlaced() const { return impl_->interlaced; }
 const GpuMeshTimings& GpuMesh::timings() const { return impl_->timings; }
 
 void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec3d* acc, double* pot)
@@ -424,9 +484,8 @@ void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec
     CUDA_CHECK(cudaMemcpyAsync(pot, m.pot.data(), sizeof(double) * size_t(n), cudaMemcpyDeviceToHost, s));
     m.stop.record(m.stream);
     m.stream.synchronize();
-    m.timings = {elapsedSeconds(m.start, m.checked), elapsedSeconds(m.checked, m.assigned),
-                 elapsedSeconds(m.assigned, m.solved), elapsedSeconds(m.solved, m.interpolated),
-                 elapsedSeconds(m.interpolated, m.stop)};
+    m.timings = {elapsedSeconds(m.start, m.checked), m.assignSeconds(), m.solveSeconds(), m.interpolateSeconds(),
+                 elapsedSeconds(m.lastInterpolated(), m.stop)};
 }
 
 void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream)
@@ -456,8 +515,8 @@ void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t 
     CUDA_CHECK_LAUNCH();
     m.stop.record(m.stream);
     m.stream.synchronize();
-    m.timings = {0, elapsedSeconds(m.start, m.assigned), elapsedSeconds(m.assigned, m.solved),
-                 elapsedSeconds(m.solved, m.stop), 0};
+    m.timings = {0, elapsedSeconds(m.start, m.checked) + m.assignSeconds(), m.solveSeconds(),
+                 m.interpolateSeconds() + elapsedSeconds(m.lastInterpolated(), m.stop), 0};
 }
 
 } // namespace octwalk

@@ -37,8 +37,9 @@ struct GpuMeshTimings
 class GpuMesh
 {
 public:
-    /// The parameters as PmMesh's (ParameterError naming the bad one); BackendError without a device.
-    GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G);
+    /// The parameters as PmMesh's, interlaced too (ParameterError naming the bad one); BackendError without a
+    /// device.
+    GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G, bool interlaced = false);
     ~GpuMesh();
     GpuMesh(const GpuMesh&)            = delete;
     GpuMesh& operator=(const GpuMesh&) = delete;
@@ -47,6 +48,7 @@ public:
     int meshSize() const;
     double splitScale() const;
     MassAssignment assignment() const;
+    bool interlaced() const;
 
     /// As PmMesh::computeForces: the long-range accelerations and potentials (G applied, both non-pair terms
     /// in the potential) of n bodies on themselves, into acc[i] and pot[i] (room for n each), indexed like pos.

@@ -233,6 +233,19 @@ const std::vector<ParameterInfo>& parameterTable()
          "(cloud in cell)",
          true,
          true},
+        // Checkpoints written before it existed ran one mesh.
+        {"pm_interlace",
+         "no-pm-interlace",
+         nullptr,
+         CliForm::Negated,
+         &Parameters::pm_interlace,
+         "",
+         {},
+         "TreePM: one mesh (default: the mean of the forces on the mesh and on a mesh shifted by half a cell, whose "
+         "aliasing errors cancel: twice the mesh's work, a median force error several times smaller)",
+         true,
+         true,
+         "false"},
         // Where the mesh runs, not what it computes: a restart keeps the checkpoint's, as backend.
         {"pm_backend",
          "pm-backend",

@@ -241,7 +241,7 @@ DistributedMesh::DistributedMesh(const Communicator& comm, const Parameters& p)
     : comm_(comm.comm()), n_(pmCheckedMeshSize(p.box_size, p.pm_grid, p.asmth, 1.0)),
       block_((n_ + comm_.size() - 1) / comm_.size()), first_(firstPlane(comm_.rank())),
       own_(firstPlane(comm_.rank() + 1) - first_), boxSize_(p.box_size), splitScale_(p.asmth * p.box_size / p.pm_grid),
-      assignment_(p.pm_assignment)
+      assignment_(p.pm_assignment), interlaced_(p.pm_interlace)
 {
     const int n = int(n_);
     k_.resize(size_t(n));
@@ -304,16 +304,31 @@ void DistributedMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t
     const double L    = boxSize_;
     const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });
     if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
+    if (interlaced_)
+    {
+        const double halfCell = 0.5 * L / double(n_);
+        shifted_.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; ++i) shifted_[size_t(i)] = pmShiftedPosition(pos[i], halfCell, L);
+    }
+    timings_.assign = clock.lap();
+    assignOnSlabs(pos, mass, n);
+    const double localMass = deterministicSum<double>(n, [&](int64_t i) { return mass[i]; });
+    totalMass_             = comm_.allreduceSumOrdered(localMass);
+    timings_.sum += clock.lap();
+}
+
+void DistributedMesh::assignOnSlabs(const Vec3d* pos, const double* mass, int64_t n)
+{
+    Stopwatch clock;
     sendBodies(pos, mass, n);
     const PmPlanes slab = planes();
     pmSortByPlane(slab, receivedPos_.data(), receivedMass_.data(), int64_t(receivedPos_.size()), order_);
     if (assignment_ == MassAssignment::Cic) pmAssignMass<2>(slab, order_, arrays_->real.get());
     else pmAssignMass<3>(slab, order_, arrays_->real.get());
-    const double localMass = deterministicSum<double>(n, [&](int64_t i) { return mass[i]; });
-    timings_.assign        = clock.lap();
+    timings_.assign += clock.lap();
     sumGhostPlanes();
-    totalMass_   = comm_.allreduceSumOrdered(localMass);
-    timings_.sum = clock.lap();
+    timings_.sum += clock.lap();
 }
 
 // Bodies grouped by owner, index order within an owner: the order they arrive in at every owner is rank order,
@@ -393,16 +408,36 @@ void DistributedMesh::sumGhostPlanes()
 void DistributedMesh::solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc,
                                           std::vector<double>& pot)
 {
+    solveAndReturn(n, acc, pot);
+    if (interlaced_)
+    {
+        // The shifted mesh's pass, averaged as PmMesh averages it.
+        assignOnSlabs(shifted_.data(), mass, n);
+        solveAndReturn(n, shiftedAcc_, shiftedPot_);
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; ++i)
+        {
+            const Vec3d a = acc[size_t(i)], b = shiftedAcc_[size_t(i)];
+            pot[size_t(i)] = 0.5 * (pot[size_t(i)] + shiftedPot_[size_t(i)]);
+            acc[size_t(i)] = {0.5 * (a.x + b.x), 0.5 * (a.y + b.y), 0.5 * (a.z + b.z)};
+        }
+    }
+    Stopwatch clock;
+    pmAddNonPairTerms(1.0, splitScale_, boxSize_, mass, n, totalMass_, pot);
+    timings_.interpolate += clock.lap();
+}
+
+void DistributedMesh::solveAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
     Stopwatch clock;
     transformForward();
     applyGreensFunction();
     transformBack(false);
     transformBack(true);
-    timings_.solve = clock.lap();
+    timings_.solve += clock.lap();
     fetchGhostFields();
     interpolateAndReturn(n, acc, pot);
-    pmAddNonPairTerms(1.0, splitScale_, boxSize_, mass, n, totalMass_, pot);
-    timings_.interpolate = clock.lap();
+    timings_.interpolate += clock.lap();
 }
 
 void DistributedMesh::transformForward()

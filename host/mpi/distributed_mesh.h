@@ -48,7 +48,8 @@ struct DistributedMeshTimings
 class DistributedMesh
 {
 public:
-    /// The mesh of p (pm_grid cells per side of box_size, asmth, pm_assignment; G = 1: the caller applies the
+    /// The mesh of p (pm_grid cells per side of box_size, asmth, pm_assignment, pm_interlace as PmMesh's
+    /// interlaced; G = 1: the caller applies the
     /// gravitational constant): ParameterError as PmMesh's; BackendError when the slab's arrays cannot be
     /// allocated or FFTW cannot plan. Collective.
     DistributedMesh(const Communicator& comm, const Parameters& p);
@@ -97,6 +98,10 @@ private:
     /// The slab's geometry for the passes of host/pm/mesh_planes.h.
     PmPlanes planes() const;
     int ownerOf(int64_t plane) const;
+    /// The bodies sent to their slabs and their masses on the planes, ghosts summed at their owners.
+    void assignOnSlabs(const Vec3d* pos, const double* mass, int64_t n);
+    /// The fields from the planes' masses, interpolated to the bodies of the last assignOnSlabs, in acc and pot.
+    void solveAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
     /// Sends every body to the owner of its cloud's first plane; fills received_ and the routes back.
     void sendBodies(const Vec3d* pos, const double* mass, int64_t n);
     /// Adds the planes past every slab's last one (ghosts) to their owners' planes.
@@ -117,6 +122,11 @@ private:
     int64_t n_, block_, first_, own_;
     double boxSize_, splitScale_;
     MassAssignment assignment_;
+    bool interlaced_;
+    /// With interlaced_: the bodies' places on the shifted mesh (pmShiftedPosition), and its fields at them.
+    std::vector<Vec3d> shifted_;
+    std::vector<Vec3d> shiftedAcc_;
+    std::vector<double> shiftedPot_;
     std::vector<double> k_, axisFactor_;
     std::unique_ptr<Arrays> arrays_;
     std::unique_ptr<Buffers> buffers_;

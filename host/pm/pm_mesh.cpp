@@ -12,9 +12,9 @@
 
 namespace octwalk {
 
-PmMesh::PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G)
+PmMesh::PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G, bool interlaced)
     : boxSize_(boxSize), splitScale_(asmth * boxSize / meshSize), G_(G), assignment_(assignment),
-      fft_(pmCheckedMeshSize(boxSize, meshSize, asmth, G))
+      interlaced_(interlaced), fft_(pmCheckedMeshSize(boxSize, meshSize, asmth, G))
 {
     const int n = meshSize;
     k_.resize(size_t(n));
@@ -39,26 +39,52 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
         pot.clear();
         return;
     }
+    Stopwatch clock;
+    checkBodies(pos, mass, n);
+    timings_.check = clock.lap();
     assignMasses(pos, mass, n);
     solve();
-    interpolate(acc, pot);
-    Stopwatch clock;
+    // interpolate writes every body's four values: sized here, not filled.
+    acc.resize(size_t(n));
+    pot.resize(size_t(n));
+    interpolate([&](int64_t i, const double* sum) {
+        pot[i] = sum[0];
+        acc[i] = {sum[1], sum[2], sum[3]};
+    });
+    if (interlaced_) averageWithShiftedMesh(pos, mass, n, acc, pot);
+    clock.lap();
     addNonPairTerms(mass, n, deterministicSum<double>(n, [&](int64_t i) { return mass[i]; }), pot);
     timings_.interpolate += clock.lap();
 }
 
 void PmMesh::assignMasses(const Vec3d* pos, const double* mass, int64_t n)
 {
-    timings_ = PmTimings{};
     Stopwatch clock;
-    checkBodies(pos, mass, n);
-    timings_.check       = clock.lap();
     const PmPlanes whole = planes();
     pmSortByPlane(whole, pos, mass, n, order_);
-    timings_.sort = clock.lap();
+    timings_.sort += clock.lap();
     if (assignment_ == MassAssignment::Cic) pmAssignMass<2>(whole, order_, fft_.real());
     else pmAssignMass<3>(whole, order_, fft_.real());
-    timings_.assign = clock.lap();
+    timings_.assign += clock.lap();
+}
+
+// The second pass on the bodies' places on the shifted mesh; each body's sums are averaged in one rounding per
+// component, (unshifted + shifted) / 2, as the device's mesh averages them.
+void PmMesh::averageWithShiftedMesh(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                                    std::vector<double>& pot)
+{
+    Stopwatch clock;
+    const double halfCell = 0.5 * boxSize_ / double(fft_.n());
+    shifted_.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) shifted_[size_t(i)] = pmShiftedPosition(pos[i], halfCell, boxSize_);
+    timings_.sort += clock.lap();
+    assignMasses(shifted_.data(), mass, n);
+    solve();
+    interpolate([&](int64_t i, const double* sum) {
+        pot[i] = 0.5 * (pot[i] + sum[0]);
+        acc[i] = {0.5 * (acc[i].x + sum[1]), 0.5 * (acc[i].y + sum[2]), 0.5 * (acc[i].z + sum[3])};
+    });
 }
 
 void PmMesh::solve()
@@ -83,16 +109,10 @@ void PmMesh::solve()
     }
 }
 
-void PmMesh::interpolate(std::vector<Vec3d>& acc, std::vector<double>& pot)
+template<class Write>
+void PmMesh::interpolate(Write&& write)
 {
     Stopwatch clock;
-    // interpolate writes every body's four values: sized here, not filled.
-    acc.resize(order_.body.size());
-    pot.resize(order_.body.size());
-    const auto write = [&](int64_t i, const double* sum) {
-        pot[i] = sum[0];
-        acc[i] = {sum[1], sum[2], sum[3]};
-    };
     if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, fields_.data(), write);
     else pmInterpolate<3>(planes(), order_, fields_.data(), write);
     timings_.interpolate += clock.lap();

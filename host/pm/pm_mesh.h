@@ -8,6 +8,12 @@
 /// component (spectral differentiation, no finite-difference error), and the potential and the three
 /// components are interpolated to the bodies with the same window.
 ///
+/// Interlaced (the default of the parameter pm_interlace), the mesh computes the forces a second time on a mesh
+/// shifted by half a cell along each axis and returns the mean of the two (Hockney & Eastwood 1988, section 7-8):
+/// the leading aliases of the assignment and the interpolation, which make a pair's mesh force depend on where the
+/// bodies sit in their cells, have opposite signs on the two meshes and cancel. Twice the mesh's work; a pair's
+/// error between r_s and 4 r_s falls 7 times, as a mesh twice as fine at the same r_s would give (docs/periodic.md).
+///
 /// The potential follows host/reference/ewald_direct.h (GADGET-2's convention: mean density subtracted,
 /// zero mean over the box) and includes the two terms of the split that belong to no pair: the body's own
 /// short-range term G m_i / (sqrt(pi) r_s) and the background's G M 4 pi r_s^2 / L^3 (common/treepm.h). The
@@ -51,14 +57,17 @@ public:
     /// @param asmth       the split scale in cells, finite and > 0: r_s = asmth L / n (kTreePmAsmth = 1.25 usual)
     /// @param assignment  CIC or TSC, for the assignment and the interpolation
     /// @param G           the gravitational constant, finite
+    /// @param interlaced  the mean of the forces on this mesh and on the mesh shifted by half a cell
     /// ParameterError naming the value otherwise; BackendError when the mesh cannot be allocated.
-    PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G);
+    PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G, bool interlaced = false);
 
     double boxSize() const { return boxSize_; }
     int meshSize() const { return fft_.n(); }
     /// r_s = asmth L / n.
     double splitScale() const { return splitScale_; }
     MassAssignment assignment() const { return assignment_; }
+    bool interlaced() const { return interlaced_; }
+    /// The parts of the last computeForces, both passes' when interlaced.
     const PmTimings& timings() const { return timings_; }
 
     /// Long-range accelerations and potentials (G applied) of n bodies on themselves, indexed like pos.
@@ -67,26 +76,22 @@ public:
     void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                        std::vector<double>& pot);
 
-    // computeForces in its phases, for a mesh whose masses come from several processes
-    // (host/mpi/distributed_mesh.h): each assigns its own bodies, the meshes are summed into density(), and
-    // each solves and interpolates to its own bodies.
-
-    /// The bodies' masses on the mesh (density(); zero for n = 0), checked as computeForces checks them. The
-    /// bodies' positions and masses are copied: interpolate needs only the mesh's fields.
-    void assignMasses(const Vec3d* pos, const double* mass, int64_t n);
-    /// The mesh's masses, n^3 x-major (x slowest): written by assignMasses, read by solve.
-    double* density() { return fft_.real(); }
-    /// The potential and the three accelerations on the mesh from density(); destroys density().
-    void solve();
-    /// The fields interpolated to the bodies of the last assignMasses, written by body index, without the
-    /// non-pair terms.
-    void interpolate(std::vector<Vec3d>& acc, std::vector<double>& pot);
     /// Adds the two non-pair terms of the potential: the body's own short-range term and the background's,
     /// which is proportional to totalMass, the mass of the whole box.
     void addNonPairTerms(const double* mass, int64_t n, double totalMass, std::vector<double>& pot) const;
 
 private:
     void checkBodies(const Vec3d* pos, const double* mass, int64_t n) const;
+    /// The bodies' masses on the mesh (checked by the caller), sorted by plane.
+    void assignMasses(const Vec3d* pos, const double* mass, int64_t n);
+    /// The potential and the three accelerations on the mesh from its masses.
+    void solve();
+    /// The four fields at the bodies of the last assignMasses, write(body, sum) called once a body.
+    template<class Write>
+    void interpolate(Write&& write);
+    /// The unshifted mesh's fields in acc and pot averaged with the shifted mesh's (the class comment).
+    void averageWithShiftedMesh(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                                std::vector<double>& pot);
     /// The whole mesh's planes as the passes over them see it (host/pm/mesh_planes.h).
     PmPlanes planes() const;
     void applyGreensFunction();
@@ -96,6 +101,9 @@ private:
 
     double boxSize_, splitScale_, G_;
     MassAssignment assignment_;
+    bool interlaced_;
+    /// The bodies' places on the shifted mesh (pmShiftedPosition), kept from call to call as order_.
+    std::vector<Vec3d> shifted_;
     SlabFftGrid fft_;
     /// Per axis and storage index: the wavenumber k_i and exp(-k_i^2 r_s^2) / W_i(k_i)^2 (the Green's
     /// function's smoothing and the deconvolution both separate into the three axes).
@@ -118,7 +126,8 @@ template<class Mesh>
 bool isMeshOf(const Mesh* mesh, const Parameters& p)
 {
     return mesh && mesh->meshSize() == p.pm_grid && mesh->boxSize() == p.box_size &&
-           mesh->splitScale() == p.asmth * p.box_size / double(p.pm_grid) && mesh->assignment() == p.pm_assignment;
+           mesh->splitScale() == p.asmth * p.box_size / double(p.pm_grid) && mesh->assignment() == p.pm_assignment &&
+           mesh->interlaced() == p.pm_interlace;
 }
 
 /// The mesh of p's TreePM settings (G = 1), made anew when mesh is not.
@@ -127,7 +136,7 @@ void keepMeshOf(std::unique_ptr<Mesh>& mesh, const Parameters& p)
 {
     if (isMeshOf(mesh.get(), p)) return;
     mesh.reset();
-    mesh = std::make_unique<Mesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
+    mesh = std::make_unique<Mesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0, p.pm_interlace);
 }
 
 } // namespace octwalk

@@ -47,6 +47,8 @@ struct MeshCase
     /// Masses from 1e-6 to 1 of each other, some zero and some negative, and one body with half the box's |mass|:
     /// the fixed point's scale follows the total, not the typical body.
     bool mixedMasses = false;
+    /// The mean of the mesh's forces and the half-cell shifted mesh's (the parameter pm_interlace).
+    bool interlaced = false;
 };
 
 /// The masses of a mixed case (MeshCase::mixedMasses), deterministic.
@@ -105,8 +107,9 @@ TEST_P(GpuPmMesh, MatchesTheHostMeshAndRepeatsBitForBit)
     const int64_t n    = int64_t(1) << 15;
     ParticleSet bodies = c.clustered ? makeClusteredBox(n, L, 20261129) : makeUniformBox(n, L, 20261130);
     if (c.mixedMasses) bodies.mass = mixedMasses(n);
-    PmMesh host(L, c.meshSize, c.asmth, c.assignment, kG);
-    GpuMesh device(L, c.meshSize, c.asmth, c.assignment, kG);
+    PmMesh host(L, c.meshSize, c.asmth, c.assignment, kG, c.interlaced);
+    GpuMesh device(L, c.meshSize, c.asmth, c.assignment, kG, c.interlaced);
+    EXPECT_EQ(device.interlaced(), c.interlaced);
     EXPECT_EQ(device.meshSize(), host.meshSize());
     EXPECT_EQ(device.splitScale(), host.splitScale());
     std::vector<Vec3d> hostAcc, acc, again;
@@ -145,6 +148,9 @@ std::vector<MeshCase> meshCases()
         {true, 64, MassAssignment::Tsc, 1.25, "clustered_tsc64"},
         {true, 32, MassAssignment::Tsc, 1.25, "clustered_tsc32_mixed_masses", true},
         {false, 27, MassAssignment::Cic, 1.25, "uniform_cic27_mixed_masses", true},
+        {true, 64, MassAssignment::Tsc, 2.0, "clustered_tsc64_asmth2_interlaced", false, true},
+        {false, 27, MassAssignment::Cic, 1.25, "uniform_cic27_interlaced", false, true},
+        {true, 32, MassAssignment::Tsc, 1.25, "clustered_tsc32_mixed_masses_interlaced", true, true},
     };
 }
 
@@ -300,9 +306,16 @@ TEST_F(GpuPmMeshOnDevice, AddsTheHostEntryPointsForcesBitForBit)
     const int64_t n          = int64_t(1) << 14;
     const size_t count       = size_t(n);
     const ParticleSet bodies = makeClusteredBox(n, L, 20261201);
-    for (const auto& [meshSize, assignment] : {std::pair{32, MassAssignment::Tsc}, std::pair{27, MassAssignment::Cic}})
+    struct Case
     {
-        GpuMesh mesh(L, meshSize, 1.25, assignment, kG);
+        int meshSize;
+        MassAssignment assignment;
+        bool interlaced;
+    };
+    for (const Case& c : {Case{32, MassAssignment::Tsc, false}, Case{27, MassAssignment::Cic, false},
+                          Case{32, MassAssignment::Tsc, true}})
+    {
+        GpuMesh mesh(L, c.meshSize, 1.25, c.assignment, kG, c.interlaced);
         std::vector<Vec3d> acc(count);
         std::vector<double> pot(count);
         mesh.computeForces(bodies.pos.data(), bodies.mass.data(), n, acc.data(), pot.data());

@@ -54,7 +54,7 @@ ParticleSet decomposed(const ParticleSet& all)
 /// One process's mesh forces on every body (indexed like all; G = 1).
 void oneProcessMesh(const ParticleSet& all, const Parameters& p, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
-    PmMesh mesh(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0);
+    PmMesh mesh(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0, p.pm_interlace);
     mesh.computeForces(all.pos.data(), all.mass.data(), all.size(), acc, pot);
 }
 

@@ -79,7 +79,7 @@ ShortRangeErrors shortRangeErrors(const PeriodicBodies& b, const Parameters& p, 
 {
     const int64_t n         = int64_t(b.pos.size());
     const test::Forces tree = solverForces(b, p);
-    PmMesh mesh(b.L, p.pm_grid, p.asmth, p.pm_assignment, kG);
+    PmMesh mesh(b.L, p.pm_grid, p.asmth, p.pm_assignment, kG, p.pm_interlace);
     std::vector<Vec3d> meshAcc;
     std::vector<double> meshPot;
     mesh.computeForces(b.pos.data(), b.mass.data(), n, meshAcc, meshPot);
@@ -487,7 +487,7 @@ TEST(TreePmWalk, NothingBeyondTheCutoffPullsAndNoEwaldCorrectionIsAdded)
     PeriodicBodies b{1.0, {{0.1, 0.2, 0.3}, {0.55, 0.6, 0.45}}, {0.5, 0.5}};
     const Parameters p   = treePmParameters(b, 32, 0.5, 0.0);
     const test::Forces f = solverForces(b, p);
-    PmMesh mesh(b.L, 32, p.asmth, p.pm_assignment, kG);
+    PmMesh mesh(b.L, 32, p.asmth, p.pm_assignment, kG, p.pm_interlace);
     std::vector<Vec3d> meshAcc;
     std::vector<double> meshPot;
     mesh.computeForces(b.pos.data(), b.mass.data(), 2, meshAcc, meshPot);
