@@ -10,11 +10,12 @@
 # OLD_OCTWALK, when given, also runs the default's settings (--pm-grid 2n --asmth 2 --rcut 6) with another build,
 # side by side. HOST_MESH=1 also runs the GADGET case with the mesh on the host's cores (--pm-backend cpu) beside its
 # default, the device's mesh with the GPU backend. CLASSIC=1 also runs the default with the classic step
-# (--rebuild-every 1) beside the pipelined step. EWALD=0 leaves out the tree + Ewald run. DLNA=0 takes the steps of
+# (--rebuild-every 1) beside the pipelined step. SINGLE_MESH=1 also runs the default with one mesh (--no-pm-interlace),
+# ASMTH=a the default with the split at a cells (--asmth a). EWALD=0 leaves out the tree + Ewald run. DLNA=0 takes the steps of
 # the err_tol_int_accuracy criterion (a run's default) instead of the fixed dlna 0.025; A_END=a stops at a (1: z = 0).
 set -uo pipefail
 OCTWALK=$1 OUT=$2 OLD=${3:-}
-N=${N_GRID:-128} GADGET=${GADGET:-0} HOST_MESH=${HOST_MESH:-0} CLASSIC=${CLASSIC:-0} POWER=${POWER:-1} EWALD=${EWALD:-1} DLNA=${DLNA:-0.025} A_END=${A_END:-1.0}
+N=${N_GRID:-128} SINGLE_MESH=${SINGLE_MESH:-0} ASMTH=${ASMTH:-} GADGET=${GADGET:-0} HOST_MESH=${HOST_MESH:-0} CLASSIC=${CLASSIC:-0} POWER=${POWER:-1} EWALD=${EWALD:-1} DLNA=${DLNA:-0.025} A_END=${A_END:-1.0}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
 "$OCTWALK" ic cosmo --n-grid "$N" --box-size "$N" --z-begin 49 --seed 1 --omega0 0.31 --omega-lambda 0.69 \
   --hubble-param 0.677 --units gadget-mpc --sigma8 0.81 --ns 0.965 -o ic.gadget > ic.log 2>&1 || exit 1
@@ -36,6 +37,8 @@ GADGET_SPLIT="--pm-grid $N --asmth 1.25 --rcut 4.5"
 run_box default "$OCTWALK"
 if [ "$EWALD" = 1 ]; then run_box ewald "$OCTWALK" --pm-grid 0; fi
 if [ -n "$OLD" ]; then run_box default_old "$OLD" --pm-grid $((2 * N)) --asmth 2 --rcut 6; fi
+if [ "$SINGLE_MESH" = 1 ]; then run_box default_single_mesh "$OCTWALK" --no-pm-interlace; fi
+if [ -n "$ASMTH" ]; then run_box "default_asmth$ASMTH" "$OCTWALK" --asmth "$ASMTH"; fi
 if [ "$CLASSIC" = 1 ]; then run_box default_classic "$OCTWALK" --rebuild-every 1; fi
 if [ "$GADGET" = 1 ]; then run_box "pm${N}_gadget" "$OCTWALK" $GADGET_SPLIT; fi
 if [ "$HOST_MESH" = 1 ]; then run_box "pm${N}_gadget_host_mesh" "$OCTWALK" $GADGET_SPLIT --pm-backend cpu; fi
