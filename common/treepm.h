@@ -267,6 +267,12 @@ HOST_DEVICE inline LongRangePair<T> longRangePairSeries(T x2, T k)
 HOST_DEVICE constexpr float longRangeSeriesBelow(float) { return 0.5f; }
 HOST_DEVICE constexpr double longRangeSeriesBelow(double) { return 0.1; }
 
+/// In float the series is needed only where the pair's softened pull is far below Newton's: the closed forms'
+/// rounding, about 4e-7 of Newton's pull m / r^2, is (1 + eps^2 / r^2)^(3/2) times that of the softened pull, at
+/// most 1.4 times from r = 2 eps out, where the pair takes them (the series' branch costs the warps whose pairs
+/// straddle it).
+constexpr float kLongRangeSeriesWithinSoftenings2 = 4.0f;
+
 } // namespace treepm_detail
 
 /// LongRangePair at distance r = r2 invR (invR = 1 / r, or 0 with r2 = 0 for the limit at r = 0) for k = 1 / (2 r_s), in double with the C library's erf.
@@ -278,12 +284,14 @@ HOST_DEVICE inline LongRangePair<double> longRangePair(double r2, double invR, d
     return {(erfX - w) * invR * invR * invR, erfX * invR};
 }
 
-/// LongRangePair in float for the tree's kernels: erf(x) = 1 - exp(-x^2) scaledErfc(x) with the factors' one
-/// exponential (shortRangeGaussian).
-HOST_DEVICE inline LongRangePair<float> longRangePair(float r2, float invR, float k)
+/// LongRangePair in float for the tree's kernels, for a pair softened by eps2: erf(x) = 1 - exp(-x^2) scaledErfc(x)
+/// with the factors' one exponential (shortRangeGaussian), the series where x < 1/2 and r^2 < 4 eps2
+/// (kLongRangeSeriesWithinSoftenings2).
+HOST_DEVICE inline LongRangePair<float> longRangePair(float r2, float invR, float k, float eps2)
 {
     const float x = r2 * invR * k;
-    if (x < treepm_detail::longRangeSeriesBelow(x)) return treepm_detail::longRangePairSeries(x * x, k);
+    if (x < treepm_detail::longRangeSeriesBelow(x) && r2 < treepm_detail::kLongRangeSeriesWithinSoftenings2 * eps2)
+        return treepm_detail::longRangePairSeries(x * x, k);
     const float gauss = shortRangeGaussian(x);
     const float erfX  = 1.0f - gauss * scaledErfc(x);
     const float w     = float(treepm_detail::kTwoOverSqrtPi) * x * gauss;
@@ -297,7 +305,8 @@ HOST_DEVICE inline LongRangePair<float> longRangePair(float r2, float invR, floa
 /// beyond the split scale (by 1.5 eps^2 / r^2 of the pull), and a short-range pair that kept only its share of it
 /// (the Newtonian pull times the factors) differed from the Ewald sum by 1e-4 of a pair's force between r_s and
 /// 4 r_s. A massless source (the target itself) adds exact zeros. At r^2 below float's normal range invSqrtOrZero
-/// gives x = 0, where the series holds the long-range pull's limit.
+/// gives x = 0, where the series (softened pairs) holds the long-range pull's limit; an unsoftened pair there takes
+/// none, as it takes no Newtonian pull.
 HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const ShortRangeView& s, Vec3f& acc,
                                            float& pot)
 {
@@ -306,7 +315,7 @@ HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const S
     Vec3f a{0.0f, 0.0f, 0.0f};
     float p = 0.0f;
     bodyBody(d, m, eps2, a, p);
-    const LongRangePair<float> l = longRangePair(r2, invSqrtOrZero(r2), s.uPerLength);
+    const LongRangePair<float> l = longRangePair(r2, invSqrtOrZero(r2), s.uPerLength, eps2);
     const float ma               = m * l.acc;
     acc.x += a.x - ma * d.x;
     acc.y += a.y - ma * d.y;

@@ -140,7 +140,8 @@ TEST(TreePm, FloatFactorsFollowTheDoubleOnes)
 
 /// The long-range pull that a short-range pair leaves to the mesh (longRangePair), against erf's closed forms in
 /// double from x = 1e-3 to the cutoff: in double within 1e-13 of its value (and the closed forms' own cancellation,
-/// 1e-16 / x^3), in float within 2e-6 (the series below x = 1/2, scaledErfc's fit above). At r = 0 both hold the limits, k^3 4 /
+/// 1e-16 / x^3), in float within 2e-6 (the series below x = 1/2, scaledErfc's fit above) and, unsoftened (closed
+/// forms only), within 1e-6 of Newton's pull. At r = 0 both hold the limits, k^3 4 /
 /// (3 sqrt(pi)) and k 2 / sqrt(pi), and the float pair kernel is smooth there: a pair at r^2 = 1e-30 (below float's
 /// normal range) and at r = 1e-6 r_s, softened, take the same pull.
 TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
@@ -155,15 +156,19 @@ TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
         // The reference's own rounding: erf(x) - w cancels to x^3.
         ASSERT_NEAR(d.acc / acc, 1.0, 1e-13 + 4e-16 / (x * x * x)) << "x " << x;
         ASSERT_NEAR(d.pot / pot, 1.0, 1e-13) << "x " << x;
-        const float rf = float(r), r2 = rf * rf;
-        const LongRangePair<float> f = longRangePair(r2, 1.0f / std::sqrt(r2), float(k));
+        const float rf = float(r), r2 = rf * rf, invR = 1.0f / std::sqrt(r2);
+        const LongRangePair<float> f = longRangePair(r2, invR, float(k), HUGE_VALF);
         ASSERT_NEAR(f.acc / acc, 1.0, 2e-6) << "x " << x;
         ASSERT_NEAR(f.pot / pot, 1.0, 2e-6) << "x " << x;
+        // Unsoftened, the closed forms at every x: within 1e-6 of Newton's pull, the pair's own.
+        const LongRangePair<float> u = longRangePair(r2, invR, float(k), 0.0f);
+        ASSERT_NEAR(u.acc * r * r * r, acc * r * r * r, 1e-6) << "x " << x;
+        ASSERT_NEAR(u.pot * r, pot * r, 1e-6) << "x " << x;
     }
     const double c = 2 / std::sqrt(M_PI);
     EXPECT_NEAR(longRangePair(0.0, 0.0, k).acc, c * 2 / 3 * k * k * k, 1e-15);
     EXPECT_NEAR(longRangePair(0.0, 0.0, k).pot, c * k, 1e-15);
-    EXPECT_NEAR(longRangePair(0.0f, 0.0f, float(k)).acc, c * 2 / 3 * k * k * k, 1e-6);
+    EXPECT_NEAR(longRangePair(0.0f, 0.0f, float(k), 1e-4f).acc, c * 2 / 3 * k * k * k, 1e-6);
 
     ShortRangeView s;
     s.splitScale = 0.3f;
