@@ -5,7 +5,7 @@
 //                           [N_LEAF] [N_GROUP] [INTERLACE]
 //   octwalk_treepm_accuracy SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [ASSIGNMENT] [ERR_TOL] [N_LEAF]
 //                           [N_GROUP] [INTERLACE]
-//   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT]
+//   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT] [INTERLACE]
 //   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]
 //   octwalk_treepm_accuracy split SNAPSHOT EPSILON PM_GRID ASMTH RCUT [SAMPLE]
 //
@@ -83,14 +83,16 @@ int pairErrors(int argc, char** argv)
     if (argc > 3) p.asmth = std::atof(argv[3]);
     if (argc > 4) p.rcut = std::atof(argv[4]);
     if (argc > 5) p.pm_assignment = std::string(argv[5]) == "cic" ? MassAssignment::Cic : MassAssignment::Tsc;
+    if (argc > 6) p.pm_interlace = std::atoi(argv[6]) != 0;
     std::vector<std::vector<double>> bins(18);
     for (const PairError& e : treePmPairErrors(p, 8192, 5))
     {
         const int bin = int(std::floor(2 * std::log2(e.r))) + 8;
         if (bin >= 0 && bin < int(bins.size())) bins[size_t(bin)].push_back(e.error);
     }
-    std::printf("pairs, pm_grid %d, asmth %g, rcut %g, %s: relative force error against the Ewald sum\n", p.pm_grid,
-                p.asmth, p.rcut, p.pm_assignment == MassAssignment::Cic ? "cic" : "tsc");
+    std::printf("pairs, pm_grid %d%s, asmth %g, rcut %g, %s: relative force error against the Ewald sum\n", p.pm_grid,
+                p.pm_interlace ? " interlaced" : "", p.asmth, p.rcut,
+                p.pm_assignment == MassAssignment::Cic ? "cic" : "tsc");
     std::printf("%14s %6s %10s %10s %10s\n", "r / r_s", "pairs", "median", "p90", "max");
     for (size_t b = 0; b < bins.size(); ++b)
     {
@@ -234,7 +236,7 @@ int main(int argc, char** argv)
             "[N_GROUP] [INTERLACE]\n"
             "       %s SNAPSHOT EPSILON PM_GRID THETA [RCUT] [SAMPLE] [ASMTH] [tsc|cic] [ERR_TOL] [N_LEAF] [N_GROUP] "
             "[INTERLACE]\n"
-            "       %s pairs PM_GRID [ASMTH] [RCUT] [tsc|cic]\n",
+            "       %s pairs PM_GRID [ASMTH] [RCUT] [tsc|cic] [INTERLACE]\n",
             argv[0], argv[0], argv[0]);
         return 2;
     }

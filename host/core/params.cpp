@@ -195,7 +195,7 @@ const std::vector<ParameterInfo>& parameterTable()
          "rounded up to 2^a 3^b 5^c, at least 32, at most 512 (no mesh in an isolated system); 0: the tree with "
          "Ewald's sum (the reference: a smaller median force error, 1.3-1.7 times slower steps); else more than 2 rcut "
          "asmth "
-         "(24 with the defaults), which keeps the cutoff below L/2",
+         "(21 with the defaults), which keeps the cutoff below L/2",
          true,
          true,
          "0"},
@@ -206,8 +206,8 @@ const std::vector<ParameterInfo>& parameterTable()
          &Parameters::asmth,
          "",
          {0, kInf, true, true},
-         "TreePM: the force split scale r_s in mesh cells (GADGET's ASMTH; GADGET-2's 1.25 is 3-15 times less "
-         "accurate than tree + Ewald)",
+         "TreePM: the force split scale r_s in mesh cells (GADGET's ASMTH; GADGET-2's 1.25 on one mesh is 3-15 times "
+         "less accurate than tree + Ewald)",
          true,
          true,
          "1.25"},

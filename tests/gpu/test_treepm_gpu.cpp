@@ -193,6 +193,8 @@ std::vector<TreePmCase> treePmCases()
         {true, 15, 32, 0.5, 1.25, 4.5, {}, "clustered15_grid32"},
         {false, 15, 64, 0.5, 2.0, 6.0, {}, "uniform15_grid64_asmth2_rcut6"},
         {true, 15, 64, 0.3, 2.0, 6.0, {}, "clustered15_grid64_asmth2_rcut6_theta03"},
+        // The default split; softened pairs within two softening lengths take the long-range series.
+        {true, 15, 64, 0.5, 1.75, 6.0, {}, "clustered15_grid64_asmth175_rcut6"},
         // At 2^12 on 16^3 the groups are a large share of the cutoff: many nodes straddle it.
         {false, 12, 16, 0.5, 1.25, 4.5, {}, "uniform12_grid16"},
         {true, 15, 32, 0.5, 1.25, 4.5, thread2, "clustered15_grid32_threadWalk"},

@@ -689,7 +689,8 @@ TEST(TreePmParameters, ValidationNamesTheValue)
 {
     Parameters p = Parameters{};
     EXPECT_EQ(p.pm_grid, kPmGridAuto) << "TreePM on the automatic mesh is the default";
-    EXPECT_EQ(p.asmth, 2.0);
+    EXPECT_EQ(p.asmth, 1.75);
+    EXPECT_TRUE(p.pm_interlace);
     EXPECT_EQ(p.rcut, 6.0);
     EXPECT_EQ(p.pm_assignment, MassAssignment::Tsc);
     p.box_size = 1;
@@ -706,8 +707,8 @@ TEST(TreePmParameters, ValidationNamesTheValue)
     expectError(q, {"pm_grid = -4"});
     q.pm_grid = 1;
     expectError(q, {"pm_grid = 1", ">= 2"});
-    q.pm_grid = 24;
-    expectError(q, {"pm_grid = 24", "asmth = 2", "rcut = 6", "below L / 2", "pm_grid > 2 rcut asmth = 24"});
+    q.pm_grid = 21;
+    expectError(q, {"pm_grid = 21", "asmth = 1.75", "rcut = 6", "below L / 2", "pm_grid > 2 rcut asmth = 21"});
     // A mesh in an isolated box: refused by the solver (a comoving run's command line validates the parameters
     // before it takes the box's size from its input file).
     q          = p;
