@@ -284,43 +284,64 @@ HOST_DEVICE inline LongRangePair<double> longRangePair(double r2, double invR, d
     return {(erfX - w) * invR * invR * invR, erfX * invR};
 }
 
-/// LongRangePair in float for the tree's kernels, for a pair softened by eps2: erf(x) = 1 - exp(-x^2) scaledErfc(x)
-/// with the factors' one exponential (shortRangeGaussian), the series where x < 1/2 and r^2 < 4 eps2
-/// (kLongRangeSeriesWithinSoftenings2).
-HOST_DEVICE inline LongRangePair<float> longRangePair(float r2, float invR, float k, float eps2)
+/// LongRangePair in float for the tree's kernels, for a pair at r^2 = r2 (invR = 1 / r, or 0) softened by eps2,
+/// from its short-range factors f (shortRangeFactorsAt): acc = (1 - f.acc) / r^3, pot = (1 - f.pot) / r, but the
+/// series where x < 1/2 and r^2 < 4 eps2 (kLongRangeSeriesWithinSoftenings2).
+HOST_DEVICE inline LongRangePair<float> longRangePair(float r2, float invR, float k, float eps2,
+                                                      ShortRangeFactors<float> f)
 {
     const float x = r2 * invR * k;
     if (x < treepm_detail::longRangeSeriesBelow(x) && r2 < treepm_detail::kLongRangeSeriesWithinSoftenings2 * eps2)
         return treepm_detail::longRangePairSeries(x * x, k);
-    const float gauss = shortRangeGaussian(x);
-    const float erfX  = 1.0f - gauss * scaledErfc(x);
-    const float w     = float(treepm_detail::kTwoOverSqrtPi) * x * gauss;
-    return {(erfX - w) * (invR * invR * invR), erfX * invR};
+    return {(1.0f - f.acc) * (invR * invR * invR), (1.0f - f.pot) * invR};
 }
 
-/// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): bodyBody's
-/// softened Newtonian pull less the unsoftened long-range pull (longRangePair) that the mesh carries, nothing at
-/// r >= r_cut (as host/reference/short_range_direct.h sums it). With the mesh's part the pair's pull is then the
-/// softened Newtonian one at every distance, as tree + Ewald's and an isolated run's: Plummer softening reaches
-/// beyond the split scale (by 1.5 eps^2 / r^2 of the pull), and a short-range pair that kept only its share of it
-/// (the Newtonian pull times the factors) differed from the Ewald sum by 1e-4 of a pair's force between r_s and
-/// 4 r_s. A massless source (the target itself) adds exact zeros. At r^2 below float's normal range invSqrtOrZero
-/// gives x = 0, where the series (softened pairs) holds the long-range pull's limit; an unsoftened pair there takes
-/// none, as it takes no Newtonian pull.
+/// 1 / x for x > 0, else 0: on the device the hardware's approximation (rcp.approx.ftz, 1 ulp), on the host the
+/// exact quotient.
+HOST_DEVICE inline float reciprocalOrZero(float x)
+{
+#ifdef __CUDA_ARCH__
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return x > 0.0f ? y : 0.0f;
+#else
+    return x > 0.0f ? 1.0f / x : 0.0f;
+#endif
+}
+
+/// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): the softened
+/// Newtonian pull less the unsoftened long-range pull that the mesh carries (LongRangePair), nothing at r >= r_cut
+/// (as host/reference/short_range_direct.h sums it). With the mesh's part the pair's pull is then the softened
+/// Newtonian one at every distance, as tree + Ewald's and an isolated run's: Plummer softening reaches beyond the
+/// split scale (by 1.5 eps^2 / r^2 of the pull), and a short-range pair that kept only its share of it (the
+/// Newtonian pull times the factors) differed from the Ewald sum by 1e-4 of a pair's force between r_s and 4 r_s.
+///
+/// Written without cancellation: with s^2 = r^2 + eps^2, m d / s^3 - m d (1 - f_acc) / r^3 = (m d / s^3) (f_acc -
+/// L_acc eps^2 (s^2 + s r + r^2) / (s + r)) and -m / s + m (1 - f_pot) / r = -(m / s) (f_pot - L_pot eps^2 / (s + r)),
+/// L = longRangePair, since s^3 - r^3 = eps^2 (s^2 + s r + r^2) / (s + r). Near the cutoff, where the short-range
+/// pull is 4e-4 of Newton's, the plain difference of the two pulls kept only float's 6e-8 of Newton's, which the
+/// device's and the host's roundings moved apart by 2e-4 of a clustered box's short-range forces. Unsoftened, this is
+/// the Newtonian pull times the factors. A massless source (the target itself) adds exact zeros; a pair whose r^2 +
+/// eps^2 is below float's normal range adds nothing, as bodyBody.
 HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const ShortRangeView& s, Vec3f& acc,
                                            float& pot)
 {
     const float r2 = shortRangeDistance2(d);
     if (!(r2 < s.cutoff2)) return;
-    Vec3f a{0.0f, 0.0f, 0.0f};
-    float p = 0.0f;
-    bodyBody(d, m, eps2, a, p);
-    const LongRangePair<float> l = longRangePair(r2, invSqrtOrZero(r2), s.uPerLength, eps2);
-    const float ma               = m * l.acc;
-    acc.x += a.x - ma * d.x;
-    acc.y += a.y - ma * d.y;
-    acc.z += a.z - ma * d.z;
-    pot += p + m * l.pot;
+    const float s2   = r2 + eps2;
+    const float invS = invSqrtOrZero(s2), invR = invSqrtOrZero(r2);
+    const ShortRangeFactors<float> f = shortRangeFactorsAt(r2 * invR * s.uPerLength);
+    const LongRangePair<float> l     = longRangePair(r2, invR, s.uPerLength, eps2, f);
+    const float sDist = s2 * invS, rDist = r2 * invR;
+    const float eps2OverSum = eps2 * reciprocalOrZero(sDist + rDist);
+    const float accFactor   = f.acc - l.acc * (eps2OverSum * (s2 + sDist * rDist + r2));
+    const float potFactor   = f.pot - l.pot * eps2OverSum;
+    const float mInvS = m * invS, mInvS3 = mInvS * invS * invS;
+    const float a = mInvS3 * accFactor;
+    acc.x += a * d.x;
+    acc.y += a * d.y;
+    acc.z += a * d.z;
+    pot -= mInvS * potFactor;
 }
 
 /// The long-range kernel psi(r) = -erf(r / 2 r_s) / r = (Newton's -1/r) - (the short-range kernel) of a node to

@@ -143,7 +143,8 @@ TEST(TreePm, FloatFactorsFollowTheDoubleOnes)
 /// 1e-16 / x^3), in float within 2e-6 (the series below x = 1/2, scaledErfc's fit above) and, unsoftened (closed
 /// forms only), within 1e-6 of Newton's pull. At r = 0 both hold the limits, k^3 4 /
 /// (3 sqrt(pi)) and k 2 / sqrt(pi), and the float pair kernel is smooth there: a pair at r^2 = 1e-30 (below float's
-/// normal range) and at r = 1e-6 r_s, softened, take the same pull.
+/// normal range) and at r = 1e-6 r_s, softened, take the same pull, and every softened pair's is within a few 1e-6
+/// of the double one out to the cutoff.
 TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
 {
     const double k = 0.5 / 0.3; // r_s = 0.3
@@ -157,18 +158,19 @@ TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
         ASSERT_NEAR(d.acc / acc, 1.0, 1e-13 + 4e-16 / (x * x * x)) << "x " << x;
         ASSERT_NEAR(d.pot / pot, 1.0, 1e-13) << "x " << x;
         const float rf = float(r), r2 = rf * rf, invR = 1.0f / std::sqrt(r2);
-        const LongRangePair<float> f = longRangePair(r2, invR, float(k), HUGE_VALF);
+        const ShortRangeFactors<float> factors = shortRangeFactorsAt(r2 * invR * float(k));
+        const LongRangePair<float> f           = longRangePair(r2, invR, float(k), HUGE_VALF, factors);
         ASSERT_NEAR(f.acc / acc, 1.0, 2e-6) << "x " << x;
         ASSERT_NEAR(f.pot / pot, 1.0, 2e-6) << "x " << x;
         // Unsoftened, the closed forms at every x: within 1e-6 of Newton's pull, the pair's own.
-        const LongRangePair<float> u = longRangePair(r2, invR, float(k), 0.0f);
+        const LongRangePair<float> u = longRangePair(r2, invR, float(k), 0.0f, factors);
         ASSERT_NEAR(u.acc * r * r * r, acc * r * r * r, 1e-6) << "x " << x;
         ASSERT_NEAR(u.pot * r, pot * r, 1e-6) << "x " << x;
     }
     const double c = 2 / std::sqrt(M_PI);
     EXPECT_NEAR(longRangePair(0.0, 0.0, k).acc, c * 2 / 3 * k * k * k, 1e-15);
     EXPECT_NEAR(longRangePair(0.0, 0.0, k).pot, c * k, 1e-15);
-    EXPECT_NEAR(longRangePair(0.0f, 0.0f, float(k), 1e-4f).acc, c * 2 / 3 * k * k * k, 1e-6);
+    EXPECT_NEAR(longRangePair(0.0f, 0.0f, float(k), 1e-4f, shortRangeFactorsAt(0.0f)).acc, c * 2 / 3 * k * k * k, 1e-6);
 
     ShortRangeView s;
     s.splitScale = 0.3f;
@@ -182,6 +184,24 @@ TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
     EXPECT_TRUE(std::isfinite(a0.x) && std::isfinite(p0));
     EXPECT_NEAR(p0, p1, 1e-6 * std::fabs(p1));
     EXPECT_NEAR(a1.x, 2.0 * 3e-7 / 1e-6, 1e-3 * a1.x) << "the softened pull, 2 m r / eps^3";
+
+    // The float pair against the double one, the softened pull less erf's long-range pull, from r = eps / 10 to the
+    // cutoff: within 2e-6 of the short-range pull itself plus the rounding of the exponential's argument (as the
+    // factors'), also near the cutoff, where the pull is 4e-4 of Newton's.
+    for (int j = 0; j <= 2000; ++j)
+    {
+        const double r = 1e-3 * std::pow(s.cutoff / 1.0001 / 1e-3, j / 2000.0), x = r * k;
+        const float rf  = float(r);
+        const double rd = rf, eps2 = 1e-4, soft = std::sqrt(rd * rd + eps2), xd = rd * k;
+        const double w      = 2 / std::sqrt(M_PI) * xd * std::exp(-xd * xd);
+        const double ref    = 2.0 * rd * (1 / (soft * soft * soft) - (std::erf(xd) - w) / (rd * rd * rd));
+        const double refPot = -2.0 * (1 / soft - std::erf(xd) / rd);
+        Vec3f a{0, 0, 0};
+        float p = 0;
+        bodyBodyShortRange({rf, 0, 0}, 2.0f, 1e-4f, s, a, p);
+        ASSERT_NEAR(a.x / ref, 1.0, 2e-6 + 5e-7 * x * x) << "x " << x;
+        ASSERT_NEAR(p / refPot, 1.0, 2e-6 + 5e-7 * x * x) << "x " << x;
+    }
 }
 
 /// The kernels' cull of a leaf's bodies beyond reach of a group's box (shortRangeBodyOutOfReach) is safe: for bodies
