@@ -233,7 +233,8 @@ std::string forcesText(const Parameters& p, bool direct)
     if (!(p.box_size > 0)) return "tree";
     if (!(p.pm_grid > 0)) return "tree + Ewald";
     std::ostringstream s;
-    s << "TreePM (" << p.pm_grid << "^3 mesh, asmth " << p.asmth << ", rcut " << p.rcut << ")";
+    s << "TreePM (" << p.pm_grid << "^3 mesh" << (p.pm_interlace ? ", interlaced" : "") << ", asmth " << p.asmth
+      << ", rcut " << p.rcut << ")";
     return s.str();
 }
 

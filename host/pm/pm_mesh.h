@@ -9,10 +9,10 @@
 /// components are interpolated to the bodies with the same window.
 ///
 /// Interlaced (the default of the parameter pm_interlace), the mesh computes the forces a second time on a mesh
-/// shifted by half a cell along each axis and returns the mean of the two (Hockney & Eastwood 1988, section 7-8):
+/// shifted by half a cell along each axis and returns the mean of the two (interlacing, Hockney & Eastwood 1988):
 /// the leading aliases of the assignment and the interpolation, which make a pair's mesh force depend on where the
 /// bodies sit in their cells, have opposite signs on the two meshes and cancel. Twice the mesh's work; a pair's
-/// error between r_s and 4 r_s falls 7 times, as a mesh twice as fine at the same r_s would give (docs/periodic.md).
+/// error between r_s and 4 r_s falls 7-8 times (docs/periodic.md).
 ///
 /// The potential follows host/reference/ewald_direct.h (GADGET-2's convention: mean density subtracted,
 /// zero mean over the box) and includes the two terms of the split that belong to no pair: the body's own

@@ -663,6 +663,25 @@ TEST(PeriodicTree, EvolvedCosmologicalBoxMatchesTheEwaldSum)
         EXPECT_LE(run.errors.median, 2e-4);
         EXPECT_LE(run.errors.p99, 2e-3);
     }
+
+    // The default periodic force, TreePM on the automatic mesh (64^3, interlaced, the default split), from the
+    // previous accelerations as a run's steps take it, on the same targets. Measured: median 2.17e-5, p99 6.47e-4 at
+    // 2815 interactions per body: a smaller median than tree + Ewald's, a p99 1.4 times its (the short-range nodes'
+    // expansion; with one mesh and asmth 2 the median was 3.4 times tree + Ewald's).
+    Parameters treePm      = Parameters{};
+    treePm.box_size        = c.L;
+    treePm.epsilon_squared = eps2;
+    GravitySolver s(treePm);
+    s.setBodies(c.pos, c.mass);
+    std::vector<double> pot;
+    s.computeForces(acc, pot);
+    s.setPreviousAccelerations(acc);
+    s.computeForces(acc, pot);
+    const ErrorStats split = errorsAgainst(r, acc);
+    std::printf("the default TreePM: median %.3g, p99 %.3g, %.0f interactions per body\n", split.median, split.p99,
+                double(s.stats().nodeInteractions + s.stats().leafInteractions) / double(c.pos.size()));
+    EXPECT_LE(split.median, previous.errors.median);
+    EXPECT_LE(split.p99, 1.5 * previous.errors.p99);
 }
 
 TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)

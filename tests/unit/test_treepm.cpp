@@ -51,9 +51,21 @@ Parameters treePmParameters(const PeriodicBodies& b, int pmGrid, double theta, d
     Parameters p             = test::cpuParameters(theta, eps2);
     p.box_size               = b.L;
     p.pm_grid                = pmGrid;
-    p.asmth                  = 1.25; // GADGET-2's split
+    p.asmth                  = 1.25; // GADGET-2's split, on one mesh
     p.rcut                   = 4.5;
+    p.pm_interlace           = false;
     p.gravitational_constant = kG;
+    return p;
+}
+
+/// The default split (asmth, rcut, the interlaced mesh) on a mesh of pmGrid cells.
+Parameters defaultSplitParameters(const PeriodicBodies& b, int pmGrid, double theta, double eps2)
+{
+    Parameters p = treePmParameters(b, pmGrid, theta, eps2);
+    const Parameters defaults;
+    p.asmth        = defaults.asmth;
+    p.rcut         = defaults.rcut;
+    p.pm_interlace = defaults.pm_interlace;
     return p;
 }
 
@@ -301,26 +313,32 @@ TEST(TreePmTree, ShortRangeForcesAtTheDefaultTheta)
 TEST(TreePm, UniformBoxAgainstTheEwaldSum)
 {
     const PeriodicBodies b = uniformBox(1 << 13, 1.0, 7);
-    // GADGET-2's split (asmth 1.25, rcut 4.5) on a mesh of about N^(1/3) cells, and a wider one (asmth 2, rcut 6)
-    // on twice as many, which meets the periodic accuracy target that tree + Ewald meets at its default error
-    // control (median 2e-4, p99 2e-3: PeriodicTree.UniformBoxMatchesTheEwaldSum).
-    Parameters gadget = treePmParameters(b, 16, 0.5, 0.0);
-    Parameters wide   = treePmParameters(b, 32, 0.5, 0.0);
-    wide.asmth        = 2;
-    wide.rcut         = 6;
-    double gadgetCost = 0, wideCost = 0;
+    // GADGET-2's split (asmth 1.25, rcut 4.5, one mesh) on a mesh of about N^(1/3) cells, and on twice as many a
+    // wider one (asmth 2, rcut 6, one mesh), which meets the periodic accuracy target that tree + Ewald meets at its
+    // default error control (median 2e-4, p99 2e-3: PeriodicTree.UniformBoxMatchesTheEwaldSum), and the default
+    // split (interlaced), which beats it.
+    Parameters gadget      = treePmParameters(b, 16, 0.5, 0.0);
+    Parameters wide        = treePmParameters(b, 32, 0.5, 0.0);
+    wide.asmth             = 2;
+    wide.rcut              = 6;
+    const Parameters split = defaultSplitParameters(b, 32, 0.5, 0.0);
+    double gadgetCost = 0, wideCost = 0, splitCost = 0;
     const ErrorStats g = ewaldErrors(b, gadget, 256, &gadgetCost);
     const ErrorStats w = ewaldErrors(b, wide, 256, &wideCost);
+    const ErrorStats d = ewaldErrors(b, split, 256, &splitCost);
     std::printf("uniform 2^13 against Ewald: pm_grid 16 asmth 1.25 rcut 4.5 median %.3g p99 %.3g (%.0f interactions "
-                "per body); pm_grid 32 asmth 2 rcut 6 median %.3g p99 %.3g (%.0f)\n",
-                g.median, g.p99, gadgetCost, w.median, w.p99, wideCost);
-    // Measured: GADGET-2's split median 7.8e-4, p99 9.9e-3 at 7125 interactions per body (the mesh's error and the
+                "per body); pm_grid 32 asmth 2 rcut 6 median %.3g p99 %.3g (%.0f); the default split, interlaced, "
+                "median %.3g p99 %.3g (%.0f)\n",
+                g.median, g.p99, gadgetCost, w.median, w.p99, wideCost, d.median, d.p99, splitCost);
+    // Measured: GADGET-2's split median 7.8e-4, p99 9.9e-3 at 6435 interactions per body (the mesh's error and the
     // pull left out beyond the cutoff: the tree's own is far below, TreePmTree.ShortRangeForcesAtTheDefaultTheta);
-    // the wide split 1.1e-4 / 9.9e-4 at 7386.
+    // the wide split on one mesh 1.1e-4 / 9.9e-4 at 6807; the default split, interlaced, 2.5e-5 / 2.4e-4 at 5948.
     EXPECT_LE(g.median, 2e-3);
     EXPECT_LE(g.p99, 2.5e-2);
     EXPECT_LE(w.median, 2e-4);
     EXPECT_LE(w.p99, 2e-3);
+    EXPECT_LE(d.median, 5e-5);
+    EXPECT_LE(d.p99, 5e-4);
 }
 
 TEST(TreePm, ClusteredBoxAgainstTheEwaldSum)
@@ -333,15 +351,18 @@ TEST(TreePm, ClusteredBoxAgainstTheEwaldSum)
     wide.rcut              = 6;
     const ErrorStats g     = ewaldErrors(b, gadget, 256);
     const ErrorStats w     = ewaldErrors(b, wide, 256);
+    const ErrorStats d     = ewaldErrors(b, defaultSplitParameters(b, 32, 0.5, eps2), 256);
     std::printf("clustered 2^13 against Ewald, pm_grid 32: asmth 1.25 rcut 4.5 median %.3g p99 %.3g; asmth 2 rcut 6 "
-                "median %.3g p99 %.3g\n",
-                g.median, g.p99, w.median, w.p99);
-    // Measured: 2.8e-4 / 2.3e-3 and 1.2e-4 / 1.4e-3 (tree and Ewald at the default control: 9.6e-5 / 1.7e-3 on
-    // this box; docs/periodic.md).
+                "median %.3g p99 %.3g; the default split, interlaced, median %.3g p99 %.3g\n",
+                g.median, g.p99, w.median, w.p99, d.median, d.p99);
+    // Measured: 2.9e-4 / 2.3e-3, 1.1e-4 / 1.4e-3 and, the default split, 9.9e-5 / 1.4e-3 (tree and Ewald at the
+    // default control: 9.6e-5 / 1.7e-3 on this box; docs/periodic.md).
     EXPECT_LE(g.median, 6e-4);
     EXPECT_LE(g.p99, 5e-3);
     EXPECT_LE(w.median, 2e-4);
     EXPECT_LE(w.p99, 2e-3);
+    EXPECT_LE(d.median, 2e-4);
+    EXPECT_LE(d.p99, 2e-3);
 }
 
 TEST(TreePm, ErrorControlSparesInteractionsAtTheSameAccuracy)
