@@ -313,6 +313,7 @@ void DistributedMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t
     }
     timings_.assign = clock.lap();
     assignOnSlabs(pos, mass, n);
+    clock.lap();
     const double localMass = deterministicSum<double>(n, [&](int64_t i) { return mass[i]; });
     totalMass_             = comm_.allreduceSumOrdered(localMass);
     timings_.sum += clock.lap();
