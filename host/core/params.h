@@ -85,7 +85,8 @@ struct Parameters
     /// 25..32768 with the default asmth and rcut (the cutoff rcut asmth L / pm_grid must be below L / 2)
     int pm_grid = kPmGridAuto;
     /// TreePM's split scale r_s in mesh cells, r_s = asmth L / pm_grid (GADGET-2's ASMTH, 1.25 there). > 0. With the
-    /// interlaced mesh, 1.75 is as accurate as tree + Ewald at fewer short-range interactions than 2 (docs/periodic.md).
+    /// interlaced mesh, 1.75 keeps the median force error at tree + Ewald's or below, at fewer short-range
+    /// interactions than 2 (docs/periodic.md).
     double asmth = 1.75;
     /// TreePM's short-range cutoff in units of r_s (GADGET-2's RCUT, 4.5 there): the pull left out there is
     /// 4.4e-4 of a pair's at the default 6 (1.75e-2 at 4.5). > 0
