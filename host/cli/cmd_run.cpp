@@ -366,8 +366,11 @@ void noteCoarseMesh(const Parameters& p, int64_t n, std::ostream& out)
     if (double(p.pm_grid) >= fine - 0.5) return;
     out << "note: --pm-grid " << p.pm_grid << " is below 2 N^(1/3) = " << std::lround(fine)
         << " cells per side: TreePM's force error there is about ten times tree + Ewald's, and a starting lattice "
-           "on the mesh's cell faces (not ic cosmo's, at the cells' centres) grows the largest scales up to 4% too "
-           "little by z = 1 (docs/periodic.md)\n";
+           "on the mesh's cell faces grows the largest scales up to 4% too little by z = 1"
+        << (p.pm_interlace ? " (ic cosmo's lattice lies on the faces of the interlaced mesh's shifted half: 2.3%; "
+                             "--no-pm-interlace avoids it)"
+                           : " (not ic cosmo's, at the cells' centres)")
+        << " (docs/periodic.md)\n";
 }
 
 } // namespace
