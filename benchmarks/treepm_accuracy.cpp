@@ -23,8 +23,8 @@
 // meet.
 //
 // "split" measures the split itself on a periodic SNAPSHOT: the host mesh's long-range forces (TSC; one mesh, then
-// interlaced) plus the short-range pairs summed directly in double (host/reference/short_range_direct.h), no tree, against the Ewald sum: the error the
-// mesh and the cutoff leave, which no theta removes.
+// interlaced) plus the short-range pairs summed directly in double (host/reference/short_range_direct.h), no tree,
+// against the Ewald sum: the error the mesh and the cutoff leave, which no theta removes.
 //
 // "steps" measures the forces of a run's own steps: a comoving run from the SNAPSHOT (its a and cosmology, the
 // default TreePM settings) of STEPS steps of DLNA in ln a with --rebuild-every REBUILD_EVERY (1: the classic step,

@@ -267,15 +267,16 @@ HOST_DEVICE inline LongRangePair<T> longRangePairSeries(T x2, T k)
 HOST_DEVICE constexpr float longRangeSeriesBelow(float) { return 0.5f; }
 HOST_DEVICE constexpr double longRangeSeriesBelow(double) { return 0.1; }
 
-/// In float the series is needed only where the pair's softened pull is far below Newton's: the closed forms'
-/// rounding, about 4e-7 of Newton's pull m / r^2, is (1 + eps^2 / r^2)^(3/2) times that of the softened pull, at
-/// most 1.4 times from r = 2 eps out, where the pair takes them (the series' branch costs the warps whose pairs
-/// straddle it).
+/// In float the series is needed only where the pair's softened pull is far below Newton's: bodyBodyShortRange takes
+/// the long-range pull times eps^2 (s^2 + s r + r^2) / (s + r) = s^3 - r^3, so the closed forms' rounding, about 4e-7
+/// of Newton's pull m / r^2, is (1 + eps^2 / r^2)^(3/2) - 1 times that of the softened pull: at most 0.4 times from
+/// r = 2 eps out, where the pair takes them (the series' branch costs the warps whose pairs straddle it).
 constexpr float kLongRangeSeriesWithinSoftenings2 = 4.0f;
 
 } // namespace treepm_detail
 
-/// LongRangePair at distance r = r2 invR (invR = 1 / r, or 0 with r2 = 0 for the limit at r = 0) for k = 1 / (2 r_s), in double with the C library's erf.
+/// LongRangePair at distance r = r2 invR (invR = 1 / r, or 0 with r2 = 0 for the limit at r = 0) for k = 1 / (2 r_s),
+/// in double with the C library's erf.
 HOST_DEVICE inline LongRangePair<double> longRangePair(double r2, double invR, double k)
 {
     const double x = r2 * invR * k;
