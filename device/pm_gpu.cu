@@ -158,13 +158,27 @@ __global__ void componentKernel(const cufftDoubleComplex* phi, cufftDoubleComple
     out[idx] = {value.y * slope, -value.x * slope};
 }
 
+/// The potential's two non-pair terms as interpolateKernel adds them: G M background (M the assigned total mass,
+/// read on the device, so that no pass waits for it on the host) and self times the body's mass; none without
+/// totalFixed. background() rounds as the host's G * (total / scale) * backgroundPerMass.
+struct MeshTerms
+{
+    const long long* totalFixed = nullptr; ///< the assigned total in fixed point (device memory)
+    double scale = 1, G = 0, backgroundPerMass = 0, self = 0;
+
+    __device__ double background() const
+    {
+        return totalFixed ? G * (double(*totalFixed) / scale) * backgroundPerMass : 0.0;
+    }
+};
+
 /// The four fields interpolated to each body with the assignment's stencil, summed in the host mesh's order,
 /// plus the potential's two non-pair terms; with average, the mean of those sums and the values in acc and pot
 /// (the interlaced pass's), in the host mesh's order: (unshifted + shifted) / 2, then the terms.
 template<int Width>
 __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN,
-                                  const double* fields, int64_t fieldStride, double background, double self,
-                                  bool average, Vec3d* acc, double* pot)
+                                  const double* fields, int64_t fieldStride, MeshTerms terms, bool average, Vec3d* acc,
+                                  double* pot)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -193,7 +207,7 @@ __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t 
         sum[2]        = 0.5 * (a.y + sum[2]);
         sum[3]        = 0.5 * (a.z + sum[3]);
     }
-    pot[i] = sum[0] + (background + self * mass[i]);
+    pot[i] = sum[0] + (terms.background() + terms.self * mass[i]);
     acc[i] = {sum[1], sum[2], sum[3]};
 }
 
@@ -238,12 +252,18 @@ struct GpuMesh::Impl
     MassAssignment assignment;
     bool interlaced;
     int n;
-    Stream stream;
+    /// Beside a step's walk and forces (beginForcesOnDevice), the mesh's kernels go first as blocks free up, so
+    /// that its passes end within the walk's time instead of waiting for the walk's last kernels to drain.
+    Stream stream{StreamPriority::High};
     /// The passes' ends: the unshifted mesh's, and the shifted one's when interlaced.
     Event start, checked, stop;
     Event assigned[2], solved[2], interpolated[2];
-    /// Where a caller's stream stands when addForcesOnDevice is called: the mesh's stream waits for it.
+    /// Where a caller's stream stands when addForcesOnDevice's halves are called: the mesh's stream waits for it.
     Event callerReady;
+    /// finishForcesOnDevice's: its sum begins (after the mesh's passes and the caller's results).
+    Event resultsReady;
+    /// The bodies beginForcesOnDevice queued, for finishForcesOnDevice (0: none).
+    int64_t numQueued = 0;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
     DeviceBuffer<Vec3d> pos{"PM mesh body positions"}, acc{"PM mesh accelerations"};
     DeviceBuffer<double> mass{"PM mesh body masses"}, pot{"PM mesh potentials"};
@@ -349,38 +369,37 @@ struct GpuMesh::Impl
     }
 
     template<int Width>
-    void launchInterpolate(const double* bodyMass, int64_t numBodies, double background, double self, bool average)
+    void launchInterpolate(const double* bodyMass, int64_t numBodies, const MeshTerms& terms, bool average)
     {
         interpolateKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
-            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, fields.data(), fieldStride, background, self,
-            average, acc.data(), pot.data());
+            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, fields.data(), fieldStride, terms, average,
+            acc.data(), pot.data());
         CUDA_CHECK_LAUNCH();
     }
 
-    void interpolate(const double* bodyMass, int64_t numBodies, double background, double self, bool average)
+    void interpolate(const double* bodyMass, int64_t numBodies, const MeshTerms& terms, bool average)
     {
-        if (assignment == MassAssignment::Cic) launchInterpolate<2>(bodyMass, numBodies, background, self, average);
-        else launchInterpolate<3>(bodyMass, numBodies, background, self, average);
+        if (assignment == MassAssignment::Cic) launchInterpolate<2>(bodyMass, numBodies, terms, average);
+        else launchInterpolate<3>(bodyMass, numBodies, terms, average);
     }
 
-    /// The masses on the mesh and their total (the sum of the fixed-point cells: exact, in any order).
-    double assign(const double* bodyMass, int64_t numBodies, double totalAbsMass)
+    /// The masses on the mesh at the fixed point scale, and with total their sum into totalFixed (exact, in any
+    /// order), queued on the stream.
+    void assign(const double* bodyMass, int64_t numBodies, double scale, bool total)
     {
         const int64_t cells = int64_t(n) * n * n;
-        const double scale  = fixedPointScale(totalAbsMass);
         cudaStream_t s      = stream.get();
         CUDA_CHECK(cudaMemsetAsync(grid.data(), 0, sizeof(unsigned long long) * size_t(cells), s));
         if (assignment == MassAssignment::Cic) launchAssign<2>(bodyMass, numBodies, scale);
         else launchAssign<3>(bodyMass, numBodies, scale);
-        size_t bytes = reduceTemp.capacity();
-        CUDA_CHECK(cub::DeviceReduce::Sum(reduceTemp.data(), bytes, reinterpret_cast<const long long*>(grid.data()),
-                                          totalFixed.data(), cells, s));
-        long long total = 0;
-        CUDA_CHECK(cudaMemcpyAsync(&total, totalFixed.data(), sizeof total, cudaMemcpyDeviceToHost, s));
+        if (total)
+        {
+            size_t bytes = reduceTemp.capacity();
+            CUDA_CHECK(cub::DeviceReduce::Sum(reduceTemp.data(), bytes, reinterpret_cast<const long long*>(grid.data()),
+                                              totalFixed.data(), cells, s));
+        }
         toDoubleKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, 1.0 / scale);
         CUDA_CHECK_LAUNCH();
-        stream.synchronize();
-        return double(total) / scale;
     }
 
     /// The potential and the three accelerations on the mesh, component after component into fields.
@@ -403,36 +422,38 @@ struct GpuMesh::Impl
 
     /// The accelerations and potentials (G applied, both non-pair terms in the potential) of the bodies at the
     /// positions in pos with the masses bodyMass (device memory) into acc and pot, queued on the stream, with
-    /// the events checked to interpolated. Interlaced, the second pass shifts pos in place and averages (the
-    /// host mesh's order: the non-pair terms after the mean). Returns the first bad body, leaving the rest undone,
-    /// or numBodies.
+    /// the events checked to interpolated; only the check waits for the device. Interlaced, the second pass
+    /// shifts pos in place and averages (the host mesh's order: the non-pair terms after the mean). Returns the
+    /// first bad body, leaving the rest undone, or numBodies.
     int64_t forces(const double* bodyMass, int64_t numBodies)
     {
         const auto [bad, totalAbsMass] = check(bodyMass, numBodies);
         if (bad != numBodies) return bad;
         checked.record(stream);
-        const double totalMass = assign(bodyMass, numBodies, totalAbsMass);
+        const double scale = fixedPointScale(totalAbsMass);
+        assign(bodyMass, numBodies, scale, true);
         assigned[0].record(stream);
         solve();
         solved[0].record(stream);
-        const double background = G * totalMass * shortRangeBackgroundPotential(splitScale, boxSize);
-        const double self       = G * shortRangeSelfPotential(splitScale);
+        const MeshTerms terms{totalFixed.data(), scale, G, shortRangeBackgroundPotential(splitScale, boxSize),
+                              G * shortRangeSelfPotential(splitScale)};
         if (!interlaced)
         {
-            interpolate(bodyMass, numBodies, background, self, false);
+            interpolate(bodyMass, numBodies, terms, false);
             interpolated[0].record(stream);
             return numBodies;
         }
-        interpolate(bodyMass, numBodies, 0.0, 0.0, false);
+        interpolate(bodyMass, numBodies, MeshTerms{}, false);
         interpolated[0].record(stream);
         shiftKernel<<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(pos.data(), numBodies, 0.5 * boxSize / n,
                                                                        boxSize);
         CUDA_CHECK_LAUNCH();
-        assign(bodyMass, numBodies, totalAbsMass);
+        // The total is the first pass's: the shifted bodies are the same masses.
+        assign(bodyMass, numBodies, scale, false);
         assigned[1].record(stream);
         solve();
         solved[1].record(stream);
-        interpolate(bodyMass, numBodies, background, self, true);
+        interpolate(bodyMass, numBodies, terms, true);
         interpolated[1].record(stream);
         return numBodies;
     }
@@ -490,8 +511,15 @@ void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec
 
 void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream)
 {
-    Impl& m   = *impl_;
-    m.timings = GpuMeshTimings{};
+    beginForcesOnDevice(dPos, dMass, n, stream);
+    finishForcesOnDevice(dResults, stream);
+}
+
+void GpuMesh::beginForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, void* stream)
+{
+    Impl& m     = *impl_;
+    m.timings   = GpuMeshTimings{};
+    m.numQueued = 0;
     if (n == 0) return;
     m.reserveBodies(n);
     cudaStream_t s = m.stream.get();
@@ -511,12 +539,26 @@ void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t 
         m.stream.synchronize();
         throwBadPmBody(bad, checkedPosition(given, m.boxSize), givenMass, m.boxSize);
     }
+    m.numQueued = n;
+}
+
+void GpuMesh::finishForcesOnDevice(F4* dResults, void* stream)
+{
+    Impl& m         = *impl_;
+    const int64_t n = m.numQueued;
+    m.numQueued     = 0;
+    if (n == 0) return;
+    cudaStream_t s = m.stream.get();
+    // The sum waits for the caller's results as they stand now, and the caller's next work for the sum.
+    CUDA_CHECK(cudaEventRecord(m.callerReady.get(), static_cast<cudaStream_t>(stream)));
+    CUDA_CHECK(cudaStreamWaitEvent(s, m.callerReady.get(), 0));
+    m.resultsReady.record(m.stream);
     addMeshKernel<<<blocksFor(n), kBlock, 0, s>>>(m.acc.data(), m.pot.data(), n, dResults);
     CUDA_CHECK_LAUNCH();
     m.stop.record(m.stream);
     m.stream.synchronize();
     m.timings = {0, elapsedSeconds(m.start, m.checked) + m.assignSeconds(), m.solveSeconds(),
-                 m.interpolateSeconds() + elapsedSeconds(m.lastInterpolated(), m.stop), 0};
+                 m.interpolateSeconds() + elapsedSeconds(m.resultsReady, m.stop), 0};
 }
 
 } // namespace octwalk
