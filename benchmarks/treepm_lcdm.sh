@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # An n^3 LCDM box (n Mpc/h, z = 49 to 0, 157 steps of dlna 0.025, theta 0.5; n = 128 unless N_GRID says otherwise)
-# run several ways by one binary: the default periodic force (TreePM on the automatic mesh, 2n cells per side, asmth 2,
-# rcut 6, the pipelined step) and tree + Ewald (--pm-grid 0); GADGET=1 adds TreePM on an n^3 mesh with GADGET-2's
+# run several ways by one binary: the default periodic force (TreePM on the automatic mesh, 2n cells per side, interlaced,
+# asmth 1.75, rcut 6, the pipelined step) and tree + Ewald (--pm-grid 0); GADGET=1 adds TreePM on an n^3 mesh with GADGET-2's
 # split (asmth 1.25, rcut 4.5); each run's timing.csv, run.json and its P(k) at z = 0 (with the starting snapshot's
 # ratio; POWER=0 leaves them out).
 #
 #   [N_GRID=n] [GADGET=1] [POWER=0] bash benchmarks/treepm_lcdm.sh OCTWALK OUTDIR [OLD_OCTWALK]
 #
-# OLD_OCTWALK, when given, also runs the default's settings (--pm-grid 2n --asmth 2 --rcut 6) with another build,
-# side by side. HOST_MESH=1 also runs the GADGET case with the mesh on the host's cores (--pm-backend cpu) beside its
-# default, the device's mesh with the GPU backend. CLASSIC=1 also runs the default with the classic step
+# OLD_OCTWALK, when given, also runs another build side by side with its own defaults and the options in OLD_ARGS
+# (e.g. OLD_ARGS="--asmth 2" for a build whose default split was wider). HOST_MESH=1 also runs the GADGET case with
+# the mesh on the host's cores (--pm-backend cpu) beside its default, the device's mesh with the GPU backend. CLASSIC=1 also runs the default with the classic step
 # (--rebuild-every 1) beside the pipelined step. SINGLE_MESH=1 also runs the default with one mesh (--no-pm-interlace),
 # ASMTH=a the default with the split at a cells (--asmth a). EWALD=0 leaves out the tree + Ewald run. DLNA=0 takes the steps of
 # the err_tol_int_accuracy criterion (a run's default) instead of the fixed dlna 0.025; A_END=a stops at a (1: z = 0).
@@ -36,7 +36,8 @@ run_box() {
 GADGET_SPLIT="--pm-grid $N --asmth 1.25 --rcut 4.5"
 run_box default "$OCTWALK"
 if [ "$EWALD" = 1 ]; then run_box ewald "$OCTWALK" --pm-grid 0; fi
-if [ -n "$OLD" ]; then run_box default_old "$OLD" --pm-grid $((2 * N)) --asmth 2 --rcut 6; fi
+# shellcheck disable=SC2086 # OLD_ARGS: several options
+if [ -n "$OLD" ]; then run_box default_old "$OLD" ${OLD_ARGS:-}; fi
 if [ "$SINGLE_MESH" = 1 ]; then run_box default_single_mesh "$OCTWALK" --no-pm-interlace; fi
 if [ -n "$ASMTH" ]; then run_box "default_asmth$ASMTH" "$OCTWALK" --asmth "$ASMTH"; fi
 if [ "$CLASSIC" = 1 ]; then run_box default_classic "$OCTWALK" --rebuild-every 1; fi
