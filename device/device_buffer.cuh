@@ -122,23 +122,10 @@ private:
     size_t capacity_ = 0;
 };
 
-/// A stream's scheduling priority: High's blocks are dispatched before Normal's wherever both have kernels waiting.
-enum class StreamPriority
-{
-    Normal,
-    High,
-};
-
 class Stream
 {
 public:
-    explicit Stream(StreamPriority priority = StreamPriority::Normal)
-    {
-        int least = 0, greatest = 0;
-        CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-        CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
-                                                priority == StreamPriority::High ? greatest : least));
-    }
+    Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
     ~Stream() { cudaStreamDestroy(stream_); }
     Stream(const Stream&)            = delete;
     Stream& operator=(const Stream&) = delete;

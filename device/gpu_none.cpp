@@ -159,9 +159,7 @@ void ResidentGpu::permute(const int32_t*, const uint8_t*, double, bool) { noCuda
 
 void ResidentGpu::setResults(const F4*) { noCuda(); }
 
-void ResidentGpu::beginMeshForces(GpuMesh&) { noCuda(); }
-
-void ResidentGpu::finishMeshForces(GpuMesh&) { noCuda(); }
+void ResidentGpu::addMeshForces(GpuMesh&) { noCuda(); }
 
 void ResidentGpu::setTopology(const RefitView&, const RefitLevels&, const TreeView&) { noCuda(); }
 
@@ -203,9 +201,5 @@ const GpuMeshTimings& GpuMesh::timings() const { noCuda(); }
 void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, Vec3d*, double*) { noCuda(); }
 
 void GpuMesh::addForcesOnDevice(const Vec3d*, const double*, int64_t, F4*, void*) { noCuda(); }
-
-void GpuMesh::beginForcesOnDevice(const Vec3d*, const double*, int64_t, void*) { noCuda(); }
-
-void GpuMesh::finishForcesOnDevice(F4*, void*) { noCuda(); }
 
 } // namespace octwalk

@@ -252,18 +252,12 @@ struct GpuMesh::Impl
     MassAssignment assignment;
     bool interlaced;
     int n;
-    /// Beside a step's walk and forces (beginForcesOnDevice), the mesh's kernels go first as blocks free up, so
-    /// that its passes end within the walk's time instead of waiting for the walk's last kernels to drain.
-    Stream stream{StreamPriority::High};
+    Stream stream;
     /// The passes' ends: the unshifted mesh's, and the shifted one's when interlaced.
     Event start, checked, stop;
     Event assigned[2], solved[2], interpolated[2];
-    /// Where a caller's stream stands when addForcesOnDevice's halves are called: the mesh's stream waits for it.
+    /// Where a caller's stream stands when addForcesOnDevice is called: the mesh's stream waits for it.
     Event callerReady;
-    /// finishForcesOnDevice's: its sum begins (after the mesh's passes and the caller's results).
-    Event resultsReady;
-    /// The bodies beginForcesOnDevice queued, for finishForcesOnDevice (0: none).
-    int64_t numQueued = 0;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
     DeviceBuffer<Vec3d> pos{"PM mesh body positions"}, acc{"PM mesh accelerations"};
     DeviceBuffer<double> mass{"PM mesh body masses"}, pot{"PM mesh potentials"};
@@ -511,15 +505,8 @@ void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec
 
 void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream)
 {
-    beginForcesOnDevice(dPos, dMass, n, stream);
-    finishForcesOnDevice(dResults, stream);
-}
-
-void GpuMesh::beginForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, void* stream)
-{
-    Impl& m     = *impl_;
-    m.timings   = GpuMeshTimings{};
-    m.numQueued = 0;
+    Impl& m   = *impl_;
+    m.timings = GpuMeshTimings{};
     if (n == 0) return;
     m.reserveBodies(n);
     cudaStream_t s = m.stream.get();
@@ -539,26 +526,12 @@ void GpuMesh::beginForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_
         m.stream.synchronize();
         throwBadPmBody(bad, checkedPosition(given, m.boxSize), givenMass, m.boxSize);
     }
-    m.numQueued = n;
-}
-
-void GpuMesh::finishForcesOnDevice(F4* dResults, void* stream)
-{
-    Impl& m         = *impl_;
-    const int64_t n = m.numQueued;
-    m.numQueued     = 0;
-    if (n == 0) return;
-    cudaStream_t s = m.stream.get();
-    // The sum waits for the caller's results as they stand now, and the caller's next work for the sum.
-    CUDA_CHECK(cudaEventRecord(m.callerReady.get(), static_cast<cudaStream_t>(stream)));
-    CUDA_CHECK(cudaStreamWaitEvent(s, m.callerReady.get(), 0));
-    m.resultsReady.record(m.stream);
     addMeshKernel<<<blocksFor(n), kBlock, 0, s>>>(m.acc.data(), m.pot.data(), n, dResults);
     CUDA_CHECK_LAUNCH();
     m.stop.record(m.stream);
     m.stream.synchronize();
     m.timings = {0, elapsedSeconds(m.start, m.checked) + m.assignSeconds(), m.solveSeconds(),
-                 m.interpolateSeconds() + elapsedSeconds(m.resultsReady, m.stop), 0};
+                 m.interpolateSeconds() + elapsedSeconds(m.lastInterpolated(), m.stop), 0};
 }
 
 } // namespace octwalk

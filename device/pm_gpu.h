@@ -73,15 +73,6 @@ public:
     /// as they were; BackendError as computeForces.
     void addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream);
 
-    /// addForcesOnDevice in two halves, so that the caller's own work runs on the device beside the mesh's:
-    /// beginForcesOnDevice queues the mesh's forces of the bodies on the mesh's stream after the work queued on
-    /// stream so far, and returns once the bodies are checked (InputError as addForcesOnDevice); the mesh works
-    /// while the caller queues more. finishForcesOnDevice adds them into dResults after the work queued on stream
-    /// by then, and returns once they are added. dPos is read before beginForcesOnDevice returns; dMass must stay
-    /// unchanged until finishForcesOnDevice returns. The bits are addForcesOnDevice's.
-    void beginForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, void* stream);
-    void finishForcesOnDevice(F4* dResults, void* stream);
-
     /// Seconds of the last computeForces or addForcesOnDevice on the device, by part.
     const GpuMeshTimings& timings() const;
 

@@ -664,17 +664,12 @@ void ResidentGpu::setResults(const F4* results)
     m.spans.synchronize(s);
 }
 
-void ResidentGpu::beginMeshForces(GpuMesh& mesh)
+void ResidentGpu::addMeshForces(GpuMesh& mesh)
 {
     Impl& m = *impl_;
-    mesh.beginForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.stream());
-}
-
-void ResidentGpu::finishMeshForces(GpuMesh& mesh)
-{
-    Impl& m = *impl_;
-    // The span is what the stream waits for the mesh after its own work, and the sum.
-    m.logged("mesh", [&] { mesh.finishForcesOnDevice(m.solver.residentResults(int32_t(n_)), m.stream()); });
+    m.logged("mesh", [&] {
+        mesh.addForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.solver.residentResults(int32_t(n_)), m.stream());
+    });
 }
 
 InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times)

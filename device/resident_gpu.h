@@ -65,13 +65,9 @@ public:
     void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0, bool results = false);
     /// As ResidentCpu::setResults (results: host memory).
     void setResults(const F4* results);
-    /// TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1) and added to the
-    /// results (GpuMesh::addForcesOnDevice, addMeshTerm), in two halves: beginMeshForces queues the mesh's work
-    /// beside the stream's, so that refitAndEvaluate's walk and forces run while the mesh's passes do;
-    /// finishMeshForces adds its forces to the results the stream holds by then. The CPU twin adds the host mesh's.
-    /// The positions may change after beginMeshForces returns, the masses only after finishMeshForces.
-    void beginMeshForces(GpuMesh& mesh);
-    void finishMeshForces(GpuMesh& mesh);
+    /// Adds TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1), to the
+    /// results (GpuMesh::addForcesOnDevice, addMeshTerm): the CPU twin adds the host mesh's.
+    void addMeshForces(GpuMesh& mesh);
     /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology) and
     /// keeps the levels and MAC settings of the refit.
     /// @param[in] host    refitView of the packed tree (host memory; topology pointers and sizes read)

@@ -35,10 +35,8 @@ public:
     virtual void setResults(const F4* results)                                                     = 0;
     /// TreePM: makes the mesh of p's settings on the backend's side (the host's for the CPU twin, the device's).
     virtual void setMesh(const Parameters& p) = 0;
-    /// The mesh's forces of the state (masses: the host's copy, tree order), added to the results in two halves:
-    /// begun before refitAndEvaluate (the device's mesh works beside the walk) and finished after it.
-    virtual void beginMeshForces(const double* mass)                                                 = 0;
-    virtual void finishMeshForces()                                                                  = 0;
+    /// Adds the mesh's forces of the state (masses: the host's copy, tree order) to the results.
+    virtual void addMeshForces(const double* mass)                                                   = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times)  = 0;
     virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                      = 0;
@@ -91,9 +89,9 @@ public:
     }
     void setResults(const F4* results) override { r_.setResults(results); }
     void setMesh(const Parameters& p) override { keepMeshOf(mesh_, p); }
-    void beginMeshForces(const double* mass) override
+    void addMeshForces(const double* mass) override
     {
-        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.beginMeshForces(*mesh_);
+        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.addMeshForces(*mesh_);
         else
         {
             // The host's mesh takes the positions in the box: they may have drifted out of it since the last
@@ -105,12 +103,8 @@ public:
 #pragma omp parallel for schedule(static)
             for (int64_t k = 0; k < n; ++k) meshPos_[size_t(k)] = wrapPosition(meshPos_[size_t(k)], L);
             mesh_->computeForces(meshPos_.data(), mass, n, meshAcc_, meshPot_);
+            r_.addMeshForces(meshAcc_.data(), meshPot_.data());
         }
-    }
-    void finishMeshForces() override
-    {
-        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.finishMeshForces(*mesh_);
-        else r_.addMeshForces(meshAcc_.data(), meshPot_.data());
     }
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
     {
@@ -460,20 +454,13 @@ void Pipeline::joinBuild()
 
 void Pipeline::evaluate()
 {
-    last_.meshSeconds = 0;
-    if (treePm_)
-    {
-        Stopwatch mesh;
-        backend_->beginMeshForces(mass_.data());
-        last_.meshSeconds = mesh.lap();
-    }
     // TreePM's error control needs the previous results: none before the first evaluation, as in the classic step.
     const InteractionTotals t = backend_->refitAndEvaluate(eps2_, hasResults_ ? groupTolerance_ : 0.0f, last_.times);
     if (treePm_)
     {
         Stopwatch mesh;
-        backend_->finishMeshForces();
-        last_.meshSeconds += mesh.lap();
+        backend_->addMeshForces(mass_.data());
+        last_.meshSeconds = mesh.lap();
     }
     hasResults_       = true;
     lastInteractions_ = t.nodes + t.leafBodies;

@@ -110,12 +110,10 @@ using PipelineCheckpoint = PipelineFields;
 /// The per-step counters a benchmark and timing.csv read.
 struct PipelineStepInfo
 {
-    PhaseTimes times;        ///< refit (Phase::Packing), walk and forces of the last step
-    double buildSeconds = 0; ///< host build of the topology adopted in the last step (0: none)
-    double waitSeconds  = 0; ///< time the last step waited for that build (0 when it overlapped)
-    /// TreePM: the host's time in the mesh's forces of the last evaluation; on the device, the part of the mesh that
-    /// the walk and forces beside it left to wait for
-    double meshSeconds   = 0;
+    PhaseTimes times;         ///< refit (Phase::Packing), walk and forces of the last step
+    double buildSeconds  = 0; ///< host build of the topology adopted in the last step (0: none)
+    double waitSeconds   = 0; ///< time the last step waited for that build (0 when it overlapped)
+    double meshSeconds   = 0; ///< TreePM: the mesh's forces of the last evaluation, on the host's clock
     bool rebuilt         = false;
     int64_t interactions = 0; ///< node + leaf interactions of the last walk (self included)
     /// The last walk's body-node and body-body interactions (self excluded, as InteractionStats counts

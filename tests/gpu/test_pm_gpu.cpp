@@ -343,57 +343,6 @@ TEST_F(GpuPmMeshOnDevice, AddsTheHostEntryPointsForcesBitForBit)
     }
 }
 
-TEST_F(GpuPmMeshOnDevice, InTwoHalvesAddsTheForcesOfThePositionsAtTheBeginToTheResultsAtTheFinish)
-{
-    const double L           = 3.0;
-    const int64_t n          = int64_t(1) << 14;
-    const size_t count       = size_t(n);
-    const ParticleSet bodies = makeClusteredBox(n, L, 20261130);
-    for (bool interlaced : {false, true})
-    {
-        GpuMesh mesh(L, 32, 1.25, MassAssignment::Tsc, kG, interlaced);
-        std::vector<Vec3d> acc(count);
-        std::vector<double> pot(count);
-        mesh.computeForces(bodies.pos.data(), bodies.mass.data(), n, acc.data(), pot.data());
-        PinnedVector<Vec3d> pos         = pinnedCopy(bodies.pos);
-        const PinnedVector<double> mass = pinnedCopy(bodies.mass);
-        const std::vector<F4> stale(count, F4{9.0f, 9.0f, 9.0f, 9.0f});
-        PinnedVector<F4> results = pinnedCopy(stale);
-        mesh.beginForcesOnDevice(pos.data(), mass.data(), n, nullptr);
-        // What the walk beside the mesh does in a step: it writes the results; the positions are free once begun.
-        std::vector<F4> tree(count);
-        for (size_t i = 0; i < count; ++i)
-        {
-            tree[i]    = {float(i % 7) - 3.0f, 0.25f, -float(i % 5), -1.0f - float(i % 3)};
-            results[i] = tree[i];
-            pos[i]     = {0.5, 0.5, 0.5};
-        }
-        mesh.finishForcesOnDevice(results.data(), nullptr);
-        expectSameBits(results, expectedSums(tree, acc, pot));
-        EXPECT_GT(mesh.timings().total(), 0.0);
-        // A finish with nothing begun adds nothing.
-        mesh.finishForcesOnDevice(results.data(), nullptr);
-        expectSameBits(results, expectedSums(tree, acc, pot));
-    }
-}
-
-TEST_F(GpuPmMeshOnDevice, ARefusedBeginLeavesNothingToFinish)
-{
-    const double L = 2.0;
-    GpuMesh device(L, 16, 1.25, MassAssignment::Tsc, 1.0, true);
-    std::vector<Vec3d> pos(100, Vec3d{1.0, 1.0, 1.0});
-    std::vector<double> mass(100, 0.01);
-    pos[41]                               = {0.5, std::numeric_limits<double>::quiet_NaN(), 0.5};
-    const PinnedVector<Vec3d> devicePos   = pinnedCopy(pos);
-    const PinnedVector<double> deviceMass = pinnedCopy(mass);
-    const std::vector<F4> initial(100, F4{1.0f, 2.0f, 3.0f, 4.0f});
-    PinnedVector<F4> results = pinnedCopy(initial);
-    EXPECT_EQ(errorOf([&] { device.beginForcesOnDevice(devicePos.data(), deviceMass.data(), 100, nullptr); }),
-              "PM mesh: body 41: position y = nan is outside the periodic box [0, 2)");
-    device.finishForcesOnDevice(results.data(), nullptr);
-    expectSameBits(results, initial);
-}
-
 TEST_F(GpuPmMeshOnDevice, TakesBodiesOutsideTheBoxAtTheirWrappedPositions)
 {
     const double L           = 2.0;
