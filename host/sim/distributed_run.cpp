@@ -547,7 +547,9 @@ int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeap
          const DistributedRunConfig& c, int64_t step, double initialEnergy, bool resume, int64_t restartedFromStep,
          std::ostream& out)
 {
-    gWorkStarted    = true;
+    gWorkStarted = true;
+    // The run's first lines reach a log file before the first step: a run killed later still says what it was.
+    out << std::flush;
     const int64_t n = comm.allreduceSum(local.size());
     writeDistributedRunJson(comm, c, n, restartedFromStep, 0, comoving);
     DistributedStepper stepper(comm, local, lf, comoving, c, step, initialEnergy, resume);

@@ -200,3 +200,29 @@ TEST(KillSafety, DamagedCheckpointRestartsFromThePreviousOne)
     EXPECT_NE(slurp(log).find("no valid checkpoint"), std::string::npos) << slurp(log);
     fs::remove_all(base);
 }
+
+TEST(KillSafety, AKilledRunsLogHoldsItsFirstLine)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_kill_log_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const fs::path log = base / "log.txt", dir = base / "run";
+    std::vector<std::string> args = runArgs(dir);
+    args[4]                       = "100"; // --t-end: far beyond the time the test waits
+    const pid_t pid               = spawn(args, log);
+    // Killed once its steps have begun (energy.csv holds rows after the header's), with the log a file, not a terminal.
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    auto stepsBegun     = [&] {
+        std::ifstream f(dir / "energy.csv");
+        std::string line;
+        int rows = 0;
+        while (std::getline(f, line))
+            if (!line.empty() && line[0] != '#') ++rows;
+        return rows >= 3;
+    };
+    while (!stepsBegun() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(reap(pid), -SIGKILL) << slurp(log);
+    EXPECT_NE(slurp(log).find("2000 bodies"), std::string::npos) << "the log: [" << slurp(log) << "]";
+    fs::remove_all(base);
+}
