@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "bench_common.h"
@@ -559,14 +560,16 @@ void pipelineCases(benchmark::internal::Benchmark* b)
 
 /// TreePM's long-range mesh on range(0) uniform bodies in tree order (bench::uniformBoxInTreeOrder) with a
 /// range(1)^3 TSC mesh, on the host's cores (range(2) = 0: host/pm/pm_mesh.h, FFTW) or on the device (1:
-/// device/pm_gpu.h, cuFFT; bodies and results in page-locked memory), side by side in one binary: the whole computeForces (wall clock, as the solver
-/// waits for it) and, on the device, its parts; medians over the iterations. The two agree to about 1e-14
+/// device/pm_gpu.h, cuFFT; bodies and results in page-locked memory), one mesh (range(3) = 0) or interlaced (1: the
+/// default's two passes), side by side in one binary: the whole computeForces (wall clock, as the solver waits for
+/// it) and, on the device, its parts (both passes' together); medians over the iterations. The two agree to about 1e-14
 /// (tests/gpu/test_pm_gpu.cpp), so no force error is quoted beside them.
 void BM_PmMeshBackends(benchmark::State& state)
 {
     const int64_t n               = state.range(0);
     const int meshSize            = int(state.range(1));
     const bool onDevice           = state.range(2) == 1;
+    const bool interlaced         = state.range(3) == 1;
     const std::vector<Vec3d>& box = bench::uniformBoxInTreeOrder(n);
     const std::vector<double> mass(size_t(n), 1.0 / double(n));
     // Page-locked, as the solver passes them to the device's mesh.
@@ -576,8 +579,8 @@ void BM_PmMeshBackends(benchmark::State& state)
     PinnedVector<double> pinnedPot(static_cast<size_t>(n));
     std::unique_ptr<PmMesh> host;
     std::unique_ptr<GpuMesh> device;
-    if (onDevice) device = std::make_unique<GpuMesh>(1.0, meshSize, kTreePmAsmth, MassAssignment::Tsc, 1.0);
-    else host = std::make_unique<PmMesh>(1.0, meshSize, kTreePmAsmth, MassAssignment::Tsc, 1.0);
+    if (onDevice) device = std::make_unique<GpuMesh>(1.0, meshSize, kTreePmAsmth, MassAssignment::Tsc, 1.0, interlaced);
+    else host = std::make_unique<PmMesh>(1.0, meshSize, kTreePmAsmth, MassAssignment::Tsc, 1.0, interlaced);
     std::vector<Vec3d> acc;
     std::vector<double> pot;
     std::vector<GpuMeshTimings> parts;
@@ -602,15 +605,15 @@ void BM_PmMeshBackends(benchmark::State& state)
     }
     state.counters["threads"] = maxThreads();
     bench::setRate(state, n);
-    state.SetLabel(onDevice ? "device (cuFFT)" : "host (FFTW)");
+    state.SetLabel(std::string(onDevice ? "device (cuFFT)" : "host (FFTW)") + (interlaced ? ", interlaced" : ""));
 }
 
 } // namespace
 
 BENCHMARK(BM_PmMeshBackends)
-    ->ArgsProduct({{1 << 20}, {128}, {0, 1}})
-    ->ArgsProduct({{1 << 24}, {256, 512}, {0, 1}})
-    ->ArgNames({"n", "mesh", "device"})
+    ->ArgsProduct({{1 << 20}, {128}, {0, 1}, {0}})
+    ->ArgsProduct({{1 << 24}, {256, 512}, {0, 1}, {0, 1}})
+    ->ArgNames({"n", "mesh", "device", "interlaced"})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5);
