@@ -335,15 +335,22 @@ std::string stoppedLine(const char* command, const char* unit, int signal, int64
 }
 
 ProgressLine::ProgressLine(bool enabled)
-    : enabled_(enabled && isatty(STDOUT_FILENO)), start_(Clock::now()), last_(start_)
+    : ProgressLine(enabled, isatty(STDOUT_FILENO) ? Output::Terminal : Output::Log, stdout)
+{}
+
+ProgressLine::ProgressLine(bool enabled, Output output, std::FILE* out, double logSeconds)
+    : enabled_(enabled), output_(output), out_(out), logSeconds_(logSeconds), start_(Clock::now()), last_(start_)
 {}
 
 bool ProgressLine::due(bool finished)
 {
     if (!enabled_) return false;
     const Clock::time_point now = Clock::now();
-    if (std::chrono::duration<double>(now - last_).count() < 0.5 && !finished) return false;
-    last_ = now;
+    const double since          = std::chrono::duration<double>(now - last_).count();
+    const bool waited           = output_ == Output::Terminal ? since >= 0.5 : (!shownAny_ || since >= logSeconds_);
+    if (!waited && !finished) return false;
+    last_     = now;
+    shownAny_ = true;
     return true;
 }
 
@@ -356,9 +363,18 @@ double ProgressLine::eta(int64_t done, int64_t remaining) const
 
 void ProgressLine::show(const char* text, bool finished)
 {
-    std::printf("\r%s", text);
-    std::fflush(stdout);
-    if (finished) std::printf("\n");
+    if (output_ == Output::Log)
+    {
+        std::string line(text);
+        line.erase(line.find_last_not_of(' ') + 1);
+        std::fprintf(out_, "%s\n", line.c_str());
+    }
+    else
+    {
+        std::fprintf(out_, "\r%s", text);
+        if (finished) std::fprintf(out_, "\n");
+    }
+    std::fflush(out_);
 }
 
 } // namespace octwalk

@@ -6,6 +6,7 @@
 /// restart: its checkpoint, and its diagnostics files cut back to that checkpoint's step.
 
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -186,25 +187,42 @@ private:
 std::string stoppedLine(const char* command, const char* unit, int signal, int64_t index, double time,
                         const std::filesystem::path& checkpoint);
 
-/// One progress line on a terminal, rewritten in place at most twice a second and at the end; nothing when
-/// standard output is not a terminal.
+/// A run's progress. On a terminal, one line rewritten in place at most twice a second and at the end. Into a
+/// file or a pipe (a batch job's log), whole lines: the first step's, then one a minute, and the last, so that a
+/// log shows how a long run is going without a line per step.
 class ProgressLine
 {
 public:
-    explicit ProgressLine(bool enabled);
+    enum class Output
+    {
+        Terminal,
+        Log,
+    };
 
-    /// Whether a line is due (half a second after the last one, or finished); then marks the time.
+    /// Where standard output goes decides the output.
+    explicit ProgressLine(bool enabled);
+    /// The lines go to out, as output says, a Log line at most every logSeconds.
+    ProgressLine(bool enabled, Output output, std::FILE* out, double logSeconds = kLogSeconds);
+
+    /// Whether a line is due (see the class; finished: always); then marks the time.
     bool due(bool finished);
     /// Seconds from the start to the last mark.
     double elapsed() const;
     /// Seconds left for `remaining` steps at the mean pace of the `done` steps so far (0 before the first).
     double eta(int64_t done, int64_t remaining) const;
-    /// Prints text over the line; a finished run's line is ended.
+    /// Prints text: over the terminal's line (a finished run's line is ended), or as a log's line without its
+    /// trailing blanks.
     void show(const char* text, bool finished);
+
+    static constexpr double kLogSeconds = 60.0;
 
 private:
     using Clock = std::chrono::steady_clock;
     bool enabled_;
+    Output output_;
+    std::FILE* out_;
+    double logSeconds_;
+    bool shownAny_ = false;
     Clock::time_point start_, last_;
 };
 

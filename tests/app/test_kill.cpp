@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -224,5 +225,25 @@ TEST(KillSafety, AKilledRunsLogHoldsItsFirstLine)
     ::kill(pid, SIGKILL);
     EXPECT_EQ(reap(pid), -SIGKILL) << slurp(log);
     EXPECT_NE(slurp(log).find("2000 bodies"), std::string::npos) << "the log: [" << slurp(log) << "]";
+    fs::remove_all(base);
+}
+
+TEST(RunLog, AFileGetsTheFirstAndLastStepsProgressOnLinesOfTheirOwn)
+{
+    const fs::path base = fs::temp_directory_path() / ("octwalk_run_log_" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const fs::path log            = base / "log.txt";
+    std::vector<std::string> args = runArgs(base / "run");
+    args.erase(std::find(args.begin(), args.end(), "--quiet"));
+    ASSERT_EQ(runToEnd(args, log), 0) << slurp(log);
+    const std::string text = slurp(log);
+    EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+    // 48 steps of about 6 ms: the first step's line and the last one's, none a minute after another.
+    EXPECT_NE(text.find("\nstep 1/48  t = 0.0078125  dE/E0 = "), std::string::npos) << text;
+    const size_t last = text.find("\nstep 48/48  t = 0.375  dE/E0 = ");
+    ASSERT_NE(last, std::string::npos) << text;
+    EXPECT_EQ(text.find("\nstep ", last + 1), std::string::npos) << text;
+    EXPECT_NE(text.find("ETA 0 s\nmedian per step over 48 steps"), std::string::npos) << "no trailing blanks: " << text;
     fs::remove_all(base);
 }
