@@ -77,8 +77,8 @@ std::string timingSummary(const StepTiming& timing, int64_t n)
 int runWithProgress(Simulation& sim, const fs::path& dir, const RunSettings& rs, bool quiet, bool resume,
                     const std::string& source, int64_t restartedFromStep, bool timeline, std::ostream& out)
 {
-    // The run's first lines reach a log file before the first step (no progress line goes there): a run killed
-    // later still says what it was.
+    // The run's first lines reach a log file before the first step, which may take minutes: a run killed before
+    // its first progress line still says what it was.
     out << std::flush;
     ProgressLine progress(!quiet);
     StopSignals signals;

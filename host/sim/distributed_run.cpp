@@ -548,7 +548,8 @@ int loop(const mpi::Communicator& comm, ParticleSet& local, mpi::DistributedLeap
          std::ostream& out)
 {
     gWorkStarted = true;
-    // The run's first lines reach a log file before the first step: a run killed later still says what it was.
+    // The run's first lines reach a log file before the first step, which may take minutes: a run killed before
+    // its first progress line still says what it was.
     out << std::flush;
     const int64_t n = comm.allreduceSum(local.size());
     writeDistributedRunJson(comm, c, n, restartedFromStep, 0, comoving);
