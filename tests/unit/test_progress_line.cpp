@@ -9,69 +9,46 @@
 namespace octwalk {
 namespace {
 
-/// Everything written to f since it was opened.
-std::string contents(std::FILE* f)
+/// What a ProgressLine writes into a file over steps 1..n, each shown when due, the last one finished.
+std::string linesOf(bool enabled, ProgressLine::Output output, double logSeconds, int n)
 {
-    std::fflush(f);
-    std::rewind(f);
-    std::string s;
-    for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) s.push_back(char(c));
-    return s;
-}
-
-/// Steps 1..n, each shown when due; the last one finished.
-void steps(ProgressLine& line, int n)
-{
+    std::FILE* f = std::tmpfile();
+    if (f == nullptr) return "(no temporary file)";
+    ProgressLine line(enabled, output, f, logSeconds);
     for (int k = 1; k <= n; ++k)
     {
         const std::string text = "step " + std::to_string(k) + "   ";
         if (line.due(k == n)) line.show(text.c_str(), k == n);
     }
+    std::fflush(f);
+    std::rewind(f);
+    std::string s;
+    for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) s.push_back(char(c));
+    std::fclose(f);
+    return s;
 }
 
 TEST(ProgressLine, ALogGetsTheFirstLineAndTheLastWithinItsInterval)
 {
-    std::FILE* f = std::tmpfile();
-    ASSERT_NE(f, nullptr);
-    ProgressLine line(true, ProgressLine::Output::Log, f, 3600.0);
-    steps(line, 5);
-    EXPECT_EQ(contents(f), "step 1\nstep 5\n");
-    std::fclose(f);
+    EXPECT_EQ(linesOf(true, ProgressLine::Output::Log, 3600.0, 5), "step 1\nstep 5\n");
 }
 
 TEST(ProgressLine, ALogGetsALineAtEachIntervalsEnd)
 {
-    std::FILE* f = std::tmpfile();
-    ASSERT_NE(f, nullptr);
-    ProgressLine line(true, ProgressLine::Output::Log, f, 0.0);
-    steps(line, 3);
-    EXPECT_EQ(contents(f), "step 1\nstep 2\nstep 3\n");
-    std::fclose(f);
+    EXPECT_EQ(linesOf(true, ProgressLine::Output::Log, 0.0, 3), "step 1\nstep 2\nstep 3\n");
 }
 
 TEST(ProgressLine, ATerminalsLineIsRewrittenInPlaceAndEndedWithTheRun)
 {
-    std::FILE* f = std::tmpfile();
-    ASSERT_NE(f, nullptr);
-    ProgressLine line(true, ProgressLine::Output::Terminal, f);
-    steps(line, 3);
     // Lines at most twice a second, each over the last; the finished run's line is ended, and only it.
-    const std::string text = contents(f);
-    ASSERT_GE(text.size(), std::string("\rstep 3   \n").size());
-    EXPECT_EQ(text.substr(text.size() - 11), "\rstep 3   \n") << text;
+    const std::string text = linesOf(true, ProgressLine::Output::Terminal, ProgressLine::kLogSeconds, 3);
+    const std::string last = "\rstep 3   \n";
+    ASSERT_GE(text.size(), last.size());
+    EXPECT_EQ(text.substr(text.size() - last.size()), last) << text;
     EXPECT_EQ(text.find('\n'), text.size() - 1) << text;
-    std::fclose(f);
 }
 
-TEST(ProgressLine, DisabledShowsNothing)
-{
-    std::FILE* f = std::tmpfile();
-    ASSERT_NE(f, nullptr);
-    ProgressLine line(false, ProgressLine::Output::Log, f, 0.0);
-    steps(line, 3);
-    EXPECT_EQ(contents(f), "");
-    std::fclose(f);
-}
+TEST(ProgressLine, DisabledShowsNothing) { EXPECT_EQ(linesOf(false, ProgressLine::Output::Log, 0.0, 3), ""); }
 
 } // namespace
 } // namespace octwalk
