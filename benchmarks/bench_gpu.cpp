@@ -602,6 +602,7 @@ void BM_PmMeshBackends(benchmark::State& state)
         state.counters["solve_s"]       = bench::medianOf(parts, &GpuMeshTimings::solve);
         state.counters["interpolate_s"] = bench::medianOf(parts, &GpuMeshTimings::interpolate);
         state.counters["download_s"]    = bench::medianOf(parts, &GpuMeshTimings::download);
+        state.counters["device_GB"]     = 1e-9 * double(device->deviceBytes());
     }
     state.counters["threads"] = maxThreads();
     bench::setRate(state, n);
@@ -613,6 +614,7 @@ void BM_PmMeshBackends(benchmark::State& state)
 BENCHMARK(BM_PmMeshBackends)
     ->ArgsProduct({{1 << 20}, {128}, {0, 1}, {0}})
     ->ArgsProduct({{1 << 24}, {256, 512}, {0, 1}, {0, 1}})
+    ->ArgsProduct({{1 << 24}, {1024}, {1}, {0, 1}})
     ->ArgNames({"n", "mesh", "device", "interlaced"})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)

@@ -198,6 +198,8 @@ bool GpuMesh::interlaced() const { noCuda(); }
 
 const GpuMeshTimings& GpuMesh::timings() const { noCuda(); }
 
+size_t GpuMesh::deviceBytes() const { noCuda(); }
+
 void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, Vec3d*, double*) { noCuda(); }
 
 void GpuMesh::addForcesOnDevice(const Vec3d*, const double*, int64_t, F4*, void*) { noCuda(); }

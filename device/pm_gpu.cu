@@ -36,26 +36,36 @@ constexpr int kBlock = 256;
         if (status_ != CUFFT_SUCCESS) throwCufftError(status_, #expr, meshSize);                                       \
     } while (0)
 
+/// A cuFFT plan whose work area the caller provides (setWorkArea before the first transform): the mesh's two plans
+/// run one after the other on one stream and share one area, where cuFFT's own allocation gives each its own.
 class FftPlan
 {
 public:
     FftPlan(int n, cufftType type, cudaStream_t stream)
     {
-        CUFFT_CHECK(cufftPlan3d(&plan_, n, n, n, type), n);
-        const cufftResult status = cufftSetStream(plan_, stream);
-        if (status != CUFFT_SUCCESS)
+        CUFFT_CHECK(cufftCreate(&plan_), n);
+        try
+        {
+            CUFFT_CHECK(cufftSetAutoAllocation(plan_, 0), n);
+            CUFFT_CHECK(cufftMakePlan3d(plan_, n, n, n, type, &workBytes_), n);
+            CUFFT_CHECK(cufftSetStream(plan_, stream), n);
+        }
+        catch (...)
         {
             cufftDestroy(plan_);
-            throwCufftError(status, "cufftSetStream", n);
+            throw;
         }
     }
     ~FftPlan() { cufftDestroy(plan_); }
     FftPlan(const FftPlan&)            = delete;
     FftPlan& operator=(const FftPlan&) = delete;
     cufftHandle get() const { return plan_; }
+    size_t workBytes() const { return workBytes_; }
+    void setWorkArea(void* area, int n) { CUFFT_CHECK(cufftSetWorkArea(plan_, area), n); }
 
 private:
     cufftHandle plan_ = 0;
+    size_t workBytes_ = 0;
 };
 
 unsigned blocksFor(int64_t count) { return unsigned((count + kBlock - 1) / kBlock); }
@@ -172,43 +182,37 @@ struct MeshTerms
     }
 };
 
-/// The four fields interpolated to each body with the assignment's stencil, summed in the host mesh's order,
-/// plus the potential's two non-pair terms; with average, the mean of those sums and the values in acc and pot
-/// (the interlaced pass's), in the host mesh's order: (unshifted + shifted) / 2, then the terms.
+/// One field (component 0: the potential, 1-3: the acceleration along x, y, z) interpolated to each body with the
+/// assignment's stencil, summed in the host mesh's order; with average, the mean of that sum and the value already
+/// in pot or acc (the unshifted pass's), in the host mesh's order: (unshifted + shifted) / 2. The potential then
+/// gets its two non-pair terms (none with an empty terms).
 template<int Width>
 __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN,
-                                  const double* fields, int64_t fieldStride, MeshTerms terms, bool average, Vec3d* acc,
+                                  const double* field, int component, MeshTerms terms, bool average, Vec3d* acc,
                                   double* pot)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const Vec3d p             = pos[i];
     const PmStencil<Width> st = pmStencilOf<Width>(p.x, p.y, p.z, cellsPerLength, meshN);
-    double sum[4]             = {0, 0, 0, 0};
+    double sum                = 0;
     for (int a = 0; a < Width; ++a)
     {
         for (int b = 0; b < Width; ++b)
         {
             const int64_t row = (st.x.cell[a] * meshN + st.y.cell[b]) * meshN;
             const double wxy  = st.x.weight[a] * st.y.weight[b];
-            for (int c = 0; c < Width; ++c)
-            {
-                const double w     = wxy * st.z.weight[c];
-                const int64_t cell = row + st.z.cell[c];
-                for (int f = 0; f < 4; ++f) sum[f] += w * fields[f * fieldStride + cell];
-            }
+            for (int c = 0; c < Width; ++c) sum += wxy * st.z.weight[c] * field[row + st.z.cell[c]];
         }
     }
-    if (average)
+    if (component == 0)
     {
-        const Vec3d a = acc[i];
-        sum[0]        = 0.5 * (pot[i] + sum[0]);
-        sum[1]        = 0.5 * (a.x + sum[1]);
-        sum[2]        = 0.5 * (a.y + sum[2]);
-        sum[3]        = 0.5 * (a.z + sum[3]);
+        const double value = average ? 0.5 * (pot[i] + sum) : sum;
+        pot[i]             = value + (terms.background() + terms.self * mass[i]);
+        return;
     }
-    pot[i] = sum[0] + (terms.background() + terms.self * mass[i]);
-    acc[i] = {sum[1], sum[2], sum[3]};
+    double& out = component == 1 ? acc[i].x : component == 2 ? acc[i].y : acc[i].z;
+    out         = average ? 0.5 * (out + sum) : sum;
 }
 
 /// The bodies' places on the mesh shifted by half a cell (pmShiftedPosition), in place.
@@ -253,9 +257,10 @@ struct GpuMesh::Impl
     bool interlaced;
     int n;
     Stream stream;
-    /// The passes' ends: the unshifted mesh's, and the shifted one's when interlaced.
+    /// The passes' ends: the unshifted mesh's, and the shifted one's when interlaced; per pass, the spectrum's
+    /// (the forward transform and the Green's function), then each component's transform and interpolation.
     Event start, checked, stop;
-    Event assigned[2], solved[2], interpolated[2];
+    Event assigned[2], greened[2], transformed[2][4], interpolated[2][4];
     /// Where a caller's stream stands when addForcesOnDevice is called: the mesh's stream waits for it.
     Event callerReady;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
@@ -266,12 +271,13 @@ struct GpuMesh::Impl
     std::vector<double> hostBlockAbsMass;
     DeviceBuffer<long long> totalFixed{"PM mesh total mass"};
     DeviceBuffer<unsigned char> reduceTemp{"PM mesh reduction storage"};
+    /// The masses' spectrum times the Green's function, kept while each component is transformed back from a copy
+    /// in work (a backward transform destroys its input) into grid, which then holds that component's field until
+    /// it is interpolated: one mesh of doubles where four side by side would take 4 n^3 doubles more (34 GB at
+    /// 1024^3).
     DeviceBuffer<cufftDoubleComplex> phi{"PM mesh potential spectrum"}, work{"PM mesh component spectrum"};
-    /// The four fields, component after component, each fieldStride doubles after the last: cuFFT writes a
-    /// transform's output only at an address aligned to its complex numbers (16 bytes), which an odd n^3 is not.
-    DeviceBuffer<double> fields{"PM mesh fields"};
-    int64_t fieldStride = 0;
     std::unique_ptr<FftPlan> forward, backward;
+    DeviceBuffer<unsigned char> fftWork{"cuFFT work area"};
     GpuMeshTimings timings;
 
     Impl(double L, int meshSize, double asmth, MassAssignment a, double g, bool interlace)
@@ -292,8 +298,6 @@ struct GpuMesh::Impl
             cudaMemcpy(axisFactor.data(), hostFactor.data(), sizeof(double) * size_t(n), cudaMemcpyHostToDevice));
         const int64_t cells = int64_t(n) * n * n, modes = int64_t(n) * n * (n / 2 + 1);
         grid.reserve(size_t(cells));
-        fieldStride = (cells + 31) / 32 * 32;
-        fields.reserve(size_t(4 * fieldStride));
         phi.reserve(size_t(modes));
         work.reserve(size_t(modes));
         firstBad.reserve(1);
@@ -304,6 +308,20 @@ struct GpuMesh::Impl
         reduceTemp.reserve(bytes);
         forward  = std::make_unique<FftPlan>(n, CUFFT_D2Z, stream.get());
         backward = std::make_unique<FftPlan>(n, CUFFT_Z2D, stream.get());
+        fftWork.reserve(std::max<size_t>({forward->workBytes(), backward->workBytes(), 1}));
+        forward->setWorkArea(fftWork.data(), n);
+        backward->setWorkArea(fftWork.data(), n);
+    }
+
+    /// Bytes of device memory held: the mesh's arrays, cuFFT's work area and the bodies' arrays.
+    size_t deviceBytes() const
+    {
+        return k.capacity() * sizeof(double) + axisFactor.capacity() * sizeof(double) + pos.capacity() * sizeof(Vec3d) +
+               acc.capacity() * sizeof(Vec3d) + mass.capacity() * sizeof(double) + pot.capacity() * sizeof(double) +
+               grid.capacity() * sizeof(unsigned long long) + firstBad.capacity() * sizeof(unsigned long long) +
+               blockAbsMass.capacity() * sizeof(double) + totalFixed.capacity() * sizeof(long long) +
+               reduceTemp.capacity() + (phi.capacity() + work.capacity()) * sizeof(cufftDoubleComplex) +
+               fftWork.capacity();
     }
 
     /// Room for numBodies bodies in pos, acc and pot, and for their check (mass holds only the host's masses).
@@ -363,18 +381,20 @@ struct GpuMesh::Impl
     }
 
     template<int Width>
-    void launchInterpolate(const double* bodyMass, int64_t numBodies, const MeshTerms& terms, bool average)
+    void launchInterpolate(const double* bodyMass, int64_t numBodies, int component, const MeshTerms& terms,
+                           bool average)
     {
         interpolateKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
-            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, fields.data(), fieldStride, terms, average,
-            acc.data(), pot.data());
+            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, reinterpret_cast<const double*>(grid.data()),
+            component, terms, average, acc.data(), pot.data());
         CUDA_CHECK_LAUNCH();
     }
 
-    void interpolate(const double* bodyMass, int64_t numBodies, const MeshTerms& terms, bool average)
+    /// Component `component` of the field in grid to the bodies (interpolateKernel).
+    void interpolate(const double* bodyMass, int64_t numBodies, int component, const MeshTerms& terms, bool average)
     {
-        if (assignment == MassAssignment::Cic) launchInterpolate<2>(bodyMass, numBodies, terms, average);
-        else launchInterpolate<3>(bodyMass, numBodies, terms, average);
+        if (assignment == MassAssignment::Cic) launchInterpolate<2>(bodyMass, numBodies, component, terms, average);
+        else launchInterpolate<3>(bodyMass, numBodies, component, terms, average);
     }
 
     /// The masses on the mesh at the fixed point scale, and with total their sum into totalFixed (exact, in any
@@ -396,8 +416,10 @@ struct GpuMesh::Impl
         CUDA_CHECK_LAUNCH();
     }
 
-    /// The potential and the three accelerations on the mesh, component after component into fields.
-    void solve()
+    /// Pass `pass` from the masses in grid: the potential and the three accelerations on the mesh, each transformed
+    /// back into grid and interpolated to the bodies before the next (interpolate's terms and average), queued on
+    /// the stream.
+    void solveAndInterpolate(int pass, const double* bodyMass, int64_t numBodies, const MeshTerms& terms, bool average)
     {
         const int64_t modes = int64_t(n) * n * (n / 2 + 1);
         cudaStream_t s      = stream.get();
@@ -406,11 +428,15 @@ struct GpuMesh::Impl
         const double scale = pmGreenScale(G, boxSize);
         greenKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), n, k.data(), axisFactor.data(), scale);
         CUDA_CHECK_LAUNCH();
+        greened[pass].record(stream);
         for (int component = 0; component < 4; ++component)
         {
             componentKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), work.data(), n, k.data(), component);
             CUDA_CHECK_LAUNCH();
-            CUFFT_CHECK(cufftExecZ2D(backward->get(), work.data(), fields.data() + component * fieldStride), n);
+            CUFFT_CHECK(cufftExecZ2D(backward->get(), work.data(), real), n);
+            transformed[pass][component].record(stream);
+            interpolate(bodyMass, numBodies, component, terms, average);
+            interpolated[pass][component].record(stream);
         }
     }
 
@@ -427,46 +453,55 @@ struct GpuMesh::Impl
         const double scale = fixedPointScale(totalAbsMass);
         assign(bodyMass, numBodies, scale, true);
         assigned[0].record(stream);
-        solve();
-        solved[0].record(stream);
         const MeshTerms terms{totalFixed.data(), scale, G, shortRangeBackgroundPotential(splitScale, boxSize),
                               G * shortRangeSelfPotential(splitScale)};
         if (!interlaced)
         {
-            interpolate(bodyMass, numBodies, terms, false);
-            interpolated[0].record(stream);
+            solveAndInterpolate(0, bodyMass, numBodies, terms, false);
             return numBodies;
         }
-        interpolate(bodyMass, numBodies, MeshTerms{}, false);
-        interpolated[0].record(stream);
+        solveAndInterpolate(0, bodyMass, numBodies, MeshTerms{}, false);
         shiftKernel<<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(pos.data(), numBodies, 0.5 * boxSize / n,
                                                                        boxSize);
         CUDA_CHECK_LAUNCH();
         // The total is the first pass's: the shifted bodies are the same masses.
         assign(bodyMass, numBodies, scale, false);
         assigned[1].record(stream);
-        solve();
-        solved[1].record(stream);
-        interpolate(bodyMass, numBodies, terms, true);
-        interpolated[1].record(stream);
+        solveAndInterpolate(1, bodyMass, numBodies, terms, true);
         return numBodies;
     }
 
-    /// Seconds of the last forces' assignment, solves and interpolation, both passes' when interlaced.
+    int passes() const { return interlaced ? 2 : 1; }
+
+    /// Seconds of the last forces' assignment, transforms and interpolation, both passes' when interlaced.
     double assignSeconds() const
     {
-        return elapsedSeconds(checked, assigned[0]) + (interlaced ? elapsedSeconds(interpolated[0], assigned[1]) : 0);
+        return elapsedSeconds(checked, assigned[0]) +
+               (interlaced ? elapsedSeconds(interpolated[0][3], assigned[1]) : 0);
     }
     double solveSeconds() const
     {
-        return elapsedSeconds(assigned[0], solved[0]) + (interlaced ? elapsedSeconds(assigned[1], solved[1]) : 0);
+        double seconds = 0;
+        for (int pass = 0; pass < passes(); ++pass)
+        {
+            seconds += elapsedSeconds(assigned[pass], greened[pass]);
+            for (int c = 0; c < 4; ++c)
+            {
+                seconds += elapsedSeconds(c == 0 ? greened[pass] : interpolated[pass][c - 1], transformed[pass][c]);
+            }
+        }
+        return seconds;
     }
     double interpolateSeconds() const
     {
-        return elapsedSeconds(solved[0], interpolated[0]) +
-               (interlaced ? elapsedSeconds(solved[1], interpolated[1]) : 0);
+        double seconds = 0;
+        for (int pass = 0; pass < passes(); ++pass)
+        {
+            for (int c = 0; c < 4; ++c) seconds += elapsedSeconds(transformed[pass][c], interpolated[pass][c]);
+        }
+        return seconds;
     }
-    const Event& lastInterpolated() const { return interlaced ? interpolated[1] : interpolated[0]; }
+    const Event& lastInterpolated() const { return interpolated[passes() - 1][3]; }
 };
 
 GpuMesh::GpuMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G, bool interlaced)
@@ -481,6 +516,7 @@ double GpuMesh::splitScale() const { return impl_->splitScale; }
 MassAssignment GpuMesh::assignment() const { return impl_->assignment; }
 bool GpuMesh::interlaced() const { return impl_->interlaced; }
 const GpuMeshTimings& GpuMesh::timings() const { return impl_->timings; }
+size_t GpuMesh::deviceBytes() const { return impl_->deviceBytes(); }
 
 void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec3d* acc, double* pot)
 {

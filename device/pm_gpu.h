@@ -11,6 +11,7 @@
 /// bit-identical from run to run. The transforms are cuFFT's, whose plans are fixed for a mesh size and a device.
 /// A plain C++ header: the CUDA types stay in pm_gpu.cu.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -75,6 +76,10 @@ public:
 
     /// Seconds of the last computeForces or addForcesOnDevice on the device, by part.
     const GpuMeshTimings& timings() const;
+
+    /// Bytes of device memory the mesh holds: about 3 n^3 doubles (the masses, then each field in turn; the
+    /// spectrum; a copy for the backward transforms), cuFFT's work area, and 64 bytes a body of the largest call.
+    size_t deviceBytes() const;
 
 private:
     struct Impl;

@@ -192,7 +192,7 @@ const std::vector<ParameterInfo>& parameterTable()
          {0, 32768, false, false},
          "periodic boxes: TreePM, a particle mesh of this many cells per side for the long-range force (GADGET's "
          "PMGRID) and the tree for the short-range force within rcut r_s, r_s = asmth L / pm-grid; auto: 2 N^(1/3) "
-         "rounded up to 2^a 3^b 5^c, at least 32, at most 512 (no mesh in an isolated system); 0: the tree with "
+         "rounded up to 2^a 3^b 5^c, at least 32, at most 1024 (no mesh in an isolated system); 0: the tree with "
          "Ewald's sum (the reference, 2.4-2.8 times slower steps at 256^3; TreePM's median force error is at most its "
          "own on evolved and uniform boxes); else more than 2 rcut asmth (21 with the defaults), which keeps the "
          "cutoff below L/2",

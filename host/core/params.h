@@ -26,10 +26,10 @@ enum class Backend
 /// pm_grid's automatic value (automaticPmGrid): its text is "auto".
 constexpr int kPmGridAuto = -1;
 
-/// The largest mesh pm_grid auto takes, reached at 256^3 bodies; larger runs get fewer than 2 N^(1/3) cells (N^(1/3)
-/// at 512^3) unless pm_grid is given. The device's mesh of 1024^3 cells takes about 58 GB, which with the state of
-/// 512^3 bodies does not fit an H200's 141 GB.
-constexpr int kPmGridAutoMax = 512;
+/// The largest mesh pm_grid auto takes, reached at 512^3 bodies; larger runs get fewer than 2 N^(1/3) cells unless
+/// pm_grid is given. The device's mesh of 1024^3 cells holds three meshes of doubles and cuFFT's work area
+/// (device/pm_gpu.h), which beside the state of 512^3 bodies fits an H200's 141 GB.
+constexpr int kPmGridAutoMax = 1024;
 
 struct Parameters
 {

@@ -655,7 +655,8 @@ TEST(TreePmParameters, TheAutomaticMeshHasTwoCellsPerSpacingOnFastSizes)
     EXPECT_EQ(automaticPmGrid(p, 1000), 32) << "at least 32 cells";
     EXPECT_EQ(automaticPmGrid(p, 0), 32);
     EXPECT_EQ(automaticPmGrid(p, int64_t(256) * 256 * 256), 512);
-    EXPECT_EQ(automaticPmGrid(p, int64_t(512) * 512 * 512), 512) << "capped";
+    EXPECT_EQ(automaticPmGrid(p, int64_t(512) * 512 * 512), 1024);
+    EXPECT_EQ(automaticPmGrid(p, int64_t(1024) * 1024 * 1024), 1024) << "capped";
     p.asmth = 3;
     p.rcut  = 8;
     EXPECT_EQ(automaticPmGrid(p, 1000), 50) << "the smallest fast size above 2 rcut asmth = 48";
