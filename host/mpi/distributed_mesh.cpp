@@ -593,8 +593,8 @@ void DistributedMesh::interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, s
     const auto write = [&](int64_t q, const double* sum) {
         for (int k = 0; k < 4; ++k) values[size_t(q)].value[k] = sum[k];
     };
-    if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, arrays_->fields.data(), write);
-    else pmInterpolate<3>(planes(), order_, arrays_->fields.data(), write);
+    if (assignment_ == MassAssignment::Cic) pmInterpolate<2, 4>(planes(), order_, arrays_->fields.data(), write);
+    else pmInterpolate<3, 4>(planes(), order_, arrays_->fields.data(), write);
     std::vector<int64_t> counts;
     std::vector<MeshValues>& back = buffers_->valuesIn;
     comm_.alltoallv(values, receivedCounts_, counts, back);

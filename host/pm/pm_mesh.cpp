@@ -12,6 +12,16 @@
 
 namespace octwalk {
 
+namespace {
+
+/// A body's value of field `component`: 0 its potential, 1-3 its acceleration along x, y, z.
+double& fieldOf(int component, Vec3d& acc, double& pot)
+{
+    return component == 0 ? pot : component == 1 ? acc.x : component == 2 ? acc.y : acc.z;
+}
+
+} // namespace
+
 PmMesh::PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G, bool interlaced)
     : boxSize_(boxSize), splitScale_(asmth * boxSize / meshSize), G_(G), assignment_(assignment),
       interlaced_(interlaced), fft_(pmCheckedMeshSize(boxSize, meshSize, asmth, G))
@@ -43,14 +53,10 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
     checkBodies(pos, mass, n);
     timings_.check = clock.lap();
     assignMasses(pos, mass, n);
-    solve();
-    // interpolate writes every body's four values: sized here, not filled.
+    // The fields write every body's four values: sized here, not filled.
     acc.resize(size_t(n));
     pot.resize(size_t(n));
-    interpolate([&](int64_t i, const double* sum) {
-        pot[i] = sum[0];
-        acc[i] = {sum[1], sum[2], sum[3]};
-    });
+    solveAndInterpolate([&](int component, int64_t i, double sum) { fieldOf(component, acc[i], pot[i]) = sum; });
     if (interlaced_) averageWithShiftedMesh(pos, mass, n, acc, pot);
     clock.lap();
     addNonPairTerms(mass, n, deterministicSum<double>(n, [&](int64_t i) { return mass[i]; }), pot);
@@ -80,14 +86,16 @@ void PmMesh::averageWithShiftedMesh(const Vec3d* pos, const double* mass, int64_
     for (int64_t i = 0; i < n; ++i) shifted_[size_t(i)] = pmShiftedPosition(pos[i], halfCell, boxSize_);
     timings_.sort += clock.lap();
     assignMasses(shifted_.data(), mass, n);
-    solve();
-    interpolate([&](int64_t i, const double* sum) {
-        pot[i] = 0.5 * (pot[i] + sum[0]);
-        acc[i] = {0.5 * (acc[i].x + sum[1]), 0.5 * (acc[i].y + sum[2]), 0.5 * (acc[i].z + sum[3])};
+    solveAndInterpolate([&](int component, int64_t i, double sum) {
+        double& value = fieldOf(component, acc[i], pot[i]);
+        value         = 0.5 * (value + sum);
     });
 }
 
-void PmMesh::solve()
+// The potential, then the acceleration along x, y, z: each transformed back into the grid's real array and
+// interpolated to the bodies before the next, so that the mesh holds no field beside the transform's own arrays.
+template<class Write>
+void PmMesh::solveAndInterpolate(Write&& write)
 {
     Stopwatch clock;
     fft_.forward();
@@ -95,27 +103,17 @@ void PmMesh::solve()
     applyGreensFunction();
     std::copy(fft_.spectrum(), fft_.spectrum() + fft_.spectrumSize(), potentialSpectrum_.begin());
     timings_.green += clock.lap();
-
-    // The potential, then the acceleration along x, y, z: each transformed back and stored as one component
-    // of fields_, so that one pass over the bodies interpolates all four from the same stencil.
     for (int component = 0; component < 4; ++component)
     {
         if (component > 0) differentiate(component - 1);
         timings_.green += clock.lap();
         fft_.backward();
         timings_.fft += clock.lap();
-        storeComponent(component);
+        auto out = [&](int64_t i, const double* sum) { write(component, i, sum[0]); };
+        if (assignment_ == MassAssignment::Cic) pmInterpolate<2, 1>(planes(), order_, fft_.real(), out);
+        else pmInterpolate<3, 1>(planes(), order_, fft_.real(), out);
         timings_.interpolate += clock.lap();
     }
-}
-
-template<class Write>
-void PmMesh::interpolate(Write&& write)
-{
-    Stopwatch clock;
-    if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, fields_.data(), write);
-    else pmInterpolate<3>(planes(), order_, fields_.data(), write);
-    timings_.interpolate += clock.lap();
 }
 
 void PmMesh::checkBodies(const Vec3d* pos, const double* mass, int64_t n) const
@@ -175,26 +173,6 @@ void PmMesh::differentiate(int axis)
             }
         }
     }
-}
-
-void PmMesh::storeComponent(int component)
-{
-    const int64_t cells = fft_.realSize();
-    const double* mesh  = fft_.real();
-    if (component < 3)
-    {
-        std::vector<double>& out = components_[size_t(component)];
-        out.resize(size_t(cells));
-#pragma omp parallel for schedule(static)
-        for (int64_t c = 0; c < cells; ++c) out[size_t(c)] = mesh[c];
-        return;
-    }
-    // The last one is in the transform's own array: all four are now written side by side in one pass.
-    fields_.resize(size_t(cells));
-    PmMeshPoint* out  = fields_.data();
-    const double *phi = components_[0].data(), *ax = components_[1].data(), *ay = components_[2].data();
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < cells; ++c) out[c] = {{phi[c], ax[c], ay[c], mesh[c]}};
 }
 
 void PmMesh::addNonPairTerms(const double* mass, int64_t n, double totalMass, std::vector<double>& pot) const

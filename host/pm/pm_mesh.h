@@ -19,10 +19,13 @@
 /// short-range term G m_i / (sqrt(pi) r_s) and the background's G M 4 pi r_s^2 / L^3 (common/treepm.h). The
 /// mesh potential plus the short-range pairs (host/reference/short_range_direct.h) is then the Ewald potential.
 ///
+/// The mesh holds n^3 doubles and two half spectra: each field is transformed back into the doubles and
+/// interpolated to the bodies before the next (the potential, then the accelerations along x, y, z), as the
+/// device's mesh does (device/pm_gpu.h).
+///
 /// Every sum has a fixed order (the mass assignment gathers each x slab from the bodies sorted by slab, no
 /// atomics; the FFT is SlabFftGrid), so results are bit-identical for any number of OpenMP threads.
 
-#include <array>
 #include <memory>
 #include <complex>
 #include <cstdint>
@@ -84,11 +87,11 @@ private:
     void checkBodies(const Vec3d* pos, const double* mass, int64_t n) const;
     /// The bodies' masses on the mesh (checked by the caller), sorted by plane.
     void assignMasses(const Vec3d* pos, const double* mass, int64_t n);
-    /// The potential and the three accelerations on the mesh from its masses.
-    void solve();
-    /// The four fields at the bodies of the last assignMasses, write(body, sum) called once a body.
+    /// The potential and the three accelerations on the mesh from its masses, each interpolated to the bodies of
+    /// the last assignMasses in turn: write(component, body, sum) once a body and component (0: the potential,
+    /// 1-3: the acceleration along x, y, z).
     template<class Write>
-    void interpolate(Write&& write);
+    void solveAndInterpolate(Write&& write);
     /// The unshifted mesh's fields in acc and pot averaged with the shifted mesh's (the class comment).
     void averageWithShiftedMesh(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
                                 std::vector<double>& pot);
@@ -96,8 +99,6 @@ private:
     PmPlanes planes() const;
     void applyGreensFunction();
     void differentiate(int axis);
-    /// Keeps the transformed-back mesh of component `component` (0: potential, 1-3: acceleration) for interpolate.
-    void storeComponent(int component);
 
     double boxSize_, splitScale_, G_;
     MassAssignment assignment_;
@@ -113,11 +114,6 @@ private:
     /// Kept from call to call, so that a run that calls every step allocates (and the system pages in) the
     /// bodies' arrays once.
     PmPlaneOrder order_;
-    /// The potential and the accelerations along x and y on the mesh, kept while the next component is
-    /// transformed back.
-    std::array<std::vector<double>, 3> components_;
-    /// All four at each mesh point side by side.
-    std::vector<PmMeshPoint> fields_;
     PmTimings timings_;
 };
 
