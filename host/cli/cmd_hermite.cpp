@@ -5,6 +5,7 @@
 #include <iostream>
 #include <new>
 #include <sstream>
+#include <utility>
 
 #include "common/errors.h"
 #include "host/cli/commands.h"
@@ -191,7 +192,8 @@ int hermiteCommand(int argc, const char* const* argv, std::ostream& out)
         }
         RestartPoint point = findRestartCheckpoint(restart);
         RunSettings saved;
-        std::unique_ptr<HermiteIntegrator> h = HermiteIntegrator::fromCheckpoint(point.checkpoint.string(), &saved);
+        std::unique_ptr<HermiteIntegrator> h =
+            HermiteIntegrator::fromCheckpoint(std::move(point.image), point.checkpoint.string(), &saved);
         if (!vm["t-end"].defaulted()) h->extendTo(tEnd);
         const fs::path dir       = point.directory();
         const int64_t from       = h->stepIndex();

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "common/errors.h"
 #include "host/cli/commands.h"
@@ -493,7 +494,7 @@ int runCommand(int argc, const char* const* argv, std::ostream& out)
 #endif
         RestartPoint point = findRestartCheckpoint(restart);
         std::string extra;
-        Simulation sim    = Simulation::fromCheckpoint(point.checkpoint.string(), &extra);
+        Simulation sim    = Simulation::fromCheckpoint(std::move(point.image), point.checkpoint.string(), &extra);
         RunSettings saved = RunSettings::decode(extra);
         if (!vm["t-end"].defaulted()) sim.extendTo(tEnd);
         const fs::path dir       = point.directory();

@@ -113,6 +113,9 @@ public:
     /// integrator's; ParameterError when its settings are out of range); the run continues bit-identically.
     /// @param[out] runSettings  the output cadences stored with it (may be null)
     static std::unique_ptr<HermiteIntegrator> fromCheckpoint(const std::string& path, RunSettings* runSettings);
+    /// The same from a checkpoint already read (findRestartCheckpoint's image) from path, which messages name.
+    static std::unique_ptr<HermiteIntegrator> fromCheckpoint(CheckpointImage image, const std::string& path,
+                                                             RunSettings* runSettings);
 
     /// Integrates to the end of the next sync interval with block steps. InputError naming the body when
     /// a step would fall below h / 2^kHermiteTickBits or a state becomes non-finite; BackendError when

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "common/errors.h"
 #include "host/core/timer.h"
@@ -103,8 +104,14 @@ void HermiteIntegrator::writeCheckpoint(const std::string& path, const RunSettin
 
 std::unique_ptr<HermiteIntegrator> HermiteIntegrator::fromCheckpoint(const std::string& path, RunSettings* runSettings)
 {
+    return fromCheckpoint(readCheckpoint(path), path, runSettings);
+}
+
+std::unique_ptr<HermiteIntegrator> HermiteIntegrator::fromCheckpoint(CheckpointImage image, const std::string& path,
+                                                                     RunSettings* runSettings)
+{
     Restored r;
-    r.image                 = readCheckpoint(path);
+    r.image                 = std::move(image);
     const std::string& text = r.image.extra;
     auto notOurs            = [&](const std::string& why) {
         return FormatError("checkpoint '" + path + "' is not one of octwalk hermite: " + why);

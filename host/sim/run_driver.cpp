@@ -98,7 +98,7 @@ RestartPoint findRestartCheckpoint(const fs::path& where)
     point.checkpoint = current;
     try
     {
-        readCheckpoint(current.string());
+        point.image = readCheckpoint(current.string());
         return point;
     }
     catch (const FormatError& e)
@@ -107,7 +107,7 @@ RestartPoint findRestartCheckpoint(const fs::path& where)
     }
     try
     {
-        readCheckpoint(prev.string());
+        point.image = readCheckpoint(prev.string());
     }
     catch (const FormatError& e)
     {

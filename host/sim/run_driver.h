@@ -17,6 +17,7 @@
 
 #include "host/core/params.h"
 #include "host/core/particles.h"
+#include "host/io/checkpoint.h"
 
 namespace octwalk {
 
@@ -51,6 +52,9 @@ struct RestartPoint
     std::filesystem::path checkpoint;
     /// Why the newer checkpoint was passed over (empty when it was used).
     std::string skipped;
+    /// The checkpoint's contents, read once while finding it (a 2^27-body run's is 20 GB): the restart takes
+    /// them from here.
+    CheckpointImage image;
 
     /// The run directory that receives the outputs: the checkpoint's ("." for a bare file name).
     std::filesystem::path directory() const;
@@ -65,7 +69,7 @@ struct RestartPoint
 /// damaged (it fails its checksum or cannot be read: FormatError). When .prev is used, the damaged file
 /// is kept as file + ".damaged" and file becomes a second name of .prev, so that the next checkpoint's
 /// rotation cannot replace the one valid checkpoint with the damaged one. FormatError naming both files
-/// when neither is valid.
+/// when neither is valid. The point holds the image read.
 RestartPoint findRestartCheckpoint(const std::filesystem::path& where);
 
 /// Drops the rows after `step` of a diagnostics file of a restarted run (a run killed between

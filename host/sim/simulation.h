@@ -22,6 +22,7 @@
 #include "host/core/mass_weighted.h"
 #include "host/core/particles.h"
 #include "host/core/params.h"
+#include "host/io/checkpoint.h"
 #include "host/sim/comoving.h"
 #include "host/sim/pipeline.h"
 #include "host/solver/solver.h"
@@ -199,6 +200,8 @@ public:
     /// for a fresh run (ParameterError); the forces are recomputed, bit-identical to the run that wrote it.
     /// extra (optional) receives the caller's text stored with writeCheckpoint.
     static Simulation fromCheckpoint(const std::string& path, std::string* extra = nullptr);
+    /// The same from a checkpoint already read (findRestartCheckpoint's image) from path, which messages name.
+    static Simulation fromCheckpoint(CheckpointImage image, const std::string& path, std::string* extra = nullptr);
 
     /// One kick-drift-kick step. In a Newtonian tree run without zero_net_force the pass after the evaluation
     /// also makes the next step's opening half-kick and drift (the state then runs half a step ahead inside;

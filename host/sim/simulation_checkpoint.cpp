@@ -80,7 +80,11 @@ void Simulation::writeCheckpoint(const std::string& path, const std::string& ext
 
 Simulation Simulation::fromCheckpoint(const std::string& path, std::string* extra)
 {
-    CheckpointImage c = readCheckpoint(path);
+    return fromCheckpoint(readCheckpoint(path), path, extra);
+}
+
+Simulation Simulation::fromCheckpoint(CheckpointImage c, const std::string& path, std::string* extra)
+{
     // The format holds any number of bodies (a rank of a distributed run may hold none); a run needs two.
     if (c.state.size() < 2)
     {
