@@ -63,7 +63,7 @@ int64_t resolvedRebuildLag(const ForceOptions& forces, int64_t n)
 
 // initial is a reference here so that comovingStart (comoving_step.cpp) reads it before anything moves it.
 Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
-                       std::optional<Comoving> comoving, std::vector<F4> results)
+                       std::optional<Comoving> comoving, std::vector<F4> results, bool restoringPipeline)
     : state_(std::move(initial)), params_(withPmGridFor(p, state_.size())), plan_(plan), forces_(forces),
       solver_(params_), comoving_(std::move(comoving))
 {
@@ -118,6 +118,13 @@ Simulation::Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan
     // The pipeline evaluates the forces itself when it starts: the classic solver only checks the bodies, so that
     // its tree and arrays (on the device too) are never allocated beside the pipeline's.
     const bool fresh = results.empty(); // no stored forces: they are evaluated here
+    if (pipeline_ && restoringPipeline)
+    {
+        // A restart's topologies and forces come with the pipeline's restore: a start here would build a tree and
+        // evaluate forces only to drop them.
+        solver_.attachBodies(bodySpan(), false);
+        return;
+    }
     if (!fresh) adoptResults(std::move(results));
     else if (pipeline_) solver_.attachBodies(bodySpan(), false);
     else computeForces();

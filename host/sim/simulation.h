@@ -269,9 +269,10 @@ public:
 
 private:
     /// results (not empty: a restart's, CheckpointImage::results, caller's order) are taken as the forces of
-    /// the initial state instead of an evaluation.
+    /// the initial state instead of an evaluation. With restoringPipeline a pipelined run's pipeline is neither
+    /// started nor given results: the caller restores it (Pipeline::restore) and what follows from its forces.
     Simulation(ParticleSet&& initial, const Parameters& p, StepPlan plan, ForceOptions forces,
-               std::optional<Comoving> comoving, std::vector<F4> results = {});
+               std::optional<Comoving> comoving, std::vector<F4> results = {}, bool restoringPipeline = false);
     /// Whether the next evaluation takes the last one's results as the previous accelerations of the periodic
     /// error control (GravitySolver::setPreviousAccelerations): a periodic tree run with err_tol_force_acc > 0.
     bool passesPreviousAccelerations() const;

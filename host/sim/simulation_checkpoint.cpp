@@ -110,9 +110,11 @@ Simulation Simulation::fromCheckpoint(CheckpointImage c, const std::string& path
     ForceOptions forces{c.direct, c.zeroNetForce};
     forces.rebuildEvery = c.pipeline.rebuildEvery;
     if (forces.rebuildEvery != 1) forces.rebuildLag = c.pipeline.rebuildLag;
-    // A pipeline's restore takes the results too (Pipeline::restore), after the constructor has taken them.
-    std::vector<F4> pipelineResults = forces.rebuildEvery != 1 ? c.results : std::vector<F4>{};
-    Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving), std::move(c.results));
+    // A pipelined run's results go to the pipeline's restore (Pipeline::restore), which also makes its trees.
+    const bool pipelined            = forces.rebuildEvery != 1;
+    std::vector<F4> pipelineResults = pipelined ? std::move(c.results) : std::vector<F4>{};
+    Simulation sim(std::move(c.state), c.parameters, plan, forces, std::move(comoving),
+                   pipelined ? std::vector<F4>{} : std::move(c.results), pipelined);
     if (sim.comoving_)
     {
         for (size_t k = 0; k < momentum.size(); ++k) sim.momentum_[k] = momentum[sim.callerIndex_[k]];
