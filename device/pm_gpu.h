@@ -78,7 +78,8 @@ public:
     const GpuMeshTimings& timings() const;
 
     /// Bytes of device memory the mesh holds: about 3 n^3 doubles (the masses, then each field in turn; the
-    /// spectrum; a copy for the backward transforms), cuFFT's work area, and 64 bytes a body of the largest call.
+    /// spectrum; a copy for the backward transforms), cuFFT's work area, and 64 bytes a body for the most bodies it
+    /// has been given.
     size_t deviceBytes() const;
 
 private:
