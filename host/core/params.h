@@ -28,7 +28,8 @@ constexpr int kPmGridAuto = -1;
 
 /// The largest mesh pm_grid auto takes, reached at 512^3 bodies; larger runs get fewer than 2 N^(1/3) cells unless
 /// pm_grid is given. The device's mesh of 1024^3 cells holds three meshes of doubles and cuFFT's work area
-/// (device/pm_gpu.h), 26.9 GB: a 512^3 box's run to z = 0 took at most 95.4 GB of an H200's 141 GB.
+/// (device/pm_gpu.h), 25.8 GB besides its 56-64 bytes a body: a 512^3 box's run to z = 0 took at most 95.4 GB of an
+/// H200's 141 GB.
 constexpr int kPmGridAutoMax = 1024;
 
 struct Parameters
