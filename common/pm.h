@@ -95,6 +95,13 @@ HOST_DEVICE inline Vec3d pmShiftedPosition(Vec3d p, double halfCell, double L)
 }
 
 /// The signed wavenumber of storage index i along a full axis of n: i for i <= n/2, else i - n.
+/// A body's value of mesh field `component`, as the meshes transform the fields back one after another: 0 its
+/// potential, 1-3 its acceleration along x, y, z.
+HOST_DEVICE inline double& pmBodyField(int component, Vec3d& acc, double& pot)
+{
+    return component == 0 ? pot : component == 1 ? acc.x : component == 2 ? acc.y : acc.z;
+}
+
 HOST_DEVICE inline int pmWavenumber(int i, int n) { return i <= n / 2 ? i : i - n; }
 
 /// One axis of the Green's function at storage index i of an n mesh over the box side L, split scale rs:

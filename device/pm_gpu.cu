@@ -205,14 +205,9 @@ __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t 
             for (int c = 0; c < Width; ++c) sum += wxy * st.z.weight[c] * field[row + st.z.cell[c]];
         }
     }
-    if (component == 0)
-    {
-        const double value = average ? 0.5 * (pot[i] + sum) : sum;
-        pot[i]             = value + (terms.background() + terms.self * mass[i]);
-        return;
-    }
-    double& out = component == 1 ? acc[i].x : component == 2 ? acc[i].y : acc[i].z;
+    double& out = pmBodyField(component, acc[i], pot[i]);
     out         = average ? 0.5 * (out + sum) : sum;
+    if (component == 0) out += terms.background() + terms.self * mass[i];
 }
 
 /// The bodies' places on the mesh shifted by half a cell (pmShiftedPosition), in place.

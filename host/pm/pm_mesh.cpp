@@ -12,16 +12,6 @@
 
 namespace octwalk {
 
-namespace {
-
-/// A body's value of field `component`: 0 its potential, 1-3 its acceleration along x, y, z.
-double& fieldOf(int component, Vec3d& acc, double& pot)
-{
-    return component == 0 ? pot : component == 1 ? acc.x : component == 2 ? acc.y : acc.z;
-}
-
-} // namespace
-
 PmMesh::PmMesh(double boxSize, int meshSize, double asmth, MassAssignment assignment, double G, bool interlaced)
     : boxSize_(boxSize), splitScale_(asmth * boxSize / meshSize), G_(G), assignment_(assignment),
       interlaced_(interlaced), fft_(pmCheckedMeshSize(boxSize, meshSize, asmth, G))
@@ -56,7 +46,7 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
     // The fields write every body's four values: sized here, not filled.
     acc.resize(size_t(n));
     pot.resize(size_t(n));
-    solveAndInterpolate([&](int component, int64_t i, double sum) { fieldOf(component, acc[i], pot[i]) = sum; });
+    solveAndInterpolate([&](int component, int64_t i, double sum) { pmBodyField(component, acc[i], pot[i]) = sum; });
     if (interlaced_) averageWithShiftedMesh(pos, mass, n, acc, pot);
     clock.lap();
     addNonPairTerms(mass, n, deterministicSum<double>(n, [&](int64_t i) { return mass[i]; }), pot);
@@ -87,7 +77,7 @@ void PmMesh::averageWithShiftedMesh(const Vec3d* pos, const double* mass, int64_
     timings_.sort += clock.lap();
     assignMasses(shifted_.data(), mass, n);
     solveAndInterpolate([&](int component, int64_t i, double sum) {
-        double& value = fieldOf(component, acc[i], pot[i]);
+        double& value = pmBodyField(component, acc[i], pot[i]);
         value         = 0.5 * (value + sum);
     });
 }
