@@ -275,27 +275,52 @@ HOST_DEVICE inline void addEwaldCorrection(const PeriodicView& box, Vec3f d, flo
     addEwaldCorrectionTerm<false>(box, d, m, none, acc, pot);
 }
 
-/// bodyBodyPeriodic under TreePM: the short-range pull of the body's image nearest to the target. Its own
-/// function so that the GPU's body-leaf kernels built for TreePM alone carry none of the Ewald correction's
-/// registers.
-HOST_DEVICE inline void bodyBodyShortRangePeriodic(Vec3f d, float newtonMass, float eps2, const PeriodicView& box,
-                                                   Vec3f& acc, float& pot)
+/// Whether a group of TreePM's (half-sides groupHalf) meets each of its sources at the source's image nearest to
+/// the group's centre, shifted once when the source is staged (imageNearest), instead of at the image nearest to
+/// each target, found for every pair (nearestImage: three floors and six products and sums, a fifth of a
+/// short-range pair's instructions). Both images are the same for every pair within the cutoff when the group's
+/// box reaches less than L/2 - r_cut from its centre along each axis: such a pair's source lies within r_cut of a
+/// target, so within L/2 of the centre. The margin of 4 kShortRangeReachSlack box sides covers the rounding of
+/// the box, the positions and imageShift's quotient (a few ulps of L each). The pairs beyond the cutoff whose
+/// images differ are left out either way. False under Ewald's sum; rounded identically on both backends.
+HOST_DEVICE inline bool shortRangeShiftsOnce(F4 groupHalf, const PeriodicView& box)
 {
-    bodyBodyShortRange(nearestImage(d, box), newtonMass, eps2, box.shortRange, acc, pot);
+    if (!shortRangeOn(box.shortRange)) return false;
+    const float h = fmaxf(fmaxf(groupHalf.x, groupHalf.y), groupHalf.z);
+    const float reach =
+        addNoFma(addNoFma(h, box.shortRange.cutoff), mulNoFma(4.0f * kShortRangeReachSlack, box.boxSize));
+    return reach < mulNoFma(0.5f, box.boxSize);
+}
+
+/// A short-range pair's offset d = source - target: as staged when the group shifted its sources once
+/// (shortRangeShiftsOnce), else the nearest image.
+HOST_DEVICE inline Vec3f shortRangeOffset(Vec3f d, bool shiftedOnce, const PeriodicView& box)
+{
+    return shiftedOnce ? d : nearestImage(d, box);
+}
+
+/// bodyBodyPeriodic under TreePM: the short-range pull of the body's image nearest to the target (shiftedOnce:
+/// shortRangeOffset). Its own function so that the GPU's body-leaf kernels built for TreePM alone carry none of
+/// the Ewald correction's registers.
+HOST_DEVICE inline void bodyBodyShortRangePeriodic(Vec3f d, float newtonMass, float eps2, const PeriodicView& box,
+                                                   bool shiftedOnce, Vec3f& acc, float& pot)
+{
+    bodyBodyShortRange(shortRangeOffset(d, shiftedOnce, box), newtonMass, eps2, box.shortRange, acc, pot);
 }
 
 /// The pull of a node in a periodic box, for both backends: its multipole at the image nearest to the
 /// target, plus the Ewald correction of its mass and quadrupole at the centre of mass (d = com - target,
-/// unwrapped); under TreePM the short-range pull of that image alone (bodyNodeShortRange).
+/// unwrapped); under TreePM the short-range pull of that image alone (bodyNodeShortRange; shiftedOnce:
+/// shortRangeOffset).
 HOST_DEVICE inline void bodyNodePeriodic(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
-                                         const PeriodicView& box, Vec3f& acc, float& pot)
+                                         const PeriodicView& box, bool shiftedOnce, Vec3f& acc, float& pot)
 {
-    d = nearestImage(d, box);
     if (shortRangeOn(box.shortRange))
     {
-        bodyNodeShortRange(d, mass, q, eps2, box.shortRange, acc, pot);
+        bodyNodeShortRange(shortRangeOffset(d, shiftedOnce, box), mass, q, eps2, box.shortRange, acc, pot);
         return;
     }
+    d = nearestImage(d, box);
     bodyNode(d, mass, q, eps2, acc, pot);
     addEwaldCorrectionTerm<true>(box, d, mass, q, acc, pot);
 }
@@ -308,7 +333,7 @@ HOST_DEVICE inline void bodyBodyPeriodic(Vec3f d, float newtonMass, float mass, 
 {
     if (shortRangeOn(box.shortRange))
     {
-        bodyBodyShortRangePeriodic(d, newtonMass, eps2, box, acc, pot);
+        bodyBodyShortRangePeriodic(d, newtonMass, eps2, box, false, acc, pot);
         return;
     }
     d = nearestImage(d, box);

@@ -158,13 +158,14 @@ __device__ inline NodeEntry stagedEntry(NodeEntry e, float eps2)
 
 /// One body-node interaction of target slot s with a staged node: the isolated formula (eps2: its
 /// nodeSoftening), or in a periodic box that does not expand the per-interaction Ewald correction (eps2
-/// as given). TreePM takes the latter kernel too: one of its own, free of the Ewald correction's registers
-/// (80-96 instead of 124-128), was slower (an H200, 128^3 LCDM, z = 0: 25.6 against 21.1 ms).
+/// as given; shiftedOnce: TreePM's node staged at its image nearest to the group's centre). TreePM takes the latter
+/// kernel too: one of its own, free of the Ewald correction's registers (80-96 instead of 124-128), was slower (an
+/// H200, 128^3 LCDM, z = 0: 25.6 against 21.1 ms).
 template<bool PerPair, class Targets>
 __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float>& q, float eps2,
-                                       const PeriodicView& box, Targets& t, int s)
+                                       const PeriodicView& box, bool shiftedOnce, Targets& t, int s)
 {
-    if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, t.acc[s], t.pot[s]);
+    if (PerPair) bodyNodePeriodic(xyz(e.com) - t.pos[s], e.com.w, q, eps2, box, shiftedOnce, t.acc[s], t.pot[s]);
     else bodyNodePrepared(xyz(e.com) - t.pos[s], e.com.w, q, eps2, t.acc[s], t.pot[s]);
 }
 
@@ -176,7 +177,8 @@ __device__ inline void nodeInteraction(const NodeEntry& e, const SymTensor<float
 /// Periodic: a group that ewaldGroupExpands takes each node's image nearest to its centre (shifted once,
 /// when staged, so plain and tail slots see the same images) with the isolated formula, its Ewald
 /// correction coming from the group's expansion (device/ewald_gpu.h, after the leaf kernel); a larger
-/// group takes the per-interaction correction. As on the CPU twin.
+/// group takes the per-interaction correction. Under TreePM a group that shortRangeShiftsOnce has its nodes
+/// shifted the same way, the others take the nearest image per interaction. As on the CPU twin.
 template<bool Periodic, bool Expand, int TargetsPerLane, bool Tex, bool SplitTail, int Warps = kForceWarps>
 __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTextures& tex, const GroupView& groups,
                                              const int64_t* __restrict__ nodeOffset,
@@ -197,7 +199,8 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     if (Periodic && ewaldGroupExpands(loadReadOnly(groups.half + g), tree.periodic) != Expand) return;
     constexpr bool expand       = Periodic && Expand;
     constexpr bool perPair      = Periodic && !Expand;
-    const Vec3f centre          = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const bool shiftedOnce      = perPair && shortRangeShiftsOnce(loadReadOnly(groups.half + g), tree.periodic);
+    const Vec3f centre          = expand || shiftedOnce ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
     const int32_t groupEnd      = range.x + range.y;
     const float interactionEps2 = perPair ? eps2 : nodeSoftening(eps2);
     // Far nodes go to the group's expansion (farFieldKernel), not to the tile; the others keep list order.
@@ -215,7 +218,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
         for (int64_t tile = listBegin; tile < listEnd; tile += kWarp)
         {
             int count = int(min(int64_t(kWarp), listEnd - tile));
-            if (expand)
+            if (expand || shiftedOnce)
             {
                 const Vec3f image = imageNearest(xyz(next.com), centre, tree.periodic);
                 next.com          = {image.x, image.y, image.z, next.com.w};
@@ -243,7 +246,7 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                     for (int s = 0; s < n; ++s)
                     {
                         if (n == TargetsPerLane || s < t.plain)
-                            nodeInteraction<perPair>(e, q, interactionEps2, tree.periodic, t, s);
+                            nodeInteraction<perPair>(e, q, interactionEps2, tree.periodic, shiftedOnce, t, s);
                     }
                 }
             };
@@ -255,8 +258,8 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
                 for (int k = t.part; k < count; k += t.ways)
                 {
                     NodeEntry e = tileNodes[k];
-                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2, tree.periodic, t,
-                                             Targets::kTail);
+                    nodeInteraction<perPair>(e, unpackQuadrupole(e.quadA, e.quadB), interactionEps2, tree.periodic,
+                                             shiftedOnce, t, Targets::kTail);
                 }
             }
         }
@@ -387,12 +390,13 @@ struct LeafTiles
 /// t.body[warp][0..count), their indices t.bodyIndex[warp][...]). Expand: each body's image nearest to centre.
 /// Cull (TreePM): a tile keeps only the bodies within reach of the group's box (groupCenter, groupHalf;
 /// shortRangeBodyOutOfReach), in their order; the others would add nothing to any target. A tile left empty is not
-/// consumed. Without Cull the staging is the plain one, so the other kernels' code is as it was.
+/// consumed. shiftedOnce (TreePM, shortRangeShiftsOnce): each kept body at its image nearest to groupCenter.
+/// Without Cull the staging is the plain one, so the other kernels' code is as it was.
 template<bool Expand, bool Cull, int Warps, class Consume>
 __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* __restrict__ leafList,
                                            int64_t listBegin, int64_t listEnd, const F4* __restrict__ bodies,
-                                           Vec3f centre, F4 groupCenter, F4 groupHalf, LeafTiles<Warps>& t, int warp,
-                                           int lane, Consume consume)
+                                           Vec3f centre, F4 groupCenter, F4 groupHalf, bool shiftedOnce,
+                                           LeafTiles<Warps>& t, int warp, int lane, Consume consume)
 {
     int32_t* leafFirst = t.leafFirst[warp];
     int32_t* leafStart = t.leafStart[warp];
@@ -440,6 +444,11 @@ __device__ inline void forEachLeafBodyTile(const TreeView& tree, const int32_t* 
                 const unsigned kept = __ballot_sync(0xffffffffu, keep);
                 if (keep)
                 {
+                    if (shiftedOnce)
+                    {
+                        const Vec3f image = imageNearest(xyz(b), xyz(groupCenter), tree.periodic);
+                        b                 = {image.x, image.y, image.z, b.w};
+                    }
                     const int slot  = __popc(kept & ((1u << lane) - 1u));
                     body[slot]      = b;
                     bodyIndex[slot] = j;
@@ -477,14 +486,15 @@ __device__ inline bool tileTakesSoftened(const LeafTiles<Warps>& t, int warp, in
 }
 
 /// One body-body interaction of a target (index `index`, slot sums acc, pot) with staged body b of index j
-/// (ShortRange: TreePM's short range, in a kernel of its own).
+/// (ShortRange: TreePM's short range, in a kernel of its own; shiftedOnce: b staged at its image nearest to the
+/// group's centre).
 template<bool Periodic, bool Expand, bool ShortRange = false>
 __device__ inline void leafInteraction(F4 b, int32_t j, Vec3f pos, int32_t index, bool skipSelf, float eps2,
-                                       const PeriodicView& box, Vec3f& acc, float& pot)
+                                       const PeriodicView& box, bool shiftedOnce, Vec3f& acc, float& pot)
 {
     const bool self = skipSelf && j == index;
     // The body itself adds exact zeros (massless, at a guarded r), without the divergent branch of skipping it.
-    if (ShortRange) bodyBodyShortRangePeriodic(xyz(b) - pos, self ? 0.0f : b.w, eps2, box, acc, pot);
+    if (ShortRange) bodyBodyShortRangePeriodic(xyz(b) - pos, self ? 0.0f : b.w, eps2, box, shiftedOnce, acc, pot);
     else if (Periodic && !Expand) bodyBodyPeriodic(xyz(b) - pos, self ? 0.0f : b.w, b.w, eps2, box, acc, pot);
     else bodyBody(xyz(b) - pos, self ? 0.0f : b.w, eps2, acc, pot);
 }
@@ -533,6 +543,7 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
     const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
     const F4 groupCenter   = ShortRange ? loadReadOnly(groups.center + g) : F4{};
     const F4 groupHalf     = ShortRange ? loadReadOnly(groups.half + g) : F4{};
+    const bool shiftedOnce = ShortRange && shortRangeShiftsOnce(groupHalf, tree.periodic);
     const int32_t groupEnd = range.x + range.y;
     const float massLimit  = softenedMassLimit(eps2);
 
@@ -549,7 +560,7 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
             self[s]         = i >= 0 ? base + i : -1;
         }
         forEachLeafBodyTile<expand, ShortRange>(
-            tree, leafList, listBegin, listEnd, bodies, centre, groupCenter, groupHalf, tiles, warp, lane,
+            tree, leafList, listBegin, listEnd, bodies, centre, groupCenter, groupHalf, shiftedOnce, tiles, warp, lane,
             [&](int count) {
                 const bool softened =
                     tileTakesSoftened<Periodic, Expand>(tiles, warp, lane, count, skipSelf, base, base + m, massLimit);
@@ -576,8 +587,9 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
                             for (int s = 0; s < n; ++s)
                             {
                                 if (n == TargetsPerLane || s < t.plain)
-                                    leafInteraction<Periodic, expand, ShortRange>(
-                                        b, j, t.pos[s], self[s], skipSelf, eps2, tree.periodic, t.acc[s], t.pot[s]);
+                                    leafInteraction<Periodic, expand, ShortRange>(b, j, t.pos[s], self[s], skipSelf,
+                                                                                  eps2, tree.periodic, shiftedOnce,
+                                                                                  t.acc[s], t.pot[s]);
                             }
                         }
                     }
@@ -598,9 +610,9 @@ bodyLeafWarp(const TreeView& tree, const GroupView& groups, const int64_t* __res
                             bodyBodySoftened(xyz(tiles.body[warp][k]) - t.pos[tail], tiles.body[warp][k].w, eps2,
                                              t.acc[tail], t.pot[tail]);
                         else
-                            leafInteraction<Periodic, expand, ShortRange>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
-                                                                          t.pos[tail], self[tail], skipSelf, eps2,
-                                                                          tree.periodic, t.acc[tail], t.pot[tail]);
+                            leafInteraction<Periodic, expand, ShortRange>(
+                                tiles.body[warp][k], tiles.bodyIndex[warp][k], t.pos[tail], self[tail], skipSelf, eps2,
+                                tree.periodic, shiftedOnce, t.acc[tail], t.pot[tail]);
                     }
                 }
             });
@@ -662,12 +674,13 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const int64_t listBegin = leafOffset[g], listEnd = leafOffset[g + 1];
     if (listEnd - listBegin <= splitAbove || !leafLaunchServes<Periodic, Expand>(groups, tree, g)) return;
-    const I2 range        = loadReadOnly(groups.range + g);
-    constexpr bool expand = Periodic && Expand;
-    const Vec3f centre    = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
-    const F4 groupCenter  = ShortRange ? loadReadOnly(groups.center + g) : F4{};
-    const F4 groupHalf    = ShortRange ? loadReadOnly(groups.half + g) : F4{};
-    const int32_t per     = (range.y + kLeafSplitWarps - 1) / kLeafSplitWarps;
+    const I2 range         = loadReadOnly(groups.range + g);
+    constexpr bool expand  = Periodic && Expand;
+    const Vec3f centre     = expand ? xyz(loadReadOnly(groups.center + g)) : Vec3f{0, 0, 0};
+    const F4 groupCenter   = ShortRange ? loadReadOnly(groups.center + g) : F4{};
+    const F4 groupHalf     = ShortRange ? loadReadOnly(groups.half + g) : F4{};
+    const bool shiftedOnce = ShortRange && shortRangeShiftsOnce(groupHalf, tree.periodic);
+    const int32_t per      = (range.y + kLeafSplitWarps - 1) / kLeafSplitWarps;
     const int32_t first = range.x + min(range.y, share * per), last = range.x + min(range.y, (share + 1) * per);
     const float massLimit = softenedMassLimit(eps2);
 
@@ -681,7 +694,7 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
         Vec3f acc{0, 0, 0};
         float pot = 0;
         forEachLeafBodyTile<expand, ShortRange>(
-            tree, leafList, listBegin, listEnd, bodies, centre, groupCenter, groupHalf, tiles, warp, lane,
+            tree, leafList, listBegin, listEnd, bodies, centre, groupCenter, groupHalf, shiftedOnce, tiles, warp, lane,
             [&](int count) {
                 const bool softened =
                     tileTakesSoftened<Periodic, Expand>(tiles, warp, lane, count, skipSelf, base, base + c, massLimit);
@@ -692,8 +705,8 @@ __global__ void __launch_bounds__(kWarp* kLeafSplitBlockWarps)
                         bodyBodySoftened(xyz(tiles.body[warp][k]) - pos, tiles.body[warp][k].w, eps2, acc, pot);
                     else
                         leafInteraction<Periodic, expand, ShortRange>(tiles.body[warp][k], tiles.bodyIndex[warp][k],
-                                                                      pos, index, skipSelf, eps2, tree.periodic, acc,
-                                                                      pot);
+                                                                      pos, index, skipSelf, eps2, tree.periodic,
+                                                                      shiftedOnce, acc, pot);
                 }
             });
         for (int p = 1; p < ways; ++p)

@@ -1,5 +1,6 @@
 #include "host/cpu/forces_cpu.h"
 
+#include <cmath>
 #include <vector>
 
 #include "common/ewald.h"
@@ -93,7 +94,7 @@ inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<fl
         float pot = 0.0f;
         Vec3f d{sx - x[k], sy - y[k], sz - z[k]};
         // Skipping itself by a zero mass keeps the loop branch-free; the sum is unchanged.
-        if (Node && Periodic) bodyNodePeriodic(d, sm, qq, eps2, box, acc, pot);
+        if (Node && Periodic) bodyNodePeriodic(d, sm, qq, eps2, box, false, acc, pot);
         else if (Node) bodyNodePrepared(d, sm, qq, eps2Floor, acc, pot);
         else if (Periodic) bodyBodyPeriodic(d, k == skip ? 0.0f : sm, sm, eps2, box, acc, pot);
         else bodyBody(d, k == skip ? 0.0f : sm, eps2, acc, pot);
@@ -115,13 +116,14 @@ inline float wrapBelowHalf(float d, float boxSize, float halfBox)
 }
 
 /// TreePM's pull of one source (a node when Node, else a body) on every target of the group (a body skips itself):
-/// a vectorised pass finds each target's nearest-image offset and the targets within the cutoff, then
-/// bodyNodeShortRange or bodyBodyShortRange adds each of those. The same pairs and terms as addSource through
-/// bodyNodePeriodic and bodyBodyPeriodic, without the branch and the three floors per target that most pairs of a
-/// short-range list, beyond the cutoff, would pay for nothing.
+/// a vectorised pass finds each target's offset (as staged when the group shifted its sources once, else the
+/// nearest image: shortRangeOffset) and the targets within the cutoff, then bodyNodeShortRange or
+/// bodyBodyShortRange adds each of those. The same pairs and terms as addSource through bodyNodePeriodic and
+/// bodyBodyPeriodic, without the branch and the three floors per target that most pairs of a short-range list,
+/// beyond the cutoff, would pay for nothing.
 template<bool Node>
 inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2,
-                                int32_t skip, const PeriodicView& box)
+                                int32_t skip, const PeriodicView& box, bool shiftedOnce)
 {
     const ShortRangeView& s = box.shortRange;
     a.dx.resize(size_t(n));
@@ -134,7 +136,8 @@ inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const Sy
     float* __restrict__ dx      = a.dx.data();
     float* __restrict__ dy      = a.dy.data();
     float* __restrict__ dz      = a.dz.data();
-    const float L = box.boxSize, half = 0.5f * box.boxSize;
+    // Shifted once, the offsets stand as they are: no pair within the cutoff wraps (shortRangeShiftsOnce).
+    const float L = shiftedOnce ? 0.0f : box.boxSize, half = shiftedOnce ? HUGE_VALF : 0.5f * box.boxSize;
 #pragma GCC ivdep
     for (int32_t k = 0; k < n; ++k)
     {
@@ -165,30 +168,34 @@ inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const Sy
 
 template<bool Node>
 inline void addSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2, int32_t skip,
-                      const PeriodicView& box)
+                      const PeriodicView& box, bool shiftedOnce)
 {
-    if (box.boxSize > 0.0f && shortRangeOn(box.shortRange)) addShortRangeSource<Node>(a, n, src, q, eps2, skip, box);
+    if (box.boxSize > 0.0f && shortRangeOn(box.shortRange))
+        addShortRangeSource<Node>(a, n, src, q, eps2, skip, box, shiftedOnce);
     else if (box.boxSize > 0.0f) addSource<Node, true>(a, n, src, q, eps2, skip, box);
     else addSource<Node, false>(a, n, src, q, eps2, skip, box);
 }
 
 /// How a group meets its sources in a periodic box: a group that ewaldGroupExpands takes each source's
 /// image nearest to its centre with the isolated formula (its correction comes from the group's expansion,
-/// ewald_cpu.h); a larger one the nearest image per target and the per-interaction correction.
+/// ewald_cpu.h); a larger one the nearest image per target and the per-interaction correction. Under TreePM a
+/// group that shortRangeShiftsOnce takes the image nearest to its centre too, others the nearest image per pair.
 struct GroupImages
 {
     bool expand;
+    bool shiftedOnce; ///< each source taken at its image nearest to centre (expand, or shortRangeShiftsOnce)
     Vec3f centre;
     PeriodicView box; ///< what the force formulas get: isolated when expand
 
     GroupImages(const GroupView& groups, int32_t g, const PeriodicView& periodic)
-        : expand(periodic.boxSize > 0.0f && ewaldGroupExpands(groups.half[g], periodic)), centre(xyz(groups.center[g])),
-          box(expand ? PeriodicView{nullptr, 0, 0.0f, 0.0f} : periodic)
+        : expand(periodic.boxSize > 0.0f && ewaldGroupExpands(groups.half[g], periodic)),
+          shiftedOnce(expand || (periodic.boxSize > 0.0f && shortRangeShiftsOnce(groups.half[g], periodic))),
+          centre(xyz(groups.center[g])), box(expand ? PeriodicView{nullptr, 0, 0.0f, 0.0f} : periodic)
     {}
 
     F4 source(F4 p, const PeriodicView& periodic) const
     {
-        if (!expand) return p;
+        if (!shiftedOnce) return p;
         Vec3f image = imageNearest(xyz(p), centre, periodic);
         return {image.x, image.y, image.z, p.w};
     }
@@ -229,7 +236,7 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
                     anyFar = true;
                     continue;
                 }
-                addSource<true>(a, range.y, com, q, eps2, -1, images.box);
+                addSource<true>(a, range.y, com, q, eps2, -1, images.box, images.shiftedOnce);
             }
             if (anyFar) a.addFarField(far.reduce(), xyz(center), invR);
             a.store(range, nodeAcc);
@@ -286,7 +293,7 @@ void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const List
                     // A body skips itself by index; probes skip nothing.
                     int32_t skip = targets.areBodies ? j - range.x : -1;
                     addSource<false>(a, range.y, images.source(bodies.posMass[j], tree.periodic), none, eps2, skip,
-                                     images.box);
+                                     images.box, images.shiftedOnce);
                 }
             }
             a.storeSum(range, nodeAcc, acc);

@@ -261,7 +261,7 @@ TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
             t = {wrap(t.x), wrap(t.y), wrap(t.z)};
             Vec3f acc{0, 0, 0};
             float pot = 0;
-            bodyBodyShortRangePeriodic(xyz(body) - t, body.w, 1e-4f, box, acc, pot);
+            bodyBodyShortRangePeriodic(xyz(body) - t, body.w, 1e-4f, box, false, acc, pot);
             ASSERT_EQ(acc.x, 0.0f) << "trial " << trial << " target " << k;
             ASSERT_EQ(pot, 0.0f) << "trial " << trial << " target " << k;
         }
