@@ -135,19 +135,14 @@ HOST_DEVICE inline float scaledErfc(float u)
     return t * p;
 }
 
-/// shortRangeFactors in float for the tree's kernels, given u = r / (2 r_s) >= 0 and gauss = shortRangeGaussian(u)
-/// (a node's expansion needs it too): pot = erfc(u) and acc = erfc(u) + (2u / sqrt(pi)) exp(-u^2) with one
-/// exponential (scaledErfc). Relative error within 1e-6 of the double factors (tests/unit/test_treepm.cpp).
-HOST_DEVICE inline ShortRangeFactors<float> shortRangeFactorsFrom(float u, float gauss)
-{
-    const float pot = gauss * scaledErfc(u);
-    return {pot + float(treepm_detail::kTwoOverSqrtPi) * u * gauss, pot};
-}
-
-/// shortRangeFactorsFrom at u.
+/// shortRangeFactors in float for the tree's kernels, given u = r / (2 r_s) >= 0: pot = erfc(u) and acc = erfc(u)
+/// + (2u / sqrt(pi)) exp(-u^2) with one exponential (scaledErfc). Relative error within 1e-6 of the double
+/// factors (tests/unit/test_treepm.cpp).
 HOST_DEVICE inline ShortRangeFactors<float> shortRangeFactorsAt(float u)
 {
-    return shortRangeFactorsFrom(u, shortRangeGaussian(u));
+    const float gauss = shortRangeGaussian(u);
+    const float pot   = gauss * scaledErfc(u);
+    return {pot + float(treepm_detail::kTwoOverSqrtPi) * u * gauss, pot};
 }
 
 template<class T>
@@ -315,20 +310,6 @@ HOST_DEVICE inline float reciprocalOrZero(float x)
 #endif
 }
 
-/// A softened short-range pair's factors, of the softened Newtonian m d / s^3 (acc) and -m / s (pot), given r^2,
-/// s^2 = r^2 + eps^2, 1 / r and 1 / s (invSqrtOrZero) and the pair's short-range factors f (shortRangeFactorsFrom):
-/// the softened pull less the unsoftened long-range pull, written without cancellation (bodyBodyShortRange says
-/// how). A node's monopole (bodyNodeShortRange) takes the same.
-HOST_DEVICE inline ShortRangeFactors<float> softenedShortRangeFactors(float r2, float s2, float invR, float invS,
-                                                                      float eps2, float uPerLength,
-                                                                      ShortRangeFactors<float> f)
-{
-    const LongRangePair<float> l = longRangePair(r2, invR, uPerLength, eps2, f);
-    const float sDist = s2 * invS, rDist = r2 * invR;
-    const float eps2OverSum = eps2 * reciprocalOrZero(sDist + rDist);
-    return {f.acc - l.acc * (eps2OverSum * (s2 + sDist * rDist + r2)), f.pot - l.pot * eps2OverSum};
-}
-
 /// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): the softened
 /// Newtonian pull less the unsoftened long-range pull that the mesh carries (LongRangePair), nothing at r >= r_cut
 /// (as host/reference/short_range_direct.h sums it). With the mesh's part the pair's pull is then the softened
@@ -350,64 +331,76 @@ HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const S
     if (!(r2 < s.cutoff2)) return;
     const float s2   = r2 + eps2;
     const float invS = invSqrtOrZero(s2), invR = invSqrtOrZero(r2);
-    const ShortRangeFactors<float> f = softenedShortRangeFactors(r2, s2, invR, invS, eps2, s.uPerLength,
-                                                                 shortRangeFactorsAt(r2 * invR * s.uPerLength));
+    const ShortRangeFactors<float> f = shortRangeFactorsAt(r2 * invR * s.uPerLength);
+    const LongRangePair<float> l     = longRangePair(r2, invR, s.uPerLength, eps2, f);
+    const float sDist = s2 * invS, rDist = r2 * invR;
+    const float eps2OverSum = eps2 * reciprocalOrZero(sDist + rDist);
+    const float accFactor   = f.acc - l.acc * (eps2OverSum * (s2 + sDist * rDist + r2));
+    const float potFactor   = f.pot - l.pot * eps2OverSum;
     const float mInvS = m * invS, mInvS3 = mInvS * invS * invS;
-    const float a = mInvS3 * f.acc;
+    const float a = mInvS3 * accFactor;
     acc.x += a * d.x;
     acc.y += a * d.y;
     acc.z += a * d.z;
-    pot -= mInvS * f.pot;
+    pot -= mInvS * potFactor;
 }
 
-/// A node's short-range pull (mass M, traceless quadrupole Q and spread S = sum m |s|^2 as packed) at the
-/// nearest-image offset d = com - target, nothing at r >= r_cut: the second-order expansion of the softened Newtonian
-/// kernel (bodyNode's) less that of the long-range kernel psi(r) = -erf(x) / r (x = r / 2 r_s, unsoftened: the
-/// mesh's part), summed as one expansion with one contraction of Q. With u = d / r, qu = Q.u, uqu = u.Q.u, s^2 = r^2 +
-/// eps^2, w_L = (2x / sqrt(pi)) exp(-x^2), gA = erf(x) - w_L (1 + 2x^2/3) and gA' = gA - (4/9) x^4 w_L (what the
-/// Newtonian expansion's factors 1 lose to the short range; for a radial kernel the second-order term is
-/// (1/6) (A(r) u.Q.u + S lap psi), A = psi'' - psi'/r):
-///   Newton:     a = (M + 5/2 w) r u / s^3 - r qu / s^5,   phi = -(M + w/2) / s,   w = (r^2 uqu - S eps^2) / s^4
-///   long range: a = (M (erf - w_L) / r^2 + ((3/2 gA' + gA) uqu - (2/3) S x^4 w_L) / r^4) u - gA qu / r^4,
-///               phi = -M erf / r - (gA uqu / 2 - S x^2 w_L / 3) / r^3
-/// The monopole's difference is the body pair's, written without cancellation (bodyBodyShortRange: M r / s^3 times
-/// its acceleration factor, M / s times its potential factor); the quadrupole's terms are small beside it. In the
-/// unit vector u and powers of 1 / r and 1 / s up to the fourth, as bodyNodePrepared, for the range of float.
-/// Accurate while the node is small beside the scale on which the split's factors vary, about r_s^2 / r beyond r_s
-/// (kTreePmNodeSizeDistance). Measured against GADGET-2's monopole times the factors at the centre of mass
-/// (docs/periodic.md): a clustered box's tree error at the 99th percentile 9.4e-4 instead of 6.5e-3 of the force, at
-/// the same interactions. A subnormal r^2 takes nothing (the walk never accepts a node at the target).
+/// The long-range kernel psi(r) = -erf(r / 2 r_s) / r = (Newton's -1/r) - (the short-range kernel) of a node to
+/// second order, at the unsoftened nearest-image offset d = com - target (r^2 = |d|^2 > 0; a subnormal
+/// r^2 takes no long-range terms): mass M, traceless
+/// quadrupole Q and spread S = sum m |s|^2 as packed. For a radial kernel the second-order term is
+/// (1/6) (A(r) u.Q.u + S lap psi), A = psi'' - psi'/r, u = d / r; with k = 1 / (2 r_s), x = k r, erf(x) and
+/// w = (2x / sqrt(pi)) exp(-x^2):
+///   pot = -M erf / r - gA u.Q.u / (2 r^3) + S x^2 w / (3 r^3)
+///   acc = (M (erf - w) / r^2 + (3/2 gA' + gA) u.Q.u / r^4 - (2/3) S x^4 w / r^4) u - gA Q.u / r^4
+/// gA = erf - w (1 + 2x^2/3), gA' = gA - (4/9) x^4 w: what the Newtonian expansion's factors 1 lose to the short
+/// range. psi is smooth (its singularities are the Newtonian kernel's), so it needs no softening.
+HOST_DEVICE inline void longRangeNodeTerms(Vec3f d, float r2, float mass, const SymTensor<float>& q,
+                                           const ShortRangeView& s, Vec3f& acc, float& pot)
+{
+    const float invR  = invSqrtOrZero(r2);
+    const float x     = r2 * invR * s.uPerLength;
+    const float x2    = x * x;
+    const float gauss = shortRangeGaussian(x);
+    const float w     = float(treepm_detail::kTwoOverSqrtPi) * x * gauss;
+    const float erfX  = 1.0f - gauss * scaledErfc(x);
+    const float gA    = erfX - w * (1.0f + (2.0f / 3.0f) * x2);
+    const float gA1   = gA - (4.0f / 9.0f) * x2 * x2 * w;
+    const float invR2 = invR * invR, invR3 = invR2 * invR, invR4 = invR2 * invR2;
+    const Vec3f u{d.x * invR, d.y * invR, d.z * invR};
+    const Vec3f qu{q.xx * u.x + q.xy * u.y + q.xz * u.z, q.xy * u.x + q.yy * u.y + q.yz * u.z,
+                   q.xz * u.x + q.yz * u.y + q.zz * u.z};
+    const float uqu = u.x * qu.x + u.y * qu.y + u.z * qu.z;
+    const float radial =
+        mass * (erfX - w) * invR2 + ((1.5f * gA1 + gA) * uqu - (2.0f / 3.0f) * q.spread * x2 * x2 * w) * invR4;
+    pot = -mass * erfX * invR - (0.5f * gA * uqu - (1.0f / 3.0f) * q.spread * x2 * w) * invR3;
+    acc = {radial * u.x - gA * invR4 * qu.x, radial * u.y - gA * invR4 * qu.y, radial * u.z - gA * invR4 * qu.z};
+}
+
+/// Adds the short-range pull of a node (mass, traceless quadrupole q and spread as packed) at the nearest-image
+/// offset d = com - target, nothing at r >= r_cut: bodyNode's softened Newtonian expansion less the long-range
+/// kernel's (longRangeNodeTerms), the second-order expansion of the short-range kernel itself. A single body (q
+/// zero) gets its pair's pull (bodyBodyShortRange) where r >> eps. Accurate while the node is small beside the
+/// scale on which the split's factors vary, about r_s^2 / r beyond r_s (kTreePmNodeSizeDistance). Measured against
+/// GADGET-2's monopole times the factors at the centre of mass (docs/periodic.md): a clustered box's tree error
+/// at the 99th percentile 9.4e-4 instead of 6.5e-3 of the force, at the same interactions.
 HOST_DEVICE inline void bodyNodeShortRange(Vec3f d, float mass, const SymTensor<float>& q, float eps2,
                                            const ShortRangeView& s, Vec3f& acc, float& pot)
 {
     const float r2 = shortRangeDistance2(d);
     if (!(r2 < s.cutoff2) || !(r2 > 0.0f)) return;
-    const float s2   = r2 + eps2;
-    const float invS = invSqrtOrZero(s2), invR = invSqrtOrZero(r2);
-    const float r = r2 * invR, x = r * s.uPerLength, x2 = x * x;
-    const float gauss                   = shortRangeGaussian(x);
-    const ShortRangeFactors<float> f    = shortRangeFactorsFrom(x, gauss);
-    const ShortRangeFactors<float> mono = softenedShortRangeFactors(r2, s2, invR, invS, eps2, s.uPerLength, f);
-
-    const float wL  = float(treepm_detail::kTwoOverSqrtPi) * x * gauss;
-    const float gA  = (1.0f - f.pot) - wL * (1.0f + (2.0f / 3.0f) * x2);
-    const float gA1 = gA - (4.0f / 9.0f) * x2 * x2 * wL;
-    const Vec3f u{d.x * invR, d.y * invR, d.z * invR};
-    const Vec3f qu{q.xx * u.x + q.xy * u.y + q.xz * u.z, q.xy * u.x + q.yy * u.y + q.yz * u.z,
-                   q.xz * u.x + q.yz * u.y + q.zz * u.z};
-    const float uqu   = u.x * qu.x + u.y * qu.y + u.z * qu.z;
-    const float invS2 = invS * invS, invR2 = invR * invR;
-    const float invR3 = invR2 * invR, invR4 = invR2 * invR2;
-    const float w      = ((r2 * invS2) * uqu - q.spread * (eps2 * invS2)) * invS2;
-    const float rInvS3 = r * invS * invS2;
-    const float radial = (mass * mono.acc + 2.5f * w) * rInvS3 -
-                         ((1.5f * gA1 + gA) * uqu - (2.0f / 3.0f) * q.spread * x2 * x2 * wL) * invR4;
-    const float quad = rInvS3 * invS2 - gA * invR4;
-    acc.x += radial * u.x - quad * qu.x;
-    acc.y += radial * u.y - quad * qu.y;
-    acc.z += radial * u.z - quad * qu.z;
-    pot -= (mass * mono.pot + 0.5f * w) * invS - (0.5f * gA * uqu - (1.0f / 3.0f) * q.spread * x2 * wL) * invR3;
+    Vec3f a{0.0f, 0.0f, 0.0f};
+    float p = 0.0f;
+    bodyNode(d, mass, q, eps2, a, p);
+    Vec3f aLong;
+    float pLong;
+    longRangeNodeTerms(d, r2, mass, q, s, aLong, pLong);
+    acc.x += a.x - aLong.x;
+    acc.y += a.y - aLong.y;
+    acc.z += a.z - aLong.z;
+    pot += p - pLong;
 }
+
 /// A node's size against the split's scale in a group's box: its MAC word w (the MAC radius squared) times the
 /// square of its com's farthest distance from the box, bounded by the distance from the box's centre (d2Centre,
 /// nearest image) plus the box's half-diagonal. Rounded identically on both backends (IEEE sqrt, no FMA).
