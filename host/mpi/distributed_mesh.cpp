@@ -68,20 +68,19 @@ struct DistributedMesh::Buffers
     std::vector<MeshValues> valuesOut, valuesIn;
 };
 
-/// The slab's arrays: its planes (own and ghost) in real space, the spectrum of its planes, the spectrum of its
-/// rows after the transpose and the potential's spectrum kept there, and the four fields on its planes.
+/// The slab's arrays: its planes (own and ghost) in real space, the masses and then each field in turn, the
+/// spectrum of its planes, the spectrum of its rows after the transpose and the potential's spectrum kept there.
 struct DistributedMesh::Arrays
 {
     FftwArray<double> real;
     FftwArray<Complex> planes, rows, potential;
-    std::vector<PmMeshPoint> fields;
     /// One plane's spectrum per thread: each field of a plane is transformed back from its own copy.
     std::vector<std::unique_ptr<FftwArray<Complex>>> scratch;
 
     Arrays(int64_t n, int64_t held, int64_t own)
         : real(held * n * n, "the planes of a mesh slab"), planes(own * n * (n / 2 + 1), "a mesh slab's spectrum"),
           rows(own * n * (n / 2 + 1), "a mesh slab's transposed spectrum"),
-          potential(own * n * (n / 2 + 1), "a mesh slab's potential spectrum"), fields(size_t(held * n * n))
+          potential(own * n * (n / 2 + 1), "a mesh slab's potential spectrum")
     {}
 };
 
@@ -287,7 +286,7 @@ PmPlanes DistributedMesh::planes() const
 int64_t DistributedMesh::heldDoubles() const
 {
     const Arrays& a = *arrays_;
-    return a.real.size() + 2 * (a.planes.size() + a.rows.size() + a.potential.size()) + 4 * int64_t(a.fields.size());
+    return a.real.size() + 2 * (a.planes.size() + a.rows.size() + a.potential.size());
 }
 
 void DistributedMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
@@ -428,16 +427,30 @@ void DistributedMesh::solveAndInterpolate(const double* mass, int64_t n, std::ve
     timings_.interpolate += clock.lap();
 }
 
+// Each field is transformed back into the planes of the masses and interpolated to the received bodies before the
+// next: the potential and the accelerations along y and z from the potential's spectrum on the planes, then the
+// acceleration along x from its own transform along x and transpose.
 void DistributedMesh::solveAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
     Stopwatch clock;
     transformForward();
     applyGreensFunction();
-    transformBack(false);
-    transformBack(true);
     timings_.solve += clock.lap();
-    fetchGhostFields();
-    interpolateAndReturn(n, acc, pot);
+    buffers_->valuesOut.resize(receivedPos_.size());
+    for (bool alongX : {false, true})
+    {
+        rowsBackToPlanes(alongX);
+        timings_.solve += clock.lap();
+        for (int component : alongX ? std::vector<int>{1} : std::vector<int>{0, 2, 3})
+        {
+            planesBack(component);
+            timings_.solve += clock.lap();
+            fetchGhostField();
+            interpolateField(component);
+            timings_.interpolate += clock.lap();
+        }
+    }
+    returnValues(n, acc, pot);
     timings_.interpolate += clock.lap();
 }
 
@@ -492,59 +505,61 @@ void DistributedMesh::applyGreensFunction()
 // along x and is transposed to planes, where the potential and the accelerations along y and z are each
 // transformed back over (y, z) from a copy of each plane (times -i k_y or -i k_z); the acceleration along x needs
 // its own transform along x and transpose: three transposes instead of five.
-void DistributedMesh::transformBack(bool alongX)
+void DistributedMesh::rowsBackToPlanes(bool alongX)
 {
-    const int64_t half = n_ / 2 + 1, planeValues = n_ * n_, planeSpectrum = n_ * half;
+    const int64_t half = n_ / 2 + 1, planeSpectrum = n_ * half;
     Plans& t           = *plans_;
     Arrays& a          = *arrays_;
     const Complex* phi = a.potential.get();
     Complex* rows      = a.rows.get();
-    auto slope         = [&](int64_t index) { return pmSlope(index, n_, k_[size_t(index)]); };
     Stopwatch clock;
-    keepScratchPerThread();
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
     {
         for (int64_t i = 0; i < n_; ++i)
         {
             const int64_t offset = (s * n_ + i) * half;
-            const Complex factor(0.0, -slope(i));
+            const Complex factor(0.0, -pmSlope(i, n_, k_[size_t(i)]));
             for (int64_t l = 0; l < half; ++l) rows[offset + l] = alongX ? phi[offset + l] * factor : phi[offset + l];
         }
         fftw_complex* row = asFftw(rows + s * planeSpectrum);
         fftw_execute_dft(static_cast<fftw_plan>(t.rowBackward.planFor(row, row)), row, row);
     }
-    double transforms = clock.lap();
+    timings_.transforms += clock.lap();
     transpose_->toPlanes(a.rows.get(), a.planes.get());
     timings_.transposes += clock.lap();
-    const std::vector<int> components = alongX ? std::vector<int>{1} : std::vector<int>{0, 2, 3};
-    PmMeshPoint* fields               = a.fields.data();
+}
+
+// Component 0 (the potential) and 1 (the acceleration along x, after rowsBackToPlanes(true)) are the planes'
+// spectra as they are, 2 and 3 those times -i k_y and -i k_z.
+void DistributedMesh::planesBack(int component)
+{
+    const int64_t half = n_ / 2 + 1, planeValues = n_ * n_, planeSpectrum = n_ * half;
+    Plans& t   = *plans_;
+    Arrays& a  = *arrays_;
+    auto slope = [&](int64_t index) { return pmSlope(index, n_, k_[size_t(index)]); };
+    Stopwatch clock;
+    keepScratchPerThread();
 #pragma omp parallel for schedule(static)
     for (int64_t s = 0; s < own_; ++s)
     {
         const Complex* plane = a.planes.get() + s * planeSpectrum;
         Complex* copy        = a.scratch[size_t(threadIndex())]->get();
         double* r            = a.real.get() + s * planeValues;
-        PmMeshPoint* out     = fields + s * planeValues;
-        for (int component : components)
+        for (int64_t j = 0; j < n_; ++j)
         {
-            for (int64_t j = 0; j < n_; ++j)
+            const Complex alongY(0.0, -slope(j));
+            for (int64_t l = 0; l < half; ++l)
             {
-                const Complex alongY(0.0, -slope(j));
-                for (int64_t l = 0; l < half; ++l)
-                {
-                    const int64_t c = j * half + l;
-                    copy[c]         = component < 2    ? plane[c]
-                                      : component == 2 ? plane[c] * alongY
-                                                       : plane[c] * Complex(0.0, -slope(l));
-                }
+                const int64_t c = j * half + l;
+                copy[c]         = component < 2    ? plane[c]
+                                  : component == 2 ? plane[c] * alongY
+                                                   : plane[c] * Complex(0.0, -slope(l));
             }
-            fftw_execute_dft_c2r(static_cast<fftw_plan>(t.planeBackward.planFor(copy, r)), asFftw(copy), r);
-            for (int64_t v = 0; v < planeValues; ++v) out[v].value[component] = r[v];
         }
+        fftw_execute_dft_c2r(static_cast<fftw_plan>(t.planeBackward.planFor(copy, r)), asFftw(copy), r);
     }
-    transforms += clock.lap();
-    timings_.transforms += transforms;
+    timings_.transforms += clock.lap();
 }
 
 // Made outside the parallel regions (FFTW's planner is not thread-safe), for the thread count of this call.
@@ -559,45 +574,46 @@ void DistributedMesh::keepScratchPerThread()
     }
 }
 
-// The reverse of sumGhostPlanes: each owner sends the fields of its planes that other slabs' clouds reach.
-void DistributedMesh::fetchGhostFields()
+// The reverse of sumGhostPlanes: each owner sends the field on its planes that other slabs' clouds reach.
+void DistributedMesh::fetchGhostField()
 {
     const int me = comm_.rank(), P = comm_.size();
     const int64_t planeValues = n_ * n_;
-    std::vector<PmMeshPoint> send;
+    std::vector<double> send;
     std::vector<int64_t> sendCounts(size_t(P), 0), recvCounts;
     for (const GhostPlane& g : ghosts_)
     {
         if (g.owner != me) continue;
-        const PmMeshPoint* plane = arrays_->fields.data() + g.ownerIndex * planeValues;
+        const double* plane = arrays_->real.get() + g.ownerIndex * planeValues;
         send.insert(send.end(), plane, plane + planeValues);
         sendCounts[size_t(g.rank)] += planeValues;
     }
-    const std::vector<PmMeshPoint> received = comm_.alltoallv(send, sendCounts, recvCounts);
+    const std::vector<double> received = comm_.alltoallv(send, sendCounts, recvCounts);
     // The list is in rank order of the slabs that receive: from each owner, in the list's order.
     std::vector<int64_t> at(size_t(P), 0);
     for (int r = 1; r < P; ++r) at[size_t(r)] = at[size_t(r - 1)] + recvCounts[size_t(r - 1)];
     for (const GhostPlane& g : ghosts_)
     {
         if (g.rank != me) continue;
-        const PmMeshPoint* from = received.data() + at[size_t(g.owner)];
-        std::copy(from, from + planeValues, arrays_->fields.data() + g.heldIndex * planeValues);
+        const double* from = received.data() + at[size_t(g.owner)];
+        std::copy(from, from + planeValues, arrays_->real.get() + g.heldIndex * planeValues);
         at[size_t(g.owner)] += planeValues;
     }
 }
 
-void DistributedMesh::interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot)
+void DistributedMesh::interpolateField(int component)
 {
     std::vector<MeshValues>& values = buffers_->valuesOut;
-    values.resize(receivedPos_.size());
-    const auto write = [&](int64_t q, const double* sum) {
-        for (int k = 0; k < 4; ++k) values[size_t(q)].value[k] = sum[k];
-    };
-    if (assignment_ == MassAssignment::Cic) pmInterpolate<2, 4>(planes(), order_, arrays_->fields.data(), write);
-    else pmInterpolate<3, 4>(planes(), order_, arrays_->fields.data(), write);
+    const auto write                = [&](int64_t q, double sum) { values[size_t(q)].value[component] = sum; };
+    if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, arrays_->real.get(), write);
+    else pmInterpolate<3>(planes(), order_, arrays_->real.get(), write);
+}
+
+void DistributedMesh::returnValues(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot)
+{
     std::vector<int64_t> counts;
     std::vector<MeshValues>& back = buffers_->valuesIn;
-    comm_.alltoallv(values, receivedCounts_, counts, back);
+    comm_.alltoallv(buffers_->valuesOut, receivedCounts_, counts, back);
     acc.resize(size_t(n));
     pot.resize(size_t(n));
 #pragma omp parallel for schedule(static)

@@ -10,9 +10,10 @@
 /// (y, z) on OpenMP threads, a transpose to slabs of y rows (MPI_Alltoallw with MPI datatypes on both sides, this
 /// rank's own block copied on the threads), serial transforms along x of each row and the Green's function there;
 /// back, the potential and the acceleration along x each go back along x and are transposed to planes, where the
-/// potential and the accelerations along y and z are transformed over the plane: three transposes a step.
-/// Each slab's owner then receives the fields of the planes its clouds reach past its last one, interpolates to
-/// the bodies it was sent and sends their four values back.
+/// potential and the accelerations along y and z are transformed over the plane: three transposes a step. Each
+/// field in turn lands in the planes that held the masses; each slab's owner receives it on the planes its clouds
+/// reach past its last one and interpolates it to the bodies it was sent before the next field (the slab holds
+/// one field, not four), then sends their four values back.
 ///
 /// Every sum has one order for a given rank count (a plane's bodies in rank order and index order, the planes
 /// that clouds reach from the previous slab added after the slab's own, the transforms serial per plane and
@@ -106,17 +107,23 @@ private:
     void sendBodies(const Vec3d* pos, const double* mass, int64_t n);
     /// Adds the planes past every slab's last one (ghosts) to their owners' planes.
     void sumGhostPlanes();
-    /// Sends every slab the fields of the planes past its last one.
-    void fetchGhostFields();
+    /// Sends every slab the field on the planes past its last one.
+    void fetchGhostField();
     void transformForward();
     void applyGreensFunction();
-    /// The potential and the accelerations along y and z transformed back and stored in the fields (alongX false),
-    /// or the acceleration along x (true).
-    void transformBack(bool alongX);
+    /// The potential's spectrum (alongX false), or the acceleration's along x (true), back along x and transposed
+    /// to the planes' spectra.
+    void rowsBackToPlanes(bool alongX);
+    /// Field `component` (0 the potential, 1-3 the acceleration along x, y, z) transformed back into the slab's
+    /// planes, from the planes' spectra of rowsBackToPlanes (alongX for component 1).
+    void planesBack(int component);
     /// One plane's spectrum for each thread of the coming parallel regions, with its plans.
     void keepScratchPerThread();
-    /// Interpolates to the received bodies and returns their values to their ranks, in their order there.
-    void interpolateAndReturn(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
+    /// The field on the slab's planes (with its ghosts) interpolated to the received bodies, as their value
+    /// `component` in the buffer of values to return.
+    void interpolateField(int component);
+    /// The received bodies' four values back to their ranks, in their order there.
+    void returnValues(int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
 
     Communicator comm_;
     int64_t n_, block_, first_, own_;

@@ -85,23 +85,10 @@ void pmAssignMass(const PmPlanes& planes, const PmPlaneOrder& order, double* mes
     }
 }
 
-/// The potential and the three accelerations at one mesh point, side by side: a body's stencil reads all four
-/// from the same cache lines.
-struct PmMeshPoint
-{
-    double value[4];
-};
-
-/// Field k of a mesh point: one of PmMeshPoint's four, or the one field of a mesh of doubles.
-inline double pmFieldOf(const PmMeshPoint& cell, int k) { return cell.value[k]; }
-inline double pmFieldOf(double cell, int) { return cell; }
-
-/// Fields fields (1, or 4 in a PmMeshPoint) interpolated to every body of order from the held planes of mesh,
-/// out(body, sum) called once a body with its Fields sums (4: {potential, ax, ay, az}). In plane order: neighbouring
-/// bodies read neighbouring planes; each field is summed over the stencil in the same order, whether alone or
-/// beside the others.
-template<int Width, int Fields, class Cell, class Out>
-void pmInterpolate(const PmPlanes& planes, const PmPlaneOrder& order, const Cell* mesh, Out&& out)
+/// One field of the mesh (a mesh of doubles) interpolated to every body of order from the held planes of mesh,
+/// out(body, sum) called once a body with its sum. In plane order: neighbouring bodies read neighbouring planes.
+template<int Width, class Out>
+void pmInterpolate(const PmPlanes& planes, const PmPlaneOrder& order, const double* mesh, Out&& out)
 {
     const int64_t n = planes.meshSize, numBodies = int64_t(order.body.size());
 #pragma omp parallel for schedule(static)
@@ -109,20 +96,15 @@ void pmInterpolate(const PmPlanes& planes, const PmPlaneOrder& order, const Cell
     {
         const PmStencil<Width> st =
             pmStencilOf<Width>(order.pos[q].x, order.pos[q].y, order.pos[q].z, planes.cellsPerLength, n);
-        double sum[Fields] = {};
+        double sum = 0.0;
         for (int a = 0; a < Width; ++a)
         {
             const int64_t x = planes.wraps ? st.x.cell[a] : st.x.cell[0] - planes.firstPlane + a;
             for (int b = 0; b < Width; ++b)
             {
-                const Cell* row  = mesh + (x * n + st.y.cell[b]) * n;
-                const double wxy = st.x.weight[a] * st.y.weight[b];
-                for (int c = 0; c < Width; ++c)
-                {
-                    const double w   = wxy * st.z.weight[c];
-                    const Cell& cell = row[st.z.cell[c]];
-                    for (int k = 0; k < Fields; ++k) sum[k] += w * pmFieldOf(cell, k);
-                }
+                const double* row = mesh + (x * n + st.y.cell[b]) * n;
+                const double wxy  = st.x.weight[a] * st.y.weight[b];
+                for (int c = 0; c < Width; ++c) sum += wxy * st.z.weight[c] * row[st.z.cell[c]];
             }
         }
         out(order.body[q], sum);

@@ -99,9 +99,9 @@ void PmMesh::solveAndInterpolate(Write&& write)
         timings_.green += clock.lap();
         fft_.backward();
         timings_.fft += clock.lap();
-        auto out = [&](int64_t i, const double* sum) { write(component, i, sum[0]); };
-        if (assignment_ == MassAssignment::Cic) pmInterpolate<2, 1>(planes(), order_, fft_.real(), out);
-        else pmInterpolate<3, 1>(planes(), order_, fft_.real(), out);
+        auto out = [&](int64_t i, double sum) { write(component, i, sum); };
+        if (assignment_ == MassAssignment::Cic) pmInterpolate<2>(planes(), order_, fft_.real(), out);
+        else pmInterpolate<3>(planes(), order_, fft_.real(), out);
         timings_.interpolate += clock.lap();
     }
 }
