@@ -270,6 +270,71 @@ TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
     EXPECT_GT(kept, 1000) << "bodies within a hair of the cutoff are kept";
 }
 
+/// shortRangeShiftsOnce is safe: for random group boxes, targets in them and sources around them, a group that shifts
+/// its sources once finds every pair within the cutoff at the pair's nearest image (the offsets equal to the
+/// rounding of the box's side), takes no pair within the cutoff at another image, and gets the pair's force to float
+/// rounding; a group whose box reaches L/2 - r_cut from its centre does not shift.
+TEST(TreePm, AGroupThatShiftsOnceMeetsEveryPairWithinTheCutoffAtItsNearestImage)
+{
+    Random rng(12);
+    const float L = 64.0f;
+    PeriodicView box{nullptr, 0, L, 1.0f / L};
+    Parameters p;
+    p.box_size      = L;
+    p.pm_grid       = 32;
+    box.shortRange  = shortRangeView(p);
+    const float cut = box.shortRange.cutoff;
+    ASSERT_LT(cut, 0.5f * L);
+    auto wrap      = [&](double x) { return float(x - L * std::floor(x / L)); };
+    int64_t within = 0, shifting = 0, notShifting = 0;
+    for (int trial = 0; trial < 4000; ++trial)
+    {
+        const float hMax = 0.5f * L - cut;
+        const Vec3f h{float(rng.uniform() * 1.2 * hMax), float(rng.uniform() * 1.2 * hMax),
+                      float(rng.uniform() * 1.2 * hMax)};
+        const Vec3f c{float(h.x + rng.uniform() * (L - 2 * h.x)), float(h.y + rng.uniform() * (L - 2 * h.y)),
+                      float(h.z + rng.uniform() * (L - 2 * h.z))};
+        const F4 half{h.x, h.y, h.z, 0.0f};
+        const bool once = shortRangeShiftsOnce(half, box);
+        if (std::max({h.x, h.y, h.z}) + cut >= 0.5f * L) ASSERT_FALSE(once) << "trial " << trial;
+        if (!once)
+        {
+            ++notShifting;
+            continue;
+        }
+        ++shifting;
+        for (int k = 0; k < 16; ++k)
+        {
+            const Vec3f t{float(c.x + (2 * rng.uniform() - 1) * h.x), float(c.y + (2 * rng.uniform() - 1) * h.y),
+                          float(c.z + (2 * rng.uniform() - 1) * h.z)};
+            const double r = cut * 1.1 * rng.uniform();
+            const double u = rng.uniform() - 0.5, v = rng.uniform() - 0.5, w = rng.uniform() - 0.5;
+            const double n = std::sqrt(u * u + v * v + w * w);
+            const Vec3f source{wrap(t.x + r * u / n), wrap(t.y + r * v / n), wrap(t.z + r * w / n)};
+            const Vec3f perPair   = nearestImage(source - t, box);
+            const Vec3f shifted   = imageNearest(source, c, box) - t;
+            const bool pairWithin = shortRangeDistance2(perPair) < box.shortRange.cutoff2;
+            const bool onceWithin = shortRangeDistance2(shifted) < box.shortRange.cutoff2;
+            if (!pairWithin && !onceWithin) continue;
+            ++within;
+            const float ulps = 4.0f * L * 0x1p-24f;
+            ASSERT_NEAR(shifted.x, perPair.x, ulps) << "trial " << trial << " target " << k;
+            ASSERT_NEAR(shifted.y, perPair.y, ulps) << "trial " << trial << " target " << k;
+            ASSERT_NEAR(shifted.z, perPair.z, ulps) << "trial " << trial << " target " << k;
+            Vec3f accPair{0, 0, 0}, accOnce{0, 0, 0};
+            float potPair = 0, potOnce = 0;
+            bodyBodyShortRangePeriodic(source - t, 1.0f, 1e-4f, box, false, accPair, potPair);
+            bodyBodyShortRangePeriodic(shifted, 1.0f, 1e-4f, box, true, accOnce, potOnce);
+            const float scale = std::max(std::sqrt(shortRangeDistance2(accPair)), 1e-30f);
+            ASSERT_NEAR(accOnce.x, accPair.x, 1e-4f * scale) << "trial " << trial << " target " << k;
+            ASSERT_NEAR(potOnce, potPair, 1e-4f * std::abs(potPair) + 1e-30f) << "trial " << trial;
+        }
+    }
+    EXPECT_GT(shifting, 1000);
+    EXPECT_GT(notShifting, 100);
+    EXPECT_GT(within, 20000);
+}
+
 TEST(TreePmTree, ShortRangeForcesMatchTheDirectSumAtSmallTheta)
 {
     // theta 0.2: nearly every source within the cutoff is a body, so the tree's short-range sum is the direct one
