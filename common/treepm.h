@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "common/gravity.h"
 #include "common/hostdevice.h"
@@ -82,10 +83,31 @@ constexpr float kScaledErfcP = 0.5f;
 
 } // namespace treepm_detail
 
-/// exp(-u^2) for the factors: on the device the hardware's 2^x (ex2.approx.ftz, 2 ulp, flushing what falls below
-/// float's normal range) of -u^2 log2(e), whose two roundings of the argument cost about 2^-23 u^2 of the value
-/// (1e-6 at the usual cutoff u = 3, where the factors are 4e-4); on the host the C library's exp2 of the same
-/// argument.
+/// 2^x for x <= 0 in plain arithmetic, which the host's compiler vectorises in a loop over a group's targets (the C
+/// library's exp2 is a call): 2^n (1 + f P(f)) with n = x rounded to the nearest integer (half away from zero), |f| <=
+/// 1/2 and Cephes' exp2f polynomial (relative error below 2e-7). Below float's normal range (x < -126) the value is
+/// flushed to 0, as the device's ex2.approx.ftz flushes it; NaN stays NaN.
+inline float exp2NonPositive(float x)
+{
+    const float xc     = x > -126.0f ? x : -126.0f;
+    const auto n       = int32_t(xc - 0.5f);
+    const float f      = xc - float(n);
+    float p            = 1.535336188319500e-4f;
+    p                  = p * f + 1.339887440266574e-3f;
+    p                  = p * f + 9.618437357674640e-3f;
+    p                  = p * f + 5.550332471162809e-2f;
+    p                  = p * f + 2.402264791363012e-1f;
+    p                  = p * f + 6.931472028550421e-1f;
+    const int32_t bits = (n + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof(scale));
+    const float y = (1.0f + f * p) * scale;
+    return x >= -126.0f ? y : (x < -126.0f ? 0.0f : x);
+}
+
+/// exp(-u^2) for the factors: 2^x of x = -u^2 log2(e), whose two roundings cost about 2^-23 u^2 of the value (1e-6 at
+/// the usual cutoff u = 3, where the factors are 4e-4); on the device the hardware's 2^x (ex2.approx.ftz, 2 ulp), on
+/// the host exp2NonPositive. Both flush what falls below float's normal range.
 HOST_DEVICE inline float shortRangeGaussian(float u)
 {
     const float x = (-u * u) * 1.44269504088896341f;
@@ -94,7 +116,7 @@ HOST_DEVICE inline float shortRangeGaussian(float u)
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 #else
-    return std::exp2(x);
+    return exp2NonPositive(x);
 #endif
 }
 

@@ -18,8 +18,9 @@ namespace {
 struct GroupAccumulator
 {
     std::vector<float> x, y, z, ax, ay, az, pot;
-    /// TreePM's pairs (addShortRangeSource): each target's offset from the source and the targets within the cutoff.
-    std::vector<float> dx, dy, dz;
+    /// TreePM's pairs (addShortRangeSource): each target's offset from the source, the targets within the cutoff
+    /// with their offsets packed, and their pairs' pulls.
+    std::vector<float> dx, dy, dz, nearDx, nearDy, nearDz, pairAx, pairAy, pairAz, pairPot;
     std::vector<int32_t> near;
 
     void load(const TargetView& targets, I2 range)
@@ -126,9 +127,8 @@ inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const Sy
                                 int32_t skip, const PeriodicView& box, bool shiftedOnce)
 {
     const ShortRangeView& s = box.shortRange;
-    a.dx.resize(size_t(n));
-    a.dy.resize(size_t(n));
-    a.dz.resize(size_t(n));
+    for (auto* v : {&a.dx, &a.dy, &a.dz, &a.nearDx, &a.nearDy, &a.nearDz, &a.pairAx, &a.pairAy, &a.pairAz, &a.pairPot})
+        v->resize(size_t(n));
     a.near.resize(size_t(n));
     const float* __restrict__ x = a.x.data();
     const float* __restrict__ y = a.y.data();
@@ -145,24 +145,45 @@ inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const Sy
         dy[k] = wrapBelowHalf(src.y - y[k], L, half);
         dz[k] = wrapBelowHalf(src.z - z[k], L, half);
     }
-    int32_t count = 0;
+    // The targets within the cutoff, their offsets packed side by side: the pairs' loop then reads plain arrays,
+    // and the compiler vectorises it (a pair's arithmetic is a long chain; one at a time, each waits on the last).
+    int32_t count              = 0;
+    int32_t* __restrict__ near = a.near.data();
+    float* __restrict__ nx     = a.nearDx.data();
+    float* __restrict__ ny     = a.nearDy.data();
+    float* __restrict__ nz     = a.nearDz.data();
     for (int32_t k = 0; k < n; ++k)
     {
-        a.near[size_t(count)] = k;
+        near[count] = k;
+        nx[count]   = dx[k];
+        ny[count]   = dy[k];
+        nz[count]   = dz[k];
         count += shortRangeDistance2({dx[k], dy[k], dz[k]}) < s.cutoff2 ? 1 : 0;
+    }
+    float* __restrict__ px = a.pairAx.data();
+    float* __restrict__ py = a.pairAy.data();
+    float* __restrict__ pz = a.pairAz.data();
+    float* __restrict__ pp = a.pairPot.data();
+    const float mass       = src.w;
+#pragma GCC ivdep
+    for (int32_t j = 0; j < count; ++j)
+    {
+        Vec3f acc{0.0f, 0.0f, 0.0f};
+        float pot = 0.0f;
+        if (Node) bodyNodeShortRange({nx[j], ny[j], nz[j]}, mass, q, eps2, s, acc, pot);
+        else bodyBodyShortRange({nx[j], ny[j], nz[j]}, near[j] == skip ? 0.0f : mass, eps2, s, acc, pot);
+        px[j] = acc.x;
+        py[j] = acc.y;
+        pz[j] = acc.z;
+        pp[j] = pot;
     }
     for (int32_t j = 0; j < count; ++j)
     {
-        const int32_t k = a.near[size_t(j)];
-        const Vec3f d{dx[k], dy[k], dz[k]};
-        Vec3f acc{0.0f, 0.0f, 0.0f};
-        float pot = 0.0f;
-        if (Node) bodyNodeShortRange(d, src.w, q, eps2, s, acc, pot);
-        else bodyBodyShortRange(d, k == skip ? 0.0f : src.w, eps2, s, acc, pot);
-        a.ax[size_t(k)] += acc.x;
-        a.ay[size_t(k)] += acc.y;
-        a.az[size_t(k)] += acc.z;
-        a.pot[size_t(k)] += pot;
+        const size_t k = size_t(near[j]);
+        a.ax[k] += px[j];
+        a.ay[k] += py[j];
+        a.az[k] += pz[j];
+        a.pot[k] += pp[j];
     }
 }
 
