@@ -157,6 +157,27 @@ TEST(TreePm, FloatFactorsFollowTheDoubleOnes)
 /// (3 sqrt(pi)) and k 2 / sqrt(pi), and the float pair kernel is smooth there: a pair at r^2 = 1e-30 (below float's
 /// normal range) and at r = 1e-6 r_s, softened, take the same pull, and every softened pair's is within a few 1e-6
 /// of the double one out to the cutoff.
+/// The host's 2^x of the short-range Gaussian (exp2NonPositive) within 2.5e-7 of the exact value from 0 down to
+/// float's smallest normal number, 0 below it (as the device's ex2.approx.ftz), NaN for NaN.
+TEST(TreePm, TheHostsExp2FollowsTheExactOneAndFlushesBelowTheNormalRange)
+{
+    double worst = 0.0;
+    for (int i = 0; i <= 200000; ++i)
+    {
+        const float x       = float(-126.0 * i / 200000.0);
+        const double exact  = std::exp2(double(x));
+        const double result = double(exp2NonPositive(x));
+        worst               = std::max(worst, std::abs(result - exact) / exact);
+    }
+    EXPECT_LT(worst, 2.5e-7);
+    EXPECT_EQ(exp2NonPositive(0.0f), 1.0f);
+    EXPECT_EQ(exp2NonPositive(-1.0f), 0.5f);
+    EXPECT_EQ(exp2NonPositive(-126.5f), 0.0f);
+    EXPECT_EQ(exp2NonPositive(-1e30f), 0.0f);
+    EXPECT_EQ(exp2NonPositive(-HUGE_VALF), 0.0f);
+    EXPECT_TRUE(std::isnan(exp2NonPositive(NAN)));
+}
+
 TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
 {
     const double k = 0.5 / 0.3; // r_s = 0.3
