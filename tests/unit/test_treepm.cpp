@@ -237,6 +237,21 @@ TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
     }
 }
 
+namespace {
+
+/// A periodic box of side L under TreePM's default split on a mesh of `grid` cells, as the kernels see it.
+PeriodicView treePmBox(float L, int grid)
+{
+    PeriodicView box{nullptr, 0, L, 1.0f / L};
+    Parameters p;
+    p.box_size     = L;
+    p.pm_grid      = grid;
+    box.shortRange = shortRangeView(p);
+    return box;
+}
+
+} // namespace
+
 /// The kernels' cull of a leaf's bodies beyond reach of a group's box (shortRangeBodyOutOfReach) is safe: for bodies
 /// placed just beyond and just within the reach of random boxes, across the box's faces too, a body the cull leaves
 /// out adds nothing to any target in the box (its corners, its centre, random points), and a body just within the
@@ -244,13 +259,9 @@ TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
 TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
 {
     Random rng(11);
-    const float L = 64.0f;
-    PeriodicView box{nullptr, 0, L, 1.0f / L};
-    Parameters p;
-    p.box_size      = L;
-    p.pm_grid       = 32;
-    box.shortRange  = shortRangeView(p);
-    const float cut = box.shortRange.cutoff;
+    const float L          = 64.0f;
+    const PeriodicView box = treePmBox(L, 32);
+    const float cut        = box.shortRange.cutoff;
     int64_t culled = 0, kept = 0;
     for (int trial = 0; trial < 20000; ++trial)
     {
@@ -298,13 +309,9 @@ TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
 TEST(TreePm, AGroupThatShiftsOnceMeetsEveryPairWithinTheCutoffAtItsNearestImage)
 {
     Random rng(12);
-    const float L = 64.0f;
-    PeriodicView box{nullptr, 0, L, 1.0f / L};
-    Parameters p;
-    p.box_size      = L;
-    p.pm_grid       = 32;
-    box.shortRange  = shortRangeView(p);
-    const float cut = box.shortRange.cutoff;
+    const float L          = 64.0f;
+    const PeriodicView box = treePmBox(L, 32);
+    const float cut        = box.shortRange.cutoff;
     ASSERT_LT(cut, 0.5f * L);
     auto wrap      = [&](double x) { return float(x - L * std::floor(x / L)); };
     int64_t within = 0, shifting = 0, notShifting = 0;
