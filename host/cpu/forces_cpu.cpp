@@ -19,13 +19,16 @@ struct GroupAccumulator
 {
     std::vector<float> x, y, z, ax, ay, az, pot;
     /// TreePM's pairs (addShortRangeSource): each target's offset from the source, the targets within the cutoff
-    /// with their offsets packed, and their pairs' pulls.
+    /// with their offsets packed, and their pairs' pulls; sized with the group's targets (load).
     std::vector<float> dx, dy, dz, nearDx, nearDy, nearDz, pairAx, pairAy, pairAz, pairPot;
     std::vector<int32_t> near;
 
     void load(const TargetView& targets, I2 range)
     {
         for (auto* v : {&x, &y, &z, &ax, &ay, &az, &pot}) v->assign(range.y, 0.0f);
+        for (auto* v : {&dx, &dy, &dz, &nearDx, &nearDy, &nearDz, &pairAx, &pairAy, &pairAz, &pairPot})
+            v->resize(size_t(range.y));
+        near.resize(size_t(range.y));
         for (int32_t k = 0; k < range.y; ++k)
         {
             F4 t = targets.pos[range.x + k];
@@ -126,10 +129,7 @@ template<bool Node>
 inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const SymTensor<float>& q, float eps2,
                                 int32_t skip, const PeriodicView& box, bool shiftedOnce)
 {
-    const ShortRangeView& s = box.shortRange;
-    for (auto* v : {&a.dx, &a.dy, &a.dz, &a.nearDx, &a.nearDy, &a.nearDz, &a.pairAx, &a.pairAy, &a.pairAz, &a.pairPot})
-        v->resize(size_t(n));
-    a.near.resize(size_t(n));
+    const ShortRangeView& s     = box.shortRange;
     const float* __restrict__ x = a.x.data();
     const float* __restrict__ y = a.y.data();
     const float* __restrict__ z = a.z.data();

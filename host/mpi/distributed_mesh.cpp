@@ -61,11 +61,13 @@ fftw_complex* asFftw(Complex* c) { return reinterpret_cast<fftw_complex*>(c); }
 } // namespace
 
 /// The bodies' and their values' buffers of the exchanges, kept from step to step: at 2^23 bodies a rank each holds
-/// 256 MB, which a step would otherwise allocate and fault in again.
+/// 256 MB, which a step would otherwise allocate and fault in again; and the ghost planes of one field, fetched
+/// eight times a step (four fields, twice interlaced).
 struct DistributedMesh::Buffers
 {
     std::vector<MeshBody> bodiesOut, bodiesIn;
     std::vector<MeshValues> valuesOut, valuesIn;
+    std::vector<double> ghostsOut, ghostsIn;
 };
 
 /// The slab's arrays: its planes (own and ghost) in real space, the masses and then each field in turn, the
@@ -437,11 +439,13 @@ void DistributedMesh::solveAndReturn(int64_t n, std::vector<Vec3d>& acc, std::ve
     applyGreensFunction();
     timings_.solve += clock.lap();
     buffers_->valuesOut.resize(receivedPos_.size());
+    static const std::vector<int> alongXComponents{1}, otherComponents{0, 2, 3};
     for (bool alongX : {false, true})
     {
         rowsBackToPlanes(alongX);
         timings_.solve += clock.lap();
-        for (int component : alongX ? std::vector<int>{1} : std::vector<int>{0, 2, 3})
+        const std::vector<int>& components = alongX ? alongXComponents : otherComponents;
+        for (int component : components)
         {
             planesBack(component);
             timings_.solve += clock.lap();
@@ -578,8 +582,10 @@ void DistributedMesh::keepScratchPerThread()
 void DistributedMesh::fetchGhostField()
 {
     const int me = comm_.rank(), P = comm_.size();
-    const int64_t planeValues = n_ * n_;
-    std::vector<double> send;
+    const int64_t planeValues     = n_ * n_;
+    std::vector<double>& send     = buffers_->ghostsOut;
+    std::vector<double>& received = buffers_->ghostsIn;
+    send.clear();
     std::vector<int64_t> sendCounts(size_t(P), 0), recvCounts;
     for (const GhostPlane& g : ghosts_)
     {
@@ -588,7 +594,7 @@ void DistributedMesh::fetchGhostField()
         send.insert(send.end(), plane, plane + planeValues);
         sendCounts[size_t(g.rank)] += planeValues;
     }
-    const std::vector<double> received = comm_.alltoallv(send, sendCounts, recvCounts);
+    comm_.alltoallv(send, sendCounts, recvCounts, received);
     // The list is in rank order of the slabs that receive: from each owner, in the list's order.
     std::vector<int64_t> at(size_t(P), 0);
     for (int r = 1; r < P; ++r) at[size_t(r)] = at[size_t(r - 1)] + recvCounts[size_t(r - 1)];
