@@ -12,8 +12,9 @@
 /// pairs leave out two terms that belong to no pair: shortRangeSelfPotential and
 /// shortRangeBackgroundPotential. The mesh potential of host/pm/pm_mesh.h includes both.
 ///
-/// In double (the references, the mesh's tests) erfc/exp are the C library's. The tree's float kernels take
-/// shortRangeFactorsAt, which shares one exponential between erfc and the Gaussian (scaledErfc).
+/// In double (the references, the mesh's tests, the pair table) erfc/exp are the C library's. The tree's float kernels
+/// take a pair's factors from a table over its softened distance (shortRangePairFactors), and a node's long-range
+/// terms with one exponential shared between erf and the Gaussian (scaledErfc).
 ///
 /// The tree's short-range half (ShortRangeView, bodyNodeShortRange, bodyBodyShortRange and the walk's
 /// classifyShortRangeEntry in common/walk.h) is here too, once for both backends: with TreePM on, the
@@ -157,16 +158,6 @@ HOST_DEVICE inline float scaledErfc(float u)
     return t * p;
 }
 
-/// shortRangeFactors in float for the tree's kernels, given u = r / (2 r_s) >= 0: pot = erfc(u) and acc = erfc(u)
-/// + (2u / sqrt(pi)) exp(-u^2) with one exponential (scaledErfc). Relative error within 1e-6 of the double
-/// factors (tests/unit/test_treepm.cpp).
-HOST_DEVICE inline ShortRangeFactors<float> shortRangeFactorsAt(float u)
-{
-    const float gauss = shortRangeGaussian(u);
-    const float pot   = gauss * scaledErfc(u);
-    return {pot + float(treepm_detail::kTwoOverSqrtPi) * u * gauss, pot};
-}
-
 template<class T>
 HOST_DEVICE inline T shortRangeAccFactor(T r, T rs)
 {
@@ -191,7 +182,7 @@ HOST_DEVICE inline T shortRangeCutoff(T rs, T cutoff = T(kTreePmCutoff))
 struct ShortRangeView
 {
     float splitScale = 0.0f; ///< r_s
-    float uPerLength = 0.0f; ///< 1 / (2 r_s): a distance r times this is the factors' u (shortRangeFactorsAt)
+    float uPerLength = 0.0f; ///< 1 / (2 r_s): a distance r times this is the factors' u
     float cutoff     = 0.0f; ///< r_cut: pairs, and nodes by their centre of mass, at r >= r_cut are left out
     float cutoff2    = 0.0f; ///< r_cut^2
     /// R / sqrt(nodeMac.w): every body of a node lies within R of its centre of mass (shortRangeNodeExtentFactor).
@@ -202,6 +193,11 @@ struct ShortRangeView
     float nodeSizeDistance2 = 0.0f;
     /// r_s^4 / kTreePmNodeErrorFactor: the scale of shortRangeNodeErrorSmallEnough's comparison.
     float nodeErrorScale = 0.0f;
+    /// A pair's factors against its softened distance for one eps^2 (shortRangePairFactors): kShortRangePairIntervals
+    /// intervals of kShortRangePairWords words (fillShortRangePairTable). The force passes attach the table of their
+    /// own eps^2 (withShortRangePairTable, host/cpu/forces_cpu.h); only bodyBodyShortRange reads it.
+    const F4* pairTable = nullptr;
+    float pairPerLength = 0.0f; ///< the table's intervals per unit of softened distance (shortRangePairPerLength)
 };
 
 /// The bound R / r_MAC on how far a node's bodies lie from its centre of mass, for ShortRangeView's
@@ -284,16 +280,9 @@ HOST_DEVICE inline LongRangePair<T> longRangePairSeries(T x2, T k)
     return {c * acc * k * k * k, c * pot * k};
 }
 
-/// Below these x, LongRangePair takes its series: in double the closed forms' rounding (about 1e-16 of erf(x))
-/// is 1e-13 of the acceleration's value at x = 0.1; in float scaledErfc's 3.4e-7 is 5e-6 of it at x = 0.5.
-HOST_DEVICE constexpr float longRangeSeriesBelow(float) { return 0.5f; }
-HOST_DEVICE constexpr double longRangeSeriesBelow(double) { return 0.1; }
-
-/// In float the series is needed only where the pair's softened pull is far below Newton's: bodyBodyShortRange takes
-/// the long-range pull times eps^2 (s^2 + s r + r^2) / (s + r) = s^3 - r^3, so the closed forms' rounding, about 4e-7
-/// of Newton's pull m / r^2, is (1 + eps^2 / r^2)^(3/2) - 1 times that of the softened pull: at most 0.4 times from
-/// r = 2 eps out, where the pair takes them (the series' branch costs the warps whose pairs straddle it).
-constexpr float kLongRangeSeriesWithinSoftenings2 = 4.0f;
+/// Below this x, LongRangePair takes its series: the closed forms' rounding (about 1e-16 of erf(x)) is 1e-13 of the
+/// acceleration's value at x = 0.1.
+constexpr double kLongRangeSeriesBelow = 0.1;
 
 } // namespace treepm_detail
 
@@ -302,34 +291,110 @@ constexpr float kLongRangeSeriesWithinSoftenings2 = 4.0f;
 HOST_DEVICE inline LongRangePair<double> longRangePair(double r2, double invR, double k)
 {
     const double x = r2 * invR * k;
-    if (x < treepm_detail::longRangeSeriesBelow(x)) return treepm_detail::longRangePairSeries(x * x, k);
+    if (x < treepm_detail::kLongRangeSeriesBelow) return treepm_detail::longRangePairSeries(x * x, k);
     const double erfX = erf(x), w = treepm_detail::kTwoOverSqrtPi * x * exp(-x * x);
     return {(erfX - w) * invR * invR * invR, erfX * invR};
 }
 
-/// LongRangePair in float for the tree's kernels, for a pair at r^2 = r2 (invR = 1 / r, or 0) softened by eps2,
-/// from its short-range factors f (shortRangeFactorsAt): acc = (1 - f.acc) / r^3, pot = (1 - f.pot) / r, but the
-/// series where x < 1/2 and r^2 < 4 eps2 (kLongRangeSeriesWithinSoftenings2).
-HOST_DEVICE inline LongRangePair<float> longRangePair(float r2, float invR, float k, float eps2,
-                                                      ShortRangeFactors<float> f)
+namespace treepm_detail {
+
+/// LongRangePair at r^2 = r2 in double, continued below r2 = 0 by its series (a function of r^2, smooth through 0):
+/// the pair table's first interval reaches below the softening length, where S^2 - eps^2 < 0.
+inline LongRangePair<double> longRangePairAtSquare(double r2, double k)
 {
-    const float x = r2 * invR * k;
-    if (x < treepm_detail::longRangeSeriesBelow(x) && r2 < treepm_detail::kLongRangeSeriesWithinSoftenings2 * eps2)
-        return treepm_detail::longRangePairSeries(x * x, k);
-    return {(1.0f - f.acc) * (invR * invR * invR), (1.0f - f.pot) * invR};
+    if (r2 > 0.0) return longRangePair(r2, 1.0 / std::sqrt(r2), k);
+    return longRangePairSeries(r2 * k * k, k);
 }
 
-/// 1 / x for x > 0, else 0: on the device the hardware's approximation (rcp.approx.ftz, 1 ulp), on the host the
-/// exact quotient.
-HOST_DEVICE inline float reciprocalOrZero(float x)
+/// The cubic c0 + c1 f + c2 f^2 + c3 f^3 through y[j] at f = j / 3 (Newton's forward differences in u = 3 f).
+inline F4 cubicThroughThirds(const double y[4])
+{
+    const double d1 = y[1] - y[0], d2 = y[2] - 2 * y[1] + y[0], d3 = y[3] - 3 * y[2] + 3 * y[1] - y[0];
+    return {float(y[0]), float(3 * (d1 - d2 / 2 + d3 / 3)), float(9 * (d2 - d3) / 2), float(27 * d3 / 6)};
+}
+
+/// A table word, through the read-only cache on the device.
+HOST_DEVICE inline F4 readOnlyWord(const F4* p)
 {
 #ifdef __CUDA_ARCH__
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return x > 0.0f ? y : 0.0f;
+    const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+    return {v.x, v.y, v.z, v.w};
 #else
-    return x > 0.0f ? 1.0f / x : 0.0f;
+    return *p;
 #endif
+}
+
+} // namespace treepm_detail
+
+/// Intervals of the pair table (ShortRangeView::pairTable) over the softened distance S in [0, sqrt(r_cut^2 + eps^2)].
+constexpr int32_t kShortRangePairIntervals = 512;
+/// Words an interval of the pair table holds: the cubic of the acceleration's factor, then the potential's.
+constexpr int32_t kShortRangePairWords = 2;
+
+/// A pair's short-range pull as factors of its softened Newtonian pull at the softened distance S = sqrt(r^2 + eps^2):
+/// acc = 1 - S^3 L_acc(r^2) and pot = 1 - S L_pot(r^2) (L = longRangePair, k = 1 / (2 r_s)), so that m d acc / S^3
+/// and -m pot / S are the softened Newtonian pull less the unsoftened long-range one (bodyBodyShortRange). Both are
+/// smooth in S: L is a smooth function of r^2 = S^2 - eps^2. In double, where the difference keeps the factors to
+/// 1e-12 of themselves also near the cutoff (acc is 4e-4 at 6 r_s).
+inline ShortRangeFactors<double> shortRangePairFactorsExact(double S, double k, double eps2)
+{
+    const LongRangePair<double> l = treepm_detail::longRangePairAtSquare(S * S - eps2, k);
+    return {1.0 - S * S * S * l.acc, 1.0 - S * l.pot};
+}
+
+/// The pair table's intervals per unit of softened distance: kShortRangePairIntervals over [0, sqrt(r_cut^2 +
+/// eps^2)], every pair within the cutoff (the rounding of S may put one a fraction of an ulp beyond, into the last
+/// interval's cubic continued).
+inline float shortRangePairPerLength(const ShortRangeView& s, float eps2)
+{
+    return float(double(kShortRangePairIntervals) / std::sqrt(double(s.cutoff2) + double(eps2)));
+}
+
+/// Fills the pair table of the split s and the softening eps2 (kShortRangePairTableWords words at
+/// out): interval i covers S in [i h, (i + 1) h), h = 1 / shortRangePairPerLength, each factor as the cubic in the
+/// fraction f = S / h - i through its exact values (shortRangePairFactorsExact) at f = 0, 1/3, 2/3 and 1. At 512
+/// intervals (16 KB) the cubics in float are within 3e-7 of each factor (tests/unit/test_treepm.cpp), as the closed
+/// forms were in float; at 256 the interpolation alone erred by 1e-6 near the cutoff.
+inline void fillShortRangePairTable(const ShortRangeView& s, float eps2, F4* out)
+{
+    const double h = 1.0 / double(shortRangePairPerLength(s, eps2)), k = double(s.uPerLength);
+    for (int32_t i = 0; i < kShortRangePairIntervals; ++i)
+    {
+        double acc[4], pot[4];
+        for (int j = 0; j < 4; ++j)
+        {
+            const ShortRangeFactors<double> f = shortRangePairFactorsExact((i + j / 3.0) * h, k, double(eps2));
+            acc[j]                            = f.acc;
+            pot[j]                            = f.pot;
+        }
+        out[kShortRangePairWords * i]     = treepm_detail::cubicThroughThirds(acc);
+        out[kShortRangePairWords * i + 1] = treepm_detail::cubicThroughThirds(pot);
+    }
+}
+
+/// Words of a pair table (fillShortRangePairTable).
+constexpr int32_t kShortRangePairTableWords = kShortRangePairIntervals * kShortRangePairWords;
+
+/// s with a pair table attached: table holds fillShortRangePairTable's words for s and eps2, in the memory of the
+/// backend that reads it.
+inline ShortRangeView withShortRangePairTable(ShortRangeView s, float eps2, const F4* table)
+{
+    s.pairTable     = table;
+    s.pairPerLength = shortRangePairPerLength(s, eps2);
+    return s;
+}
+
+/// The pair's factors at softened distance S from the table attached to s (fillShortRangePairTable): one interval's
+/// two words and two cubics, where the closed forms took an exponential, two reciprocals and a second square root.
+HOST_DEVICE inline ShortRangeFactors<float> shortRangePairFactors(float S, const ShortRangeView& s)
+{
+    const float t   = S * s.pairPerLength;
+    const auto last = kShortRangePairIntervals - 1;
+    const int32_t i = int32_t(t) < last ? int32_t(t) : last;
+    const float f   = t - float(i);
+    const F4 a      = treepm_detail::readOnlyWord(s.pairTable + kShortRangePairWords * i);
+    const F4 p      = treepm_detail::readOnlyWord(s.pairTable + kShortRangePairWords * i + 1);
+    return {((a.w * f + a.z) * f + a.y) * f + a.x, ((p.w * f + p.z) * f + p.y) * f + p.x};
 }
 
 /// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): the softened
@@ -339,32 +404,26 @@ HOST_DEVICE inline float reciprocalOrZero(float x)
 /// split scale (by 1.5 eps^2 / r^2 of the pull), and a short-range pair that kept only its share of it (the
 /// Newtonian pull times the factors) differed from the Ewald sum by 1e-4 of a pair's force between r_s and 4 r_s.
 ///
-/// Written without cancellation: with s^2 = r^2 + eps^2, m d / s^3 - m d (1 - f_acc) / r^3 = (m d / s^3) (f_acc -
-/// L_acc eps^2 (s^2 + s r + r^2) / (s + r)) and -m / s + m (1 - f_pot) / r = -(m / s) (f_pot - L_pot eps^2 / (s + r)),
-/// L = longRangePair, since s^3 - r^3 = eps^2 (s^2 + s r + r^2) / (s + r). Near the cutoff, where the short-range
-/// pull is 4e-4 of Newton's, the plain difference of the two pulls kept only float's 6e-8 of Newton's, which the
-/// device's and the host's roundings moved apart by 2e-4 of a clustered box's short-range forces. Unsoftened, this is
-/// the Newtonian pull times the factors. A massless source (the target itself) adds exact zeros; a pair whose r^2 +
-/// eps^2 is below float's normal range adds nothing, as bodyBody.
+/// The pull is m d / S^3 and the potential -m / S, S^2 = r^2 + eps^2, times the factors of the table attached to s
+/// for this eps2 (shortRangePairFactors): one square root and a table's interval a pair. The factors hold the
+/// difference of the two pulls without cancellation: near the cutoff, where the short-range pull is 4e-4 of
+/// Newton's, the plain difference kept only float's 6e-8 of Newton's, which the device's and the host's roundings
+/// moved apart by 2e-4 of a clustered box's short-range forces. A massless source (the target itself) adds exact
+/// zeros; a pair whose r^2 + eps^2 is below float's normal range adds nothing, as bodyBody.
 HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const ShortRangeView& s, Vec3f& acc,
                                            float& pot)
 {
     const float r2 = shortRangeDistance2(d);
     if (!(r2 < s.cutoff2)) return;
-    const float s2   = r2 + eps2;
-    const float invS = invSqrtOrZero(s2), invR = invSqrtOrZero(r2);
-    const ShortRangeFactors<float> f = shortRangeFactorsAt(r2 * invR * s.uPerLength);
-    const LongRangePair<float> l     = longRangePair(r2, invR, s.uPerLength, eps2, f);
-    const float sDist = s2 * invS, rDist = r2 * invR;
-    const float eps2OverSum = eps2 * reciprocalOrZero(sDist + rDist);
-    const float accFactor   = f.acc - l.acc * (eps2OverSum * (s2 + sDist * rDist + r2));
-    const float potFactor   = f.pot - l.pot * eps2OverSum;
+    const float s2                   = r2 + eps2;
+    const float invS                 = invSqrtOrZero(s2);
+    const ShortRangeFactors<float> f = shortRangePairFactors(s2 * invS, s);
     const float mInvS = m * invS, mInvS3 = mInvS * invS * invS;
-    const float a = mInvS3 * accFactor;
+    const float a = mInvS3 * f.acc;
     acc.x += a * d.x;
     acc.y += a * d.y;
     acc.z += a * d.z;
-    pot -= mInvS * potFactor;
+    pot -= mInvS * f.pot;
 }
 
 /// The long-range kernel psi(r) = -erf(r / 2 r_s) / r = (Newton's -1/r) - (the short-range kernel) of a node to

@@ -215,6 +215,13 @@ struct GpuSolver::Impl
     /// The Ewald correction table, uploaded once (it is the same for every box: L = 1).
     DeviceBuffer<F4> ewaldTable{"Ewald correction table"};
     const F4* ewaldTableSource = nullptr;
+    /// TreePM's pair table (common/treepm.h) of the last evaluation's split and eps^2, uploaded when they change.
+    DeviceBuffer<F4> pairTable{"TreePM pair table"};
+    std::vector<F4> pairTableHost;
+    ShortRangeView pairTableSplit{};
+    float pairTableEps2 = 0.0f;
+    /// The split with the device's pair table for eps2 attached, the table uploaded on the stream first if it changed.
+    ShortRangeView attachPairTable(const ShortRangeView& split, float eps2);
     /// Texture objects over the uploaded tree (GpuKernelConfig::textures), rebound every evaluation.
     LinearTexture childrenTex, nodeMacTex, nodeComTex, nodeQuadTex;
 
@@ -269,6 +276,24 @@ void GpuSolver::Impl::recordSpans(double anchorOnHost, PhaseSpans& spans) const
         spans.begin[first + k] = hostSecondsOf(*bounds[k], anchor, anchorOnHost);
         spans.end[first + k]   = hostSecondsOf(*bounds[k + 1], anchor, anchorOnHost);
     }
+}
+
+ShortRangeView GpuSolver::Impl::attachPairTable(const ShortRangeView& split, float eps2)
+{
+    const bool same = !pairTableHost.empty() && eps2 == pairTableEps2 && split.cutoff2 == pairTableSplit.cutoff2 &&
+                      split.uPerLength == pairTableSplit.uPerLength;
+    if (!same)
+    {
+        pairTableHost.resize(kShortRangePairTableWords);
+        fillShortRangePairTable(split, eps2, pairTableHost.data());
+        pairTable.reserve(pairTableHost.size());
+        // Ordered after the kernels of the previous evaluation on the stream, which may still read the old table.
+        CUDA_CHECK(cudaMemcpyAsync(pairTable.data(), pairTableHost.data(), pairTableHost.size() * sizeof(F4),
+                                   cudaMemcpyHostToDevice, stream.get()));
+        pairTableSplit = split;
+        pairTableEps2  = eps2;
+    }
+    return withShortRangePairTable(split, eps2, pairTable.data());
 }
 
 TreeView GpuSolver::Impl::uploadTree(const TreeView& tree, std::vector<Transfer>& transfers)
@@ -371,7 +396,9 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     listGroups     = -1;
 
     start.record(stream);
-    const Inputs in = prepare();
+    Inputs in = prepare();
+    if (in.tree.periodic.boxSize > 0.0f && shortRangeOn(in.tree.periodic.shortRange))
+        in.tree.periodic.shortRange = attachPairTable(in.tree.periodic.shortRange, eps2);
     uploaded.record(stream);
     const int32_t numGroups = in.groups.numGroups;
     // No kernel may still read the old bindings: on an idle stream the upload's copies read none. A tree

@@ -285,10 +285,19 @@ FarFieldCounts farFieldCountsCpu(const TreeView& tree, const GroupView& groups, 
     return c;
 }
 
-void bodyLeafForcesCpu(const TreeView& tree, const GroupView& groups, const ListView& lists, const BodyView& bodies,
-                       const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc)
+void bodyLeafForcesCpu(const TreeView& givenTree, const GroupView& groups, const ListView& lists,
+                       const BodyView& bodies, const TargetView& targets, float eps2, const F4* nodeAcc, F4* acc)
 {
     const SymTensor<float> none{0, 0, 0, 0, 0, 0};
+    // TreePM's pairs read the pair table of this eps2.
+    TreeView tree = givenTree;
+    std::vector<F4> pairTable;
+    if (tree.periodic.boxSize > 0.0f && shortRangeOn(tree.periodic.shortRange))
+    {
+        pairTable.resize(kShortRangePairTableWords);
+        fillShortRangePairTable(tree.periodic.shortRange, eps2, pairTable.data());
+        tree.periodic.shortRange = withShortRangePairTable(tree.periodic.shortRange, eps2, pairTable.data());
+    }
 #pragma omp parallel
     {
         GroupAccumulator a;

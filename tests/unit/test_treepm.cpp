@@ -130,33 +130,29 @@ ErrorStats ewaldErrors(const PeriodicBodies& b, const Parameters& p, int64_t sam
 
 } // namespace
 
-/// The float factors of the tree's kernels (one shared exponential, scaledErfc's fit) against the C library's
-/// double erfc and exp: within 1e-6 plus the rounding of the exponential's argument (about 2^-23 u^2, 1e-6 at the
-/// usual cutoff u = 3), out to where the factors leave float's normal range.
+/// erfc(u) in float as the node kernels take it, exp(-u^2) (shortRangeGaussian) times scaledErfc's fit, and the
+/// acceleration's factor erfc(u) + (2u / sqrt(pi)) exp(-u^2), against the C library's double erfc and exp: within
+/// 1e-6 plus the rounding of the exponential's argument (about 2^-23 u^2, 1e-6 at u = 3), out to where they leave
+/// float's normal range.
 TEST(TreePm, FloatFactorsFollowTheDoubleOnes)
 {
     for (int k = 0; k <= 9200; ++k)
     {
-        const double u                   = 1e-3 * k;
-        const ShortRangeFactors<float> f = shortRangeFactorsAt(float(u));
-        const double uf                  = double(float(u));
-        const double pot = std::erfc(uf), acc = pot + 2.0 / std::sqrt(M_PI) * uf * std::exp(-uf * uf);
+        const double u    = 1e-3 * k;
+        const float gauss = shortRangeGaussian(float(u));
+        const float pot   = gauss * scaledErfc(float(u));
+        const float acc   = pot + float(2 / std::sqrt(M_PI)) * float(u) * gauss;
+        const double uf   = double(float(u));
+        const double ref = std::erfc(uf), refAcc = ref + 2.0 / std::sqrt(M_PI) * uf * std::exp(-uf * uf);
         const double tolerance = 1e-6 + 1.5e-7 * uf * uf;
-        ASSERT_NEAR(f.pot / pot, 1.0, tolerance) << "u " << uf;
-        ASSERT_NEAR(f.acc / acc, 1.0, tolerance) << "u " << uf;
-        ASSERT_NEAR(scaledErfc(float(u)) / (pot * std::exp(uf * uf)), 1.0, 1e-6) << "u " << uf;
+        ASSERT_NEAR(pot / ref, 1.0, tolerance) << "u " << uf;
+        ASSERT_NEAR(acc / refAcc, 1.0, tolerance) << "u " << uf;
+        ASSERT_NEAR(scaledErfc(float(u)) / (ref * std::exp(uf * uf)), 1.0, 1e-6) << "u " << uf;
     }
-    EXPECT_EQ(shortRangeFactorsAt(12.0f).acc, 0.0f) << "beyond the fit, exp(-u^2) is 0";
-    EXPECT_TRUE(std::isnan(shortRangeFactorsAt(NAN).acc));
+    EXPECT_EQ(shortRangeGaussian(12.0f) * scaledErfc(12.0f), 0.0f) << "beyond the fit, exp(-u^2) is 0";
+    EXPECT_TRUE(std::isnan(shortRangeGaussian(NAN)));
 }
 
-/// The long-range pull that a short-range pair leaves to the mesh (longRangePair), against erf's closed forms in
-/// double from x = 1e-3 to the cutoff: in double within 1e-13 of its value (and the closed forms' own cancellation,
-/// 1e-16 / x^3), in float within 2e-6 (the series below x = 1/2, scaledErfc's fit above) and, unsoftened (closed
-/// forms only), within 1e-6 of Newton's pull. At r = 0 both hold the limits, k^3 4 /
-/// (3 sqrt(pi)) and k 2 / sqrt(pi), and the float pair kernel is smooth there: a pair at r^2 = 1e-30 (below float's
-/// normal range) and at r = 1e-6 r_s, softened, take the same pull, and every softened pair's is within a few 1e-6
-/// of the double one out to the cutoff.
 /// The host's 2^x of the short-range Gaussian (exp2NonPositive) within 2.5e-7 of the exact value from 0 down to
 /// float's smallest normal number, 0 below it (as the device's ex2.approx.ftz), NaN for NaN.
 TEST(TreePm, TheHostsExp2FollowsTheExactOneAndFlushesBelowTheNormalRange)
@@ -178,6 +174,9 @@ TEST(TreePm, TheHostsExp2FollowsTheExactOneAndFlushesBelowTheNormalRange)
     EXPECT_TRUE(std::isnan(exp2NonPositive(NAN)));
 }
 
+/// The long-range pull that a short-range pair leaves to the mesh (longRangePair), against erf's closed forms in
+/// double from x = 1e-3 to the cutoff: within 1e-13 of its value (and the closed forms' own cancellation, 1e-16 /
+/// x^3). At r = 0 it holds the limits, k^3 4 / (3 sqrt(pi)) and k 2 / sqrt(pi).
 TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
 {
     const double k = 0.5 / 0.3; // r_s = 0.3
@@ -190,26 +189,83 @@ TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
         // The reference's own rounding: erf(x) - w cancels to x^3.
         ASSERT_NEAR(d.acc / acc, 1.0, 1e-13 + 4e-16 / (x * x * x)) << "x " << x;
         ASSERT_NEAR(d.pot / pot, 1.0, 1e-13) << "x " << x;
-        const float rf = float(r), r2 = rf * rf, invR = 1.0f / std::sqrt(r2);
-        const ShortRangeFactors<float> factors = shortRangeFactorsAt(r2 * invR * float(k));
-        const LongRangePair<float> f           = longRangePair(r2, invR, float(k), HUGE_VALF, factors);
-        ASSERT_NEAR(f.acc / acc, 1.0, 2e-6) << "x " << x;
-        ASSERT_NEAR(f.pot / pot, 1.0, 2e-6) << "x " << x;
-        // Unsoftened, the closed forms at every x: within 1e-6 of Newton's pull, the pair's own.
-        const LongRangePair<float> u = longRangePair(r2, invR, float(k), 0.0f, factors);
-        ASSERT_NEAR(u.acc * r * r * r, acc * r * r * r, 1e-6) << "x " << x;
-        ASSERT_NEAR(u.pot * r, pot * r, 1e-6) << "x " << x;
     }
     const double c = 2 / std::sqrt(M_PI);
     EXPECT_NEAR(longRangePair(0.0, 0.0, k).acc, c * 2 / 3 * k * k * k, 1e-15);
     EXPECT_NEAR(longRangePair(0.0, 0.0, k).pot, c * k, 1e-15);
-    EXPECT_NEAR(longRangePair(0.0f, 0.0f, float(k), 1e-4f, shortRangeFactorsAt(0.0f)).acc, c * 2 / 3 * k * k * k, 1e-6);
+}
 
-    ShortRangeView s;
-    s.splitScale = 0.3f;
-    s.uPerLength = float(k);
-    s.cutoff     = 1.8f;
-    s.cutoff2    = s.cutoff * s.cutoff;
+namespace {
+
+/// The split of r_s = 0.3 with the cutoff at 6 r_s, as the kernels see it, with its pair table for eps2.
+struct PairSplit
+{
+    std::vector<F4> table = std::vector<F4>(kShortRangePairTableWords);
+    ShortRangeView view;
+
+    explicit PairSplit(float eps2)
+    {
+        ShortRangeView s;
+        s.splitScale = 0.3f;
+        s.uPerLength = float(0.5 / 0.3);
+        s.cutoff     = 1.8f;
+        s.cutoff2    = s.cutoff * s.cutoff;
+        fillShortRangePairTable(s, eps2, table.data());
+        view = withShortRangePairTable(s, eps2, table.data());
+    }
+};
+
+/// The softened Newtonian pull of a unit mass at distance r along x less erf's long-range pull, in double.
+LongRangePair<double> shortRangePullExact(double r, double k, double eps2)
+{
+    const double soft = std::sqrt(r * r + eps2), x = r * k;
+    const double w = 2 / std::sqrt(M_PI) * x * std::exp(-x * x);
+    return {r * (1 / (soft * soft * soft) - (std::erf(x) - w) / (r * r * r)), -(1 / soft - std::erf(x) / r)};
+}
+
+} // namespace
+
+/// The pair table's cubics in float against the exact factors (shortRangePairFactorsExact at the same float S) over
+/// every interval, for softenings from none to a third of r_s: within 3e-7 of each factor (float's own rounding is
+/// 6e-8) plus what two ulps of S move it by, S |dF/dS| 2^-23 (the interval's fraction rounds as S does: 2^-24 of the
+/// index; near the cutoff the potential's factor, erfc(u), moves by 16 times the relative change in S), also near
+/// the cutoff, where the acceleration's factor is 4e-4 and the potential's 2e-5. With the softening a third of r_s
+/// both factors pass through 0 before the cutoff (the softened pull falls below the long-range one).
+TEST(TreePm, ThePairTableFollowsTheExactFactors)
+{
+    for (float eps2 : {0.0f, 1e-6f, 1e-4f, 1e-2f})
+    {
+        const PairSplit split(eps2);
+        const double k = split.view.uPerLength, h = 1.0 / double(split.view.pairPerLength);
+        double worst = 0;
+        for (int i = 0; i < kShortRangePairIntervals * 64; ++i)
+        {
+            const float S = float((i + 0.5) / 64 * h);
+            if (double(S) * S < double(eps2)) continue;
+            const ShortRangeFactors<double> exact = shortRangePairFactorsExact(S, k, eps2);
+            const ShortRangeFactors<double> above = shortRangePairFactorsExact(S * (1 + 1e-6), k, eps2);
+            const ShortRangeFactors<double> below = shortRangePairFactorsExact(S * (1 - 1e-6), k, eps2);
+            const ShortRangeFactors<float> table  = shortRangePairFactors(S, split.view);
+            const double slopeAcc                 = std::fabs(above.acc - below.acc) / 2e-6;
+            const double slopePot                 = std::fabs(above.pot - below.pot) / 2e-6;
+            worst =
+                std::max(worst, std::fabs(table.acc - exact.acc) / (3e-7 * std::fabs(exact.acc) + 0x1p-23 * slopeAcc));
+            worst =
+                std::max(worst, std::fabs(table.pot - exact.pot) / (3e-7 * std::fabs(exact.pot) + 0x1p-23 * slopePot));
+        }
+        EXPECT_LT(worst, 1.0) << "eps2 " << eps2;
+        EXPECT_NEAR(shortRangePairFactorsExact(1.8, k, 0.0).acc, 4.4e-4, 0.1e-4) << "the factor at the cutoff";
+    }
+}
+
+/// The float pair kernel against the double pull, the softened Newtonian pull less erf's long-range pull, from r =
+/// eps / 10 to the cutoff: within 2e-6 of the short-range pull itself plus what the rounding of the distance moves it
+/// by (5e-7 x^2, x = r / 2 r_s), also near the cutoff, where the pull is 4e-4 of Newton's. It is smooth at r = 0: a pair at r^2 = 1e-30 (below float's normal range) and at r = 3e-7, softened,
+/// take the same potential, the second the softened pull 2 m r / eps^3; and nothing at or beyond the cutoff.
+TEST(TreePm, ThePairKernelFollowsTheDoubleShortRangePull)
+{
+    const PairSplit split(1e-4f);
+    const ShortRangeView& s = split.view;
     Vec3f a0{0, 0, 0}, a1{0, 0, 0};
     float p0 = 0, p1 = 0;
     bodyBodyShortRange({1e-15f, 0, 0}, 2.0f, 1e-4f, s, a0, p0);
@@ -217,38 +273,44 @@ TEST(TreePm, LongRangePairFollowsErfThroughTheSeriesAndAtZero)
     EXPECT_TRUE(std::isfinite(a0.x) && std::isfinite(p0));
     EXPECT_NEAR(p0, p1, 1e-6 * std::fabs(p1));
     EXPECT_NEAR(a1.x, 2.0 * 3e-7 / 1e-6, 1e-3 * a1.x) << "the softened pull, 2 m r / eps^3";
-
-    // The float pair against the double one, the softened pull less erf's long-range pull, from r = eps / 10 to the
-    // cutoff: within 2e-6 of the short-range pull itself plus the rounding of the exponential's argument (as the
-    // factors'), also near the cutoff, where the pull is 4e-4 of Newton's.
     for (int j = 0; j <= 2000; ++j)
     {
-        const double r = 1e-3 * std::pow(s.cutoff / 1.0001 / 1e-3, j / 2000.0), x = r * k;
-        const float rf  = float(r);
-        const double rd = rf, eps2 = 1e-4, soft = std::sqrt(rd * rd + eps2), xd = rd * k;
-        const double w      = 2 / std::sqrt(M_PI) * xd * std::exp(-xd * xd);
-        const double ref    = 2.0 * rd * (1 / (soft * soft * soft) - (std::erf(xd) - w) / (rd * rd * rd));
-        const double refPot = -2.0 * (1 / soft - std::erf(xd) / rd);
+        const double r                    = 1e-3 * std::pow(s.cutoff / 1.0001 / 1e-3, j / 2000.0);
+        const float rf                    = float(r);
+        const LongRangePair<double> exact = shortRangePullExact(rf, s.uPerLength, 1e-4);
         Vec3f a{0, 0, 0};
         float p = 0;
         bodyBodyShortRange({rf, 0, 0}, 2.0f, 1e-4f, s, a, p);
-        ASSERT_NEAR(a.x / ref, 1.0, 2e-6 + 5e-7 * x * x) << "x " << x;
-        ASSERT_NEAR(p / refPot, 1.0, 2e-6 + 5e-7 * x * x) << "x " << x;
+        const double x = r * s.uPerLength;
+        ASSERT_NEAR(a.x / (2 * exact.acc), 1.0, 2e-6 + 5e-7 * x * x) << "r " << r;
+        ASSERT_NEAR(p / (2 * exact.pot), 1.0, 2e-6 + 5e-7 * x * x) << "r " << r;
     }
+    Vec3f a{0, 0, 0};
+    float p = 0;
+    bodyBodyShortRange({s.cutoff, 0, 0}, 2.0f, 1e-4f, s, a, p);
+    EXPECT_EQ(a.x, 0.0f);
+    EXPECT_EQ(p, 0.0f);
 }
 
 namespace {
 
-/// A periodic box of side L under TreePM's default split on a mesh of `grid` cells, as the kernels see it.
-PeriodicView treePmBox(float L, int grid)
+/// A periodic box of side L under TreePM's default split on a mesh of `grid` cells, as the kernels see it, with the
+/// pair table of eps2 attached.
+struct TreePmBox
 {
-    PeriodicView box{nullptr, 0, L, 1.0f / L};
-    Parameters p;
-    p.box_size     = L;
-    p.pm_grid      = grid;
-    box.shortRange = shortRangeView(p);
-    return box;
-}
+    std::vector<F4> pairTable = std::vector<F4>(kShortRangePairTableWords);
+    PeriodicView view{nullptr, 0, 0.0f, 0.0f};
+
+    TreePmBox(float L, int grid, float eps2)
+    {
+        Parameters p;
+        p.box_size = L;
+        p.pm_grid  = grid;
+        view       = {nullptr, 0, L, 1.0f / L};
+        fillShortRangePairTable(shortRangeView(p), eps2, pairTable.data());
+        view.shortRange = withShortRangePairTable(shortRangeView(p), eps2, pairTable.data());
+    }
+};
 
 } // namespace
 
@@ -259,9 +321,10 @@ PeriodicView treePmBox(float L, int grid)
 TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
 {
     Random rng(11);
-    const float L          = 64.0f;
-    const PeriodicView box = treePmBox(L, 32);
-    const float cut        = box.shortRange.cutoff;
+    const float L = 64.0f;
+    const TreePmBox treePm(L, 32, 1e-4f);
+    const PeriodicView& box = treePm.view;
+    const float cut         = box.shortRange.cutoff;
     int64_t culled = 0, kept = 0;
     for (int trial = 0; trial < 20000; ++trial)
     {
@@ -309,9 +372,10 @@ TEST(TreePm, ABodyBeyondReachOfAGroupsBoxPullsNoTargetInIt)
 TEST(TreePm, AGroupThatShiftsOnceMeetsEveryPairWithinTheCutoffAtItsNearestImage)
 {
     Random rng(12);
-    const float L          = 64.0f;
-    const PeriodicView box = treePmBox(L, 32);
-    const float cut        = box.shortRange.cutoff;
+    const float L = 64.0f;
+    const TreePmBox treePm(L, 32, 1e-4f);
+    const PeriodicView& box = treePm.view;
+    const float cut         = box.shortRange.cutoff;
     ASSERT_LT(cut, 0.5f * L);
     auto wrap      = [&](double x) { return float(x - L * std::floor(x / L)); };
     int64_t within = 0, shifting = 0, notShifting = 0;
