@@ -410,11 +410,21 @@ HOST_DEVICE inline ShortRangeFactors<float> shortRangePairFactors(float S, const
 /// Newton's, the plain difference kept only float's 6e-8 of Newton's, which the device's and the host's roundings
 /// moved apart by 2e-4 of a clustered box's short-range forces. A massless source (the target itself) adds exact
 /// zeros; a pair whose r^2 + eps^2 is below float's normal range adds nothing, as bodyBody.
+HOST_DEVICE inline void bodyBodyShortRangeWithinCutoff(Vec3f d, float r2, float m, float eps2, const ShortRangeView& s,
+                                                       Vec3f& acc, float& pot);
+
 HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const ShortRangeView& s, Vec3f& acc,
                                            float& pot)
 {
     const float r2 = shortRangeDistance2(d);
-    if (!(r2 < s.cutoff2)) return;
+    if (r2 < s.cutoff2) bodyBodyShortRangeWithinCutoff(d, r2, m, eps2, s, acc, pot);
+}
+
+/// bodyBodyShortRange's pull of a pair already known to lie within the cutoff, r2 = shortRangeDistance2(d) <
+/// s.cutoff2: without the branch, so that the host's loop over such pairs (host/cpu/forces_cpu.cpp) vectorises.
+HOST_DEVICE inline void bodyBodyShortRangeWithinCutoff(Vec3f d, float r2, float m, float eps2, const ShortRangeView& s,
+                                                       Vec3f& acc, float& pot)
+{
     const float s2                   = r2 + eps2;
     const float invS                 = invSqrtOrZero(s2);
     const ShortRangeFactors<float> f = shortRangePairFactors(s2 * invS, s);

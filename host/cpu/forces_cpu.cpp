@@ -171,7 +171,11 @@ inline void addShortRangeSource(GroupAccumulator& a, int32_t n, F4 src, const Sy
         Vec3f acc{0.0f, 0.0f, 0.0f};
         float pot = 0.0f;
         if (Node) bodyNodeShortRange({nx[j], ny[j], nz[j]}, mass, q, eps2, s, acc, pot);
-        else bodyBodyShortRange({nx[j], ny[j], nz[j]}, near[j] == skip ? 0.0f : mass, eps2, s, acc, pot);
+        else
+        {
+            const Vec3f d{nx[j], ny[j], nz[j]};
+            bodyBodyShortRangeWithinCutoff(d, shortRangeDistance2(d), near[j] == skip ? 0.0f : mass, eps2, s, acc, pot);
+        }
         px[j] = acc.x;
         py[j] = acc.y;
         pz[j] = acc.z;
