@@ -194,8 +194,8 @@ struct ShortRangeView
     /// r_s^4 / kTreePmNodeErrorFactor: the scale of shortRangeNodeErrorSmallEnough's comparison.
     float nodeErrorScale = 0.0f;
     /// A pair's factors against its softened distance for one eps^2 (shortRangePairFactors): kShortRangePairIntervals
-    /// intervals of kShortRangePairWords words (fillShortRangePairTable). The force passes attach the table of their
-    /// own eps^2 (withShortRangePairTable, host/cpu/forces_cpu.h); only bodyBodyShortRange reads it.
+    /// words (fillShortRangePairTable). The body-leaf passes attach the table of their own eps^2
+    /// (withShortRangePairTable: bodyLeafForcesCpu, the device's evaluation); only bodyBodyShortRange reads it.
     const F4* pairTable = nullptr;
     float pairPerLength = 0.0f; ///< the table's intervals per unit of softened distance (shortRangePairPerLength)
 };
@@ -306,11 +306,11 @@ inline LongRangePair<double> longRangePairAtSquare(double r2, double k)
     return longRangePairSeries(r2 * k * k, k);
 }
 
-/// The cubic c0 + c1 f + c2 f^2 + c3 f^3 through y[j] at f = j / 3 (Newton's forward differences in u = 3 f).
-inline F4 cubicThroughThirds(const double y[4])
+/// The cubic c0 + c1 f + c2 f^2 + c3 f^3 on f in [0, 1] with value y0 and slope d0 at f = 0, y1 and d1 at f = 1
+/// (Hermite's).
+inline F4 hermiteCubic(double y0, double d0, double y1, double d1)
 {
-    const double d1 = y[1] - y[0], d2 = y[2] - 2 * y[1] + y[0], d3 = y[3] - 3 * y[2] + 3 * y[1] - y[0];
-    return {float(y[0]), float(3 * (d1 - d2 / 2 + d3 / 3)), float(9 * (d2 - d3) / 2), float(27 * d3 / 6)};
+    return {float(y0), float(d0), float(3 * (y1 - y0) - 2 * d0 - d1), float(2 * (y0 - y1) + d0 + d1)};
 }
 
 /// A table word, through the read-only cache on the device.
@@ -326,20 +326,28 @@ HOST_DEVICE inline F4 readOnlyWord(const F4* p)
 
 } // namespace treepm_detail
 
-/// Intervals of the pair table (ShortRangeView::pairTable) over the softened distance S in [0, sqrt(r_cut^2 + eps^2)].
-constexpr int32_t kShortRangePairIntervals = 512;
-/// Words an interval of the pair table holds: the cubic of the acceleration's factor, then the potential's.
-constexpr int32_t kShortRangePairWords = 2;
+/// Intervals of the pair table (ShortRangeView::pairTable) over the softened distance S in [0, sqrt(r_cut^2 + eps^2)],
+/// one word each.
+constexpr int32_t kShortRangePairIntervals = 1024;
 
 /// A pair's short-range pull as factors of its softened Newtonian pull at the softened distance S = sqrt(r^2 + eps^2):
 /// acc = 1 - S^3 L_acc(r^2) and pot = 1 - S L_pot(r^2) (L = longRangePair, k = 1 / (2 r_s)), so that m d acc / S^3
 /// and -m pot / S are the softened Newtonian pull less the unsoftened long-range one (bodyBodyShortRange). Both are
 /// smooth in S: L is a smooth function of r^2 = S^2 - eps^2. In double, where the difference keeps the factors to
-/// 1e-12 of themselves also near the cutoff (acc is 4e-4 at 6 r_s).
+/// 1e-12 of themselves also near the cutoff (acc is 4e-4 at 6 r_s). The potential's factor has the slope dpot/dS =
+/// S^2 L_acc - L_pot (dL_pot / d(r^2) = -L_acc / 2), and acc = pot - S dpot/dS: the pull is the gradient of the
+/// potential.
 inline ShortRangeFactors<double> shortRangePairFactorsExact(double S, double k, double eps2)
 {
     const LongRangePair<double> l = treepm_detail::longRangePairAtSquare(S * S - eps2, k);
     return {1.0 - S * S * S * l.acc, 1.0 - S * l.pot};
+}
+
+/// The potential's factor's slope in S (shortRangePairFactorsExact), in double.
+inline double shortRangePairPotSlopeExact(double S, double k, double eps2)
+{
+    const LongRangePair<double> l = treepm_detail::longRangePairAtSquare(S * S - eps2, k);
+    return S * S * l.acc - l.pot;
 }
 
 /// The pair table's intervals per unit of softened distance: kShortRangePairIntervals over [0, sqrt(r_cut^2 +
@@ -350,30 +358,28 @@ inline float shortRangePairPerLength(const ShortRangeView& s, float eps2)
     return float(double(kShortRangePairIntervals) / std::sqrt(double(s.cutoff2) + double(eps2)));
 }
 
-/// Fills the pair table of the split s and the softening eps2 (kShortRangePairTableWords words at
-/// out): interval i covers S in [i h, (i + 1) h), h = 1 / shortRangePairPerLength, each factor as the cubic in the
-/// fraction f = S / h - i through its exact values (shortRangePairFactorsExact) at f = 0, 1/3, 2/3 and 1. At 512
-/// intervals (16 KB) the cubics in float are within 3e-7 of each factor (tests/unit/test_treepm.cpp), as the closed
-/// forms were in float; at 256 the interpolation alone erred by 1e-6 near the cutoff.
+/// Fills the pair table of the split s and the softening eps2 (kShortRangePairTableWords words at out): interval i
+/// covers S in [i h, (i + 1) h), h = 1 / shortRangePairPerLength, its word the Hermite cubic of the potential's factor
+/// in the fraction f = S / h - i through the exact values and slopes at both ends (shortRangePairFactorsExact,
+/// shortRangePairPotSlopeExact). shortRangePairFactors takes the acceleration's factor from the cubic's slope, so a
+/// pair reads one word. At 1024 intervals (16 KB) both factors in float are within 3e-7 of the exact ones
+/// (tests/unit/test_treepm.cpp), as the closed forms were in float.
 inline void fillShortRangePairTable(const ShortRangeView& s, float eps2, F4* out)
 {
-    const double h = 1.0 / double(shortRangePairPerLength(s, eps2)), k = double(s.uPerLength);
+    const double h = 1.0 / double(shortRangePairPerLength(s, eps2)), k = double(s.uPerLength), e2 = double(eps2);
+    double pot0 = shortRangePairFactorsExact(0.0, k, e2).pot, slope0 = shortRangePairPotSlopeExact(0.0, k, e2);
     for (int32_t i = 0; i < kShortRangePairIntervals; ++i)
     {
-        double acc[4], pot[4];
-        for (int j = 0; j < 4; ++j)
-        {
-            const ShortRangeFactors<double> f = shortRangePairFactorsExact((i + j / 3.0) * h, k, double(eps2));
-            acc[j]                            = f.acc;
-            pot[j]                            = f.pot;
-        }
-        out[kShortRangePairWords * i]     = treepm_detail::cubicThroughThirds(acc);
-        out[kShortRangePairWords * i + 1] = treepm_detail::cubicThroughThirds(pot);
+        const double S1   = (i + 1) * h;
+        const double pot1 = shortRangePairFactorsExact(S1, k, e2).pot, slope1 = shortRangePairPotSlopeExact(S1, k, e2);
+        out[i] = treepm_detail::hermiteCubic(pot0, h * slope0, pot1, h * slope1);
+        pot0   = pot1;
+        slope0 = slope1;
     }
 }
 
 /// Words of a pair table (fillShortRangePairTable).
-constexpr int32_t kShortRangePairTableWords = kShortRangePairIntervals * kShortRangePairWords;
+constexpr int32_t kShortRangePairTableWords = kShortRangePairIntervals;
 
 /// s with a pair table attached: table holds fillShortRangePairTable's words for s and eps2, in the memory of the
 /// backend that reads it.
@@ -385,16 +391,20 @@ inline ShortRangeView withShortRangePairTable(ShortRangeView s, float eps2, cons
 }
 
 /// The pair's factors at softened distance S from the table attached to s (fillShortRangePairTable): one interval's
-/// two words and two cubics, where the closed forms took an exponential, two reciprocals and a second square root.
+/// word, the potential's factor from its cubic and the acceleration's as pot - S dpot/dS, where the closed forms took an
+/// exponential, two reciprocals and a second square root. Near the cutoff the two terms add (pot is 2e-5 there, -S
+/// dpot/dS 4e-4): no cancellation.
 HOST_DEVICE inline ShortRangeFactors<float> shortRangePairFactors(float S, const ShortRangeView& s)
 {
     const float t   = S * s.pairPerLength;
     const auto last = kShortRangePairIntervals - 1;
     const int32_t i = int32_t(t) < last ? int32_t(t) : last;
     const float f   = t - float(i);
-    const F4 a      = treepm_detail::readOnlyWord(s.pairTable + kShortRangePairWords * i);
-    const F4 p      = treepm_detail::readOnlyWord(s.pairTable + kShortRangePairWords * i + 1);
-    return {((a.w * f + a.z) * f + a.y) * f + a.x, ((p.w * f + p.z) * f + p.y) * f + p.x};
+    const F4 c      = treepm_detail::readOnlyWord(s.pairTable + i);
+    const float pot = ((c.w * f + c.z) * f + c.y) * f + c.x;
+    // S dpot/dS = t dpot/df.
+    const float slope = (3.0f * c.w * f + 2.0f * c.z) * f + c.y;
+    return {pot - t * slope, pot};
 }
 
 /// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): the softened
