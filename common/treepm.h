@@ -390,10 +390,10 @@ inline ShortRangeView withShortRangePairTable(ShortRangeView s, float eps2, cons
     return s;
 }
 
-/// The pair's factors at softened distance S from the table attached to s (fillShortRangePairTable): one interval's
-/// word, the potential's factor from its cubic and the acceleration's as pot - S dpot/dS, where the closed forms took an
-/// exponential, two reciprocals and a second square root. Near the cutoff the two terms add (pot is 2e-5 there, -S
-/// dpot/dS 4e-4): no cancellation.
+/// The pair's factors at softened distance S from the table attached to s (fillShortRangePairTable): the potential's
+/// factor from its interval's cubic and the acceleration's as pot - S dpot/dS. One word and a cubic, since the
+/// closed forms take an exponential, two reciprocals and a second square root, and the short-range kernels are bound
+/// by their instructions. Near the cutoff the two terms add (pot is 2e-5 there, -S dpot/dS 4e-4): no cancellation.
 HOST_DEVICE inline ShortRangeFactors<float> shortRangePairFactors(float S, const ShortRangeView& s)
 {
     const float t   = S * s.pairPerLength;
@@ -405,6 +405,23 @@ HOST_DEVICE inline ShortRangeFactors<float> shortRangePairFactors(float S, const
     // S dpot/dS = t dpot/df.
     const float slope = (3.0f * c.w * f + 2.0f * c.z) * f + c.y;
     return {pot - t * slope, pot};
+}
+
+/// bodyBodyShortRange's pull of a pair already known to lie within the cutoff, r2 = shortRangeDistance2(d) <
+/// s.cutoff2: without the branch, so that the host's loop over such pairs (host/cpu/forces_cpu.cpp) vectorises with
+/// the table's reads.
+HOST_DEVICE inline void bodyBodyShortRangeWithinCutoff(Vec3f d, float r2, float m, float eps2, const ShortRangeView& s,
+                                                       Vec3f& acc, float& pot)
+{
+    const float s2                   = r2 + eps2;
+    const float invS                 = invSqrtOrZero(s2);
+    const ShortRangeFactors<float> f = shortRangePairFactors(s2 * invS, s);
+    const float mInvS = m * invS, mInvS3 = mInvS * invS * invS;
+    const float a = mInvS3 * f.acc;
+    acc.x += a * d.x;
+    acc.y += a * d.y;
+    acc.z += a * d.z;
+    pot -= mInvS * f.pot;
 }
 
 /// Adds the short-range pull of a body of mass m at the nearest-image offset d (source - target): the softened
@@ -420,30 +437,11 @@ HOST_DEVICE inline ShortRangeFactors<float> shortRangePairFactors(float S, const
 /// Newton's, the plain difference kept only float's 6e-8 of Newton's, which the device's and the host's roundings
 /// moved apart by 2e-4 of a clustered box's short-range forces. A massless source (the target itself) adds exact
 /// zeros; a pair whose r^2 + eps^2 is below float's normal range adds nothing, as bodyBody.
-HOST_DEVICE inline void bodyBodyShortRangeWithinCutoff(Vec3f d, float r2, float m, float eps2, const ShortRangeView& s,
-                                                       Vec3f& acc, float& pot);
-
 HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const ShortRangeView& s, Vec3f& acc,
                                            float& pot)
 {
     const float r2 = shortRangeDistance2(d);
     if (r2 < s.cutoff2) bodyBodyShortRangeWithinCutoff(d, r2, m, eps2, s, acc, pot);
-}
-
-/// bodyBodyShortRange's pull of a pair already known to lie within the cutoff, r2 = shortRangeDistance2(d) <
-/// s.cutoff2: without the branch, so that the host's loop over such pairs (host/cpu/forces_cpu.cpp) vectorises.
-HOST_DEVICE inline void bodyBodyShortRangeWithinCutoff(Vec3f d, float r2, float m, float eps2, const ShortRangeView& s,
-                                                       Vec3f& acc, float& pot)
-{
-    const float s2                   = r2 + eps2;
-    const float invS                 = invSqrtOrZero(s2);
-    const ShortRangeFactors<float> f = shortRangePairFactors(s2 * invS, s);
-    const float mInvS = m * invS, mInvS3 = mInvS * invS * invS;
-    const float a = mInvS3 * f.acc;
-    acc.x += a * d.x;
-    acc.y += a * d.y;
-    acc.z += a * d.z;
-    pot -= mInvS * f.pot;
 }
 
 /// The long-range kernel psi(r) = -erf(r / 2 r_s) / r = (Newton's -1/r) - (the short-range kernel) of a node to
