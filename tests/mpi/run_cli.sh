@@ -84,7 +84,8 @@ refused)
     on2 $common --box-size 1 --pm-grid 0 --output-dir a > out.txt 2> err.txt
     rc=$?
     [ $rc -eq 2 ] || fail "periodic run with the Ewald sum: exit $rc, expected 2"
-    [ "$(wc -l < err.txt)" -eq 1 ] || fail "periodic run with the Ewald sum: not one line: $(cat err.txt)"
+    # The program's own lines: an MPI runtime may add its warnings to stderr.
+    [ "$(grep -c '^octwalk' err.txt)" -eq 1 ] || fail "periodic run with the Ewald sum: not one line: $(cat err.txt)"
     grep -q '^octwalk: rank 0 of 2: run: box_size 1 with pm_grid 0' err.txt ||
         fail "periodic run with the Ewald sum: $(cat err.txt)"
     [ ! -e a ] || fail "periodic run with the Ewald sum: created its output directory"
