@@ -75,12 +75,12 @@ int Communicator::byteCount(int64_t bytes, const char* call) const
 }
 
 int64_t Communicator::elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints,
-                                    std::vector<int>& displ) const
+                                    std::vector<int>& displ, const char* call) const
 {
     const auto elementCount = [&](int64_t count) {
         if (count < 0 || count > INT32_MAX)
         {
-            throw MpiError("MPI_Alltoallv on " + where() + ": " + std::to_string(count) +
+            throw MpiError(std::string(call) + " on " + where() + ": " + std::to_string(count) +
                            " elements exceed MPI's int count (2^31 - 1)");
         }
         return int(count);

@@ -127,6 +127,34 @@ public:
         return out;
     }
 
+    /// Every rank's counts[rank] values at local, concatenated in rank order into out on root (room for the sum of
+    /// counts there; out is read on root only). counts: every rank's count, the same on every rank.
+    template<class T>
+    void gatherv(const T* local, const std::vector<int64_t>& counts, T* out, int root) const
+    {
+        static_assert(std::is_trivially_copyable_v<T>, "gatherv sends bytes");
+        const ElementType element(*this, int64_t(sizeof(T)));
+        std::vector<int> ints, displ;
+        elementLayout(counts, ints, displ, "MPI_Gatherv");
+        check(MPI_Gatherv(local, ints[size_t(rank_)], element.get(), out, ints.data(), displ.data(), element.get(),
+                          root, comm_),
+              "MPI_Gatherv");
+    }
+
+    /// gatherv's reverse: rank r receives into local the counts[r] values of root's in that follow the other ranks'
+    /// in rank order (in is read on root only).
+    template<class T>
+    void scatterv(const T* in, const std::vector<int64_t>& counts, T* local, int root) const
+    {
+        static_assert(std::is_trivially_copyable_v<T>, "scatterv sends bytes");
+        const ElementType element(*this, int64_t(sizeof(T)));
+        std::vector<int> ints, displ;
+        elementLayout(counts, ints, displ, "MPI_Scatterv");
+        check(MPI_Scatterv(in, ints.data(), displ.data(), element.get(), local, ints[size_t(rank_)], element.get(),
+                           root, comm_),
+              "MPI_Scatterv");
+    }
+
     /// Personalised all-to-all: send holds the values for rank 0, then rank 1, ... (sendCounts[r] of them
     /// for rank r); returns what every rank sent to this one, in rank order, with recvCounts[r] from rank r.
     template<class T>
@@ -149,8 +177,8 @@ public:
         // Counted in elements of T's size, not bytes: int's range then bounds the elements, not the bytes.
         const ElementType element(*this, int64_t(sizeof(T)));
         std::vector<int> sCounts, sDispl, rCounts, rDispl;
-        elementLayout(sendCounts, sCounts, sDispl);
-        const int64_t recv = elementLayout(recvCounts, rCounts, rDispl);
+        elementLayout(sendCounts, sCounts, sDispl, "MPI_Alltoallv");
+        const int64_t recv = elementLayout(recvCounts, rCounts, rDispl, "MPI_Alltoallv");
         out.resize(static_cast<size_t>(recv));
         check(MPI_Alltoallv(send.data(), sCounts.data(), sDispl.data(), element.get(), out.data(), rCounts.data(),
                             rDispl.data(), element.get(), comm_),
@@ -184,9 +212,10 @@ public:
 private:
     /// bytes as an MPI count; MpiError naming the call when it exceeds int.
     int byteCount(int64_t bytes, const char* call) const;
-    /// Counts and displacements of per-rank element counts as MPI's ints (MpiError beyond int's range); returns
-    /// the element total.
-    int64_t elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints, std::vector<int>& displ) const;
+    /// Counts and displacements of per-rank element counts as MPI's ints (MpiError naming call beyond int's range);
+    /// returns the element total.
+    int64_t elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints, std::vector<int>& displ,
+                          const char* call) const;
     /// MpiError unless counts has one non-negative entry per rank summing to total.
     void checkCounts(const std::vector<int64_t>& counts, int64_t total) const;
 

@@ -7,6 +7,8 @@
 #include "common/refit.h"
 #include "host/core/timer.h"
 #include "host/core/worker_thread.h"
+#include "host/mpi/distributed_mesh.h"
+#include "host/mpi/gathered_mesh.h"
 #include "host/tree/packed_tree.h"
 
 namespace octwalk::mpi {
@@ -110,6 +112,18 @@ void addGroupCosts(const GroupView& groups, const WalkCounts& counts, int64_t se
     addGroupCosts(groups, counts.nodes.data(), counts.leafBodies.data(), self, cost);
 }
 
+/// TreePM's mesh for the ranks: whole on the first rank's device where the mesh runs on the GPU (pm_backend, or
+/// auto with the GPU backend: cuFFT takes milliseconds where the host's slabs take seconds), else cut into slabs
+/// over the ranks' hosts. The first rank's choice holds for all. Collective.
+std::unique_ptr<RankMesh> makeRankMesh(const Communicator& comm, const Parameters& p, Backend active)
+{
+    const Backend where    = p.pm_backend == Backend::Auto ? active : p.pm_backend;
+    const bool onDevice    = where == Backend::Gpu;
+    const bool firstRanks = comm.allgather<int>(onDevice ? 1 : 0)[0] != 0;
+    if (firstRanks) return std::make_unique<GatheredMesh>(comm, p, true);
+    return std::make_unique<DistributedMesh>(comm, p);
+}
+
 } // namespace
 
 DistributedGravity::DistributedGravity(const Communicator& comm, const Parameters& p)
@@ -119,7 +133,7 @@ DistributedGravity::DistributedGravity(const Communicator& comm, const Parameter
     if (p.box_size > 0)
     {
         periodic_ = treePmPeriodicView(p);
-        mesh_     = std::make_unique<DistributedMesh>(comm, p);
+        mesh_     = makeRankMesh(comm, p, solver_.activeBackend());
         solver_.setMeshSchedule(GravitySolver::MeshSchedule::Elsewhere);
     }
 }
@@ -291,10 +305,10 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
     std::vector<Vec3d> localAcc;
     std::vector<double> localPot;
     std::vector<int64_t> cost;
-    // TreePM's long range: the bodies' masses on the slabs first; on the GPU backend the transforms run on the
-    // host beside the walk (as GravitySolver's own mesh does) and beside the essential trees' exchange, on the
-    // mesh's own communicator, where MPI lets two threads call it at once; on the CPU backend, whose walk takes
-    // every core, after the walk.
+    // TreePM's long range: its first part here (the slabs: the bodies' masses on them; the first rank's mesh: the
+    // bodies' check); on the GPU backend the rest (the transforms, or the gathering and the device's mesh) runs on a
+    // host thread beside the walk and beside the essential trees' exchange, on the mesh's own communicator, where
+    // MPI lets two threads call it at once; on the CPU backend, whose walk takes every core, after the walk.
     const bool meshBeside = mesh_ && solver_.activeBackend() == Backend::Gpu && mpiAllowsConcurrentThreads();
     if (mesh_)
     {

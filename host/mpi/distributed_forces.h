@@ -4,8 +4,8 @@
 /// either backend) and the essential trees of every other rank (host/mpi/let.h) cut for the box of its
 /// groups, and adds the parts in rank order. Octgrav's or Bonsai's MAC (let.h says why), in isolated boxes or in
 /// periodic ones under TreePM: there the trees give the short range (the essential trees hold the bodies within
-/// its reach), and the ranks' bodies share one mesh, cut into slabs over the ranks, for the long range
-/// (host/mpi/distributed_mesh.h).
+/// its reach), and the ranks' bodies share one mesh for the long range: whole on the first rank's device where the
+/// mesh runs on the GPU (host/mpi/gathered_mesh.h), else cut into slabs over the ranks (host/mpi/distributed_mesh.h).
 ///
 ///   mpi::MpiEnvironment env(&argc, &argv);
 ///   mpi::Communicator comm;
@@ -26,7 +26,7 @@
 #include "host/core/particles.h"
 #include "host/core/worker_thread.h"
 #include "host/mpi/communicator.h"
-#include "host/mpi/distributed_mesh.h"
+#include "host/mpi/rank_mesh.h"
 #include "host/mpi/let.h"
 #include "host/mpi/tree_walk.h"
 #include "host/solver/solver.h"
@@ -121,7 +121,7 @@ private:
     EssentialTreeScratch cutScratch_;
     /// TreePM: the walks' periodic box and short range, and the long range (null in an isolated box).
     PeriodicView periodic_{nullptr, 0, 0.0f, 0.0f};
-    std::unique_ptr<DistributedMesh> mesh_;
+    std::unique_ptr<RankMesh> mesh_;
     /// Runs the mesh's transforms beside the walks on the GPU backend; kept, with its OpenMP team, between steps.
     std::unique_ptr<WorkerThread> meshThread_;
     std::vector<Vec3d> meshAcc_;

@@ -291,16 +291,9 @@ int64_t DistributedMesh::heldDoubles() const
     return a.real.size() + 2 * (a.planes.size() + a.rows.size() + a.potential.size());
 }
 
-void DistributedMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
-                                    std::vector<double>& pot)
-{
-    assignAndSum(pos, mass, n);
-    solveAndInterpolate(mass, n, acc, pot);
-}
-
 void DistributedMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t n)
 {
-    timings_ = DistributedMeshTimings{};
+    timings_ = RankMeshTimings{};
     Stopwatch clock;
     const double L    = boxSize_;
     const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });

@@ -31,22 +31,12 @@
 #include "common/vec.h"
 #include "host/core/params.h"
 #include "host/mpi/communicator.h"
+#include "host/mpi/rank_mesh.h"
 #include "host/pm/mesh_planes.h"
 
 namespace octwalk::mpi {
 
-/// Seconds of the last computeForces on this rank.
-struct DistributedMeshTimings
-{
-    double assign      = 0; ///< bodies checked and sent to their slabs, their masses on the planes
-    double sum         = 0; ///< the planes that clouds reach past a slab added at their owners (waits included)
-    double solve       = 0; ///< the transforms, the transposes and the Green's function
-    double transforms  = 0; ///< of solve: the serial transforms of planes and rows, and the gradients
-    double transposes  = 0; ///< of solve: the transposes between slabs of planes and of rows (waits included)
-    double interpolate = 0; ///< the fields to the bodies, their values back to the bodies' ranks, the non-pair terms
-};
-
-class DistributedMesh
+class DistributedMesh final : public RankMesh
 {
 public:
     /// The mesh of p (pm_grid cells per side of box_size, asmth, pm_assignment, pm_interlace as PmMesh's
@@ -58,25 +48,19 @@ public:
     DistributedMesh(const DistributedMesh&)            = delete;
     DistributedMesh& operator=(const DistributedMesh&) = delete;
 
-    /// Long-range accelerations and potentials (G = 1) of this rank's n bodies from the bodies of all ranks,
-    /// indexed like pos. Collective: every rank calls it, with any number of bodies (none too). InputError as
-    /// PmMesh::computeForces for this rank's bad bodies, raised on that rank alone before any exchange (the others
-    /// then wait in it: a run ends the job, host/sim/distributed_run.h).
-    void computeForces(const Vec3d* pos, const double* mass, int64_t n, std::vector<Vec3d>& acc,
-                       std::vector<double>& pot);
+    /// The RankMesh parts: the bodies' masses on the slabs, then the transforms and the forces back to the same
+    /// bodies. InputError as PmMesh::computeForces for this rank's bad bodies, raised on that rank alone before any
+    /// exchange.
+    void assignAndSum(const Vec3d* pos, const double* mass, int64_t n) override;
+    void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc,
+                             std::vector<double>& pot) override;
 
-    /// computeForces in two collective parts on the mesh's own communicator: the bodies' masses on the slabs,
-    /// then the transforms and the forces back to the same bodies (which may run on a thread of its own beside
-    /// other collectives on other communicators, under MPI_THREAD_MULTIPLE).
-    void assignAndSum(const Vec3d* pos, const double* mass, int64_t n);
-    void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot);
-
-    int meshSize() const { return int(n_); }
+    int meshSize() const override { return int(n_); }
     /// The first plane of rank r's slab (r = size: the mesh's size).
     int64_t firstPlane(int r) const;
     /// Doubles this rank holds for the mesh (its planes, spectra and fields), for memory reports.
     int64_t heldDoubles() const;
-    const DistributedMeshTimings& timings() const { return timings_; }
+    const RankMeshTimings& timings() const override { return timings_; }
 
 private:
     struct Arrays;
@@ -149,7 +133,7 @@ private:
     std::vector<int64_t> sendOrder_, sendCounts_;
     std::vector<int32_t> ownerOfBody_; ///< by body index: the rank its mass goes to (kept from step to step)
     PmPlaneOrder order_;
-    DistributedMeshTimings timings_;
+    RankMeshTimings timings_;
     double totalMass_ = 0; ///< of all ranks' bodies, from assignAndSum
 };
 

@@ -435,12 +435,13 @@ private:
                    "the received trees walked (on the rank's backend); imbalance = the largest rank's interactions "
                    "over the mean; rebalanced = 1 when the step cut the domains again; essential_nodes, "
                    "essential_bytes = the essential trees' nodes and bytes sent, summed over the ranks; TreePM's long "
-                   "range, within force_wall: mesh_sum = the bodies sent to the mesh's slabs, their masses assigned "
-                   "and the planes past each slab added at their owners, before the trees; mesh_solve = the "
-                   "transforms and transposes, the interpolation and the values sent back, on the GPU backend on a "
-                   "host thread while the device walks; of mesh_solve, mesh_transforms = the serial transforms of "
-                   "the mesh's planes and rows, mesh_transposes = the transposes between them (waits for the other "
-                   "ranks included)\n"
+                   "range, within force_wall: mesh_sum = before the trees, the bodies sent to the mesh's slabs, their "
+                   "masses assigned and the planes past each slab added at their owners (the mesh whole on the first "
+                   "rank's GPU: the bodies checked); mesh_solve = the transforms and transposes (whole: the bodies "
+                   "gathered on the first rank and its GPU's mesh), the interpolation and the values sent back, on "
+                   "the GPU backend on a host thread while the device walks; of mesh_solve, mesh_transforms = the "
+                   "serial transforms of the mesh's planes and rows (whole: the GPU's transforms and gradients), "
+                   "mesh_transposes = the transposes between them (waits for the other ranks included; whole: none)\n"
                 << kTimingHeader << '\n';
             flushTiming();
         }

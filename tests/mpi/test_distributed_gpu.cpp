@@ -2,7 +2,9 @@
 // the same interactions body by body (the device walks the twin's lists, of its own tree and of the essential
 // trees it receives), the same essential trees, and forces within the twin tolerances of tests/gpu; on the GPU
 // backend, repeats are bit-identical whatever the thread count (in a periodic box the mesh's transforms then run
-// on a host thread beside the device's walk). Isolated (Bonsai's and Octgrav's MAC) and periodic under TreePM.
+// on a host thread beside the device's walk). Isolated (Bonsai's and Octgrav's MAC) and periodic under TreePM, where
+// the GPU ranks' mesh is whole on the first rank's device and the CPU ranks' cut into slabs; that device mesh is also
+// its CPU twin (the host's mesh on the first rank) to the rounding of their sums.
 // Every test skips without a GPU on every rank, unless OCTWALK_REQUIRE_GPU=1 makes that a failure.
 
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@
 #include "host/models/models.h"
 #include "host/mpi/distributed_forces.h"
 #include "host/mpi/domain.h"
+#include "host/mpi/gathered_mesh.h"
 #include "host/reference/error_stats.h"
 #include "mpi/mpi_test_util.h"
 
@@ -141,6 +144,34 @@ TEST_F(DistributedGpu, PeriodicTreePmRanksAreTheCpuRanks)
         expectTwinRanks(gpu, cpu, clustered ? kTwinMax : 10 * kTwinMax, clustered ? "clustered box" : "uniform box");
         EXPECT_TRUE(onAllRanks(world(), gpu.secondsMeshSolve > 0));
     }
+}
+
+// The bodies of all ranks on the first rank's device mesh against the host's mesh there: the same gathering, the
+// meshes differing in the order of their sums and the device's rounding (device/pm_gpu.h: about 1e-14).
+TEST_F(DistributedGpu, FirstRanksDeviceMeshIsItsHostTwin)
+{
+    const Communicator& comm = world();
+    const ParticleSet mine   = decomposed(makeClusteredBox(1 << 13, 1.0, 5));
+    const Parameters p       = treePmParameters();
+    GatheredMesh device(comm, p, true), host(comm, p, false);
+    std::vector<Vec3d> acc, twin;
+    std::vector<double> pot, twinPot;
+    device.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), acc, pot);
+    host.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), twin, twinPot);
+    double largest = 0, worst = 0, largestPot = 0, worstPot = 0;
+    for (size_t i = 0; i < twin.size(); ++i)
+    {
+        const Vec3d d = acc[i] - twin[i];
+        largest       = std::max(largest, std::sqrt(dot(twin[i], twin[i])));
+        worst         = std::max(worst, std::sqrt(dot(d, d)));
+        largestPot    = std::max(largestPot, std::fabs(twinPot[i]));
+        worstPot      = std::max(worstPot, std::fabs(pot[i] - twinPot[i]));
+    }
+    largest    = comm.allreduceMax({largest})[0];
+    largestPot = comm.allreduceMax({largestPot})[0];
+    EXPECT_TRUE(onAllRanks(comm, worst <= 1e-12 * largest)) << worst << " against " << largest;
+    EXPECT_TRUE(onAllRanks(comm, worstPot <= 1e-12 * largestPot)) << worstPot << " against " << largestPot;
+    EXPECT_TRUE(onAllRanks(comm, device.timings().transforms > 0 || comm.rank() != 0));
 }
 
 TEST_F(DistributedGpu, RepeatsAreBitIdenticalAtAnyThreadCount)

@@ -3,7 +3,9 @@
 // bit-identical as the thread count changes, and each rank holds its slab's share of the mesh's memory; the
 // forces' errors against the split's exact sum (short range pair by pair, long range from one process's mesh)
 // are one rank's errors (median and p99 within 10%) on a clustered and on a uniform box; repeats are
-// bit-identical whatever the thread count; the Ewald sum is refused.
+// bit-identical whatever the thread count; the Ewald sum is refused. The whole mesh on the first rank, the bodies
+// gathered there, is one process's mesh of the bodies in rank order bit for bit (ranks without bodies too), checks
+// each rank's bodies before any exchange, and without a device refuses its place there on every rank.
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -12,12 +14,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "host/models/models.h"
 #include "host/mpi/distributed_forces.h"
 #include "host/mpi/distributed_mesh.h"
 #include "host/mpi/domain.h"
+#include "host/mpi/gathered_mesh.h"
+#include "device/gpu_solver.h"
 #include "host/pm/pm_mesh.h"
 #include "host/reference/error_stats.h"
 #include "host/reference/short_range_direct.h"
@@ -200,6 +205,81 @@ TEST(DistributedTreePm, EachRankHoldsItsSlabOfTheMesh)
     EXPECT_TRUE(onAllRanks(comm, double(slab.heldDoubles()) <= share + 5.0 * 2 * n * n))
         << slab.heldDoubles() << " doubles on " << comm.where() << " against one process's " << whole.heldDoubles();
     if (comm.size() > 1) EXPECT_TRUE(onAllRanks(comm, slab.heldDoubles() < whole.heldDoubles()));
+}
+
+/// The first rank's whole mesh of every rank's bodies against one process's mesh of the same bodies in rank order:
+/// the same bits, body by body.
+void expectFirstRanksMeshIsOneProcessMesh(const ParticleSet& mine, const Parameters& p, const char* name)
+{
+    const Communicator& comm = world();
+    GatheredMesh mesh(comm, p, false);
+    std::vector<Vec3d> acc, one;
+    std::vector<double> pot, onePot;
+    mesh.computeForces(mine.pos.data(), mine.mass.data(), mine.size(), acc, pot);
+    std::vector<int64_t> counts;
+    const std::vector<Vec3d> pos     = comm.allgatherv(mine.pos, &counts);
+    const std::vector<double> masses = comm.allgatherv(mine.mass);
+    PmMesh whole(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0, p.pm_interlace);
+    whole.computeForces(pos.data(), masses.data(), int64_t(pos.size()), one, onePot);
+    int64_t first = 0;
+    for (int r = 0; r < comm.rank(); ++r) first += counts[size_t(r)];
+    ASSERT_EQ(acc.size(), mine.pos.size());
+    const bool same = mine.pos.empty() ||
+                      (std::memcmp(acc.data(), one.data() + first, acc.size() * sizeof(Vec3d)) == 0 &&
+                       std::memcmp(pot.data(), onePot.data() + first, pot.size() * sizeof(double)) == 0);
+    EXPECT_TRUE(onAllRanks(comm, same)) << name << ": the first rank's mesh differs from one process's";
+}
+
+TEST(DistributedTreePm, FirstRanksMeshIsOneProcessMeshBitForBit)
+{
+    const ParticleSet all = makeClusteredBox(1 << 12, 1.0, 5);
+    Parameters p          = treePmParameters(0.5);
+    expectFirstRanksMeshIsOneProcessMesh(decomposed(all), p, "interlaced TSC");
+    p.pm_interlace  = false;
+    p.pm_assignment = MassAssignment::Cic;
+    expectFirstRanksMeshIsOneProcessMesh(decomposed(all), p, "one CIC mesh");
+}
+
+// All bodies on the last rank: the first rank gathers none of its own, and the others send none.
+TEST(DistributedTreePm, FirstRanksMeshTakesRanksWithoutBodies)
+{
+    const ParticleSet all = makeClusteredBox(1 << 11, 1.0, 6);
+    const ParticleSet none;
+    const bool last = world().rank() + 1 == world().size();
+    expectFirstRanksMeshIsOneProcessMesh(last ? all : none, treePmParameters(0.5), "all bodies on the last rank");
+}
+
+TEST(DistributedTreePm, FirstRanksMeshChecksTheBodiesBeforeAnyExchange)
+{
+    const Parameters p = treePmParameters(0.5);
+    GatheredMesh mesh(world(), p, false);
+    ParticleSet mine = makeUniformBox(8, 1.0, 3);
+    mine.pos[5].y    = 1.25;
+    try
+    {
+        mesh.assignAndSum(mine.pos.data(), mine.mass.data(), mine.size());
+        ADD_FAILURE() << "a body outside the box was taken";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("body 5"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("1.25"), std::string::npos) << e.what();
+    }
+}
+
+// Without a device the first rank cannot hold the device's mesh: every rank is told, none waits for it.
+TEST(DistributedTreePm, FirstRanksDeviceMeshWithoutADeviceIsRefusedOnEveryRank)
+{
+    if (gpuAvailable()) GTEST_SKIP() << "a CUDA device is present (the DistributedGpu suite takes its mesh)";
+    try
+    {
+        GatheredMesh mesh(world(), treePmParameters(0.5), true);
+        ADD_FAILURE() << "the device's mesh was made without a device";
+    }
+    catch (const BackendError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+    }
 }
 
 /// The errors of the distributed evaluation and of one rank's solver against the split's exact sum. With
