@@ -106,6 +106,7 @@ void GatheredMesh::solveAndInterpolate(const double* mass, int64_t n, std::vecto
     comm_.scatterv(device ? allAcc_.data() : hostAcc_.data(), counts, acc.data(), kFirstRank);
     comm_.scatterv(device ? allPot_.data() : hostPot_.data(), counts, pot.data(), kFirstRank);
     timings_.interpolate = clock.lap();
+    timings_.transposes  = timings_.sum + timings_.interpolate;
 }
 
 void GatheredMesh::solveOnFirstRank()

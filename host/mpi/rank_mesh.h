@@ -21,7 +21,9 @@ struct RankMeshTimings
     double solve       = 0; ///< the transforms, the transposes and the Green's function (whole: the first rank's
                             ///< mesh, interpolation included)
     double transforms  = 0; ///< of solve: the transforms and the gradients
-    double transposes  = 0; ///< of solve: the transposes between slabs of planes and of rows (whole: none)
+    /// of solve: the transposes between slabs of planes and of rows (whole: the bodies gathered and their values
+    /// sent back, with the waits for the first rank)
+    double transposes = 0;
     double interpolate = 0; ///< the fields to the bodies and their values back to the bodies' ranks
 };
 

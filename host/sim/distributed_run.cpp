@@ -441,7 +441,8 @@ private:
                    "gathered on the first rank and its GPU's mesh), the interpolation and the values sent back, on "
                    "the GPU backend on a host thread while the device walks; of mesh_solve, mesh_transforms = the "
                    "serial transforms of the mesh's planes and rows (whole: the GPU's transforms and gradients), "
-                   "mesh_transposes = the transposes between them (waits for the other ranks included; whole: none)\n"
+                   "mesh_transposes = the transposes between them (whole: the bodies gathered and their values sent "
+                   "back; waits for the other ranks included)\n"
                 << kTimingHeader << '\n';
             flushTiming();
         }
