@@ -255,7 +255,8 @@ const std::vector<ParameterInfo>& parameterTable()
          "",
          {},
          "TreePM: where the mesh runs, auto (on the GPU with the gpu backend, else on the host's cores), cpu "
-         "(the host's FFTW) or gpu (cuFFT)",
+         "(the host's FFTW) or gpu (cuFFT); under mpirun, gpu puts the whole mesh on the first rank's GPU (the "
+         "bodies gathered there) and cpu cuts it into slabs over the ranks' hosts",
          false,
          true},
     };

@@ -102,6 +102,8 @@ struct Parameters
     /// Where TreePM's mesh runs: auto, on the device with the GPU backend (device/pm_gpu.h, cuFFT) and on the
     /// host's cores otherwise (host/pm/pm_mesh.h, FFTW); cpu: always on the host; gpu: always on the device. The
     /// two meshes agree to about 1e-14 of the largest force (the order of their sums and the device's rounding).
+    /// Under MPI, gpu puts the whole mesh on the first rank's device and cpu cuts it into slabs over the ranks
+    /// (host/mpi/distributed_forces.h).
     Backend pm_backend = Backend::Auto;
 };
 
