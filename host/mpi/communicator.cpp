@@ -74,8 +74,8 @@ int Communicator::byteCount(int64_t bytes, const char* call) const
     return int(bytes);
 }
 
-int64_t Communicator::elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints,
-                                    std::vector<int>& displ, const char* call) const
+int64_t Communicator::elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints, std::vector<int>& displ,
+                                    const char* call) const
 {
     const auto elementCount = [&](int64_t count) {
         if (count < 0 || count > INT32_MAX)

@@ -117,10 +117,10 @@ void addGroupCosts(const GroupView& groups, const WalkCounts& counts, int64_t se
 /// over the ranks' hosts. The first rank's choice holds for all. Collective.
 std::unique_ptr<RankMesh> makeRankMesh(const Communicator& comm, const Parameters& p, Backend active)
 {
-    const Backend where    = p.pm_backend == Backend::Auto ? active : p.pm_backend;
-    const bool onDevice    = where == Backend::Gpu;
-    const bool firstRanks = comm.allgather<int>(onDevice ? 1 : 0)[0] != 0;
-    if (firstRanks) return std::make_unique<GatheredMesh>(comm, p, true);
+    const Backend where        = p.pm_backend == Backend::Auto ? active : p.pm_backend;
+    const bool onDevice        = where == Backend::Gpu;
+    const bool onFirstRanksGpu = comm.allgather<int>(onDevice ? 1 : 0)[0] != 0;
+    if (onFirstRanksGpu) return std::make_unique<GatheredMesh>(comm, p, true);
     return std::make_unique<DistributedMesh>(comm, p);
 }
 

@@ -52,8 +52,7 @@ public:
     /// bodies. InputError as PmMesh::computeForces for this rank's bad bodies, raised on that rank alone before any
     /// exchange.
     void assignAndSum(const Vec3d* pos, const double* mass, int64_t n) override;
-    void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc,
-                             std::vector<double>& pot) override;
+    void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot) override;
 
     int meshSize() const override { return int(n_); }
     /// The first plane of rank r's slab (r = size: the mesh's size).

@@ -19,8 +19,8 @@ constexpr int kFirstRank = 0;
 /// The first rank's reason, on every rank ("" when it has none). Collective.
 std::string firstRanksReason(const Communicator& comm, const std::string& reason)
 {
-    const std::vector<char> mine = comm.rank() == kFirstRank ? std::vector<char>(reason.begin(), reason.end())
-                                                             : std::vector<char>{};
+    const std::vector<char> mine =
+        comm.rank() == kFirstRank ? std::vector<char>(reason.begin(), reason.end()) : std::vector<char>{};
     const std::vector<char> all = comm.allgatherv(mine);
     return std::string(all.begin(), all.end());
 }
@@ -38,13 +38,13 @@ GatheredMesh::GatheredMesh(const Communicator& comm, const Parameters& p, bool o
         {
             if (onDevice)
             {
-                deviceMesh_ = std::make_unique<GpuMesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0,
-                                                        p.pm_interlace);
+                deviceMesh_ =
+                    std::make_unique<GpuMesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0, p.pm_interlace);
             }
             else
             {
-                hostMesh_ = std::make_unique<PmMesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0,
-                                                     p.pm_interlace);
+                hostMesh_ =
+                    std::make_unique<PmMesh>(p.box_size, p.pm_grid, p.asmth, p.pm_assignment, 1.0, p.pm_interlace);
             }
         }
         catch (const std::exception& e)
@@ -72,13 +72,12 @@ void GatheredMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t n)
     const double L    = boxSize_;
     const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });
     if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
-    pos_ = pos;
-    n_   = n;
+    pos_            = pos;
+    n_              = n;
     timings_.assign = clock.lap();
 }
 
-void GatheredMesh::solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc,
-                                       std::vector<double>& pot)
+void GatheredMesh::solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot)
 {
     if (n != n_)
     {

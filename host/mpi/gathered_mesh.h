@@ -45,8 +45,7 @@ public:
     /// exchange.
     void assignAndSum(const Vec3d* pos, const double* mass, int64_t n) override;
     /// The bodies gathered on the first rank, its mesh's forces, and each rank's share back.
-    void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc,
-                             std::vector<double>& pot) override;
+    void solveAndInterpolate(const double* mass, int64_t n, std::vector<Vec3d>& acc, std::vector<double>& pot) override;
 
     int meshSize() const override { return meshSize_; }
     const RankMeshTimings& timings() const override { return timings_; }

@@ -13,17 +13,16 @@
 namespace octwalk::mpi {
 
 /// Seconds of the last evaluation's parts on this rank (waits for the other ranks included where they exchange).
+/// The slabs fill all six; the whole mesh on the first rank fills assign, sum (the bodies gathered there), solve
+/// (its mesh, interpolation included), transforms and interpolate (the values sent back), and gives transposes as
+/// the bodies' trip there and back (sum + interpolate).
 struct RankMeshTimings
 {
-    double assign      = 0; ///< the bodies checked (slabs: sent to their slabs, their masses on the planes)
-    double sum         = 0; ///< slabs: the planes that clouds reach past a slab added at their owners; whole: the
-                            ///< bodies gathered on the first rank
-    double solve       = 0; ///< the transforms, the transposes and the Green's function (whole: the first rank's
-                            ///< mesh, interpolation included)
-    double transforms  = 0; ///< of solve: the transforms and the gradients
-    /// of solve: the transposes between slabs of planes and of rows (whole: the bodies gathered and their values
-    /// sent back, with the waits for the first rank)
-    double transposes = 0;
+    double assign      = 0; ///< the bodies checked, sent to their slabs and their masses put on the planes
+    double sum         = 0; ///< the planes that clouds reach past a slab added at their owners
+    double solve       = 0; ///< the transforms, the transposes and the Green's function
+    double transforms  = 0; ///< the transforms and the gradients
+    double transposes  = 0; ///< the transposes between slabs of planes and of rows
     double interpolate = 0; ///< the fields to the bodies and their values back to the bodies' ranks
 };
 
@@ -49,7 +48,7 @@ public:
         solveAndInterpolate(mass, n, acc, pot);
     }
 
-    virtual int meshSize() const                     = 0;
+    virtual int meshSize() const                   = 0;
     virtual const RankMeshTimings& timings() const = 0;
 };
 

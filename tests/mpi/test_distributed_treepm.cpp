@@ -224,9 +224,9 @@ void expectFirstRanksMeshIsOneProcessMesh(const ParticleSet& mine, const Paramet
     int64_t first = 0;
     for (int r = 0; r < comm.rank(); ++r) first += counts[size_t(r)];
     ASSERT_EQ(acc.size(), mine.pos.size());
-    const bool same = mine.pos.empty() ||
-                      (std::memcmp(acc.data(), one.data() + first, acc.size() * sizeof(Vec3d)) == 0 &&
-                       std::memcmp(pot.data(), onePot.data() + first, pot.size() * sizeof(double)) == 0);
+    const bool same =
+        mine.pos.empty() || (std::memcmp(acc.data(), one.data() + first, acc.size() * sizeof(Vec3d)) == 0 &&
+                             std::memcmp(pot.data(), onePot.data() + first, pot.size() * sizeof(double)) == 0);
     EXPECT_TRUE(onAllRanks(comm, same)) << name << ": the first rank's mesh differs from one process's";
 }
 
