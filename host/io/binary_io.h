@@ -116,6 +116,10 @@ public:
         in_.seekg(std::streamoff(offset_));
     }
 
+    /// Every read from now on also hands its bytes, as they are in the file, to watcher (nullptr: none), so that
+    /// a checksum is taken in the same pass as the contents.
+    void watch(std::function<void(const unsigned char*, uint64_t)> watcher) { watcher_ = std::move(watcher); }
+
     /// Reads n bytes; FormatError naming `field` when the file ends first.
     void read(void* destination, uint64_t n, const std::string& field)
     {
@@ -128,6 +132,7 @@ public:
         in_.read(static_cast<char*>(destination), std::streamsize(n));
         if (!in_) fail(field, offset_, "read error");
         offset_ += n;
+        if (watcher_) watcher_(static_cast<const unsigned char*>(destination), n);
     }
 
     template<class T>
@@ -171,6 +176,7 @@ private:
     std::ifstream in_;
     uint64_t size_   = 0;
     uint64_t offset_ = 0;
+    std::function<void(const unsigned char*, uint64_t)> watcher_;
 };
 
 /// Buffered writes with explicit byte order; close() reports a failed write as FormatError.

@@ -109,17 +109,36 @@ private:
     uint64_t bytes_ = 0;
 };
 
-/// Writes through an AtomicFile in the host's byte order, hashing every byte written: version 8's checksum, or
-/// FNV-1a's byte by byte for the versions before it.
-class HashedWriter
+/// The checksum of a stream of bytes as they pass: version 8's (chunked) or FNV-1a's byte by byte for the versions
+/// before it.
+class RunningHash
 {
 public:
-    HashedWriter(AtomicFile& file, bool chunked) : file_(file), chunked_(chunked) {}
+    explicit RunningHash(bool chunked) : chunked_(chunked) {}
 
-    void write(const void* data, size_t n)
+    void add(const void* data, size_t n)
     {
         if (chunked_) chunks_.add(static_cast<const unsigned char*>(data), n);
         else bytewise_ = fnv1a(data, n, bytewise_);
+    }
+
+    uint64_t value() const { return chunked_ ? chunks_.value() : bytewise_; }
+
+private:
+    bool chunked_;
+    ChunkedHash chunks_;
+    uint64_t bytewise_ = kFnvOffsetBasis;
+};
+
+/// Writes through an AtomicFile in the host's byte order, hashing every byte written.
+class HashedWriter
+{
+public:
+    HashedWriter(AtomicFile& file, bool chunked) : file_(file), hash_(chunked) {}
+
+    void write(const void* data, size_t n)
+    {
+        hash_.add(data, n);
         file_.write(data, n);
     }
 
@@ -136,32 +155,31 @@ public:
         write(values.data(), values.size() * sizeof(T));
     }
 
-    uint64_t hash() const { return chunked_ ? chunks_.value() : bytewise_; }
+    uint64_t hash() const { return hash_.value(); }
 
 private:
     AtomicFile& file_;
-    bool chunked_;
-    ChunkedHash chunks_;
-    uint64_t bytewise_ = kFnvOffsetBasis;
+    RunningHash hash_;
 };
 
-/// The checksum of the first n bytes of the file, read in pieces: version 8's (chunked) or FNV-1a's.
-uint64_t hashPrefix(io::FileReader& in, uint64_t n, bool chunked)
+/// Whether the file's checksum (its last 8 bytes) is that of all bytes before it, read again from the start in
+/// pieces: version 8's (chunked) or FNV-1a's.
+bool checksumHolds(io::FileReader& in, bool chunked)
 {
+    const uint64_t n = in.size() - sizeof(uint64_t);
     // Whole pieces of the chunked hash at a time, so that they are hashed in parallel.
     std::vector<unsigned char> piece(size_t(std::min<uint64_t>(n, uint64_t(64) * kHashChunk)));
-    uint64_t h = kFnvOffsetBasis;
-    ChunkedHash chunks;
+    RunningHash hash(chunked);
+    in.watch(nullptr);
     in.seek(0);
     for (uint64_t done = 0; done < n;)
     {
         const uint64_t bytes = std::min<uint64_t>(piece.size(), n - done);
         in.read(piece.data(), bytes, "contents");
-        if (chunked) chunks.add(piece.data(), size_t(bytes));
-        else h = fnv1a(piece.data(), size_t(bytes), h);
+        hash.add(piece.data(), size_t(bytes));
         done += bytes;
     }
-    return chunked ? chunks.value() : h;
+    return in.read<uint64_t>(io::hostByteOrder(), "checksum") == hash.value();
 }
 
 /// Version 2: the "name=value" lines of the parameter table, read back through the table.
@@ -425,39 +443,36 @@ void writeCheckpoint(const std::string& path, const CheckpointImage& c, Checkpoi
     file.commit();
 }
 
-CheckpointImage readCheckpoint(const std::string& path)
+namespace {
+
+/// Which layout a checkpoint's magic names.
+struct Layout
 {
-    io::FileReader in(path, "checkpoint");
-    const io::ByteOrder order = io::hostByteOrder();
-    char magic[sizeof(kMagic)];
+    bool v1, v2, v4, v5, v6, v7, v8;
+};
+
+/// The layout the file's magic names; FormatError when it names none.
+Layout readMagic(io::FileReader& in, char (&magic)[sizeof(kMagic)])
+{
     if (in.size() < sizeof(kMagic) + sizeof(uint64_t))
     {
         in.fail("magic", 0, "the file has " + std::to_string(in.size()) + " bytes: not an octwalk checkpoint");
     }
     in.read(magic, sizeof(magic), "magic");
-    const bool v1 = std::memcmp(magic, kMagicV1, sizeof(kMagicV1)) == 0;
-    const bool v2 = std::memcmp(magic, kMagicV2, sizeof(kMagicV2)) == 0;
-    const bool v4 = std::memcmp(magic, kMagicV4, sizeof(kMagicV4)) == 0;
-    const bool v5 = std::memcmp(magic, kMagicV5, sizeof(kMagicV5)) == 0;
-    const bool v6 = std::memcmp(magic, kMagicV6, sizeof(kMagicV6)) == 0;
-    const bool v7 = std::memcmp(magic, kMagicV7, sizeof(kMagicV7)) == 0;
-    const bool v8 = std::memcmp(magic, kMagicV8, sizeof(kMagicV8)) == 0;
-    if (!v1 && !v2 && !v4 && !v5 && !v6 && !v7 && !v8 && std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    const auto is = [&magic](const char(&m)[sizeof(kMagic)]) { return std::memcmp(magic, m, sizeof(kMagic)) == 0; };
+    const Layout l{is(kMagicV1), is(kMagicV2), is(kMagicV4), is(kMagicV5), is(kMagicV6), is(kMagicV7), is(kMagicV8)};
+    if (!l.v1 && !l.v2 && !l.v4 && !l.v5 && !l.v6 && !l.v7 && !l.v8 && !is(kMagic))
     {
         in.fail("magic", 0, "not an octwalk checkpoint");
     }
+    return l;
+}
 
-    // The checksum first, so that a damaged file is reported as such rather than by its first odd field.
-    const uint64_t payload = in.size() - sizeof(uint64_t);
-    const uint64_t actual  = hashPrefix(in, payload, v8);
-    if (in.read<uint64_t>(order, "checksum") != actual)
-    {
-        in.fail("checksum", payload, "does not match the contents (damaged or truncated file)");
-    }
-
-    in.seek(sizeof(kMagic));
-    CheckpointImage c;
-    const int64_t n = in.read<int64_t>(order, "N");
+/// Everything between the magic and the checksum, in order; leaves the reader at the checksum.
+void readContents(io::FileReader& in, const Layout& l, CheckpointImage& c)
+{
+    const io::ByteOrder order = io::hostByteOrder();
+    const int64_t n           = in.read<int64_t>(order, "N");
     if (n < 0 || uint64_t(n) > in.size() / kBytesPerBody)
     {
         in.fail("N", sizeof(kMagic),
@@ -468,7 +483,7 @@ CheckpointImage readCheckpoint(const std::string& path)
     c.t0            = in.read<double>(order, "t0");
     c.h             = in.read<double>(order, "h");
     c.initialEnergy = in.read<double>(order, "E0");
-    if (v1)
+    if (l.v1)
     {
         readParametersV1(in, c);
     }
@@ -482,7 +497,7 @@ CheckpointImage readCheckpoint(const std::string& path)
     c.state.vel  = in.readArray<Vec3d>(uint64_t(n), order, "velocities");
     c.state.mass = in.readArray<double>(uint64_t(n), order, "masses");
     c.state.id   = in.readArray<uint64_t>(uint64_t(n), order, "ids");
-    if (v1 || v2)
+    if (l.v1 || l.v2)
     {
         c.state.type.assign(size_t(n), uint8_t(1));
     }
@@ -500,16 +515,48 @@ CheckpointImage readCheckpoint(const std::string& path)
     }
     std::vector<char> text = in.readArray<char>(settings, order, "settings");
     c.extra.assign(text.begin(), text.end());
-    const bool pipelined = v4 || v6 || v7 || (v8 && readPresence(in, "pipeline flag"));
-    if (pipelined) readPipeline(in, uint64_t(n), !v4, c);
-    if (v7 || v8) readVersion7Blocks(in, uint64_t(n), pipelined, c);
-    if (v5) readResults(in, uint64_t(n), c.results);
-    if (!v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
+    const bool pipelined = l.v4 || l.v6 || l.v7 || (l.v8 && readPresence(in, "pipeline flag"));
+    if (pipelined) readPipeline(in, uint64_t(n), !l.v4, c);
+    if (l.v7 || l.v8) readVersion7Blocks(in, uint64_t(n), pipelined, c);
+    if (l.v5) readResults(in, uint64_t(n), c.results);
+    if (!l.v1 && in.remaining() > sizeof(uint64_t)) readComoving(in, c);
     if (in.remaining() != sizeof(uint64_t))
     {
         in.fail("checksum", in.offset(),
                 std::to_string(in.remaining() - sizeof(uint64_t)) + " unexpected bytes before the checksum");
     }
+}
+
+} // namespace
+
+CheckpointImage readCheckpoint(const std::string& path)
+{
+    io::FileReader in(path, "checkpoint");
+    char magic[sizeof(kMagic)];
+    const Layout layout    = readMagic(in, magic);
+    const uint64_t payload = in.size() - sizeof(uint64_t);
+    const auto damaged     = [&in, payload]() {
+        in.fail("checksum", payload, "does not match the contents (damaged or truncated file)");
+    };
+
+    // The checksum is taken in the same pass as the contents (one read of the file). A file whose contents do
+    // not parse (any error) is checked again from the start, so that a damaged file is reported as such rather
+    // than by the first odd field its damage made.
+    RunningHash hash(layout.v8);
+    hash.add(magic, sizeof(magic));
+    in.watch([&hash](const unsigned char* data, uint64_t n) { hash.add(data, size_t(n)); });
+    CheckpointImage c;
+    try
+    {
+        readContents(in, layout, c);
+    }
+    catch (...)
+    {
+        if (!checksumHolds(in, layout.v8)) damaged();
+        throw;
+    }
+    in.watch(nullptr);
+    if (in.read<uint64_t>(io::hostByteOrder(), "checksum") != hash.value()) damaged();
     if (c.step < 0 || c.step > c.numSteps || !(c.h > 0))
     {
         in.fail("step", sizeof(kMagic) + 8,

@@ -453,6 +453,51 @@ TEST(Simulation, DamagedCheckpointIsRefused)
     fs::remove_all(dir);
 }
 
+/// path with the byte at offset changed (its bits flipped).
+void flipByte(const std::string& path, uint64_t offset)
+{
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(std::streamoff(offset));
+    const char c = char(f.get());
+    f.seekp(std::streamoff(offset));
+    f.put(char(~c));
+}
+
+// The checksum is taken in the same pass as the contents; a damage that makes a field unreadable (the body count,
+// the parameters' text) is still reported as a failed checksum, as one that leaves every field readable (a
+// position), and an intact file reads back the state written.
+TEST(Simulation, DamageAnywhereIsReportedByTheChecksum)
+{
+    const fs::path dir = freshDir("damage_anywhere");
+    fs::create_directories(dir);
+    Simulation sim(makePlummer(500, 2), simParameters(0.5, 0.01), planSteps(0.0, 1.0 / 64, 1.0 / 64));
+    const std::string path = (dir / "c.bin").string();
+    sim.writeCheckpoint(path);
+    const CheckpointImage intact = readCheckpoint(path);
+    const ParticleSet& state     = sim.state();
+    ASSERT_EQ(intact.state.pos.size(), state.pos.size());
+    EXPECT_EQ(std::memcmp(intact.state.pos.data(), state.pos.data(), state.pos.size() * sizeof(Vec3d)), 0);
+    const uint64_t size = fs::file_size(path);
+    // The body count (offset 16, after the magic), the parameters' text (from offset 80) and the middle of the
+    // bodies' arrays.
+    for (uint64_t offset : {uint64_t(17), uint64_t(81), size / 2})
+    {
+        fs::copy_file(path, path + ".damaged", fs::copy_options::overwrite_existing);
+        flipByte(path + ".damaged", offset);
+        try
+        {
+            readCheckpoint(path + ".damaged");
+            ADD_FAILURE() << "a byte flipped at offset " << offset << " was not noticed";
+        }
+        catch (const FormatError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << offset << ": " << e.what();
+            EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << offset << ": " << e.what();
+        }
+    }
+    fs::remove_all(dir);
+}
+
 namespace {
 
 /// Lagrangian radii by their definition about the centre of mass (massWeighted, in body order).
