@@ -11,6 +11,7 @@
 #include "host/core/parallel.h"
 #include "host/core/timer.h"
 #include "host/pm/aligned_plans.h"
+#include "host/pm/pm_mesh.h"
 
 namespace octwalk::mpi {
 
@@ -295,9 +296,8 @@ void DistributedMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t
 {
     timings_ = RankMeshTimings{};
     Stopwatch clock;
-    const double L    = boxSize_;
-    const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });
-    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
+    checkPmBodies(pos, mass, n, boxSize_);
+    const double L = boxSize_;
     if (interlaced_)
     {
         const double halfCell = 0.5 * L / double(n_);

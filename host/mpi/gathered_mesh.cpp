@@ -69,9 +69,7 @@ void GatheredMesh::assignAndSum(const Vec3d* pos, const double* mass, int64_t n)
 {
     timings_ = RankMeshTimings{};
     Stopwatch clock;
-    const double L    = boxSize_;
-    const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });
-    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
+    checkPmBodies(pos, mass, n, boxSize_);
     pos_            = pos;
     n_              = n;
     timings_.assign = clock.lap();

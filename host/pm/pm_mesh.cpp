@@ -34,13 +34,13 @@ void PmMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, std:
     timings_ = PmTimings{};
     if (n == 0)
     {
-        checkBodies(pos, mass, n);
+        checkPmBodies(pos, mass, n, boxSize_);
         acc.clear();
         pot.clear();
         return;
     }
     Stopwatch clock;
-    checkBodies(pos, mass, n);
+    checkPmBodies(pos, mass, n, boxSize_);
     timings_.check = clock.lap();
     assignMasses(pos, mass, n);
     // The fields write every body's four values: sized here, not filled.
@@ -106,11 +106,10 @@ void PmMesh::solveAndInterpolate(Write&& write)
     }
 }
 
-void PmMesh::checkBodies(const Vec3d* pos, const double* mass, int64_t n) const
+void checkPmBodies(const Vec3d* pos, const double* mass, int64_t n, double boxSize)
 {
-    const double L    = boxSize_;
-    const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], L); });
-    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], L);
+    const int64_t bad = firstIndexWhere(n, [&](int64_t i) { return pmBodyIsBad(pos[i], mass[i], boxSize); });
+    if (bad != n) throwBadPmBody(bad, pos[bad], mass[bad], boxSize);
 }
 
 PmPlanes PmMesh::planes() const

@@ -84,7 +84,6 @@ public:
     void addNonPairTerms(const double* mass, int64_t n, double totalMass, std::vector<double>& pot) const;
 
 private:
-    void checkBodies(const Vec3d* pos, const double* mass, int64_t n) const;
     /// The bodies' masses on the mesh (checked by the caller), sorted by plane.
     void assignMasses(const Vec3d* pos, const double* mass, int64_t n);
     /// The potential and the three accelerations on the mesh from its masses, each interpolated to the bodies of
@@ -116,6 +115,10 @@ private:
     PmPlaneOrder order_;
     PmTimings timings_;
 };
+
+/// InputError naming the first of n bodies (the same for any thread count) whose position is outside [0, boxSize)
+/// or not finite, or whose mass is not finite, and its value (pmBodyIsBad, common/pm.h).
+void checkPmBodies(const Vec3d* pos, const double* mass, int64_t n, double boxSize);
 
 /// Whether mesh (a PmMesh or a GpuMesh, or none) is the mesh of p's TreePM settings.
 template<class Mesh>
