@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/integrate.h"
+#include "host/core/parallel.h"
 #include "host/mpi/domain.h"
 
 namespace octwalk::mpi {
@@ -27,13 +28,15 @@ void DistributedLeapfrog::evaluate(const ParticleSet& local)
     gravity_.computeForces(local, forces_, taken_.empty() ? nullptr : taken_.data());
     checkFiniteForces(local);
     const double invG = 1.0 / gravity_.parameters().gravitational_constant;
-    previous_.resize(forces_.acc.size());
-    for (size_t i = 0; i < previous_.size(); ++i)
+    const int64_t n   = int64_t(forces_.acc.size());
+    previous_.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
     {
-        const Vec3d a = invG * forces_.acc[i];
-        previous_[i]  = {float(a.x), float(a.y), float(a.z), float(invG * forces_.pot[i])};
+        const Vec3d a        = invG * forces_.acc[size_t(i)];
+        previous_[size_t(i)] = {float(a.x), float(a.y), float(a.z), float(invG * forces_.pot[size_t(i)])};
     }
-    const int64_t mine               = std::accumulate(forces_.cost.begin(), forces_.cost.end(), int64_t(0));
+    const int64_t mine               = deterministicSum<int64_t>(n, [&](int64_t i) { return forces_.cost[size_t(i)]; });
     const std::vector<int64_t> costs = comm_.allgather(mine);
     const int64_t total              = std::accumulate(costs.begin(), costs.end(), int64_t(0));
     imbalance_ =
@@ -42,10 +45,16 @@ void DistributedLeapfrog::evaluate(const ParticleSet& local)
 
 void DistributedLeapfrog::checkFiniteForces(const ParticleSet& local) const
 {
-    for (size_t i = 0; i < forces_.acc.size(); ++i)
+    const int64_t n   = int64_t(forces_.acc.size());
+    const int64_t bad = firstIndexWhere(n, [&](int64_t k) {
+        const Vec3d& a = forces_.acc[size_t(k)];
+        return !(std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) &&
+                 std::isfinite(forces_.pot[size_t(k)]));
+    });
+    if (bad < n)
     {
+        const size_t i = size_t(bad);
         const Vec3d& a = forces_.acc[i];
-        if (std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z) && std::isfinite(forces_.pot[i])) continue;
         std::ostringstream m;
         m << "body " << local.id[i] << " (on " << comm_.where() << "): acceleration (" << a.x << ", " << a.y << ", "
           << a.z << ") and potential " << forces_.pot[i]
@@ -75,7 +84,9 @@ void DistributedLeapfrog::resume(const ParticleSet& local, std::vector<F4> previ
 
 void DistributedLeapfrog::kick(ParticleSet& local, double dt) const
 {
-    for (size_t i = 0; i < local.vel.size(); ++i) local.vel[i] += dt * forces_.acc[i];
+    const int64_t n = int64_t(local.vel.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) local.vel[size_t(i)] += dt * forces_.acc[size_t(i)];
 }
 
 void DistributedLeapfrog::step(ParticleSet& local, double dt)
@@ -88,7 +99,9 @@ void DistributedLeapfrog::step(ParticleSet& local, const StepFactors& f)
     if (!started_) throw InputError("DistributedLeapfrog::step before start");
     kick(local, f.kickOpen);
     const double box = gravity_.parameters().box_size;
-    for (size_t i = 0; i < local.pos.size(); ++i) driftPosition(local.pos[i], local.vel[i], f.drift, box);
+    const int64_t n  = local.size();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) driftPosition(local.pos[size_t(i)], local.vel[size_t(i)], f.drift, box);
     // Every rank sees the same imbalance (gathered), so all take the same branch.
     rebalanced_ = imbalance_ > rebalance_;
     if (rebalanced_)
@@ -105,14 +118,17 @@ void DistributedLeapfrog::setEpsilonSquared(double epsilonSquared) { gravity_.se
 
 DistributedEnergy DistributedLeapfrog::energy(const ParticleSet& local) const
 {
-    double kinetic = 0, potential = 0;
-    for (size_t i = 0; i < local.pos.size(); ++i)
-    {
-        kinetic += 0.5 * local.mass[i] * dot(local.vel[i], local.vel[i]);
-        potential += 0.5 * local.mass[i] * forces_.pot[i];
-    }
-    const std::vector<double> sums = comm_.allreduceSumOrdered(std::vector<double>{kinetic, potential});
+    const DiagnosticSums s         = localSums(local, 1.0);
+    const std::vector<double> sums = comm_.allreduceSumOrdered(std::vector<double>{s.kinetic, s.potential});
     return {sums[0], sums[1]};
+}
+
+DiagnosticSums DistributedLeapfrog::localSums(const ParticleSet& local, double velocityScale) const
+{
+    return interleavedSum<kDiagnosticLanes, DiagnosticSums>(local.size(), [&](int64_t i) {
+        const size_t k = size_t(i);
+        return diagnosticTerms(local.mass[k], local.pos[k], velocityScale * local.vel[k], forces_.pot[k]);
+    });
 }
 
 } // namespace octwalk::mpi

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "common/integrate.h"
 #include "host/core/particles.h"
 #include "host/mpi/distributed_forces.h"
 
@@ -63,6 +64,11 @@ public:
 
     /// Kinetic and potential energy (1/2 sum m phi) of all ranks' bodies at the last forces. Collective.
     DistributedEnergy energy(const ParticleSet& local) const;
+
+    /// This rank's bodies' diagnostic terms at the last forces (common/integrate.h, diagnosticTerms), their velocities
+    /// times velocityScale, summed as the single-process run sums them (interleavedSum): the same bits for any
+    /// thread count.
+    DiagnosticSums localSums(const ParticleSet& local, double velocityScale) const;
 
     const DistributedForces& forces() const { return forces_; }
     /// The last evaluation's largest rank cost over the mean, and whether the last step cut the domains.

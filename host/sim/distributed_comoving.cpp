@@ -99,20 +99,11 @@ void DistributedComoving::step(ParticleSet& local)
 
 Diagnostics DistributedComoving::diagnostics(const ParticleSet& local) const
 {
-    const double a                  = clock_.a;
-    const mpi::DistributedForces& f = lf_.forces();
-    std::vector<double> sums(5, 0.0);
-    for (size_t i = 0; i < local.pos.size(); ++i)
-    {
-        const double m = local.mass[i];
-        const Vec3d v  = (1 / a) * local.vel[i];
-        sums[0] += 0.5 * m * dot(v, v);
-        sums[1] += 0.5 * m * f.pot[i];
-        sums[2] += m * v.x;
-        sums[3] += m * v.y;
-        sums[4] += m * v.z;
-    }
-    sums = comm_.allreduceSumOrdered(sums);
+    const double a = clock_.a;
+    // Peculiar velocities v = u / a from the canonical momenta u.
+    const DiagnosticSums l = lf_.localSums(local, 1 / a);
+    const std::vector<double> sums =
+        comm_.allreduceSumOrdered({l.kinetic, l.potential, l.momentum.x, l.momentum.y, l.momentum.z});
     Diagnostics d;
     d.time        = a;
     d.kinetic     = sums[0];

@@ -192,28 +192,21 @@ ParticleSet gatherById(const mpi::Communicator& comm, const ParticleSet& local)
     return sorted;
 }
 
-/// The diagnostics of energy.csv for all ranks' bodies: the energies from the leapfrog (summed in rank
-/// order), the centre of mass, momentum and angular momentum summed on each rank in its order and then over
-/// the ranks in rank order: the same bits at the same rank count whatever the thread count. Collective.
+/// The diagnostics of energy.csv for all ranks' bodies: each rank's sums (DistributedLeapfrog::localSums, the
+/// single-process run's order of sums) added over the ranks in rank order: the same bits at the same rank count
+/// whatever the thread count. Collective.
 Diagnostics distributedDiagnostics(const mpi::Communicator& comm, const mpi::DistributedLeapfrog& lf,
                                    const ParticleSet& local, double initialEnergy)
 {
-    std::vector<double> s(13, 0.0);
-    for (size_t i = 0; i < local.pos.size(); ++i)
-    {
-        const double m = local.mass[i];
-        const Vec3d x = local.pos[i], v = local.vel[i];
-        const Vec3d L{m * (x.y * v.z - x.z * v.y), m * (x.z * v.x - x.x * v.z), m * (x.x * v.y - x.y * v.x)};
-        const double terms[13] = {m, m * x.x, m * x.y, m * x.z, m * v.x, m * v.y, m * v.z, L.x, L.y, L.z, 0, 0, 0};
-        for (size_t k = 0; k < 10; ++k) s[k] += terms[k];
-    }
-    s                              = comm.allreduceSumOrdered(s);
-    const mpi::DistributedEnergy e = lf.energy(local);
+    const DiagnosticSums l      = lf.localSums(local, 1.0);
+    const std::vector<double> s = comm.allreduceSumOrdered(
+        {l.mass, l.comPos.x, l.comPos.y, l.comPos.z, l.momentum.x, l.momentum.y, l.momentum.z, l.angularMomentum.x,
+         l.angularMomentum.y, l.angularMomentum.z, l.kinetic, l.potential});
     Diagnostics d;
     d.time            = local.time;
-    d.kinetic         = e.kinetic;
-    d.potential       = e.potential;
-    d.total           = e.total();
+    d.kinetic         = s[10];
+    d.potential       = s[11];
+    d.total           = d.kinetic + d.potential;
     d.momentum        = {s[4], s[5], s[6]};
     d.angularMomentum = {s[7], s[8], s[9]};
     if (s[0] > 0)
