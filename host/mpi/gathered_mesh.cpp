@@ -28,8 +28,7 @@ std::string firstRanksReason(const Communicator& comm, const std::string& reason
 } // namespace
 
 GatheredMesh::GatheredMesh(const Communicator& comm, const Parameters& p, bool onDevice)
-    : comm_(comm.comm()), meshSize_(pmCheckedMeshSize(p.box_size, p.pm_grid, p.asmth, 1.0)), boxSize_(p.box_size),
-      onDevice_(onDevice)
+    : comm_(comm.comm()), meshSize_(pmCheckedMeshSize(p.box_size, p.pm_grid, p.asmth, 1.0)), boxSize_(p.box_size)
 {
     std::string reason;
     if (comm_.rank() == kFirstRank)

@@ -49,7 +49,6 @@ public:
 
     int meshSize() const override { return meshSize_; }
     const RankMeshTimings& timings() const override { return timings_; }
-    bool onDevice() const { return onDevice_; }
 
 private:
     /// The first rank's mesh forces of the gathered bodies, into allAcc_ and allPot_.
@@ -58,7 +57,6 @@ private:
     Communicator comm_;
     int meshSize_;
     double boxSize_;
-    bool onDevice_;
     std::unique_ptr<PmMesh> hostMesh_;
     std::unique_ptr<GpuMesh> deviceMesh_;
     const Vec3d* pos_ = nullptr;
