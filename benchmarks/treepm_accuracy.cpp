@@ -31,7 +31,7 @@
 // a fresh tree each step; 0: the pipelined step, whose forces come from a topology built steps earlier from
 // predicted positions and refitted since), then the last step's accelerations against the Ewald sum of the state
 // they were computed for. G defaults to GADGET's units' (Mpc/h, 1e10 Msun/h, km/s: 43.0071), the snapshot's; LAG
-// is --rebuild-lag (default: the run's, 2 below 2^19 bodies, 1 from there, as a GPU run of 2^21 takes it).
+// is --rebuild-lag (default: the run's, 2 below 2^18 bodies, 1 from there, as a GPU run of 2^21 takes it).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

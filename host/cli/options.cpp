@@ -480,7 +480,7 @@ po::options_description rebuildOptions(ForceOptions& forces, const std::string& 
     const std::string lag =
         "steps between the positions a background tree is built from and the step that adopts it [steps]: the "
         "build overlaps that many force-backend steps (1 to K; with 0 any >= 1, a tree adopted every L steps). "
-        "auto (the default): 1 from 2^19 bodies on (each step walks a tree predicted for it), else 2. "
+        "auto (the default): 1 from 2^18 bodies on (each step walks a tree predicted for it), else 2. "
         "Background trees are built from the positions predicted for the middle of the steps that will walk "
         "them; forces always use the true positions and refitted cells. A larger lag hides a slower host build "
         "behind the device's steps for older trees (more interactions)" +

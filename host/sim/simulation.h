@@ -81,11 +81,14 @@ constexpr int64_t kRebuildLagAutomatic = 0;
 /// The fewest bodies whose automatic lag is 1. A lag of 1 adopts in every step a topology predicted for that
 /// step: it walks as many interactions as a fresh tree, against 1.19 / 1.71 times the node / leaf interactions
 /// at 2^22 for a lag of 2, whose topologies each serve two steps. It needs the host's build (on the GPU from
-/// keys sorted on the device) to fit in one device step, which holds from about 2^20 bodies on; below, the
-/// per-step adoption costs more than it saves. Whole steps of lag 1 against lag 2 (benchmarks/results/
-/// whole_step): on an H200 with 16 host cores 7.81 / 7.79 ms at 2^20, 30.0 / 32.8 ms at 2^22 and 108.5 /
-/// 188.7 ms at 2^24; on an H200 of a host with 32 cores 2.37 / 1.89 ms at 2^16 and 3.41 / 3.08 ms at 2^18.
-constexpr int64_t kLagOneBodies = int64_t(1) << 19;
+/// keys sorted on the device) to fit in one device step, and adopts a topology every step. From 2^18 bodies on
+/// the interactions it saves (at 2^18, 5-6% of the node and 7-8% of the leaf interactions) outweigh the
+/// adoptions; below, they do not. Whole steps of lag 1 against lag 2 on an H200 with 16 host cores, theta 0.5
+/// (benchmarks/results/whole_step/lag_small_n): 2.60-2.64 against 2.70-2.72 ms at 2^18, 2.68 against 2.59 ms
+/// at 2^17, 1.60 against 1.55 ms at 2^16; 7.81 / 7.79 ms at 2^20, 30.0 / 32.8 ms at 2^22 and 108.5 / 188.7 ms
+/// at 2^24 (benchmarks/results/whole_step/lag_h200). Lag 1 waits for the host whenever its build does not fit
+/// under one device step, so it is the more sensitive to a busy host.
+constexpr int64_t kLagOneBodies = int64_t(1) << 18;
 
 struct ForceOptions
 {

@@ -86,8 +86,9 @@ TEST_P(GpuRefitTest, EqualsTheCpuTwinBitForBitAndWalksTheSameLists)
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuRefitTest,
-                         ::testing::Values(RefitCase{"plummer", 16, 0.5, 0}, RefitCase{"plummer", 16, 0.5, 4},
-                                           RefitCase{"plummer", 18, 0.75, 8}, RefitCase{"galaxy", 16, 0.5, 4}),
+                         ::testing::Values(RefitCase{"plummer", 3, 0.5, 2}, RefitCase{"plummer", 16, 0.5, 0},
+                                           RefitCase{"plummer", 16, 0.5, 4}, RefitCase{"plummer", 18, 0.75, 8},
+                                           RefitCase{"galaxy", 16, 0.5, 4}),
                          [](const ::testing::TestParamInfo<RefitCase>& info) {
                              const RefitCase& c = info.param;
                              return c.model + "_n" + std::to_string(c.log2n) + "_theta" +
