@@ -64,16 +64,6 @@ void Communicator::check(int code, const char* call) const
 
 void Communicator::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
-int Communicator::byteCount(int64_t bytes, const char* call) const
-{
-    if (bytes < 0 || bytes > INT32_MAX)
-    {
-        throw MpiError(std::string(call) + " on " + where() + ": " + std::to_string(bytes) +
-                       " bytes exceed MPI's int count (2^31 - 1)");
-    }
-    return int(bytes);
-}
-
 int64_t Communicator::elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints, std::vector<int>& displ,
                                     const char* call) const
 {

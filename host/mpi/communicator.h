@@ -89,17 +89,11 @@ public:
     {
         static_assert(std::is_trivially_copyable_v<T>, "allgatherv sends bytes");
         const std::vector<int64_t> n = allgather<int64_t>(int64_t(local.size()));
-        std::vector<int> bytes(static_cast<size_t>(size_)), displ(static_cast<size_t>(size_));
-        int64_t total = 0;
-        for (int r = 0; r < size_; ++r)
-        {
-            displ[r] = byteCount(total * int64_t(sizeof(T)), "MPI_Allgatherv");
-            bytes[r] = byteCount(n[r] * int64_t(sizeof(T)), "MPI_Allgatherv");
-            total += n[r];
-        }
-        std::vector<T> out(static_cast<size_t>(total));
-        check(MPI_Allgatherv(local.data(), bytes[rank_], MPI_BYTE, out.data(), bytes.data(), displ.data(), MPI_BYTE,
-                             comm_),
+        const ElementType element(*this, int64_t(sizeof(T)));
+        std::vector<int> ints, displ;
+        std::vector<T> out(static_cast<size_t>(elementLayout(n, ints, displ, "MPI_Allgatherv")));
+        check(MPI_Allgatherv(local.data(), ints[size_t(rank_)], element.get(), out.data(), ints.data(), displ.data(),
+                             element.get(), comm_),
               "MPI_Allgatherv");
         if (counts) *counts = n;
         return out;
@@ -110,20 +104,11 @@ public:
     template<class T>
     std::vector<T> gatherv(const std::vector<T>& local, int root = 0) const
     {
-        static_assert(std::is_trivially_copyable_v<T>, "gatherv sends bytes");
         const std::vector<int64_t> n = allgather<int64_t>(int64_t(local.size()));
-        std::vector<int> bytes(static_cast<size_t>(size_)), displ(static_cast<size_t>(size_));
-        int64_t total = 0;
-        for (int r = 0; r < size_; ++r)
-        {
-            displ[r] = byteCount(total * int64_t(sizeof(T)), "MPI_Gatherv");
-            bytes[r] = byteCount(n[r] * int64_t(sizeof(T)), "MPI_Gatherv");
-            total += n[r];
-        }
+        int64_t total                = 0;
+        for (int64_t c : n) total += c;
         std::vector<T> out(rank_ == root ? static_cast<size_t>(total) : 0);
-        check(MPI_Gatherv(local.data(), bytes[rank_], MPI_BYTE, out.data(), bytes.data(), displ.data(), MPI_BYTE, root,
-                          comm_),
-              "MPI_Gatherv");
+        gatherv(local.data(), n, out.data(), root);
         return out;
     }
 
@@ -210,8 +195,6 @@ public:
     std::string where() const;
 
 private:
-    /// bytes as an MPI count; MpiError naming the call when it exceeds int.
-    int byteCount(int64_t bytes, const char* call) const;
     /// Counts and displacements of per-rank element counts as MPI's ints (MpiError naming call beyond int's range);
     /// returns the element total.
     int64_t elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints, std::vector<int>& displ,
