@@ -159,16 +159,12 @@ std::vector<int64_t> Communicator::alltoall(const std::vector<int64_t>& values) 
 
 std::vector<int64_t> Communicator::allreduceSum(const std::vector<int64_t>& values) const
 {
-    std::vector<int64_t> out(values.size());
-    check(MPI_Allreduce(values.data(), out.data(), int(values.size()), MPI_INT64_T, MPI_SUM, comm_), "MPI_Allreduce");
-    return out;
+    return allreduce(values, MPI_INT64_T, MPI_SUM);
 }
 
 std::vector<uint64_t> Communicator::allreduceSum(const std::vector<uint64_t>& values) const
 {
-    std::vector<uint64_t> out(values.size());
-    check(MPI_Allreduce(values.data(), out.data(), int(values.size()), MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
-    return out;
+    return allreduce(values, MPI_UINT64_T, MPI_SUM);
 }
 
 std::vector<double> Communicator::allreduceSumOrdered(const std::vector<double>& values) const
@@ -194,16 +190,12 @@ std::vector<double> Communicator::allreduceSumOrdered(const std::vector<double>&
 
 std::vector<double> Communicator::allreduceMin(const std::vector<double>& values) const
 {
-    std::vector<double> out(values.size());
-    check(MPI_Allreduce(values.data(), out.data(), int(values.size()), MPI_DOUBLE, MPI_MIN, comm_), "MPI_Allreduce");
-    return out;
+    return allreduce(values, MPI_DOUBLE, MPI_MIN);
 }
 
 std::vector<double> Communicator::allreduceMax(const std::vector<double>& values) const
 {
-    std::vector<double> out(values.size());
-    check(MPI_Allreduce(values.data(), out.data(), int(values.size()), MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
-    return out;
+    return allreduce(values, MPI_DOUBLE, MPI_MAX);
 }
 
 } // namespace octwalk::mpi

@@ -195,6 +195,14 @@ public:
     std::string where() const;
 
 private:
+    /// The element-wise reduction op of every rank's values (the same length on every rank), on every rank.
+    template<class T>
+    std::vector<T> allreduce(const std::vector<T>& values, MPI_Datatype type, MPI_Op op) const
+    {
+        std::vector<T> out(values.size());
+        check(MPI_Allreduce(values.data(), out.data(), int(values.size()), type, op, comm_), "MPI_Allreduce");
+        return out;
+    }
     /// Counts and displacements of per-rank element counts as MPI's ints (MpiError naming call beyond int's range);
     /// returns the element total.
     int64_t elementLayout(const std::vector<int64_t>& counts, std::vector<int>& ints, std::vector<int>& displ,
