@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "host/core/parallel.h"
 #include "host/models/models.h"
 #include "host/mpi/let.h"
 #include "host/mpi/tree_walk.h"
@@ -100,8 +101,77 @@ void BM_EssentialTreeRead(benchmark::State& state)
     }
 }
 
+/// Thrown by afterBuild to stop an evaluation once the tree is packed: the periodic benchmark needs the trees only.
+struct TreeBuilt
+{
+};
+
+/// The packed tree of bodies [first, last) of pos and mass, built as a rank builds its own (no walk).
+void buildOnly(GravitySolver& solver, const std::vector<Vec3d>& pos, const std::vector<double>& mass, size_t first,
+               size_t last)
+{
+    solver.setBodies(std::vector<Vec3d>(pos.begin() + long(first), pos.begin() + long(last)),
+                     std::vector<double>(mass.begin() + long(first), mass.begin() + long(last)));
+    solver.setAfterBuild([] { throw TreeBuilt{}; });
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    try
+    {
+        solver.computeForces(acc, pot);
+    }
+    catch (const TreeBuilt&)
+    {}
+    solver.setAfterBuild(nullptr);
+}
+
+/// A uniform periodic box under TreePM shared by two ranks as halves of its Morton order: the essential tree the
+/// first half's own tree gives the second half's 64 boxes of groups (halved where they jump, as the distributed
+/// evaluation cuts it), written to bytes. Args: bodies, mesh cells a side (r_cut = 6 x 1.75 cells), threads.
+void BM_EssentialTreePeriodic(benchmark::State& state)
+{
+    Parameters p;
+    p.backend                = Backend::Cpu;
+    p.box_size               = 1.0;
+    p.pm_grid                = int32_t(state.range(1));
+    p.epsilon_squared        = 1e-8;
+    const ParticleSet bodies = makeUniformBox(state.range(0), 1.0, 3);
+    GravitySolver all(p), first(p), second(p);
+    buildOnly(all, bodies.pos, bodies.mass, 0, bodies.pos.size());
+    std::vector<Vec3d> pos;
+    std::vector<double> mass;
+    for (int32_t k : all.treeOrder())
+    {
+        pos.push_back(bodies.pos[size_t(k)]);
+        mass.push_back(bodies.mass[size_t(k)]);
+    }
+    buildOnly(first, pos, mass, 0, pos.size() / 2);
+    buildOnly(second, pos, mass, pos.size() / 2, pos.size());
+    const PackedTree& from             = first.packedTree();
+    const std::vector<GroupsBox> boxes = groupsBoxes(second.packedTree().groupView(), 64, true);
+    const int saved                    = maxThreads();
+    setThreadsOfThisThread(int(state.range(2)));
+    std::vector<char> bytes;
+    EssentialTree let;
+    EssentialTreeScratch scratch;
+    for (auto _ : state)
+    {
+        bytes.clear();
+        buildEssentialTree(from.treeView(), from.bodyView(), boxes, let, scratch);
+        serializeEssentialTree(let, bytes);
+        benchmark::DoNotOptimize(bytes.data());
+    }
+    setThreadsOfThisThread(saved);
+    state.counters["nodes"]  = double(let.numNodes());
+    state.counters["bodies"] = double(let.bodies.size());
+    state.counters["MB"]     = double(bytes.size()) / 1e6;
+}
+
 } // namespace
 
+BENCHMARK(BM_EssentialTreePeriodic)
+    ->ArgsProduct({{1 << 20}, {128}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_EssentialTreeBuild)
     ->ArgsProduct({{1 << 20}, {0, 1}, {1, 16, 64, 256}, {2, 4}})
     ->Unit(benchmark::kMillisecond)
