@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/refit.h"
+#include "host/core/parallel.h"
 #include "host/core/timer.h"
 #include "host/core/worker_thread.h"
 #include "host/mpi/distributed_mesh.h"
@@ -335,9 +336,13 @@ void DistributedGravity::computeForces(const ParticleSet& local, DistributedForc
             exchangeEssentialTrees(ex);
             return;
         }
-        exchanger = std::thread([this, &ex] {
+        // The cut of the essential trees runs on threads of its own: all of the rank's while the device walks, one
+        // while the CPU's walk takes them.
+        const int threads = solver_.activeBackend() == Backend::Gpu ? maxThreads() : 1;
+        exchanger         = std::thread([this, &ex, threads] {
             try
             {
+                setThreadsOfThisThread(threads);
                 exchangeEssentialTrees(ex);
             }
             catch (...)

@@ -113,31 +113,71 @@ Kind settledKind(const TreeView& tree, const Receiver& box, F4 nodeMac)
     return box.accepts(nodeMac) ? Kind::Closed : Kind::Open;
 }
 
-/// The nodes of the essential tree in breadth-first order.
-void traverse(const TreeView& tree, const Receiver& box, std::vector<Visit>& visits)
+/// How many children an internal node has.
+int32_t childCount(const TreeView& tree, int32_t node)
+{
+    int32_t count = 0;
+    for (int word = 0; word < 2; ++word)
+    {
+        const U4 kids = tree.children[2 * node + word];
+        for (uint32_t child : {kids.x, kids.y, kids.z, kids.w}) count += child != kEmptyChild ? 1 : 0;
+    }
+    return count;
+}
+
+/// Settles visit v (its kind) and returns how many children it opens (0 unless it is an open internal node).
+int32_t settleVisit(const TreeView& tree, const Receiver& box, Visit& v)
+{
+    const int32_t node = int32_t(v.entry & ~kLeafBit);
+    const Kind settled = settledKind(tree, box, tree.nodeMac[node]);
+    if (settled != Kind::Open) v.kind = settled;
+    else if (v.entry & kLeafBit) v.kind = Kind::Bodies;
+    else return childCount(tree, node);
+    return 0;
+}
+
+/// Writes the children of open visit v at visits[v.firstChild ...], in octant order.
+void placeChildren(const TreeView& tree, const Visit& v, std::vector<Visit>& visits)
+{
+    const int32_t node = int32_t(v.entry);
+    int64_t next       = v.firstChild;
+    for (int word = 0; word < 2; ++word)
+    {
+        const U4 kids = tree.children[2 * node + word];
+        for (uint32_t child : {kids.x, kids.y, kids.z, kids.w})
+        {
+            if (child != kEmptyChild) visits[size_t(next++)] = {child, v.level + 1, Kind::Open, 0};
+        }
+    }
+}
+
+/// The nodes of the essential tree in breadth-first order, a level at a time: the level's nodes are settled on the
+/// threads (the receiver's boxes tested for each), then their children placed after the level in the level's
+/// order, which is the serial breadth-first order for any thread count.
+void traverse(const TreeView& tree, const Receiver& box, std::vector<Visit>& visits, std::vector<int64_t>& opened)
 {
     visits.assign(1, Visit{tree.rootEntry, 0, Kind::Open, 0});
-    for (size_t q = 0; q < visits.size(); ++q)
+    size_t begin = 0;
+    while (begin < visits.size())
     {
-        const uint32_t entry = visits[q].entry;
-        const int32_t node   = int32_t(entry & ~kLeafBit);
-        const Kind settled   = settledKind(tree, box, tree.nodeMac[node]);
-        if (settled != Kind::Open) visits[q].kind = settled;
-        else if (entry & kLeafBit) visits[q].kind = Kind::Bodies;
-        else
+        const int64_t count = int64_t(visits.size() - begin);
+        opened.resize(size_t(count));
+#pragma omp parallel for schedule(dynamic, 64)
+        for (int64_t i = 0; i < count; ++i) opened[size_t(i)] = settleVisit(tree, box, visits[begin + size_t(i)]);
+        int64_t next = int64_t(visits.size());
+        for (int64_t i = 0; i < count; ++i)
         {
-            // Set before the children are appended, which may move visits.
-            visits[q].firstChild = int64_t(visits.size());
-            const int32_t level  = visits[q].level + 1;
-            for (int word = 0; word < 2; ++word)
-            {
-                const U4 kids = tree.children[2 * node + word];
-                for (uint32_t child : {kids.x, kids.y, kids.z, kids.w})
-                {
-                    if (child != kEmptyChild) visits.push_back({child, level, Kind::Open, 0});
-                }
-            }
+            if (opened[size_t(i)] > 0) visits[begin + size_t(i)].firstChild = next;
+            next += opened[size_t(i)];
         }
+        const size_t end = visits.size();
+        visits.resize(size_t(next));
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < count; ++i)
+        {
+            if (opened[size_t(i)] > 0) placeChildren(tree, visits[begin + size_t(i)], visits);
+        }
+        begin = end;
     }
 }
 
@@ -205,6 +245,45 @@ void writeChildren(const TreeView& tree, const Visit& v, const std::vector<uint3
         for (int k = 0; k < 4; ++k) out[k] = in[k] == kEmptyChild ? kEmptyChild : entry[size_t(next++)];
         let.children[2 * to + word] = {out[0], out[1], out[2], out[3]};
     }
+}
+
+/// Every leaf's range in let.bodies (its bodies follow those of the leaves before it; a closed leaf has none) and
+/// whether it is closed; returns the bodies in all.
+int64_t placeBodies(const TreeView& tree, const std::vector<Visit>& visits, const std::vector<uint32_t>& entry,
+                    EssentialTree& let)
+{
+    int64_t total = 0;
+    for (size_t q = 0; q < visits.size(); ++q)
+    {
+        const Kind kind = visits[q].kind;
+        if (kind != Kind::Bodies && kind != Kind::Closed) continue;
+        const int32_t f = int32_t(entry[q] & ~kLeafBit) - let.numInternal;
+        const int32_t n =
+            kind == Kind::Bodies ? tree.leafRange[int32_t(visits[q].entry & ~kLeafBit) - tree.numInternal].y : 0;
+        let.leafRange[f]  = {int32_t(total), n};
+        let.leafClosed[f] = kind == Kind::Closed ? 1 : 0;
+        total += n;
+    }
+    return total;
+}
+
+/// Visit q's node in let: its words, and an open node's children or an open leaf's bodies (at the place
+/// placeBodies gave them).
+void writeVisit(const TreeView& tree, const BodyView& bodies, const Visit& v, const std::vector<uint32_t>& entry,
+                int64_t q, EssentialTree& let)
+{
+    const int32_t from = int32_t(v.entry & ~kLeafBit);
+    const int32_t to   = int32_t(entry[size_t(q)] & ~kLeafBit);
+    copyNode(tree, from, let, to);
+    if (v.kind == Kind::Open)
+    {
+        writeChildren(tree, v, entry, let, uint32_t(to));
+        return;
+    }
+    if (v.kind != Kind::Bodies) return;
+    const I2 r = tree.leafRange[from - tree.numInternal];
+    std::copy(bodies.posMass + r.x, bodies.posMass + r.x + r.y,
+              let.bodies.begin() + let.leafRange[size_t(to - let.numInternal)].x);
 }
 
 } // namespace
@@ -360,7 +439,7 @@ void buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std:
     if (box.all().numGroups == 0 || tree.numInternal + tree.numLeaves == 0) return;
     std::vector<Visit>& visits   = scratch.visits;
     std::vector<uint32_t>& entry = scratch.entry;
-    traverse(tree, box, visits);
+    traverse(tree, box, visits, scratch.opened);
     numberNodes(visits, let, entry);
     if (let.numLeaves == 0)
     {
@@ -368,33 +447,21 @@ void buildEssentialTree(const TreeView& tree, const BodyView& bodies, const std:
         clearKeepingStorage(let);
         return;
     }
-    let.rootEntry = entry[0];
-    let.farField2 = tree.farField2;
-    for (size_t q = 0; q < visits.size(); ++q)
+    let.rootEntry           = entry[0];
+    let.farField2           = tree.farField2;
+    const int64_t numBodies = placeBodies(tree, visits, entry, let);
+    let.bodies.resize(size_t(numBodies));
+    int32_t depth         = 0;
+    const int64_t nVisits = int64_t(visits.size());
+#pragma omp parallel for schedule(dynamic, 256) reduction(max : depth)
+    for (int64_t q = 0; q < nVisits; ++q)
     {
-        const Visit& v = visits[q];
+        const Visit& v = visits[size_t(q)];
         if (v.kind == Kind::Dropped) continue;
-        const int32_t from = int32_t(v.entry & ~kLeafBit);
-        const int32_t to   = int32_t(entry[q] & ~kLeafBit);
-        copyNode(tree, from, let, to);
-        let.depth = std::max(let.depth, v.level);
-        if (v.kind == Kind::Open)
-        {
-            writeChildren(tree, v, entry, let, uint32_t(to));
-            continue;
-        }
-        const int32_t f = to - let.numInternal;
-        if (v.kind == Kind::Closed)
-        {
-            let.leafRange[f]  = {int32_t(let.bodies.size()), 0};
-            let.leafClosed[f] = 1;
-            continue;
-        }
-        const I2 r        = tree.leafRange[from - tree.numInternal];
-        let.leafRange[f]  = {int32_t(let.bodies.size()), r.y};
-        let.leafClosed[f] = 0;
-        let.bodies.insert(let.bodies.end(), bodies.posMass + r.x, bodies.posMass + r.x + r.y);
+        depth = std::max(depth, v.level);
+        writeVisit(tree, bodies, v, entry, q, let);
     }
+    let.depth = depth;
 }
 
 namespace {

@@ -126,6 +126,7 @@ struct EssentialTreeScratch
     };
     std::vector<Visit> visits;
     std::vector<uint32_t> entry; ///< per visit, its entry in the essential tree
+    std::vector<int64_t> opened; ///< per visit of a level, the children it opens
 };
 
 /// The same into let with scratch, whose storage is reused: a tree cut every step into the same objects costs

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/mac.h"
+#include "host/core/parallel.h"
 #include "host/models/galaxy.h"
 #include "host/models/models.h"
 #include "host/mpi/let.h"
@@ -453,6 +454,33 @@ TEST(EssentialTree, BytesRoundTrip)
     const Walk a = walkFor(let.view(), let.bodyView(), s, 1e-4f);
     const Walk b = walkFor(back.view(), back.bodyView(), s, 1e-4f);
     EXPECT_TRUE(bitIdentical(a.out, b.out));
+}
+
+/// The bytes of the essential tree of packed for boxes, cut on the given number of threads.
+std::vector<char> essentialBytes(const PackedTree& packed, const std::vector<GroupsBox>& boxes, int threads)
+{
+    const int saved = maxThreads();
+    setThreadsOfThisThread(threads);
+    std::vector<char> bytes;
+    serializeEssentialTree(buildEssentialTree(packed.treeView(), packed.bodyView(), boxes), bytes);
+    setThreadsOfThisThread(saved);
+    return bytes;
+}
+
+// The cut settles a level's nodes and copies their words and bodies on the threads: the tree it sends is the same
+// bytes for any thread count, isolated (closed nodes) and periodic (dropped ones) alike.
+TEST(EssentialTree, SameBytesOnAnyThreadCount)
+{
+    GravitySolver isolated          = plummerSolver();
+    const PeriodicCaseTree periodic = periodicCaseTree({"clustered", 0.5, Mac::Bonsai, 16});
+    for (const PackedTree* packed : {&isolated.packedTree(), &periodic.solver.packedTree()})
+    {
+        const GroupSubset s                = subsetOf(*packed, 10, 40);
+        const std::vector<GroupsBox> boxes = groupsBoxes(s.view(), 8, packed->treeView().periodic.boxSize > 0);
+        const std::vector<char> one        = essentialBytes(*packed, boxes, 1);
+        EXPECT_GT(one.size(), 1000u);
+        for (int threads : {2, 3, 7}) EXPECT_EQ(essentialBytes(*packed, boxes, threads), one) << threads << " threads";
+    }
 }
 
 /// The MpiError message of reading bytes, or "" when they are accepted.
