@@ -564,11 +564,24 @@ GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, con
         throw std::invalid_argument(
             "GpuSolver::setResidentTopology: the device-resident walk is isolated or TreePM's (no Ewald table)");
     }
-    Impl& m = *impl_;
-    m.stream.synchronize();
-    m.listGroups           = -1;
-    const size_t numNodes  = size_t(tree.numInternal) + size_t(tree.numLeaves);
-    const size_t numGroups = size_t(groups.numGroups);
+    Impl& m                  = *impl_;
+    const size_t numNodes    = size_t(tree.numInternal) + size_t(tree.numLeaves);
+    const size_t numGroups   = size_t(groups.numGroups);
+    const Transfer sources[] = {{nullptr, tree.children, 2 * size_t(tree.numInternal) * sizeof(U4)},
+                                {nullptr, tree.leafRange, size_t(tree.numLeaves) * sizeof(I2)},
+                                {nullptr, groups.range, numGroups * sizeof(I2)}};
+    const bool pinned        = std::all_of(std::begin(sources), std::end(sources),
+                                           [](const Transfer& t) { return t.bytes == 0 || isPageLocked(t.src); });
+    const bool grows         = m.children.capacity() < 2 * size_t(tree.numInternal) ||
+                       m.leafRange.capacity() < size_t(tree.numLeaves) || m.groupRange.capacity() < numGroups ||
+                       m.nodeMac.capacity() < numNodes || m.nodeCom.capacity() < numNodes ||
+                       m.nodeQuad.capacity() < 2 * numNodes || m.groupCenter.capacity() < numGroups ||
+                       m.groupHalf.capacity() < numGroups || m.bodies.capacity() < size_t(numBodies);
+    // A buffer that grows is reallocated, and the staging of ordinary memory is rewritten: both wait for the work
+    // that may still read them. Pinned arrays into buffers large enough queue their copies behind that work
+    // instead, so an adoption does not stall the host (the pipeline's topology outlives its copies).
+    if (!pinned || grows) m.stream.synchronize();
+    m.listGroups = -1;
     std::vector<Transfer> transfers{toDevice(m.children, tree.children, 2 * size_t(tree.numInternal)),
                                     toDevice(m.leafRange, tree.leafRange, size_t(tree.numLeaves)),
                                     toDevice(m.groupRange, groups.range, numGroups)};
@@ -579,7 +592,7 @@ GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, con
     m.groupHalf.reserve(numGroups);
     m.bodies.reserve(size_t(numBodies));
     uploadStaged(transfers, m.uploadStaging, m.stream.get());
-    m.stream.synchronize();
+    if (!pinned) m.stream.synchronize();
     ResidentTree r;
     r.tree        = {m.children.data(),  m.nodeMac.data(), m.nodeCom.data(), m.nodeQuad.data(),
                      m.leafRange.data(), tree.numInternal, tree.numLeaves,   tree.rootEntry,

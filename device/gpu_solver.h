@@ -100,7 +100,9 @@ public:
 
     /// Uploads a packed tree's topology (children, leaf ranges, group ranges) into the buffers the
     /// walk reads and sizes the buffers of the node, body and group words, which a refit on the
-    /// device then fills (device/resident_gpu.h); waits for the copies. The host view's
+    /// device then fills (device/resident_gpu.h). Arrays in ordinary memory are staged and waited
+    /// for; page-locked ones are queued on the stream without a wait, and must stay unchanged until
+    /// the stream has done the copies (the next evaluation waits for it). The host view's
     /// nodeMac/nodeCom/nodeQuad and the groups' boxes are not read.
     /// @param[in] tree       the packed tree (host memory; isolated, or periodic under TreePM: no Ewald table)
     /// @param[in] groups     its groups (host memory)

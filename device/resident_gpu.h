@@ -51,7 +51,7 @@ public:
     /// With sortedKeys and sortedIndex (page-locked, n each), also the Morton keys of those positions in
     /// their bounding cube sorted stably on the device, and each key's index (adoptSortedKeys,
     /// host/tree/octree.h: the host's sortBodies of the same positions gives the same order), so that the
-    /// host's build starts from sorted keys.
+    /// host's build starts from sorted keys. The sort runs on the copy stream too, beside the walk queued next.
     /// In a periodic box (boxSize > 0) the keys are those of the wrapped positions in the box's cube (the host's
     /// sortBodies of the wrapped positions in the box); the positions come down as predicted, unwrapped.
     void beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys = nullptr, int32_t* sortedIndex = nullptr,
@@ -61,15 +61,16 @@ public:
     /// Waits until the sorted keys and indices of that download are on the host (the positions come after
     /// them: a build that starts from the keys need not wait for the positions; callable from another thread).
     void finishSortedKeysDownload();
-    /// As ResidentCpu::permute (order and shift: host memory).
+    /// As ResidentCpu::permute (order and shift: host memory), queued without a wait: page-locked order and shift
+    /// must stay unchanged until the stream has copied them (the next evaluation waits for it).
     void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0, bool results = false);
     /// As ResidentCpu::setResults (results: host memory).
     void setResults(const F4* results);
     /// Adds TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1), to the
     /// results (GpuMesh::addForcesOnDevice, addMeshTerm): the CPU twin adds the host mesh's.
     void addMeshForces(GpuMesh& mesh);
-    /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology) and
-    /// keeps the levels and MAC settings of the refit.
+    /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology: page-locked
+    /// arrays without a wait) and keeps the levels and MAC settings of the refit.
     /// @param[in] host    refitView of the packed tree (host memory; topology pointers and sizes read)
     /// @param[in] levels  the internal nodes by level (host memory)
     /// @param[in] tree    the packed tree's view (host memory)

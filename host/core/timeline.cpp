@@ -123,11 +123,13 @@ std::string timelineCsvComment()
            "wait_build, adopt, download_positions, start_build, evaluate, kick; diagnostics; io); host-build = the "
            "topology build on its own thread (wait_positions, sort, cells, groups, packing, order), under the step "
            "that started it; device (host-walk on the CPU twin) = the resident state's operations (kick_drift, "
-           "predict, sort_keys, upload_order, permute, upload_topology, refit, walk_count, scan, walk_write, "
+           "predict, upload_order, permute, upload_topology, refit, walk_count, scan, walk_write, "
            "body_node, body_leaf, download, kick, diagnostics, largest_acceleration, lagrangian_radii (the CPU "
-           "twin's), download_state); copy = the downloads for the build on the device's copy stream (download_keys: "
-           "the keys sorted on the device, the build's input; download_positions: the predicted positions, kept for "
-           "checkpoints); rows = the device's lagrangian_radii on a stream of their own, beside the next step (the "
+           "twin's), download_state); copy = the build's input on the device's copy stream, beside the walk "
+           "(sort_keys: "
+           "the predicted positions' keys sorted; download_keys: those keys, the build's input; download_positions: "
+           "the predicted positions, kept for checkpoints); rows = the device's lagrangian_radii on a stream of their "
+           "own, beside the next step (the "
            "row is written when they are done)\n";
 }
 

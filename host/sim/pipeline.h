@@ -39,9 +39,10 @@
 /// adopt, download_positions, start_build, evaluate, kick), on lane "host-build" the build's phases
 /// (wait_positions, sort, cells, groups, packing, order; wrap_shifts in a periodic box) under the step that
 /// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
-/// sort_keys, upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick,
+/// upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick,
 /// diagnostics, largest_acceleration, lagrangian_radii on the CPU twin, download_state), with a lagged build's
-/// downloads on lane "copy" (the device's copy stream: download_keys, the build's input, then download_positions)
+/// input on lane "copy" (the device's copy stream, beside the walk: sort_keys, download_keys, the build's input,
+/// then download_positions)
 /// and the device's lagrangian_radii on lane "rows" (a stream of their own, beside the next step). wait_positions is
 /// the build's wait for its input (the sorted keys on the GPU, the positions on the CPU twin). Off, no clock is read
 /// and no event recorded for it; on or off, the results are the same bits.

@@ -116,12 +116,15 @@ TimelineInterval intervalOf(const std::vector<TimelineInterval>& v, int64_t step
 
 /// The copy stream's download of a build's input (the keys sorted on the device), mapped through a polled
 /// anchor: it starts after the host queued it (start_build) and ends before the build thread saw it end
-/// (wait_positions), to within the anchor's poll; the positions' download follows it. Mapped through the
-/// clock read after a blocking wait instead, it ended 0.05-2.8 ms after wait_positions on an H200 at 2^22.
+/// (wait_positions), to within the anchor's poll; the keys' sort on the same stream precedes it, and the
+/// positions' download follows it. Mapped through the clock read after a blocking wait instead, it ended
+/// 0.05-2.8 ms after wait_positions on an H200 at 2^22.
 void checkCopyInterval(const std::vector<TimelineInterval>& v, int64_t step)
 {
+    const TimelineInterval sort      = intervalOf(v, step, "copy", "sort_keys");
     const TimelineInterval copy      = intervalOf(v, step, "copy", "download_keys");
     const TimelineInterval positions = intervalOf(v, step, "copy", "download_positions");
+    EXPECT_GE(copy.start, sort.end) << "the keys come down once sorted";
     EXPECT_GE(positions.start, copy.end) << "the positions come after the keys";
     const TimelineInterval queue = intervalOf(v, step, "host", "start_build");
     const TimelineInterval seen  = intervalOf(v, step, "host-build", "wait_positions");
@@ -176,8 +179,9 @@ TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
         if (step <= 4)
         {
             // Joined, and the copy waited for, by the next step.
-            for (const char* name : {"copy/download_keys", "copy/download_positions", "host-build/wait_positions",
-                                     "host-build/sort", "host-build/packing", "host-build/order"})
+            for (const char* name :
+                 {"copy/sort_keys", "copy/download_keys", "copy/download_positions", "host-build/wait_positions",
+                  "host-build/sort", "host-build/packing", "host-build/order"})
             {
                 EXPECT_EQ(seen.count(name), 1u) << name;
             }
