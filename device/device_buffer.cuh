@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "common/phases.h"
 #include "device/cuda_check.cuh"
@@ -73,6 +74,12 @@ public:
 
     T* data() const { return data_; }
     size_t capacity() const { return capacity_; }
+    /// Exchanges the two buffers' memory (a double buffer's turn).
+    void swap(DeviceBuffer& other)
+    {
+        std::swap(data_, other.data_);
+        std::swap(capacity_, other.capacity_);
+    }
 
 private:
     void release()

@@ -76,6 +76,10 @@ void GpuSolver::downloadLists(std::vector<int64_t>&, std::vector<int64_t>&, std:
 
 GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView&, const GroupView&, int32_t) { noCuda(); }
 
+void GpuSolver::stageResidentTopology(const TreeView&, const GroupView&, GpuStream) { noCuda(); }
+
+void GpuSolver::dropStagedTopology() { noCuda(); }
+
 void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, bool, const std::function<void()>&)
 {
     noCuda();
@@ -160,6 +164,8 @@ void ResidentGpu::permute(const int32_t*, const uint8_t*, double, bool) { noCuda
 void ResidentGpu::setResults(const F4*) { noCuda(); }
 
 void ResidentGpu::addMeshForces(GpuMesh&) { noCuda(); }
+
+void ResidentGpu::stageAdoption(const int32_t*, const uint8_t*, const RefitView&, const TreeView&) { noCuda(); }
 
 void ResidentGpu::setTopology(const RefitView&, const RefitLevels&, const TreeView&) { noCuda(); }
 

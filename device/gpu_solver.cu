@@ -228,6 +228,25 @@ struct GpuSolver::Impl
     PinnedBuffer<unsigned char> uploadStaging{"upload staging"}, downloadStaging{"download staging"};
     PinnedBuffer<Readback> readback{"pass-1 totals"};
 
+    /// A resident topology copied ahead on another stream (stageResidentTopology): the second half of a double
+    /// buffer of children, leafRange and groupRange, the host arrays it was copied from, and the copies' end.
+    struct StagedTopology
+    {
+        DeviceBuffer<U4> children{"staged tree children"};
+        DeviceBuffer<I2> leafRange{"staged leaf ranges"};
+        DeviceBuffer<I2> groupRange{"staged group ranges"};
+        const void *childrenFrom = nullptr, *leafRangeFrom = nullptr, *groupRangeFrom = nullptr;
+        int32_t numInternal = 0, numLeaves = 0, numGroups = 0;
+        Event copied;
+
+        bool holds(const TreeView& tree, const GroupView& groups) const
+        {
+            return childrenFrom != nullptr && childrenFrom == tree.children && leafRangeFrom == tree.leafRange &&
+                   groupRangeFrom == groups.range && numInternal == tree.numInternal && numLeaves == tree.numLeaves &&
+                   numGroups == groups.numGroups;
+        }
+    } staged;
+
     /// Sizes of the lists of the last completed evaluation (-1 groups: none yet).
     int32_t listGroups = -1;
     int64_t nodeTotal = 0, leafTotal = 0;
@@ -567,31 +586,45 @@ GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, con
     Impl& m                  = *impl_;
     const size_t numNodes    = size_t(tree.numInternal) + size_t(tree.numLeaves);
     const size_t numGroups   = size_t(groups.numGroups);
+    const bool staged        = m.staged.holds(tree, groups);
     const Transfer sources[] = {{nullptr, tree.children, 2 * size_t(tree.numInternal) * sizeof(U4)},
                                 {nullptr, tree.leafRange, size_t(tree.numLeaves) * sizeof(I2)},
                                 {nullptr, groups.range, numGroups * sizeof(I2)}};
-    const bool pinned        = std::all_of(std::begin(sources), std::end(sources),
-                                           [](const Transfer& t) { return t.bytes == 0 || isPageLocked(t.src); });
-    const bool grows         = m.children.capacity() < 2 * size_t(tree.numInternal) ||
-                       m.leafRange.capacity() < size_t(tree.numLeaves) || m.groupRange.capacity() < numGroups ||
-                       m.nodeMac.capacity() < numNodes || m.nodeCom.capacity() < numNodes ||
-                       m.nodeQuad.capacity() < 2 * numNodes || m.groupCenter.capacity() < numGroups ||
-                       m.groupHalf.capacity() < numGroups || m.bodies.capacity() < size_t(numBodies);
+    const bool pinned        = staged || std::all_of(std::begin(sources), std::end(sources),
+                                                     [](const Transfer& t) { return t.bytes == 0 || isPageLocked(t.src); });
+    const bool topologyGrows = m.children.capacity() < 2 * size_t(tree.numInternal) ||
+                               m.leafRange.capacity() < size_t(tree.numLeaves) || m.groupRange.capacity() < numGroups;
+    const bool grows = (!staged && topologyGrows) || m.nodeMac.capacity() < numNodes ||
+                       m.nodeCom.capacity() < numNodes || m.nodeQuad.capacity() < 2 * numNodes ||
+                       m.groupCenter.capacity() < numGroups || m.groupHalf.capacity() < numGroups ||
+                       m.bodies.capacity() < size_t(numBodies);
     // A buffer that grows is reallocated, and the staging of ordinary memory is rewritten: both wait for the work
     // that may still read them. Pinned arrays into buffers large enough queue their copies behind that work
     // instead, so an adoption does not stall the host (the pipeline's topology outlives its copies).
     if (!pinned || grows) m.stream.synchronize();
     m.listGroups = -1;
-    std::vector<Transfer> transfers{toDevice(m.children, tree.children, 2 * size_t(tree.numInternal)),
-                                    toDevice(m.leafRange, tree.leafRange, size_t(tree.numLeaves)),
-                                    toDevice(m.groupRange, groups.range, numGroups)};
+    if (staged)
+    {
+        // Copied ahead: the walk takes the staged half once its copies are done; the other half is staged next.
+        CUDA_CHECK(cudaStreamWaitEvent(m.stream.get(), m.staged.copied.get(), 0));
+        m.children.swap(m.staged.children);
+        m.leafRange.swap(m.staged.leafRange);
+        m.groupRange.swap(m.staged.groupRange);
+    }
+    else
+    {
+        std::vector<Transfer> transfers{toDevice(m.children, tree.children, 2 * size_t(tree.numInternal)),
+                                        toDevice(m.leafRange, tree.leafRange, size_t(tree.numLeaves)),
+                                        toDevice(m.groupRange, groups.range, numGroups)};
+        uploadStaged(transfers, m.uploadStaging, m.stream.get());
+    }
+    m.staged.childrenFrom = nullptr;
     m.nodeMac.reserve(numNodes);
     m.nodeCom.reserve(numNodes);
     m.nodeQuad.reserve(2 * numNodes);
     m.groupCenter.reserve(numGroups);
     m.groupHalf.reserve(numGroups);
     m.bodies.reserve(size_t(numBodies));
-    uploadStaged(transfers, m.uploadStaging, m.stream.get());
     if (!pinned) m.stream.synchronize();
     ResidentTree r;
     r.tree        = {m.children.data(),  m.nodeMac.data(), m.nodeCom.data(), m.nodeQuad.data(),
@@ -607,6 +640,35 @@ GpuSolver::ResidentTree GpuSolver::setResidentTopology(const TreeView& tree, con
     r.groupHalf   = m.groupHalf.data();
     return r;
 }
+
+void GpuSolver::stageResidentTopology(const TreeView& tree, const GroupView& groups, GpuStream copies)
+{
+    Impl::StagedTopology& t = impl_->staged;
+    cudaStream_t s          = static_cast<cudaStream_t>(copies.handle);
+    t.childrenFrom          = nullptr;
+    const size_t words = 2 * size_t(tree.numInternal), leaves = size_t(tree.numLeaves);
+    const size_t count = size_t(groups.numGroups);
+    // The staged half was last read by the walk before the one now running: that walk is done.
+    t.children.reserve(words);
+    t.leafRange.reserve(leaves);
+    t.groupRange.reserve(count);
+    // Directly, not through the staging of ordinary memory, which the stepping thread may be using.
+    if (words > 0)
+        CUDA_CHECK(cudaMemcpyAsync(t.children.data(), tree.children, words * sizeof(U4), cudaMemcpyHostToDevice, s));
+    if (leaves > 0)
+        CUDA_CHECK(cudaMemcpyAsync(t.leafRange.data(), tree.leafRange, leaves * sizeof(I2), cudaMemcpyHostToDevice, s));
+    if (count > 0)
+        CUDA_CHECK(cudaMemcpyAsync(t.groupRange.data(), groups.range, count * sizeof(I2), cudaMemcpyHostToDevice, s));
+    CUDA_CHECK(cudaEventRecord(t.copied.get(), s));
+    t.leafRangeFrom  = tree.leafRange;
+    t.groupRangeFrom = groups.range;
+    t.numInternal    = tree.numInternal;
+    t.numLeaves      = tree.numLeaves;
+    t.numGroups      = groups.numGroups;
+    t.childrenFrom   = tree.children;
+}
+
+void GpuSolver::dropStagedTopology() { impl_->staged.childrenFrom = nullptr; }
 
 void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults,
                                  const std::function<void()>& beforeWalk)

@@ -108,6 +108,13 @@ public:
     /// @param[in] groups     its groups (host memory)
     /// @param[in] numBodies  bodies of the tree
     ResidentTree setResidentTopology(const TreeView& tree, const GroupView& groups, int32_t numBodies);
+    /// Queues the copies of the topology that the next setResidentTopology will take (the same host arrays and
+    /// sizes) on stream copies, into the other half of a double buffer, so that they run while the stream of the
+    /// solver walks the current topology: safe from another thread then, as long as the two calls do not overlap.
+    /// The next setResidentTopology of other arrays, or dropStagedTopology, discards them. The host arrays (page-
+    /// locked, for the copies to be asynchronous) must stay unchanged until that setResidentTopology.
+    void stageResidentTopology(const TreeView& tree, const GroupView& groups, GpuStream copies);
+    void dropStagedTopology();
 
     /// As evaluate, on the arrays of setResidentTopology as the stream's earlier work left them
     /// (nothing is uploaded): the bodies are the targets. The results (acc, potential; G = 1, tree

@@ -262,6 +262,18 @@ public:
         pending_.push_back({log_->step, lane, phase, event(), event(), false});
         CUDA_CHECK(cudaEventRecord(pending_.back().begin->get(), s));
     }
+    /// The step under which spans are logged now.
+    int64_t step() const { return log_ ? log_->step : 0; }
+    /// Logs under `step` a span whose begin and end another thread recorded (on a stream of its own), and hands
+    /// that thread two other events for its next span.
+    void addRecorded(int64_t step, SpanLane lane, const char* phase, std::unique_ptr<Event>& begin,
+                     std::unique_ptr<Event>& end)
+    {
+        if (!on()) return;
+        pending_.push_back({step, lane, phase, std::move(begin), std::move(end), true});
+        begin = event();
+        end   = event();
+    }
     /// Records the end event of the span opened last (nothing when none is open).
     void close(cudaStream_t s)
     {
@@ -381,6 +393,22 @@ struct ResidentGpu::Impl
     /// The keys' sort (prepareSortGraph), replayed on copyStream; captured again when its key changes.
     Graph sortGraph;
     std::vector<const void*> sortGraphKey;
+    /// An adoption's order and shifts copied ahead (stageAdoption) into the other half of a double buffer: the host
+    /// arrays they came from (order nullptr: none staged), the copies' end, and their span's events (recorded when
+    /// the log was on at beginPositionDownload, logged under its step).
+    struct StagedAdoption
+    {
+        DeviceBuffer<int32_t> order{"staged permutation"};
+        DeviceBuffer<uint8_t> shift{"staged wrap shifts"};
+        const int32_t* orderFrom = nullptr;
+        const uint8_t* shiftFrom = nullptr;
+        Event copied;
+        std::unique_ptr<Event> spanBegin = std::make_unique<Event>(), spanEnd = std::make_unique<Event>();
+        bool logged  = false;
+        int64_t step = 0;
+    } staged;
+    /// The device of this state: the build's thread, which stages adoptions, makes it its own.
+    int device = 0;
     Event positionsReady, positionsDownloaded, keysDownloaded;
     bool downloadPending = false;
     std::vector<int32_t> internalFirst;
@@ -547,12 +575,15 @@ ResidentGpu::ResidentGpu() : impl_(std::make_unique<Impl>())
     // this thread a core of its own (Pipeline::setBuildThreads), so the spin takes none from them: the steps at 2^22
     // and 2^24 are unchanged. The flag is the process's.
     CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleSpin));
+    CUDA_CHECK(cudaGetDevice(&impl_->device));
 }
 
 ResidentGpu::~ResidentGpu()
 {
-    // Radii still being sorted write into pinned memory that is freed below; an error here is an earlier one's.
+    // Radii still being sorted write into pinned memory that is freed below, and the copy stream may still read the
+    // caller's (a staged adoption's arrays); an error here is an earlier one's.
     if (impl_->radiiQueued) cudaEventSynchronize(impl_->radiiDone.get());
+    cudaStreamSynchronize(impl_->copyStream.get());
 }
 
 GpuSolver& ResidentGpu::solver() { return impl_->solver; }
@@ -566,6 +597,9 @@ void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mas
     m.beforeWritingState();
     // Pending radii would read buffers that a new size reallocates.
     if (m.radiiPending >= 0) m.finishRadii();
+    // A new state has no adoption staged for it.
+    m.staged.orderFrom = nullptr;
+    m.solver.dropStagedTopology();
     n_ = n;
     m.logged("upload_state", [&] {
         upload(m.pos, pos, size_t(n), s);
@@ -616,6 +650,8 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
     }
     const bool sorted = sortedKeys && sortedIndex && n_ > 0;
     cudaStream_t copy = m.copyStream.get();
+    m.staged.logged   = m.spans.on();
+    m.staged.step     = m.spans.step();
     // Captured before the copy stream waits for the positions: a capture records, it does not run.
     if (sorted) m.prepareSortGraph(from, n_, boxSize);
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
@@ -648,10 +684,22 @@ void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double box
     m.beforeWritingState();
     cudaStream_t s = m.stream();
     if (n_ == 0) return;
-    m.logged("upload_order", [&] {
-        upload(m.order, order, size_t(n_), s);
-        if (shift) upload(m.shift, shift, size_t(n_), s);
-    });
+    Impl::StagedAdoption& a = m.staged;
+    if (a.orderFrom != nullptr && a.orderFrom == order && a.shiftFrom == shift)
+    {
+        CUDA_CHECK(cudaStreamWaitEvent(s, a.copied.get(), 0));
+        m.order.swap(a.order);
+        if (shift) m.shift.swap(a.shift);
+        if (a.logged) m.spans.addRecorded(a.step, SpanLane::Copy, "upload_adoption", a.spanBegin, a.spanEnd);
+    }
+    else
+    {
+        m.logged("upload_order", [&] {
+            upload(m.order, order, size_t(n_), s);
+            if (shift) upload(m.shift, shift, size_t(n_), s);
+        });
+    }
+    a.orderFrom = nullptr;
     m.logged("permute", [&] {
         gatherInto(m.pos.data(), m.scratchVec, m.order.data(), n_, s);
         gatherInto(m.vel.data(), m.scratchVec, m.order.data(), n_, s);
@@ -668,6 +716,24 @@ void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double box
     });
     // No wait: the next upload of the order is queued behind these kernels on the same stream, and the
     // host's order and shift outlive their copies (the pipeline rewrites a topology's two adoptions later).
+}
+
+void ResidentGpu::stageAdoption(const int32_t* order, const uint8_t* shift, const RefitView& host, const TreeView& tree)
+{
+    Impl& m = *impl_;
+    CUDA_CHECK(cudaSetDevice(m.device));
+    Impl::StagedAdoption& a = m.staged;
+    a.orderFrom             = nullptr;
+    cudaStream_t copy       = m.copyStream.get();
+    if (a.logged) CUDA_CHECK(cudaEventRecord(a.spanBegin->get(), copy));
+    // The staged half was last read by the adoption before the one now walked: long done.
+    upload(a.order, order, size_t(n_), copy);
+    if (shift) upload(a.shift, shift, size_t(n_), copy);
+    CUDA_CHECK(cudaEventRecord(a.copied.get(), copy));
+    m.solver.stageResidentTopology(tree, {host.groupRange, nullptr, nullptr, host.numGroups}, GpuStream{copy});
+    if (a.logged) CUDA_CHECK(cudaEventRecord(a.spanEnd->get(), copy));
+    a.orderFrom = order;
+    a.shiftFrom = shift;
 }
 
 void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)

@@ -69,6 +69,12 @@ public:
     /// Adds TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1), to the
     /// results (GpuMesh::addForcesOnDevice, addMeshTerm): the CPU twin adds the host mesh's.
     void addMeshForces(GpuMesh& mesh);
+    /// Queues the copies of the adoption to come, permute's order and shift and setTopology's topology (the same
+    /// arrays), on the copy stream while the walk goes on: permute and setTopology then take them instead of
+    /// copying. Callable from the build's thread between beginPositionDownload and that adoption (the stepping
+    /// thread calls nothing of this state meanwhile but the walk's evaluation and the kicks); setState discards it.
+    /// The arrays are page-locked and stay unchanged until the adoption.
+    void stageAdoption(const int32_t* order, const uint8_t* shift, const RefitView& host, const TreeView& tree);
     /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology: page-locked
     /// arrays without a wait) and keeps the levels and MAC settings of the refit.
     /// @param[in] host    refitView of the packed tree (host memory; topology pointers and sizes read)

@@ -38,17 +38,21 @@ public:
     /// Adds the mesh's forces of the state (masses: the host's copy, tree order) to the results.
     virtual void addMeshForces(const double* mass)                                                   = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
-    virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times)  = 0;
-    virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                      = 0;
-    virtual bool kick(double G, double halfStep)                                                     = 0;
-    virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                         = 0;
-    virtual double largestAccelerationSquared(double G)                                              = 0;
-    virtual void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank)   = 0;
-    virtual bool finishRadiusOrderStatistics(std::vector<double>& out)                               = 0;
-    virtual void getResults(F4* out)                                                                 = 0;
+    /// The device copies the next adoption's arrays while it walks (ResidentGpu::stageAdoption; from the build's
+    /// thread); the CPU twin has nothing to copy.
+    virtual void stageAdoption(const int32_t* order, const uint8_t* shift, const RefitView& host,
+                               const TreeView& tree)                                                = 0;
+    virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times) = 0;
+    virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                     = 0;
+    virtual bool kick(double G, double halfStep)                                                    = 0;
+    virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                        = 0;
+    virtual double largestAccelerationSquared(double G)                                             = 0;
+    virtual void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank)  = 0;
+    virtual bool finishRadiusOrderStatistics(std::vector<double>& out)                              = 0;
+    virtual void getResults(F4* out)                                                                = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
-                          std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)            = 0;
-    virtual void setSpanLog(SpanLog* log)                                                            = 0;
+                          std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)           = 0;
+    virtual void setSpanLog(SpanLog* log)                                                           = 0;
 };
 
 namespace {
@@ -109,6 +113,10 @@ public:
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) override
     {
         r_.setTopology(host, levels, tree);
+    }
+    void stageAdoption(const int32_t* order, const uint8_t* shift, const RefitView& host, const TreeView& tree) override
+    {
+        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.stageAdoption(order, shift, host, tree);
     }
     InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times) override
     {
@@ -204,7 +212,12 @@ Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice dev
     if (treePm_) backend_->setMesh(p);
 }
 
-Pipeline::~Pipeline() { builder_.wait(); }
+Pipeline::~Pipeline()
+{
+    builder_.wait();
+    // Before the topologies: the device may still be copying from their page-locked arrays.
+    backend_.reset();
+}
 
 void Pipeline::setBuildThreads(int threads)
 {
@@ -359,6 +372,13 @@ const Vec3d* Pipeline::inTheBox(Topology& t) const
     return t.wrapped.data();
 }
 
+void Pipeline::stage(Topology& t) const
+{
+    PackedTree& packed = t.packed;
+    backend_->stageAdoption(t.order.data(), box_ > 0 ? t.shift.data() : nullptr,
+                            refitView(packed, nullptr, nullptr, nullptr, params_), packed.treeView());
+}
+
 void Pipeline::adopt(std::unique_ptr<Topology>& t, bool shift)
 {
     // The last results move with their bodies only for the error control, the one reader of them before the
@@ -432,6 +452,7 @@ void Pipeline::launchBuild(int64_t adoptStep)
                 wrapShifts(*next_);
                 laps.lap("wrap_shifts");
             }
+            stage(*next_);
         }
         catch (...)
         {

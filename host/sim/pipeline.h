@@ -41,9 +41,10 @@
 /// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
 /// upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick,
 /// diagnostics, largest_acceleration, lagrangian_radii on the CPU twin, download_state), with a lagged build's
-/// input on lane "copy" (the device's copy stream, beside the walk: sort_keys, download_keys, the build's input,
-/// then download_positions)
-/// and the device's lagrangian_radii on lane "rows" (a stream of their own, beside the next step). wait_positions is
+/// input and output on lane "copy" under the step that started the build (the device's copy stream, beside the
+/// walk: sort_keys, download_keys, the build's input, then download_positions, and upload_adoption, the built
+/// tree's arrays copied by the build's thread, after which the adoption's upload_order and upload_topology copy
+/// nothing and are not logged) and the device's lagrangian_radii on lane "rows" (a stream of their own, beside the next step). wait_positions is
 /// the build's wait for its input (the sorted keys on the GPU, the positions on the CPU twin). Off, no clock is read
 /// and no event recorded for it; on or off, the results are the same bits.
 ///
@@ -255,6 +256,9 @@ private:
     void wrapShifts(Topology& t) const;
     /// t's build positions as the build takes them: wrapped into a periodic run's box (into t.wrapped).
     const Vec3d* inTheBox(Topology& t) const;
+    /// Has the backend copy t's order, shifts and topology ahead of their adoption (the build's thread, once t is
+    /// built: adopt's arrays).
+    void stage(Topology& t) const;
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current. With shift,
     /// a periodic run's bodies move by the shifts that wrapped their build positions.
     void adopt(std::unique_ptr<Topology>& t, bool shift = true);

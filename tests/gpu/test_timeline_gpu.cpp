@@ -116,8 +116,9 @@ TimelineInterval intervalOf(const std::vector<TimelineInterval>& v, int64_t step
 
 /// The copy stream's download of a build's input (the keys sorted on the device), mapped through a polled
 /// anchor: it starts after the host queued it (start_build) and ends before the build thread saw it end
-/// (wait_positions), to within the anchor's poll; the keys' sort on the same stream precedes it, and the
-/// positions' download follows it. Mapped through the clock read after a blocking wait instead, it ended
+/// (wait_positions), to within the anchor's poll; the keys' sort on the same stream precedes it, the
+/// positions' download follows it, and the adoption's copies, queued by the build's thread once the build is
+/// done, follow those. Mapped through the clock read after a blocking wait instead, it ended
 /// 0.05-2.8 ms after wait_positions on an H200 at 2^22.
 void checkCopyInterval(const std::vector<TimelineInterval>& v, int64_t step)
 {
@@ -126,6 +127,10 @@ void checkCopyInterval(const std::vector<TimelineInterval>& v, int64_t step)
     const TimelineInterval positions = intervalOf(v, step, "copy", "download_positions");
     EXPECT_GE(copy.start, sort.end) << "the keys come down once sorted";
     EXPECT_GE(positions.start, copy.end) << "the positions come after the keys";
+    const TimelineInterval staged = intervalOf(v, step, "copy", "upload_adoption");
+    const TimelineInterval order  = intervalOf(v, step, "host-build", "order");
+    EXPECT_GE(staged.start, positions.end) << "the adoption's copies are queued behind the build's input";
+    EXPECT_GE(staged.start, order.end - 1e-5) << "the adoption's copies start once the build is done";
     const TimelineInterval queue = intervalOf(v, step, "host", "start_build");
     const TimelineInterval seen  = intervalOf(v, step, "host-build", "wait_positions");
     EXPECT_GE(copy.start, queue.start) << "the copy starts after it was queued";
@@ -171,17 +176,19 @@ TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
         }
         if (step >= 2)
         {
-            for (const char* name : {"host/adopt", "device/upload_order", "device/permute", "device/upload_topology"})
+            for (const char* name : {"host/adopt", "device/permute"}) EXPECT_EQ(seen.count(name), 1u) << name;
+            // Copied ahead by the build's thread (copy/upload_adoption, under the step that started the build).
+            for (const char* name : {"device/upload_order", "device/upload_topology"})
             {
-                EXPECT_EQ(seen.count(name), 1u) << name;
+                EXPECT_EQ(seen.count(name), 0u) << name;
             }
         }
         if (step <= 4)
         {
             // Joined, and the copy waited for, by the next step.
             for (const char* name :
-                 {"copy/sort_keys", "copy/download_keys", "copy/download_positions", "host-build/wait_positions",
-                  "host-build/sort", "host-build/packing", "host-build/order"})
+                 {"copy/sort_keys", "copy/download_keys", "copy/download_positions", "copy/upload_adoption",
+                  "host-build/wait_positions", "host-build/sort", "host-build/packing", "host-build/order"})
             {
                 EXPECT_EQ(seen.count(name), 1u) << name;
             }
