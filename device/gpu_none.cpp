@@ -80,6 +80,8 @@ void GpuSolver::stageResidentTopology(const TreeView&, const GroupView&, GpuStre
 
 void GpuSolver::dropStagedTopology() { noCuda(); }
 
+bool GpuSolver::holdsStagedTopology(const TreeView&, const GroupView&) const { noCuda(); }
+
 void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, bool, const std::function<void()>&)
 {
     noCuda();

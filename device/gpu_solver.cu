@@ -670,6 +670,11 @@ void GpuSolver::stageResidentTopology(const TreeView& tree, const GroupView& gro
 
 void GpuSolver::dropStagedTopology() { impl_->staged.childrenFrom = nullptr; }
 
+bool GpuSolver::holdsStagedTopology(const TreeView& tree, const GroupView& groups) const
+{
+    return impl_->staged.holds(tree, groups);
+}
+
 void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults,
                                  const std::function<void()>& beforeWalk)
 {

@@ -115,6 +115,8 @@ public:
     /// locked, for the copies to be asynchronous) must stay unchanged until that setResidentTopology.
     void stageResidentTopology(const TreeView& tree, const GroupView& groups, GpuStream copies);
     void dropStagedTopology();
+    /// Whether the next setResidentTopology of these arrays takes a staged copy.
+    bool holdsStagedTopology(const TreeView& tree, const GroupView& groups) const;
 
     /// As evaluate, on the arrays of setResidentTopology as the stream's earlier work left them
     /// (nothing is uploaded): the bodies are the targets. The results (acc, potential; G = 1, tree

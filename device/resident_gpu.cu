@@ -740,9 +740,9 @@ void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, 
 {
     Impl& m = *impl_;
     const GroupView groups{host.groupRange, nullptr, nullptr, host.numGroups};
-    // The upload waits for its copies; the span's own wait costs a second one only when logging.
-    m.logged("upload_topology", [&] { m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies); });
-    if (m.spans.on()) m.spans.synchronize(m.stream());
+    // Staged (stageAdoption), the topology is on the device already: no copy to log.
+    if (m.solver.holdsStagedTopology(tree, groups)) m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies);
+    else m.logged("upload_topology", [&] { m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies); });
     m.internalFirst.assign(levels.internalFirst, levels.internalFirst + levels.numLevels + 1);
     m.moments.reserve(size_t(host.numInternal) + size_t(host.numLeaves));
     m.refit = host;
