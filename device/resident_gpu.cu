@@ -411,7 +411,7 @@ struct ResidentGpu::Impl
     int device = 0;
     Event positionsReady, positionsDownloaded, keysDownloaded;
     bool downloadPending = false;
-    std::vector<int32_t> internalFirst;
+    GpuRefitScratch refitScratch;
     RefitView refit{};
     GpuSolver::ResidentTree tree{};
     GpuEvaluation evaluation;
@@ -597,9 +597,10 @@ void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mas
     m.beforeWritingState();
     // Pending radii would read buffers that a new size reallocates.
     if (m.radiiPending >= 0) m.finishRadii();
-    // A new state has no adoption staged for it.
+    // A new state has no adoption staged for it; copies already queued finish before their arrays may be freed.
     m.staged.orderFrom = nullptr;
     m.solver.dropStagedTopology();
+    CUDA_CHECK(cudaStreamSynchronize(m.copyStream.get()));
     n_ = n;
     m.logged("upload_state", [&] {
         upload(m.pos, pos, size_t(n), s);
@@ -725,25 +726,33 @@ void ResidentGpu::stageAdoption(const int32_t* order, const uint8_t* shift, cons
     Impl::StagedAdoption& a = m.staged;
     a.orderFrom             = nullptr;
     cudaStream_t copy       = m.copyStream.get();
-    if (a.logged) CUDA_CHECK(cudaEventRecord(a.spanBegin->get(), copy));
-    // The staged half was last read by the adoption before the one now walked: long done.
-    upload(a.order, order, size_t(n_), copy);
-    if (shift) upload(a.shift, shift, size_t(n_), copy);
-    CUDA_CHECK(cudaEventRecord(a.copied.get(), copy));
-    m.solver.stageResidentTopology(tree, {host.groupRange, nullptr, nullptr, host.numGroups}, GpuStream{copy});
-    if (a.logged) CUDA_CHECK(cudaEventRecord(a.spanEnd->get(), copy));
+    try
+    {
+        if (a.logged) CUDA_CHECK(cudaEventRecord(a.spanBegin->get(), copy));
+        // The staged half was last read by the adoption before the one now walked: long done.
+        upload(a.order, order, size_t(n_), copy);
+        if (shift) upload(a.shift, shift, size_t(n_), copy);
+        CUDA_CHECK(cudaEventRecord(a.copied.get(), copy));
+        m.solver.stageResidentTopology(tree, {host.groupRange, nullptr, nullptr, host.numGroups}, GpuStream{copy});
+        if (a.logged) CUDA_CHECK(cudaEventRecord(a.spanEnd->get(), copy));
+    }
+    catch (...)
+    {
+        // Half staged is not staged: the adoption, if any, copies for itself.
+        m.solver.dropStagedTopology();
+        throw;
+    }
     a.orderFrom = order;
     a.shiftFrom = shift;
 }
 
-void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)
+void ResidentGpu::setTopology(const RefitView& host, const RefitLevels&, const TreeView& tree)
 {
     Impl& m = *impl_;
     const GroupView groups{host.groupRange, nullptr, nullptr, host.numGroups};
     // Staged (stageAdoption), the topology is on the device already: no copy to log.
     if (m.solver.holdsStagedTopology(tree, groups)) m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies);
     else m.logged("upload_topology", [&] { m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies); });
-    m.internalFirst.assign(levels.internalFirst, levels.internalFirst + levels.numLevels + 1);
     m.moments.reserve(size_t(host.numInternal) + size_t(host.numLeaves));
     m.refit = host;
 }
@@ -787,9 +796,8 @@ InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance
     v.groupCenter    = m.tree.groupCenter;
     v.groupHalf      = m.tree.groupHalf;
     // Queued by the solver in place of an upload, so its events time it with the walk's.
-    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false, [&] {
-        refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
-    });
+    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false,
+                              [&] { refitGpu(v, m.solver.stream(), m.refitScratch); });
     const PhaseTimes& e = m.evaluation.times;
     times.clear(PhaseGroup::Walk);
     for (size_t k = 0; k < kNumPhases; ++k)
