@@ -451,7 +451,7 @@ void BM_GpuRefit(benchmark::State& state)
     const double build   = bench::hostBuildSeconds(b, p, t, packed);
     const RefitView view = refitView(packed, t.pos.data(), t.mass.data(), nullptr, p);
     GpuRefit refit;
-    refit.setTopology(view);
+    refit.setTopology(view, refitLevels(packed));
     refit.setBodies(t.pos.data(), t.mass.data());
     refit.refit(); // warm-up: module load
     std::vector<double> seconds;

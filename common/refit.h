@@ -6,10 +6,10 @@
 /// (host/cpu/refit_cpu.h, device/refit_gpu.h) call, so a refit on unchanged positions reproduces the
 /// packed arrays bit for bit.
 ///
-/// Order: every leaf from its bodies, then each internal node once its children are done (the CPU
-/// twin: level by level from the deepest; the device: as each node's last child finishes), then the
-/// float bodies and the group boxes. Each node sums its children in octant order, so the result does
-/// not depend on how the nodes are split among threads or in what order they finish.
+/// Order: every leaf from its bodies, then the internal nodes level by level from the deepest (the
+/// children of a level's nodes are leaves or deeper internal nodes, already done), then the float
+/// bodies and the group boxes. Each node sums in a fixed order, so the result does not depend on
+/// how a level is split among threads.
 
 #include <cstdint>
 
@@ -119,32 +119,20 @@ HOST_DEVICE inline void refitLeaf(const RefitView& v, int32_t f)
              v.nodeQuad + 2 * n);
 }
 
-/// Refits internal node c from its children's moments as load(node) returns them (refitted before it), in octant
-/// order: the device's upward refit loads them past its own cache (device/refit_gpu.cu).
-template<class Load>
-HOST_DEVICE inline void refitInternalFrom(const RefitView& v, int32_t c, Load load)
+/// Refits internal node c from its children (refitted before it), in octant order.
+HOST_DEVICE inline void refitInternal(const RefitView& v, int32_t c)
 {
     const U4 a = v.children[2 * c], b = v.children[2 * c + 1];
     const uint32_t entries[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    Moments kid[8];
     const Moments* kids[8];
     int32_t count = 0;
     for (uint32_t e : entries)
     {
-        if (e == kEmptyChild) continue;
-        kid[count]  = load(childNode(e));
-        kids[count] = kid + count;
-        ++count;
+        if (e != kEmptyChild) kids[count++] = v.moments + childNode(e);
     }
     v.moments[c] = combineMoments(kids, count);
     packNode(v.moments[c], v.mac, v.invTheta, v.quadScale, v.spreadScale, v.nodeCom[c], v.nodeMac[c],
              v.nodeQuad + 2 * c);
-}
-
-/// Refits internal node c from its children (refitted before it), in octant order.
-HOST_DEVICE inline void refitInternal(const RefitView& v, int32_t c)
-{
-    refitInternalFrom(v, c, [&](int32_t n) { return v.moments[n]; });
 }
 
 /// The float copy of body k (position, mass), as the packer writes it.

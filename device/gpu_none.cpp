@@ -24,10 +24,6 @@ struct GpuSolver::Impl
 {
 };
 
-struct GpuRefitScratch::Impl
-{
-};
-
 struct GpuRefit::Impl
 {
 };
@@ -132,17 +128,13 @@ void directGpu(const BodyView&, const int32_t*, int32_t, float, bool, F4*, void*
     noCuda();
 }
 
-GpuRefitScratch::GpuRefitScratch() { noCuda(); }
-
-GpuRefitScratch::~GpuRefitScratch() = default;
-
-void refitGpu(const RefitView&, GpuStream, GpuRefitScratch&) { noCuda(); }
+void refitGpu(const RefitView&, const RefitLevels&, GpuStream) { noCuda(); }
 
 GpuRefit::GpuRefit() { noCuda(); }
 
 GpuRefit::~GpuRefit() = default;
 
-void GpuRefit::setTopology(const RefitView&) { noCuda(); }
+void GpuRefit::setTopology(const RefitView&, const RefitLevels&) { noCuda(); }
 
 void GpuRefit::setBodies(const Vec3d*, const double*) { noCuda(); }
 

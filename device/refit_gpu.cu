@@ -11,60 +11,22 @@ namespace {
 
 constexpr int kRefitBlock = 128;
 
+__global__ void refitLeavesKernel(RefitView v)
+{
+    const int32_t f = int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (f < v.numLeaves) refitLeaf(v, f);
+}
+
 __global__ void refitBodiesKernel(RefitView v)
 {
     const int32_t k = int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < v.numBodies) refitBody(v, k);
 }
 
-/// Each node's parent (the root keeps the -1 it was set to), each internal node's number of children, and no
-/// arrivals yet.
-__global__ void refitLinksKernel(RefitView v, int32_t* parent, int32_t* childCount, unsigned* arrivals)
+__global__ void refitLevelKernel(RefitView v, int32_t begin, int32_t end)
 {
-    const int32_t c = int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (c >= v.numInternal) return;
-    const U4 a = v.children[2 * c], b = v.children[2 * c + 1];
-    const uint32_t entries[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    int32_t count             = 0;
-    for (uint32_t e : entries)
-    {
-        if (e == kEmptyChild) continue;
-        parent[childNode(e)] = c;
-        ++count;
-    }
-    childCount[c] = count;
-    arrivals[c]   = 0;
-}
-
-/// A node's moments as another thread's fence left them: read from L2, past this SM's L1, which is not kept
-/// coherent with the other SMs' stores within a launch.
-__device__ Moments momentsFromL2(const Moments* p)
-{
-    static_assert(sizeof(Moments) % sizeof(double) == 0, "Moments is a sequence of doubles");
-    Moments m;
-    const double* from = reinterpret_cast<const double*>(p);
-    double* to         = reinterpret_cast<double*>(&m);
-    for (size_t k = 0; k < sizeof(Moments) / sizeof(double); ++k) to[k] = __ldcg(from + k);
-    return m;
-}
-
-/// One thread per leaf refits it, then climbs: at each parent it counts its arrival, and the thread that arrives
-/// last (its siblings are done) refits the parent and climbs on. Every internal node is refitted once, from its
-/// children in octant order as on the CPU twin, in one launch where one per level waited for the level's slowest
-/// node and the launch between them.
-__global__ void refitUpwardKernel(RefitView v, const int32_t* parent, const int32_t* childCount, unsigned* arrivals)
-{
-    const int32_t f = int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (f >= v.numLeaves) return;
-    refitLeaf(v, f);
-    for (int32_t up = parent[v.numInternal + f]; up >= 0; up = parent[up])
-    {
-        // This thread's moments reach L2 before its arrival is counted.
-        __threadfence();
-        if (atomicAdd(arrivals + up, 1u) + 1u < unsigned(childCount[up])) return;
-        __threadfence();
-        refitInternalFrom(v, up, [&](int32_t n) { return momentsFromL2(v.moments + n); });
-    }
+    const int32_t c = begin + int32_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c < end) refitInternal(v, c);
 }
 
 __global__ void refitGroupsKernel(RefitView v)
@@ -88,40 +50,25 @@ void download(T* host, const DeviceBuffer<T>& buffer, size_t n, cudaStream_t str
 
 } // namespace
 
-struct GpuRefitScratch::Impl
+void refitGpu(const RefitView& v, const RefitLevels& levels, GpuStream stream)
 {
-    DeviceBuffer<int32_t> parent{"refit parents"}, childCount{"refit children counts"};
-    DeviceBuffer<unsigned> arrivals{"refit arrivals"};
-};
-
-GpuRefitScratch::GpuRefitScratch() : impl_(std::make_unique<Impl>()) {}
-
-GpuRefitScratch::~GpuRefitScratch() = default;
-
-void refitGpu(const RefitView& v, GpuStream stream, GpuRefitScratch& scratch)
-{
-    cudaStream_t s               = cudaStreamOf(stream);
-    GpuRefitScratch::Impl& links = scratch.impl();
-    const size_t numNodes        = size_t(v.numInternal) + size_t(v.numLeaves);
-    links.parent.reserve(numNodes);
-    links.childCount.reserve(size_t(v.numInternal));
-    links.arrivals.reserve(size_t(v.numInternal));
-    if (numNodes > 0) CUDA_CHECK(cudaMemsetAsync(links.parent.data(), 0xff, numNodes * sizeof(int32_t), s));
-    if (v.numInternal > 0)
-    {
-        refitLinksKernel<<<blocksFor(v.numInternal, kRefitBlock), kRefitBlock, 0, s>>>(
-            v, links.parent.data(), links.childCount.data(), links.arrivals.data());
-        CUDA_CHECK_LAUNCH();
-    }
+    cudaStream_t s = cudaStreamOf(stream);
     if (v.numLeaves > 0)
     {
-        refitUpwardKernel<<<blocksFor(v.numLeaves, kRefitBlock), kRefitBlock, 0, s>>>(
-            v, links.parent.data(), links.childCount.data(), links.arrivals.data());
+        refitLeavesKernel<<<blocksFor(v.numLeaves, kRefitBlock), kRefitBlock, 0, s>>>(v);
         CUDA_CHECK_LAUNCH();
     }
     if (v.numBodies > 0)
     {
         refitBodiesKernel<<<blocksFor(v.numBodies, kRefitBlock), kRefitBlock, 0, s>>>(v);
+        CUDA_CHECK_LAUNCH();
+    }
+    // One launch per level: the stream orders them, so a level reads only finished children.
+    for (int32_t level = levels.numLevels - 1; level >= 0; --level)
+    {
+        const int32_t begin = levels.internalFirst[level], end = levels.internalFirst[level + 1];
+        if (end == begin) continue;
+        refitLevelKernel<<<blocksFor(end - begin, kRefitBlock), kRefitBlock, 0, s>>>(v, begin, end);
         CUDA_CHECK_LAUNCH();
     }
     if (v.numGroups > 0)
@@ -142,7 +89,7 @@ struct GpuRefit::Impl
     DeviceBuffer<Moments> moments{"refit moments"};
     DeviceBuffer<F4> nodeMac{"refit nodeMac"}, nodeCom{"refit nodeCom"}, nodeQuad{"refit nodeQuad"};
     DeviceBuffer<F4> bodies{"refit bodies"}, groupCenter{"refit groupCenter"}, groupHalf{"refit groupHalf"};
-    GpuRefitScratch scratch;
+    std::vector<int32_t> internalFirst;
     RefitView view{};
 
     size_t numNodes() const { return size_t(view.numInternal) + size_t(view.numLeaves); }
@@ -152,7 +99,7 @@ GpuRefit::GpuRefit() : impl_(std::make_unique<Impl>()) {}
 
 GpuRefit::~GpuRefit() = default;
 
-void GpuRefit::setTopology(const RefitView& host)
+void GpuRefit::setTopology(const RefitView& host, const RefitLevels& levels)
 {
     Impl& m           = *impl_;
     cudaStream_t s    = m.stream.get();
@@ -171,6 +118,7 @@ void GpuRefit::setTopology(const RefitView& host)
     m.bodies.reserve(size_t(host.numBodies));
     m.groupCenter.reserve(size_t(host.numGroups));
     m.groupHalf.reserve(size_t(host.numGroups));
+    m.internalFirst.assign(levels.internalFirst, levels.internalFirst + levels.numLevels + 1);
 
     m.view.children    = m.children.data();
     m.view.leafRange   = m.leafRange.data();
@@ -199,7 +147,7 @@ double GpuRefit::refit()
 {
     Impl& m = *impl_;
     m.start.record(m.stream);
-    refitGpu(m.view, GpuStream{m.stream.get()}, m.scratch);
+    refitGpu(m.view, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, GpuStream{m.stream.get()});
     m.stop.record(m.stream);
     m.stream.synchronize();
     return elapsedSeconds(m.start, m.stop);

@@ -1,10 +1,9 @@
 #pragma once
 /// @file refit_gpu.h
 /// The refit on the device: twin of host/cpu/refit_cpu.h, the same common/refit.h functions on views
-/// pointing at device memory: the leaves, each internal node as soon as its last child is done (one
-/// launch climbs the whole tree), the bodies, the groups. refit_gpu.cu is compiled without fused
-/// multiply-adds (-fmad=false), and each node combines its children in octant order as the twin's
-/// level-by-level pass does, so every word equals the CPU twin's bit for bit. Built from refit_gpu.cu with CUDA, from
+/// pointing at device memory, one launch per step of the order (leaves, bodies, each internal level
+/// from the deepest, groups). refit_gpu.cu is compiled without fused multiply-adds (-fmad=false),
+/// so every word equals the CPU twin's bit for bit. Built from refit_gpu.cu with CUDA, from
 /// gpu_none.cpp without (then everything throws BackendError).
 
 #include <cstdint>
@@ -15,27 +14,10 @@
 
 namespace octwalk {
 
-/// The device's working memory of refitGpu: each node's parent, each internal node's number of children
-/// and the count of those done (grown as trees grow, kept between refits).
-class GpuRefitScratch
-{
-public:
-    GpuRefitScratch();
-    ~GpuRefitScratch();
-    GpuRefitScratch(const GpuRefitScratch&)            = delete;
-    GpuRefitScratch& operator=(const GpuRefitScratch&) = delete;
-
-    struct Impl;
-    Impl& impl() { return *impl_; }
-
-private:
-    std::unique_ptr<Impl> impl_;
-};
-
 /// Launches the refit on stream, asynchronously.
 /// @param[in,out] deviceView  as for refitCpu, every pointer to device memory
-/// @param[in,out] scratch     working memory, not shared with a refit still queued on another stream
-void refitGpu(const RefitView& deviceView, GpuStream stream, GpuRefitScratch& scratch);
+/// @param[in]     levels      the internal nodes by level, host memory
+void refitGpu(const RefitView& deviceView, const RefitLevels& levels, GpuStream stream);
 
 /// The device buffers of a refit of one packed tree: topology, double positions and masses, working
 /// memory and outputs. Tests and benchmarks use it with host copies; the device-resident state of a
@@ -48,9 +30,9 @@ public:
     GpuRefit(const GpuRefit&)            = delete;
     GpuRefit& operator=(const GpuRefit&) = delete;
 
-    /// Uploads the topology (children, leafRange, groupRange), keeps theta, the MAC and the
+    /// Uploads the topology (children, leafRange, groupRange), keeps the levels, theta, MAC and
     /// quadrupole switch, and sizes the device arrays; the host view's other pointers are not read.
-    void setTopology(const RefitView& host);
+    void setTopology(const RefitView& host, const RefitLevels& levels);
 
     /// Uploads the current positions and masses (numBodies of setTopology's view, tree order).
     void setBodies(const Vec3d* pos, const double* mass);

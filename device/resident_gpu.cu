@@ -411,7 +411,7 @@ struct ResidentGpu::Impl
     int device = 0;
     Event positionsReady, positionsDownloaded, keysDownloaded;
     bool downloadPending = false;
-    GpuRefitScratch refitScratch;
+    std::vector<int32_t> internalFirst;
     RefitView refit{};
     GpuSolver::ResidentTree tree{};
     GpuEvaluation evaluation;
@@ -746,13 +746,14 @@ void ResidentGpu::stageAdoption(const int32_t* order, const uint8_t* shift, cons
     a.shiftFrom = shift;
 }
 
-void ResidentGpu::setTopology(const RefitView& host, const RefitLevels&, const TreeView& tree)
+void ResidentGpu::setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree)
 {
     Impl& m = *impl_;
     const GroupView groups{host.groupRange, nullptr, nullptr, host.numGroups};
     // Staged (stageAdoption), the topology is on the device already: no copy to log.
     if (m.solver.holdsStagedTopology(tree, groups)) m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies);
     else m.logged("upload_topology", [&] { m.tree = m.solver.setResidentTopology(tree, groups, host.numBodies); });
+    m.internalFirst.assign(levels.internalFirst, levels.internalFirst + levels.numLevels + 1);
     m.moments.reserve(size_t(host.numInternal) + size_t(host.numLeaves));
     m.refit = host;
 }
@@ -796,8 +797,9 @@ InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance
     v.groupCenter    = m.tree.groupCenter;
     v.groupHalf      = m.tree.groupHalf;
     // Queued by the solver in place of an upload, so its events time it with the walk's.
-    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false,
-                              [&] { refitGpu(v, m.solver.stream(), m.refitScratch); });
+    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false, [&] {
+        refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
+    });
     const PhaseTimes& e = m.evaluation.times;
     times.clear(PhaseGroup::Walk);
     for (size_t k = 0; k < kNumPhases; ++k)

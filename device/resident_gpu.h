@@ -76,9 +76,9 @@ public:
     /// The arrays are page-locked and stay unchanged until the adoption.
     void stageAdoption(const int32_t* order, const uint8_t* shift, const RefitView& host, const TreeView& tree);
     /// Uploads a packed tree's topology into the GpuSolver's walk buffers (setResidentTopology: page-locked
-    /// arrays without a wait) and keeps the MAC settings of the refit.
+    /// arrays without a wait) and keeps the levels and MAC settings of the refit.
     /// @param[in] host    refitView of the packed tree (host memory; topology pointers and sizes read)
-    /// @param[in] levels  the internal nodes by level (host memory; the CPU twin's, the device's refit needs none)
+    /// @param[in] levels  the internal nodes by level (host memory)
     /// @param[in] tree    the packed tree's view (host memory)
     void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree);
     /// Refits on the device from the resident positions, then walks and evaluates the forces; the

@@ -63,7 +63,7 @@ TEST_P(GpuRefitTest, EqualsTheCpuTwinBitForBitAndWalksTheSameLists)
     PackedTree gpu       = t.packed;
     const RefitView host = refitView(gpu, pos.data(), t.tree.mass.data(), nullptr, p);
     GpuRefit refit;
-    refit.setTopology(host);
+    refit.setTopology(host, refitLevels(gpu));
     refit.setBodies(pos.data(), t.tree.mass.data());
     const double seconds = refit.refit();
     refit.download(host);
