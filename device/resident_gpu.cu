@@ -420,7 +420,8 @@ struct ResidentGpu::Impl
 
     /// Makes sortGraph the stable sort of the keys of points[0, n) in their bounding cube (boxSize > 0: the
     /// periodic box's cube) into sortedKeys and sortedIndex, for the current buffers. Queued call by call, the
-    /// sort's launches held the stepping thread 0.15 ms before it could queue the walk (2^18 bodies, an H200).
+    /// sort's launches held the stepping thread before it could queue the walk: starting a build took it 0.13 ms,
+    /// against 0.04 ms with the graph (2^18 bodies, an H200).
     void prepareSortGraph(const Vec3d* points, int64_t n, double boxSize)
     {
         boxes.reserve(kBoxBlocks + 1);
