@@ -110,13 +110,31 @@ HOST_DEVICE inline void groupBox(const F4* bodies, I2 range, F4& center, F4& hal
 /// Node index of a non-empty child entry.
 HOST_DEVICE inline int32_t childNode(uint32_t entry) { return int32_t(entry & ~kLeafBit); }
 
+/// Refits leaf f (node numInternal + f) from its bodies' positions and masses at pos[first ...] and
+/// mass[first ...]: the view's own arrays at the leaf's first body (refitLeaf), or a copy of them that the device
+/// gathered into shared memory with first 0.
+HOST_DEVICE inline void refitLeafFrom(const RefitView& v, int32_t f, const Vec3d* pos, const double* mass,
+                                      int32_t first)
+{
+    const int32_t n = v.numInternal + f;
+    v.moments[n]    = leafMoments(pos, mass, first, v.leafRange[f].y);
+    packNode(v.moments[n], v.mac, v.invTheta, v.quadScale, v.spreadScale, v.nodeCom[n], v.nodeMac[n],
+             v.nodeQuad + 2 * n);
+}
+
 /// Refits leaf f (node numInternal + f) from its bodies.
 HOST_DEVICE inline void refitLeaf(const RefitView& v, int32_t f)
 {
-    const int32_t n = v.numInternal + f;
-    v.moments[n]    = leafMoments(v.pos, v.mass, v.leafRange[f].x, v.leafRange[f].y);
-    packNode(v.moments[n], v.mac, v.invTheta, v.quadScale, v.spreadScale, v.nodeCom[n], v.nodeMac[n],
-             v.nodeQuad + 2 * n);
+    refitLeafFrom(v, f, v.pos, v.mass, v.leafRange[f].x);
+}
+
+/// Refits internal node c from the moments of its count non-empty children in octant order, kids[k] the k-th:
+/// the view's own moments (refitInternal) or copies that the device gathered into shared memory.
+HOST_DEVICE inline void refitInternalFrom(const RefitView& v, int32_t c, const Moments* const* kids, int32_t count)
+{
+    v.moments[c] = combineMoments(kids, count);
+    packNode(v.moments[c], v.mac, v.invTheta, v.quadScale, v.spreadScale, v.nodeCom[c], v.nodeMac[c],
+             v.nodeQuad + 2 * c);
 }
 
 /// Refits internal node c from its children (refitted before it), in octant order.
@@ -130,18 +148,17 @@ HOST_DEVICE inline void refitInternal(const RefitView& v, int32_t c)
     {
         if (e != kEmptyChild) kids[count++] = v.moments + childNode(e);
     }
-    v.moments[c] = combineMoments(kids, count);
-    packNode(v.moments[c], v.mac, v.invTheta, v.quadScale, v.spreadScale, v.nodeCom[c], v.nodeMac[c],
-             v.nodeQuad + 2 * c);
+    refitInternalFrom(v, c, kids, count);
 }
 
 /// The float copy of body k (position, mass), as the packer writes it.
 HOST_DEVICE inline void refitBody(const RefitView& v, int32_t k) { v.bodies[k] = toF4(v.pos[k], v.mass[k]); }
 
-/// Group g's box from the float bodies (refitted before it).
-HOST_DEVICE inline void refitGroup(const RefitView& v, int32_t g)
+/// Group g's box from its float bodies at bodies[first ...]: the view's own (refitGroup, first the group's first
+/// body) or a copy that the device gathered into shared memory with first 0.
+HOST_DEVICE inline void refitGroupFrom(const RefitView& v, int32_t g, const F4* bodies, int32_t first)
 {
-    groupBox(v.bodies, v.groupRange[g], v.groupCenter[g], v.groupHalf[g]);
+    groupBox(bodies, {first, v.groupRange[g].y}, v.groupCenter[g], v.groupHalf[g]);
     if (v.previous)
     {
         const F4* previous = v.previous;
@@ -149,5 +166,8 @@ HOST_DEVICE inline void refitGroup(const RefitView& v, int32_t g)
             treePmGroupTolerance(v.groupRange[g], v.groupTolerance, [=](int32_t k) { return previous[k]; });
     }
 }
+
+/// Group g's box from the float bodies (refitted before it).
+HOST_DEVICE inline void refitGroup(const RefitView& v, int32_t g) { refitGroupFrom(v, g, v.bodies, v.groupRange[g].x); }
 
 } // namespace octwalk

@@ -1,8 +1,9 @@
 #pragma once
 /// @file refit_gpu.h
 /// The refit on the device: twin of host/cpu/refit_cpu.h, the same common/refit.h functions on views
-/// pointing at device memory, one launch per step of the order (leaves, bodies, each internal level
-/// from the deepest, groups). refit_gpu.cu is compiled without fused multiply-adds (-fmad=false),
+/// pointing at device memory, one launch per step of the order (leaves with their bodies' float copies,
+/// each internal level from the deepest, groups); a team of lanes gathers each node's inputs into shared
+/// memory for its first lane. refit_gpu.cu is compiled without fused multiply-adds (-fmad=false),
 /// so every word equals the CPU twin's bit for bit. Built from refit_gpu.cu with CUDA, from
 /// gpu_none.cpp without (then everything throws BackendError).
 
