@@ -82,7 +82,8 @@ void GpuSolver::dropStagedTopology() { noCuda(); }
 
 bool GpuSolver::holdsStagedTopology(const TreeView&, const GroupView&) const { noCuda(); }
 
-void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, bool, const std::function<void()>&)
+void GpuSolver::evaluateResident(const ResidentTree&, float, GpuEvaluation&, bool, const std::function<void()>&,
+                                 const std::function<void()>&)
 {
     noCuda();
 }
@@ -171,9 +172,17 @@ void ResidentGpu::stageAdoption(const int32_t*, const uint8_t*, const RefitView&
 
 void ResidentGpu::setTopology(const RefitView&, const RefitLevels&, const TreeView&) { noCuda(); }
 
-InteractionTotals ResidentGpu::refitAndEvaluate(float, float, PhaseTimes&) { noCuda(); }
+InteractionTotals ResidentGpu::refitAndEvaluate(float, float, PhaseTimes&, const std::function<void()>&,
+                                                const std::function<void()>&)
+{
+    noCuda();
+}
 
 bool ResidentGpu::kickDrift(double, double, double, double) { noCuda(); }
+void ResidentGpu::queueKickDrift(double, double, double, double) { noCuda(); }
+bool ResidentGpu::driftInRange() { noCuda(); }
+void ResidentGpu::queueKick(double, double) { noCuda(); }
+bool ResidentGpu::kickFinite() { noCuda(); }
 
 bool ResidentGpu::kick(double, double) { noCuda(); }
 

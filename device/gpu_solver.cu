@@ -280,7 +280,7 @@ struct GpuSolver::Impl
     /// @param idle        whether the stream was idle before prepare (else texture rebinding waits for it)
     template<class Prepare>
     void evaluate(const GpuKernelConfig& config, float eps2, GpuEvaluation& out, const I2* hostRanges,
-                  bool downloadResults, bool idle, Prepare prepare);
+                  bool downloadResults, bool idle, Prepare prepare, const std::function<void()>& afterForces = {});
 };
 
 void GpuSolver::Impl::recordSpans(double anchorOnHost, PhaseSpans& spans) const
@@ -408,7 +408,8 @@ GpuSolver::~GpuSolver() = default;
 
 template<class Prepare>
 void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEvaluation& out, const I2* hostRanges,
-                               bool downloadResults, bool idle, Prepare prepare)
+                               bool downloadResults, bool idle, Prepare prepare,
+                               const std::function<void()>& afterForces)
 {
     cudaStream_t s = stream.get();
     GpuStream gs   = gpuStream();
@@ -453,6 +454,7 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     const bool ewald = in.tree.periodic.boxSize > 0.0f && !shortRangeOn(in.tree.periodic.shortRange);
     if (ewald) ewaldGroupCorrectionGpu(in.tree, in.groups, dLists, in.bodies, in.targets, acc.data(), gs);
     leavesDone.record(stream);
+    if (afterForces) afterForces();
 
     std::vector<I2> ranges;
     int32_t overflow = 0;
@@ -676,13 +678,16 @@ bool GpuSolver::holdsStagedTopology(const TreeView& tree, const GroupView& group
 }
 
 void GpuSolver::evaluateResident(const ResidentTree& r, float eps2, GpuEvaluation& out, bool downloadResults,
-                                 const std::function<void()>& beforeWalk)
+                                 const std::function<void()>& beforeWalk, const std::function<void()>& afterForces)
 {
     // The work that writes the tree (the refit) is timed as the upload it replaces.
-    impl_->evaluate(config_, eps2, out, nullptr, downloadResults, false, [&] {
-        if (beforeWalk) beforeWalk();
-        return Impl::Inputs{r.tree, r.groups, r.bodies, {r.bodies.posMass, r.bodies.numBodies, true}};
-    });
+    impl_->evaluate(
+        config_, eps2, out, nullptr, downloadResults, false,
+        [&] {
+            if (beforeWalk) beforeWalk();
+            return Impl::Inputs{r.tree, r.groups, r.bodies, {r.bodies.posMass, r.bodies.numBodies, true}};
+        },
+        afterForces);
 }
 
 const F4* GpuSolver::residentResults() const { return impl_->acc.data(); }

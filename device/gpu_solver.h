@@ -123,9 +123,11 @@ public:
     /// order) stay on the device (residentResults) and are downloaded into out.acc only when
     /// downloadResults; the per-group counts and totals always are (the pipeline's policy reads them).
     /// beforeWalk queues work on stream() that the walk reads (the refit of device/resident_gpu.h); it
-    /// takes the place of the upload: out.times' Phase::Upload and its span are that work's.
+    /// takes the place of the upload: out.times' Phase::Upload and its span are that work's. afterForces queues
+    /// work on stream() behind the forces and ahead of the counts' download, whose wait it shares (the pipeline's
+    /// closing kick); it is timed in the download's phase.
     void evaluateResident(const ResidentTree& tree, float eps2, GpuEvaluation& out, bool downloadResults,
-                          const std::function<void()>& beforeWalk = {});
+                          const std::function<void()>& beforeWalk = {}, const std::function<void()>& afterForces = {});
 
     /// Device pointer to the results of the last evaluateResident.
     const F4* residentResults() const;

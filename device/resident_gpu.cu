@@ -364,7 +364,18 @@ struct ResidentGpu::Impl
     DeviceBuffer<int32_t> keyIndex{"resident key index"}, sortedIndex{"resident sorted index"};
     DeviceBuffer<DeviceBox> boxes{"resident bounding boxes"};
     DeviceBuffer<unsigned char> sortTemp{"resident sort storage"};
+    /// The flags' readback: the word of the kernels whose flag is waited for at once, the queued drift's and the
+    /// queued kick's.
     PinnedBuffer<int32_t> flagHost{"resident flag readback"};
+    static constexpr size_t kWaitedFlag = 0, kDriftFlag = 1, kKickFlag = 2, kFlagWords = 3;
+    /// A flag whose copy into flagHost's word is queued (queueKickDrift, queueKick) and not yet read.
+    struct QueuedFlag
+    {
+        size_t word;
+        Event copied;
+        bool queued = false;
+    };
+    QueuedFlag drift{kDriftFlag}, kick{kKickFlag};
     /// The radii's patterns before and after their sort (beginRadiusOrderStatistics), the ranks asked for and the
     /// radii there, and the NaN flag of the radii: the sort runs on rowsStream while the next step goes on.
     DeviceBuffer<uint64_t> radiusKeys{"radius keys"}, sortedRadiusKeys{"sorted radius keys"};
@@ -529,22 +540,47 @@ struct ResidentGpu::Impl
         return *radiusFlagHost.data() == 0;
     }
 
-    /// Zeroes the flag, runs launch(flag), and returns the flag's value once the stream is done; the
-    /// whole is logged as `phase`.
+    /// Zeroes the flag, queues launch(flag) and the flag's copy into flagHost's word `word` (kWaitedFlag, or
+    /// kDriftFlag for the queued drift); the whole is logged as `phase`.
     template<class Launch>
-    bool flagRaised(const char* phase, Launch launch)
+    void queueFlagged(const char* phase, size_t word, Launch launch)
     {
         cudaStream_t s = stream();
         flag.reserve(1);
-        flagHost.reserve(1);
+        flagHost.reserve(kFlagWords);
         spans.open(SpanLane::Walk, phase, s);
         CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int32_t), s));
         launch(flag.data());
         CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaMemcpyAsync(flagHost.data(), flag.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaMemcpyAsync(flagHost.data() + word, flag.data(), sizeof(int32_t), cudaMemcpyDeviceToHost, s));
         spans.close(s);
-        spans.synchronize(s);
-        return *flagHost.data() != 0;
+    }
+
+    /// queueFlagged into q's word, its copy's event recorded.
+    template<class Launch>
+    void queueFlag(const char* phase, QueuedFlag& q, Launch launch)
+    {
+        queueFlagged(phase, q.word, launch);
+        CUDA_CHECK(cudaEventRecord(q.copied.get(), stream()));
+        q.queued = true;
+    }
+
+    /// Whether q's flag, once copied, is clear (true when none is queued); q is read.
+    bool flagClear(QueuedFlag& q)
+    {
+        if (!q.queued) return true;
+        q.queued = false;
+        CUDA_CHECK(cudaEventSynchronize(q.copied.get()));
+        return flagHost.data()[q.word] == 0;
+    }
+
+    /// queueFlagged, then the flag's value once the stream is done.
+    template<class Launch>
+    bool flagRaised(const char* phase, Launch launch)
+    {
+        queueFlagged(phase, kWaitedFlag, launch);
+        spans.synchronize(stream());
+        return flagHost.data()[kWaitedFlag] != 0;
     }
 
     /// Logs the last evaluation's phases: the refit (timed in the upload's place) and the walk's.
@@ -601,6 +637,8 @@ void ResidentGpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mas
     // A new state has no adoption staged for it; copies already queued finish before their arrays may be freed.
     m.staged.orderFrom = nullptr;
     m.solver.dropStagedTopology();
+    m.drift.queued = false;
+    m.kick.queued  = false;
     CUDA_CHECK(cudaStreamSynchronize(m.copyStream.get()));
     n_ = n;
     m.logged("upload_state", [&] {
@@ -778,7 +816,9 @@ void ResidentGpu::addMeshForces(GpuMesh& mesh)
     });
 }
 
-InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times)
+InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,
+                                                const std::function<void()>& afterRefit,
+                                                const std::function<void()>& afterForces)
 {
     Impl& m      = *impl_;
     RefitView& v = m.refit;
@@ -798,9 +838,13 @@ InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance
     v.groupCenter    = m.tree.groupCenter;
     v.groupHalf      = m.tree.groupHalf;
     // Queued by the solver in place of an upload, so its events time it with the walk's.
-    m.solver.evaluateResident(m.tree, eps2, m.evaluation, false, [&] {
-        refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
-    });
+    m.solver.evaluateResident(
+        m.tree, eps2, m.evaluation, false,
+        [&] {
+            refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
+            if (afterRefit) afterRefit();
+        },
+        afterForces);
     const PhaseTimes& e = m.evaluation.times;
     times.clear(PhaseGroup::Walk);
     for (size_t k = 0; k < kNumPhases; ++k)
@@ -812,28 +856,44 @@ InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance
     return {m.evaluation.nodeInteractions, m.evaluation.leafInteractions};
 }
 
-bool ResidentGpu::kickDrift(double G, double halfStep, double h, double boxSize)
+void ResidentGpu::queueKickDrift(double G, double halfStep, double h, double boxSize)
 {
     Impl& m = *impl_;
-    if (n_ == 0) return true;
+    if (n_ == 0) return;
     m.beforeWritingState();
     const F4* result = m.solver.residentResults();
-    return !m.flagRaised("kick_drift", [&](int32_t* flag) {
+    m.queueFlag("kick_drift", m.drift, [&](int32_t* flag) {
         kickDriftKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result,
                                                                                     n_, G, halfStep, h, boxSize, flag);
     });
 }
 
-bool ResidentGpu::kick(double G, double halfStep)
+bool ResidentGpu::driftInRange() { return impl_->flagClear(impl_->drift); }
+
+bool ResidentGpu::kickDrift(double G, double halfStep, double h, double boxSize)
+{
+    queueKickDrift(G, halfStep, h, boxSize);
+    return driftInRange();
+}
+
+void ResidentGpu::queueKick(double G, double halfStep)
 {
     Impl& m = *impl_;
-    if (n_ == 0) return true;
+    if (n_ == 0) return;
     m.beforeWritingState();
     const F4* result = m.solver.residentResults();
-    return !m.flagRaised("kick", [&](int32_t* flag) {
+    m.queueFlag("kick", m.kick, [&](int32_t* flag) {
         kickKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, m.stream()>>>(m.pos.data(), m.vel.data(), result, n_,
                                                                                G, halfStep, flag);
     });
+}
+
+bool ResidentGpu::kickFinite() { return impl_->flagClear(impl_->kick); }
+
+bool ResidentGpu::kick(double G, double halfStep)
+{
+    queueKick(G, halfStep);
+    return kickFinite();
 }
 
 DiagnosticSums ResidentGpu::diagnosticSums(double G, const StateScale& scale)

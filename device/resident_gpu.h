@@ -15,6 +15,7 @@
 /// without (then everything throws BackendError).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -84,12 +85,26 @@ public:
     /// Refits on the device from the resident positions, then walks and evaluates the forces; the
     /// results stay on the device. Returns the interaction totals (self included); times receives the
     /// refit (Phase::Packing, CUDA events), the walk and the force phases.
-    /// groupTolerance as ResidentCpu::refitAndEvaluate's.
-    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times);
+    /// groupTolerance, afterRefit and afterForces as ResidentCpu::refitAndEvaluate's: afterRefit runs once the refit
+    /// is queued, before the walk is; afterForces once the forces are queued, before the wait for the walk's counts
+    /// (GpuSolver::evaluateResident), so that what it queues (the closing kick) shares that wait.
+    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,
+                                       const std::function<void()>& afterRefit  = {},
+                                       const std::function<void()>& afterForces = {});
     /// As ResidentCpu::kickDrift; waits for the range flag.
     bool kickDrift(double G, double halfStep, double h, double boxSize);
+    /// kickDrift without the wait: the range flag's copy is queued behind it, and driftInRange waits for it. Until
+    /// then, only what cannot go wrong on out-of-range positions may be queued (the adoption's permutation and
+    /// topology, the refit): the walk's lists and the host's build must wait for driftInRange.
+    void queueKickDrift(double G, double halfStep, double h, double boxSize);
+    /// Whether every position of the last queueKickDrift passes positionInRange (true when none is queued).
+    bool driftInRange();
     /// As ResidentCpu::kick; waits for the finiteness flag.
     bool kick(double G, double halfStep);
+    /// kick without the wait: kickFinite waits for the flag's copy queued behind it.
+    void queueKick(double G, double halfStep);
+    /// Whether every position and velocity of the last queueKick is finite (true when none is queued).
+    bool kickFinite();
     /// As ResidentCpu::diagnosticSums.
     DiagnosticSums diagnosticSums(double G, const StateScale& scale = {});
     /// As ResidentCpu::largestAccelerationSquared, reduced on the device: a block's largest per block, the rest on

@@ -62,6 +62,8 @@ auto ResidentCpu::logged(const char* phase, Work work) const
 
 void ResidentCpu::setState(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller, int64_t n)
 {
+    driftInRange_ = true;
+    kickFinite_   = true;
     logged("upload_state", [&] {
         pos_.assign(pos, pos + n);
         vel_.assign(vel, vel + n);
@@ -157,7 +159,9 @@ void ResidentCpu::copyTopology(const RefitView& host, const RefitLevels& levels,
     tree_  = tree;
 }
 
-InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& t)
+InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& t,
+                                                const std::function<void()>& afterRefit,
+                                                const std::function<void()>& afterForces)
 {
     RefitView& v = refit_;
     // The refit reads the previous results before the forces below overwrite them.
@@ -197,6 +201,11 @@ InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, float groupTolerance
     auto endWalkPhase = [&](Phase p) { endPhase(p, phaseInfo(p).name); };
     refitCpu(v, {internalFirst_.data(), int32_t(internalFirst_.size()) - 1});
     endPhase(Phase::Packing, "refit");
+    if (afterRefit)
+    {
+        afterRefit();
+        at = steadyClockSeconds();
+    }
     // The sequence of GravitySolver::evaluateCpu (host/solver/solver.cpp) on the refitted arrays.
     int32_t overflowGroup = 0;
     counts_.resize(groups.numGroups);
@@ -216,6 +225,7 @@ InteractionTotals ResidentCpu::refitAndEvaluate(float eps2, float groupTolerance
     endWalkPhase(Phase::BodyNode);
     bodyLeafForcesCpu(tree_, groups, lists_.view(), bodies, targets, eps2, nodeAcc_.data(), result_.data());
     endWalkPhase(Phase::BodyLeaf);
+    if (afterForces) afterForces();
     return interactionTotals(groups, counts_.view());
 }
 
@@ -233,6 +243,27 @@ bool ResidentCpu::kickDrift(double G, double halfStep, double h, double boxSize)
         }
         return outOfRange == 0;
     });
+}
+
+void ResidentCpu::queueKickDrift(double G, double halfStep, double h, double boxSize)
+{
+    driftInRange_ = kickDrift(G, halfStep, h, boxSize);
+}
+
+bool ResidentCpu::driftInRange()
+{
+    const bool inRange = driftInRange_;
+    driftInRange_      = true;
+    return inRange;
+}
+
+void ResidentCpu::queueKick(double G, double halfStep) { kickFinite_ = kick(G, halfStep); }
+
+bool ResidentCpu::kickFinite()
+{
+    const bool finite = kickFinite_;
+    kickFinite_       = true;
+    return finite;
 }
 
 bool ResidentCpu::kick(double G, double halfStep)

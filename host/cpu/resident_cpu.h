@@ -12,6 +12,7 @@
 /// by their kPhases names), as the device's twin does.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common/integrate.h"
@@ -69,13 +70,26 @@ public:
     /// bodies; the results stay here (kick reads them). Returns the interaction totals (self
     /// included); times receives the refit (Phase::Packing), walk and force phases.
     /// With groupTolerance > 0 the refit sets TreePM's group tolerances from the previous results
-    /// (treePmGroupTolerance, alpha = groupTolerance).
-    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times);
+    /// (treePmGroupTolerance, alpha = groupTolerance). afterRefit (when set) runs between the refit and the walk:
+    /// the pipeline checks the drift there (driftInRange), as the device's twin does once its refit is queued.
+    /// afterForces (when set) runs after the forces: the pipeline's closing kick, which the device queues before it
+    /// waits for the walk's counts.
+    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,
+                                       const std::function<void()>& afterRefit  = {},
+                                       const std::function<void()>& afterForces = {});
     /// v += halfStep G acc, x += h v (wrapped into [0, boxSize) when boxSize > 0); returns whether
     /// every position passes positionInRange.
     bool kickDrift(double G, double halfStep, double h, double boxSize);
+    /// kickDrift, its result kept for driftInRange (the twin of the device's, which does not wait for it).
+    void queueKickDrift(double G, double halfStep, double h, double boxSize);
+    /// The result of the last queueKickDrift (true when none is kept), which it forgets.
+    bool driftInRange();
     /// v += halfStep G acc; returns whether every position and velocity is finite.
     bool kick(double G, double halfStep);
+    /// kick, its result kept for kickFinite (the twin of the device's, which does not wait for it).
+    void queueKick(double G, double halfStep);
+    /// The result of the last queueKick (true when none is kept), which it forgets.
+    bool kickFinite();
     /// The diagnostics' sums (diagnosticSumsCpu) of the current state and results, in the caller's order.
     DiagnosticSums diagnosticSums(double G, const StateScale& scale = {}) const;
     /// The largest |G acc|^2 of the last evaluation's results (largerAccelerationSquared; 0 for no body).
@@ -132,6 +146,8 @@ private:
         NotANumber
     };
     PendingRadii pendingRadii_ = PendingRadii::None;
+    /// queueKickDrift's and queueKick's results until driftInRange and kickFinite read them.
+    bool driftInRange_ = true, kickFinite_ = true;
     std::vector<double> beganRadii_;
 };
 

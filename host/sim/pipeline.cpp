@@ -41,18 +41,24 @@ public:
     /// The device copies the next adoption's arrays while it walks (ResidentGpu::stageAdoption; from the build's
     /// thread); the CPU twin has nothing to copy.
     virtual void stageAdoption(const int32_t* order, const uint8_t* shift, const RefitView& host,
-                               const TreeView& tree)                                                = 0;
-    virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times) = 0;
-    virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                     = 0;
-    virtual bool kick(double G, double halfStep)                                                    = 0;
-    virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                        = 0;
-    virtual double largestAccelerationSquared(double G)                                             = 0;
-    virtual void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank)  = 0;
-    virtual bool finishRadiusOrderStatistics(std::vector<double>& out)                              = 0;
-    virtual void getResults(F4* out)                                                                = 0;
+                               const TreeView& tree)                                               = 0;
+    virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,
+                                               const std::function<void()>& afterRefit,
+                                               const std::function<void()>& afterForces)           = 0;
+    virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                    = 0;
+    virtual void queueKickDrift(double G, double halfStep, double h, double boxSize)               = 0;
+    virtual bool driftInRange()                                                                    = 0;
+    virtual void queueKick(double G, double halfStep)                                              = 0;
+    virtual bool kickFinite()                                                                      = 0;
+    virtual bool kick(double G, double halfStep)                                                   = 0;
+    virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                       = 0;
+    virtual double largestAccelerationSquared(double G)                                            = 0;
+    virtual void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank) = 0;
+    virtual bool finishRadiusOrderStatistics(std::vector<double>& out)                             = 0;
+    virtual void getResults(F4* out)                                                               = 0;
     virtual void getLists(std::vector<int64_t>& nodeOffset, std::vector<int64_t>& leafOffset,
-                          std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)           = 0;
-    virtual void setSpanLog(SpanLog* log)                                                           = 0;
+                          std::vector<int32_t>& nodeList, std::vector<int32_t>& leafList)          = 0;
+    virtual void setSpanLog(SpanLog* log)                                                          = 0;
 };
 
 namespace {
@@ -118,14 +124,23 @@ public:
     {
         if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.stageAdoption(order, shift, host, tree);
     }
-    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times) override
+    InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,
+                                       const std::function<void()>& afterRefit,
+                                       const std::function<void()>& afterForces) override
     {
-        return r_.refitAndEvaluate(eps2, groupTolerance, times);
+        return r_.refitAndEvaluate(eps2, groupTolerance, times, afterRefit, afterForces);
     }
     bool kickDrift(double G, double halfStep, double h, double boxSize) override
     {
         return r_.kickDrift(G, halfStep, h, boxSize);
     }
+    void queueKickDrift(double G, double halfStep, double h, double boxSize) override
+    {
+        r_.queueKickDrift(G, halfStep, h, boxSize);
+    }
+    bool driftInRange() override { return r_.driftInRange(); }
+    void queueKick(double G, double halfStep) override { r_.queueKick(G, halfStep); }
+    bool kickFinite() override { return r_.kickFinite(); }
     bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
     DiagnosticSums diagnosticSums(double G, const StateScale& scale) override { return r_.diagnosticSums(G, scale); }
     double largestAccelerationSquared(double G) override { return r_.largestAccelerationSquared(G); }
@@ -407,7 +422,7 @@ bool Pipeline::buildDue() const
     return step_ - lastRebuildStep_ == every_ - lag_;
 }
 
-void Pipeline::startBuild(double h)
+void Pipeline::queueBuildInputs(double h)
 {
     next_ = spareTopology();
     snapshot(*next_);
@@ -419,7 +434,6 @@ void Pipeline::startBuild(double h)
     }
     next_->presorted = backend_->beginPositionDownload(next_->pos.data(), predictionAhead(h), next_->sortedKeys.data(),
                                                        next_->sortedIndex.data(), box_);
-    launchBuild(step_ + lag_);
 }
 
 double Pipeline::predictionAhead(double h) const
@@ -473,10 +487,11 @@ void Pipeline::joinBuild()
     }
 }
 
-void Pipeline::evaluate()
+void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::function<void()>& afterForces)
 {
     // TreePM's error control needs the previous results: none before the first evaluation, as in the classic step.
-    const InteractionTotals t = backend_->refitAndEvaluate(eps2_, hasResults_ ? groupTolerance_ : 0.0f, last_.times);
+    const InteractionTotals t =
+        backend_->refitAndEvaluate(eps2_, hasResults_ ? groupTolerance_ : 0.0f, last_.times, afterRefit, afterForces);
     if (treePm_)
     {
         Stopwatch mesh;
@@ -544,14 +559,14 @@ void Pipeline::step(const Factors& f)
     beginSpans(step_ + 1);
     TimelineLaps host(processTimeline(), step_ + 1, "host");
     // A kept topology's bodies are wrapped only at the next adoption (wrapShiftCode); rebuilt every step, at once.
-    const bool inRange = backend_->kickDrift(G, f.kickOpen, f.drift, every_ == 1 ? box_ : 0.0);
+    // The drift's range check is not waited for at once: the adoption's permutation and topology and the refit,
+    // which nothing out of range can derail, are queued behind the drift first, and the device runs them without
+    // waiting for the host. What would read out-of-range positions waits for the check: the walk (its lists' sizes)
+    // and the host's build (the classic step's at once, the pipeline's thread after the refit is queued).
+    backend_->queueKickDrift(G, f.kickOpen, f.drift, every_ == 1 ? box_ : 0.0);
     host.lap("kick_drift");
     ++step_;
-    if (!inRange)
-    {
-        throwBadBody([](const Vec3d& x, const Vec3d&) { return positionInRange(x); },
-                     "has left the coordinate range (|x| <= 1e15)");
-    }
+    if (every_ == 1) checkDrift();
     if (inFlight_ && step_ == adoptStep_)
     {
         Stopwatch wait;
@@ -576,20 +591,38 @@ void Pipeline::step(const Factors& f)
         adopt(t);
         host.lap("adopt");
     }
-    else if (!inFlight_ && buildDue())
+    bool launchDue = false;
+    if (every_ != 1 && !inFlight_ && buildDue())
     {
-        startBuild(f.drift);
+        queueBuildInputs(f.drift);
+        launchDue = true;
         host.lap("start_build");
     }
-    evaluate();
+    // The closing kick is queued behind the forces, sharing the walk's wait for its counts, where the mesh adds
+    // nothing to them afterwards.
+    const auto kick       = [&] { backend_->queueKick(G, f.kickClose); };
+    const auto afterRefit = [&] {
+        checkDrift();
+        if (launchDue) launchBuild(step_ + lag_);
+    };
+    if (treePm_) evaluate(afterRefit);
+    else evaluate(afterRefit, kick);
     host.lap("evaluate");
-    if (!backend_->kick(G, f.kickClose))
+    if (treePm_) kick();
+    if (!backend_->kickFinite())
     {
         throwBadBody([](const Vec3d& x, const Vec3d& v) { return finiteBody(x, v); },
                      "has a non-finite position or velocity: the timestep is too large for the softening");
     }
     host.lap("kick");
     recordSpans();
+}
+
+void Pipeline::checkDrift()
+{
+    if (backend_->driftInRange()) return;
+    throwBadBody([](const Vec3d& x, const Vec3d&) { return positionInRange(x); },
+                 "has left the coordinate range (|x| <= 1e15)");
 }
 
 template<class Ok>

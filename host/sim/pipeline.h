@@ -66,6 +66,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -266,15 +267,19 @@ private:
     void restoreResults(const std::vector<F4>& byCaller);
     /// How the resident state maps to the run's (wrapped positions, velocities from comoving momenta).
     StateScale stateScale() const;
-    /// Snapshots the state into next_ and builds it on a thread from the positions predicted for the
-    /// steps it will serve from its adoption at step_ + lag_ (h: the step just done).
-    void startBuild(double h);
+    /// Snapshots the state into next_ and queues the download of the positions predicted for the steps it will
+    /// serve from its adoption (h: the step just done); launchBuild(step_ + lag_) then builds it on a thread.
+    void queueBuildInputs(double h);
     /// How far ahead of the state a lagged build's positions are predicted (the file comment).
     double predictionAhead(double h) const;
     void launchBuild(int64_t adoptStep);
     void joinBuild();
     bool buildDue() const;
-    void evaluate();
+    /// The refit, the walk and, under TreePM, the mesh's forces; afterRefit runs once the refit is queued,
+    /// afterForces once the tree's forces are (Backend::refitAndEvaluate).
+    void evaluate(const std::function<void()>& afterRefit = {}, const std::function<void()>& afterForces = {});
+    /// Waits for the drift's range check (Backend::driftInRange); InputError naming the body out of range.
+    void checkDrift();
     /// Lets the backend log its operations, under `step`, when the timeline is on.
     void beginSpans(int64_t step);
     /// Moves what the backend logged onto the timeline.

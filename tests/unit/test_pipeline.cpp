@@ -356,6 +356,33 @@ TEST(Pipeline, APipelinedRunMakesNoClassicEvaluation)
     }
 }
 
+// The drift's range check is waited for only once the refit is queued, after the step's adoption: a body that
+// drifts out of range is still named, in a step that adopts a tree and queues the next build's positions, and the
+// failed step fails again when repeated (the next build is never started on positions out of range).
+TEST(Pipeline, ABodyThatDriftsOutOfRangeIsNamedInAnAdoptingStep)
+{
+    ParticleSet b = makePlummer(2048, 5);
+    b.pos[5]      = {0.5e15, 0, 0};
+    b.vel[5]      = {0.4e15, 0, 0};
+    Simulation sim(b, parameters(), planSteps(0.0, 8.0, 1.0), rebuildEvery(0));
+    ASSERT_NE(sim.pipeline(), nullptr);
+    sim.step();
+    for (int attempt = 0; attempt < 2; ++attempt)
+    {
+        try
+        {
+            sim.step();
+            ADD_FAILURE() << "a body drifted to 1.3e15 was accepted";
+        }
+        catch (const InputError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("body 5 "), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("coordinate range"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(sim.pipeline()->rebuilds(), 2);
+}
+
 // The default policy resolves to the pipelined step (0) for an isolated Newtonian tree run and to the classic
 // step (1) for every run the pipelined step does not take; a given policy is kept.
 TEST(Pipeline, TheAutomaticPolicyIsThePipelinedStepWhereItApplies)
