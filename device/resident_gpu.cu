@@ -203,6 +203,41 @@ __global__ void radiiAtRanksKernel(const uint64_t* sorted, const int64_t* rank, 
 }
 
 /// slot[caller[k]] = k.
+/// The permutation's first pass: the state's arrays gathered by order into the scratch arrays (gathered), all in one
+/// launch; permuteBackKernel then copies them back.
+struct GatheredState
+{
+    Vec3d *pos, *vel;
+    double* mass;
+    int32_t* caller;
+};
+
+__global__ void gatherStateKernel(const Vec3d* pos, const Vec3d* vel, const double* mass, const int32_t* caller,
+                                  const int32_t* order, int64_t n, GatheredState gathered)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const int32_t from = order[k];
+    gathered.pos[k]    = pos[from];
+    gathered.vel[k]    = vel[from];
+    gathered.mass[k]   = mass[from];
+    gathered.caller[k] = caller[from];
+}
+
+/// The permutation's second pass: the gathered arrays into the state, and slot, the inverse of the callers.
+__global__ void permuteBackKernel(GatheredState gathered, int64_t n, Vec3d* pos, Vec3d* vel, double* mass,
+                                  int32_t* caller, int32_t* slot)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    pos[k]          = gathered.pos[k];
+    vel[k]          = gathered.vel[k];
+    mass[k]         = gathered.mass[k];
+    const int32_t c = gathered.caller[k];
+    caller[k]       = c;
+    slot[c]         = int32_t(k);
+}
+
 __global__ void invertKernel(const int32_t* caller, int32_t* slot, int64_t n)
 {
     const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -345,10 +380,12 @@ private:
 struct ResidentGpu::Impl
 {
     GpuSolver solver;
-    DeviceBuffer<Vec3d> pos{"resident positions"}, vel{"resident velocities"}, scratchVec{"resident scratch"};
+    DeviceBuffer<Vec3d> pos{"resident positions"}, vel{"resident velocities"}, scratchVec{"resident scratch"},
+        scratchVel{"resident velocity scratch"};
     /// The predicted positions a host build downloads (kept until the download is done).
     DeviceBuffer<Vec3d> predicted{"resident predicted positions"};
     DeviceBuffer<double> mass{"resident masses"}, scratchMass{"resident mass scratch"};
+    DeviceBuffer<int32_t> scratchCaller{"resident caller scratch"};
     DeviceBuffer<int32_t> order{"resident permutation"};
     /// The caller's index of each slot, and its inverse (the slot of each caller's index): the diagnostics sum
     /// in the caller's order.
@@ -472,6 +509,25 @@ struct ResidentGpu::Impl
                                                        keyIndex.data(), sortedIndex.data(), int(n), 0, kKeyBits, copy));
         });
         sortGraphKey = key;
+    }
+
+    /// Gathers positions, velocities, masses and callers by order, and makes slot their callers' inverse: two
+    /// launches, where a gather and a copy back for each array and the inversion took nine.
+    void permuteState(int64_t n, cudaStream_t s)
+    {
+        const size_t count = size_t(n);
+        scratchVec.reserve(count);
+        scratchVel.reserve(count);
+        scratchMass.reserve(count);
+        scratchCaller.reserve(count);
+        slot.reserve(count);
+        const GatheredState gathered{scratchVec.data(), scratchVel.data(), scratchMass.data(), scratchCaller.data()};
+        gatherStateKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(pos.data(), vel.data(), mass.data(),
+                                                                            caller.data(), order.data(), n, gathered);
+        CUDA_CHECK_LAUNCH();
+        permuteBackKernel<<<blocksFor(n, kStateBlock), kStateBlock, 0, s>>>(gathered, n, pos.data(), vel.data(),
+                                                                            mass.data(), caller.data(), slot.data());
+        CUDA_CHECK_LAUNCH();
     }
 
     /// slot: the inverse of caller (invertKernel), queued on s.
@@ -675,27 +731,32 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
 {
     Impl& m = *impl_;
     m.beforeWritingState();
-    cudaStream_t s    = m.stream();
-    const Vec3d* from = m.pos.data();
-    if (ahead != 0 && n_ > 0)
+    cudaStream_t s       = m.stream();
+    const Vec3d* from    = m.pos.data();
+    const bool sorted    = sortedKeys && sortedIndex && n_ > 0;
+    cudaStream_t copy    = m.copyStream.get();
+    m.staged.logged      = m.spans.on();
+    m.staged.step        = m.spans.step();
+    const bool predicted = ahead != 0 && n_ > 0;
+    if (predicted)
     {
-        // Predicted here, so that only the positions cross the bus (not the velocities too).
         m.predicted.reserve(size_t(n_));
-        m.logged("predict", [&] {
-            predictKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, s>>>(m.pos.data(), m.vel.data(), ahead, n_,
-                                                                             m.predicted.data());
-            CUDA_CHECK_LAUNCH();
-        });
         from = m.predicted.data();
     }
-    const bool sorted = sortedKeys && sortedIndex && n_ > 0;
-    cudaStream_t copy = m.copyStream.get();
-    m.staged.logged   = m.spans.on();
-    m.staged.step     = m.spans.step();
     // Captured before the copy stream waits for the positions: a capture records, it does not run.
     if (sorted) m.prepareSortGraph(from, n_, boxSize);
     CUDA_CHECK(cudaEventRecord(m.positionsReady.get(), s));
     CUDA_CHECK(cudaStreamWaitEvent(copy, m.positionsReady.get(), 0));
+    if (predicted)
+    {
+        // Predicted here, so that only the positions cross the bus (not the velocities too), on the copy stream,
+        // beside the refit: the state is not written before the download is done (beforeWritingState).
+        m.spans.open(SpanLane::Copy, "predict", copy);
+        predictKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, copy>>>(m.pos.data(), m.vel.data(), ahead, n_,
+                                                                            m.predicted.data());
+        CUDA_CHECK_LAUNCH();
+        m.spans.close(copy);
+    }
     if (sorted)
     {
         m.spans.open(SpanLane::Copy, "sort_keys", copy);
@@ -741,11 +802,7 @@ void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double box
     }
     a.orderFrom = nullptr;
     m.logged("permute", [&] {
-        gatherInto(m.pos.data(), m.scratchVec, m.order.data(), n_, s);
-        gatherInto(m.vel.data(), m.scratchVec, m.order.data(), n_, s);
-        gatherInto(m.mass.data(), m.scratchMass, m.order.data(), n_, s);
-        gatherInto(m.caller.data(), m.slot, m.order.data(), n_, s);
-        m.invertCallers(n_, s);
+        m.permuteState(n_, s);
         // The previous results follow their bodies: TreePM's error control reads them in the next refit.
         if (results) gatherInto(m.solver.residentResults(int32_t(n_)), m.scratchResult, m.order.data(), n_, s);
         if (shift)

@@ -591,19 +591,21 @@ void Pipeline::step(const Factors& f)
         adopt(t);
         host.lap("adopt");
     }
-    bool launchDue = false;
-    if (every_ != 1 && !inFlight_ && buildDue())
-    {
-        queueBuildInputs(f.drift);
-        launchDue = true;
-        host.lap("start_build");
-    }
+    // The next build's input (predicted positions, the device's sort of their keys) is queued once the refit is:
+    // the device refits while it predicts and sorts on its copy stream.
+    const bool buildStarts = every_ != 1 && !inFlight_ && buildDue();
     // The closing kick is queued behind the forces, sharing the walk's wait for its counts, where the mesh adds
     // nothing to them afterwards.
     const auto kick       = [&] { backend_->queueKick(G, f.kickClose); };
     const auto afterRefit = [&] {
+        if (buildStarts)
+        {
+            host.lap("queue_refit");
+            queueBuildInputs(f.drift);
+            host.lap("start_build");
+        }
         checkDrift();
-        if (launchDue) launchBuild(step_ + lag_);
+        if (buildStarts) launchBuild(step_ + lag_);
     };
     if (treePm_) evaluate(afterRefit);
     else evaluate(afterRefit, kick);

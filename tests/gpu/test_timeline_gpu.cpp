@@ -168,7 +168,7 @@ TEST_F(GpuTimelineTest, PipelinedStepsRecordDeviceBuildAndCopyIntervals)
             if (i.lane == "host" && i.phase == "kick_drift") from = i.start;
             if (i.lane == "host" && i.phase == "kick") to = i.end;
         }
-        for (const char* name : {"device/kick_drift", "device/predict", "device/refit", "device/walk_count",
+        for (const char* name : {"device/kick_drift", "copy/predict", "device/refit", "device/walk_count",
                                  "device/scan", "device/walk_write", "device/body_node", "device/body_leaf",
                                  "device/download", "device/kick", "device/diagnostics", "rows/lagrangian_radii"})
         {
