@@ -749,8 +749,9 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
     CUDA_CHECK(cudaStreamWaitEvent(copy, m.positionsReady.get(), 0));
     if (predicted)
     {
-        // Predicted here, so that only the positions cross the bus (not the velocities too), on the copy stream,
-        // beside the refit: the state is not written before the download is done (beforeWritingState).
+        // Predicted here, so that only the positions cross the bus (not the velocities too), and on the copy
+        // stream, beside the refit, which waited for the prediction on the walk's stream; the state is not written
+        // before the download is done (beforeWritingState).
         m.spans.open(SpanLane::Copy, "predict", copy);
         predictKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, copy>>>(m.pos.data(), m.vel.data(), ahead, n_,
                                                                             m.predicted.data());

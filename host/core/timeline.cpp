@@ -120,7 +120,7 @@ std::string timelineCsvComment()
            "state's order, reordering and the closing half-kick; diagnostics; io); host-build = the tree build's "
            "phases; device = upload, walk, forces and download on the GPU; host-walk = the same on the CPU twin. "
            "A pipelined run (--rebuild-every other than 1) instead records: host = the stepping thread (kick_drift, "
-           "wait_build, adopt, download_positions, queue_refit, start_build, evaluate, kick; diagnostics; io); "
+           "wait_build, adopt, download_positions, start_build, evaluate, kick; diagnostics; io); "
            "host-build = the "
            "topology build on its own thread (wait_positions, sort, cells, groups, packing, order), under the step "
            "that started it; device (host-walk on the CPU twin) = the resident state's operations (kick_drift, "

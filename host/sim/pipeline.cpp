@@ -591,19 +591,19 @@ void Pipeline::step(const Factors& f)
         adopt(t);
         host.lap("adopt");
     }
-    // The next build's input (predicted positions, the device's sort of their keys) is queued once the refit is:
-    // the device refits while it predicts and sorts on its copy stream.
+    // The next build's input (predicted positions, the device's sort of their keys) is queued before the refit:
+    // the device predicts and sorts on its copy stream while it refits, before the walk takes every multiprocessor,
+    // and the host's build, which takes most of a step at 2^18 bodies and up, starts as early as it can.
     const bool buildStarts = every_ != 1 && !inFlight_ && buildDue();
+    if (buildStarts)
+    {
+        queueBuildInputs(f.drift);
+        host.lap("start_build");
+    }
     // The closing kick is queued behind the forces, sharing the walk's wait for its counts, where the mesh adds
     // nothing to them afterwards.
     const auto kick       = [&] { backend_->queueKick(G, f.kickClose); };
     const auto afterRefit = [&] {
-        if (buildStarts)
-        {
-            host.lap("queue_refit");
-            queueBuildInputs(f.drift);
-            host.lap("start_build");
-        }
         checkDrift();
         if (buildStarts) launchBuild(step_ + lag_);
     };
