@@ -596,8 +596,8 @@ struct ResidentGpu::Impl
         return *radiusFlagHost.data() == 0;
     }
 
-    /// Zeroes the flag, queues launch(flag) and the flag's copy into flagHost's word `word` (kWaitedFlag, or
-    /// kDriftFlag for the queued drift); the whole is logged as `phase`.
+    /// Zeroes the flag, queues launch(flag) and the flag's copy into flagHost's word `word` (kWaitedFlag, or a
+    /// QueuedFlag's); the whole is logged as `phase`.
     template<class Launch>
     void queueFlagged(const char* phase, size_t word, Launch launch)
     {

@@ -559,10 +559,11 @@ void Pipeline::step(const Factors& f)
     beginSpans(step_ + 1);
     TimelineLaps host(processTimeline(), step_ + 1, "host");
     // A kept topology's bodies are wrapped only at the next adoption (wrapShiftCode); rebuilt every step, at once.
-    // The drift's range check is not waited for at once: the adoption's permutation and topology and the refit,
-    // which nothing out of range can derail, are queued behind the drift first, and the device runs them without
-    // waiting for the host. What would read out-of-range positions waits for the check: the walk (its lists' sizes)
-    // and the host's build (the classic step's at once, the pipeline's thread after the refit is queued).
+    // The drift's range check is not waited for at once: the adoption's permutation and topology, the next build's
+    // input and the refit, which nothing out of range can derail, are queued behind the drift first, and the device
+    // runs them without waiting for the host. What would read out-of-range positions waits for the check: the walk
+    // (its lists' sizes) and the host's build (the classic step's at once, the pipeline's thread after the refit is
+    // queued).
     backend_->queueKickDrift(G, f.kickOpen, f.drift, every_ == 1 ? box_ : 0.0);
     host.lap("kick_drift");
     ++step_;
@@ -623,6 +624,8 @@ void Pipeline::step(const Factors& f)
 void Pipeline::checkDrift()
 {
     if (backend_->driftInRange()) return;
+    // A build's input queued but not launched: its download into next_ ends before next_ can be replaced.
+    if (next_ && !inFlight_) backend_->finishPositionDownload();
     throwBadBody([](const Vec3d& x, const Vec3d&) { return positionInRange(x); },
                  "has left the coordinate range (|x| <= 1e15)");
 }
