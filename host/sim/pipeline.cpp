@@ -45,12 +45,10 @@ public:
     virtual InteractionTotals refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,
                                                const std::function<void()>& afterRefit,
                                                const std::function<void()>& afterForces)           = 0;
-    virtual bool kickDrift(double G, double halfStep, double h, double boxSize)                    = 0;
     virtual void queueKickDrift(double G, double halfStep, double h, double boxSize)               = 0;
     virtual bool driftInRange()                                                                    = 0;
     virtual void queueKick(double G, double halfStep)                                              = 0;
     virtual bool kickFinite()                                                                      = 0;
-    virtual bool kick(double G, double halfStep)                                                   = 0;
     virtual DiagnosticSums diagnosticSums(double G, const StateScale& scale)                       = 0;
     virtual double largestAccelerationSquared(double G)                                            = 0;
     virtual void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank) = 0;
@@ -130,10 +128,6 @@ public:
     {
         return r_.refitAndEvaluate(eps2, groupTolerance, times, afterRefit, afterForces);
     }
-    bool kickDrift(double G, double halfStep, double h, double boxSize) override
-    {
-        return r_.kickDrift(G, halfStep, h, boxSize);
-    }
     void queueKickDrift(double G, double halfStep, double h, double boxSize) override
     {
         r_.queueKickDrift(G, halfStep, h, boxSize);
@@ -141,7 +135,6 @@ public:
     bool driftInRange() override { return r_.driftInRange(); }
     void queueKick(double G, double halfStep) override { r_.queueKick(G, halfStep); }
     bool kickFinite() override { return r_.kickFinite(); }
-    bool kick(double G, double halfStep) override { return r_.kick(G, halfStep); }
     DiagnosticSums diagnosticSums(double G, const StateScale& scale) override { return r_.diagnosticSums(G, scale); }
     double largestAccelerationSquared(double G) override { return r_.largestAccelerationSquared(G); }
     void beginRadiusOrderStatistics(const Vec3d& centre, const std::vector<int64_t>& rank) override
