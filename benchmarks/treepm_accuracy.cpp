@@ -7,6 +7,7 @@
 //                           [N_GROUP] [INTERLACE]
 //   octwalk_treepm_accuracy pairs PM_GRID [ASMTH] [RCUT] [ASSIGNMENT] [INTERLACE]
 //   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]
+//                           [ERR_TOL] [RCUT] [ASMTH]
 //   octwalk_treepm_accuracy split SNAPSHOT EPSILON PM_GRID ASMTH RCUT [SAMPLE]
 //
 // PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control); INTERLACE 0 takes one
@@ -31,7 +32,8 @@
 // a fresh tree each step; 0: the pipelined step, whose forces come from a topology built steps earlier from
 // predicted positions and refitted since), then the last step's accelerations against the Ewald sum of the state
 // they were computed for. G defaults to GADGET's units' (Mpc/h, 1e10 Msun/h, km/s: 43.0071), the snapshot's; LAG
-// is --rebuild-lag (default: the run's, 2 below 2^18 bodies, 1 from there, as a GPU run of 2^21 takes it).
+// is --rebuild-lag (default: the run's, 2 below 2^18 bodies, 1 from there, as a GPU run of 2^21 takes it); ERR_TOL,
+// RCUT and ASMTH replace the defaults of err_tol_force_acc, rcut and asmth (a negative LAG keeps the run's lag).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -179,7 +181,8 @@ int stepErrors(int argc, char** argv)
     if (argc < 9)
     {
         std::fprintf(stderr,
-                     "usage: %s steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]\n",
+                     "usage: %s steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG] "
+                     "[ERR_TOL] [RCUT] [ASMTH]\n",
                      argv[0]);
         return 2;
     }
@@ -196,7 +199,10 @@ int stepErrors(int argc, char** argv)
     s.aEnd                   = start.time * std::exp(double(steps) * s.dlna);
     const int64_t sample     = argc > 9 ? std::atoll(argv[9]) : 256;
     p.gravitational_constant = argc > 10 ? std::atof(argv[10]) : 43.0071;
-    if (argc > 11) forces.rebuildLag = std::atoll(argv[11]);
+    if (argc > 11 && std::atoll(argv[11]) >= 0) forces.rebuildLag = std::atoll(argv[11]);
+    if (argc > 12) p.err_tol_force_acc = std::atof(argv[12]);
+    if (argc > 13) p.rcut = std::atof(argv[13]);
+    if (argc > 14) p.asmth = std::atof(argv[14]);
     Simulation sim(start, p, s, forces);
     Stopwatch clock;
     while (!sim.done()) sim.step();
@@ -212,9 +218,11 @@ int stepErrors(int argc, char** argv)
     for (int64_t i : idx) got.push_back(acc[size_t(i)]);
     const ErrorStats e        = errorStats(relativeErrors(got, ref));
     const InteractionStats st = sim.pipeline() ? sim.pipeline()->stats() : sim.solver().stats();
-    std::printf("steps %s, pm_grid %d, theta %g, rebuild every %lld lag %lld (%s), %lld steps of dlna %g to a = %.4f: "
+    std::printf("steps %s, pm_grid %d, theta %g, err_tol %g, rcut %g, asmth %g, rebuild every %lld lag %lld (%s), "
+                "%lld steps of dlna %g to a = %.4f: "
                 "last step's forces median %.3g p99 %.3g max %.3g, %.0f interactions per body, %.2f s\n",
-                argv[2], p.pm_grid, p.opening_angle, static_cast<long long>(sim.forceOptions().rebuildEvery),
+                argv[2], p.pm_grid, p.opening_angle, p.err_tol_force_acc, p.rcut, p.asmth,
+                static_cast<long long>(sim.forceOptions().rebuildEvery),
                 static_cast<long long>(sim.forceOptions().rebuildLag), sim.pipeline() ? "pipelined" : "classic",
                 static_cast<long long>(sim.stepIndex()), s.dlna, sim.time(), e.median, e.p99, e.max,
                 double(st.nodeInteractions + st.leafInteractions) / double(n), seconds);

@@ -444,41 +444,80 @@ HOST_DEVICE inline void bodyBodyShortRange(Vec3f d, float m, float eps2, const S
     if (r2 < s.cutoff2) bodyBodyShortRangeWithinCutoff(d, r2, m, eps2, s, acc, pot);
 }
 
-/// The long-range kernel psi(r) = -erf(r / 2 r_s) / r = (Newton's -1/r) - (the short-range kernel) of a node to
-/// second order, at the unsoftened nearest-image offset d = com - target (r^2 = |d|^2 > 0; a subnormal
-/// r^2 takes no long-range terms): mass M, traceless
-/// quadrupole Q and spread S = sum m |s|^2 as packed. For a radial kernel the second-order term is
-/// (1/6) (A(r) u.Q.u + S lap psi), A = psi'' - psi'/r, u = d / r; with k = 1 / (2 r_s), x = k r, erf(x) and
-/// w = (2x / sqrt(pi)) exp(-x^2):
-///   pot = -M erf / r - gA u.Q.u / (2 r^3) + S x^2 w / (3 r^3)
-///   acc = (M (erf - w) / r^2 + (3/2 gA' + gA) u.Q.u / r^4 - (2/3) S x^4 w / r^4) u - gA Q.u / r^4
+namespace treepm_detail {
+
+/// erf(x) and w = (2x / sqrt(pi)) exp(-x^2) for x >= 0, sharing the exponential: in float through scaledErfc and
+/// shortRangeGaussian, in double the C library's (the references of the tests).
+HOST_DEVICE inline void erfAndGaussian(float x, float& erfX, float& w)
+{
+    const float gauss = shortRangeGaussian(x);
+    w                 = float(kTwoOverSqrtPi) * x * gauss;
+    erfX              = 1.0f - gauss * scaledErfc(x);
+}
+
+inline void erfAndGaussian(double x, double& erfX, double& w)
+{
+    w    = kTwoOverSqrtPi * x * exp(-x * x);
+    erfX = erf(x);
+}
+
+} // namespace treepm_detail
+
+/// The short-range pull of a node, bodyNodeShortRange's terms at r2 = |d|^2 > 0 with k = 1 / (2 r_s): the softened
+/// Newtonian expansion of bodyNodePrepared less the unsoftened long-range one, psi(r) = -erf(k r) / r to second order.
+/// For a radial kernel the second-order term is (1/6) (A(r) u.Q.u + S lap psi), A = psi'' - psi'/r, u = d / r; with
+/// x = k r, erf(x) and w = (2x / sqrt(pi)) exp(-x^2):
+///   pot_long = -M erf / r - gA u.Q.u / (2 r^3) + S x^2 w / (3 r^3)
+///   acc_long = (M (erf - w) / r^2 + (3/2 gA' + gA) u.Q.u / r^4 - (2/3) S x^4 w / r^4) u - gA Q.u / r^4
 /// gA = erf - w (1 + 2x^2/3), gA' = gA - (4/9) x^4 w: what the Newtonian expansion's factors 1 lose to the short
 /// range. psi is smooth (its singularities are the Newtonian kernel's), so it needs no softening.
-HOST_DEVICE inline void longRangeNodeTerms(Vec3f d, float r2, float mass, const SymTensor<float>& q,
-                                           const ShortRangeView& s, Vec3f& acc, float& pot)
+///
+/// Both expansions are taken along one direction, the softened unit vector v = d / sqrt(r^2 + eps^2) of
+/// bodyNodePrepared (u = c v, c = sqrt(r^2 + eps^2) / r), so that Q.v and v.Q.v are computed once and the two pulls
+/// meet as acc = a v - b Q.v: the body-node kernel of a periodic box is bound by its instructions. The spread enters
+/// the softened expansion as bodyNodePrepared's prepared diagonal (its S eps^2 terms, nothing without softening),
+/// whose terms along v reduce to w_N = (v.Q.v - S eps^2 / (r^2 + eps^2)) / (r^2 + eps^2).
+template<class T>
+HOST_DEVICE inline void shortRangeNodeTerms(Vec3<T> d, T r2, T mass, const SymTensor<T>& q, T eps2, T k, Vec3<T>& acc,
+                                            T& pot)
 {
-    const float invR  = invSqrtOrZero(r2);
-    const float x     = r2 * invR * s.uPerLength;
-    const float x2    = x * x;
-    const float gauss = shortRangeGaussian(x);
-    const float w     = float(treepm_detail::kTwoOverSqrtPi) * x * gauss;
-    const float erfX  = 1.0f - gauss * scaledErfc(x);
-    const float gA    = erfX - w * (1.0f + (2.0f / 3.0f) * x2);
-    const float gA1   = gA - (4.0f / 9.0f) * x2 * x2 * w;
-    const float invR2 = invR * invR, invR3 = invR2 * invR, invR4 = invR2 * invR2;
-    const Vec3f u{d.x * invR, d.y * invR, d.z * invR};
-    const Vec3f qu{q.xx * u.x + q.xy * u.y + q.xz * u.z, q.xy * u.x + q.yy * u.y + q.yz * u.z,
-                   q.xz * u.x + q.yz * u.y + q.zz * u.z};
-    const float uqu = u.x * qu.x + u.y * qu.y + u.z * qu.z;
-    const float radial =
-        mass * (erfX - w) * invR2 + ((1.5f * gA1 + gA) * uqu - (2.0f / 3.0f) * q.spread * x2 * x2 * w) * invR4;
-    pot = -mass * erfX * invR - (0.5f * gA * uqu - (1.0f / 3.0f) * q.spread * x2 * w) * invR3;
-    acc = {radial * u.x - gA * invR4 * qu.x, radial * u.y - gA * invR4 * qu.y, radial * u.z - gA * invR4 * qu.z};
+    const T eps2Floor = nodeSoftening(eps2);
+    const T spread    = eps2 > T(0) ? q.spread : T(0);
+    // r2 was rounded without fused multiply-adds, so both backends see the same s2.
+    const T s2    = r2 + eps2Floor;
+    const T invS  = invSqrtNormal(s2);
+    const T invS2 = invS * invS;
+    const Vec3<T> v{d.x * invS, d.y * invS, d.z * invS};
+    const Vec3<T> qv{q.xx * v.x + q.xy * v.y + q.xz * v.z, q.xy * v.x + q.yy * v.y + q.yz * v.z,
+                     q.xz * v.x + q.yz * v.y + q.zz * v.z};
+    const T vqv = v.x * qv.x + v.y * qv.y + v.z * qv.z;
+    // The softened Newtonian expansion (bodyNodePrepared): its spread's radial term cancels against Q'.v's.
+    const T wN      = (vqv - spread * (eps2Floor * invS2)) * invS2;
+    const T potN    = (mass + T(0.5) * wN) * invS;
+    const T radialN = (mass + T(2.5) * wN) * invS2;
+    // The long-range expansion along u = c v. A subnormal r^2 takes no long-range terms (invR 0).
+    const T invR = invSqrtOrZero(r2);
+    const T c    = invR * (s2 * invS);
+    const T x    = r2 * invR * k;
+    T erfX, w;
+    treepm_detail::erfAndGaussian(x, erfX, w);
+    const T x2 = x * x, w2 = x2 * w, w4 = x2 * w2, c2vqv = c * c * vqv;
+    const T gA    = erfX - w - T(2) / T(3) * w2;
+    const T gA1   = gA - T(4) / T(9) * w4;
+    const T invR2 = invR * invR, invR3 = invR2 * invR, invR4 = invR2 * invR2;
+    const T radialL = mass * (erfX - w) * invR2 + ((T(1.5) * gA1 + gA) * c2vqv - T(2) / T(3) * q.spread * w4) * invR4;
+    const T potL    = mass * erfX * invR + (T(0.5) * gA * c2vqv - T(1) / T(3) * q.spread * w2) * invR3;
+    const T a       = radialN - c * radialL;
+    const T b       = invS2 * invS2 - c * gA * invR4;
+    acc.x += a * v.x - b * qv.x;
+    acc.y += a * v.y - b * qv.y;
+    acc.z += a * v.z - b * qv.z;
+    pot += potL - potN;
 }
 
 /// Adds the short-range pull of a node (mass, traceless quadrupole q and spread as packed) at the nearest-image
 /// offset d = com - target, nothing at r >= r_cut: bodyNode's softened Newtonian expansion less the long-range
-/// kernel's (longRangeNodeTerms), the second-order expansion of the short-range kernel itself. A single body (q
+/// kernel's (shortRangeNodeTerms), the second-order expansion of the short-range kernel itself. A single body (q
 /// zero) gets its pair's pull (bodyBodyShortRange) where r >> eps. Accurate while the node is small beside the
 /// scale on which the split's factors vary, about r_s^2 / r beyond r_s (kTreePmNodeSizeDistance). Measured against
 /// GADGET-2's monopole times the factors at the centre of mass (docs/periodic.md): a clustered box's tree error
@@ -488,16 +527,7 @@ HOST_DEVICE inline void bodyNodeShortRange(Vec3f d, float mass, const SymTensor<
 {
     const float r2 = shortRangeDistance2(d);
     if (!(r2 < s.cutoff2) || !(r2 > 0.0f)) return;
-    Vec3f a{0.0f, 0.0f, 0.0f};
-    float p = 0.0f;
-    bodyNode(d, mass, q, eps2, a, p);
-    Vec3f aLong;
-    float pLong;
-    longRangeNodeTerms(d, r2, mass, q, s, aLong, pLong);
-    acc.x += a.x - aLong.x;
-    acc.y += a.y - aLong.y;
-    acc.z += a.z - aLong.z;
-    pot += p - pLong;
+    shortRangeNodeTerms(d, r2, mass, q, eps2, s.uPerLength, acc, pot);
 }
 
 /// A node's size against the split's scale in a group's box: its MAC word w (the MAC radius squared) times the
