@@ -238,12 +238,17 @@ constexpr double kTreePmNodeSizeDistance = 2.0;
 
 /// The error of a node's expansion beyond shortRangeNodeSmallEnough's bound, in units of (size / r_s^2)^2 M / d^2
 /// (shortRangeNodeErrorSmallEnough): the estimate bounds the second-order remainder without the Gaussian's damping,
-/// which beyond r_s makes the true error far smaller. Measured at theta 0.5, 64^3 mesh, asmth 2, rcut 6, against the
-/// Ewald sum (median / p99, interactions per body), without the criterion / at 3e-3 / at 1e-3: an evolved LCDM box
-/// of 32^3 bodies at z = 0 1.05e-4 / 7.44e-4 at 5280, 1.05e-4 / 7.31e-4 at 2921, 1.05e-4 / 7.30e-4 at 2555; the
-/// clustered 2^15 box 1.38e-4 / 9.68e-4 at 3016, 1.44e-4 / 9.63e-4 at 2392; the uniform 2^15 box 9.48e-4 at 8130
-/// and 8128 (p99), 1.08e-3 at 8113 with 1e-3.
-constexpr double kTreePmNodeErrorFactor = 3e-3;
+/// which beyond r_s makes the true error far smaller, so the factor is set where the measured error barely moves.
+/// On the default split (interlaced mesh of 2 N^(1/3) cells, asmth 1.75, rcut 6), theta 0.5, alpha 0.002, against the
+/// Ewald sum on the last of a run's pipelined steps (median / p99, interactions per body) at 3e-3 / 1.2e-3 / 6e-4:
+/// the evolved 32^3 LCDM box at z = 0 1.81e-5 / 1.83e-4 at 3166, 1.80e-5 / 2.18e-4 at 2896, 1.97e-5 / 2.17e-4 at
+/// 2665; the evolved 64^3 box 4.20e-5 / 5.32e-4 at 4304, 4.42e-5 / 5.31e-4 at 3964, 4.43e-5 / 5.30e-4 at 3790 (tree
+/// + Ewald's default there: 6.18e-5 / 5.31e-4 at 4954). A second evaluation of the 32^3 box at 1024 targets
+/// (PeriodicTree.EvolvedCosmologicalBoxMatchesTheEwaldSum) 2.17e-5 / 6.47e-4 at 2815, 2.37e-5 / 6.38e-4 at 2553,
+/// 2.67e-5 / 6.75e-4 at 2343, against tree + Ewald's 2.47e-5 / 4.61e-4: at 6e-4 the median passes tree + Ewald's,
+/// so the factor is 1.2e-3. The clustered 2^15 box (a second evaluation) 1.01e-4 / 9.77e-4 at 2294 and 1.02e-4 /
+/// 9.77e-4 at 2208 (3e-3, 6e-4); the uniform one is unchanged (no group's tolerance lets a wide node through).
+constexpr double kTreePmNodeErrorFactor = 1.2e-3;
 
 /// The long-range pull of a unit mass at distance r, the part the mesh carries: acceleration acc d (d the offset
 /// to the mass) and potential -pot, acc = (erf(x) - (2x / sqrt(pi)) exp(-x^2)) / r^3 and pot = erf(x) / r with
