@@ -866,10 +866,11 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
     const bool periodic   = tree.periodic.boxSize > 0.0f;
     const bool shortRange = periodic && shortRangeOn(tree.periodic.shortRange);
     if (!leafKernelShapeError(shape).empty()) throw ParameterError(leafKernelShapeError(shape));
-    const bool single = !periodic && shape.warpsPerBlock == 1;
-    const int warps   = single ? 1 : kForceWarps;
-    auto expanding    = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true, single, false);
-    auto perPair      = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false, single, shortRange);
+    const int splitAbove = leafSplitAbove(shape, shortRange);
+    const bool single    = !periodic && shape.warpsPerBlock == 1;
+    const int warps      = single ? 1 : kForceWarps;
+    auto expanding       = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, true, single, false);
+    auto perPair         = pickKernel<PickLeaf>(periodic, targetsPerLane, shape.splitTail, false, single, shortRange);
     if (groups.numGroups == 0) return;
     // Under TreePM no group expands: the per-pair launch alone.
     for (auto kernel : {shortRange ? nullptr : expanding, periodic ? perPair : nullptr})
@@ -877,10 +878,10 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
         if (kernel == nullptr) continue;
         kernel<<<blocksFor(groups.numGroups, warps), kWarp * warps, 0, cudaStreamOf(stream)>>>(
             tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
-            nodeAcc, acc, shape.splitAbove);
+            nodeAcc, acc, splitAbove);
         CUDA_CHECK_LAUNCH();
     }
-    if (shape.splitAbove > 0)
+    if (splitAbove > 0)
     {
         // Every group's kLeafSplitWarps warps; those of the groups that are not split leave at once.
         const int64_t warps = int64_t(groups.numGroups) * kLeafSplitWarps;
@@ -895,7 +896,7 @@ void bodyLeafForcesGpu(const TreeView& tree, const GroupView& groups, const List
             if (kernel == nullptr) continue;
             kernel<<<blocksFor(warps, kLeafSplitBlockWarps), kWarp * kLeafSplitBlockWarps, 0, cudaStreamOf(stream)>>>(
                 tree, groups, lists.leafOffset, lists.leafList, bodies.posMass, targets.pos, targets.areBodies, eps2,
-                nodeAcc, acc, shape.splitAbove);
+                nodeAcc, acc, splitAbove);
             CUDA_CHECK_LAUNCH();
         }
     }

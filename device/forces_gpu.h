@@ -72,13 +72,30 @@ struct LeafKernelShape
     /// Warps of a block of the isolated kernel: 4, or 1 (NodeKernelShape::warpsPerBlock). The periodic kernels
     /// and the long lists' split kernel ignore it.
     int warpsPerBlock = 4;
+    /// splitAbove for TreePM's short-range lists, which are long everywhere: a group's list holds every leaf within
+    /// the cutoff of its box (2900 bodies a body at z = 49 in a 256^3 LCDM box, in leaves of at most 16), and the
+    /// split's 8 warps each stage the whole list for their share of the targets. Default 2048: on an H200 that box's run from z = 49 to 0 took 35.16
+    /// s of steps (body-leaf 13.54 s) against 39.00-39.08 s (17.27 s) at 512, 35.39 s at 1024, 42.56 s at 256 and
+    /// 43.20 s at 128, one binary (benchmarks/results/periodic/leaf_split_threshold/).
+    int shortRangeSplitAbove = 2048;
 };
+
+/// The threshold of a launch's split (LeafKernelShape): shortRangeSplitAbove for TreePM's lists, else splitAbove.
+inline int leafSplitAbove(const LeafKernelShape& shape, bool shortRange)
+{
+    return shortRange ? shape.shortRangeSplitAbove : shape.splitAbove;
+}
 
 /// Empty when the shape is built, else why not (ParameterError's message).
 inline std::string leafKernelShapeError(const LeafKernelShape& shape)
 {
     if (shape.splitAbove < 0)
         return "body-leaf kernel: split above " + std::to_string(shape.splitAbove) + " leaf entries (must be >= 0)";
+    if (shape.shortRangeSplitAbove < 0)
+    {
+        return "body-leaf kernel: split TreePM's lists above " + std::to_string(shape.shortRangeSplitAbove) +
+               " leaf entries (must be >= 0)";
+    }
     if (shape.warpsPerBlock != 4 && shape.warpsPerBlock != 1)
         return "body-leaf kernel: " + std::to_string(shape.warpsPerBlock) + " warps a block are not built (4 or 1)";
     return {};

@@ -705,6 +705,7 @@ TEST(GpuKernelConfigTest, RejectsVariantsThatAreNotBuilt)
     for (int minBlocks : {0, 8})
         EXPECT_NO_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, minBlocks}}));
     EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {-1}}), ParameterError);
+    EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {}, {512, true, 4, -1}}), ParameterError);
     for (int warps : {0, 2, 8})
         EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 0, warps}}), ParameterError);
     EXPECT_THROW(solver.setGpuKernelConfig({GpuWalk::Team, 2, false, {true, 8, 1}}), ParameterError);

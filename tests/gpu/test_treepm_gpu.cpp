@@ -189,7 +189,8 @@ std::vector<TreePmCase> treePmCases()
     GpuKernelConfig thread2{GpuWalk::Thread, 2, false};
     GpuKernelConfig team4{GpuWalk::Team, 4, false};
     GpuKernelConfig textures{GpuWalk::Team, 2, true};
-    GpuKernelConfig leafSplit{GpuWalk::Team, 2, false, {}, {8}};
+    // Every group with more than 8 leaf entries on the body-leaf split kernel, TreePM's lists too.
+    GpuKernelConfig leafSplit{GpuWalk::Team, 2, false, {}, {8, true, 4, 8}};
     return {
         {false, 15, 32, 0.5, 1.25, 4.5, {}, "uniform15_grid32"},
         {true, 15, 32, 0.5, 1.25, 4.5, {}, "clustered15_grid32"},
