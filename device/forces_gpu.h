@@ -74,9 +74,10 @@ struct LeafKernelShape
     int warpsPerBlock = 4;
     /// splitAbove for TreePM's short-range lists, which are long everywhere: a group's list holds every leaf within
     /// the cutoff of its box (2900 bodies a body at z = 49 in a 256^3 LCDM box, in leaves of at most 16), and the
-    /// split's 8 warps each stage the whole list for their share of the targets. Default 2048: on an H200 that box's run from z = 49 to 0 took 35.16
-    /// s of steps (body-leaf 13.54 s) against 39.00-39.08 s (17.27 s) at 512, 35.39 s at 1024, 42.56 s at 256 and
-    /// 43.20 s at 128, one binary (benchmarks/results/periodic/leaf_split_threshold/).
+    /// split's 8 warps each stage the whole list for their share of the targets. Default 2048: on an H200 that
+    /// box's run from z = 49 to 0 took 35.16 s of steps (body-leaf 13.54 s) against 39.00-39.08 s (17.27 s) at 512,
+    /// 35.39 s at 1024, 42.56 s at 256 and 43.20 s at 128, one binary (benchmarks/results/periodic/
+    /// leaf_split_threshold/).
     int shortRangeSplitAbove = 2048;
 };
 
