@@ -4,9 +4,21 @@
 #   cmake -DSOURCE_DIR=... -DOUTPUT=... -DPROJECT_VERSION=... -P cmake/version.cmake
 # A copy of the tree without its .git (one a script copied to another machine) names the commit it was
 # made from in .source-githash, a file holding that hash (written by the script that copies the tree,
-# never committed); it takes precedence, since `git rev-parse` there would name whatever commit a .git
-# happens to hold. Uncommitted changes to tracked files add "+dirty".
-if(EXISTS ${SOURCE_DIR}/.source-githash)
+# never committed); there it takes precedence, since `git rev-parse` would name whatever commit a .git
+# above the copy happens to hold. In a checkout of its own (SOURCE_DIR the top of a git work tree) the
+# file is ignored: left behind by that script, it names the commit of its writing, not of the build.
+# Uncommitted changes to tracked files add "+dirty".
+execute_process(COMMAND git rev-parse --show-toplevel WORKING_DIRECTORY ${SOURCE_DIR}
+                OUTPUT_VARIABLE work_tree OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+set(own_checkout FALSE)
+if(work_tree)
+  file(REAL_PATH ${work_tree} work_tree)
+  file(REAL_PATH ${SOURCE_DIR} source_dir)
+  if(work_tree STREQUAL source_dir)
+    set(own_checkout TRUE)
+  endif()
+endif()
+if(EXISTS ${SOURCE_DIR}/.source-githash AND NOT own_checkout)
   file(STRINGS ${SOURCE_DIR}/.source-githash OCTWALK_GIT_HASH LIMIT_COUNT 1)
 else()
   execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SOURCE_DIR}
