@@ -67,6 +67,12 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # Hermite.PlummerEnergyErrorIsSmallAndFallsWithEta and the comoving CLI's earlier-checkpoint restart.
   slow="$slow|SlimmerTailThanBonsai|PredictedTopologyWalksAboutAsMuchAsAFreshTree|LagOneWalksAsMuchAsAFreshTree|Hermite\\.PlummerEnergyError"
   slow="$slow|RestartFromAnEarlierCheckpointEndsBitIdentical"
+  # The pipelined periodic runs' longest comparisons: a comoving run and its restart (the comoving pipelined run is
+  # TreePmCli.AComovingRunTakesTheBoxFromItsInput...'s, the restart with a build in flight
+  # PipelinePeriodic.RestartIsBitIdenticalAlsoWithABuildInFlight's), a kept topology's forces against a fresh
+  # evaluation's and the classic steps (TreePM, comoving) against the pipeline rebuilt every step (both paths run in
+  # the other tests).
+  slow="$slow|PipelinePeriodic\\.(ComovingRunsArePipelined|KeptTopologiesTakeTheErrorControl|RebuildEveryStepIsTheClassic)"
   # The Fortran client (g6.fortran_client) is a separate gfortran program, not part of octwalk_tests; it
   # runs in the first stage.
   slow="$slow|g6\.fortran_client"
