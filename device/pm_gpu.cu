@@ -70,6 +70,10 @@ private:
 
 unsigned blocksFor(int64_t count) { return unsigned((count + kBlock - 1) / kBlock); }
 
+/// The fields a pass transforms back, in turn (interpolateKernel's components): the accelerations along x, y and z,
+/// each from a copy of the spectrum, then the potential from the spectrum itself, which no later field needs.
+constexpr int kFieldOrder[4] = {1, 2, 3, 0};
+
 /// The first bad body (pmBodyIsBad) by atomicMin of its index, one atomic per block, and each block's sum of |mass|
 /// over its good bodies (a block reduction: the same tree of additions every run), summed on the host in block order.
 __global__ void checkKernel(const Vec3d* pos, const double* mass, int64_t n, double L, unsigned long long* firstBad,
@@ -96,45 +100,103 @@ __global__ void checkKernel(const Vec3d* pos, const double* mass, int64_t n, dou
     }
 }
 
-/// Each body's share of each cell, in the product order of the host mesh's assignment, scaled to fixed point.
+/// Cells of the shared-memory tile in which a block of assignKernel first sums its bodies' shares (32 KB).
+constexpr int kTileCells = 4096;
+
+/// The smallest and largest first stencil cell of a block's bodies along each axis (block-wide; the caller
+/// initialises lo and hi and synchronises before and after).
 template<int Width>
-__global__ void assignKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN,
-                             double toFixed, unsigned long long* grid)
+__device__ void extendTile(const PmStencil<Width>& st, int* lo, int* hi)
 {
-    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const Vec3d p             = pos[i];
-    const PmStencil<Width> st = pmStencilOf<Width>(p.x, p.y, p.z, cellsPerLength, meshN);
-    const double m            = mass[i];
-    for (int k = 0; k < Width; ++k)
+    const int64_t first[3] = {st.x.cell[0], st.y.cell[0], st.z.cell[0]};
+    for (int axis = 0; axis < 3; ++axis)
     {
-        const double mx     = m * st.x.weight[k];
-        const int64_t plane = st.x.cell[k] * meshN * meshN;
-        for (int a = 0; a < Width; ++a)
-        {
-            const double my   = mx * st.y.weight[a];
-            const int64_t row = plane + st.y.cell[a] * meshN;
-            for (int c = 0; c < Width; ++c)
-            {
-                const long long share = __double2ll_rn(my * st.z.weight[c] * toFixed);
-                atomicAdd(grid + row + st.z.cell[c], (unsigned long long)share);
-            }
-        }
+        atomicMin(lo + axis, int(first[axis]));
+        atomicMax(hi + axis, int(first[axis]));
     }
 }
 
-/// The fixed-point masses as doubles, in place (each thread reads and writes its own 8 bytes).
-__global__ void toDoubleKernel(unsigned long long* grid, int64_t cells, double fromFixed)
+/// Each body's share of each cell, in the product order of the host mesh's assignment, scaled to fixed point. A
+/// block's bodies are neighbours in the tree's order, so their stencils mostly overlap: where the box of their
+/// cells fits in kTileCells, the shares are summed in shared memory and each cell of the tile reaches the mesh
+/// with one atomic (256 bodies of a lattice with two cells between neighbours, 6912 TSC shares, fill about
+/// 17 x 17 x 9 = 2601 cells; a halo's far fewer); a share outside
+/// the tile (a stencil wrapped across the box) and every share of a block whose cells do not fit go to the mesh
+/// directly. The sums are integers, so the mesh is the same bits either way.
+template<int Width>
+__global__ void __launch_bounds__(kBlock)
+    assignKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN, double toFixed,
+                 unsigned long long* grid)
+{
+    __shared__ unsigned long long tile[kTileCells];
+    __shared__ int lo[3], hi[3];
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (threadIdx.x < 3)
+    {
+        lo[threadIdx.x] = INT_MAX;
+        hi[threadIdx.x] = INT_MIN;
+    }
+    __syncthreads();
+    const bool active = i < n;
+    PmStencil<Width> st{};
+    if (active)
+    {
+        st = pmStencilOf<Width>(pos[i].x, pos[i].y, pos[i].z, cellsPerLength, meshN);
+        extendTile(st, lo, hi);
+    }
+    __syncthreads();
+    const int ex = hi[0] - lo[0] + Width, ey = hi[1] - lo[1] + Width, ez = hi[2] - lo[2] + Width;
+    const bool tiled = int64_t(ex) * ey * ez <= kTileCells;
+    if (tiled)
+    {
+        for (int c = threadIdx.x; c < ex * ey * ez; c += blockDim.x) tile[c] = 0;
+    }
+    __syncthreads();
+    if (active)
+    {
+        const double m = mass[i];
+        for (int k = 0; k < Width; ++k)
+        {
+            const double mx     = m * st.x.weight[k];
+            const int lx        = int(st.x.cell[k]) - lo[0];
+            const int64_t plane = st.x.cell[k] * meshN * meshN;
+            for (int a = 0; a < Width; ++a)
+            {
+                const double my   = mx * st.y.weight[a];
+                const int ly      = int(st.y.cell[a]) - lo[1];
+                const int64_t row = plane + st.y.cell[a] * meshN;
+                for (int c = 0; c < Width; ++c)
+                {
+                    const long long share = __double2ll_rn(my * st.z.weight[c] * toFixed);
+                    const int lz          = int(st.z.cell[c]) - lo[2];
+                    const bool inTile     = tiled && lx >= 0 && lx < ex && ly >= 0 && ly < ey && lz >= 0 && lz < ez;
+                    if (inTile) atomicAdd(tile + (lx * ey + ly) * ez + lz, (unsigned long long)share);
+                    else atomicAdd(grid + row + st.z.cell[c], (unsigned long long)share);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    if (!tiled) return;
+    for (int c = threadIdx.x; c < ex * ey * ez; c += blockDim.x)
+    {
+        const unsigned long long sum = tile[c];
+        if (sum == 0) continue;
+        const int64_t x = lo[0] + c / (ey * ez), y = lo[1] + (c / ez) % ey, z = lo[2] + c % ez;
+        atomicAdd(grid + (x * meshN + y) * meshN + z, sum);
+    }
+}
+
+/// The fixed-point masses as the forward transform's single-precision input.
+__global__ void toFloatKernel(const unsigned long long* grid, int64_t cells, double fromFixed, float* field)
 {
     const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c >= cells) return;
-    const long long value              = (long long)grid[c];
-    reinterpret_cast<double*>(grid)[c] = double(value) * fromFixed;
+    field[c] = float(double((long long)grid[c]) * fromFixed);
 }
 
 /// phi(k) = the masses' spectrum times pmModeFactor, as the host mesh's applyGreensFunction.
-__global__ void greenKernel(cufftDoubleComplex* spectrum, int64_t n, const double* k, const double* axisFactor,
-                            double scale)
+__global__ void greenKernel(cufftComplex* spectrum, int64_t n, const double* k, const double* axisFactor, double scale)
 {
     const int64_t half = n / 2 + 1, modes = n * n * half;
     const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -143,29 +205,23 @@ __global__ void greenKernel(cufftDoubleComplex* spectrum, int64_t n, const doubl
     const double kxy2 = k[i] * k[i] + k[j] * k[j];
     const double fxy  = scale * axisFactor[i] * axisFactor[j];
     const double f    = pmModeFactor(kxy2, fxy, k[l], axisFactor[l]);
-    spectrum[idx].x *= f;
-    spectrum[idx].y *= f;
+    spectrum[idx].x   = float(double(spectrum[idx].x) * f);
+    spectrum[idx].y   = float(double(spectrum[idx].y) * f);
 }
 
-/// The spectrum of component 0 (the potential: phi itself) or 1-3 (the acceleration along axis component - 1:
-/// -i k_axis phi), written into out for the backward transform, which destroys its input.
-__global__ void componentKernel(const cufftDoubleComplex* phi, cufftDoubleComplex* out, int64_t n, const double* k,
-                                int component)
+/// The spectrum of the acceleration along axis component - 1 (component 1-3): -i k_axis phi, written into out for
+/// the backward transform, which destroys its input (the potential's is phi itself, transformed last).
+__global__ void componentKernel(const cufftComplex* phi, cufftComplex* out, int64_t n, const double* k, int component)
 {
     const int64_t half = n / 2 + 1, modes = n * n * half;
     const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= modes) return;
-    const cufftDoubleComplex value = phi[idx];
-    if (component == 0)
-    {
-        out[idx] = value;
-        return;
-    }
+    const cufftComplex value = phi[idx];
     const int64_t l = idx % half, j = (idx / half) % n, i = idx / (half * n);
     const int64_t index = component == 1 ? i : component == 2 ? j : l;
     const double slope  = pmSlope(index, n, k[index]);
     // (a + i b)(-i s) = b s - i a s
-    out[idx] = {value.y * slope, -value.x * slope};
+    out[idx] = {float(double(value.y) * slope), float(-double(value.x) * slope)};
 }
 
 /// The potential's two non-pair terms as interpolateKernel adds them: G M background (M the assigned total mass,
@@ -188,7 +244,7 @@ struct MeshTerms
 /// gets its two non-pair terms (none with an empty terms).
 template<int Width>
 __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN,
-                                  const double* field, int component, MeshTerms terms, bool average, Vec3d* acc,
+                                  const float* field, int component, MeshTerms terms, bool average, Vec3d* acc,
                                   double* pot)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -202,7 +258,7 @@ __global__ void interpolateKernel(const Vec3d* pos, const double* mass, int64_t 
         {
             const int64_t row = (st.x.cell[a] * meshN + st.y.cell[b]) * meshN;
             const double wxy  = st.x.weight[a] * st.y.weight[b];
-            for (int c = 0; c < Width; ++c) sum += wxy * st.z.weight[c] * field[row + st.z.cell[c]];
+            for (int c = 0; c < Width; ++c) sum += wxy * st.z.weight[c] * double(field[row + st.z.cell[c]]);
         }
     }
     double& out = pmBodyField(component, acc[i], pot[i]);
@@ -253,7 +309,8 @@ struct GpuMesh::Impl
     int n;
     Stream stream;
     /// The passes' ends: the unshifted mesh's, and the shifted one's when interlaced; per pass, the spectrum's
-    /// (the forward transform and the Green's function), then each component's transform and interpolation.
+    /// (the forward transform and the Green's function), then each field's transform and interpolation, in the
+    /// order kFieldOrder.
     Event start, checked, stop;
     Event assigned[2], greened[2], transformed[2][4], interpolated[2][4];
     /// Where a caller's stream stands when addForcesOnDevice is called: the mesh's stream waits for it.
@@ -266,11 +323,12 @@ struct GpuMesh::Impl
     std::vector<double> hostBlockAbsMass;
     DeviceBuffer<long long> totalFixed{"PM mesh total mass"};
     DeviceBuffer<unsigned char> reduceTemp{"PM mesh reduction storage"};
-    /// The masses' spectrum times the Green's function, kept while each component is transformed back from a copy
-    /// in work (a backward transform destroys its input) into grid, which then holds that component's field until
-    /// it is interpolated: one mesh of doubles where four side by side would take 4 n^3 doubles more (34 GB at
-    /// 1024^3).
-    DeviceBuffer<cufftDoubleComplex> phi{"PM mesh potential spectrum"}, work{"PM mesh component spectrum"};
+    /// The masses in single precision for the forward transform, then each field in turn, transformed back into it
+    /// and interpolated before the next: one mesh where four side by side would take 3 n^3 floats more.
+    DeviceBuffer<float> field{"PM mesh field"};
+    /// The masses' spectrum times the Green's function, kept while each acceleration is transformed back from a
+    /// copy in work (a backward transform destroys its input); the potential's, last, from phi itself.
+    DeviceBuffer<cufftComplex> phi{"PM mesh potential spectrum"}, work{"PM mesh component spectrum"};
     std::unique_ptr<FftPlan> forward, backward;
     DeviceBuffer<unsigned char> fftWork{"cuFFT work area"};
     GpuMeshTimings timings;
@@ -293,6 +351,7 @@ struct GpuMesh::Impl
             cudaMemcpy(axisFactor.data(), hostFactor.data(), sizeof(double) * size_t(n), cudaMemcpyHostToDevice));
         const int64_t cells = int64_t(n) * n * n, modes = int64_t(n) * n * (n / 2 + 1);
         grid.reserve(size_t(cells));
+        field.reserve(size_t(cells));
         phi.reserve(size_t(modes));
         work.reserve(size_t(modes));
         firstBad.reserve(1);
@@ -301,8 +360,8 @@ struct GpuMesh::Impl
         CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, reinterpret_cast<const long long*>(grid.data()),
                                           totalFixed.data(), cells, stream.get()));
         reduceTemp.reserve(bytes);
-        forward  = std::make_unique<FftPlan>(n, CUFFT_D2Z, stream.get());
-        backward = std::make_unique<FftPlan>(n, CUFFT_Z2D, stream.get());
+        forward  = std::make_unique<FftPlan>(n, CUFFT_R2C, stream.get());
+        backward = std::make_unique<FftPlan>(n, CUFFT_C2R, stream.get());
         fftWork.reserve(std::max<size_t>({forward->workBytes(), backward->workBytes(), 1}));
         forward->setWorkArea(fftWork.data(), n);
         backward->setWorkArea(fftWork.data(), n);
@@ -313,10 +372,10 @@ struct GpuMesh::Impl
     {
         return k.capacity() * sizeof(double) + axisFactor.capacity() * sizeof(double) + pos.capacity() * sizeof(Vec3d) +
                acc.capacity() * sizeof(Vec3d) + mass.capacity() * sizeof(double) + pot.capacity() * sizeof(double) +
-               grid.capacity() * sizeof(unsigned long long) + firstBad.capacity() * sizeof(unsigned long long) +
-               blockAbsMass.capacity() * sizeof(double) + totalFixed.capacity() * sizeof(long long) +
-               reduceTemp.capacity() + (phi.capacity() + work.capacity()) * sizeof(cufftDoubleComplex) +
-               fftWork.capacity();
+               grid.capacity() * sizeof(unsigned long long) + field.capacity() * sizeof(float) +
+               firstBad.capacity() * sizeof(unsigned long long) + blockAbsMass.capacity() * sizeof(double) +
+               totalFixed.capacity() * sizeof(long long) + reduceTemp.capacity() +
+               (phi.capacity() + work.capacity()) * sizeof(cufftComplex) + fftWork.capacity();
     }
 
     /// Room for numBodies bodies in pos, acc and pot, and for their check (mass holds only the host's masses).
@@ -380,8 +439,8 @@ struct GpuMesh::Impl
                            bool average)
     {
         interpolateKernel<Width><<<blocksFor(numBodies), kBlock, 0, stream.get()>>>(
-            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, reinterpret_cast<const double*>(grid.data()),
-            component, terms, average, acc.data(), pot.data());
+            pos.data(), bodyMass, numBodies, double(n) / boxSize, n, field.data(), component, terms, average,
+            acc.data(), pot.data());
         CUDA_CHECK_LAUNCH();
     }
 
@@ -407,31 +466,36 @@ struct GpuMesh::Impl
             CUDA_CHECK(cub::DeviceReduce::Sum(reduceTemp.data(), bytes, reinterpret_cast<const long long*>(grid.data()),
                                               totalFixed.data(), cells, s));
         }
-        toDoubleKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, 1.0 / scale);
+        toFloatKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, 1.0 / scale, field.data());
         CUDA_CHECK_LAUNCH();
     }
 
-    /// Pass `pass` from the masses in grid: the potential and the three accelerations on the mesh, each transformed
-    /// back into grid and interpolated to the bodies before the next (interpolate's terms and average), queued on
-    /// the stream.
+    /// Pass `pass` from the masses in field: the three accelerations and the potential on the mesh (kFieldOrder),
+    /// each transformed back into field and interpolated to the bodies before the next (interpolate's terms and
+    /// average), queued on the stream.
     void solveAndInterpolate(int pass, const double* bodyMass, int64_t numBodies, const MeshTerms& terms, bool average)
     {
         const int64_t modes = int64_t(n) * n * (n / 2 + 1);
         cudaStream_t s      = stream.get();
-        double* real        = reinterpret_cast<double*>(grid.data());
-        CUFFT_CHECK(cufftExecD2Z(forward->get(), real, phi.data()), n);
+        CUFFT_CHECK(cufftExecR2C(forward->get(), field.data(), phi.data()), n);
         const double scale = pmGreenScale(G, boxSize);
         greenKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), n, k.data(), axisFactor.data(), scale);
         CUDA_CHECK_LAUNCH();
         greened[pass].record(stream);
-        for (int component = 0; component < 4; ++component)
+        for (int f = 0; f < 4; ++f)
         {
-            componentKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), work.data(), n, k.data(), component);
-            CUDA_CHECK_LAUNCH();
-            CUFFT_CHECK(cufftExecZ2D(backward->get(), work.data(), real), n);
-            transformed[pass][component].record(stream);
+            const int component = kFieldOrder[f];
+            cufftComplex* input = phi.data();
+            if (component != 0)
+            {
+                componentKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), work.data(), n, k.data(), component);
+                CUDA_CHECK_LAUNCH();
+                input = work.data();
+            }
+            CUFFT_CHECK(cufftExecC2R(backward->get(), input, field.data()), n);
+            transformed[pass][f].record(stream);
             interpolate(bodyMass, numBodies, component, terms, average);
-            interpolated[pass][component].record(stream);
+            interpolated[pass][f].record(stream);
         }
     }
 

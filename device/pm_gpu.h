@@ -2,8 +2,11 @@
 /// @file pm_gpu.h
 /// The long-range half of the TreePM force on the device: host/pm/pm_mesh.h's mesh (its CPU twin) with cuFFT.
 /// The same stencils, wavenumbers and Green's function (common/pm.h), the same spectral differentiation and
-/// interpolation, in double precision. The two differ in the order of their sums, in the fixed point of the mass
-/// assignment and in the device's fused multiply-adds: by about 1e-14 of the largest force.
+/// interpolation. The assignment, the Green's function and the interpolation's sums are in double precision; the
+/// mesh's fields and their transforms in single precision, as GADGET-2's by default, which halves the transforms'
+/// memory traffic (the largest part of the mesh's time at 2 N^(1/3) cells) and the mesh's memory: the two differ by
+/// about 1e-6 of the largest force, far below the split's error (1e-5 and more) and at the float results' own
+/// rounding, to which the tree's forces are summed.
 ///
 /// The mass assignment adds each body's share to its cells with 64-bit integer atomics in fixed point, scaled by a
 /// power of two chosen from the bodies' total |mass| so that no cell's sum can overflow (a body of one 2^24th of
@@ -24,7 +27,7 @@ namespace octwalk {
 struct GpuMeshTimings
 {
     double upload = 0; ///< the bodies to the device, and their check (addForcesOnDevice: 0, its check is in assign)
-    /// masses to the mesh, their total, and the mesh to doubles (addForcesOnDevice: after wrapping and checking
+    /// masses to the mesh, their total, and the mesh to single precision (addForcesOnDevice: after wrapping and checking
     /// the bodies)
     double assign = 0;
     double solve  = 0; ///< one forward and four backward transforms, the Green's function and the gradients
@@ -77,9 +80,9 @@ public:
     /// Seconds of the last computeForces or addForcesOnDevice on the device, by part.
     const GpuMeshTimings& timings() const;
 
-    /// Bytes of device memory the mesh holds: about 3 n^3 doubles (the masses, then each field in turn; the
-    /// spectrum; a copy for the backward transforms), cuFFT's work area, and 64 bytes a body for the most bodies it
-    /// has been given.
+    /// Bytes of device memory the mesh holds: about 20 bytes a cell (the fixed-point masses; one single-precision
+    /// field, the masses and then each field in turn; the spectrum and a copy for the backward transforms), cuFFT's
+    /// work area, and 64 bytes a body for the most bodies it has been given.
     size_t deviceBytes() const;
 
 private:

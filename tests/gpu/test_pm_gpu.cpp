@@ -1,7 +1,7 @@
 // The device's particle mesh (device/pm_gpu.h) against its CPU twin, the host's mesh (host/pm/pm_mesh.h), on the
-// same bodies: CIC and TSC, even and odd meshes, uniform and clustered boxes, G != 1. The two differ only in the
-// order of their sums and in the fixed point of the device's mass assignment, so they agree to far below any
-// force error of the split. The device's results repeat bit for bit, and a bad body is named as the host names
+// same bodies: CIC and TSC, even and odd meshes, uniform and clustered boxes, G != 1. The two differ in the
+// order of their sums, in the fixed point of the device's mass assignment and in the precision of its fields and
+// transforms (single), so they agree to far below any force error of the split. The device's results repeat bit for bit, and a bad body is named as the host names
 // it. The entry point for bodies already on the device adds computeForces' results into the tree's, rounded as
 // the host adds them, bit for bit, and takes bodies that drifted out of the box by their wrapped positions. Every
 // test skips without a GPU, unless OCTWALK_REQUIRE_GPU=1 makes that a failure.
@@ -32,10 +32,10 @@ namespace octwalk {
 namespace {
 
 constexpr double kG = 2.5;
-/// The largest difference allowed between the meshes, relative to the largest magnitude of each field. The fixed
-/// point rounds each share to 2^-61 of the total |mass|, the transforms and the device's fused multiply-adds
-/// round differently: measured 2e-14 and less, far below the split's own error (1e-4 and more).
-constexpr double kMeshTwinTolerance = 1e-12;
+/// The largest difference allowed between the meshes, relative to the largest magnitude of each field. The
+/// device's fields and transforms are in single precision (the host's in double), so the two differ by the float
+/// rounding of the transforms, about 1e-6, far below the split's own error (1e-5 and more).
+constexpr double kMeshTwinTolerance = 1e-5;
 
 struct MeshCase
 {
