@@ -1,4 +1,5 @@
 #include "host/tree/octree.h"
+#include "host/tree/room.h"
 
 #include "common/multipole.h"
 #include "host/tree/cell_units.h"
@@ -59,11 +60,11 @@ void computeMultipoles(HostTree& t)
     const CellScratch& s = t.cellScratch;
     Multipoles& mp       = t.poles;
     int32_t n            = c.size();
-    mp.mass.resize(n);
-    mp.com.resize(n);
-    mp.quad.resize(n);
-    mp.boxMin.resize(n);
-    mp.boxMax.resize(n);
+    resizeWithRoom(mp.mass, size_t(n));
+    resizeWithRoom(mp.com, size_t(n));
+    resizeWithRoom(mp.quad, size_t(n));
+    resizeWithRoom(mp.boxMin, size_t(n));
+    resizeWithRoom(mp.boxMax, size_t(n));
     if (n == 0) return;
     if (s.numCells != n || s.units.empty())
     {

@@ -1,4 +1,5 @@
 #include "host/tree/octree.h"
+#include "host/tree/room.h"
 
 #include <algorithm>
 #include <array>
@@ -269,11 +270,11 @@ void buildCells(int nLeaf, HostTree& t)
     }
     t.partTimes.cellsBuild = clock.lap();
     const int32_t numCells = numberUnits(s, t.scratch.levelFirst);
-    c.first.resize(numCells);
-    c.count.resize(numCells);
-    c.level.resize(numCells);
-    c.child.resize(numCells);
-    c.isLeaf.resize(numCells);
+    resizeWithRoom(c.first, size_t(numCells));
+    resizeWithRoom(c.count, size_t(numCells));
+    resizeWithRoom(c.level, size_t(numCells));
+    resizeWithRoom(c.child, size_t(numCells));
+    resizeWithRoom(c.isLeaf, size_t(numCells));
     t.partTimes.cellsCount = clock.lap();
 #pragma omp parallel
     {

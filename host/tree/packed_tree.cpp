@@ -1,4 +1,5 @@
 #include "host/tree/packed_tree.h"
+#include "host/tree/room.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,7 +32,7 @@ namespace {
 void packedIndices(const OctreeCells& c, std::vector<int32_t>& index, int32_t& numInternal)
 {
     const int32_t n = c.size();
-    index.resize(n);
+    resizeWithRoom(index, size_t(n));
     std::vector<int32_t> internalBefore(size_t(maxThreads()) + 1, 0);
     int numChunks = 1;
 #pragma omp parallel
@@ -98,9 +99,9 @@ void packBodiesAndGroups(const HostTree& t, PackedTree& out)
     const int64_t n         = int64_t(t.pos.size());
     const int64_t numGroups = int64_t(t.groups.size());
     out.bodies.resize(size_t(n));
-    out.groupRange.resize(size_t(numGroups));
-    out.groupCenter.resize(size_t(numGroups));
-    out.groupHalf.resize(size_t(numGroups));
+    resizeWithRoom(out.groupRange, size_t(numGroups));
+    resizeWithRoom(out.groupCenter, size_t(numGroups));
+    resizeWithRoom(out.groupHalf, size_t(numGroups));
     F4* bodies = out.bodies.data();
     if (groupsTileBodies(t.groups, n))
     {
@@ -135,11 +136,11 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     out.rootEntry = childEntry(c, index, 0);
     out.farField2 = packedFarField2(p);
 
-    out.children.resize(2 * size_t(out.numInternal));
-    out.nodeMac.resize(numCells);
-    out.nodeCom.resize(numCells);
-    out.nodeQuad.resize(2 * size_t(numCells));
-    out.leafRange.resize(out.numLeaves);
+    resizeWithRoom(out.children, 2 * size_t(out.numInternal));
+    resizeWithRoom(out.nodeMac, size_t(numCells));
+    resizeWithRoom(out.nodeCom, size_t(numCells));
+    resizeWithRoom(out.nodeQuad, 2 * size_t(numCells));
+    resizeWithRoom(out.leafRange, size_t(out.numLeaves));
     internalLevels(c, index, out.numInternal, out.internalLevelFirst);
 
     const float invTheta    = packedInvTheta(p);
@@ -179,9 +180,10 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     }
     const size_t numGroups = t.groups.size();
     out.bodies.resize(t.pos.size());
-    out.groupRange.assign(t.groups.begin(), t.groups.end());
-    out.groupCenter.resize(numGroups);
-    out.groupHalf.resize(numGroups);
+    resizeWithRoom(out.groupRange, numGroups);
+    std::copy(t.groups.begin(), t.groups.end(), out.groupRange.begin());
+    resizeWithRoom(out.groupCenter, numGroups);
+    resizeWithRoom(out.groupHalf, numGroups);
     out.packBodiesSeconds = clock.lap();
 }
 
