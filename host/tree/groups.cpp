@@ -123,7 +123,7 @@ void makeGroups(int nGroup, HostTree& t, bool merge)
         const int32_t u     = pieces[k].unit;
         s.pieceFirst[k + 1] = s.pieceFirst[k] + (u < 0 ? 1 : int32_t(s.unitGroups[u].size()));
     }
-    resizeWithRoom(t.groups, size_t(s.pieceFirst[numPieces]));
+    sizeForOverwrite(t.groups, size_t(s.pieceFirst[numPieces]));
 #pragma omp parallel for schedule(dynamic, 1)
     for (int32_t k = 0; k < numPieces; ++k)
     {

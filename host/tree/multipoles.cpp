@@ -60,11 +60,11 @@ void computeMultipoles(HostTree& t)
     const CellScratch& s = t.cellScratch;
     Multipoles& mp       = t.poles;
     int32_t n            = c.size();
-    resizeWithRoom(mp.mass, size_t(n));
-    resizeWithRoom(mp.com, size_t(n));
-    resizeWithRoom(mp.quad, size_t(n));
-    resizeWithRoom(mp.boxMin, size_t(n));
-    resizeWithRoom(mp.boxMax, size_t(n));
+    sizeForOverwrite(mp.mass, size_t(n));
+    sizeForOverwrite(mp.com, size_t(n));
+    sizeForOverwrite(mp.quad, size_t(n));
+    sizeForOverwrite(mp.boxMin, size_t(n));
+    sizeForOverwrite(mp.boxMax, size_t(n));
     if (n == 0) return;
     if (s.numCells != n || s.units.empty())
     {

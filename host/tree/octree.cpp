@@ -270,11 +270,11 @@ void buildCells(int nLeaf, HostTree& t)
     }
     t.partTimes.cellsBuild = clock.lap();
     const int32_t numCells = numberUnits(s, t.scratch.levelFirst);
-    resizeWithRoom(c.first, size_t(numCells));
-    resizeWithRoom(c.count, size_t(numCells));
-    resizeWithRoom(c.level, size_t(numCells));
-    resizeWithRoom(c.child, size_t(numCells));
-    resizeWithRoom(c.isLeaf, size_t(numCells));
+    sizeForOverwrite(c.first, size_t(numCells));
+    sizeForOverwrite(c.count, size_t(numCells));
+    sizeForOverwrite(c.level, size_t(numCells));
+    sizeForOverwrite(c.child, size_t(numCells));
+    sizeForOverwrite(c.isLeaf, size_t(numCells));
     t.partTimes.cellsCount = clock.lap();
 #pragma omp parallel
     {

@@ -32,7 +32,7 @@ namespace {
 void packedIndices(const OctreeCells& c, std::vector<int32_t>& index, int32_t& numInternal)
 {
     const int32_t n = c.size();
-    resizeWithRoom(index, size_t(n));
+    sizeForOverwrite(index, size_t(n));
     std::vector<int32_t> internalBefore(size_t(maxThreads()) + 1, 0);
     int numChunks = 1;
 #pragma omp parallel
@@ -99,9 +99,9 @@ void packBodiesAndGroups(const HostTree& t, PackedTree& out)
     const int64_t n         = int64_t(t.pos.size());
     const int64_t numGroups = int64_t(t.groups.size());
     out.bodies.resize(size_t(n));
-    resizeWithRoom(out.groupRange, size_t(numGroups));
-    resizeWithRoom(out.groupCenter, size_t(numGroups));
-    resizeWithRoom(out.groupHalf, size_t(numGroups));
+    sizeForOverwrite(out.groupRange, size_t(numGroups));
+    sizeForOverwrite(out.groupCenter, size_t(numGroups));
+    sizeForOverwrite(out.groupHalf, size_t(numGroups));
     F4* bodies = out.bodies.data();
     if (groupsTileBodies(t.groups, n))
     {
@@ -136,11 +136,11 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     out.rootEntry = childEntry(c, index, 0);
     out.farField2 = packedFarField2(p);
 
-    resizeWithRoom(out.children, 2 * size_t(out.numInternal));
-    resizeWithRoom(out.nodeMac, size_t(numCells));
-    resizeWithRoom(out.nodeCom, size_t(numCells));
-    resizeWithRoom(out.nodeQuad, 2 * size_t(numCells));
-    resizeWithRoom(out.leafRange, size_t(out.numLeaves));
+    sizeForOverwrite(out.children, 2 * size_t(out.numInternal));
+    sizeForOverwrite(out.nodeMac, size_t(numCells));
+    sizeForOverwrite(out.nodeCom, size_t(numCells));
+    sizeForOverwrite(out.nodeQuad, 2 * size_t(numCells));
+    sizeForOverwrite(out.leafRange, size_t(out.numLeaves));
     internalLevels(c, index, out.numInternal, out.internalLevelFirst);
 
     const float invTheta    = packedInvTheta(p);
@@ -180,10 +180,10 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
     }
     const size_t numGroups = t.groups.size();
     out.bodies.resize(t.pos.size());
-    resizeWithRoom(out.groupRange, numGroups);
+    sizeForOverwrite(out.groupRange, numGroups);
     std::copy(t.groups.begin(), t.groups.end(), out.groupRange.begin());
-    resizeWithRoom(out.groupCenter, numGroups);
-    resizeWithRoom(out.groupHalf, numGroups);
+    sizeForOverwrite(out.groupCenter, numGroups);
+    sizeForOverwrite(out.groupHalf, numGroups);
     out.packBodiesSeconds = clock.lap();
 }
 

@@ -1,24 +1,27 @@
 #pragma once
 /// @file room.h
-/// Resizing of the build's arrays whose length follows the tree (cells, nodes, groups), which a pipelined run rebuilds
+/// Sizing of the build's arrays whose length follows the tree (cells, nodes, groups), which a pipelined run rebuilds
 /// into the same buffers every step.
 
 #include <cstddef>
 
 namespace octwalk {
 
-/// Room a tree array gets beyond its length when it must grow: the cells of an evolving model grow by a few per cent
-/// from build to build, and a vector resized past its capacity moves to fresh memory twice its length, copying
-/// everything and faulting in every page. On an H200 host (2^24 bodies of an LCDM box) the second and third builds
-/// of a pipelined run took 0.3-0.4 s instead of 0.05 s that way, each the first to outgrow a topology's buffers.
-constexpr size_t kTreeRoomDivisor = 4;
-
-/// v.resize(n), reserving n / kTreeRoomDivisor more first when n exceeds the capacity. The room is not touched
-/// until used, so it costs address space, not time.
+/// Sizes v to n elements, every one of which the caller then writes. Past its capacity, v takes fresh memory with
+/// room for 2n and drops what it held instead of copying it. The cells of an evolving model grow by a few per cent
+/// from build to build: a vector resized past its capacity moves to fresh memory, copying everything and faulting in
+/// every page, and on an H200 host (an LCDM box of 2^24 bodies) the second and third builds of a pipelined run took
+/// 0.3-0.4 s instead of 0.05 s that way, each the first to outgrow a topology's buffers; a room of a quarter only
+/// moved such builds to later steps. The room is not touched until used: it costs address space, not time.
 template<class Vector>
-void resizeWithRoom(Vector& v, size_t n)
+void sizeForOverwrite(Vector& v, size_t n)
 {
-    if (n > v.capacity()) v.reserve(n + n / kTreeRoomDivisor);
+    if (n > v.capacity())
+    {
+        Vector fresh;
+        fresh.reserve(2 * n);
+        v.swap(fresh);
+    }
     v.resize(n);
 }
 
