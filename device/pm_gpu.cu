@@ -187,12 +187,19 @@ __global__ void __launch_bounds__(kBlock)
     }
 }
 
-/// The fixed-point masses as the forward transform's single-precision input.
-__global__ void toFloatKernel(const unsigned long long* grid, int64_t cells, double fromFixed, float* field)
+/// The total |mass| in fixed point is at most 2^kFixedPointBits (fixedPointScale).
+constexpr int kFixedPointBits = 61;
+
+/// The fixed-point masses as the forward transform's single-precision input, less their mean and in units of
+/// 2^kFixedPointBits fixed-point units (GpuMesh::Impl::fieldUnit): the field holds the contrast, of magnitude 2 at
+/// most, whatever the mass unit, and its rounding is relative to the contrast rather than to the mean density (a
+/// near-uniform box). The mean, any constant, only reaches the k = 0 mode, which the Green's function drops.
+__global__ void toFloatKernel(const unsigned long long* grid, int64_t cells, const long long* totalFixed, float* field)
 {
     const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c >= cells) return;
-    field[c] = float(double((long long)grid[c]) * fromFixed);
+    const long long mean = *totalFixed / cells;
+    field[c]             = float(double((long long)grid[c] - mean) * (1.0 / double(1ull << kFixedPointBits)));
 }
 
 /// phi(k) = the masses' spectrum times pmModeFactor, as the host mesh's applyGreensFunction.
@@ -323,9 +330,13 @@ struct GpuMesh::Impl
     std::vector<double> hostBlockAbsMass;
     DeviceBuffer<long long> totalFixed{"PM mesh total mass"};
     DeviceBuffer<unsigned char> reduceTemp{"PM mesh reduction storage"};
-    /// The masses in single precision for the forward transform, then each field in turn, transformed back into it
-    /// and interpolated before the next: one mesh where four side by side would take 3 n^3 floats more.
+    /// The masses' contrast in single precision for the forward transform (toFloatKernel), then each field in turn,
+    /// transformed back into it and interpolated before the next: one mesh where four side by side would take 3 n^3
+    /// floats more.
     DeviceBuffer<float> field{"PM mesh field"};
+    /// The mass one unit of field stands for (toFloatKernel), a power of two near the total |mass|: folded into the
+    /// Green's function's scale, exactly.
+    double fieldUnit = 1;
     /// The masses' spectrum times the Green's function, kept while each acceleration is transformed back from a
     /// copy in work (a backward transform destroys its input); the potential's, last, from phi itself.
     DeviceBuffer<cufftComplex> phi{"PM mesh potential spectrum"}, work{"PM mesh component spectrum"};
@@ -410,8 +421,8 @@ struct GpuMesh::Impl
         return {bad == ULLONG_MAX ? numBodies : int64_t(bad), total};
     }
 
-    /// 2^e with totalAbsMass 2^e <= 2^61: every cell's sum of rounded shares, and their total, stays below 2^62
-    /// (each share rounds by half a unit). A body of one 2^24th of the mass keeps 37 bits.
+    /// 2^e with totalAbsMass 2^e <= 2^kFixedPointBits: every cell's sum of rounded shares, and their total, stays
+    /// below 2^62 (each share rounds by half a unit). A body of one 2^24th of the mass keeps 37 bits.
     static double fixedPointScale(double totalAbsMass)
     {
         if (!std::isfinite(totalAbsMass))
@@ -423,7 +434,7 @@ struct GpuMesh::Impl
         int exponent = 0;
         std::frexp(totalAbsMass, &exponent);
         // Masses below 2^-939 in all would need a scale beyond a double's range: their shares round to zero.
-        return std::ldexp(1.0, std::min(61 - exponent, 1000));
+        return std::ldexp(1.0, std::min(kFixedPointBits - exponent, 1000));
     }
 
     template<int Width>
@@ -451,8 +462,9 @@ struct GpuMesh::Impl
         else launchInterpolate<3>(bodyMass, numBodies, component, terms, average);
     }
 
-    /// The masses on the mesh at the fixed point scale, and with total their sum into totalFixed (exact, in any
-    /// order), queued on the stream.
+    /// The masses on the mesh at the fixed point scale, with total their sum into totalFixed (exact, in any order),
+    /// and the field from them and totalFixed (toFloatKernel; without total, the last pass's sum), queued on the
+    /// stream.
     void assign(const double* bodyMass, int64_t numBodies, double scale, bool total)
     {
         const int64_t cells = int64_t(n) * n * n;
@@ -466,7 +478,7 @@ struct GpuMesh::Impl
             CUDA_CHECK(cub::DeviceReduce::Sum(reduceTemp.data(), bytes, reinterpret_cast<const long long*>(grid.data()),
                                               totalFixed.data(), cells, s));
         }
-        toFloatKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, 1.0 / scale, field.data());
+        toFloatKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, totalFixed.data(), field.data());
         CUDA_CHECK_LAUNCH();
     }
 
@@ -478,7 +490,7 @@ struct GpuMesh::Impl
         const int64_t modes = int64_t(n) * n * (n / 2 + 1);
         cudaStream_t s      = stream.get();
         CUFFT_CHECK(cufftExecR2C(forward->get(), field.data(), phi.data()), n);
-        const double scale = pmGreenScale(G, boxSize);
+        const double scale = pmGreenScale(G, boxSize) * fieldUnit;
         greenKernel<<<blocksFor(modes), kBlock, 0, s>>>(phi.data(), n, k.data(), axisFactor.data(), scale);
         CUDA_CHECK_LAUNCH();
         greened[pass].record(stream);
@@ -510,6 +522,7 @@ struct GpuMesh::Impl
         if (bad != numBodies) return bad;
         checked.record(stream);
         const double scale = fixedPointScale(totalAbsMass);
+        fieldUnit          = std::ldexp(1.0, kFixedPointBits) / scale;
         assign(bodyMass, numBodies, scale, true);
         assigned[0].record(stream);
         const MeshTerms terms{totalFixed.data(), scale, G, shortRangeBackgroundPotential(splitScale, boxSize),

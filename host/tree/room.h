@@ -12,7 +12,9 @@ namespace octwalk {
 /// from build to build: a vector resized past its capacity moves to fresh memory, copying everything and faulting in
 /// every page, and on an H200 host (an LCDM box of 2^24 bodies) the second and third builds of a pipelined run took
 /// 0.3-0.4 s instead of 0.05 s that way, each the first to outgrow a topology's buffers; a room of a quarter only
-/// moved such builds to later steps. The room is not touched until used: it costs address space, not time.
+/// moved such builds to later steps. An ordinary vector does not touch its room until used; a PinnedVector
+/// page-locks it at once (cudaHostAlloc), as it would the doubled capacity of std::vector's own growth, so a tree
+/// whose cells grow at all ends with as much locked memory either way.
 template<class Vector>
 void sizeForOverwrite(Vector& v, size_t n)
 {

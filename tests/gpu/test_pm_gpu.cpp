@@ -264,6 +264,30 @@ TEST_F(GpuPmMeshInput, NoBodiesGiveNoForces)
     EXPECT_EQ(device.timings().total(), 0.0);
 }
 
+// The single-precision field is in units of a power of two near the total mass: masses 2^130 times larger (their
+// total beyond a float's range, 3.4e38) with G 2^130 times smaller give the same forces and potentials, bit for bit.
+TEST_F(GpuPmMeshInput, MassesBeyondAFloatsRangeGiveTheSameForces)
+{
+    const double L           = 3.0;
+    const int64_t n          = int64_t(1) << 14;
+    const size_t count       = size_t(n);
+    const double factor      = std::ldexp(1.0, 130);
+    const ParticleSet bodies = makeClusteredBox(n, L, 20261202);
+    std::vector<double> heavy(bodies.mass);
+    for (double& m : heavy) m *= factor;
+    GpuMesh mesh(L, 32, 1.25, MassAssignment::Tsc, kG, true),
+        heavyMesh(L, 32, 1.25, MassAssignment::Tsc, kG / factor, true);
+    std::vector<Vec3d> acc(count), heavyAcc(count);
+    std::vector<double> pot(count), heavyPot(count);
+    mesh.computeForces(bodies.pos.data(), bodies.mass.data(), n, acc.data(), pot.data());
+    heavyMesh.computeForces(bodies.pos.data(), heavy.data(), n, heavyAcc.data(), heavyPot.data());
+    for (size_t i = 0; i < count; ++i)
+    {
+        ASSERT_EQ(std::memcmp(&acc[i], &heavyAcc[i], sizeof(Vec3d)), 0) << "body " << i << ": " << heavyAcc[i].x;
+        ASSERT_EQ(std::memcmp(&pot[i], &heavyPot[i], sizeof(double)), 0) << "body " << i << ": " << heavyPot[i];
+    }
+}
+
 // addForcesOnDevice reads and writes device memory. Page-locked host memory stands for it here: with unified
 // addressing its pointers are the device's too, and this target sees no CUDA header to allocate device memory with.
 class GpuPmMeshOnDevice : public ::testing::Test
