@@ -190,16 +190,15 @@ __global__ void __launch_bounds__(kBlock)
 /// The total |mass| in fixed point is at most 2^kFixedPointBits (fixedPointScale).
 constexpr int kFixedPointBits = 61;
 
-/// The fixed-point masses as the forward transform's single-precision input, less their mean and in units of
-/// 2^kFixedPointBits fixed-point units (GpuMesh::Impl::fieldUnit): the field holds the contrast, of magnitude 2 at
-/// most, whatever the mass unit, and its rounding is relative to the contrast rather than to the mean density (a
-/// near-uniform box). The mean, any constant, only reaches the k = 0 mode, which the Green's function drops.
-__global__ void toFloatKernel(const unsigned long long* grid, int64_t cells, const long long* totalFixed, float* field)
+/// The fixed-point masses as the forward transform's single-precision input, in units of 2^kFixedPointBits
+/// fixed-point units (GpuMesh::Impl::fieldUnit, a power of two near the total |mass|): at most 2 in magnitude whatever
+/// the mass unit, where the masses themselves could pass a float's range. Powers of two scale every operation of the
+/// transforms exactly, so the forces are those of the masses themselves in single precision, bit for bit.
+__global__ void toFloatKernel(const unsigned long long* grid, int64_t cells, float* field)
 {
     const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c >= cells) return;
-    const long long mean = *totalFixed / cells;
-    field[c]             = float(double((long long)grid[c] - mean) * (1.0 / double(1ull << kFixedPointBits)));
+    field[c] = float(double((long long)grid[c]) * (1.0 / double(1ull << kFixedPointBits)));
 }
 
 /// phi(k) = the masses' spectrum times pmModeFactor, as the host mesh's applyGreensFunction.
@@ -330,7 +329,7 @@ struct GpuMesh::Impl
     std::vector<double> hostBlockAbsMass;
     DeviceBuffer<long long> totalFixed{"PM mesh total mass"};
     DeviceBuffer<unsigned char> reduceTemp{"PM mesh reduction storage"};
-    /// The masses' contrast in single precision for the forward transform (toFloatKernel), then each field in turn,
+    /// The masses in single precision for the forward transform (toFloatKernel), then each field in turn,
     /// transformed back into it and interpolated before the next: one mesh where four side by side would take 3 n^3
     /// floats more.
     DeviceBuffer<float> field{"PM mesh field"};
@@ -463,8 +462,7 @@ struct GpuMesh::Impl
     }
 
     /// The masses on the mesh at the fixed point scale, with total their sum into totalFixed (exact, in any order),
-    /// and the field from them and totalFixed (toFloatKernel; without total, the last pass's sum), queued on the
-    /// stream.
+    /// and the field from them (toFloatKernel), queued on the stream.
     void assign(const double* bodyMass, int64_t numBodies, double scale, bool total)
     {
         const int64_t cells = int64_t(n) * n * n;
@@ -478,7 +476,7 @@ struct GpuMesh::Impl
             CUDA_CHECK(cub::DeviceReduce::Sum(reduceTemp.data(), bytes, reinterpret_cast<const long long*>(grid.data()),
                                               totalFixed.data(), cells, s));
         }
-        toFloatKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, totalFixed.data(), field.data());
+        toFloatKernel<<<blocksFor(cells), kBlock, 0, s>>>(grid.data(), cells, field.data());
         CUDA_CHECK_LAUNCH();
     }
 

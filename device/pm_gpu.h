@@ -5,8 +5,8 @@
 /// interpolation. The assignment, the Green's function and the interpolation's sums are in double precision; the
 /// mesh's fields and their transforms in single precision, as GADGET-2's by default, which halves the transforms'
 /// memory traffic (the largest part of the mesh's time at 2 N^(1/3) cells) and the mesh's memory. The field holds the
-/// masses less their mean, in units of a power of two near the total |mass|: its range does not depend on the mass
-/// unit, and its rounding is relative to the density contrast, not to the mean density. The two differ by
+/// masses in units of a power of two near the total |mass|, so its range does not depend on the mass unit. The two
+/// differ by
 /// about 1e-6 of the largest force, far below the split's error (1e-5 and more) and at the float results' own
 /// rounding, to which the tree's forces are summed.
 ///
