@@ -83,13 +83,19 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # the far field being on by default.
   slow="$slow|FarFieldExpansion\.(TreeWithTheFarField|ProbesAndBodies|PeriodicGroupsThatExpand)"
   # The Ewald walk's and group expansion's comparisons against exact sums and the lattice under the tree; their walk
-  # and expansion code runs here in EwaldWalk.{TheDescentsCellsHoldTheirBodies, ALeafOrCellAcrossTheHalfBox...},
-  # the periodic restart and the comoving tests.
+  # and expansion code runs here in EwaldWalk.ALeafOrCellAcrossTheHalfBox..., the periodic restart and the comoving
+  # tests.
   slow="$slow|EwaldWalk\.(CellsAsMultipoles|EveryPathMatches)|EwaldGroup\.(ExpansionMatches|SmallBoxMixes)"
   slow="$slow|PeriodicTree\.PerfectLatticeFeelsAlmostNoForce"
   # The evolved LCDM box against the Ewald sum (167 s under the sanitizers on 2 cores); the snapshot reader
   # and the periodic walk it runs are the other periodic and snapshot tests' code.
   slow="$slow|PeriodicTree\.EvolvedCosmologicalBox"
+  # The Ewald walk's cells checked body by body (its walk runs here in EwaldWalk.ALeafOrCellAcrossTheHalfBox... and the
+  # periodic restart), the automatic policy's choice of step over several runs (every default run of the pipeline and
+  # CLI tests takes that path) and the accuracy command on a periodic input (its Ewald reference runs here in
+  # TreePm.*AgainstTheEwaldSum): 56 s of the sanitizer stage's tests on 2 cores.
+  slow="$slow|EwaldWalk\.TheDescentsCellsHoldTheirBodies|Pipeline\.TheAutomaticPolicyIsThePipelinedStep"
+  slow="$slow|Cli\.AccuracyOfAPeriodicInputIsMeasuredInItsBox"
   # -O1 -g1: what the sanitizers recommend, with line numbers in their reports; half the compile time of -O2 -g.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DOCTWALK_SANITIZE=ON -DOCTWALK_WITH_CUDA=OFF -DOCTWALK_BUILD_BENCHMARKS=OFF >/dev/null
