@@ -120,9 +120,9 @@ __device__ void extendTile(const PmStencil<Width>& st, int* lo, int* hi)
 /// block's bodies are neighbours in the tree's order, so their stencils mostly overlap: where the box of their
 /// cells fits in kTileCells, the shares are summed in shared memory and each cell of the tile reaches the mesh
 /// with one atomic (256 bodies of a lattice with two cells between neighbours, 6912 TSC shares, fill about
-/// 17 x 17 x 9 = 2601 cells; a halo's far fewer); a share outside
-/// the tile (a stencil wrapped across the box) and every share of a block whose cells do not fit go to the mesh
-/// directly. The sums are integers, so the mesh is the same bits either way.
+/// 17 x 17 x 9 = 2601 cells; a halo's far fewer). A share outside the tile (a stencil wrapped across the box) and
+/// every share of a block whose cells do not fit go to the mesh directly. The sums are integers, so the mesh is the
+/// same bits either way.
 template<int Width>
 __global__ void __launch_bounds__(kBlock)
     assignKernel(const Vec3d* pos, const double* mass, int64_t n, double cellsPerLength, int64_t meshN, double toFixed,
