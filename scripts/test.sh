@@ -96,6 +96,11 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # TreePm.*AgainstTheEwaldSum): 56 s of the sanitizer stage's tests on 2 cores.
   slow="$slow|EwaldWalk\.TheDescentsCellsHoldTheirBodies|Pipeline\.TheAutomaticPolicyIsThePipelinedStep"
   slow="$slow|Cli\.AccuracyOfAPeriodicInputIsMeasuredInItsBox"
+  # A Hermite binary over 100 orbits (the other Hermite tests run its integrator), the pair force's error across the
+  # split scale (every TreePM test evaluates those pairs) and the periodic pipeline's one-against-two-threads run (its
+  # restart test runs the same steps).
+  slow="$slow|Hermite\.EccentricBinaryKeepsItsElements|TreePm\.PairForceErrorAcrossTheSplitScale"
+  slow="$slow|PipelinePeriodic\.IsBitIdenticalForOneAndTwoThreads"
   # -O1 -g1: what the sanitizers recommend, with line numbers in their reports; half the compile time of -O2 -g.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DOCTWALK_SANITIZE=ON -DOCTWALK_WITH_CUDA=OFF -DOCTWALK_BUILD_BENCHMARKS=OFF >/dev/null
