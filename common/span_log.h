@@ -18,6 +18,7 @@ enum class SpanLane
     Walk, ///< the twin's own work: the device's main stream, or the CPU twin's thread
     Copy, ///< the device's copy stream (the positions' download that overlaps the walk)
     Rows, ///< the device's rows stream (the Lagrangian radii's sort, beside the next step)
+    Mesh, ///< the device's mesh stream (TreePM's long range, beside the walk)
 };
 
 /// One interval of a SpanLog.

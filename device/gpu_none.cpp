@@ -166,7 +166,9 @@ void ResidentGpu::permute(const int32_t*, const uint8_t*, double, bool) { noCuda
 
 void ResidentGpu::setResults(const F4*) { noCuda(); }
 
-void ResidentGpu::addMeshForces(GpuMesh&) { noCuda(); }
+void ResidentGpu::startMeshForces(GpuMesh&) { noCuda(); }
+
+void ResidentGpu::finishMeshForces(GpuMesh&) { noCuda(); }
 
 void ResidentGpu::stageAdoption(const int32_t*, const uint8_t*, const RefitView&, const TreeView&) { noCuda(); }
 
@@ -215,10 +217,16 @@ bool GpuMesh::interlaced() const { noCuda(); }
 
 const GpuMeshTimings& GpuMesh::timings() const { noCuda(); }
 
+GpuStream GpuMesh::stream() const { noCuda(); }
+
 size_t GpuMesh::deviceBytes() const { noCuda(); }
 
 void GpuMesh::computeForces(const Vec3d*, const double*, int64_t, Vec3d*, double*) { noCuda(); }
 
 void GpuMesh::addForcesOnDevice(const Vec3d*, const double*, int64_t, F4*, void*) { noCuda(); }
+
+void GpuMesh::startForcesOnDevice(const Vec3d*, const double*, int64_t, void*) { noCuda(); }
+
+void GpuMesh::finishForcesOnDevice(F4*, void*) { noCuda(); }
 
 } // namespace octwalk

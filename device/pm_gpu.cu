@@ -321,6 +321,10 @@ struct GpuMesh::Impl
     Event assigned[2], greened[2], transformed[2][4], interpolated[2][4];
     /// Where a caller's stream stands when addForcesOnDevice is called: the mesh's stream waits for it.
     Event callerReady;
+    /// The addition to the results on the caller's stream (finishForcesOnDevice), after its wait for the mesh.
+    Event addBegin;
+    /// The bodies of the mesh started and not yet added (startForcesOnDevice), 0 if none.
+    int64_t started = 0;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
     DeviceBuffer<Vec3d> pos{"PM mesh body positions"}, acc{"PM mesh accelerations"};
     DeviceBuffer<double> mass{"PM mesh body masses"}, pot{"PM mesh potentials"};
@@ -586,12 +590,14 @@ double GpuMesh::splitScale() const { return impl_->splitScale; }
 MassAssignment GpuMesh::assignment() const { return impl_->assignment; }
 bool GpuMesh::interlaced() const { return impl_->interlaced; }
 const GpuMeshTimings& GpuMesh::timings() const { return impl_->timings; }
+GpuStream GpuMesh::stream() const { return {impl_->stream.get()}; }
 size_t GpuMesh::deviceBytes() const { return impl_->deviceBytes(); }
 
 void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec3d* acc, double* pot)
 {
     Impl& m   = *impl_;
     m.timings = GpuMeshTimings{};
+    m.started = 0;
     if (n == 0) return;
     m.reserveBodies(n);
     m.mass.reserve(size_t(n));
@@ -609,16 +615,15 @@ void GpuMesh::computeForces(const Vec3d* pos, const double* mass, int64_t n, Vec
                  elapsedSeconds(m.lastInterpolated(), m.stop)};
 }
 
-void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream)
+void GpuMesh::startForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, void* ready)
 {
     Impl& m   = *impl_;
     m.timings = GpuMeshTimings{};
+    m.started = 0;
     if (n == 0) return;
     m.reserveBodies(n);
     cudaStream_t s = m.stream.get();
-    // The mesh's stream does not synchronise with the legacy default stream: it waits for the caller's work.
-    CUDA_CHECK(cudaEventRecord(m.callerReady.get(), static_cast<cudaStream_t>(stream)));
-    CUDA_CHECK(cudaStreamWaitEvent(s, m.callerReady.get(), 0));
+    CUDA_CHECK(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(ready), 0));
     m.start.record(m.stream);
     wrapKernel<<<blocksFor(n), kBlock, 0, s>>>(dPos, n, m.boxSize, m.pos.data());
     CUDA_CHECK_LAUNCH();
@@ -632,12 +637,32 @@ void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t 
         m.stream.synchronize();
         throwBadPmBody(bad, checkedPosition(given, m.boxSize), givenMass, m.boxSize);
     }
+    m.started = n;
+}
+
+void GpuMesh::finishForcesOnDevice(F4* dResults, void* stream)
+{
+    Impl& m = *impl_;
+    if (m.started == 0) return;
+    const int64_t n = m.started;
+    m.started       = 0;
+    cudaStream_t s  = static_cast<cudaStream_t>(stream);
+    CUDA_CHECK(cudaStreamWaitEvent(s, m.lastInterpolated().get(), 0));
+    CUDA_CHECK(cudaEventRecord(m.addBegin.get(), s));
     addMeshKernel<<<blocksFor(n), kBlock, 0, s>>>(m.acc.data(), m.pot.data(), n, dResults);
     CUDA_CHECK_LAUNCH();
-    m.stop.record(m.stream);
-    m.stream.synchronize();
+    CUDA_CHECK(cudaEventRecord(m.stop.get(), s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
     m.timings = {0, elapsedSeconds(m.start, m.checked) + m.assignSeconds(), m.solveSeconds(),
-                 m.interpolateSeconds() + elapsedSeconds(m.lastInterpolated(), m.stop), 0};
+                 m.interpolateSeconds() + elapsedSeconds(m.addBegin, m.stop), 0};
+}
+
+void GpuMesh::addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream)
+{
+    Impl& m = *impl_;
+    CUDA_CHECK(cudaEventRecord(m.callerReady.get(), static_cast<cudaStream_t>(stream)));
+    startForcesOnDevice(dPos, dMass, n, m.callerReady.get());
+    finishForcesOnDevice(dResults, stream);
 }
 
 } // namespace octwalk

@@ -22,10 +22,12 @@
 
 #include "common/treepm.h"
 #include "common/vec.h"
+#include "device/gpu_stream.h"
 
 namespace octwalk {
 
-/// Seconds of each part of the last GpuMesh::computeForces or addForcesOnDevice on the device (CUDA events).
+/// Seconds of each part of the last GpuMesh::computeForces or addForcesOnDevice (or its two halves) on the device
+/// (CUDA events).
 struct GpuMeshTimings
 {
     double upload = 0; ///< the bodies to the device, and their check (addForcesOnDevice: 0, its check is in assign)
@@ -78,6 +80,18 @@ public:
     /// InputError naming the first body whose position or mass is not finite, and its value, with dResults left
     /// as they were; BackendError as computeForces.
     void addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream);
+
+    /// addForcesOnDevice in two halves, so that the mesh runs on the device beside the work queued between them (the
+    /// tree's walk and forces). Start queues the mesh's work on the mesh's own stream once the device reaches `ready`
+    /// (a cudaEvent_t recorded after the last write to dPos and dMass), waiting only for the bodies' check; dPos and
+    /// dMass must stay unchanged until finish has been queued. InputError as addForcesOnDevice, with nothing
+    /// started. Finish queues on `stream` (a cudaStream_t) a wait for the mesh and the addition into dResults, and
+    /// returns once they are done; nothing when nothing was started. Any other call in between discards the start.
+    void startForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, void* ready);
+    void finishForcesOnDevice(F4* dResults, void* stream);
+
+    /// The mesh's own stream, on which it queues its work.
+    GpuStream stream() const;
 
     /// Seconds of the last computeForces or addForcesOnDevice on the device, by part.
     const GpuMeshTimings& timings() const;

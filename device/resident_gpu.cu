@@ -458,6 +458,8 @@ struct ResidentGpu::Impl
     /// The device of this state: the build's thread, which stages adoptions, makes it its own.
     int device = 0;
     Event positionsReady, positionsDownloaded, keysDownloaded;
+    /// The main stream before the refit of the last refitAndEvaluate, where startMeshForces' mesh starts.
+    Event beforeRefit;
     bool downloadPending = false;
     std::vector<int32_t> internalFirst;
     RefitView refit{};
@@ -866,12 +868,19 @@ void ResidentGpu::setResults(const F4* results)
     m.spans.synchronize(s);
 }
 
-void ResidentGpu::addMeshForces(GpuMesh& mesh)
+void ResidentGpu::startMeshForces(GpuMesh& mesh)
+{
+    Impl& m                = *impl_;
+    const cudaStream_t own = cudaStreamOf(mesh.stream());
+    m.spans.open(SpanLane::Mesh, "mesh", own);
+    mesh.startForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.beforeRefit.get());
+    m.spans.close(own);
+}
+
+void ResidentGpu::finishMeshForces(GpuMesh& mesh)
 {
     Impl& m = *impl_;
-    m.logged("mesh", [&] {
-        mesh.addForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.solver.residentResults(int32_t(n_)), m.stream());
-    });
+    m.logged("add_mesh", [&] { mesh.finishForcesOnDevice(m.solver.residentResults(int32_t(n_)), m.stream()); });
 }
 
 InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,
@@ -899,6 +908,8 @@ InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance
     m.solver.evaluateResident(
         m.tree, eps2, m.evaluation, false,
         [&] {
+            // The state is final for this step here: the mesh (startMeshForces) may start at once, beside the refit.
+            CUDA_CHECK(cudaEventRecord(m.beforeRefit.get(), m.stream()));
             refitGpu(v, {m.internalFirst.data(), int32_t(m.internalFirst.size()) - 1}, m.solver.stream());
             if (afterRefit) afterRefit();
         },

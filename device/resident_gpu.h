@@ -67,9 +67,13 @@ public:
     void permute(const int32_t* order, const uint8_t* shift = nullptr, double boxSize = 0, bool results = false);
     /// As ResidentCpu::setResults (results: host memory).
     void setResults(const F4* results);
-    /// Adds TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1), to the
-    /// results (GpuMesh::addForcesOnDevice, addMeshTerm): the CPU twin adds the host mesh's.
-    void addMeshForces(GpuMesh& mesh);
+    /// TreePM's long-range forces of the resident bodies, computed by mesh on the device (G = 1), added to the
+    /// results (GpuMesh::addForcesOnDevice's halves, addMeshTerm): the CPU twin adds the host mesh's. Start, from
+    /// refitAndEvaluate's afterRefit, queues the mesh of the positions of that evaluation on the mesh's stream, where
+    /// it runs beside the refit, the walk and the tree's forces; finish, after refitAndEvaluate, adds it to their
+    /// results (the same sum, in the same order, as one call after the forces).
+    void startMeshForces(GpuMesh& mesh);
+    void finishMeshForces(GpuMesh& mesh);
     /// Queues the copies of the adoption to come, permute's order and shift and setTopology's topology (the same
     /// arrays), on the copy stream while the walk goes on: permute and setTopology then take them instead of
     /// copying. Callable from the build's thread between beginPositionDownload and that adoption (the stepping

@@ -27,7 +27,7 @@ import sys
 
 COLUMNS = ("step", "lane", "phase", "start_s", "end_s")
 # Lanes top to bottom in the order work flows through a step; others (a pipeline's own) follow.
-LANE_ORDER = ("host", "host-build", "copy", "device", "rows", "host-walk")
+LANE_ORDER = ("host", "host-build", "copy", "device", "mesh", "rows", "host-walk")
 
 
 class InputError(Exception):

@@ -35,8 +35,11 @@ public:
     virtual void setResults(const F4* results)                                                     = 0;
     /// TreePM: makes the mesh of p's settings on the backend's side (the host's for the CPU twin, the device's).
     virtual void setMesh(const Parameters& p) = 0;
-    /// Adds the mesh's forces of the state (masses: the host's copy, tree order) to the results.
-    virtual void addMeshForces(const double* mass)                                                   = 0;
+    /// Adds the mesh's forces of the state (masses: the host's copy, tree order) to the results of the evaluation
+    /// whose afterRefit called startMeshForces: the device's mesh starts there and runs beside the walk, the host's
+    /// is computed here.
+    virtual void startMeshForces()                                                                   = 0;
+    virtual void finishMeshForces(const double* mass)                                                = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     /// The device copies the next adoption's arrays while it walks (ResidentGpu::stageAdoption; from the build's
     /// thread); the CPU twin has nothing to copy.
@@ -97,9 +100,13 @@ public:
     }
     void setResults(const F4* results) override { r_.setResults(results); }
     void setMesh(const Parameters& p) override { keepMeshOf(mesh_, p); }
-    void addMeshForces(const double* mass) override
+    void startMeshForces() override
     {
-        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.addMeshForces(*mesh_);
+        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.startMeshForces(*mesh_);
+    }
+    void finishMeshForces(const double* mass) override
+    {
+        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.finishMeshForces(*mesh_);
         else
         {
             // The host's mesh takes the positions in the box: they may have drifted out of it since the last
@@ -483,12 +490,16 @@ void Pipeline::joinBuild()
 void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::function<void()>& afterForces)
 {
     // TreePM's error control needs the previous results: none before the first evaluation, as in the classic step.
+    const auto refitQueued = [&] {
+        if (afterRefit) afterRefit();
+        if (treePm_) backend_->startMeshForces();
+    };
     const InteractionTotals t =
-        backend_->refitAndEvaluate(eps2_, hasResults_ ? groupTolerance_ : 0.0f, last_.times, afterRefit, afterForces);
+        backend_->refitAndEvaluate(eps2_, hasResults_ ? groupTolerance_ : 0.0f, last_.times, refitQueued, afterForces);
     if (treePm_)
     {
         Stopwatch mesh;
-        backend_->addMeshForces(mass_.data());
+        backend_->finishMeshForces(mass_.data());
         last_.meshSeconds = mesh.lap();
     }
     hasResults_       = true;
@@ -527,7 +538,10 @@ void Pipeline::recordSpans()
     Timeline& timeline = processTimeline();
     for (const LoggedSpan& s : spans_.spans)
     {
-        const char* lane = s.lane == SpanLane::Copy ? "copy" : s.lane == SpanLane::Rows ? "rows" : backendLane_;
+        const char* lane = s.lane == SpanLane::Copy   ? "copy"
+                           : s.lane == SpanLane::Rows ? "rows"
+                           : s.lane == SpanLane::Mesh ? "mesh"
+                                                      : backendLane_;
         timeline.recordSteady(s.step, lane, s.phase, s.begin, s.end);
     }
     spans_.spans.clear();

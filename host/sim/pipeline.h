@@ -39,12 +39,13 @@
 /// adopt, download_positions, start_build, evaluate, kick), on lane "host-build" the build's phases
 /// (wait_positions, sort, cells, groups, packing, order; wrap_shifts in a periodic box) under the step that
 /// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
-/// upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh or mesh, kick,
+/// upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh, kick,
 /// diagnostics, largest_acceleration, lagrangian_radii on the CPU twin, download_state), with a lagged build's
 /// input and output on lane "copy" under the step that started the build (the device's copy stream, beside the
 /// walk: sort_keys, download_keys, the build's input, then download_positions, and upload_adoption, the built
 /// tree's arrays copied by the build's thread, after which the adoption's upload_order and upload_topology copy
-/// nothing and are not logged) and the device's lagrangian_radii on lane "rows" (a stream of their own, beside the next step). wait_positions is
+/// nothing and are not logged), the device's lagrangian_radii on lane "rows" (a stream of their own, beside the next
+/// step) and the device's TreePM mesh on lane "mesh" (its own stream, beside the refit and the walk). wait_positions is
 /// the build's wait for its input (the sorted keys on the GPU, the positions on the CPU twin). Off, no clock is read
 /// and no event recorded for it; on or off, the results are the same bits.
 ///
@@ -113,10 +114,12 @@ using PipelineCheckpoint = PipelineFields;
 /// The per-step counters a benchmark and timing.csv read.
 struct PipelineStepInfo
 {
-    PhaseTimes times;         ///< refit (Phase::Packing), walk and forces of the last step
-    double buildSeconds  = 0; ///< host build of the topology adopted in the last step (0: none)
-    double waitSeconds   = 0; ///< time the last step waited for that build (0 when it overlapped)
-    double meshSeconds   = 0; ///< TreePM: the mesh's forces of the last evaluation, on the host's clock
+    PhaseTimes times;        ///< refit (Phase::Packing), walk and forces of the last step
+    double buildSeconds = 0; ///< host build of the topology adopted in the last step (0: none)
+    double waitSeconds  = 0; ///< time the last step waited for that build (0 when it overlapped)
+    /// TreePM: the mesh's forces of the last evaluation after the tree's, on the host's clock (the device's mesh runs
+    /// beside the walk: its wait and the addition; the host's: all of it)
+    double meshSeconds   = 0;
     bool rebuilt         = false;
     int64_t interactions = 0; ///< node + leaf interactions of the last walk (self included)
     /// The last walk's body-node and body-body interactions (self excluded, as InteractionStats counts
@@ -276,7 +279,8 @@ private:
     void joinBuild();
     bool buildDue() const;
     /// The refit, the walk and, under TreePM, the mesh's forces; afterRefit runs once the refit is queued,
-    /// afterForces once the tree's forces are (Backend::refitAndEvaluate).
+    /// afterForces once the tree's forces are (Backend::refitAndEvaluate). The device's mesh starts after
+    /// afterRefit, on a stream of its own beside the walk, and is added after the tree's forces.
     void evaluate(const std::function<void()>& afterRefit = {}, const std::function<void()>& afterForces = {});
     /// Waits for the drift's range check (Backend::driftInRange); InputError naming the body out of range.
     void checkDrift();
