@@ -873,7 +873,15 @@ void ResidentGpu::startMeshForces(GpuMesh& mesh)
     Impl& m                = *impl_;
     const cudaStream_t own = cudaStreamOf(mesh.stream());
     m.spans.open(SpanLane::Mesh, "mesh", own);
-    mesh.startForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.beforeRefit.get());
+    try
+    {
+        mesh.startForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.beforeRefit.get());
+    }
+    catch (...)
+    {
+        m.spans.close(own);
+        throw;
+    }
     m.spans.close(own);
 }
 
