@@ -1,6 +1,7 @@
 #include "host/sim/pipeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -170,8 +171,13 @@ private:
 /// (Pipeline::setBuildThreads).
 int defaultBuildThreads() { return std::max(1, maxThreads() - 1); }
 
-void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag)
+void checkSupported(const Parameters& p, int64_t rebuildEvery, int64_t lag, double freshRatio)
 {
+    if (!(freshRatio == 0 || (freshRatio >= 1 && std::isfinite(freshRatio))))
+    {
+        throw ParameterError("the pipeline's fresh-tree ratio " + std::to_string(freshRatio) +
+                             " is invalid: must be 0 (never build in the foreground) or a finite number >= 1");
+    }
     if (lag < 1 || (rebuildEvery >= 2 && lag > rebuildEvery))
     {
         throw ParameterError("option --rebuild-lag = " + std::to_string(lag) + " is invalid for --rebuild-every " +
@@ -206,15 +212,16 @@ bool pipelineMeshBesideState(const Parameters& p)
     return resolveBackend(mesh) == resolveBackend(p.backend);
 }
 
-Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, Prediction predict, int64_t lag)
-    : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict), box_(p.box_size > 0 ? p.box_size : 0.0),
-      treePm_(p.box_size > 0 && p.pm_grid > 0),
+Pipeline::Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device, Prediction predict, int64_t lag,
+                   double freshRatio)
+    : params_(p), every_(rebuildEvery), lag_(lag), predict_(predict), freshRatio_(freshRatio),
+      box_(p.box_size > 0 ? p.box_size : 0.0), treePm_(p.box_size > 0 && p.pm_grid > 0),
       groupTolerance_(p.box_size > 0 && p.pm_grid > 0 && p.err_tol_force_acc > 0 ? float(p.err_tol_force_acc) : 0.0f),
       eps2_(float(p.epsilon_squared)), backendLane_(device == PipelineDevice::Gpu ? "device" : "host-walk"),
       buildThreads_(defaultBuildThreads())
 {
     validate(p);
-    checkSupported(p, rebuildEvery, lag);
+    checkSupported(p, rebuildEvery, lag, freshRatio);
     if (treePm_ && !pipelineMeshBesideState(p))
     {
         throw ParameterError("option --rebuild-every = " + std::to_string(rebuildEvery) +
@@ -268,6 +275,7 @@ void Pipeline::start(const Vec3d* pos, const Vec3d* vel, const double* mass, con
     build(*t, step);
     wrapShifts(*t);
     adopt(t);
+    walkFresh_ = true;
     evaluate();
     recordSpans();
 }
@@ -422,9 +430,9 @@ bool Pipeline::buildDue() const
     return step_ - lastRebuildStep_ == every_ - lag_;
 }
 
-void Pipeline::queueBuildInputs(double h)
+void Pipeline::queueBuildInputs(double ahead)
 {
-    next_ = spareTopology();
+    if (!next_) next_ = spareTopology();
     snapshot(*next_);
     // Queued behind this step's drift; the build thread waits for it, the next kick and drift too.
     if (backend_->sortsKeys())
@@ -432,8 +440,31 @@ void Pipeline::queueBuildInputs(double h)
         next_->sortedKeys.resize(size_t(n_));
         next_->sortedIndex.resize(size_t(n_));
     }
-    next_->presorted = backend_->beginPositionDownload(next_->pos.data(), predictionAhead(h), next_->sortedKeys.data(),
+    next_->presorted = backend_->beginPositionDownload(next_->pos.data(), ahead, next_->sortedKeys.data(),
                                                        next_->sortedIndex.data(), box_);
+}
+
+bool Pipeline::foregroundDue() const
+{
+    if (every_ != 0 || !(freshRatio_ > 0) || step_ % kLaggedProbeEvery == 0) return false;
+    if (inFlight_ && adoptStep_ > step_) return false;
+    return double(lastInteractions_) > freshRatio_ * double(freshInteractions_);
+}
+
+void Pipeline::buildInForeground(TimelineLaps& host)
+{
+    // The build reads the drifted positions.
+    checkDrift();
+    queueBuildInputs(0.0);
+    launchBuild(step_);
+    joinBuild();
+    host.lap("build_foreground");
+    adopt(next_);
+    last_.buildSeconds = current_->seconds;
+    last_.foreground   = true;
+    walkFresh_         = true;
+    ++foregroundBuilds_;
+    host.lap("adopt");
 }
 
 double Pipeline::predictionAhead(double h) const
@@ -502,10 +533,11 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
         backend_->finishMeshForces(mass_.data());
         last_.meshSeconds = mesh.lap();
     }
-    hasResults_       = true;
-    lastInteractions_ = t.nodes + t.leafBodies;
-    if (adoptedThisStep_) freshInteractions_ = lastInteractions_;
-    last_.interactions      = lastInteractions_;
+    hasResults_          = true;
+    const int64_t walked = t.nodes + t.leafBodies;
+    if (walkFresh_) freshInteractions_ = walked;
+    else lastInteractions_ = walked;
+    last_.interactions      = walked;
     last_.nodeInteractions  = t.nodes;
     last_.leafInteractions  = t.leafBodies - n_; // every body meets itself in its own leaf
     last_.stepsSinceRebuild = step_ - lastRebuildStep_;
@@ -561,6 +593,7 @@ void Pipeline::step(const Factors& f)
     eps2_            = f.eps2;
     velocityScale_   = f.velocityScale;
     adoptedThisStep_ = false;
+    walkFresh_       = false;
     last_            = PipelineStepInfo{};
     // Every interval of this step carries the step index after it, as timing.csv's rows do.
     beginSpans(step_ + 1);
@@ -575,16 +608,22 @@ void Pipeline::step(const Factors& f)
     host.lap("kick_drift");
     ++step_;
     if (every_ == 1) checkDrift();
+    const bool foreground = foregroundDue();
     if (inFlight_ && step_ == adoptStep_)
     {
         Stopwatch wait;
         joinBuild();
         last_.waitSeconds = wait.lap();
         host.lap("wait_build");
-        adopt(next_);
-        last_.buildSeconds = current_->seconds;
-        host.lap("adopt");
+        // A foreground step leaves the lagged topology in next_, whose buffers its own build reuses.
+        if (!foreground)
+        {
+            adopt(next_);
+            last_.buildSeconds = current_->seconds;
+            host.lap("adopt");
+        }
     }
+    if (foreground) buildInForeground(host);
     if (every_ == 1)
     {
         // The classic order: the tree of this step is built from this step's positions.
@@ -597,15 +636,18 @@ void Pipeline::step(const Factors& f)
         host.skip();
         last_.buildSeconds = t->seconds;
         adopt(t);
+        walkFresh_ = true;
         host.lap("adopt");
     }
     // The next build's input (predicted positions, the device's sort of their keys) is queued before the refit:
     // the device predicts and sorts on its copy stream while it refits, before the walk takes every multiprocessor,
     // and the host's build, which takes most of a step at 2^18 bodies and up, starts as early as it can.
-    const bool buildStarts = every_ != 1 && !inFlight_ && buildDue();
+    // A foreground step starts a lagged build only for the step that measures the lag again.
+    const bool buildStarts =
+        every_ != 1 && !inFlight_ && (foreground ? (step_ + lag_) % kLaggedProbeEvery == 0 : buildDue());
     if (buildStarts)
     {
-        queueBuildInputs(f.drift);
+        queueBuildInputs(predictionAhead(f.drift));
         host.lap("start_build");
     }
     // The closing kick is queued behind the forces, sharing the walk's wait for its counts, where the mesh adds

@@ -17,6 +17,14 @@
 ///   K = 0  automatic, continuous: the step that adopts a topology starts the next build, so one build
 ///          is always in flight and a topology is adopted every L steps, built L steps earlier (if the
 ///          host build takes longer than L device steps, the adopting step waits for it).
+///          Where the lagged topologies walk much more than fresh ones, a step builds in the foreground
+///          instead (foregroundDue): its topology comes from its own drifted positions (on the device: their
+///          keys sorted there, as for a lagged build), so that the walk takes a fresh tree's interactions, at
+///          the price of the host's build on the step's path. A step does so when the last walk of a lagged
+///          topology took more than freshRatio (kFreshTreeRatio) times the interactions of the last walk of a
+///          topology built from the positions it walked (the start's, or a foreground step's). Every
+///          kLaggedProbeEvery-th step walks a lagged topology again, started lag steps before, so that the
+///          comparison follows the run (a cosmological box's late steps, a merger's violent phase that ends).
 /// A lagged build (K != 1) is made from predicted positions x + t v (common/integrate.h's
 /// predictPosition, computed by the backend after a drift, v the velocities of that drift; only the
 /// predicted positions are downloaded), t = (L + (S - 1) / 2) h: the middle of the S steps that will walk
@@ -30,13 +38,13 @@
 /// what the CPU twin's build does). Only the topology (order, cells,
 /// groups) comes from the prediction: every step's refit recomputes the moments and boxes from the true
 /// positions, so the forces keep the tree's accuracy.
-/// Every decision is taken from step numbers, never from clocks, so a run is deterministic; with the
-/// policy's state in the checkpoint (PipelineCheckpoint) a restart is bit-identical to the
-/// uninterrupted run, also with a build in flight.
+/// Every decision is taken from step numbers and the walks' interaction counts (the same on both backends), never
+/// from clocks, so a run is deterministic; with the policy's state in the checkpoint (PipelineCheckpoint) a restart
+/// is bit-identical to the uninterrupted run, also with a build in flight.
 ///
 /// With the process's timeline on (host/core/timeline.h: octwalk run --timeline, profile --timeline) a
 /// step records what ran when: on lane "host" the stepping thread's phases (kick_drift, wait_build,
-/// adopt, download_positions, start_build, evaluate, kick), on lane "host-build" the build's phases
+/// adopt, download_positions, build_foreground, start_build, evaluate, kick), on lane "host-build" the build's phases
 /// (wait_positions, sort, cells, groups, packing, order; wrap_shifts in a periodic box) under the step that
 /// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
 /// upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh, kick,
@@ -84,6 +92,8 @@
 
 namespace octwalk {
 
+class TimelineLaps;
+
 /// Steps between the positions a topology is built from and the step that adopts it (K >= 2 and
 /// automatic; `--rebuild-lag`): the host build overlaps that many whole device steps. The constructor's
 /// default; a run's default depends on its size (resolvedRebuildLag, host/sim/simulation.h).
@@ -95,6 +105,19 @@ enum class PipelineDevice
     Cpu, ///< the CPU twin (host/cpu/resident_cpu.h)
     Gpu, ///< the device (device/resident_gpu.h); BackendError without one
 };
+
+/// The pipeline's default freshRatio (K = 0; the file comment): a step builds its topology in the foreground when
+/// the last lagged topology's walk took more than this many times the interactions of the last fresh one's. The
+/// foreground build costs the host's build on the step's path (on an H200 with 16 host cores, about 60 ms at 2^24
+/// bodies from keys sorted on the device) and saves the lagged walk's excess: in a 256^3 LCDM box at z = 0 the
+/// lagged topologies walk 1590 + 4030 node + leaf interactions a body against 905 + 1225 for fresh ones (2.6
+/// times), 0.37 s of walk and forces against 0.16 s; an isolated Plummer sphere's lag-1 topologies walk within 3% of
+/// a fresh tree's, and never build in the foreground.
+constexpr double kFreshTreeRatio = 1.5;
+
+/// Every this many steps (step % kLaggedProbeEvery == 0) a run that builds in the foreground walks a lagged
+/// topology again, to measure what the lag costs now (the file comment).
+constexpr int64_t kLaggedProbeEvery = 16;
 
 /// The positions a lagged build is made from (the file comment).
 enum class Prediction
@@ -108,7 +131,8 @@ enum class Prediction
 /// same topologies at the same steps: the positions (caller's order) the current topology was built
 /// from, and those of a build in flight with the step that adopts it; for a lagged build these are the
 /// predicted positions, so the restart builds from them without predicting again. The interaction
-/// counts are kept for the record: no policy reads them.
+/// counts are the foreground policy's (foregroundDue): freshInteractions of the last walk of a topology built
+/// from the positions it walked, lastInteractions of the last walk of a lagged one.
 using PipelineCheckpoint = PipelineFields;
 
 /// The per-step counters a benchmark and timing.csv read.
@@ -119,8 +143,10 @@ struct PipelineStepInfo
     double waitSeconds  = 0; ///< time the last step waited for that build (0 when it overlapped)
     /// TreePM: the mesh's forces of the last evaluation after the tree's, on the host's clock (the device's mesh runs
     /// beside the walk: its wait and the addition; the host's: all of it)
-    double meshSeconds   = 0;
-    bool rebuilt         = false;
+    double meshSeconds = 0;
+    bool rebuilt       = false;
+    /// The last step built its topology in the foreground, from its own positions (the file comment).
+    bool foreground      = false;
     int64_t interactions = 0; ///< node + leaf interactions of the last walk (self included)
     /// The last walk's body-node and body-body interactions (self excluded, as InteractionStats counts
     /// them), from the backend's pass 1 counts: deterministic, the same on both backends.
@@ -141,8 +167,11 @@ public:
     /// @param predict  where lagged topologies are built from (Prediction; the file comment)
     /// @param lag      steps between a lagged build's positions and its adoption (file comment): 1 to
     ///                 rebuildEvery (ParameterError otherwise)
+    /// @param freshRatio  K = 0: how many times a fresh topology's interactions a lagged one's walk may take before
+    ///                 steps build in the foreground (the file comment; 0: never). ParameterError unless 0 or >= 1.
     Pipeline(const Parameters& p, int64_t rebuildEvery, PipelineDevice device,
-             Prediction predict = Prediction::MidServed, int64_t lag = kRebuildLag);
+             Prediction predict = Prediction::MidServed, int64_t lag = kRebuildLag,
+             double freshRatio = kFreshTreeRatio);
     ~Pipeline();
     Pipeline(const Pipeline&)            = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -213,6 +242,8 @@ public:
     /// for a classic evaluation (timing.csv's and octwalk profile's interactions per body).
     InteractionStats stats() const;
     int64_t rebuilds() const { return rebuilds_; }
+    /// Steps that built their topology in the foreground (the file comment), since the start or restore.
+    int64_t foregroundBuilds() const { return foregroundBuilds_; }
     int64_t stepIndex() const { return step_; }
     /// Results (acc, potential; G = 1) and lists of the last walk, tree order (twin comparisons).
     void getResults(std::vector<F4>& out);
@@ -270,9 +301,16 @@ private:
     void restoreResults(const std::vector<F4>& byCaller);
     /// How the resident state maps to the run's (wrapped positions, velocities from comoving momenta).
     StateScale stateScale() const;
-    /// Snapshots the state into next_ and queues the download of the positions predicted for the steps it will
-    /// serve from its adoption (h: the step just done); launchBuild(step_ + lag_) then builds it on a thread.
-    void queueBuildInputs(double h);
+    /// Snapshots the state into next_ (a topology a foreground step left unadopted, or a spare) and queues the
+    /// download of the positions predicted `ahead` on (predictionAhead; 0: the state's own); launchBuild then builds
+    /// it on a thread.
+    void queueBuildInputs(double ahead);
+    /// Whether the step being made builds its topology in the foreground (the file comment): K = 0, the last lagged
+    /// walk took more than freshRatio_ times the last fresh one's interactions, no lagged build is on its way for a
+    /// later step, and the step is not one that walks a lagged topology to measure it again.
+    bool foregroundDue() const;
+    /// Builds the step's topology from its own drifted positions and adopts it, the stepping thread waiting.
+    void buildInForeground(TimelineLaps& host);
     /// How far ahead of the state a lagged build's positions are predicted (the file comment).
     double predictionAhead(double h) const;
     void launchBuild(int64_t adoptStep);
@@ -295,6 +333,7 @@ private:
     Parameters params_;
     int64_t every_, lag_;
     Prediction predict_;
+    double freshRatio_;
     double box_; ///< the periodic box's side, 0 for an isolated run
     bool treePm_;
     /// TreePM's error control's alpha (err_tol_force_acc; 0: off).
@@ -318,10 +357,15 @@ private:
     /// Threads of the build's parallel regions (setBuildThreads): one fewer than the constructing thread's by default.
     int buildThreads_;
     std::exception_ptr buildError_;
-    bool inFlight_           = false;
-    int64_t adoptStep_       = -1;
-    bool adoptedThisStep_    = false;
+    bool inFlight_        = false;
+    int64_t adoptStep_    = -1;
+    bool adoptedThisStep_ = false;
+    /// The walk of this step takes a topology built from the positions it walks (start, K = 1, foreground steps).
+    bool walkFresh_ = false;
+    /// The interactions (self included) of the last walk of a topology built from the positions it walked, and of
+    /// the last walk of any other (lagged, or refitted since): foregroundDue compares them.
     int64_t lastRebuildStep_ = 0, freshInteractions_ = 0, lastInteractions_ = 0, rebuilds_ = 0;
+    int64_t foregroundBuilds_ = 0;
     PipelineStepInfo last_;
 };
 

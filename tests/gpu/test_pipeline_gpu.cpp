@@ -220,6 +220,59 @@ TEST_P(GpuPipelineTest, PeriodicTreePmStepWalksTheCpuTwinsLists)
     }
 }
 
+// Foreground steps (lagged topologies from unpredicted positions, ratio 1) on the device and on the CPU twin, in an
+// isolated sphere and a periodic TreePM box: the same steps build in the foreground (the decisions read the walks'
+// counts), walking about as much; restored from the device's checkpoint, both walk identical lists.
+TEST(GpuPipelineForeground, StepsBuildInTheForegroundAsOnTheCpuTwin)
+{
+    for (bool periodic : {false, true})
+    {
+        ParticleSet b = periodic ? makeClusteredBox(1 << 15, 1.0, kSeed) : makeModel("plummer", 1 << 15, kSeed);
+        Parameters p  = parameters();
+        double h      = kDt;
+        if (periodic)
+        {
+            std::mt19937_64 rng(kSeed);
+            std::normal_distribution<double> v(0.0, 0.1);
+            for (Vec3d& u : b.vel) u = {v(rng), v(rng), v(rng)};
+            p.box_size = 1.0;
+            p.pm_grid  = 32;
+            p.asmth    = 1.25;
+            p.rcut     = 4.5;
+            h          = 1.0 / 64;
+        }
+        const int64_t n                        = b.size();
+        const std::vector<int32_t> callerIndex = identity(n);
+        Pipeline gpu(p, 0, PipelineDevice::Gpu, Prediction::None, 1, 1.0);
+        Pipeline cpu(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0);
+        gpu.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+        cpu.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+        for (int s = 0; s < 6; ++s)
+        {
+            gpu.step(h);
+            cpu.step(h);
+            EXPECT_EQ(gpu.lastStep().foreground, cpu.lastStep().foreground)
+                << "step " << s + 1 << (periodic ? ", periodic" : "");
+            EXPECT_NEAR(double(gpu.lastStep().interactions) / double(cpu.lastStep().interactions), 1.0, 0.02)
+                << "step " << s + 1 << (periodic ? ", periodic" : "");
+        }
+        EXPECT_GE(gpu.foregroundBuilds(), 3) << (periodic ? "periodic" : "isolated");
+        const State s                 = stateOf(gpu, n);
+        const PipelineCheckpoint c    = gpu.checkpoint();
+        const std::vector<F4> results = periodic ? gpu.resultsByCaller() : std::vector<F4>{};
+        Pipeline cpuAgain(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0);
+        Pipeline gpuAgain(p, 0, PipelineDevice::Gpu, Prediction::None, 1, 1.0);
+        cpuAgain.restore(s.pos.data(), s.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, gpu.stepIndex(),
+                         c, results);
+        gpuAgain.restore(s.pos.data(), s.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, gpu.stepIndex(),
+                         c, results);
+        cpuAgain.step(h);
+        gpuAgain.step(h);
+        EXPECT_EQ(gpuAgain.lastStep().foreground, cpuAgain.lastStep().foreground);
+        expectSameLists(gpuAgain, cpuAgain);
+    }
+}
+
 // The state kernels against the host applying common/integrate.h to the same inputs (the device's own
 // accelerations): every word of the gather, the kick and drift, the closing kick and the diagnostics'
 // sums; and the walk of the CPU twin's ResidentCpu on the same state gives the same lists.

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <numeric>
 #include <stdexcept>
@@ -332,6 +333,88 @@ TEST(Pipeline, LagOneWalksAsMuchAsAFreshTreeOnAViolentMerger)
     }
     EXPECT_LT(worst[0], 0.05);
     EXPECT_GT(worst[1], worst[0]);
+}
+
+// Where lagged topologies walk more than fresh ones by more than the pipeline's ratio, steps build in the foreground
+// from their own drifted positions and walk exactly a fresh tree's interactions; every kLaggedProbeEvery-th step
+// walks a lagged topology again. Topologies from unpredicted positions (Plummer 2^14, h = 1/32) walk a few percent
+// more than fresh ones: a ratio of 1 builds in the foreground, the default ratio never does.
+TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
+{
+    const ParticleSet b = makeModel("plummer", 1 << 14, kSeed);
+    const Parameters p  = parameters();
+    const int64_t n     = b.size();
+    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
+    std::iota(callerIndex.begin(), callerIndex.end(), 0);
+    Pipeline pipe(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0);
+    Pipeline usual(p, 0, PipelineDevice::Cpu, Prediction::None, 1);
+    pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    usual.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    std::vector<int64_t> foregroundAt;
+    for (int k = 0; k < 18; ++k)
+    {
+        pipe.step(kPredictDt);
+        usual.step(kPredictDt);
+        EXPECT_FALSE(usual.lastStep().foreground) << "step " << usual.stepIndex();
+        // Step 1 walks the start's topology; every later one adopts one, in the foreground or built a step earlier.
+        EXPECT_EQ(pipe.lastStep().rebuilt, pipe.stepIndex() > 1) << "step " << pipe.stepIndex();
+        if (!pipe.lastStep().foreground) continue;
+        foregroundAt.push_back(pipe.stepIndex());
+        if (foregroundAt.size() <= 2)
+        {
+            EXPECT_EQ(pipe.lastStep().interactions, freshInteractions(pipe, b, p)) << "step " << pipe.stepIndex();
+        }
+    }
+    std::printf("Plummer 2^14, h = %g, lag 1 from unpredicted positions, ratio 1: foreground steps", kPredictDt);
+    for (int64_t s : foregroundAt) std::printf(" %lld", (long long)s);
+    std::printf("\n");
+    // Step 1 walks the start's topology (no lagged walk measured yet); step 16 measures the lag again.
+    ASSERT_GE(foregroundAt.size(), size_t(8));
+    EXPECT_EQ(foregroundAt.front(), 2);
+    EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kLaggedProbeEvery), 0);
+    EXPECT_EQ(pipe.foregroundBuilds(), int64_t(foregroundAt.size()));
+    EXPECT_THROW(Pipeline(p, 0, PipelineDevice::Cpu, Prediction::MidServed, 1, 0.5), ParameterError);
+}
+
+// A restart continues the foreground policy bit for bit: from a step that built in the foreground, and from the one
+// before the lag is measured again, whose lagged build is in flight.
+TEST(Pipeline, RestartIsBitIdenticalWithForegroundSteps)
+{
+    const ParticleSet b = makeModel("plummer", 4096, kSeed);
+    const Parameters p  = parameters();
+    const int64_t n     = b.size();
+    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
+    std::iota(callerIndex.begin(), callerIndex.end(), 0);
+    const auto make = [&] { return std::make_unique<Pipeline>(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0); };
+    std::unique_ptr<Pipeline> whole = make();
+    whole->start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    std::vector<bool> foreground;
+    for (int k = 0; k < 20; ++k)
+    {
+        whole->step(kPredictDt);
+        foreground.push_back(whole->lastStep().foreground);
+    }
+    const test::PipelineState end = stateOf(*whole, n);
+    for (int64_t at : {int64_t(10), kLaggedProbeEvery - 1})
+    {
+        std::unique_ptr<Pipeline> first = make();
+        first->start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+        for (int64_t k = 0; k < at; ++k) first->step(kPredictDt);
+        ASSERT_TRUE(first->lastStep().foreground) << "step " << at;
+        const PipelineCheckpoint c  = first->checkpoint();
+        const test::PipelineState s = stateOf(*first, n);
+        EXPECT_EQ(c.adoptStep, at == kLaggedProbeEvery - 1 ? kLaggedProbeEvery : -1) << "step " << at;
+        std::unique_ptr<Pipeline> resumed = make();
+        resumed->restore(s.pos.data(), s.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, at, c);
+        for (int64_t k = at; k < 20; ++k)
+        {
+            resumed->step(kPredictDt);
+            EXPECT_EQ(resumed->lastStep().foreground, foreground[size_t(k)]) << "step " << k + 1;
+        }
+        const test::PipelineState r = stateOf(*resumed, n);
+        EXPECT_TRUE(test::sameBits(r.pos, end.pos)) << "restored at step " << at;
+        EXPECT_TRUE(test::sameBits(r.vel, end.vel)) << "restored at step " << at;
+    }
 }
 
 // A pipelined run's forces come from the pipeline from its start: the classic solver builds no tree of its own

@@ -142,6 +142,51 @@ TEST(PipelinePeriodic, KeptTopologiesTakeTheErrorControlAndMatchAFreshEvaluation
     }
 }
 
+// A foreground step of a periodic box (lagged topologies from unpredicted positions, ratio 1) adopts a tree built
+// from its own positions, its bodies wrapped into the box by the shifts of that build: the forces are a classic
+// evaluation's of the same state, its error control fed the same previous accelerations, interaction for
+// interaction.
+TEST(PipelinePeriodic, AForegroundStepIsAFreshEvaluationOfItsState)
+{
+    const ParticleSet b = movingBox(4096);
+    const int64_t n     = b.size();
+    const Parameters p  = treePmParameters(0.002);
+    Pipeline pipe(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0);
+    test::startInCallersOrder(pipe, b);
+    int64_t compared = 0;
+    std::vector<Vec3d> before(static_cast<size_t>(n)), acc(static_cast<size_t>(n));
+    for (int k = 0; k < 8; ++k)
+    {
+        pipe.copyAccelerations(before.data());
+        pipe.step(kDt);
+        if (!pipe.lastStep().foreground) continue;
+        const test::PipelineState s = stateOf(pipe, n);
+        GravitySolver fresh(p);
+        fresh.setBodies(s.pos, b.mass);
+        fresh.setPreviousAccelerations(before);
+        std::vector<Vec3d> freshAcc;
+        std::vector<double> freshPot;
+        fresh.computeForces(freshAcc, freshPot);
+        pipe.copyAccelerations(acc.data());
+        double worst = 0;
+        for (int64_t i = 0; i < n; ++i)
+        {
+            const Vec3d d = acc[size_t(i)] - freshAcc[size_t(i)];
+            worst         = std::max(worst, std::sqrt(dot(d, d) / dot(freshAcc[size_t(i)], freshAcc[size_t(i)])));
+        }
+        EXPECT_LT(worst, 1e-5) << "step " << pipe.stepIndex();
+        EXPECT_EQ(pipe.stats().nodeInteractions, fresh.stats().nodeInteractions) << "step " << pipe.stepIndex();
+        EXPECT_EQ(pipe.stats().leafInteractions, fresh.stats().leafInteractions) << "step " << pipe.stepIndex();
+        for (const Vec3d& x : pipe.checkpoint().statePos)
+        {
+            ASSERT_TRUE(x.x >= 0 && x.x < kL && x.y >= 0 && x.y < kL && x.z >= 0 && x.z < kL)
+                << "a body outside the box after a foreground adoption, step " << pipe.stepIndex();
+        }
+        ++compared;
+    }
+    EXPECT_GE(compared, 3);
+}
+
 TEST(PipelinePeriodic, IsBitIdenticalForOneAndTwoThreads)
 {
     const ParticleSet b = movingBox(4096);
