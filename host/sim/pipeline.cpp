@@ -446,8 +446,9 @@ void Pipeline::queueBuildInputs(double ahead)
 
 bool Pipeline::foregroundDue() const
 {
-    if (every_ != 0 || !(freshRatio_ > 0) || step_ % kLaggedProbeEvery == 0) return false;
-    if (inFlight_ && adoptStep_ > step_) return false;
+    if (every_ != 0 || !(freshRatio_ > 0) || (inFlight_ && adoptStep_ > step_)) return false;
+    if (step_ % kFreshProbeEvery == kFreshProbeEvery / 2) return true;
+    if (step_ % kLaggedProbeEvery == 0) return false;
     return double(lastInteractions_) > freshRatio_ * double(freshInteractions_);
 }
 
@@ -525,6 +526,7 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
         if (afterRefit) afterRefit();
         if (treePm_) backend_->startMeshForces();
     };
+    const bool hadResults = hasResults_;
     const InteractionTotals t =
         backend_->refitAndEvaluate(eps2_, hasResults_ ? groupTolerance_ : 0.0f, last_.times, refitQueued, afterForces);
     if (treePm_)
@@ -535,8 +537,11 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
     }
     hasResults_          = true;
     const int64_t walked = t.nodes + t.leafBodies;
-    if (walkFresh_) freshInteractions_ = walked;
-    else lastInteractions_ = walked;
+    // TreePM's first evaluation, without previous accelerations, opens by the size bound alone: no measure of what
+    // the later fresh walks take.
+    const bool comparable = groupTolerance_ == 0 || hadResults;
+    if (walkFresh_ && comparable) freshInteractions_ = walked;
+    else if (!walkFresh_) lastInteractions_ = walked;
     last_.interactions      = walked;
     last_.nodeInteractions  = t.nodes;
     last_.leafInteractions  = t.leafBodies - n_; // every body meets itself in its own leaf

@@ -22,8 +22,9 @@
 ///          keys sorted there, as for a lagged build), so that the walk takes a fresh tree's interactions, at
 ///          the price of the host's build on the step's path. A step does so when the last walk of a lagged
 ///          topology took more than freshRatio (kFreshTreeRatio) times the interactions of the last walk of a
-///          topology built from the positions it walked (the start's, or a foreground step's). Every
-///          kLaggedProbeEvery-th step walks a lagged topology again, started lag steps before, so that the
+///          topology built from the positions it walked (the start's, unless TreePM's error control had no
+///          previous accelerations there, or a foreground step's). Every kLaggedProbeEvery-th step walks a lagged
+///          topology again, started lag steps before, and every kFreshProbeEvery-th a fresh one, so that the
 ///          comparison follows the run (a cosmological box's late steps, a merger's violent phase that ends).
 /// A lagged build (K != 1) is made from predicted positions x + t v (common/integrate.h's
 /// predictPosition, computed by the backend after a drift, v the velocities of that drift; only the
@@ -118,6 +119,13 @@ constexpr double kFreshTreeRatio = 1.5;
 /// Every this many steps (step % kLaggedProbeEvery == 0) a run that builds in the foreground walks a lagged
 /// topology again, to measure what the lag costs now (the file comment).
 constexpr int64_t kLaggedProbeEvery = 16;
+
+/// Every this many steps (step % kFreshProbeEvery == kFreshProbeEvery / 2) a run that walks lagged topologies
+/// builds in the foreground once, so that the fresh walk it compares with is at most this old: the walks'
+/// interactions change over a run (in a 256^3 LCDM box the lagged walks take 3100 a body at z = 49, 3950 at z = 17
+/// and 2730 at z = 3, fresh trees 2130 at z = 0), and a stale reference would hide a lag that doubles the walk. It costs one host build on a step's
+/// path per this many steps (about 1% of an isolated run's steps on an H200).
+constexpr int64_t kFreshProbeEvery = 64;
 
 /// The positions a lagged build is made from (the file comment).
 enum class Prediction
@@ -305,9 +313,9 @@ private:
     /// download of the positions predicted `ahead` on (predictionAhead; 0: the state's own); launchBuild then builds
     /// it on a thread.
     void queueBuildInputs(double ahead);
-    /// Whether the step being made builds its topology in the foreground (the file comment): K = 0, the last lagged
-    /// walk took more than freshRatio_ times the last fresh one's interactions, no lagged build is on its way for a
-    /// later step, and the step is not one that walks a lagged topology to measure it again.
+    /// Whether the step being made builds its topology in the foreground (the file comment): K = 0, no lagged build
+    /// is on its way for a later step, and either the step measures a fresh walk again or the last lagged walk took
+    /// more than freshRatio_ times the last fresh one's interactions and the step does not measure a lagged one.
     bool foregroundDue() const;
     /// Builds the step's topology from its own drifted positions and adopts it, the stepping thread waiting.
     void buildInForeground(TimelineLaps& host);

@@ -338,7 +338,8 @@ TEST(Pipeline, LagOneWalksAsMuchAsAFreshTreeOnAViolentMerger)
 // Where lagged topologies walk more than fresh ones by more than the pipeline's ratio, steps build in the foreground
 // from their own drifted positions and walk exactly a fresh tree's interactions; every kLaggedProbeEvery-th step
 // walks a lagged topology again. Topologies from unpredicted positions (Plummer 2^14, h = 1/32) walk a few percent
-// more than fresh ones: a ratio of 1 builds in the foreground, the default ratio never does.
+// more than fresh ones: a ratio of 1 builds in the foreground, the default ratio only where it measures a fresh walk
+// again (every kFreshProbeEvery steps).
 TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
 {
     const ParticleSet b = makeModel("plummer", 1 << 14, kSeed);
@@ -351,11 +352,12 @@ TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
     pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
     usual.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
     std::vector<int64_t> foregroundAt;
-    for (int k = 0; k < 18; ++k)
+    for (int k = 0; k < kFreshProbeEvery / 2 + 2; ++k)
     {
         pipe.step(kPredictDt);
         usual.step(kPredictDt);
-        EXPECT_FALSE(usual.lastStep().foreground) << "step " << usual.stepIndex();
+        EXPECT_EQ(usual.lastStep().foreground, usual.stepIndex() == kFreshProbeEvery / 2)
+            << "step " << usual.stepIndex();
         // Step 1 walks the start's topology; every later one adopts one, in the foreground or built a step earlier.
         EXPECT_EQ(pipe.lastStep().rebuilt, pipe.stepIndex() > 1) << "step " << pipe.stepIndex();
         if (!pipe.lastStep().foreground) continue;
@@ -372,6 +374,7 @@ TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
     ASSERT_GE(foregroundAt.size(), size_t(8));
     EXPECT_EQ(foregroundAt.front(), 2);
     EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kLaggedProbeEvery), 0);
+    EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kFreshProbeEvery / 2), 1);
     EXPECT_EQ(pipe.foregroundBuilds(), int64_t(foregroundAt.size()));
     EXPECT_THROW(Pipeline(p, 0, PipelineDevice::Cpu, Prediction::MidServed, 1, 0.5), ParameterError);
 }
