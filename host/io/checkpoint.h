@@ -90,7 +90,9 @@ namespace octwalk {
 struct PipelineFields
 {
     /// 1: the classic step, no pipeline field in the file.
-    int64_t rebuildEvery    = 1;
+    int64_t rebuildEvery = 1;
+    /// freshInteractions: the interactions of the last walk of a topology built from the positions it walked;
+    /// lastInteractions: of the last walk of any other (the foreground policy's state, host/sim/pipeline.h).
     int64_t lastRebuildStep = 0, freshInteractions = 0, lastInteractions = 0, rebuilds = 0;
     int64_t adoptStep = -1;
     /// Steps between a background build's positions and its adoption (version 6; 1 in version 4).

@@ -342,22 +342,15 @@ TEST(Pipeline, LagOneWalksAsMuchAsAFreshTreeOnAViolentMerger)
 // again (every kFreshProbeEvery steps).
 TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
 {
-    const ParticleSet b = makeModel("plummer", 1 << 14, kSeed);
-    const Parameters p  = parameters();
-    const int64_t n     = b.size();
-    std::vector<int32_t> callerIndex(static_cast<size_t>(n));
-    std::iota(callerIndex.begin(), callerIndex.end(), 0);
+    const Parameters p = parameters();
+    // A ratio of 1, 2^13 bodies: past the lagged walk's step 16, to the fresh walk of step 32.
+    const ParticleSet b = makeModel("plummer", 1 << 13, kSeed);
     Pipeline pipe(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0);
-    Pipeline usual(p, 0, PipelineDevice::Cpu, Prediction::None, 1);
-    pipe.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
-    usual.start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    test::startInCallersOrder(pipe, b);
     std::vector<int64_t> foregroundAt;
-    for (int k = 0; k < kFreshProbeEvery / 2 + 2; ++k)
+    for (int64_t k = 0; k < kFreshProbeEvery / 2 + 1; ++k)
     {
         pipe.step(kPredictDt);
-        usual.step(kPredictDt);
-        EXPECT_EQ(usual.lastStep().foreground, usual.stepIndex() == kFreshProbeEvery / 2)
-            << "step " << usual.stepIndex();
         // Step 1 walks the start's topology; every later one adopts one, in the foreground or built a step earlier.
         EXPECT_EQ(pipe.lastStep().rebuilt, pipe.stepIndex() > 1) << "step " << pipe.stepIndex();
         if (!pipe.lastStep().foreground) continue;
@@ -367,7 +360,7 @@ TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
             EXPECT_EQ(pipe.lastStep().interactions, freshInteractions(pipe, b, p)) << "step " << pipe.stepIndex();
         }
     }
-    std::printf("Plummer 2^14, h = %g, lag 1 from unpredicted positions, ratio 1: foreground steps", kPredictDt);
+    std::printf("Plummer 2^13, h = %g, lag 1 from unpredicted positions, ratio 1: foreground steps", kPredictDt);
     for (int64_t s : foregroundAt) std::printf(" %lld", (long long)s);
     std::printf("\n");
     // Step 1 walks the start's topology (no lagged walk measured yet); step 16 measures the lag again.
@@ -376,6 +369,17 @@ TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
     EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kLaggedProbeEvery), 0);
     EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kFreshProbeEvery / 2), 1);
     EXPECT_EQ(pipe.foregroundBuilds(), int64_t(foregroundAt.size()));
+
+    // The default ratio on 2^12 bodies builds in the foreground only for the fresh walk of step 32.
+    const ParticleSet small = makeModel("plummer", 1 << 12, kSeed);
+    Pipeline usual(p, 0, PipelineDevice::Cpu, Prediction::None, 1);
+    test::startInCallersOrder(usual, small);
+    for (int64_t k = 0; k < kFreshProbeEvery / 2 + 1; ++k)
+    {
+        usual.step(kPredictDt);
+        EXPECT_EQ(usual.lastStep().foreground, usual.stepIndex() == kFreshProbeEvery / 2)
+            << "step " << usual.stepIndex();
+    }
     EXPECT_THROW(Pipeline(p, 0, PipelineDevice::Cpu, Prediction::MidServed, 1, 0.5), ParameterError);
 }
 
@@ -390,7 +394,7 @@ TEST(Pipeline, RestartIsBitIdenticalWithForegroundSteps)
     std::iota(callerIndex.begin(), callerIndex.end(), 0);
     const auto make = [&] { return std::make_unique<Pipeline>(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0); };
     std::unique_ptr<Pipeline> whole = make();
-    whole->start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+    test::startInCallersOrder(*whole, b);
     std::vector<bool> foreground;
     for (int k = 0; k < 20; ++k)
     {
@@ -401,7 +405,7 @@ TEST(Pipeline, RestartIsBitIdenticalWithForegroundSteps)
     for (int64_t at : {int64_t(10), kLaggedProbeEvery - 1})
     {
         std::unique_ptr<Pipeline> first = make();
-        first->start(b.pos.data(), b.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, 0);
+        test::startInCallersOrder(*first, b);
         for (int64_t k = 0; k < at; ++k) first->step(kPredictDt);
         ASSERT_TRUE(first->lastStep().foreground) << "step " << at;
         const PipelineCheckpoint c  = first->checkpoint();

@@ -60,6 +60,26 @@ ParticleSet movingBox(int64_t n)
     return b;
 }
 
+/// A classic evaluation of bodies at pos, its error control fed the previous accelerations.
+struct FreshEvaluation
+{
+    std::vector<Vec3d> acc;
+    InteractionStats stats;
+};
+
+FreshEvaluation freshEvaluation(const Parameters& p, const std::vector<Vec3d>& pos, const std::vector<double>& mass,
+                                const std::vector<Vec3d>& previous)
+{
+    GravitySolver fresh(p);
+    fresh.setBodies(pos, mass);
+    fresh.setPreviousAccelerations(previous);
+    FreshEvaluation e;
+    std::vector<double> pot;
+    fresh.computeForces(e.acc, pot);
+    e.stats = fresh.stats();
+    return e;
+}
+
 } // namespace
 
 TEST(PipelinePeriodic, RebuildEveryStepIsTheClassicTreePmSimulationBitForBit)
@@ -118,13 +138,9 @@ TEST(PipelinePeriodic, KeptTopologiesTakeTheErrorControlAndMatchAFreshEvaluation
                 << "an output position outside the box";
         }
         // A fresh classic evaluation of the same state, its error control fed the pipeline's last accelerations.
-        const std::vector<Vec3d> acc = sim.accelerations();
-        GravitySolver fresh(p);
-        fresh.setBodies(s.pos, s.mass);
-        fresh.setPreviousAccelerations(acc);
-        std::vector<Vec3d> freshAcc;
-        std::vector<double> freshPot;
-        fresh.computeForces(freshAcc, freshPot);
+        const std::vector<Vec3d> acc       = sim.accelerations();
+        const FreshEvaluation fresh        = freshEvaluation(p, s.pos, s.mass, acc);
+        const std::vector<Vec3d>& freshAcc = fresh.acc;
         std::vector<double> rel(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i)
         {
@@ -135,7 +151,7 @@ TEST(PipelinePeriodic, KeptTopologiesTakeTheErrorControlAndMatchAFreshEvaluation
         EXPECT_LT(rel[size_t(n / 2)], 2e-3) << "median, rebuild every " << every;
         EXPECT_LT(rel[size_t(n * 99 / 100)], 2e-2) << "p99, rebuild every " << every;
         // A kept topology walks more than a fresh tree, but not the stretched cells of bodies moved across the box.
-        const InteractionStats kept = sim.pipeline()->stats(), own = fresh.stats();
+        const InteractionStats kept = sim.pipeline()->stats(), own = fresh.stats;
         const double keptPerBody  = double(kept.nodeInteractions + kept.leafInteractions) / double(n);
         const double freshPerBody = double(own.nodeInteractions + own.leafInteractions) / double(n);
         EXPECT_LT(keptPerBody, 1.5 * freshPerBody) << "rebuild every " << every;
@@ -160,13 +176,9 @@ TEST(PipelinePeriodic, AForegroundStepIsAFreshEvaluationOfItsState)
         pipe.copyAccelerations(before.data());
         pipe.step(kDt);
         if (!pipe.lastStep().foreground) continue;
-        const test::PipelineState s = stateOf(pipe, n);
-        GravitySolver fresh(p);
-        fresh.setBodies(s.pos, b.mass);
-        fresh.setPreviousAccelerations(before);
-        std::vector<Vec3d> freshAcc;
-        std::vector<double> freshPot;
-        fresh.computeForces(freshAcc, freshPot);
+        const test::PipelineState s        = stateOf(pipe, n);
+        const FreshEvaluation fresh        = freshEvaluation(p, s.pos, b.mass, before);
+        const std::vector<Vec3d>& freshAcc = fresh.acc;
         pipe.copyAccelerations(acc.data());
         double worst = 0;
         for (int64_t i = 0; i < n; ++i)
@@ -175,8 +187,8 @@ TEST(PipelinePeriodic, AForegroundStepIsAFreshEvaluationOfItsState)
             worst         = std::max(worst, std::sqrt(dot(d, d) / dot(freshAcc[size_t(i)], freshAcc[size_t(i)])));
         }
         EXPECT_LT(worst, 1e-5) << "step " << pipe.stepIndex();
-        EXPECT_EQ(pipe.stats().nodeInteractions, fresh.stats().nodeInteractions) << "step " << pipe.stepIndex();
-        EXPECT_EQ(pipe.stats().leafInteractions, fresh.stats().leafInteractions) << "step " << pipe.stepIndex();
+        EXPECT_EQ(pipe.stats().nodeInteractions, fresh.stats.nodeInteractions) << "step " << pipe.stepIndex();
+        EXPECT_EQ(pipe.stats().leafInteractions, fresh.stats.leafInteractions) << "step " << pipe.stepIndex();
         for (const Vec3d& x : pipe.checkpoint().statePos)
         {
             ASSERT_TRUE(x.x >= 0 && x.x < kL && x.y >= 0 && x.y < kL && x.z >= 0 && x.z < kL)
