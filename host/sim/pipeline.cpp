@@ -447,9 +447,11 @@ void Pipeline::queueBuildInputs(double ahead)
 bool Pipeline::foregroundDue() const
 {
     if (every_ != 0 || !(freshRatio_ > 0) || (inFlight_ && adoptStep_ > step_)) return false;
+    const double lagged = double(lastInteractions_), fresh = double(freshInteractions_);
     if (step_ % kFreshProbeEvery == kFreshProbeEvery / 2) return true;
+    if (step_ % kLaggedProbeEvery == kLaggedProbeEvery / 2 && lagged > kFreshRecheckRatio * fresh) return true;
     if (step_ % kLaggedProbeEvery == 0) return false;
-    return double(lastInteractions_) > freshRatio_ * double(freshInteractions_);
+    return lagged > freshRatio_ * fresh;
 }
 
 void Pipeline::buildInForeground(TimelineLaps& host)
