@@ -223,7 +223,7 @@ TEST_P(GpuPipelineTest, PeriodicTreePmStepWalksTheCpuTwinsLists)
 // Foreground steps (lagged topologies from unpredicted positions, ratio 1) on the device and on the CPU twin, in an
 // isolated sphere and a periodic TreePM box: the same steps build in the foreground (the decisions read the walks'
 // counts), walking about as much; restored from the device's checkpoint, both walk identical lists.
-TEST(GpuPipelineForeground, StepsBuildInTheForegroundAsOnTheCpuTwin)
+TEST_F(GpuResidentTest, ForegroundStepsBuildAsOnTheCpuTwin)
 {
     for (bool periodic : {false, true})
     {
