@@ -649,9 +649,9 @@ void Pipeline::step(const Factors& f)
     // The next build's input (predicted positions, the device's sort of their keys) is queued before the refit:
     // the device predicts and sorts on its copy stream while it refits, before the walk takes every multiprocessor,
     // and the host's build, which takes most of a step at 2^18 bodies and up, starts as early as it can.
-    // A foreground step starts a lagged build only for the step that measures the lag again.
-    const bool buildStarts =
-        every_ != 1 && !inFlight_ && (foreground ? (step_ + lag_) % kLaggedProbeEvery == 0 : buildDue());
+    // A foreground step starts the next lagged build too: the step after it walks a topology predicted for it, which
+    // measures the lag (the foreground step's own tree, refitted a step later, was built from unpredicted positions).
+    const bool buildStarts = every_ != 1 && !inFlight_ && buildDue();
     if (buildStarts)
     {
         queueBuildInputs(predictionAhead(f.drift));

@@ -20,7 +20,8 @@
 ///          Where the lagged topologies walk much more than fresh ones, a step builds in the foreground
 ///          instead (foregroundDue): its topology comes from its own drifted positions (on the device: their
 ///          keys sorted there, as for a lagged build), so that the walk takes a fresh tree's interactions, at
-///          the price of the host's build on the step's path. A step does so when the last walk of a lagged
+///          the price of the host's build on the step's path (the lagged build for the next step starts as in
+///          any other step, and a foreground step leaves it unadopted). A step does so when the last walk of a lagged
 ///          topology took more than freshRatio (kFreshTreeRatio) times the interactions of the last walk of a
 ///          topology built from the positions it walked (the start's, unless TreePM's error control had no
 ///          previous accelerations there, or a foreground step's). Every kLaggedProbeEvery-th step walks a lagged
