@@ -111,11 +111,12 @@ enum class PipelineDevice
 
 /// The pipeline's default freshRatio (K = 0; the file comment): a step builds its topology in the foreground when
 /// the last lagged topology's walk took more than this many times the interactions of the last fresh one's. The
-/// foreground build costs the host's build on the step's path (on an H200 with 16 host cores, about 60 ms at 2^24
-/// bodies from keys sorted on the device) and saves the lagged walk's excess: in a 256^3 LCDM box at z = 0 the
-/// lagged topologies walk 1590 + 4030 node + leaf interactions a body against 905 + 1225 for fresh ones (2.6
-/// times), 0.37 s of walk and forces against 0.16 s; an isolated Plummer sphere's lag-1 topologies walk within 3% of
-/// a fresh tree's, and never build in the foreground.
+/// foreground build costs the host's build on the step's path (on an H200 with 16 host cores, about 55 ms at 2^24
+/// bodies from keys sorted on the device: benchmarks/results/periodic/step_timeline) and saves the lagged walk's
+/// excess: in a 256^3 LCDM box at z = 0 the lagged topologies walk 1590 + 4030 node + leaf interactions a body
+/// against 905 + 1225 for fresh ones (2.6 times), 0.37 s of walk and forces against 0.16 s; an isolated Plummer
+/// sphere's lag-1 topologies walk within 3% of a fresh tree's, and build in the foreground only where the fresh walk
+/// is measured again (kFreshProbeEvery).
 constexpr double kFreshTreeRatio = 1.5;
 
 /// Every this many steps (step % kLaggedProbeEvery == 0) a run that builds in the foreground walks a lagged
