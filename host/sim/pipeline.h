@@ -125,7 +125,7 @@ constexpr int64_t kLaggedProbeEvery = 16;
 
 /// Every this many steps (step % kFreshProbeEvery == kFreshProbeEvery / 2) a run that walks lagged topologies
 /// builds in the foreground once, so that the fresh walk it compares with is at most this old: the walks'
-/// interactions change over a run (in a 256^3 LCDM box the lagged walks take 3100 a body at z = 49, 3950 at z = 17
+/// interactions change over a run (in a 256^3 LCDM box the lagged walks take 3100 a body at z = 44, 3950 at z = 17
 /// and 2730 at z = 3, fresh trees 2130 at z = 0), and a stale reference would hide a lag that doubles the walk. It
 /// costs one host build on a step's path per this many steps.
 constexpr int64_t kFreshProbeEvery = 64;
@@ -134,7 +134,7 @@ constexpr int64_t kFreshProbeEvery = 64;
 /// kFreshTreeRatio, the fresh walk is measured again every kLaggedProbeEvery steps (step % kLaggedProbeEvery ==
 /// kLaggedProbeEvery / 2) instead of every kFreshProbeEvery: a lag on its way up is caught within 16 steps, while
 /// runs whose lag costs less (isolated systems: a few percent) pay no more builds. In a 64^3 LCDM box the fresh walk
-/// fell from 2830 interactions a body at z = 0.35 to 2190 at z = 0 while the lagged one rose from 2910 to 4250.
+/// fell from 2830 interactions a body at z = 3.5 to 2190 at z = 0 while the lagged one rose from 2910 to 4250.
 constexpr double kFreshRecheckRatio = 1.2;
 
 /// The positions a lagged build is made from (the file comment).
