@@ -193,6 +193,8 @@ struct ShortRangeView
     float nodeSizeDistance2 = 0.0f;
     /// r_s^4 / kTreePmNodeErrorFactor: the scale of shortRangeNodeErrorSmallEnough's comparison.
     float nodeErrorScale = 0.0f;
+    /// kTreePmTruncationFactor nodeExtentFactor^3: the scale of shortRangeNodeTruncationSmallEnough's comparison.
+    float nodeTruncationScale = 0.0f;
     /// A pair's factors against its softened distance for one eps^2 (shortRangePairFactors): kShortRangePairIntervals
     /// words (fillShortRangePairTable). The body-leaf passes attach the table of their own eps^2
     /// (withShortRangePairTable: bodyLeafForcesCpu, the device's evaluation); only bodyBodyShortRange reads it.
@@ -249,6 +251,15 @@ constexpr double kTreePmNodeSizeDistance = 2.0;
 /// so the factor is 1.2e-3. The clustered 2^15 box (a second evaluation) 1.01e-4 / 9.77e-4 at 2294 and 1.02e-4 /
 /// 9.77e-4 at 2208 (3e-3, 6e-4); the uniform one is unchanged (no group's tolerance lets a wide node through).
 constexpr double kTreePmNodeErrorFactor = 1.2e-3;
+
+/// The octupole's pull in units of R^3 M / d^5 (shortRangeNodeTruncationSmallEnough), set where TreePM's steps meet
+/// tree + Ewald's error at the fewest interactions. On the last of 4 classic steps from the evolved 64^3 LCDM box at
+/// z = 0 (theta 0.5, alpha 0.002, the default split, 1024 targets against the Ewald sum; median / p99, interactions
+/// per body) at 0 (no such bound) / 0.25 / 0.5 / 1 / 4: 6.18e-5 / 6.12e-4 at 2199, 5.51e-5 / 4.17e-4 at 2233, 4.88e-5
+/// / 3.43e-4 at 2289, 4.20e-5 / 2.56e-4 at 2398, 2.76e-5 / 1.08e-4 at 2858; tree + Ewald's 6.11e-5 / 4.85e-4 at 4975,
+/// theta 0.45 instead 5.08e-5 / 4.23e-4 at 2470. The evolved 32^3 box (8 steps) at 0 / 0.5 / 1: 2.66e-5 / 5.46e-4 at
+/// 2307, 2.37e-5 / 2.19e-4 at 2354, 2.22e-5 / 1.62e-4 at 2377 (tree + Ewald 3.10e-5 / 5.71e-4 at 4560).
+constexpr double kTreePmTruncationFactor = 0.5;
 
 /// The long-range pull of a unit mass at distance r, the part the mesh carries: acceleration acc d (d the offset
 /// to the mass) and potential -pot, acc = (erf(x) - (2x / sqrt(pi)) exp(-x^2)) / r^3 and pot = erf(x) / r with
@@ -565,6 +576,19 @@ HOST_DEVICE inline bool shortRangeNodeErrorSmallEnough(float mass, float size2, 
                                                        const ShortRangeView& s)
 {
     return mulNoFma(mass, size2) <= mulNoFma(mulNoFma(groupTolerance, s.nodeErrorScale), d2);
+}
+
+/// Whether the truncation of a node's quadrupole expansion errs little beside a group's tolerance (groupHalf.w, G =
+/// 1): the octupole left out pulls about R^3 M / d^5 for bodies within R of the com (R = nodeExtentFactor
+/// sqrt(nodeMac.w)) at distance d from the group's box, times kTreePmTruncationFactor. GADGET's relative criterion for
+/// an expansion to the quadrupole: theta bounds the truncation relative to each node's own pull, this bounds it
+/// relative to the group's net force, which is what matters where many pulls cancel (the centres of haloes, where
+/// the short range carries the force). Rounded identically on both backends (IEEE sqrt, no FMA).
+HOST_DEVICE inline bool shortRangeNodeTruncationSmallEnough(float mass, float nodeMacW, float d2, float groupTolerance,
+                                                            const ShortRangeView& s)
+{
+    const float lhs = mulNoFma(mulNoFma(mass, s.nodeTruncationScale), mulNoFma(nodeMacW, sqrtf(nodeMacW)));
+    return lhs <= mulNoFma(groupTolerance, mulNoFma(mulNoFma(d2, d2), sqrtf(d2)));
 }
 
 /// TreePM's error control for one group (groupHalf.w): err_tol_force_acc (alpha) times the smallest |a| of its

@@ -32,8 +32,9 @@ enum class EntryAction : int32_t
 /// the node's com, a node is dropped when d > r_cut and it is accepted (its pull would be cut off for every
 /// body of the group) or all of it lies beyond r_cut (d > r_cut + R, R its extent); else the MAC decides as
 /// in any periodic box, except that a node too wide for its distance is opened unless its expansion's error is
-/// small beside the group's tolerance (groupHalf.w; shortRangeNodeErrorSmallEnough, which reads the node's mass
-/// from nodeCom only then).
+/// small beside the group's tolerance (groupHalf.w; shortRangeNodeErrorSmallEnough), and that once the group has a
+/// tolerance any node whose truncation errs too much beside it is opened (shortRangeNodeTruncationSmallEnough). Both
+/// read the node's mass from nodeCom, and only for nodes the MAC accepts.
 HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, const F4* nodeCom, uint32_t entry, F4 groupCenter,
                                                        F4 groupHalf, const PeriodicView& box)
 {
@@ -44,9 +45,14 @@ HOST_DEVICE inline EntryAction classifyShortRangeEntry(F4 nodeMac, const F4* nod
     {
         const Vec3f c     = nearestImage(xyz(nodeMac) - xyz(groupCenter), box);
         const float size2 = shortRangeNodeSize2(nodeMac.w, shortRangeDistance2(c), groupHalf);
-        accepted          = shortRangeNodeSmallEnough(size2, s) ||
-                   (groupHalf.w > 0.0f &&
-                    shortRangeNodeErrorSmallEnough(nodeCom[entry & ~kLeafBit].w, size2, d2, groupHalf.w, s));
+        if (groupHalf.w > 0.0f)
+        {
+            const float mass = nodeCom[entry & ~kLeafBit].w;
+            accepted         = shortRangeNodeTruncationSmallEnough(mass, nodeMac.w, d2, groupHalf.w, s) &&
+                       (shortRangeNodeSmallEnough(size2, s) ||
+                        shortRangeNodeErrorSmallEnough(mass, size2, d2, groupHalf.w, s));
+        }
+        else accepted = shortRangeNodeSmallEnough(size2, s);
     }
     if (d2 > s.cutoff2 && (accepted || shortRangeNodeOutOfReach(d2, nodeMac.w, s, box.boxSize)))
         return EntryAction::Drop;

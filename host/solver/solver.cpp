@@ -355,6 +355,8 @@ ShortRangeView shortRangeView(const Parameters& p)
     const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
     s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
     s.nodeErrorScale          = float(rs * rs * rs * rs / kTreePmNodeErrorFactor);
+    const double extent       = shortRangeNodeExtentFactor(p.mac == Mac::Octgrav, p.opening_angle);
+    s.nodeTruncationScale     = float(kTreePmTruncationFactor * extent * extent * extent);
     return s;
 }
 

@@ -701,9 +701,10 @@ TEST(PeriodicTree, EvolvedCosmologicalBoxMatchesTheEwaldSum)
     }
 
     // The default periodic force, TreePM on the automatic mesh (64^3, interlaced, the default split), from the
-    // previous accelerations as a run's steps take it, on the same targets. Measured: median 2.37e-5, p99 6.38e-4 at
-    // 2553 interactions per body: a smaller median than tree + Ewald's, a p99 1.4 times its (the short-range nodes'
-    // expansion; with one mesh and asmth 2 the median was 3.4 times tree + Ewald's).
+    // previous accelerations as a run's steps take it, on the same targets. Measured: median 2.11e-5, p99 2.18e-4 at
+    // 2584 interactions per body, both below tree + Ewald's; without the bound on a node's truncation beside its
+    // group's force (common/treepm.h, shortRangeNodeTruncationSmallEnough) 2.37e-5 / 6.38e-4 at 2553, a p99 1.4 times
+    // tree + Ewald's: the nodes accepted near groups whose pulls cancel.
     Parameters treePm      = Parameters{};
     treePm.box_size        = c.L;
     treePm.epsilon_squared = eps2;
@@ -720,7 +721,7 @@ TEST(PeriodicTree, EvolvedCosmologicalBoxMatchesTheEwaldSum)
                 double(s.stats().nodeInteractions + s.stats().leafInteractions) / double(c.pos.size()), splitW);
     EXPECT_LT(std::fabs(splitW), 3e-4);
     EXPECT_LE(split.median, previous.errors.median);
-    EXPECT_LE(split.p99, 1.5 * previous.errors.p99);
+    EXPECT_LE(split.p99, previous.errors.p99);
 }
 
 TEST(PeriodicTree, PerfectLatticeFeelsAlmostNoForce)

@@ -646,9 +646,9 @@ TEST(TreePm, ClusteredBoxAgainstTheEwaldSum)
 TEST(TreePm, ErrorControlSparesInteractionsAtTheSameAccuracy)
 {
     // From the previous step's accelerations (as in a run), nodes too wide for the split's fixed size bound are
-    // expanded where their error is small beside the group's acceleration: in a clustered box that spares
-    // interactions (docs/periodic.md) and leaves the error against the Ewald sum where it was. Without previous
-    // accelerations (a single evaluation) the fixed bound alone decides.
+    // expanded where their error is small beside the group's acceleration, and nodes whose truncation errs too much
+    // beside it are opened: in a clustered box that spares interactions (docs/periodic.md) and lowers the error
+    // against the Ewald sum. Without previous accelerations (a single evaluation) the fixed bound alone decides.
     const PeriodicBodies b = clusteredBox(1 << 13, 10.0, 9);
     Parameters p           = treePmParameters(b, 32, 0.5, 1e-6 * b.L * b.L);
     p.asmth                = 2;
@@ -677,9 +677,11 @@ TEST(TreePm, ErrorControlSparesInteractionsAtTheSameAccuracy)
     std::printf("clustered 2^13, pm_grid 32, asmth 2, rcut 6: error control median %.3g p99 %.3g at %.0f interactions "
                 "per body; fixed bound only %.3g / %.3g at %.0f\n",
                 c.median, c.p99, withControl, f.median, f.p99, withBound);
-    EXPECT_LT(withControl, 0.9 * withBound);
-    EXPECT_LE(c.median, 1.1 * f.median);
-    EXPECT_LE(c.p99, 1.1 * f.p99);
+    // Measured: 7.79e-5 / 4.03e-4 at 1406 against 1.14e-4 / 1.41e-3 at 1516 (without the truncation bound the
+    // control took fewer than 0.9 times the fixed bound's interactions, at errors within 1.1 times its).
+    EXPECT_LT(withControl, withBound);
+    EXPECT_LE(c.median, f.median);
+    EXPECT_LE(c.p99, f.p99);
     Parameters fixed        = p;
     fixed.err_tol_force_acc = 0;
     InteractionStats without;
@@ -783,10 +785,13 @@ TEST(TreePmWalk, ListsDropEveryNodeBeyondTheCutoff)
             const float size2 = shortRangeNodeSize2(
                 tree.nodeMac[n].w, shortRangeDistance2(nearestImage(xyz(tree.nodeMac[n]) - xyz(centre), tree.periodic)),
                 half);
+            const float mass = tree.nodeCom[n].w;
             const bool accepted =
                 acceptNode(tree.nodeMac[n], centre, unscaled, tree.periodic) &&
-                (shortRangeNodeSmallEnough(size2, sr) ||
-                 (half.w > 0.0f && shortRangeNodeErrorSmallEnough(tree.nodeCom[n].w, size2, d2, half.w, sr)));
+                (half.w > 0.0f ? shortRangeNodeTruncationSmallEnough(mass, tree.nodeMac[n].w, d2, half.w, sr) &&
+                                     (shortRangeNodeSmallEnough(size2, sr) ||
+                                      shortRangeNodeErrorSmallEnough(mass, size2, d2, half.w, sr))
+                               : shortRangeNodeSmallEnough(size2, sr));
             if (accepted)
             {
                 ++droppedAccepted;
@@ -803,6 +808,52 @@ TEST(TreePmWalk, ListsDropEveryNodeBeyondTheCutoff)
     }
     EXPECT_GT(droppedWhole, 0);
     EXPECT_GT(droppedAccepted, 0);
+}
+
+TEST(TreePmWalk, NoListedNodeTruncatesMoreThanItsGroupsTolerance)
+{
+    // From previous accelerations every group has a tolerance, err_tol_force_acc times its smallest |a|: every node
+    // the walk lists keeps its octupole's estimated pull, kTreePmTruncationFactor R^3 M / d^5, within it (in
+    // double here), and in a clustered box some nodes the MAC alone accepts are opened for it.
+    const PeriodicBodies b = clusteredBox(1 << 13, 1.0, 9);
+    const Parameters p     = treePmParameters(b, 32, 0.5, 1e-6);
+    GravitySolver s(p);
+    s.setBodies(b.pos, b.mass);
+    test::Forces f;
+    s.computeForces(f.acc, f.pot);
+    s.setPreviousAccelerations(f.acc);
+    s.computeForces(f.acc, f.pot);
+    const PackedTree& packed     = s.packedTree();
+    const TreeView tree          = packed.treeView();
+    const GroupView groups       = packed.groupView();
+    const InteractionLists lists = s.cpuLists();
+    const ShortRangeView& sr     = tree.periodic.shortRange;
+    const auto truncation        = [&](int32_t n, const F4& centre, const F4& half) {
+        const double d = boxDistance(centre, half, tree.nodeCom[n], b.L);
+        const double r = double(sr.nodeExtentFactor) * std::sqrt(double(tree.nodeMac[n].w));
+        return kTreePmTruncationFactor * double(tree.nodeCom[n].w) * r * r * r / (d * d * d * d * d);
+    };
+    int64_t listed = 0, openedForIt = 0;
+    for (int32_t g = 0; g < groups.numGroups; ++g)
+    {
+        const F4 centre = groups.center[g], half = groups.half[g];
+        ASSERT_GT(half.w, 0.0f) << "group " << g << " has no tolerance";
+        for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k, ++listed)
+            EXPECT_LE(truncation(lists.nodeList[k], centre, half), double(half.w) * (1 + 1e-5)) << "group " << g;
+        const F4 unscaled{half.x, half.y, half.z, 0.0f};
+        for (int32_t n = 0; n < tree.numInternal + tree.numLeaves; ++n)
+        {
+            const float d2 = boxPointDistance2Periodic(xyz(centre), xyz(half), xyz(tree.nodeMac[n]), tree.periodic);
+            if (d2 < sr.cutoff2 && acceptNode(tree.nodeMac[n], centre, unscaled, tree.periodic) &&
+                truncation(n, centre, half) > 2.0 * double(half.w))
+                ++openedForIt;
+        }
+    }
+    std::printf("clustered 2^13: %lld listed nodes, %lld (group, node) pairs the MAC accepts opened for the "
+                "truncation\n",
+                static_cast<long long>(listed), static_cast<long long>(openedForIt));
+    EXPECT_GT(listed, 0);
+    EXPECT_GT(openedForIt, 0);
 }
 
 TEST(TreePmWalk, NothingBeyondTheCutoffPullsAndNoEwaldCorrectionIsAdded)
