@@ -735,21 +735,41 @@ double boxDistance(const F4& centre, const F4& half, const F4& p, double L)
     return std::sqrt(d2);
 }
 
+/// A clustered 2^13 box walked by the CPU twin: once, or a second time from the first forces (evaluations 2), so
+/// that every group has its error control's tolerance.
+struct WalkedClusteredBox
+{
+    PeriodicBodies b = clusteredBox(1 << 13, 1.0, 9);
+    GravitySolver s{treePmParameters(b, 32, 0.5, 1e-6)};
+    TreeView tree;
+    GroupView groups;
+    InteractionLists lists;
+    ShortRangeView sr;
+
+    explicit WalkedClusteredBox(int evaluations)
+    {
+        s.setBodies(b.pos, b.mass);
+        test::Forces f;
+        s.computeForces(f.acc, f.pot);
+        if (evaluations > 1)
+        {
+            s.setPreviousAccelerations(f.acc);
+            s.computeForces(f.acc, f.pot);
+        }
+        tree   = s.packedTree().treeView();
+        groups = s.packedTree().groupView();
+        lists  = s.cpuLists();
+        sr     = tree.periodic.shortRange;
+    }
+};
+
 } // namespace
 
 TEST(TreePmWalk, ListsDropEveryNodeBeyondTheCutoff)
 {
-    const PeriodicBodies b = clusteredBox(1 << 13, 1.0, 9);
-    const Parameters p     = treePmParameters(b, 32, 0.5, 1e-6);
-    GravitySolver s(p);
-    s.setBodies(b.pos, b.mass);
-    test::Forces f;
-    s.computeForces(f.acc, f.pot);
-    const PackedTree& packed     = s.packedTree();
-    const TreeView tree          = packed.treeView();
-    const GroupView groups       = packed.groupView();
-    const InteractionLists lists = s.cpuLists();
-    const ShortRangeView& sr     = tree.periodic.shortRange;
+    const WalkedClusteredBox walked(1);
+    const auto& [b, s, tree, groups, lists, sr] = walked;
+    const PackedTree& packed                    = s.packedTree();
     ASSERT_TRUE(shortRangeOn(sr));
     EXPECT_EQ(tree.periodic.table, nullptr) << "TreePM needs no Ewald table";
     const double cutoff         = sr.cutoff;
@@ -815,20 +835,9 @@ TEST(TreePmWalk, NoListedNodeTruncatesMoreThanItsGroupsTolerance)
     // From previous accelerations every group has a tolerance, err_tol_force_acc times its smallest |a|: every node
     // the walk lists keeps its octupole's estimated pull, kTreePmTruncationFactor R^3 M / d^5, within it (in
     // double here), and in a clustered box some nodes the MAC alone accepts are opened for it.
-    const PeriodicBodies b = clusteredBox(1 << 13, 1.0, 9);
-    const Parameters p     = treePmParameters(b, 32, 0.5, 1e-6);
-    GravitySolver s(p);
-    s.setBodies(b.pos, b.mass);
-    test::Forces f;
-    s.computeForces(f.acc, f.pot);
-    s.setPreviousAccelerations(f.acc);
-    s.computeForces(f.acc, f.pot);
-    const PackedTree& packed     = s.packedTree();
-    const TreeView tree          = packed.treeView();
-    const GroupView groups       = packed.groupView();
-    const InteractionLists lists = s.cpuLists();
-    const ShortRangeView& sr     = tree.periodic.shortRange;
-    const auto truncation        = [&](int32_t n, const F4& centre, const F4& half) {
+    const WalkedClusteredBox walked(2);
+    const auto& [b, s, tree, groups, lists, sr] = walked;
+    const auto truncation                       = [&](int32_t n, const F4& centre, const F4& half) {
         const double d = boxDistance(centre, half, tree.nodeCom[n], b.L);
         const double r = double(sr.nodeExtentFactor) * std::sqrt(double(tree.nodeMac[n].w));
         return kTreePmTruncationFactor * double(tree.nodeCom[n].w) * r * r * r / (d * d * d * d * d);
