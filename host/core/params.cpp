@@ -150,7 +150,8 @@ const std::vector<ParameterInfo>& parameterTable()
          "alpha of the net force (GADGET's ErrTolForceAcc, with the box's pull for the node's); with TreePM "
          "(pm_grid > 0), a node too wide for the split's fixed size bound is still expanded where its estimated "
          "error is below alpha times the smallest |a| of the group's previous accelerations (a run's steps after "
-         "the first); 0: theta everywhere, the fixed bound only",
+         "the first), and a node whose truncation (its octupole's estimated pull) exceeds that tolerance is opened; "
+         "0: theta everywhere, the fixed bound only",
          true,
          // Checkpoints written before it existed take the default (they ran with theta everywhere).
          true},

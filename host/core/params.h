@@ -64,8 +64,9 @@ struct Parameters
     /// Periodic boxes only: the error-controlled opening (common/mac.h, periodicGroupScale) keeps a
     /// group's theta_g^3 (G M / L^2) / |a_g| <= err_tol_force_acc, so a group whose net force is a small
     /// remainder of the box's cancelling pulls gets a smaller opening angle. Under TreePM (pm_grid > 0) it
-    /// is instead the tolerance of the short-range walk's node error against the previous step's |a|
-    /// (common/treepm.h, shortRangeNodeErrorSmallEnough). 0: theta everywhere. >= 0
+    /// is instead the tolerance of the short-range walk's node errors against the previous step's |a|
+    /// (common/treepm.h, shortRangeNodeErrorSmallEnough, shortRangeNodeTruncationSmallEnough). 0: theta
+    /// everywhere. >= 0
     double err_tol_force_acc = 0.002;
     /// An accepted node more than far_field_ratio group radii (|half| of the group's box)
     /// from its group's centre pulls the group through one fourth-order local expansion about the centre
