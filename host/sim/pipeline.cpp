@@ -493,6 +493,8 @@ void Pipeline::launchBuild(int64_t adoptStep)
             else backend_->finishPositionDownload();
             laps.lap("wait_positions");
             build(*next_, step);
+            // The build recorded its own phases on this lane.
+            laps.skip();
             if (box_ > 0)
             {
                 // The shifts read the positions, which a build from sorted keys did not wait for.

@@ -351,11 +351,11 @@ ShortRangeView shortRangeView(const Parameters& p)
     s.uPerLength              = float(0.5 / rs);
     s.cutoff                  = float(cutoff);
     s.cutoff2                 = float(cutoff * cutoff);
-    s.nodeExtentFactor        = float(shortRangeNodeExtentFactor(p.mac == Mac::Octgrav, p.opening_angle));
+    const double extent       = shortRangeNodeExtentFactor(p.mac == Mac::Octgrav, p.opening_angle);
+    s.nodeExtentFactor        = float(extent);
     const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
     s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
     s.nodeErrorScale          = float(rs * rs * rs * rs / kTreePmNodeErrorFactor);
-    const double extent       = shortRangeNodeExtentFactor(p.mac == Mac::Octgrav, p.opening_angle);
     s.nodeTruncationScale     = float(kTreePmTruncationFactor * extent * extent * extent);
     return s;
 }
