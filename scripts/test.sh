@@ -73,6 +73,9 @@ if [ "${OCTWALK_ASAN_TESTS:-1}" != 0 ]; then
   # evaluation's and the classic steps (TreePM, comoving) against the pipeline rebuilt every step (both paths run in
   # the other tests).
   slow="$slow|PipelinePeriodic\\.(ComovingRunsArePipelined|KeptTopologiesTakeTheErrorControl|RebuildEveryStepIsTheClassic)"
+  # The foreground builds' decisions over a 2^13 and a 2^12 run (Pipeline.RestartIsBitIdenticalWithForegroundSteps
+  # runs the foreground build under the sanitizers).
+  slow="$slow|Pipeline\\.StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore"
   # The Fortran client (g6.fortran_client) is a separate gfortran program, not part of octwalk_tests; it
   # runs in the first stage.
   slow="$slow|g6\.fortran_client"
