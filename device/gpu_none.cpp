@@ -157,7 +157,7 @@ void ResidentGpu::getState(Vec3d*, Vec3d*) { noCuda(); }
 
 void ResidentGpu::getPositions(Vec3d*) { noCuda(); }
 
-void ResidentGpu::beginPositionDownload(Vec3d*, double, uint64_t*, int32_t*, double) { noCuda(); }
+void ResidentGpu::beginPositionDownload(Vec3d*, double, uint64_t*, int32_t*, double, uint8_t*) { noCuda(); }
 
 void ResidentGpu::finishPositionDownload() { noCuda(); }
 void ResidentGpu::finishSortedKeysDownload() { noCuda(); }
@@ -167,6 +167,7 @@ void ResidentGpu::permute(const int32_t*, const uint8_t*, double, bool) { noCuda
 void ResidentGpu::setResults(const F4*) { noCuda(); }
 
 void ResidentGpu::startMeshForces(GpuMesh&) { noCuda(); }
+void ResidentGpu::startMeshForcesBeforeAdoption(GpuMesh&) { noCuda(); }
 
 void ResidentGpu::finishMeshForces(GpuMesh&) { noCuda(); }
 
@@ -227,6 +228,8 @@ void GpuMesh::addForcesOnDevice(const Vec3d*, const double*, int64_t, F4*, void*
 
 void GpuMesh::startForcesOnDevice(const Vec3d*, const double*, int64_t, void*) { noCuda(); }
 
-void GpuMesh::finishForcesOnDevice(F4*, void*) { noCuda(); }
+void GpuMesh::finishForcesOnDevice(F4*, void*, const int32_t*) { noCuda(); }
+
+void* GpuMesh::inputsCopied() const { noCuda(); }
 
 } // namespace octwalk

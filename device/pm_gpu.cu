@@ -289,11 +289,12 @@ __global__ void wrapKernel(const Vec3d* in, int64_t n, double L, Vec3d* out)
     out[i] = wrapPosition(in[i], L);
 }
 
-__global__ void addMeshKernel(const Vec3d* acc, const double* pot, int64_t n, F4* results)
+__global__ void addMeshKernel(const Vec3d* acc, const double* pot, const int32_t* order, int64_t n, F4* results)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    results[i] = addMeshTerm(results[i], acc[i], pot[i]);
+    const int64_t from = order ? order[i] : i;
+    results[i]         = addMeshTerm(results[i], acc[from], pot[from]);
 }
 
 /// A body that addForcesOnDevice refused as the check saw it, for throwBadPmBody: each finite coordinate wrapped,
@@ -323,6 +324,8 @@ struct GpuMesh::Impl
     Event callerReady;
     /// The addition to the results on the caller's stream (finishForcesOnDevice), after its wait for the mesh.
     Event addBegin;
+    /// startForcesOnDevice's copies of the caller's positions and masses done.
+    Event copied;
     /// The bodies of the mesh started and not yet added (startForcesOnDevice), 0 if none.
     int64_t started = 0;
     DeviceBuffer<double> k{"PM mesh wavenumbers"}, axisFactor{"PM mesh Green's function factors"};
@@ -622,12 +625,15 @@ void GpuMesh::startForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_
     m.started = 0;
     if (n == 0) return;
     m.reserveBodies(n);
+    m.mass.reserve(size_t(n));
     cudaStream_t s = m.stream.get();
     CUDA_CHECK(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(ready), 0));
     m.start.record(m.stream);
     wrapKernel<<<blocksFor(n), kBlock, 0, s>>>(dPos, n, m.boxSize, m.pos.data());
     CUDA_CHECK_LAUNCH();
-    const int64_t bad = m.forces(dMass, n);
+    CUDA_CHECK(cudaMemcpyAsync(m.mass.data(), dMass, sizeof(double) * size_t(n), cudaMemcpyDeviceToDevice, s));
+    m.copied.record(m.stream);
+    const int64_t bad = m.forces(m.mass.data(), n);
     if (bad != n)
     {
         Vec3d given{};
@@ -640,7 +646,9 @@ void GpuMesh::startForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_
     m.started = n;
 }
 
-void GpuMesh::finishForcesOnDevice(F4* dResults, void* stream)
+void* GpuMesh::inputsCopied() const { return impl_->copied.get(); }
+
+void GpuMesh::finishForcesOnDevice(F4* dResults, void* stream, const int32_t* order)
 {
     Impl& m = *impl_;
     if (m.started == 0) return;
@@ -649,7 +657,7 @@ void GpuMesh::finishForcesOnDevice(F4* dResults, void* stream)
     cudaStream_t s  = static_cast<cudaStream_t>(stream);
     CUDA_CHECK(cudaStreamWaitEvent(s, m.lastInterpolated().get(), 0));
     CUDA_CHECK(cudaEventRecord(m.addBegin.get(), s));
-    addMeshKernel<<<blocksFor(n), kBlock, 0, s>>>(m.acc.data(), m.pot.data(), n, dResults);
+    addMeshKernel<<<blocksFor(n), kBlock, 0, s>>>(m.acc.data(), m.pot.data(), order, n, dResults);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(m.stop.get(), s));
     CUDA_CHECK(cudaStreamSynchronize(s));

@@ -82,13 +82,17 @@ public:
     void addForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, F4* dResults, void* stream);
 
     /// addForcesOnDevice in two halves, so that the mesh runs on the device beside the work queued between them (the
-    /// tree's walk and forces). Start queues the mesh's work on the mesh's own stream once the device reaches `ready`
-    /// (a cudaEvent_t recorded after the last write to dPos and dMass), waiting only for the bodies' check; dPos and
-    /// dMass must stay unchanged until finish has been queued. InputError as addForcesOnDevice, with nothing
-    /// started. Finish queues on `stream` (a cudaStream_t) a wait for the mesh and the addition into dResults, and
-    /// returns once they are done; nothing when nothing was started. Any other call in between discards the start.
+    /// tree's walk and forces, or a step's build on the host). Start queues the mesh's work on the mesh's own stream
+    /// once the device reaches `ready` (a cudaEvent_t recorded after the last write to dPos and dMass), waiting only
+    /// for the bodies' check; the mesh copies dPos and dMass first, and they may change once the device has reached
+    /// inputsCopied(). InputError as addForcesOnDevice, with nothing started. Finish queues on `stream` (a
+    /// cudaStream_t) a wait for the mesh and the addition into dResults, and returns once they are done; nothing
+    /// when nothing was started. With `order`, the bodies were reordered since the start (device memory, n: result k
+    /// is that of the start's body order[k]). Any other call in between discards the start.
     void startForcesOnDevice(const Vec3d* dPos, const double* dMass, int64_t n, void* ready);
-    void finishForcesOnDevice(F4* dResults, void* stream);
+    void finishForcesOnDevice(F4* dResults, void* stream, const int32_t* order = nullptr);
+    /// The cudaEvent_t that the last start records once it has copied its bodies.
+    void* inputsCopied() const;
 
     /// The mesh's own stream, on which it queues its work.
     GpuStream stream() const;

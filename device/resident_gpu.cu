@@ -56,6 +56,14 @@ __global__ void kickKernel(const Vec3d* pos, Vec3d* vel, const F4* result, int64
     if (!finiteBody(pos[i], v)) *notFinite = 1;
 }
 
+/// code[i]: the lattice shift that wraps position i into the box (wrapShiftCode), for the adoption of a topology
+/// built from these positions.
+__global__ void shiftCodeKernel(const Vec3d* pos, int64_t n, double boxSize, uint8_t* code)
+{
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) code[i] = wrapShiftCode(pos[i], boxSize);
+}
+
 __global__ void predictKernel(const Vec3d* pos, const Vec3d* vel, double ahead, int64_t n, Vec3d* out)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -384,6 +392,7 @@ struct ResidentGpu::Impl
         scratchVel{"resident velocity scratch"};
     /// The predicted positions a host build downloads (kept until the download is done).
     DeviceBuffer<Vec3d> predicted{"resident predicted positions"};
+    DeviceBuffer<uint8_t> shiftCodes{"resident lattice shifts"};
     DeviceBuffer<double> mass{"resident masses"}, scratchMass{"resident mass scratch"};
     DeviceBuffer<int32_t> scratchCaller{"resident caller scratch"};
     DeviceBuffer<int32_t> order{"resident permutation"};
@@ -460,6 +469,12 @@ struct ResidentGpu::Impl
     Event positionsReady, positionsDownloaded, keysDownloaded;
     /// The main stream before the refit of the last refitAndEvaluate, where startMeshForces' mesh starts.
     Event beforeRefit;
+    /// A started mesh's copy of the positions and masses (GpuMesh::inputsCopied), until a write of the state waits for it.
+    void* meshInputs = nullptr;
+    /// The mesh was started before an adoption (startMeshForcesBeforeAdoption), and the adoptions since.
+    bool meshBeforeAdoption = false;
+    int meshAdoptions       = 0;
+    Event meshReady;
     bool downloadPending = false;
     std::vector<int32_t> internalFirst;
     RefitView refit{};
@@ -544,6 +559,11 @@ struct ResidentGpu::Impl
     /// Called before the positions or velocities are written: that waits for a pending download of them.
     void beforeWritingState()
     {
+        if (meshInputs)
+        {
+            CUDA_CHECK(cudaStreamWaitEvent(stream(), static_cast<cudaEvent_t>(meshInputs), 0));
+            meshInputs = nullptr;
+        }
         if (!downloadPending) return;
         CUDA_CHECK(cudaStreamWaitEvent(stream(), positionsDownloaded.get(), 0));
         downloadPending = false;
@@ -729,7 +749,7 @@ void ResidentGpu::getPositions(Vec3d* pos)
 }
 
 void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys, int32_t* sortedIndex,
-                                        double boxSize)
+                                        double boxSize, uint8_t* shiftCodes)
 {
     Impl& m = *impl_;
     m.beforeWritingState();
@@ -768,6 +788,15 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
         m.spans.open(SpanLane::Copy, "download_keys", copy);
         download(sortedKeys, m.sortedKeys.data(), size_t(n_), copy);
         download(sortedIndex, m.sortedIndex.data(), size_t(n_), copy);
+        if (shiftCodes && boxSize > 0)
+        {
+            // A byte a body instead of the positions: the build's adoption needs no more of them.
+            m.shiftCodes.reserve(size_t(n_));
+            shiftCodeKernel<<<blocksFor(n_, kStateBlock), kStateBlock, 0, copy>>>(from, n_, boxSize,
+                                                                                  m.shiftCodes.data());
+            CUDA_CHECK_LAUNCH();
+            download(shiftCodes, m.shiftCodes.data(), size_t(n_), copy);
+        }
         m.spans.close(copy);
         CUDA_CHECK(cudaEventRecord(m.keysDownloaded.get(), copy));
     }
@@ -804,6 +833,7 @@ void ResidentGpu::permute(const int32_t* order, const uint8_t* shift, double box
         });
     }
     a.orderFrom = nullptr;
+    if (m.meshBeforeAdoption) ++m.meshAdoptions;
     m.logged("permute", [&] {
         m.permuteState(n_, s);
         // The previous results follow their bodies: TreePM's error control reads them in the next refit.
@@ -868,14 +898,25 @@ void ResidentGpu::setResults(const F4* results)
     m.spans.synchronize(s);
 }
 
-void ResidentGpu::startMeshForces(GpuMesh& mesh)
+void ResidentGpu::startMeshForces(GpuMesh& mesh) { startMesh(mesh, impl_->beforeRefit.get()); }
+
+void ResidentGpu::startMeshForcesBeforeAdoption(GpuMesh& mesh)
+{
+    Impl& m = *impl_;
+    CUDA_CHECK(cudaEventRecord(m.meshReady.get(), m.stream()));
+    startMesh(mesh, m.meshReady.get());
+    m.meshBeforeAdoption = true;
+    m.meshAdoptions      = 0;
+}
+
+void ResidentGpu::startMesh(GpuMesh& mesh, void* ready)
 {
     Impl& m                = *impl_;
     const cudaStream_t own = cudaStreamOf(mesh.stream());
     m.spans.open(SpanLane::Mesh, "mesh", own);
     try
     {
-        mesh.startForcesOnDevice(m.pos.data(), m.mass.data(), n_, m.beforeRefit.get());
+        mesh.startForcesOnDevice(m.pos.data(), m.mass.data(), n_, ready);
     }
     catch (...)
     {
@@ -883,12 +924,21 @@ void ResidentGpu::startMeshForces(GpuMesh& mesh)
         throw;
     }
     m.spans.close(own);
+    m.meshInputs = mesh.inputsCopied();
 }
 
 void ResidentGpu::finishMeshForces(GpuMesh& mesh)
 {
     Impl& m = *impl_;
-    m.logged("add_mesh", [&] { mesh.finishForcesOnDevice(m.solver.residentResults(int32_t(n_)), m.stream()); });
+    // Started before an adoption, the mesh's results are in the order of the bodies before it.
+    const int32_t* order = nullptr;
+    if (m.meshBeforeAdoption)
+    {
+        m.meshBeforeAdoption = false;
+        if (m.meshAdoptions > 1) throw std::logic_error("ResidentGpu: a mesh started before two adoptions");
+        if (m.meshAdoptions == 1) order = m.order.data();
+    }
+    m.logged("add_mesh", [&] { mesh.finishForcesOnDevice(m.solver.residentResults(int32_t(n_)), m.stream(), order); });
 }
 
 InteractionTotals ResidentGpu::refitAndEvaluate(float eps2, float groupTolerance, PhaseTimes& times,

@@ -54,9 +54,11 @@ public:
     /// host/tree/octree.h: the host's sortBodies of the same positions gives the same order), so that the
     /// host's build starts from sorted keys. The sort runs on the copy stream too, beside the walk queued next.
     /// In a periodic box (boxSize > 0) the keys are those of the wrapped positions in the box's cube (the host's
-    /// sortBodies of the wrapped positions in the box); the positions come down as predicted, unwrapped.
+    /// sortBodies of the wrapped positions in the box); the positions come down as predicted, unwrapped. With
+    /// shiftCodes (page-locked, n) in a periodic box, also each of those positions' wrapShiftCode, before the sorted
+    /// keys are complete (finishSortedKeysDownload).
     void beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sortedKeys = nullptr, int32_t* sortedIndex = nullptr,
-                               double boxSize = 0);
+                               double boxSize = 0, uint8_t* shiftCodes = nullptr);
     /// Waits until that download is complete (callable from another thread).
     void finishPositionDownload();
     /// Waits until the sorted keys and indices of that download are on the host (the positions come after
@@ -74,6 +76,10 @@ public:
     /// results (the same sum, in the same order, as one call after the forces).
     void startMeshForces(GpuMesh& mesh);
     void finishMeshForces(GpuMesh& mesh);
+    /// startMeshForces of the state as it is now, before the adoption of a step whose topology the host is building
+    /// (the pipeline's foreground step): the mesh runs beside that build instead of the walk, and finish adds its
+    /// results through the adoption's order. The adoption's permute waits for the mesh's copy of the bodies.
+    void startMeshForcesBeforeAdoption(GpuMesh& mesh);
     /// Queues the copies of the adoption to come, permute's order and shift and setTopology's topology (the same
     /// arrays), on the copy stream while the walk goes on: permute and setTopology then take them instead of
     /// copying. Callable from the build's thread between beginPositionDownload and that adoption (the stepping
@@ -138,6 +144,9 @@ public:
     void setSpanLog(SpanLog* log);
 
 private:
+    /// Starts the mesh of the resident bodies once the device reaches `ready` (a cudaEvent_t).
+    void startMesh(GpuMesh& mesh, void* ready);
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
     int64_t n_ = 0;

@@ -26,7 +26,9 @@ public:
     virtual void getPositions(Vec3d* pos)                                                                           = 0;
     /// With keys and index, also the sorted keys of those positions (ResidentGpu); false when the
     /// backend does not sort them (the CPU twin: the build sorts, with the same result).
-    virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize) = 0;
+    /// And in a periodic box each position's lattice shift (ResidentGpu::beginPositionDownload's shiftCodes).
+    virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize,
+                                       uint8_t* shiftCodes) = 0;
     /// Whether beginPositionDownload sorts the keys (the device) or leaves that to the build (the CPU twin).
     virtual bool sortsKeys() const        = 0;
     virtual void finishPositionDownload() = 0;
@@ -39,7 +41,10 @@ public:
     /// Adds the mesh's forces of the state (masses: the host's copy, tree order) to the results of the evaluation
     /// whose afterRefit called startMeshForces: the device's mesh starts there and runs beside the walk, the host's
     /// is computed here.
-    virtual void startMeshForces()                                                                   = 0;
+    virtual void startMeshForces() = 0;
+    /// startMeshForces of the state before a foreground step's adoption, beside the host's build: the device's mesh
+    /// adds its results through the adoption's order; the host's is computed at finish, as always.
+    virtual void startMeshForcesBeforeAdoption()                                                     = 0;
     virtual void finishMeshForces(const double* mass)                                                = 0;
     virtual void setTopology(const RefitView& host, const RefitLevels& levels, const TreeView& tree) = 0;
     /// The device copies the next adoption's arrays while it walks (ResidentGpu::stageAdoption; from the build's
@@ -76,11 +81,12 @@ public:
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
     bool sortsKeys() const override { return std::is_same_v<Resident, ResidentGpu>; }
-    bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize) override
+    bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize,
+                               uint8_t* shiftCodes) override
     {
         if constexpr (std::is_same_v<Resident, ResidentGpu>)
         {
-            r_.beginPositionDownload(pos, ahead, keys, index, boxSize);
+            r_.beginPositionDownload(pos, ahead, keys, index, boxSize, shiftCodes);
             return true;
         }
         else
@@ -104,6 +110,10 @@ public:
     void startMeshForces() override
     {
         if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.startMeshForces(*mesh_);
+    }
+    void startMeshForcesBeforeAdoption() override
+    {
+        if constexpr (std::is_same_v<Resident, ResidentGpu>) r_.startMeshForcesBeforeAdoption(*mesh_);
     }
     void finishMeshForces(const double* mass) override
     {
@@ -382,6 +392,12 @@ void Pipeline::wrapShifts(Topology& t) const
     if (!(box_ > 0)) return;
     const std::vector<int32_t>& order = t.tree.order;
     t.shift.resize(size_t(n_));
+    if (t.presorted)
+    {
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n_; ++k) t.shift[k] = t.positionShift[order[k]];
+        return;
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n_; ++k) t.shift[k] = wrapShiftCode(t.pos[order[k]], box_);
 }
@@ -439,9 +455,10 @@ void Pipeline::queueBuildInputs(double ahead)
     {
         next_->sortedKeys.resize(size_t(n_));
         next_->sortedIndex.resize(size_t(n_));
+        if (box_ > 0) next_->positionShift.resize(size_t(n_));
     }
     next_->presorted = backend_->beginPositionDownload(next_->pos.data(), ahead, next_->sortedKeys.data(),
-                                                       next_->sortedIndex.data(), box_);
+                                                       next_->sortedIndex.data(), box_, next_->positionShift.data());
 }
 
 bool Pipeline::foregroundDue() const
@@ -460,6 +477,9 @@ void Pipeline::buildInForeground(TimelineLaps& host)
     checkDrift();
     queueBuildInputs(0.0);
     launchBuild(step_);
+    // The device's TreePM mesh runs beside the build, where the device has nothing else to do, instead of beside
+    // the walk.
+    if (treePm_) startMeshBesideTheBuild();
     joinBuild();
     host.lap("build_foreground");
     adopt(next_);
@@ -468,6 +488,26 @@ void Pipeline::buildInForeground(TimelineLaps& host)
     walkFresh_         = true;
     ++foregroundBuilds_;
     host.lap("adopt");
+}
+
+void Pipeline::startMeshBesideTheBuild()
+{
+    try
+    {
+        backend_->startMeshForcesBeforeAdoption();
+    }
+    catch (...)
+    {
+        // The bodies' error first: the build's thread reads this state's buffers until it is joined.
+        try
+        {
+            joinBuild();
+        }
+        catch (...)
+        {}
+        throw;
+    }
+    meshStarted_ = true;
 }
 
 double Pipeline::predictionAhead(double h) const
@@ -497,8 +537,8 @@ void Pipeline::launchBuild(int64_t adoptStep)
             laps.skip();
             if (box_ > 0)
             {
-                // The shifts read the positions, which a build from sorted keys did not wait for.
-                backend_->finishPositionDownload();
+                // A build from sorted keys has each position's shift with them; the others read the positions.
+                if (!next_->presorted) backend_->finishPositionDownload();
                 wrapShifts(*next_);
                 laps.lap("wrap_shifts");
             }
@@ -528,7 +568,7 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
     // TreePM's error control needs the previous results: none before the first evaluation, as in the classic step.
     const auto refitQueued = [&] {
         if (afterRefit) afterRefit();
-        if (treePm_) backend_->startMeshForces();
+        if (treePm_ && !meshStarted_) backend_->startMeshForces();
     };
     const bool hadResults = hasResults_;
     const InteractionTotals t =
@@ -536,6 +576,7 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
     if (treePm_)
     {
         Stopwatch mesh;
+        meshStarted_ = false;
         backend_->finishMeshForces(mass_.data());
         last_.meshSeconds = mesh.lap();
     }

@@ -294,6 +294,8 @@ private:
         /// each body's build position in the new order (wrapShiftCode), which the adoption applies to the state.
         std::vector<Vec3d> wrapped;
         PinnedVector<uint8_t> shift;
+        /// Presorted in a periodic box: each position's lattice shift in the order of pos, from the device.
+        PinnedVector<uint8_t> positionShift;
         double seconds = 0;
     };
 
@@ -329,6 +331,8 @@ private:
     bool foregroundDue() const;
     /// Builds the step's topology from its own drifted positions and adopts it, the stepping thread waiting.
     void buildInForeground(TimelineLaps& host);
+    /// TreePM: starts the mesh of the state before the foreground build's adoption (meshStarted_), the build running.
+    void startMeshBesideTheBuild();
     /// How far ahead of the state a lagged build's positions are predicted (the file comment).
     double predictionAhead(double h) const;
     void launchBuild(int64_t adoptStep);
@@ -357,7 +361,9 @@ private:
     /// TreePM's error control's alpha (err_tol_force_acc; 0: off).
     float groupTolerance_;
     /// Whether the backend holds results of this state (the error control's previous accelerations).
-    bool hasResults_      = false;
+    bool hasResults_ = false;
+    /// The mesh of this step's forces was started before its adoption (startMeshBesideTheBuild).
+    bool meshStarted_     = false;
     double velocityScale_ = 1;
     std::vector<Vec3d> stateScratch_[2]; ///< copyState's positions and velocities in the backend's order
     float eps2_;

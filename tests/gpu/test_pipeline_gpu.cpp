@@ -21,6 +21,7 @@
 #include "host/cpu/resident_cpu.h"
 #include "host/models/models.h"
 #include "device/pinned_memory.h"
+#include "device/pm_gpu.h"
 #include "host/sim/pipeline.h"
 #include "host/tree/octree.h"
 #include "test_helpers.h"
@@ -270,6 +271,57 @@ TEST_F(GpuResidentTest, ForegroundStepsBuildAsOnTheCpuTwin)
         gpuAgain.step(h);
         EXPECT_EQ(gpuAgain.lastStep().foreground, cpuAgain.lastStep().foreground);
         expectSameLists(gpuAgain, cpuAgain);
+    }
+}
+
+// A foreground step's mesh, started before its adoption beside the host's build, adds to every body the bits that a
+// mesh started after the adoption adds: the masses' fixed-point sums do not depend on the bodies' order, each body's
+// interpolation reads its own position only, wrapped into the box as the adoption's lattice shift puts it, and the
+// results are gathered through the adoption's order.
+TEST_F(GpuResidentTest, MeshStartedBeforeAnAdoptionAddsTheSameBits)
+{
+    ParticleSet b   = makeClusteredBox(1 << 14, 1.0, kSeed);
+    const int64_t n = b.size();
+    // Some bodies drifted out of the box since their last wrapping, by less than a box length.
+    for (int64_t i = 0; i < n; i += 7) b.pos[i].x += (i % 2 ? 0.75 : -0.75);
+    std::mt19937_64 rng(kSeed);
+    std::vector<int32_t> shuffled = identity(n);
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    PinnedVector<int32_t> order(static_cast<size_t>(n));
+    PinnedVector<uint8_t> shift(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+    {
+        order[k] = shuffled[k];
+        shift[k] = wrapShiftCode(b.pos[order[k]], 1.0);
+    }
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<F4> before(static_cast<size_t>(n));
+    for (F4& r : before) r = F4{u(rng), u(rng), u(rng), u(rng)};
+    const std::vector<int32_t> caller = identity(n);
+    GpuMesh mesh(1.0, 32, 1.25, MassAssignment::Tsc, 1.0, true);
+    std::vector<F4> results[2];
+    for (int early = 0; early < 2; ++early)
+    {
+        ResidentGpu gpu;
+        gpu.setState(b.pos.data(), b.vel.data(), b.mass.data(), caller.data(), n);
+        gpu.setResults(before.data());
+        if (early) gpu.startMeshForcesBeforeAdoption(mesh);
+        gpu.permute(order.data(), shift.data(), 1.0, true);
+        if (!early)
+        {
+            // The permutation done before the mesh reads the state.
+            State s{std::vector<Vec3d>(static_cast<size_t>(n)), std::vector<Vec3d>(static_cast<size_t>(n))};
+            gpu.getState(s.pos.data(), s.vel.data());
+            gpu.startMeshForces(mesh);
+        }
+        gpu.finishMeshForces(mesh);
+        results[early].resize(static_cast<size_t>(n));
+        gpu.getResults(results[early].data());
+    }
+    for (int64_t k = 0; k < n; ++k)
+    {
+        ASSERT_EQ(0, std::memcmp(&results[0][k], &results[1][k], sizeof(F4))) << "body " << k;
+        ASSERT_NE(0, std::memcmp(&results[0][k], &before[order[k]], sizeof(F4))) << "body " << k;
     }
 }
 
