@@ -356,7 +356,8 @@ void Pipeline::build(Topology& t, int64_t step) const
     TimelineLaps laps(processTimeline(), step, "host-build");
     // The masses, ids and caller's indices are the host's own: only an adoption changes them, and none
     // happens while a build is in flight (the adopting step joins the build first).
-    // A build from sorted keys reads no positions (they may still be on their way: wrapShifts waits for them).
+    // A build from sorted keys reads no positions (they may still be on their way; in a periodic box the lattice
+    // shifts came with the keys).
     const BodySpan bodies{t.presorted ? t.pos.data() : inTheBox(t), mass_.data(), id_.data(), n_, callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.

@@ -176,7 +176,9 @@ void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 /// sortBodies' result from keys computed and sorted elsewhere (the device, ResidentGpu's sorted keys) from
 /// the same positions: sortedKeys[k] is the key of body sortedIndex[k], sorted stably by key (ties in
 /// index order), keys of the bounding cube of b.pos as sortBodies computes them. Ties are broken and the
-/// bodies gathered as sortBodies does, so the tree is the same.
+/// masses gathered as sortBodies does, so the order, keys and masses are the same; pos is left empty and b.pos
+/// is not read: the pipeline's topologies (host/sim/pipeline.h) need no positions on the host, which may still be
+/// on their way there (buildCells, makeGroups and packTree's PackContent::Topology read none).
 void adoptSortedKeys(const BodySpan& bodies, const uint64_t* sortedKeys, const int32_t* sortedIndex, HostTree& tree);
 
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel; the cells are numbered breadth-first.

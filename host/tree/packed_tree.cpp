@@ -179,7 +179,8 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
         return;
     }
     const size_t numGroups = t.groups.size();
-    out.bodies.resize(t.pos.size());
+    // A topology's tree may hold no positions (adoptSortedKeys): its bodies are counted by their masses.
+    out.bodies.resize(t.mass.size());
     sizeForOverwrite(out.groupRange, numGroups);
     std::copy(t.groups.begin(), t.groups.end(), out.groupRange.begin());
     sizeForOverwrite(out.groupCenter, numGroups);

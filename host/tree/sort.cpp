@@ -302,6 +302,13 @@ constexpr int64_t kGatherPrefetch = 16;
 
 namespace {
 
+/// t.mass[k] = the bodies' order[k], for k in [begin, end).
+void gatherMasses(const BodySpan& b, HostTree& t, int64_t begin, int64_t end)
+{
+    const int32_t* order = t.order.data();
+    for (int64_t k = begin; k < end; ++k) t.mass[k] = b.mass[order[k]];
+}
+
 /// t.pos[k], t.mass[k] = the bodies' order[k], for k in [begin, end).
 void gatherBodies(const BodySpan& b, HostTree& t, int64_t begin, int64_t end)
 {
@@ -325,7 +332,7 @@ void adoptSortedKeys(const BodySpan& b, const uint64_t* sortedKeys, const int32_
     const int64_t n = b.n;
     t.keys.resize(size_t(n));
     t.order.resize(size_t(n));
-    t.pos.resize(size_t(n));
+    t.pos.clear();
     t.mass.resize(size_t(n));
     uint64_t* keys = t.keys.data();
     int32_t* order = t.order.data();
@@ -346,7 +353,7 @@ void adoptSortedKeys(const BodySpan& b, const uint64_t* sortedKeys, const int32_
             if (begin < end) breakTiesById(keys, b, order, begin, end);
         }
 #pragma omp barrier
-        gatherBodies(b, t, c.begin, c.end);
+        gatherMasses(b, t, c.begin, c.end);
     }
 }
 

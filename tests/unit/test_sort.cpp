@@ -88,8 +88,7 @@ void expectSortedKeysAdoptedAlike(const Bodies& b, const HostTree& t)
     EXPECT_EQ(adopted.order, t.order);
     EXPECT_EQ(adopted.keys, t.keys);
     EXPECT_EQ(adopted.mass, t.mass);
-    ASSERT_EQ(adopted.pos.size(), t.pos.size());
-    EXPECT_EQ(0, std::memcmp(adopted.pos.data(), t.pos.data(), t.pos.size() * sizeof(Vec3d)));
+    EXPECT_TRUE(adopted.pos.empty());
 }
 
 /// sortBodies into t on 1, 2, 3, 4, 7 and 16 threads: the reference order, keys sorted, bodies gathered;
