@@ -40,7 +40,7 @@ struct Source
 };
 
 /// The parameters the accuracy sweep takes as lists instead of the table's single-valued options.
-const std::vector<std::string> kSweptParameters{"opening_angle", "mac", "n_leaf", "n_group", "use_quadrupole"};
+const std::vector<std::string> kAccuracySweptParameters{"opening_angle", "mac", "n_leaf", "n_group", "use_quadrupole"};
 
 std::string joined(const std::vector<std::string>& names)
 {
@@ -253,7 +253,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
         .add(inputOption(o.source.input, "read the bodies from this snapshot instead (format detected; a periodic "
                                          "file, with a BoxSize, is measured in its box unless --box-size is given)"))
         .add(outputOption(o.output, kReportOutputHelp))
-        .add(solverOptions(Parameters{}, withRunOnlyParameters(kSweptParameters)));
+        .add(solverOptions(Parameters{}, withRunOnlyParameters(kAccuracySweptParameters)));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -278,7 +278,7 @@ int accuracyCommand(int argc, const char* const* argv, std::ostream& out)
     {
         throw BackendError("--reference gpu requested, but no CUDA device is available (" + gpuDescription() + ")");
     }
-    Parameters base                  = studyParameters(vm, withRunOnlyParameters(kSweptParameters));
+    Parameters base                  = studyParameters(vm, withRunOnlyParameters(kAccuracySweptParameters));
     std::vector<Parameters> settings = expandGrid(base, accuracyGrid(o));
     resolveReports(o.output, o.csv, o.json);
     if (!o.errorsDir.empty()) checkNewDirectory("--errors-dir", o.errorsDir);

@@ -10,6 +10,7 @@
 #include "host/cli/commands.h"
 #include "host/cli/cosmo_options.h"
 #include "host/cli/options.h"
+#include "host/core/number_text.h"
 #include "host/io/atomic_file.h"
 #include "host/io/snapshot.h"
 #include "host/study/power_spectrum.h"
@@ -17,14 +18,6 @@
 namespace octwalk::cli {
 
 namespace {
-
-std::string number(double v)
-{
-    std::ostringstream s;
-    s.precision(10);
-    s << v;
-    return s.str();
-}
 
 struct Snapshot
 {
@@ -41,7 +34,7 @@ Snapshot readWithScaleFactor(const std::string& path, const std::string& format,
     s.a         = vm.count(aOption) ? vm[aOption].as<double>() : s.particles.time;
     if (vm.count(aOption) && !(std::isfinite(s.a) && s.a > 0))
     {
-        throw ParameterError(std::string("option --") + aOption + " = " + number(s.a) +
+        throw ParameterError(std::string("option --") + aOption + " = " + significantDigits(s.a, 10) +
                              " is invalid: a scale factor must be finite and > 0");
     }
     return s;
@@ -115,13 +108,14 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     if (!vm.count("box-size")) boxSize = snap.particles.boxSize;
     if (!(boxSize > 0) || !std::isfinite(boxSize))
     {
-        throw ParameterError("box-size = " + number(boxSize) + " is invalid: the snapshot '" + input +
+        throw ParameterError("box-size = " + significantDigits(boxSize, 10) + " is invalid: the snapshot '" + input +
                              "' has no periodic box; give --box-size > 0");
     }
     if (snap.particles.boxSize > 0 && std::abs(snap.particles.boxSize - boxSize) > 1e-9 * boxSize)
     {
-        throw ParameterError("box-size = " + number(boxSize) +
-                             " does not match the snapshot's BoxSize = " + number(snap.particles.boxSize));
+        throw ParameterError(
+            "box-size = " + significantDigits(boxSize, 10) +
+            " does not match the snapshot's BoxSize = " + significantDigits(snap.particles.boxSize, 10));
     }
     const Cosmology cosmology = runCosmology(vm, co, snap.particles);
     const PowerSpectrum ps    = measurePowerSpectrum(snap.particles, boxSize, po_);
@@ -146,23 +140,27 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     csv << "# " << versionHeader() << "\n# command:";
     for (int i = 0; i < argc; ++i) csv << " " << (i == 0 ? "octwalk" : argv[i]);
     csv << "\n";
-    csv << "# a = " << number(snap.a) << ", box = " << number(boxSize) << ", N = " << snap.particles.size()
-        << ", units = " << units.name << " (k in 1/length, P in length^3; length = " << number(units.lengthInMpcOverH)
-        << " Mpc/h)\n";
+    csv << "# a = " << significantDigits(snap.a, 10) << ", box = " << significantDigits(boxSize, 10)
+        << ", N = " << snap.particles.size() << ", units = " << units.name
+        << " (k in 1/length, P in length^3; length = " << significantDigits(units.lengthInMpcOverH, 10) << " Mpc/h)\n";
     csv << "# n_mesh = " << po_.nMesh << ", assignment = " << toString(po_.assignment)
         << ", interlace = " << (po_.interlace ? "yes" : "no") << ", n_bins = " << ps.bins.size()
         << ", bins = " << (po_.logBins ? "log" : "linear") << ", window deconvolved\n";
-    csv << "# shot noise = " << number(ps.shotNoise) << " (V sum m^2 / (sum m)^2): NOT subtracted from P\n";
-    csv << "# cosmology: Omega0 = " << number(cosmology.omega0) << ", OmegaLambda = " << number(cosmology.omegaLambda)
-        << ", h = " << number(cosmology.hubbleParam) << "\n";
+    csv << "# shot noise = " << significantDigits(ps.shotNoise, 10)
+        << " (V sum m^2 / (sum m)^2): NOT subtracted from P\n";
+    csv << "# cosmology: Omega0 = " << significantDigits(cosmology.omega0, 10)
+        << ", OmegaLambda = " << significantDigits(cosmology.omegaLambda, 10)
+        << ", h = " << significantDigits(cosmology.hubbleParam, 10) << "\n";
     if (theory)
     {
         csv << "# P_linear: " << theory->description()
-            << ", times [D(a)/D(1)]^2 = " << number(std::pow(growthFactor(cosmology, snap.a), 2)) << "\n";
+            << ", times [D(a)/D(1)]^2 = " << significantDigits(std::pow(growthFactor(cosmology, snap.a), 2), 10)
+            << "\n";
     }
     if (!reference.empty())
     {
-        csv << "# reference: " << reference << ", a = " << number(ref.a) << "; growth_ratio2 = [D(a)/D(a_ref)]^2\n";
+        csv << "# reference: " << reference << ", a = " << significantDigits(ref.a, 10)
+            << "; growth_ratio2 = [D(a)/D(a_ref)]^2\n";
     }
     csv << "k_low,k_high,k_mean,P,modes,shot_noise";
     if (theory) csv << ",P_linear";
@@ -175,18 +173,22 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     {
         const PowerBin& bin = ps.bins[b];
         if (bin.modes == 0) continue;
-        csv << number(bin.kLow) << "," << number(bin.kHigh) << "," << number(bin.kMean) << "," << number(bin.power)
-            << "," << bin.modes << "," << number(ps.shotNoise);
+        csv << significantDigits(bin.kLow, 10) << "," << significantDigits(bin.kHigh, 10) << ","
+            << significantDigits(bin.kMean, 10) << "," << significantDigits(bin.power, 10) << "," << bin.modes << ","
+            << significantDigits(ps.shotNoise, 10);
         if (theory)
         {
             const double d = growthFactor(cosmology, snap.a);
             // The table is in h/Mpc and (Mpc/h)^3: convert to the snapshot's length unit.
-            csv << "," << number(d * d * (*theory)(bin.kMean / lengthMpc) / (lengthMpc * lengthMpc * lengthMpc));
+            csv << ","
+                << significantDigits(d * d * (*theory)(bin.kMean / lengthMpc) / (lengthMpc * lengthMpc * lengthMpc),
+                                     10);
         }
         if (!reference.empty())
         {
             const double pr = refPs.bins[b].power;
-            csv << "," << number(pr) << "," << number(pr > 0 ? bin.power / pr : 0.0) << "," << number(growth2);
+            csv << "," << significantDigits(pr, 10) << "," << significantDigits(pr > 0 ? bin.power / pr : 0.0, 10)
+                << "," << significantDigits(growth2, 10);
         }
         csv << "\n";
     }
@@ -197,8 +199,8 @@ int powerCommand(int argc, const char* const* argv, std::ostream& out)
     else
     {
         writeFileAtomically(output, csv.str());
-        out << "wrote " << ps.bins.size() << " bins of P(k) of " << input << " (a = " << number(snap.a) << ") to "
-            << output << "\n";
+        out << "wrote " << ps.bins.size() << " bins of P(k) of " << input << " (a = " << significantDigits(snap.a, 10)
+            << ") to " << output << "\n";
     }
     return 0;
 }

@@ -33,7 +33,7 @@ std::string timelineCsvRows(const std::vector<TimelineInterval>& intervals)
 }
 
 /// The parameter the profile takes as a list instead of the table's single-valued option.
-const std::vector<std::string> kSweptParameters{"opening_angle"};
+const std::vector<std::string> kProfileSweptParameters{"opening_angle"};
 
 struct ProfileOptions
 {
@@ -242,7 +242,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
         .add(outputOption(o.output, kReportOutputHelp))
         .add(timestepOptions(" of --steps"))
         .add(rebuildOptions(o.forces, "; with --steps"))
-        .add(solverOptions(Parameters{}, withRunOnlyParameters(kSweptParameters)));
+        .add(solverOptions(Parameters{}, withRunOnlyParameters(kProfileSweptParameters)));
     po::variables_map vm = parseOptions(argc, argv, all);
     if (vm.count("help"))
     {
@@ -282,7 +282,7 @@ int profileCommand(int argc, const char* const* argv, std::ostream& out)
     }
     const double dt = timestepOption(vm);
     if (withSteps) planSteps(0.0, double(o.steps) * dt, dt); // ParameterError for a bad timestep, before any work
-    Parameters base = studyParameters(vm, withRunOnlyParameters(kSweptParameters));
+    Parameters base = studyParameters(vm, withRunOnlyParameters(kProfileSweptParameters));
     if (withSteps && (!vm.count("epsilon") || vm["epsilon"].defaulted()))
     {
         base.epsilon_squared = kRunEpsilon * kRunEpsilon;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 
 namespace octwalk::cli {
 
@@ -75,13 +76,6 @@ int64_t parseCount(const std::string& option, const std::string& text, const std
 }
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-std::string shortNumber(double v)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.12g", v);
-    return buf;
-}
 
 /// Rounds away the binary noise of start + i * step (0.30000000000000004 -> 0.3).
 double roundTo12Digits(double v)
@@ -155,7 +149,7 @@ std::vector<double> parseThetaList(const std::string& option, const std::string&
     }
     for (double v : values)
     {
-        if (!(v > 0 && v <= 1)) badItem(option, text, "theta " + shortNumber(v) + " is outside (0, 1]");
+        if (!(v > 0 && v <= 1)) badItem(option, text, "theta " + significantDigits(v, 12) + " is outside (0, 1]");
     }
     return values;
 }

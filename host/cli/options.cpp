@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 #include "host/io/atomic_file.h"
 #include "device/gpu_solver.h"
 #include "host/models/models.h"
@@ -22,14 +23,6 @@ const char* const kUnits = "Units: N-body (Henon) units, G = 1 unless --G is giv
                            "those of the model or snapshot.";
 
 namespace {
-
-std::string shortNumber(double v)
-{
-    std::ostringstream s;
-    s.precision(12);
-    s << v;
-    return s.str();
-}
 
 const ParameterInfo& row(const char* name)
 {
@@ -82,10 +75,11 @@ const std::vector<std::string>& modelNames()
 std::string defaultText(const char* name, const Parameters& defaults)
 {
     const ParameterInfo& r = row(name);
-    if (r.form == CliForm::Length) return shortNumber(std::sqrt(defaults.*std::get<double Parameters::*>(r.member)));
+    if (r.form == CliForm::Length)
+        return significantDigits(std::sqrt(defaults.*std::get<double Parameters::*>(r.member)), 12);
     if (std::holds_alternative<double Parameters::*>(r.member))
     {
-        return shortNumber(defaults.*std::get<double Parameters::*>(r.member));
+        return significantDigits(defaults.*std::get<double Parameters::*>(r.member), 12);
     }
     return parameterText(r, defaults);
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 
 namespace octwalk {
 namespace {
@@ -49,34 +50,26 @@ double growthIntegral(const Cosmology& c, double a)
     return integrate(integrand, 0.0, std::sqrt(a), 256);
 }
 
-std::string describe(double value)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << value;
-    return s.str();
-}
-
 } // namespace
 
 void validateCosmology(const Cosmology& c, double aMin, double aMax)
 {
     if (!(std::isfinite(c.omega0) && c.omega0 >= 0.0))
     {
-        throw ParameterError("Omega0 must be finite and >= 0, got " + describe(c.omega0));
+        throw ParameterError("Omega0 must be finite and >= 0, got " + exactDigits(c.omega0));
     }
     if (!(std::isfinite(c.omegaLambda) && c.omegaLambda >= 0.0))
     {
-        throw ParameterError("OmegaLambda must be finite and >= 0, got " + describe(c.omegaLambda));
+        throw ParameterError("OmegaLambda must be finite and >= 0, got " + exactDigits(c.omegaLambda));
     }
     if (!(std::isfinite(c.hubbleParam) && c.hubbleParam > 0.0))
     {
-        throw ParameterError("HubbleParam must be finite and > 0, got " + describe(c.hubbleParam));
+        throw ParameterError("HubbleParam must be finite and > 0, got " + exactDigits(c.hubbleParam));
     }
     if (!(std::isfinite(aMin) && aMin > 0.0 && std::isfinite(aMax) && aMax >= aMin))
     {
-        throw ParameterError("scale factors must satisfy 0 < a_begin <= a_end, got a_begin = " + describe(aMin) +
-                             ", a_end = " + describe(aMax));
+        throw ParameterError("scale factors must satisfy 0 < a_begin <= a_end, got a_begin = " + exactDigits(aMin) +
+                             ", a_end = " + exactDigits(aMax));
     }
     // E^2 = Omega0 a^-3 + Omega_k a^-2 + OmegaLambda; in 1/a it is a cubic whose minimum on the
     // interval is at an end point or where dE^2/da = 0, i.e. 3 Omega0 / a = -2 Omega_k.
@@ -85,8 +78,8 @@ void validateCosmology(const Cosmology& c, double aMin, double aMax)
     {
         if (a >= aMin && a <= aMax && !(hubbleRateSquared(c, a) > 0.0))
         {
-            throw ParameterError("H(a)^2 <= 0 at a = " + describe(a) + " for Omega0 = " + describe(c.omega0) +
-                                 ", OmegaLambda = " + describe(c.omegaLambda));
+            throw ParameterError("H(a)^2 <= 0 at a = " + exactDigits(a) + " for Omega0 = " + exactDigits(c.omega0) +
+                                 ", OmegaLambda = " + exactDigits(c.omegaLambda));
         }
     }
 }
@@ -120,7 +113,7 @@ double hubbleConstantForDensity(double totalMass, double boxSize, double omega0,
         if (!(std::isfinite(value) && value > 0.0))
         {
             throw ParameterError(std::string("H0 from the mean density needs ") + name + " > 0, got " +
-                                 describe(value));
+                                 exactDigits(value));
         }
     }
     return std::sqrt(8.0 * M_PI * G * totalMass / (3.0 * omega0 * boxSize * boxSize * boxSize));

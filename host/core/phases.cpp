@@ -4,16 +4,11 @@
 #include <cstdio>
 #include <sstream>
 
+#include "host/core/number_text.h"
+
 namespace octwalk {
 
 namespace {
-
-std::string number(double v)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.9g", v);
-    return buf;
-}
 
 std::string groupJson(const PhaseTimes& t, PhaseGroup g)
 {
@@ -21,9 +16,9 @@ std::string groupJson(const PhaseTimes& t, PhaseGroup g)
     for (size_t k = 0; k < kNumPhases; ++k)
     {
         if (kPhases[k].group != g) continue;
-        s += "\"" + std::string(kPhases[k].name) + "\": " + number(t.seconds[k]) + ", ";
+        s += "\"" + std::string(kPhases[k].name) + "\": " + significantDigits(t.seconds[k], 9) + ", ";
     }
-    return s + "\"total\": " + number(t.sum(g)) + "}";
+    return s + "\"total\": " + significantDigits(t.sum(g), 9) + "}";
 }
 
 std::string groupText(const PhaseTimes& t, PhaseGroup g, long long numBodies)
@@ -86,8 +81,8 @@ std::string phasesCsvHeader()
 std::string phasesCsv(const PhaseTimes& t)
 {
     std::string s;
-    for (double v : t.seconds) s += number(v) + ",";
-    return s + number(t.host()) + "," + number(t.walk());
+    for (double v : t.seconds) s += significantDigits(v, 9) + ",";
+    return s + significantDigits(t.host(), 9) + "," + significantDigits(t.walk(), 9);
 }
 
 std::string phasesText(const PhaseTimes& t, long long numBodies)
@@ -109,7 +104,7 @@ std::string stepPhasesCsvHeader()
 std::string stepPhasesCsv(const StepTimes& t)
 {
     std::string s;
-    for (double v : t.seconds) s += (s.empty() ? "" : ",") + number(v);
+    for (double v : t.seconds) s += (s.empty() ? "" : ",") + significantDigits(v, 9);
     return s;
 }
 
@@ -118,7 +113,7 @@ std::string stepPhasesJson(const StepTimes& t)
     std::string s = "{";
     for (size_t k = 0; k < kNumStepPhases; ++k)
     {
-        s += "\"" + std::string(kStepPhases[k].name) + "\": " + number(t.seconds[k]) +
+        s += "\"" + std::string(kStepPhases[k].name) + "\": " + significantDigits(t.seconds[k], 9) +
              (k + 1 < kNumStepPhases ? ", " : "}");
     }
     return s;
@@ -134,7 +129,7 @@ std::string stepTimesCsvHeader()
 std::string stepTimesCsv(const StepTimes& t)
 {
     std::string s;
-    for (double v : t.forces.seconds) s += number(v) + ",";
+    for (double v : t.forces.seconds) s += significantDigits(v, 9) + ",";
     return s + stepPhasesCsv(t);
 }
 
@@ -142,7 +137,7 @@ std::string stepTimesJson(const StepTimes& t)
 {
     std::string s = "{";
     for (size_t k = 0; k < kNumPhases; ++k)
-        s += "\"" + std::string(kPhases[k].name) + "\": " + number(t.forces.seconds[k]) + ", ";
+        s += "\"" + std::string(kPhases[k].name) + "\": " + significantDigits(t.forces.seconds[k], 9) + ", ";
     return s + stepPhasesJson(t).substr(1);
 }
 

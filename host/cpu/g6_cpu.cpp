@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 
 namespace octwalk {
 
@@ -17,14 +18,6 @@ namespace {
 /// of bodies, and waking the thread team for it costs more than the work (the results are the same
 /// either way: each i-particle is summed by one thread in a fixed order).
 constexpr int64_t kMinParallelWork = 65536;
-
-/// A double in messages: six significant digits (std::to_string prints 1e80 with 81 digits).
-std::string number(double v)
-{
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.6g", v);
-    return text;
-}
 
 } // namespace
 
@@ -74,9 +67,9 @@ void G6Cpu::checkPrediction(int nj) const
     const G6JParticle& p = j_[size_t(firstOverflow_)];
     const size_t k       = 3 * size_t(firstOverflow_);
     throw InputError("j-particle " + std::to_string(p.index) + " (address " + std::to_string(firstOverflow_) +
-                     ") predicted from tj = " + number(p.t) + " to ti = " + number(ti_) +
-                     " is not finite (x = " + number(xp_[k]) + ", " + number(xp_[k + 1]) + ", " + number(xp_[k + 2]) +
-                     "): its Taylor terms overflow double over dt = ti - tj");
+                     ") predicted from tj = " + significantDigits(p.t, 6) + " to ti = " + significantDigits(ti_, 6) +
+                     " is not finite (x = " + significantDigits(xp_[k], 6) + ", " + significantDigits(xp_[k + 1], 6) +
+                     ", " + significantDigits(xp_[k + 2], 6) + "): its Taylor terms overflow double over dt = ti - tj");
 }
 
 void G6Cpu::startForces(const G6IBlock& block)

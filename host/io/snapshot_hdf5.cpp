@@ -42,8 +42,6 @@ namespace octwalk::io {
 
 namespace {
 
-constexpr int numTypes = numParticleTypes;
-
 static_assert(sizeof(Vec3d) == 3 * sizeof(double), "Coordinates are written straight from Vec3d arrays");
 
 /// An HDF5 identifier, closed with its own close function when it goes out of scope.
@@ -247,15 +245,15 @@ private:
 /// The bodies of each type, in id order, and their shared mass (0 when they have several).
 struct TypeGroups
 {
-    std::vector<size_t> members[numTypes];
-    double mass[numTypes] = {};
+    std::vector<size_t> members[numParticleTypes];
+    double mass[numParticleTypes] = {};
 };
 
 TypeGroups typeGroups(const ParticleSet& sorted)
 {
     TypeGroups g;
     for (size_t i = 0; i < sorted.type.size(); ++i) g.members[sorted.type[i]].push_back(i);
-    for (int t = 0; t < numTypes; ++t)
+    for (int t = 0; t < numParticleTypes; ++t)
     {
         const std::vector<size_t>& m = g.members[t];
         const bool shared            = !m.empty() && std::all_of(m.begin(), m.end(), [&](size_t i) {
@@ -268,9 +266,9 @@ TypeGroups typeGroups(const ParticleSet& sorted)
 
 void writeHeader(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted, const TypeGroups& groups)
 {
-    Handle header               = w.group(file, "Header");
-    uint32_t thisFile[numTypes] = {}, total[numTypes] = {}, highWord[numTypes] = {};
-    for (int t = 0; t < numTypes; ++t)
+    Handle header                       = w.group(file, "Header");
+    uint32_t thisFile[numParticleTypes] = {}, total[numParticleTypes] = {}, highWord[numParticleTypes] = {};
+    for (int t = 0; t < numParticleTypes; ++t)
     {
         const CountWords words = splitCount(groups.members[t].size());
         thisFile[t]            = words.low;
@@ -286,10 +284,10 @@ void writeHeader(const Hdf5Writer& w, hid_t file, const ParticleSet& sorted, con
     const int32_t files = 1, off = 0, doublePrecision = 1;
 
     const std::string h = "/Header";
-    w.attribute(header, h, "NumPart_ThisFile", H5T_STD_U32LE, H5T_NATIVE_UINT32, thisFile, numTypes);
-    w.attribute(header, h, "NumPart_Total", H5T_STD_U32LE, H5T_NATIVE_UINT32, total, numTypes);
-    w.attribute(header, h, "NumPart_Total_HighWord", H5T_STD_U32LE, H5T_NATIVE_UINT32, highWord, numTypes);
-    w.attribute(header, h, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, groups.mass, numTypes);
+    w.attribute(header, h, "NumPart_ThisFile", H5T_STD_U32LE, H5T_NATIVE_UINT32, thisFile, numParticleTypes);
+    w.attribute(header, h, "NumPart_Total", H5T_STD_U32LE, H5T_NATIVE_UINT32, total, numParticleTypes);
+    w.attribute(header, h, "NumPart_Total_HighWord", H5T_STD_U32LE, H5T_NATIVE_UINT32, highWord, numParticleTypes);
+    w.attribute(header, h, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, groups.mass, numParticleTypes);
     w.attribute(header, h, "Time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &time);
     w.attribute(header, h, "Redshift", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &redshift);
     w.attribute(header, h, "BoxSize", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &box);
@@ -568,13 +566,14 @@ void checkTotals(const Hdf5Reader& r, hid_t group, const Hdf5Header& header)
 {
     const std::string h = "/Header";
     if (!r.exists(H5Aexists(group, "NumPart_Total"), h + "/NumPart_Total")) return;
-    const std::vector<uint32_t> low = r.attribute<uint32_t>(group, h, "NumPart_Total", H5T_NATIVE_UINT32, numTypes);
-    std::vector<uint32_t> high(numTypes, 0);
+    const std::vector<uint32_t> low =
+        r.attribute<uint32_t>(group, h, "NumPart_Total", H5T_NATIVE_UINT32, numParticleTypes);
+    std::vector<uint32_t> high(numParticleTypes, 0);
     if (r.exists(H5Aexists(group, "NumPart_Total_HighWord"), h + "/NumPart_Total_HighWord"))
     {
-        high = r.attribute<uint32_t>(group, h, "NumPart_Total_HighWord", H5T_NATIVE_UINT32, numTypes);
+        high = r.attribute<uint32_t>(group, h, "NumPart_Total_HighWord", H5T_NATIVE_UINT32, numParticleTypes);
     }
-    for (int t = 0; t < numTypes; ++t)
+    for (int t = 0; t < numParticleTypes; ++t)
     {
         const uint64_t total = joinCount(low[t], high[t]);
         if (total != uint64_t(header.numPart[t]))
@@ -619,10 +618,10 @@ Hdf5Header readHeader(const Hdf5Reader& r, hid_t file)
     Handle group        = r.openGroup(file, "Header");
     const std::string h = "/Header";
     Hdf5Header header;
-    header.numPart    = r.attribute<int64_t>(group, h, "NumPart_ThisFile", H5T_NATIVE_INT64, numTypes);
-    header.massTable  = r.attribute<double>(group, h, "MassTable", H5T_NATIVE_DOUBLE, numTypes);
+    header.numPart    = r.attribute<int64_t>(group, h, "NumPart_ThisFile", H5T_NATIVE_INT64, numParticleTypes);
+    header.massTable  = r.attribute<double>(group, h, "MassTable", H5T_NATIVE_DOUBLE, numParticleTypes);
     header.frame.time = r.attribute<double>(group, h, "Time", H5T_NATIVE_DOUBLE, 1)[0];
-    for (int t = 0; t < numTypes; ++t)
+    for (int t = 0; t < numParticleTypes; ++t)
     {
         const std::string index = "[" + std::to_string(t) + "]";
         if (header.numPart[t] < 0)
@@ -735,7 +734,7 @@ void writeHdf5(const std::string& path, const ParticleSet& sorted, const Snapsho
     writeHeader(w, file, sorted, groups);
     writeParameters(w, file, meta);
     writeUnits(w, file, meta);
-    for (int t = 0; t < numTypes; ++t)
+    for (int t = 0; t < numParticleTypes; ++t)
     {
         if (!groups.members[t].empty()) writeType(w, file, sorted, groups, t); // GADGET writes no empty group
     }
@@ -760,7 +759,7 @@ ParticleSet readHdf5(const std::string& path, const SnapshotReadOptions& options
         const bool cosmological = field == "Omega0" || field == "OmegaLambda" || field == "HubbleParam";
         reader.fail((cosmological ? header.cosmologyGroup : std::string("/Header")) + "/" + field, problem);
     });
-    for (int t = 0; t < numTypes; ++t) readType(reader, file, header, t, p);
+    for (int t = 0; t < numParticleTypes; ++t) readType(reader, file, header, t, p);
     velocitiesFromFile(p, path);
     if (p.cosmology && header.cosmologyGroup != "/Header")
     {

@@ -7,19 +7,12 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 #include "host/models/fft_grid.h"
 #include "host/tree/octree.h"
 
 namespace octwalk {
 namespace {
-
-std::string describe(double value)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << value;
-    return s.str();
-}
 
 uint64_t splitmix64(uint64_t z)
 {
@@ -169,11 +162,11 @@ void validateCosmoIcs(const CosmoIcParams& p)
     }
     if (!(std::isfinite(p.boxSize) && p.boxSize > 0))
     {
-        throw ParameterError("box-size = " + describe(p.boxSize) + " is invalid: must be finite and > 0");
+        throw ParameterError("box-size = " + exactDigits(p.boxSize) + " is invalid: must be finite and > 0");
     }
     if (!(std::isfinite(p.zBegin) && p.zBegin >= 0))
     {
-        throw ParameterError("z-begin = " + describe(p.zBegin) + " is invalid: must be finite and >= 0");
+        throw ParameterError("z-begin = " + exactDigits(p.zBegin) + " is invalid: must be finite and >= 0");
     }
     if (p.lptOrder != 1 && p.lptOrder != 2)
     {
@@ -181,14 +174,14 @@ void validateCosmoIcs(const CosmoIcParams& p)
     }
     if (!(p.cosmology.omega0 > 0))
     {
-        throw ParameterError("Omega0 = " + describe(p.cosmology.omega0) +
+        throw ParameterError("Omega0 = " + exactDigits(p.cosmology.omega0) +
                              " is invalid for initial conditions: must be > 0 (the particles carry the matter)");
     }
     const double aBegin = 1.0 / (1.0 + p.zBegin);
     if (p.plt && !(std::isfinite(p.pltATarget) && p.pltATarget > aBegin))
     {
-        throw ParameterError("plt-a-target = " + describe(p.pltATarget) +
-                             " is invalid: must be finite and > a_begin = " + describe(aBegin));
+        throw ParameterError("plt-a-target = " + exactDigits(p.pltATarget) +
+                             " is invalid: must be finite and > a_begin = " + exactDigits(aBegin));
     }
     validateCosmology(p.cosmology, aBegin, p.plt ? std::max(1.0, p.pltATarget) : 1.0);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 
 namespace octwalk {
 namespace {
@@ -16,14 +17,6 @@ constexpr double kAlpha          = 2.0;
 constexpr int kShells            = 4;
 constexpr int kRealRadius2       = 16;
 constexpr int kReciprocalRadius2 = 20;
-
-std::string describe(double value)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << value;
-    return s.str();
-}
 
 Matrix3 zeroMatrix() { return Matrix3{Vector3{0, 0, 0}, Vector3{0, 0, 0}, Vector3{0, 0, 0}}; }
 
@@ -310,12 +303,12 @@ LatticeGrowthAt latticeGrowth(const Cosmology& c, double eps, double a0, double 
 {
     if (!(eps > -1.0 / 24.0))
     {
-        throw ParameterError("lattice eigenvalue eps = " + describe(eps) +
+        throw ParameterError("lattice eigenvalue eps = " + exactDigits(eps) +
                              " is invalid: must be > -1/24 (no growing solution otherwise)");
     }
     if (!(a0 > 0) || !(a1 >= a0))
     {
-        throw ParameterError("lattice growth from a = " + describe(a0) + " to " + describe(a1) +
+        throw ParameterError("lattice growth from a = " + exactDigits(a0) + " to " + exactDigits(a1) +
                              " is invalid: need 0 < a0 <= a1");
     }
     // Deep in matter domination (curvature and Lambda below 1e-6 of the matter term) the growing
@@ -334,7 +327,7 @@ LatticeGrowthTable::LatticeGrowthTable(const Cosmology& c, double a0, double a1,
 {
     if (!(epsMax >= epsMin))
     {
-        throw ParameterError("lattice growth table from eps = " + describe(epsMin) + " to " + describe(epsMax) +
+        throw ParameterError("lattice growth table from eps = " + exactDigits(epsMin) + " to " + exactDigits(epsMax) +
                              " is invalid: need epsMin <= epsMax");
     }
     const int intervals = std::max(1, int(std::ceil((epsMax - epsMin) / kEpsStep)));

@@ -7,18 +7,11 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 #include "host/core/text_input.h"
 
 namespace octwalk {
 namespace {
-
-std::string describe(double value)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << value;
-    return s.str();
-}
 
 double cube(double x) { return x * x * x; }
 
@@ -129,25 +122,25 @@ void validateSpectrum(const Cosmology& c, const SpectrumParams& s)
 {
     if (!(std::isfinite(c.omega0) && c.omega0 > 0))
     {
-        throw ParameterError("Omega0 = " + describe(c.omega0) + " is invalid for a power spectrum: must be > 0");
+        throw ParameterError("Omega0 = " + exactDigits(c.omega0) + " is invalid for a power spectrum: must be > 0");
     }
     if (!(std::isfinite(c.hubbleParam) && c.hubbleParam > 0))
     {
-        throw ParameterError("HubbleParam = " + describe(c.hubbleParam) + " is invalid: must be > 0");
+        throw ParameterError("HubbleParam = " + exactDigits(c.hubbleParam) + " is invalid: must be > 0");
     }
     if (!(s.omegaBaryon >= 0 && s.omegaBaryon < c.omega0))
     {
-        throw ParameterError("omega-baryon = " + describe(s.omegaBaryon) +
-                             " is invalid: must be in [0, Omega0 = " + describe(c.omega0) + ")");
+        throw ParameterError("omega-baryon = " + exactDigits(s.omegaBaryon) +
+                             " is invalid: must be in [0, Omega0 = " + exactDigits(c.omega0) + ")");
     }
-    if (!std::isfinite(s.ns)) throw ParameterError("ns = " + describe(s.ns) + " is invalid: must be finite");
+    if (!std::isfinite(s.ns)) throw ParameterError("ns = " + exactDigits(s.ns) + " is invalid: must be finite");
     if (!(std::isfinite(s.sigma8) && s.sigma8 > 0))
     {
-        throw ParameterError("sigma8 = " + describe(s.sigma8) + " is invalid: must be finite and > 0");
+        throw ParameterError("sigma8 = " + exactDigits(s.sigma8) + " is invalid: must be finite and > 0");
     }
     if (!(std::isfinite(s.tcmb) && s.tcmb > 0))
     {
-        throw ParameterError("tcmb = " + describe(s.tcmb) + " is invalid: must be finite and > 0");
+        throw ParameterError("tcmb = " + exactDigits(s.tcmb) + " is invalid: must be finite and > 0");
     }
 }
 
@@ -172,7 +165,7 @@ double sigmaTopHat(const std::function<double(double)>& power, double radius)
 {
     if (!(radius > 0 && std::isfinite(radius)))
     {
-        throw ParameterError("top-hat radius = " + describe(radius) + " is invalid: must be > 0");
+        throw ParameterError("top-hat radius = " + exactDigits(radius) + " is invalid: must be > 0");
     }
     // In ln k: dk k^2 P = dlnk k^3 P. Panels of at most 0.05 in ln k and a quarter of the window's
     // period 2 pi / R in k; above kR = 2000 the window's tail (~ 9 / (kR)^4) adds < 1e-12.
@@ -233,15 +226,15 @@ LinearPower LinearPower::fromTable(const std::string& path)
                 tableError(path, line, quoted(*token) + " is not a number (expected 'k P', got " + quoted(text) + ")");
             }
         }
-        if (!(std::isfinite(k) && k > 0)) tableError(path, line, "k = " + describe(k) + " must be finite and > 0");
+        if (!(std::isfinite(k) && k > 0)) tableError(path, line, "k = " + exactDigits(k) + " must be finite and > 0");
         if (!p.lnK_.empty() && !(std::log(k) > p.lnK_.back()))
         {
-            tableError(path, line, "k = " + describe(k) + " is not larger than the k before it (k must increase)");
+            tableError(path, line, "k = " + exactDigits(k) + " is not larger than the k before it (k must increase)");
         }
         if (!(std::isfinite(power) && power > 0))
         {
             tableError(path, line,
-                       "P = " + describe(power) + " must be finite and > 0 (it is interpolated in log-log)");
+                       "P = " + exactDigits(power) + " must be finite and > 0 (it is interpolated in log-log)");
         }
         p.lnK_.push_back(std::log(k));
         p.lnP_.push_back(std::log(power));

@@ -4,6 +4,7 @@
 #include <complex>
 
 #include "common/gravity.h"
+#include "host/reference/minimum_image.h"
 
 namespace octwalk {
 
@@ -214,8 +215,6 @@ void erfTerms(double alpha, double s, double g[4])
     }
 }
 
-double wrapped(double d, double L) { return d - L * std::nearbyint(d / L); }
-
 } // namespace
 
 EwaldTerm ewaldCorrectionExact(Vec3d d, double L, double alphaL)
@@ -318,7 +317,8 @@ void ewaldDirectSum(const Vec3d* pos, const double* mass, int64_t n, const std::
         double p = totalMass * e.background();
         for (int64_t j = 0; j < n; ++j)
         {
-            Vec3d d{wrapped(pos[j].x - pos[i].x, L), wrapped(pos[j].y - pos[i].y, L), wrapped(pos[j].z - pos[i].z, L)};
+            Vec3d d{minimumImage(pos[j].x - pos[i].x, L), minimumImage(pos[j].y - pos[i].y, L),
+                    minimumImage(pos[j].z - pos[i].z, L)};
             Vec3d aj{0, 0, 0};
             double pj = 0;
             if (j != i) bodyBody(d, 1.0, eps2, aj, pj);

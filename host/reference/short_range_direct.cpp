@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "common/treepm.h"
+#include "host/reference/minimum_image.h"
 
 namespace octwalk {
 
@@ -26,8 +27,6 @@ void checkSplit(const ShortRangeSplit& s, double eps2)
         throw ParameterError("short-range sum: eps2 = " + std::to_string(eps2) +
                              " is invalid: must be finite and >= 0");
 }
-
-double wrapped(double d, double L) { return d - L * std::nearbyint(d / L); }
 
 /// The images n of an offset component c that can lie within the cutoff: [lo, hi].
 void imageRange(double c, const ShortRangeSplit& s, int& lo, int& hi)
@@ -87,8 +86,8 @@ void shortRangeDirectSum(const Vec3d* pos, const double* mass, int64_t n, const 
         double p = 0;
         for (int64_t j = 0; j < n; ++j)
         {
-            const Vec3d d{wrapped(pos[j].x - pos[i].x, L), wrapped(pos[j].y - pos[i].y, L),
-                          wrapped(pos[j].z - pos[i].z, L)};
+            const Vec3d d{minimumImage(pos[j].x - pos[i].x, L), minimumImage(pos[j].y - pos[i].y, L),
+                          minimumImage(pos[j].z - pos[i].z, L)};
             Vec3d aj{0, 0, 0};
             double pj = 0;
             addImages(d, split, eps2, j == i, aj, pj);

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "host/core/version.h"
+#include "host/core/number_text.h"
 #include "host/io/atomic_file.h"
 #include "host/io/json.h"
 #include "host/sim/hermite.h"
@@ -82,14 +83,6 @@ private:
     HermiteDiagnostics last_;
 };
 
-std::string number(double v)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << v;
-    return s.str();
-}
-
 } // namespace
 
 void writeHermiteRunJson(const fs::path& dir, const HermiteIntegrator& h, const RunSettings& rs,
@@ -99,16 +92,18 @@ void writeHermiteRunJson(const fs::path& dir, const HermiteIntegrator& h, const 
     std::ostringstream j;
     j << "{\n  \"octwalk\": " << jsonString(OCTWALK_VERSION) << ",\n  \"git\": " << jsonString(OCTWALK_GIT_HASH)
       << ",\n  \"command\": \"hermite\""
-      << ",\n  \"units\": \"N-body, G = " << number(p.gravitational_constant) << "\""
+      << ",\n  \"units\": \"N-body, G = " << exactDigits(p.gravitational_constant) << "\""
       << ",\n  \"initial_conditions\": " << source
       << ",\n  \"integrator\": \"4th-order Hermite predictor-corrector (Makino & Aarseth 1992), block time steps, "
          "forces through the GRAPE-6 API (libg6)\""
-      << ",\n  \"epsilon\": " << number(std::sqrt(p.epsilon_squared))
-      << ",\n  \"gravitational_constant\": " << number(p.gravitational_constant)
-      << ",\n  \"max_energy_error\": " << number(p.max_energy_error) << ",\n  \"eta\": " << number(h.settings().eta)
-      << ",\n  \"eta_start\": " << number(h.settings().etaStart) << ",\n  \"dt_max\": " << number(h.settings().dtMax)
-      << ",\n  \"sync_interval\": " << number(h.plan().h) << ",\n  \"t_start\": " << number(h.plan().t0)
-      << ",\n  \"t_end\": " << number(h.plan().t0 + double(h.plan().numSteps) * h.plan().h)
+      << ",\n  \"epsilon\": " << exactDigits(std::sqrt(p.epsilon_squared))
+      << ",\n  \"gravitational_constant\": " << exactDigits(p.gravitational_constant)
+      << ",\n  \"max_energy_error\": " << exactDigits(p.max_energy_error)
+      << ",\n  \"eta\": " << exactDigits(h.settings().eta)
+      << ",\n  \"eta_start\": " << exactDigits(h.settings().etaStart)
+      << ",\n  \"dt_max\": " << exactDigits(h.settings().dtMax) << ",\n  \"sync_interval\": " << exactDigits(h.plan().h)
+      << ",\n  \"t_start\": " << exactDigits(h.plan().t0)
+      << ",\n  \"t_end\": " << exactDigits(h.plan().t0 + double(h.plan().numSteps) * h.plan().h)
       << ",\n  \"intervals\": " << h.plan().numSteps << ",\n  \"energy_every\": " << rs.energyEvery
       << ",\n  \"snapshot_every\": " << rs.snapshotEvery << ",\n  \"checkpoint_every\": " << rs.checkpointEvery
       << ",\n  \"snapshot_format\": " << jsonString(rs.format) << ",\n  \"n\": " << h.state().size()
@@ -119,9 +114,9 @@ void writeHermiteRunJson(const fs::path& dir, const HermiteIntegrator& h, const 
     {
         const double wall = h.integrationSeconds();
         j << ",\n  \"block_steps\": " << h.counts().blockSteps << ",\n  \"body_steps\": " << h.counts().bodySteps
-          << ",\n  \"integration_seconds\": " << number(wall)
-          << ",\n  \"library_seconds\": " << number(h.librarySeconds())
-          << ",\n  \"library_fraction\": " << number(wall > 0 ? h.librarySeconds() / wall : 0.0)
+          << ",\n  \"integration_seconds\": " << exactDigits(wall)
+          << ",\n  \"library_seconds\": " << exactDigits(h.librarySeconds())
+          << ",\n  \"library_fraction\": " << exactDigits(wall > 0 ? h.librarySeconds() / wall : 0.0)
           << ",\n  \"timing_note\": \"seconds of this process (a restart counts its own); library: inside the "
              "g6 calls of the integration (diagnostics excluded)\"";
     }
@@ -135,9 +130,10 @@ int runHermite(HermiteIntegrator& h, const fs::path& dir, const RunSettings& rs,
     validate(rs);
     const std::string header =
         "# " + versionHeader() +
-        "; octwalk hermite; units N-body, G = " + number(h.parameters().gravitational_constant) +
-        "; epsilon = " + number(std::sqrt(h.parameters().epsilon_squared)) + ", eta = " + number(h.settings().eta) +
-        ", eta_start = " + number(h.settings().etaStart) + ", dt_max = " + number(h.settings().dtMax) + "\n";
+        "; octwalk hermite; units N-body, G = " + exactDigits(h.parameters().gravitational_constant) +
+        "; epsilon = " + exactDigits(std::sqrt(h.parameters().epsilon_squared)) +
+        ", eta = " + exactDigits(h.settings().eta) + ", eta_start = " + exactDigits(h.settings().etaStart) +
+        ", dt_max = " + exactDigits(h.settings().dtMax) + "\n";
     HermiteFiles files(dir, header, resume, h.stepIndex());
     HermiteStepper stepper(h, dir, rs, files, control);
     return runLoop(stepper, dir / "checkpoint.bin", rs, resume, control.stopRequested);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "host/core/number_text.h"
 #include "host/models/fft_grid.h"
 
 namespace octwalk {
@@ -63,14 +64,6 @@ void assignMass(const ParticleSet& particles, double boxSize, MassAssignment sch
 
 double sinc(double x) { return x == 0 ? 1.0 : std::sin(x) / x; }
 
-std::string describe(double value)
-{
-    std::ostringstream s;
-    s.precision(17);
-    s << value;
-    return s.str();
-}
-
 } // namespace
 
 MassAssignment parseMassAssignment(const std::string& name)
@@ -105,7 +98,7 @@ PowerSpectrum measurePowerSpectrum(const ParticleSet& particles, double boxSize,
     validatePowerOptions(options);
     if (!(std::isfinite(boxSize) && boxSize > 0))
     {
-        throw ParameterError("box-size = " + describe(boxSize) + " is invalid: must be finite and > 0");
+        throw ParameterError("box-size = " + exactDigits(boxSize) + " is invalid: must be finite and > 0");
     }
     double totalMass = 0, sumSquares = 0;
     ParticleSet wrapped;
@@ -128,7 +121,7 @@ PowerSpectrum measurePowerSpectrum(const ParticleSet& particles, double boxSize,
     }
     if (!(totalMass > 0) || !std::isfinite(totalMass))
     {
-        throw InputError("the particles' total mass is " + describe(totalMass) + ": a power spectrum needs it > 0");
+        throw InputError("the particles' total mass is " + exactDigits(totalMass) + ": a power spectrum needs it > 0");
     }
 
     const int n = options.nMesh;
