@@ -1,6 +1,8 @@
 #pragma once
 /// @file far_field.h
-/// The far field of a group as one local expansion, once for both backends (isolated boxes).
+/// The far field of a group as one local expansion, once for both backends (isolated boxes, and periodic ones for
+/// the groups that meet every node at the image nearest their centre: Ewald's expanding groups, and under TreePM,
+/// with the short-range kernel's derivatives, those that shortRangeShiftsOnce).
 ///
 /// A node the MAC accepts for a group is summed body by body (bodyNodePrepared, common/gravity.h): per
 /// (body, node) work. A node far from the group compared with the group's own size pulls every body of the
@@ -48,26 +50,37 @@ HOST_DEVICE inline float groupRadius2(F4 groupHalf)
 }
 
 /// The far field's farField2 for one group: the tree's in an isolated box; in a periodic box only for a group
-/// whose Ewald correction is its expansion (ewaldGroupExpands): it meets each node as the image nearest its
-/// centre through the isolated formula, which the far-field expansion approximates as in an isolated box; a
-/// larger group takes the nearest image per target, which no expansion about its centre follows (0: never).
-HOST_DEVICE inline float groupFarField2(float farField2, bool periodic, bool expands)
+/// that meets each node as the image nearest its centre (shiftedOnce: its Ewald correction is its expansion,
+/// ewaldGroupExpands, or under TreePM shortRangeShiftsOnce), which the far-field expansion approximates as in an
+/// isolated box; a larger group takes the nearest image per target, which no expansion about its centre follows
+/// (0: never).
+HOST_DEVICE inline float groupFarField2(float farField2, bool periodic, bool shiftedOnce)
 {
-    return periodic && !expands ? 0.0f : farField2;
+    return periodic && !shiftedOnce ? 0.0f : farField2;
 }
 
 /// Whether an accepted node whose centre of mass is com goes into its group's far-field expansion: more
 /// than sqrt(farField2) group radii from the centre, outside the softening length (inside it the
 /// expansion of the softened potential converges slowly), and not so far that the group is a point
-/// (kFarMaxRatio2). farField2 == 0: never. Rounded identically on both backends (no FMA), so both take
-/// the same nodes body by body.
-HOST_DEVICE inline bool farFromGroup(F4 com, F4 groupCenter, F4 groupHalf, float farField2, float eps2)
+/// (kFarMaxRatio2). farField2 == 0: never. sizeDistance2 (farSizeDistance2): the largest (R d)^2 for a group of
+/// radius R at distance d, which under TreePM keeps the group small beside the scale on which the short-range
+/// kernel varies. Rounded identically on both backends (no FMA), so both take the same nodes body by body.
+HOST_DEVICE inline bool farFromGroup(F4 com, F4 groupCenter, F4 groupHalf, float farField2, float eps2,
+                                     float sizeDistance2 = HUGE_VALF)
 {
     if (!(farField2 > 0.0f)) return false;
     const float dx = com.x - groupCenter.x, dy = com.y - groupCenter.y, dz = com.z - groupCenter.z;
     const float d2 = addNoFma(addNoFma(mulNoFma(dx, dx), mulNoFma(dy, dy)), mulNoFma(dz, dz));
     const float r2 = groupRadius2(groupHalf);
-    return d2 > mulNoFma(farField2, r2) && d2 >= eps2 && d2 <= mulNoFma(kFarMaxRatio2, r2);
+    // Without a bound (a constant HUGE_VALF where inlined) the product is not formed.
+    return d2 > mulNoFma(farField2, r2) && d2 >= eps2 && d2 <= mulNoFma(kFarMaxRatio2, r2) &&
+           (!(sizeDistance2 < HUGE_VALF) || mulNoFma(r2, d2) <= sizeDistance2);
+}
+
+/// farFromGroup's sizeDistance2 for a box: under TreePM (kTreePmFarSizeDistance r_s^2)^2, else no bound.
+HOST_DEVICE inline float farSizeDistance2(const PeriodicView& box)
+{
+    return box.boxSize > 0.0f && shortRangeOn(box.shortRange) ? box.shortRange.farSizeDistance2 : HUGE_VALF;
 }
 
 /// The expansion's length unit R for a group: its radius (for a group of coincident bodies, whose offsets
@@ -96,18 +109,10 @@ HOST_DEVICE inline void farPowers(float v, float* p)
     p[4] = p[2] * p[2];
 }
 
-/// The derivatives of psi up to fourth order at d (in units of R: d', eps'^2), in ewaldDerivIndex order.
-HOST_DEVICE inline void softenedPotentialDerivatives(Vec3f d, float eps2, float* D)
+/// The derivatives up to fourth order at d of a radial potential psi = g(|d|^2) whose factors are f[n] = 2^n
+/// g^(n)(|d|^2), in ewaldDerivIndex order.
+HOST_DEVICE inline void potentialDerivativesOf(Vec3f d, const float* f, float* D)
 {
-    const float r2    = softenedDistance2(d, eps2);
-    const float invR  = rsqrtApprox(r2);
-    const float invR2 = invR * invR;
-    float f[5];
-    f[0] = -invR;
-    f[1] = invR * invR2;
-    f[2] = -3.0f * f[1] * invR2;
-    f[3] = -5.0f * f[2] * invR2;
-    f[4] = -7.0f * f[3] * invR2;
     float px[5], py[5], pz[5];
     farPowers(d.x, px);
     farPowers(d.y, py);
@@ -138,13 +143,27 @@ HOST_DEVICE inline void softenedPotentialDerivatives(Vec3f d, float eps2, float*
     // clang-format on
 }
 
-/// Adds to a group's expansion the pull of an accepted node (mass m, q = prepareQuadrupole(Q, eps^2), com
-/// at offset d = com - centre), all in units of R (invR = 1 / R, eps2R = eps^2 / R^2).
-HOST_DEVICE inline void addFarFieldTerm(Vec3f d, float m, const SymTensor<float>& q, float invR, float eps2R,
-                                        FarLocal& loc)
+/// The derivatives of psi up to fourth order at d (in units of R: d', eps'^2), in ewaldDerivIndex order.
+HOST_DEVICE inline void softenedPotentialDerivatives(Vec3f d, float eps2, float* D)
 {
-    float D[kEwaldDerivs];
-    softenedPotentialDerivatives({d.x * invR, d.y * invR, d.z * invR}, eps2R, D);
+    const float r2    = softenedDistance2(d, eps2);
+    const float invR  = rsqrtApprox(r2);
+    const float invR2 = invR * invR;
+    float f[5];
+    f[0] = -invR;
+    f[1] = invR * invR2;
+    f[2] = -3.0f * f[1] * invR2;
+    f[3] = -5.0f * f[2] * invR2;
+    f[4] = -7.0f * f[3] * invR2;
+    potentialDerivativesOf(d, f, D);
+}
+
+/// Adds to a group's expansion a node of mass m and second moment q (3 I: prepareQuadrupole's Q') whose potential's
+/// derivatives at its com are D (in units of R, ewaldDerivIndex order): the mass to fourth order, the second moment
+/// to second.
+HOST_DEVICE inline void addFarFieldDerivatives(const float* D, float m, const SymTensor<float>& q, float invR,
+                                               FarLocal& loc)
+{
     const float invR2 = invR * invR;
     const float qq[6] = {q.xx * invR2, q.yy * invR2, q.zz * invR2, q.xy * invR2, q.xz * invR2, q.yz * invR2};
     // (clang-format would read OCTWALK_UNROLL as the body of the loop before it)
@@ -162,6 +181,71 @@ HOST_DEVICE inline void addFarFieldTerm(Vec3f d, float m, const SymTensor<float>
                 loc.d[at] += v;
             }
     // clang-format on
+}
+
+/// Adds to a group's expansion the pull of an accepted node (mass m, q = prepareQuadrupole(Q, eps^2), com
+/// at offset d = com - centre), all in units of R (invR = 1 / R, eps2R = eps^2 / R^2).
+HOST_DEVICE inline void addFarFieldTerm(Vec3f d, float m, const SymTensor<float>& q, float invR, float eps2R,
+                                        FarLocal& loc)
+{
+    float D[kEwaldDerivs];
+    softenedPotentialDerivatives({d.x * invR, d.y * invR, d.z * invR}, eps2R, D);
+    addFarFieldDerivatives(D, m, q, invR, loc);
+}
+
+/// TreePM's short-range kernel psi(d) = -1 / S + erf(k r) / r (S^2 = r^2 + eps^2, k = 1 / (2 r_s)): its factors
+/// f_n = (2 d/du)^n psi at u = r^2 (softenedPotentialDerivatives' f) are
+///   f_n = (-1)^n [(2n - 1)!! (1 / r^(2n+1) - 1 / S^(2n+1)) - B_n(r)],
+/// B_0 = erfc(k r) / r and B_n = ((2n - 1) B_(n-1) + (2 k^2)^n / (k sqrt(pi)) exp(-k^2 r^2)) / r^2 (Smith's
+/// recurrence for the real-space Ewald kernel, every term positive: no cancellation; without softening the first
+/// term is exactly 0). In units of R: d, eps2 and kR = k R scaled, as softenedPotentialDerivatives takes them.
+HOST_DEVICE inline void shortRangePotentialDerivatives(Vec3f d, float eps2, float kR, float* D)
+{
+    const float r2    = addNoFma(addNoFma(mulNoFma(d.x, d.x), mulNoFma(d.y, d.y)), mulNoFma(d.z, d.z));
+    const float invR  = rsqrtApprox(r2);
+    const float invR2 = invR * invR;
+    const float invS  = rsqrtApprox(r2 + eps2);
+    const float invS2 = invS * invS;
+    const float x     = r2 * invR * kR;
+    const float gauss = shortRangeGaussian(x);
+    // (2 k^2)^n / (k sqrt(pi)) exp(-x^2) for n = 1, 2, ..: the first, then times 2 k^2 each.
+    float term        = float(treepm_detail::kTwoOverSqrtPi) * kR * gauss;
+    const float twoK2 = 2.0f * kR * kR;
+    float b           = gauss * scaledErfc(x) * invR;
+    float pr = invR, ps = invS, doubleFactorial = 1.0f, sign = 1.0f;
+    float f[5];
+    f[0] = (pr - ps) - b;
+    OCTWALK_UNROLL
+    for (int n = 1; n <= 4; ++n)
+    {
+        b = (float(2 * n - 1) * b + term) * invR2;
+        term *= twoK2;
+        pr *= invR2;
+        ps *= invS2;
+        doubleFactorial *= float(2 * n - 1);
+        sign = -sign;
+        f[n] = sign * (doubleFactorial * (pr - ps) - b);
+    }
+    potentialDerivativesOf(d, f, D);
+}
+
+/// Adds an accepted node (mass m, traceless quadrupole q as packed, com at offset d = com - centre) to a group's
+/// expansion, in units of R (invR = 1 / R, eps2R = eps^2 / R^2): the softened Newtonian potential's
+/// (addFarFieldTerm), or under TreePM the short-range kernel's (shortRangePotentialDerivatives). The short-range
+/// kernel is not harmonic even without softening, so its second moment keeps the spread's trace always, as
+/// bodyNodeShortRange's long-range terms keep it.
+HOST_DEVICE inline void addNodeToFarField(Vec3f d, float m, const SymTensor<float>& q, float eps2, float invR,
+                                          float eps2R, const PeriodicView& box, FarLocal& loc)
+{
+    if (!(box.boxSize > 0.0f && shortRangeOn(box.shortRange)))
+    {
+        addFarFieldTerm(d, m, prepareQuadrupole(q, eps2), invR, eps2R, loc);
+        return;
+    }
+    float D[kEwaldDerivs];
+    shortRangePotentialDerivatives({d.x * invR, d.y * invR, d.z * invR}, eps2R, box.shortRange.uPerLength / invR, D);
+    const float s = q.spread;
+    addFarFieldDerivatives(D, m, {q.xx + s, q.yy + s, q.zz + s, q.xy, q.xz, q.yz, s}, invR, loc);
 }
 
 /// Adds the expansion's pull at y = centre - body (not scaled) to (acc, pot), for a group of radius R.

@@ -61,7 +61,8 @@ struct TreeView
     PeriodicView periodic;
     /// Accepted nodes more than sqrt(farField2) group radii from their group's centre are summed into the
     /// group's far-field expansion instead of body by body (common/far_field.h); 0: none is (the packer
-    /// sets it from far_field_ratio; in a periodic box it serves the groups that expand, groupFarField2).
+    /// sets it from far_field_ratio; in a periodic box it serves the groups that meet each node at its image
+    /// nearest their centre, groupFarField2).
     float farField2 = 0.0f;
 };
 

@@ -191,6 +191,9 @@ struct ShortRangeView
     /// distance from the group is at most kTreePmNodeSizeDistance r_s^2 (shortRangeNodeSmallEnough), or where
     /// its expansion's error is small beside the group's own acceleration (shortRangeNodeErrorSmallEnough).
     float nodeSizeDistance2 = 0.0f;
+    /// (kTreePmFarSizeDistance r_s^2)^2: a node enters a group's far-field expansion only where the group's radius
+    /// times the node's distance from its centre is at most kTreePmFarSizeDistance r_s^2 (farFromGroup).
+    float farSizeDistance2 = 0.0f;
     /// r_s^4 / kTreePmNodeErrorFactor: the scale of shortRangeNodeErrorSmallEnough's comparison.
     float nodeErrorScale = 0.0f;
     /// kTreePmTruncationFactor nodeExtentFactor^3: the scale of shortRangeNodeTruncationSmallEnough's comparison.
@@ -237,6 +240,12 @@ HOST_DEVICE inline float shortRangeDistance2(Vec3f d)
 /// 2^18 bodies on 64^3, 2864 per body without it, 8891 at 4 and 13362 at 2 (a relative criterion, with each group's
 /// own acceleration, would spare it).
 constexpr double kTreePmNodeSizeDistance = 2.0;
+
+/// A group's far-field expansion (common/far_field.h) of the short-range kernel about its centre is a Taylor series
+/// in the offset y of a body, |y| <= R, whose terms beyond r_s shrink as (R d / 2 r_s^2)^n / n! for a node at
+/// distance d (the Gaussian's derivatives): a node enters the expansion only where R d is at most this many r_s^2,
+/// as a node's own expansion is bounded by kTreePmNodeSizeDistance.
+constexpr double kTreePmFarSizeDistance = 2.0;
 
 /// The error of a node's expansion beyond shortRangeNodeSmallEnough's bound, in units of (size / r_s^2)^2 M / d^2
 /// (shortRangeNodeErrorSmallEnough): the estimate bounds the second-order remainder without the Gaussian's damping,

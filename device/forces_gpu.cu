@@ -204,7 +204,8 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     const int32_t groupEnd      = range.x + range.y;
     const float interactionEps2 = perPair ? eps2 : nodeSoftening(eps2);
     // Far nodes go to the group's expansion (farFieldKernel), not to the tile; the others keep list order.
-    const float farField2 = groupFarField2(tree.farField2, Periodic, Expand);
+    const float farField2 = groupFarField2(tree.farField2, Periodic, expand || shiftedOnce);
+    const float farSize2  = Periodic ? farSizeDistance2(tree.periodic) : HUGE_VALF;
     const F4 groupCenter  = farField2 > 0.0f ? loadReadOnly(groups.center + g) : F4{};
     const F4 groupHalf    = farField2 > 0.0f ? loadReadOnly(groups.half + g) : F4{};
     const unsigned below  = (1u << lane) - 1u;
@@ -226,7 +227,8 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
             __syncwarp();
             if (farField2 > 0.0f) // warp-uniform; without a far field the tile is staged as it always was
             {
-                const bool near = lane < count && !farFromGroup(next.com, groupCenter, groupHalf, farField2, eps2);
+                const bool near =
+                    lane < count && !farFromGroup(next.com, groupCenter, groupHalf, farField2, eps2, farSize2);
                 const unsigned nearLanes = __ballot_sync(0xffffffffu, near);
                 if (near) tileNodes[__popc(nearLanes & below)] = stagedEntry<perPair>(next, eps2);
                 count = __popc(nearLanes);
@@ -312,8 +314,9 @@ __global__ void __launch_bounds__(kForceBlock, MinBlocks)
 /// adding the far nodes among entries l, l + 32, .. of the group's node list to its partial expansion; the
 /// butterfly of device/lane_reduce.cuh sums them and the lanes add the expansion to the group's targets'
 /// body-node sums (the body-node kernel, which skipped those nodes, ran before on the same stream). In a
-/// periodic box only the groups that expand their Ewald correction have a far field (groupFarField2), each
-/// node taken as its image nearest the centre, as the body-node kernel takes it.
+/// periodic box only the groups that take each node at its image nearest the centre have a far field
+/// (groupFarField2: those that expand their Ewald correction, or under TreePM that shortRangeShiftsOnce), each node
+/// taken at that image, as the body-node kernel takes it.
 __global__ void __launch_bounds__(kForceBlock)
     farFieldKernel(TreeView tree, GroupView groups, const int64_t* __restrict__ nodeOffset,
                    const int32_t* __restrict__ nodeList, const F4* __restrict__ targets, float eps2,
@@ -324,8 +327,10 @@ __global__ void __launch_bounds__(kForceBlock)
     if (g >= groups.numGroups) return; // the whole warp: the kernel has no block-wide barrier
     const F4 center = loadReadOnly(groups.center + g), half = loadReadOnly(groups.half + g);
     const bool periodic = tree.periodic.boxSize > 0.0f;
-    const float farField2 =
-        groupFarField2(tree.farField2, periodic, periodic && ewaldGroupExpands(half, tree.periodic));
+    const bool shiftedOnce =
+        periodic && (ewaldGroupExpands(half, tree.periodic) || shortRangeShiftsOnce(half, tree.periodic));
+    const float farField2 = groupFarField2(tree.farField2, periodic, shiftedOnce);
+    const float farSize2  = farSizeDistance2(tree.periodic);
     if (!(farField2 > 0.0f)) return; // the whole warp
     const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
     FarLocal partial = zeroEwaldLocal();
@@ -339,10 +344,10 @@ __global__ void __launch_bounds__(kForceBlock)
             const Vec3f image = imageNearest(xyz(com), xyz(center), tree.periodic);
             com               = {image.x, image.y, image.z, com.w};
         }
-        if (!farFromGroup(com, center, half, farField2, eps2)) continue;
+        if (!farFromGroup(com, center, half, farField2, eps2, farSize2)) continue;
         const SymTensor<float> q =
             unpackQuadrupole(loadReadOnly(tree.nodeQuad + 2 * n), loadReadOnly(tree.nodeQuad + 2 * n + 1));
-        addFarFieldTerm(xyz(com) - xyz(center), com.w, prepareQuadrupole(q, eps2), invR, eps2R, partial);
+        addNodeToFarField(xyz(com) - xyz(center), com.w, q, eps2, invR, eps2R, tree.periodic, partial);
         any = true;
     }
     if (!__any_sync(0xffffffffu, any)) return;

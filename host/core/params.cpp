@@ -165,7 +165,8 @@ const std::vector<ParameterInfo>& parameterTable()
          "accepted nodes farther than this many group radii from a group's centre pull it through "
          "one fourth-order expansion about the centre (per group, not per body; error ~ ratio^-4 of their pull); "
          "0: every node body by body; else >= 2 (in a periodic box: the groups small enough to expand their Ewald "
-         "correction)",
+         "correction, or under TreePM to take each node at one image, for nodes within 2 r_s^2 / R of a group of "
+         "radius R)",
          true,
          // Checkpoints written before it existed take the default.
          true},

@@ -71,8 +71,10 @@ struct Parameters
     /// An accepted node more than far_field_ratio group radii (|half| of the group's box)
     /// from its group's centre pulls the group through one fourth-order local expansion about the centre
     /// (common/far_field.h: work per group and node instead of per body and node); 0: every node body by
-    /// body. In a periodic box it serves the groups whose Ewald correction is their expansion (the others take
-    /// each node's image nearest each body). 6 by default: on an H200 at 2^22 it takes walk + forces from 39.2 to
+    /// body. In a periodic box it serves the groups that meet each node at its image nearest their centre: under
+    /// tree + Ewald those whose Ewald correction is their expansion, under TreePM those that shift each node once,
+    /// with the short-range kernel's derivatives and only for nodes whose distance times the group's radius is at
+    /// most 2 r_s^2 (the others take each node's image nearest each body). 6 by default: on an H200 at 2^22 it takes walk + forces from 39.2 to
     /// 26.1 ms at Bonsai's accuracy, the error's median and p99 moving by 1-2% (ratio 4 by 29% in p99;
     /// benchmarks/results/gpu_forces/far_field/). 0 or >= 2
     double far_field_ratio = 6.0;

@@ -244,7 +244,8 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
             const GroupImages images(groups, g, tree.periodic);
             const F4 center = groups.center[g], half = groups.half[g];
             const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
-            const float farField2 = groupFarField2(tree.farField2, periodic, images.expand);
+            const float farField2 = groupFarField2(tree.farField2, periodic, images.shiftedOnce);
+            const float farSize2  = farSizeDistance2(tree.periodic);
             bool anyFar           = false;
             if (farField2 > 0.0f) far.clear();
             const int64_t begin = lists.nodeOffset[g];
@@ -254,10 +255,10 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
                 const F4 com             = images.source(tree.nodeCom[n], tree.periodic);
                 const SymTensor<float> q = unpackQuadrupole(tree.nodeQuad[2 * n], tree.nodeQuad[2 * n + 1]);
                 // The device's lane l takes entries l, l + 32, .. of the list (device/forces_gpu.cu).
-                if (farFromGroup(com, center, half, farField2, eps2))
+                if (farFromGroup(com, center, half, farField2, eps2, farSize2))
                 {
-                    addFarFieldTerm(xyz(com) - xyz(center), com.w, prepareQuadrupole(q, eps2), invR, eps2R,
-                                    far.lane[(k - begin) % LaneExpansions::kLanes]);
+                    addNodeToFarField(xyz(com) - xyz(center), com.w, q, eps2, invR, eps2R, tree.periodic,
+                                      far.lane[(k - begin) % LaneExpansions::kLanes]);
                     anyFar = true;
                     continue;
                 }
@@ -276,12 +277,13 @@ FarFieldCounts farFieldCountsCpu(const TreeView& tree, const GroupView& groups, 
     for (int32_t g = 0; g < groups.numGroups; ++g)
     {
         const GroupImages images(groups, g, tree.periodic);
-        const float farField2 = groupFarField2(tree.farField2, tree.periodic.boxSize > 0.0f, images.expand);
+        const float farField2 = groupFarField2(tree.farField2, tree.periodic.boxSize > 0.0f, images.shiftedOnce);
+        const float farSize2  = farSizeDistance2(tree.periodic);
         int64_t far           = 0;
         for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)
         {
             const F4 com = images.source(tree.nodeCom[lists.nodeList[k]], tree.periodic);
-            far += farFromGroup(com, groups.center[g], groups.half[g], farField2, eps2);
+            far += farFromGroup(com, groups.center[g], groups.half[g], farField2, eps2, farSize2);
         }
         c.entries += far;
         c.interactions += far * groups.range[g].y;

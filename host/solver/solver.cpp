@@ -355,6 +355,8 @@ ShortRangeView shortRangeView(const Parameters& p)
     s.nodeExtentFactor        = float(extent);
     const double sizeDistance = kTreePmNodeSizeDistance * rs * rs;
     s.nodeSizeDistance2       = float(sizeDistance * sizeDistance);
+    const double farDistance  = kTreePmFarSizeDistance * rs * rs;
+    s.farSizeDistance2        = float(farDistance * farDistance);
     s.nodeErrorScale          = float(rs * rs * rs * rs / kTreePmNodeErrorFactor);
     s.nodeTruncationScale     = float(kTreePmTruncationFactor * extent * extent * extent);
     return s;

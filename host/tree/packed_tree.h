@@ -41,7 +41,8 @@ struct PackedTree
     /// (the table lives in host/reference).
     PeriodicView periodic{nullptr, 0, 0.0f, 0.0f};
 
-    /// TreeView::farField2: far_field_ratio^2 (packTree; in a periodic box for the groups that expand, groupFarField2).
+    /// TreeView::farField2: far_field_ratio^2 (packTree; in a periodic box for the groups that shift each node once,
+    /// groupFarField2).
     float farField2 = 0.0f;
 
     TreeView treeView() const;
