@@ -49,14 +49,28 @@ HOST_DEVICE inline float groupRadius2(F4 groupHalf)
                     mulNoFma(groupHalf.z, groupHalf.z));
 }
 
-/// The far field's farField2 for one group: the tree's in an isolated box; in a periodic box only for a group
-/// that meets each node as the image nearest its centre (shiftedOnce: its Ewald correction is its expansion,
-/// ewaldGroupExpands, or under TreePM shortRangeShiftsOnce), which the far-field expansion approximates as in an
-/// isolated box; a larger group takes the nearest image per target, which no expansion about its centre follows
-/// (0: never).
-HOST_DEVICE inline float groupFarField2(float farField2, bool periodic, bool shiftedOnce)
+/// Whether a TreePM group whose radius^2 is r2 can take a far node at all: one beyond sqrt(farField2) radii, within
+/// the cutoff (nodes beyond it are not listed) and within farSizeDistance2's bound. A group too large for any (every
+/// group of a nearly uniform box at high redshift) leaves the far field's staging and its scan of the list undone.
+HOST_DEVICE inline bool shortRangeFarFieldReaches(float r2, float farField2, const ShortRangeView& s)
 {
-    return periodic && !shiftedOnce ? 0.0f : farField2;
+    const float inner2 = mulNoFma(farField2, r2);
+    return inner2 < s.cutoff2 && mulNoFma(inner2, r2) < s.farSizeDistance2;
+}
+
+/// The far field's farField2 for one group of half-sizes half: the tree's in an isolated box; in a periodic box only
+/// for a group that meets each node as the image nearest its centre (shiftedOnce: its Ewald correction is its
+/// expansion, ewaldGroupExpands, or under TreePM shortRangeShiftsOnce), which the far-field expansion approximates as
+/// in an isolated box, and under TreePM only where a far node can be listed (shortRangeFarFieldReaches); a larger
+/// group takes the nearest image per target, which no expansion about its centre follows (0: never).
+HOST_DEVICE inline float groupFarField2(float farField2, bool periodic, bool shiftedOnce, F4 half,
+                                        const PeriodicView& box)
+{
+    if (!periodic) return farField2;
+    if (!shiftedOnce) return 0.0f;
+    if (shortRangeOn(box.shortRange) && !shortRangeFarFieldReaches(groupRadius2(half), farField2, box.shortRange))
+        return 0.0f;
+    return farField2;
 }
 
 /// Whether an accepted node whose centre of mass is com goes into its group's far-field expansion: more

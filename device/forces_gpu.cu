@@ -204,10 +204,10 @@ __device__ __forceinline__ void bodyNodeWarp(const TreeView& tree, const TreeTex
     const int32_t groupEnd      = range.x + range.y;
     const float interactionEps2 = perPair ? eps2 : nodeSoftening(eps2);
     // Far nodes go to the group's expansion (farFieldKernel), not to the tile; the others keep list order.
-    const float farField2 = groupFarField2(tree.farField2, Periodic, expand || shiftedOnce);
+    const F4 groupHalf    = tree.farField2 > 0.0f ? loadReadOnly(groups.half + g) : F4{};
+    const float farField2 = groupFarField2(tree.farField2, Periodic, expand || shiftedOnce, groupHalf, tree.periodic);
     const float farSize2  = Periodic ? farSizeDistance2(tree.periodic) : HUGE_VALF;
     const F4 groupCenter  = farField2 > 0.0f ? loadReadOnly(groups.center + g) : F4{};
-    const F4 groupHalf    = farField2 > 0.0f ? loadReadOnly(groups.half + g) : F4{};
     const unsigned below  = (1u << lane) - 1u;
 
     for (int32_t base = range.x; base < groupEnd; base += Targets::kPerWarp)
@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(kForceBlock)
     const bool periodic = tree.periodic.boxSize > 0.0f;
     const bool shiftedOnce =
         periodic && (ewaldGroupExpands(half, tree.periodic) || shortRangeShiftsOnce(half, tree.periodic));
-    const float farField2 = groupFarField2(tree.farField2, periodic, shiftedOnce);
+    const float farField2 = groupFarField2(tree.farField2, periodic, shiftedOnce, half, tree.periodic);
     const float farSize2  = farSizeDistance2(tree.periodic);
     if (!(farField2 > 0.0f)) return; // the whole warp
     const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;

@@ -244,7 +244,7 @@ void bodyNodeForcesCpu(const TreeView& tree, const GroupView& groups, const List
             const GroupImages images(groups, g, tree.periodic);
             const F4 center = groups.center[g], half = groups.half[g];
             const float invR = 1.0f / farFieldScale(half), eps2R = eps2 * invR * invR;
-            const float farField2 = groupFarField2(tree.farField2, periodic, images.shiftedOnce);
+            const float farField2 = groupFarField2(tree.farField2, periodic, images.shiftedOnce, half, tree.periodic);
             const float farSize2  = farSizeDistance2(tree.periodic);
             bool anyFar           = false;
             if (farField2 > 0.0f) far.clear();
@@ -277,7 +277,8 @@ FarFieldCounts farFieldCountsCpu(const TreeView& tree, const GroupView& groups, 
     for (int32_t g = 0; g < groups.numGroups; ++g)
     {
         const GroupImages images(groups, g, tree.periodic);
-        const float farField2 = groupFarField2(tree.farField2, tree.periodic.boxSize > 0.0f, images.shiftedOnce);
+        const float farField2 = groupFarField2(tree.farField2, tree.periodic.boxSize > 0.0f, images.shiftedOnce,
+                                               groups.half[g], tree.periodic);
         const float farSize2  = farSizeDistance2(tree.periodic);
         int64_t far           = 0;
         for (int64_t k = lists.nodeOffset[g]; k < lists.nodeOffset[g + 1]; ++k)

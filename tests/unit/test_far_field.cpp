@@ -227,6 +227,36 @@ TEST(FarFieldExpansion, ClassificationNeedsTheRatioAndTheSoftening)
     EXPECT_FALSE(farFromGroup({10, 0, 0, 1}, c, {0, 0, 0, 0}, 25.0f, 0.0f)); // a point group
 }
 
+// Under TreePM a group takes the far field only where a far node can be listed: a node the classification would take
+// (beyond the ratio, within the size-distance bound, its centre of mass inside the cutoff) never belongs to a group
+// that groupFarField2 leaves without one, and groups too large for any are left without.
+TEST(FarFieldExpansion, TreePmGroupsTooLargeForAFarNodeTakeNone)
+{
+    PeriodicView box{nullptr, 0, 100.0f, 0.01f};
+    box.shortRange.splitScale       = 1.0f;
+    box.shortRange.cutoff           = 6.0f;
+    box.shortRange.cutoff2          = 36.0f;
+    box.shortRange.farSizeDistance2 = float(kTreePmFarSizeDistance * kTreePmFarSizeDistance);
+    const float farField2 = 36.0f, eps2 = 1e-6f;
+    EXPECT_GT(groupFarField2(farField2, true, true, {0.1f, 0.1f, 0.1f, 0}, box), 0.0f);
+    EXPECT_EQ(groupFarField2(farField2, true, true, {0.6f, 0.6f, 0.6f, 0}, box), 0.0f);  // 6 R > 2 r_s^2 / R
+    EXPECT_EQ(groupFarField2(farField2, true, false, {0.1f, 0.1f, 0.1f, 0}, box), 0.0f); // nearest image per body
+    Random rng(17);
+    int far = 0, withoutFarField = 0;
+    for (int k = 0; k < 200000; ++k)
+    {
+        const float h = float(0.7 * rng.uniform());
+        const F4 half{h, h, h, 0}, centre{0, 0, 0, 0};
+        const float d = float(6.0 * rng.uniform());
+        const F4 com{d, 0, 0, 1};
+        if (!farFromGroup(com, centre, half, farField2, eps2, farSizeDistance2(box))) continue;
+        ++far;
+        withoutFarField += !(groupFarField2(farField2, true, true, half, box) > 0.0f);
+    }
+    EXPECT_GT(far, 1000);
+    EXPECT_EQ(withoutFarField, 0);
+}
+
 TEST(FarFieldExpansion, RatioOutsideItsRangeIsRefused)
 {
     Parameters p;
