@@ -9,6 +9,7 @@
 //   octwalk_treepm_accuracy steps SNAPSHOT EPSILON PM_GRID THETA REBUILD_EVERY STEPS DLNA [SAMPLE] [G] [LAG]
 //                           [ERR_TOL] [RCUT] [ASMTH]
 //   octwalk_treepm_accuracy split SNAPSHOT EPSILON PM_GRID ASMTH RCUT [SAMPLE]
+//   octwalk_treepm_accuracy far uniform|clustered|SNAPSHOT LOG2N|EPSILON PM_GRID THETA
 //
 // PM_GRID 0 is tree + Ewald; ERR_TOL is err_tol_force_acc (default 0.002; 0: no error control); INTERLACE 0 takes one
 // mesh (pm_interlace false), 1 (the default) the interlaced pair. The uniform box is
@@ -27,6 +28,11 @@
 // interlaced) plus the short-range pairs summed directly in double (host/reference/short_range_direct.h), no tree,
 // against the Ewald sum: the error the mesh and the cutoff leave, which no theta removes.
 //
+// "far" measures TreePM's far field (common/far_field.h) against the same tree without it: after two evaluations (the
+// second from the first's accelerations), the tree's forces on every body with far_field_ratio 6, 4 and 3 and the
+// size-distance bound at 1, 2, 4 and 8 r_s^2 (kTreePmFarSizeDistance: 2), each against the forces with no far field,
+// relative to the body's total acceleration, and the share of the node interactions each sums in the expansions.
+//
 // "steps" measures the forces of a run's own steps: a comoving run from the SNAPSHOT (its a and cosmology, the
 // default TreePM settings) of STEPS steps of DLNA in ln a with --rebuild-every REBUILD_EVERY (1: the classic step,
 // a fresh tree each step; 0: the pipelined step, whose forces come from a topology built steps earlier from
@@ -41,7 +47,9 @@
 #include <string>
 #include <vector>
 
+#include "common/far_field.h"
 #include "host/core/timer.h"
+#include "host/cpu/forces_cpu.h"
 #include "host/models/models.h"
 #include "host/reference/direct.h"
 #include "host/reference/error_stats.h"
@@ -229,6 +237,77 @@ int stepErrors(int argc, char** argv)
     return 0;
 }
 
+/// The tree's forces (node and leaf lists of the packed tree) in tree order under the view t.
+std::vector<F4> packedTreeForces(const GravitySolver& s, const TreeView& t, float eps2)
+{
+    const PackedTree& packed = s.packedTree();
+    const int32_t n          = int32_t(packed.bodies.size());
+    const TargetView targets{packed.bodies.data(), n, true};
+    InteractionLists lists = s.cpuLists();
+    std::vector<F4> node(static_cast<size_t>(n)), acc(static_cast<size_t>(n));
+    bodyNodeForcesCpu(t, packed.groupView(), lists.view(), targets, eps2, node.data());
+    bodyLeafForcesCpu(t, packed.groupView(), lists.view(), packed.bodyView(), targets, eps2, node.data(), acc.data());
+    return acc;
+}
+
+/// The "far" study (the file comment).
+int farFieldStudy(int argc, char** argv)
+{
+    if (argc < 6)
+    {
+        std::fprintf(stderr, "usage: %s far uniform|clustered|SNAPSHOT LOG2N|EPSILON PM_GRID THETA\n", argv[0]);
+        return 2;
+    }
+    double eps            = 0;
+    const PeriodicBox box = namedBox(argv[2], argv[3], eps);
+    Parameters p          = boxParameters(box.L, eps, argv[4], argv[5]);
+    GravitySolver s(p);
+    s.setBodies(box.pos, box.mass);
+    std::vector<Vec3d> acc;
+    std::vector<double> pot;
+    s.computeForces(acc, pot);
+    s.setPreviousAccelerations(acc);
+    s.computeForces(acc, pot);
+    const TreeView base = s.packedTree().treeView();
+    if (!shortRangeOn(base.periodic.shortRange)) throw InputError("the far study needs TreePM: PM_GRID > 0");
+    const float eps2 = float(p.epsilon_squared), rs = base.periodic.shortRange.splitScale;
+    TreeView plain                    = base;
+    plain.farField2                   = 0.0f;
+    const std::vector<F4> without     = packedTreeForces(s, plain, eps2);
+    const std::vector<int32_t>& order = s.treeOrder();
+    InteractionLists lists            = s.cpuLists();
+    std::printf("far %s %s, pm_grid %d, theta %g, r_s %g: tree forces with the far field against without it, relative "
+                "to the total acceleration (%lld node interactions)\n",
+                argv[2], argv[3], p.pm_grid, p.opening_angle, double(rs),
+                static_cast<long long>(s.stats().nodeInteractions));
+    for (const double ratio : {6.0, 4.0, 3.0})
+    {
+        for (const double bound : {1.0, 2.0, 4.0, 8.0})
+        {
+            TreeView t                             = base;
+            t.farField2                            = float(ratio * ratio);
+            const double sizeDistance              = bound * double(rs) * double(rs);
+            t.periodic.shortRange.farSizeDistance2 = float(sizeDistance * sizeDistance);
+            const FarFieldCounts c     = farFieldCountsCpu(t, s.packedTree().groupView(), lists.view(), eps2);
+            const std::vector<F4> with = packedTreeForces(s, t, eps2);
+            std::vector<double> rel;
+            for (size_t k = 0; k < with.size(); ++k)
+            {
+                const Vec3d change{double(with[k].x) - double(without[k].x), double(with[k].y) - double(without[k].y),
+                                   double(with[k].z) - double(without[k].z)};
+                const Vec3d total = acc[size_t(order[k])];
+                rel.push_back(std::sqrt(dot(change, change) / dot(total, total)));
+            }
+            const ErrorStats e = errorStats(rel);
+            std::printf(
+                "ratio %g, bound %g r_s^2: far share %.3f of the node interactions; change median %.3g p99 %.3g "
+                "max %.3g\n",
+                ratio, bound, double(c.interactions) / double(s.stats().nodeInteractions), e.median, e.p99, e.max);
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -236,6 +315,7 @@ int main(int argc, char** argv)
     if (argc >= 3 && std::string(argv[1]) == "pairs") return pairErrors(argc, argv);
     if (argc >= 2 && std::string(argv[1]) == "steps") return stepErrors(argc, argv);
     if (argc >= 2 && std::string(argv[1]) == "split") return splitErrors(argc, argv);
+    if (argc >= 2 && std::string(argv[1]) == "far") return farFieldStudy(argc, argv);
     if (argc < 5)
     {
         std::fprintf(
