@@ -336,9 +336,6 @@ TEST(FarFieldExpansion, ProbesAndBodiesAgreeWithTheTreeWithoutIt)
     }
 }
 
-// In a periodic box the groups small enough to expand their Ewald correction take the far field too, each node as
-// its image nearest the group's centre (common/far_field.h, groupFarField2): 2^15 bodies in 32 clumps in a unit
-// box, where the groups are small beside the box and most of their accepted nodes lie beyond 6 group radii.
 namespace {
 
 /// 2^15 bodies in 32 clumps of side 0.04 in a unit box.
@@ -411,6 +408,9 @@ void expectFarFieldAgreesWithTheTreeWithoutIt(int pmGrid)
 
 } // namespace
 
+// In a periodic box the groups small enough to expand their Ewald correction take the far field too, each node as
+// its image nearest the group's centre (common/far_field.h, groupFarField2): 2^15 bodies in 32 clumps in a unit
+// box, where the groups are small beside the box and most of their accepted nodes lie beyond 6 group radii.
 // Measured: far share 0.415; median 1.4e-6, p99 5.1e-5, max 2.6e-4; potential 1.6e-5.
 TEST(FarFieldExpansion, PeriodicGroupsThatExpandTakeItAndAgreeWithTheTreeWithoutIt)
 {
