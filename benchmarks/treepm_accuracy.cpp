@@ -237,16 +237,15 @@ int stepErrors(int argc, char** argv)
     return 0;
 }
 
-/// The tree's forces (node and leaf lists of the packed tree) in tree order under the view t.
-std::vector<F4> packedTreeForces(const GravitySolver& s, const TreeView& t, float eps2)
+/// The tree's forces (the solver's packed tree and its lists) in tree order under the view t.
+std::vector<F4> packedTreeForces(const GravitySolver& s, const ListView& lists, const TreeView& t, float eps2)
 {
     const PackedTree& packed = s.packedTree();
     const int32_t n          = int32_t(packed.bodies.size());
     const TargetView targets{packed.bodies.data(), n, true};
-    InteractionLists lists = s.cpuLists();
     std::vector<F4> node(static_cast<size_t>(n)), acc(static_cast<size_t>(n));
-    bodyNodeForcesCpu(t, packed.groupView(), lists.view(), targets, eps2, node.data());
-    bodyLeafForcesCpu(t, packed.groupView(), lists.view(), packed.bodyView(), targets, eps2, node.data(), acc.data());
+    bodyNodeForcesCpu(t, packed.groupView(), lists, targets, eps2, node.data());
+    bodyLeafForcesCpu(t, packed.groupView(), lists, packed.bodyView(), targets, eps2, node.data(), acc.data());
     return acc;
 }
 
@@ -271,11 +270,12 @@ int farFieldStudy(int argc, char** argv)
     const TreeView base = s.packedTree().treeView();
     if (!shortRangeOn(base.periodic.shortRange)) throw InputError("the far study needs TreePM: PM_GRID > 0");
     const float eps2 = float(p.epsilon_squared), rs = base.periodic.shortRange.splitScale;
+    // The lists do not depend on the far field: one copy serves every variant.
+    InteractionLists lists            = s.cpuLists();
     TreeView plain                    = base;
     plain.farField2                   = 0.0f;
-    const std::vector<F4> without     = packedTreeForces(s, plain, eps2);
+    const std::vector<F4> without     = packedTreeForces(s, lists.view(), plain, eps2);
     const std::vector<int32_t>& order = s.treeOrder();
-    InteractionLists lists            = s.cpuLists();
     std::printf("far %s %s, pm_grid %d, theta %g, r_s %g: tree forces with the far field against without it, relative "
                 "to the total acceleration (%lld node interactions)\n",
                 argv[2], argv[3], p.pm_grid, p.opening_angle, double(rs),
@@ -289,7 +289,7 @@ int farFieldStudy(int argc, char** argv)
             const double sizeDistance              = bound * double(rs) * double(rs);
             t.periodic.shortRange.farSizeDistance2 = float(sizeDistance * sizeDistance);
             const FarFieldCounts c     = farFieldCountsCpu(t, s.packedTree().groupView(), lists.view(), eps2);
-            const std::vector<F4> with = packedTreeForces(s, t, eps2);
+            const std::vector<F4> with = packedTreeForces(s, lists.view(), t, eps2);
             std::vector<double> rel;
             for (size_t k = 0; k < with.size(); ++k)
             {
