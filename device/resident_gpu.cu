@@ -467,6 +467,9 @@ struct ResidentGpu::Impl
     /// The device of this state: the build's thread, which stages adoptions, makes it its own.
     int device = 0;
     Event positionsReady, positionsDownloaded, keysDownloaded;
+    /// The copy stream after the last sort of a build's keys (beginPositionDownload), while sortPending.
+    Event keysSorted;
+    bool sortPending = false;
     /// The main stream before the refit of the last refitAndEvaluate, where startMeshForces' mesh starts.
     Event beforeRefit;
     /// A started mesh's copy of the positions and masses (GpuMesh::inputsCopied), until a write of the state waits for it.
@@ -760,6 +763,7 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
     m.staged.logged      = m.spans.on();
     m.staged.step        = m.spans.step();
     const bool predicted = ahead != 0 && n_ > 0;
+    m.sortPending        = false;
     if (predicted)
     {
         m.predicted.reserve(size_t(n_));
@@ -785,6 +789,8 @@ void ResidentGpu::beginPositionDownload(Vec3d* pos, double ahead, uint64_t* sort
         m.spans.open(SpanLane::Copy, "sort_keys", copy);
         m.sortGraph.launch(copy);
         m.spans.close(copy);
+        CUDA_CHECK(cudaEventRecord(m.keysSorted.get(), copy));
+        m.sortPending = true;
         m.spans.open(SpanLane::Copy, "download_keys", copy);
         download(sortedKeys, m.sortedKeys.data(), size_t(n_), copy);
         download(sortedIndex, m.sortedIndex.data(), size_t(n_), copy);
@@ -903,6 +909,10 @@ void ResidentGpu::startMeshForces(GpuMesh& mesh) { startMesh(mesh, impl_->before
 void ResidentGpu::startMeshForcesBeforeAdoption(GpuMesh& mesh)
 {
     Impl& m = *impl_;
+    // The host's build waits for the keys: their sort, beside the mesh, took 8.8 ms instead of 2 ms at 2^24 bodies.
+    // The mesh starts after it, and ends long before the build.
+    if (m.sortPending) CUDA_CHECK(cudaStreamWaitEvent(m.stream(), m.keysSorted.get(), 0));
+    m.sortPending = false;
     CUDA_CHECK(cudaEventRecord(m.meshReady.get(), m.stream()));
     startMesh(mesh, m.meshReady.get());
     m.meshBeforeAdoption = true;
