@@ -110,6 +110,18 @@ void writeInteractionsGpu(const TreeView&, const GroupView&, const ListView&, in
     noCuda();
 }
 
+void countAndStageInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, const WalkStaging&, int32_t*,
+                                  GpuStream, const TreeTextures&)
+{
+    noCuda();
+}
+
+void writeStagedInteractionsGpu(const TreeView&, const GroupView&, const CountsView&, const ListView&,
+                                const WalkStaging&, int32_t*, GpuStream, const TreeTextures&)
+{
+    noCuda();
+}
+
 void bodyNodeForcesGpu(const TreeView&, const GroupView&, const ListView&, const TargetView&, float, F4*, GpuStream,
                        int, const TreeTextures&, NodeKernelShape)
 {

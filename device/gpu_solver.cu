@@ -15,8 +15,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -209,6 +211,10 @@ struct GpuSolver::Impl
     DeviceBuffer<unsigned char> scanTemp{"scan temporary storage"};
     DeviceBuffer<int32_t> nodeList{"node lists"}, leafList{"leaf lists"};
     DeviceBuffer<int32_t> overflowGroup{"walk overflow flag"};
+    DeviceBuffer<int32_t> stagedNodePool{"staged node entries"}, stagedLeafPool{"staged leaf entries"};
+    DeviceBuffer<int32_t> stagedNodeNext{"staged node chunk links"}, stagedLeafNext{"staged leaf chunk links"};
+    DeviceBuffer<int32_t> stagedNodeFirst{"staged node first chunks"}, stagedLeafFirst{"staged leaf first chunks"};
+    DeviceBuffer<int32_t> stagedClaimed{"staged chunk counters"};
     DeviceBuffer<F4> nodeAcc{"body-node accelerations"}, acc{"accelerations"};
     DeviceBuffer<int32_t> targetIndex{"direct-sum target indices"};
     DeviceBuffer<unsigned char> directScratch{"direct-sum slice partial sums"};
@@ -250,6 +256,9 @@ struct GpuSolver::Impl
     /// Sizes of the lists of the last completed evaluation (-1 groups: none yet).
     int32_t listGroups = -1;
     int64_t nodeTotal = 0, leafTotal = 0;
+    /// Groups of the last walk whose totals nodeTotal and leafTotal are (0: none yet): the staged walk's pools
+    /// are sized from their means.
+    int32_t lastWalkGroups = 0;
 
     GpuStream gpuStream() const { return {stream.get()}; }
     TreeView uploadTree(const TreeView& tree, std::vector<Transfer>& transfers);
@@ -259,6 +268,9 @@ struct GpuSolver::Impl
     /// Room for numGroups groups' counts (one more node and leaf count for the scan's total) and offsets.
     CountsView countsView(int32_t numGroups);
     ListView listView(int32_t numGroups);
+    /// Pools for the staged walk of numGroups groups: kStagedPoolSlack times the last walk's mean list lengths,
+    /// plus a chunk of each kind a group (a first walk has one chunk a group, and pass 2 walks the longer lists).
+    WalkStaging walkStaging(int32_t numGroups);
     /// Scans the counts, reads back the totals and the pass-1 overflow flag, and grows the lists.
     void scanAndGrowLists(const CountsView& counts, int32_t numGroups);
     /// The walk phases' spans on the host clock, from the events of a completed evaluation and the host
@@ -375,6 +387,33 @@ ListView GpuSolver::Impl::listView(int32_t numGroups)
     return {nodeOffset.data(), leafOffset.data(), nodeList.data(), leafList.data(), numGroups};
 }
 
+WalkStaging GpuSolver::Impl::walkStaging(int32_t numGroups)
+{
+    const auto chunksFor = [&](int64_t lastTotal, int32_t chunk) {
+        const double mean   = lastWalkGroups > 0 ? double(lastTotal) / double(lastWalkGroups) : 0.0;
+        const double chunks = std::ceil(double(numGroups) * (kStagedPoolSlack * mean / double(chunk) + 1.0));
+        return int32_t(std::min(chunks, double(std::numeric_limits<int32_t>::max() / chunk)));
+    };
+    const int32_t nodeChunks = chunksFor(nodeTotal, kStagedNodeChunk);
+    const int32_t leafChunks = chunksFor(leafTotal, kStagedLeafChunk);
+    stagedNodePool.reserve(size_t(nodeChunks) * kStagedNodeChunk);
+    stagedLeafPool.reserve(size_t(leafChunks) * kStagedLeafChunk);
+    stagedNodeNext.reserve(size_t(nodeChunks));
+    stagedLeafNext.reserve(size_t(leafChunks));
+    stagedNodeFirst.reserve(size_t(std::max(numGroups, 1)));
+    stagedLeafFirst.reserve(size_t(std::max(numGroups, 1)));
+    stagedClaimed.reserve(2);
+    return {stagedNodePool.data(),
+            stagedLeafPool.data(),
+            stagedNodeNext.data(),
+            stagedLeafNext.data(),
+            stagedNodeFirst.data(),
+            stagedLeafFirst.data(),
+            stagedClaimed.data(),
+            nodeChunks,
+            leafChunks};
+}
+
 void GpuSolver::Impl::scanAndGrowLists(const CountsView& counts, int32_t numGroups)
 {
     size_t scratchBytes = scanCountsGpuScratchBytes(numGroups);
@@ -390,8 +429,9 @@ void GpuSolver::Impl::scanAndGrowLists(const CountsView& counts, int32_t numGrou
     CUDA_CHECK_LAUNCH();
     stream.synchronize();
     if (r->overflowGroup != 0) throwOverflow("pass 1", r->overflowGroup);
-    nodeTotal = r->nodeTotal;
-    leafTotal = r->leafTotal;
+    nodeTotal      = r->nodeTotal;
+    leafTotal      = r->leafTotal;
+    lastWalkGroups = numGroups;
     nodeList.reserve(size_t(nodeTotal));
     leafList.reserve(size_t(leafTotal));
 }
@@ -431,14 +471,25 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
     }
 
     CountsView dCounts = countsView(numGroups);
-    countInteractionsGpu(in.tree, in.groups, dCounts, overflowGroup.data(), gs, config.walk, textures);
+    const bool staged  = config.stagedWalk && config.walk == GpuWalk::Team;
+    WalkStaging staging{};
+    if (staged)
+    {
+        staging = walkStaging(numGroups);
+        countAndStageInteractionsGpu(in.tree, in.groups, dCounts, staging, overflowGroup.data(), gs, textures);
+    }
+    else countInteractionsGpu(in.tree, in.groups, dCounts, overflowGroup.data(), gs, config.walk, textures);
     counted.record(stream);
     scanAndGrowLists(dCounts, numGroups);
     // Recorded on the idle stream after the host has read the totals and grown the lists, so the
     // scan phase includes that read-back.
     scanned.record(stream);
     ListView dLists = listView(numGroups);
-    writeInteractionsGpu(in.tree, in.groups, dLists, overflowGroup.data(), gs, config.walk, textures);
+    if (staged)
+    {
+        writeStagedInteractionsGpu(in.tree, in.groups, dCounts, dLists, staging, overflowGroup.data(), gs, textures);
+    }
+    else writeInteractionsGpu(in.tree, in.groups, dLists, overflowGroup.data(), gs, config.walk, textures);
     written.record(stream);
 
     const size_t numTargets = size_t(in.targets.numTargets);

@@ -50,7 +50,15 @@ struct GpuKernelConfig
     NodeKernelShape node{};
     /// The body-leaf kernel's split of the groups with long lists over several warps.
     LeafKernelShape leaf{};
+    /// The team walk's pass 1 keeps each group's entries in chunks, and pass 2 copies them to the group's offsets
+    /// instead of walking again (device/walk_gpu.h, WalkStaging): one walk instead of two, for device memory about
+    /// that of the lists again.
+    bool stagedWalk = true;
 };
+
+/// The staged walk's pools hold this many times the entries a group took on average in the last walk (plus a
+/// chunk of each kind a group): a group that finds them exhausted is walked again in pass 2.
+constexpr double kStagedPoolSlack = 1.1;
 
 /// Throws ParameterError for a variant that is not built.
 inline void checkKernelConfig(const GpuKernelConfig& config)

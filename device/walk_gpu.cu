@@ -80,7 +80,16 @@ static_assert(kTeam == 2 * 4, "a team lane per entry of a cell's two child words
 static_assert(kTeamBlock % 32 == 0, "the team walk's ballots need whole warps");
 static_assert(kTeamsPerBlock * kWalkStackMax * sizeof(uint32_t) <= 16 * 1024, "the teams' stacks fit in shared memory");
 
-/// Where the team walk puts what it finds: pass 1 counts (Write false), pass 2 writes.
+/// What a team walk does with what it finds: pass 1 counts; the staged pass 1 counts and stages the entries in
+/// chunks (WalkStaging); pass 2 writes them at the group's offsets.
+enum class TeamPass
+{
+    Count,
+    Stage,
+    Write,
+};
+
+/// Where the team walk puts what it finds. Pass 2 with skipStaged walks only the groups the staged pass 1 left.
 struct TeamOutputs
 {
     int32_t* nodeCount;
@@ -90,6 +99,62 @@ struct TeamOutputs
     const int64_t* leafOffset;
     int32_t* nodeList;
     int32_t* leafList;
+    WalkStaging staging;
+    bool skipStaged;
+};
+
+/// Whether the staged pass 1 kept both of group g's lists.
+__device__ inline bool groupStaged(const WalkStaging& s, int32_t g)
+{
+    return s.nodeFirst[g] != kNotStaged && s.leafFirst[g] != kNotStaged;
+}
+
+/// One team's chain of chunks in a staging pool (every lane of the team holds the same copy). pos starts at a
+/// full chunk, so the first entry claims one.
+template<int32_t Chunk>
+struct ChunkChain
+{
+    int32_t chunk = -1, pos = Chunk, first = -1;
+    bool exhausted = false;
+
+    /// Stages this step's entries of the team: total of them, this lane's (if mine) at rank. Every lane of the warp
+    /// calls it (the claim is broadcast within the team by a shuffle); the chain stays team-uniform.
+    __device__ void add(bool mine, int rank, int total, int32_t value, int32_t* pool, int32_t* next, int32_t* claimed,
+                        int32_t poolChunks, int member, int lane)
+    {
+        const bool claim = !exhausted && pos + total > Chunk;
+        int32_t fresh    = -1;
+        if (claim && member == 0)
+        {
+            fresh = atomicAdd(claimed, 1);
+            if (fresh < poolChunks)
+            {
+                next[fresh] = -1;
+                if (chunk >= 0) next[chunk] = fresh;
+            }
+        }
+        fresh = __shfl_sync(0xFFFFFFFFu, fresh, lane & ~(kTeam - 1));
+        if (exhausted) return;
+        const int at = pos + rank;
+        if (mine && at < Chunk) pool[size_t(chunk) * Chunk + at] = value;
+        if (!claim)
+        {
+            pos += total;
+            return;
+        }
+        if (fresh >= poolChunks)
+        {
+            exhausted = true;
+            return;
+        }
+        if (mine && at >= Chunk) pool[size_t(fresh) * Chunk + (at - Chunk)] = value;
+        if (chunk < 0) first = fresh;
+        chunk = fresh;
+        pos += total - Chunk;
+    }
+
+    /// The group's first chunk as WalkStaging keeps it.
+    __device__ int32_t firstOrNotStaged() const { return exhausted ? kNotStaged : first; }
 };
 
 /// Word member of cell's two child words.
@@ -110,11 +175,13 @@ __device__ inline F4 macWord(const TreeView& tree, const TreeTextures& tex, uint
     return {v.x, v.y, v.z, v.w};
 }
 
-template<bool Write, bool Tex>
+template<TeamPass Pass, bool Tex>
 __global__ void __launch_bounds__(kTeamBlock)
     teamWalkKernel(TreeView tree, GroupView groups, int32_t capacity, TeamOutputs out, TreeTextures tex,
                    int32_t* __restrict__ overflowGroup)
 {
+    constexpr bool Write = Pass == TeamPass::Write;
+    constexpr bool Stage = Pass == TeamPass::Stage;
     __shared__ uint32_t sStack[kTeamsPerBlock][kWalkStackMax];
     const int lane          = int(threadIdx.x) % 32;
     const int member        = lane % kTeam;
@@ -122,7 +189,7 @@ __global__ void __launch_bounds__(kTeamBlock)
     const unsigned teamBits = 0xFFu << (lane / kTeam * kTeam);
     const unsigned below    = teamBits & ((1u << lane) - 1u);
     const int32_t g         = int32_t(blockIdx.x) * kTeamsPerBlock + team;
-    const bool hasGroup     = g < groups.numGroups;
+    const bool hasGroup     = g < groups.numGroups && !(Write && out.skipStaged && groupStaged(out.staging, g));
     uint32_t* stack         = sStack[team];
     // No early return: every lane of the warp takes part in every ballot.
     F4 center{}, half{};
@@ -141,6 +208,8 @@ __global__ void __launch_bounds__(kTeamBlock)
     int32_t top = 0, nodes = 0, leaves = 0;
     int64_t bodies = 0; // this lane's leaves only: summed over the team at the end
     bool failed    = false;
+    ChunkChain<kStagedNodeChunk> nodeChain;
+    ChunkChain<kStagedLeafChunk> leafChain;
     // The root first, as walkGroup's first visitEntry: member 0 holds it.
     uint32_t entry = tree.rootEntry;
     bool has       = hasGroup && member == 0;
@@ -165,6 +234,14 @@ __global__ void __launch_bounds__(kTeamBlock)
             nodes += __popc(nodeMask);
             leaves += __popc(leafMask);
             if (has && action == EntryAction::Leaf) bodies += tree.leafRange[n - tree.numInternal].y;
+        }
+        if (Stage)
+        {
+            const WalkStaging& st = out.staging;
+            nodeChain.add(has && action == EntryAction::Node, __popc(nodeMask & below), __popc(nodeMask), n,
+                          st.nodePool, st.nodeNext, st.claimed, st.nodeChunks, member, lane);
+            leafChain.add(has && action == EntryAction::Leaf, __popc(leafMask & below), __popc(leafMask), n,
+                          st.leafPool, st.leafNext, st.claimed + 1, st.leafChunks, member, lane);
         }
         const int pushes = __popc(openMask);
         if (top + pushes > capacity) failed = true;
@@ -197,6 +274,38 @@ __global__ void __launch_bounds__(kTeamBlock)
         out.leafCount[g]  = leaves;
         out.leafBodies[g] = bodies;
     }
+    if (Stage)
+    {
+        out.staging.nodeFirst[g] = nodeChain.firstOrNotStaged();
+        out.staging.leafFirst[g] = leafChain.firstOrNotStaged();
+    }
+}
+
+/// Copies count entries of a chain of Chunk-entry chunks starting at first to out, by the lanes of a warp.
+template<int32_t Chunk>
+__device__ void copyChain(const int32_t* __restrict__ pool, const int32_t* __restrict__ next, int32_t first,
+                          int32_t count, int32_t* __restrict__ out, int lane)
+{
+    int32_t chunk = first;
+    for (int32_t done = 0; done < count; done += Chunk)
+    {
+        const int32_t n        = min(Chunk, count - done);
+        const int32_t* entries = pool + size_t(chunk) * Chunk;
+        for (int32_t k = lane; k < n; k += 32) out[done + k] = entries[k];
+        if (done + Chunk < count) chunk = next[chunk];
+    }
+}
+
+/// Pass 2 of the staged walk for the groups it kept: one warp a group copies its chunks to its offsets.
+__global__ void copyStagedListsKernel(CountsView counts, ListView lists, WalkStaging staging)
+{
+    const int32_t g = int32_t((size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
+    const int lane  = int(threadIdx.x) % 32;
+    if (g >= lists.numGroups || !groupStaged(staging, g)) return;
+    copyChain<kStagedNodeChunk>(staging.nodePool, staging.nodeNext, staging.nodeFirst[g], counts.nodes[g],
+                                lists.nodeList + lists.nodeOffset[g], lane);
+    copyChain<kStagedLeafChunk>(staging.leafPool, staging.leafNext, staging.leafFirst[g], counts.leaves[g],
+                                lists.leafList + lists.leafOffset[g], lane);
 }
 
 /// The stack the kernels use for a tree of this depth: what the CPU twin uses, within the local array.
@@ -210,15 +319,24 @@ cudaError_t exclusiveScan(void* temp, size_t& tempBytes, int32_t* counts, int64_
                                           s);
 }
 
-/// The team walk's launch: pass 1 (Write false) or pass 2, through textures when they are present.
-template<bool Write>
+/// The team walk's launch for one pass, through textures when they are present.
+template<TeamPass Pass>
 void launchTeamWalk(const TreeView& tree, const GroupView& groups, const TeamOutputs& out, const TreeTextures& textures,
                     int32_t* overflowGroup, cudaStream_t s)
 {
-    auto kernel = textures.present() ? teamWalkKernel<Write, true> : teamWalkKernel<Write, false>;
+    auto kernel = textures.present() ? teamWalkKernel<Pass, true> : teamWalkKernel<Pass, false>;
     kernel<<<blocksFor(groups.numGroups, kTeamsPerBlock), kTeamBlock, 0, s>>>(tree, groups, stackCapacity(tree), out,
                                                                               textures, overflowGroup);
     CUDA_CHECK_LAUNCH();
+}
+
+/// Before pass 1: one extra zero count per array makes the exclusive scan's last entry the total; no overflow yet.
+void clearPassOneTotals(const CountsView& counts, int32_t* overflowGroup, cudaStream_t s)
+{
+    const size_t numGroups = size_t(counts.numGroups);
+    CUDA_CHECK(cudaMemsetAsync(counts.nodes + numGroups, 0, sizeof(int32_t), s));
+    CUDA_CHECK(cudaMemsetAsync(counts.leaves + numGroups, 0, sizeof(int32_t), s));
+    CUDA_CHECK(cudaMemsetAsync(overflowGroup, 0, sizeof(int32_t), s));
 }
 
 } // namespace
@@ -226,17 +344,13 @@ void launchTeamWalk(const TreeView& tree, const GroupView& groups, const TeamOut
 void countInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
                           int32_t* overflowGroup, GpuStream stream, GpuWalk walk, const TreeTextures& textures)
 {
-    size_t numGroups = size_t(groups.numGroups);
-    cudaStream_t s   = cudaStreamOf(stream);
-    // One extra zero count per array makes the exclusive scan's last entry the total.
-    CUDA_CHECK(cudaMemsetAsync(counts.nodes + numGroups, 0, sizeof(int32_t), s));
-    CUDA_CHECK(cudaMemsetAsync(counts.leaves + numGroups, 0, sizeof(int32_t), s));
-    CUDA_CHECK(cudaMemsetAsync(overflowGroup, 0, sizeof(int32_t), s));
-    if (numGroups == 0) return;
+    cudaStream_t s = cudaStreamOf(stream);
+    clearPassOneTotals(counts, overflowGroup, s);
+    if (groups.numGroups == 0) return;
     if (walk == GpuWalk::Team)
     {
-        TeamOutputs out{counts.nodes, counts.leaves, counts.leafBodies, nullptr, nullptr, nullptr, nullptr};
-        launchTeamWalk<false>(tree, groups, out, textures, overflowGroup, s);
+        TeamOutputs out{counts.nodes, counts.leaves, counts.leafBodies, nullptr, nullptr, nullptr, nullptr, {}, false};
+        launchTeamWalk<TeamPass::Count>(tree, groups, out, textures, overflowGroup, s);
         return;
     }
     countInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, s>>>(
@@ -268,14 +382,42 @@ void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const L
     if (groups.numGroups == 0) return;
     if (walk == GpuWalk::Team)
     {
-        TeamOutputs out{nullptr, nullptr, nullptr, lists.nodeOffset, lists.leafOffset, lists.nodeList, lists.leafList};
-        launchTeamWalk<true>(tree, groups, out, textures, overflowGroup, cudaStreamOf(stream));
+        TeamOutputs out{nullptr,        nullptr, nullptr, lists.nodeOffset, lists.leafOffset, lists.nodeList,
+                        lists.leafList, {},      false};
+        launchTeamWalk<TeamPass::Write>(tree, groups, out, textures, overflowGroup, cudaStreamOf(stream));
         return;
     }
     writeInteractionsKernel<<<blocksFor(groups.numGroups, kWalkBlock), kWalkBlock, 0, cudaStreamOf(stream)>>>(
         tree, groups, stackCapacity(tree), lists.nodeOffset, lists.leafOffset, lists.nodeList, lists.leafList,
         overflowGroup);
     CUDA_CHECK_LAUNCH();
+}
+
+void countAndStageInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
+                                  const WalkStaging& staging, int32_t* overflowGroup, GpuStream stream,
+                                  const TreeTextures& textures)
+{
+    cudaStream_t s = cudaStreamOf(stream);
+    clearPassOneTotals(counts, overflowGroup, s);
+    CUDA_CHECK(cudaMemsetAsync(staging.claimed, 0, 2 * sizeof(int32_t), s));
+    if (groups.numGroups == 0) return;
+    TeamOutputs out{counts.nodes, counts.leaves, counts.leafBodies, nullptr, nullptr, nullptr, nullptr, staging, false};
+    launchTeamWalk<TeamPass::Stage>(tree, groups, out, textures, overflowGroup, s);
+}
+
+void writeStagedInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
+                                const ListView& lists, const WalkStaging& staging, int32_t* overflowGroup,
+                                GpuStream stream, const TreeTextures& textures)
+{
+    if (groups.numGroups == 0) return;
+    cudaStream_t s        = cudaStreamOf(stream);
+    constexpr int kWarps  = 8;
+    const unsigned blocks = unsigned((size_t(groups.numGroups) + kWarps - 1) / kWarps);
+    copyStagedListsKernel<<<blocks, 32 * kWarps, 0, s>>>(counts, lists, staging);
+    CUDA_CHECK_LAUNCH();
+    TeamOutputs out{nullptr,        nullptr, nullptr, lists.nodeOffset, lists.leafOffset, lists.nodeList,
+                    lists.leafList, staging, true};
+    launchTeamWalk<TeamPass::Write>(tree, groups, out, textures, overflowGroup, s);
 }
 
 } // namespace octwalk

@@ -57,6 +57,40 @@ size_t scanCountsGpuScratchBytes(int32_t numGroups);
 /// @param[in] scratch  at least scanCountsGpuScratchBytes(counts.numGroups) bytes of device memory
 void scanCountsGpu(const CountsView& counts, const ListView& lists, GpuScratch scratch, GpuStream stream);
 
+/// Entries a chunk of the staged walk's pools holds (WalkStaging): node lists run to thousands of entries a group,
+/// leaf lists to about a hundred; a group wastes half a chunk of each on average.
+constexpr int32_t kStagedNodeChunk = 128;
+constexpr int32_t kStagedLeafChunk = 32;
+/// WalkStaging::nodeFirst / leafFirst of a group whose walk found its pool exhausted: pass 2 walks it again.
+constexpr int32_t kNotStaged = -2;
+
+/// Where the staged pass 1 keeps each group's entries for pass 2, in device memory: pools of fixed-size chunks that
+/// the walk claims as it goes (an integer atomic counter: which chunks a group gets varies from run to run, the
+/// entries they hold and the lists pass 2 makes of them do not), chained per group.
+struct WalkStaging
+{
+    int32_t* nodePool; ///< nodeChunks chunks of kStagedNodeChunk entries
+    int32_t* leafPool; ///< leafChunks chunks of kStagedLeafChunk entries
+    int32_t* nodeNext; ///< per chunk: the next chunk of its group's list (read only while entries remain)
+    int32_t* leafNext;
+    int32_t* nodeFirst; ///< per group: its first chunk, -1 for an empty list, kNotStaged
+    int32_t* leafFirst;
+    int32_t* claimed; ///< two counters, the node and the leaf chunks claimed (the launcher zeroes them)
+    int32_t nodeChunks, leafChunks;
+};
+
+/// Pass 1 of the team walk that also stages each group's entries (WalkStaging), so that pass 2 copies them in
+/// order instead of walking again: countInteractionsGpu's counts, overflow flag and launch, plus the staging.
+void countAndStageInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
+                                  const WalkStaging& staging, int32_t* overflowGroup, GpuStream stream,
+                                  const TreeTextures& textures = {});
+
+/// Pass 2 after countAndStageInteractionsGpu: each staged group's chunks copied to its offsets, and the team walk
+/// again for the groups whose pool ran out. The lists are writeInteractionsGpu's, entry for entry.
+void writeStagedInteractionsGpu(const TreeView& tree, const GroupView& groups, const CountsView& counts,
+                                const ListView& lists, const WalkStaging& staging, int32_t* overflowGroup,
+                                GpuStream stream, const TreeTextures& textures = {});
+
 /// Pass 2: the same walk writes each group's entries at its offsets.
 /// @param[in,out] overflowGroup  raised as in countInteractionsGpu
 void writeInteractionsGpu(const TreeView& tree, const GroupView& groups, const ListView& lists, int32_t* overflowGroup,

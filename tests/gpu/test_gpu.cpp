@@ -199,7 +199,10 @@ std::vector<GpuKernelConfig> kernelVariants()
             {GpuWalk::Team, 2, true, {false, 0, 1}},
             // ... and the body-leaf kernel with one warp a block (split tails or not).
             {GpuWalk::Team, 2, false, {true, 0, 1}, {0, true, 1}},
-            {GpuWalk::Team, 4, false, {}, {512, false, 1}}};
+            {GpuWalk::Team, 4, false, {}, {512, false, 1}},
+            // The team walk's two passes without staging, with and without textures.
+            {GpuWalk::Team, 2, false, {}, {}, false},
+            {GpuWalk::Team, 4, true, {}, {}, false}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
@@ -214,6 +217,7 @@ std::string variantName(const GpuKernelConfig& c)
     if (c.leaf.splitTail != LeafKernelShape{}.splitTail) name += c.leaf.splitTail ? "_leafTail" : "_noLeafTail";
     if (c.leaf.warpsPerBlock != LeafKernelShape{}.warpsPerBlock)
         name += "_leafWarps" + std::to_string(c.leaf.warpsPerBlock);
+    if (c.walk == GpuWalk::Team && !c.stagedWalk) name += "_twoPasses";
     return name;
 }
 
@@ -223,7 +227,7 @@ bool isDefault(const GpuKernelConfig& c)
     return c.walk == d.walk && c.targetsPerLane == d.targetsPerLane && c.textures == d.textures &&
            c.node.splitTail == d.node.splitTail && c.node.minBlocks == d.node.minBlocks &&
            c.node.warpsPerBlock == d.node.warpsPerBlock && c.leaf.splitAbove == d.leaf.splitAbove &&
-           c.leaf.splitTail == d.leaf.splitTail;
+           c.leaf.splitTail == d.leaf.splitTail && c.stagedWalk == d.stagedWalk;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -610,6 +614,27 @@ TEST_F(GpuTest, RepeatedEvaluationsAreBitIdentical)
     GpuEvaluation fresh  = evaluateOnDevice(other, packed);
     EXPECT_TRUE(bitIdentical(first.acc, second.acc));
     EXPECT_TRUE(bitIdentical(first.acc, fresh.acc));
+}
+
+// The staged walk's first evaluation has a chunk of each kind a group, so that most groups are walked again in
+// pass 2; the later ones have pools sized from the walk before, where most groups are copied. Every evaluation gives
+// the CPU twin's lists and the two-pass walk's forces.
+TEST_F(GpuTest, StagedWalkListsEqualCpuTwinOnEveryEvaluation)
+{
+    CpuReference cpu(model("plummer", 15), parameters(0.5, Mac::Bonsai, Backend::Cpu));
+    const PackedTree& packed = cpu.solver.packedTree();
+    GpuSolver staged, twoPasses;
+    GpuKernelConfig config;
+    config.stagedWalk = false;
+    twoPasses.setKernelConfig(config);
+    const GpuEvaluation reference = evaluateOnDevice(twoPasses, packed);
+    for (int evaluation = 0; evaluation < 3; ++evaluation)
+    {
+        SCOPED_TRACE("evaluation " + std::to_string(evaluation));
+        GpuEvaluation result = evaluateOnDevice(staged, packed);
+        expectListsEqual(staged, cpu.solver.cpuLists());
+        EXPECT_TRUE(bitIdentical(result.acc, reference.acc));
+    }
 }
 
 TEST_F(GpuTest, StackOverflowThrowsAndSolverRecovers)
