@@ -470,8 +470,10 @@ void GpuSolver::Impl::evaluate(const GpuKernelConfig& config, float eps2, GpuEva
         textures = bindTextures(in.tree);
     }
 
-    CountsView dCounts = countsView(numGroups);
-    const bool staged  = config.stagedWalk && config.walk == GpuWalk::Team;
+    CountsView dCounts    = countsView(numGroups);
+    const bool shortRange = in.tree.periodic.boxSize > 0.0f && shortRangeOn(in.tree.periodic.shortRange);
+    const bool staged     = config.walk == GpuWalk::Team && (config.stagedWalk == StagedWalk::On ||
+                                                         (config.stagedWalk == StagedWalk::ShortRange && shortRange));
     WalkStaging staging{};
     if (staged)
     {

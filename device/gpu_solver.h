@@ -37,6 +37,18 @@ struct GpuEvaluation
     double ewaldSeconds = 0;
 };
 
+/// Where the team walk stages its entries in pass 1 (device/walk_gpu.h, WalkStaging), for device memory about that
+/// of the lists again. Under TreePM the walk drops the nodes beyond the cutoff, and walking costs more than the
+/// staging's writes and copies: on an H200 the 256^3 LCDM box's walk passes took 6.01 s against 6.38 s over the
+/// run, and 18.1 against 23.6 ms at z = 0. An isolated tree's walk lists most of what it visits, and the two cost
+/// the same: 16.64 against 16.69 ms at 2^24 bodies, 4.25 against 4.22 ms at 2^22, 1.27 against 1.24 ms at 2^20.
+enum class StagedWalk
+{
+    Off,        ///< two walks
+    ShortRange, ///< staged under TreePM, two walks elsewhere
+    On,         ///< staged everywhere
+};
+
 /// The kernel variants of an evaluation, chosen at run time so that one binary measures them side
 /// by side (benchmarks/bench_gpu.cpp) and the twin tests cover each; all give the same lists.
 struct GpuKernelConfig
@@ -50,10 +62,9 @@ struct GpuKernelConfig
     NodeKernelShape node{};
     /// The body-leaf kernel's split of the groups with long lists over several warps.
     LeafKernelShape leaf{};
-    /// The team walk's pass 1 keeps each group's entries in chunks, and pass 2 copies them to the group's offsets
-    /// instead of walking again (device/walk_gpu.h, WalkStaging): one walk instead of two, for device memory about
-    /// that of the lists again.
-    bool stagedWalk = true;
+    /// Where the team walk's pass 1 keeps each group's entries in chunks, so that pass 2 copies them instead of
+    /// walking again (StagedWalk).
+    StagedWalk stagedWalk = StagedWalk::ShortRange;
 };
 
 /// The staged walk's pools hold this many times the entries a group took on average in the last walk (plus a

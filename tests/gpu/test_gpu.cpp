@@ -200,9 +200,10 @@ std::vector<GpuKernelConfig> kernelVariants()
             // ... and the body-leaf kernel with one warp a block (split tails or not).
             {GpuWalk::Team, 2, false, {true, 0, 1}, {0, true, 1}},
             {GpuWalk::Team, 4, false, {}, {512, false, 1}},
-            // The team walk's two passes without staging, with and without textures.
-            {GpuWalk::Team, 2, false, {}, {}, false},
-            {GpuWalk::Team, 4, true, {}, {}, false}};
+            // The team walk staged in every tree, with and without textures, and never staged.
+            {GpuWalk::Team, 2, false, {}, {}, StagedWalk::On},
+            {GpuWalk::Team, 4, true, {}, {}, StagedWalk::On},
+            {GpuWalk::Team, 2, false, {}, {}, StagedWalk::Off}};
 }
 
 std::string variantName(const GpuKernelConfig& c)
@@ -217,7 +218,8 @@ std::string variantName(const GpuKernelConfig& c)
     if (c.leaf.splitTail != LeafKernelShape{}.splitTail) name += c.leaf.splitTail ? "_leafTail" : "_noLeafTail";
     if (c.leaf.warpsPerBlock != LeafKernelShape{}.warpsPerBlock)
         name += "_leafWarps" + std::to_string(c.leaf.warpsPerBlock);
-    if (c.walk == GpuWalk::Team && !c.stagedWalk) name += "_twoPasses";
+    if (c.walk == GpuWalk::Team && c.stagedWalk == StagedWalk::On) name += "_staged";
+    if (c.walk == GpuWalk::Team && c.stagedWalk == StagedWalk::Off) name += "_twoPasses";
     return name;
 }
 
@@ -625,7 +627,9 @@ TEST_F(GpuTest, StagedWalkListsEqualCpuTwinOnEveryEvaluation)
     const PackedTree& packed = cpu.solver.packedTree();
     GpuSolver staged, twoPasses;
     GpuKernelConfig config;
-    config.stagedWalk = false;
+    config.stagedWalk = StagedWalk::On;
+    staged.setKernelConfig(config);
+    config.stagedWalk = StagedWalk::Off;
     twoPasses.setKernelConfig(config);
     const GpuEvaluation reference = evaluateOnDevice(twoPasses, packed);
     for (int evaluation = 0; evaluation < 3; ++evaluation)
