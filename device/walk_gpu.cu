@@ -4,8 +4,9 @@
 // happen inside common/walk.h, so every pointer these kernels write through is __restrict__, which
 // lets nvcc prove the views' arrays unchanged and load them with ld.global.nc (checked in the PTX).
 //
-// Determinism: every count and entry is written by exactly one thread; the only atomic is an integer
-// max on the overflow flag.
+// Determinism: every count and entry is written by exactly one thread; the atomics are an integer max on
+// the overflow flag and the staged walk's integer chunk counters, which decide where a group's entries wait
+// between the passes, not what or in which order its list holds.
 #include "device/walk_gpu.h"
 
 #include <cuda_runtime.h>
