@@ -340,7 +340,8 @@ void Pipeline::restore(const Vec3d* pos, const Vec3d* vel, const double* mass, c
 void Pipeline::snapshot(Topology& t) const
 {
     t.pos.resize(static_cast<size_t>(n_));
-    t.presorted = false;
+    t.presorted  = false;
+    t.onStepPath = false;
 }
 
 std::unique_ptr<Pipeline::Topology> Pipeline::spareTopology()
@@ -361,7 +362,7 @@ void Pipeline::build(Topology& t, int64_t step) const
     const BodySpan bodies{t.presorted ? t.pos.data() : inTheBox(t), mass_.data(), id_.data(), n_, callerIndex_.data()};
     // The build of GravitySolver::buildTree, with ties broken by the caller's index so that the order
     // does not depend on how the state happened to be arranged.
-    if (t.presorted) adoptSortedKeys(bodies, t.sortedKeys.data(), t.sortedIndex.data(), t.tree);
+    if (t.presorted) adoptSortedKeys(bodies, t.sortedKeys.data(), t.sortedIndex.data(), t.tree, !t.onStepPath);
     else sortBodies(bodies, t.tree, box_);
     laps.lap("sort");
     buildCells(params_.n_leaf, t.tree);
@@ -374,15 +375,23 @@ void Pipeline::build(Topology& t, int64_t step) const
     if (treePm_) t.packed.periodic = treePmPeriodicView(params_);
     laps.lap("packing");
     const std::vector<int32_t>& order = t.tree.order;
-    t.sortedId.resize(size_t(n_));
-    t.sortedRank.resize(size_t(n_));
     t.order.resize(size_t(n_));
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n_; ++k)
+    if (t.onStepPath)
     {
-        t.order[k]      = order[k];
-        t.sortedId[k]   = id_[order[k]];
-        t.sortedRank[k] = callerIndex_[order[k]];
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n_; ++k) t.order[k] = order[k];
+    }
+    else
+    {
+        t.sortedId.resize(size_t(n_));
+        t.sortedRank.resize(size_t(n_));
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n_; ++k)
+        {
+            t.order[k]      = order[k];
+            t.sortedId[k]   = id_[order[k]];
+            t.sortedRank[k] = callerIndex_[order[k]];
+        }
     }
     laps.lap("order");
     t.seconds = clock.lap();
@@ -426,10 +435,14 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t, bool shift)
     backend_->permute(t->order.data(), box_ > 0 && shift ? t->shift.data() : nullptr, box_,
                       groupTolerance_ > 0 && hasResults_);
     // The build sorted the masses and prepared the rest: swapped in, not copied (the tree's copy is
-    // rewritten by the next build of these buffers).
-    mass_.swap(t->tree.mass);
-    id_.swap(t->sortedId);
-    callerIndex_.swap(t->sortedRank);
+    // rewritten by the next build of these buffers). On the step's path that waits for settleAdoption.
+    settlePending_ = t->onStepPath;
+    if (!settlePending_)
+    {
+        mass_.swap(t->tree.mass);
+        id_.swap(t->sortedId);
+        callerIndex_.swap(t->sortedRank);
+    }
     PackedTree& packed = t->packed;
     backend_->setTopology(refitView(packed, nullptr, nullptr, nullptr, params_), refitLevels(packed),
                           packed.treeView());
@@ -438,6 +451,29 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t, bool shift)
     lastRebuildStep_ = step_;
     adoptedThisStep_ = true;
     ++rebuilds_;
+}
+
+void Pipeline::settleAdoption()
+{
+    if (!settlePending_) return;
+    settlePending_       = false;
+    Topology& t          = *current_;
+    const int32_t* order = t.order.data();
+    // A build from sorted keys left the masses to this gather; sortBodies gathered them with the positions.
+    const bool masses = int64_t(t.tree.mass.size()) != n_;
+    if (masses) t.tree.mass.resize(size_t(n_));
+    t.sortedId.resize(size_t(n_));
+    t.sortedRank.resize(size_t(n_));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n_; ++k)
+    {
+        if (masses) t.tree.mass[k] = mass_[order[k]];
+        t.sortedId[k]   = id_[order[k]];
+        t.sortedRank[k] = callerIndex_[order[k]];
+    }
+    mass_.swap(t.tree.mass);
+    id_.swap(t.sortedId);
+    callerIndex_.swap(t.sortedRank);
 }
 
 bool Pipeline::buildDue() const
@@ -477,6 +513,7 @@ void Pipeline::buildInForeground(TimelineLaps& host)
     // The build reads the drifted positions.
     checkDrift();
     queueBuildInputs(0.0);
+    next_->onStepPath = true;
     launchBuild(step_);
     // The device's TreePM mesh runs beside the build, where the device has nothing else to do, instead of beside
     // the walk.
@@ -680,6 +717,7 @@ void Pipeline::step(const Factors& f)
         // The classic order: the tree of this step is built from this step's positions.
         std::unique_ptr<Topology> t = spareTopology();
         snapshot(*t);
+        t->onStepPath = true;
         backend_->getPositions(t->pos.data());
         host.lap("download_positions");
         build(*t, step_);
@@ -705,6 +743,7 @@ void Pipeline::step(const Factors& f)
     // nothing to them afterwards.
     const auto kick       = [&] { backend_->queueKick(G, f.kickClose); };
     const auto afterRefit = [&] {
+        settleAdoption();
         checkDrift();
         if (buildStarts) launchBuild(step_ + lag_);
     };

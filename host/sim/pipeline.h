@@ -282,10 +282,14 @@ private:
         PinnedVector<uint64_t> sortedKeys;
         PinnedVector<int32_t> sortedIndex;
         bool presorted = false;
+        /// Built on the step's path (a foreground or classic build): the adoption's masses (presorted), ids and
+        /// caller's indices in the new order are gathered after it, beside the step's refit and walk
+        /// (settleAdoption), instead of by the build.
+        bool onStepPath = false;
         HostTree tree;
         PackedTree packed;
-        /// The host's view of the state in the new order (ids, caller's indices), prepared by the build
-        /// so that the adoption only swaps them in.
+        /// The host's view of the state in the new order (ids, caller's indices), prepared by the build (or, on
+        /// the step's path, by settleAdoption) so that the adoption only swaps them in.
         std::vector<uint64_t> sortedId;
         std::vector<int32_t> sortedRank;
         /// The tree order again, pinned: the adoption's upload of it is one DMA transfer.
@@ -317,6 +321,10 @@ private:
     /// Gathers the state into t's order and hands t's topology to the backend; t becomes current. With shift,
     /// a periodic run's bodies move by the shifts that wrapped their build positions.
     void adopt(std::unique_ptr<Topology>& t, bool shift = true);
+    /// After the adoption of a topology built on the step's path: gathers the host's masses, ids and caller's
+    /// indices into its order and swaps them in (nothing otherwise). The step calls it once the refit is queued,
+    /// before anything reads them: the next build's thread, the mesh's masses, an error's names.
+    void settleAdoption();
     void checkRestorable(const PipelineCheckpoint& c, const std::vector<F4>& results, int64_t n) const;
     void restoreResults(const std::vector<F4>& byCaller);
     /// How the resident state maps to the run's (wrapped positions, velocities from comoving momenta).
@@ -376,6 +384,8 @@ private:
     std::vector<double> mass_;
     std::vector<uint64_t> id_;
     std::vector<int32_t> callerIndex_;
+    /// current_ was adopted on the step's path and mass_, id_ and callerIndex_ are still in the order before it.
+    bool settlePending_ = false;
     std::unique_ptr<Topology> current_, next_, spare_;
     WorkerThread builder_;
     /// Threads of the build's parallel regions (setBuildThreads): one fewer than the constructing thread's by default.

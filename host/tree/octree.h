@@ -178,8 +178,11 @@ void sortBodies(const BodySpan& bodies, HostTree& tree, double boxSize = 0.0);
 /// index order), keys of the bounding cube of b.pos as sortBodies computes them. Ties are broken and the
 /// masses gathered as sortBodies does, so the order, keys and masses are the same; pos is left empty and b.pos
 /// is not read: the pipeline's topologies (host/sim/pipeline.h) need no positions on the host, which may still be
-/// on their way there (buildCells, makeGroups and packTree's PackContent::Topology read none).
-void adoptSortedKeys(const BodySpan& bodies, const uint64_t* sortedKeys, const int32_t* sortedIndex, HostTree& tree);
+/// on their way there (buildCells, makeGroups and packTree's PackContent::Topology read none). Without withMasses
+/// mass is left empty too: a build on the step's path has them gathered after the step's walk has started
+/// (host/sim/pipeline.h).
+void adoptSortedKeys(const BodySpan& bodies, const uint64_t* sortedKeys, const int32_t* sortedIndex, HostTree& tree,
+                     bool withMasses = true);
 
 /// Splits cells with more than nLeaf bodies until kMaxTreeLevel; the cells are numbered breadth-first.
 /// The top of the tree is split serially into subtrees (CellUnit), each built by one thread and

@@ -179,8 +179,8 @@ void packTree(const HostTree& t, const Parameters& p, PackedTree& out, PackConte
         return;
     }
     const size_t numGroups = t.groups.size();
-    // A topology's tree may hold no positions (adoptSortedKeys): its bodies are counted by their masses.
-    out.bodies.resize(t.mass.size());
+    // A topology's tree may hold no positions, nor masses (adoptSortedKeys): its bodies are counted by its order.
+    out.bodies.resize(t.order.size());
     sizeForOverwrite(out.groupRange, numGroups);
     std::copy(t.groups.begin(), t.groups.end(), out.groupRange.begin());
     sizeForOverwrite(out.groupCenter, numGroups);

@@ -327,13 +327,14 @@ void gatherBodies(const BodySpan& b, HostTree& t, int64_t begin, int64_t end)
 
 } // namespace
 
-void adoptSortedKeys(const BodySpan& b, const uint64_t* sortedKeys, const int32_t* sortedIndex, HostTree& t)
+void adoptSortedKeys(const BodySpan& b, const uint64_t* sortedKeys, const int32_t* sortedIndex, HostTree& t,
+                     bool withMasses)
 {
     const int64_t n = b.n;
     t.keys.resize(size_t(n));
     t.order.resize(size_t(n));
     t.pos.clear();
-    t.mass.resize(size_t(n));
+    t.mass.resize(withMasses ? size_t(n) : 0);
     uint64_t* keys = t.keys.data();
     int32_t* order = t.order.data();
 #pragma omp parallel
@@ -352,8 +353,11 @@ void adoptSortedKeys(const BodySpan& b, const uint64_t* sortedKeys, const int32_
             while (end > begin && end < n && keys[end - 1] == keys[end]) ++end;
             if (begin < end) breakTiesById(keys, b, order, begin, end);
         }
+        if (withMasses)
+        {
 #pragma omp barrier
-        gatherMasses(b, t, c.begin, c.end);
+            gatherMasses(b, t, c.begin, c.end);
+        }
     }
 }
 
