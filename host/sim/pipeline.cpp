@@ -30,7 +30,10 @@ public:
     virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize,
                                        uint8_t* shiftCodes) = 0;
     /// Whether beginPositionDownload sorts the keys (the device) or leaves that to the build (the CPU twin).
-    virtual bool sortsKeys() const        = 0;
+    virtual bool sortsKeys() const = 0;
+    /// Whether refitAndEvaluate's forces run beside the host once queued (the device), so that host work queued
+    /// in afterForces is free; the CPU twin computes them on the host's threads before afterForces.
+    virtual bool forcesBesideHost() const = 0;
     virtual void finishPositionDownload() = 0;
     /// Waits for the sorted keys only (beginPositionDownload returned true).
     virtual void finishSortedKeysDownload()                                                        = 0;
@@ -81,6 +84,7 @@ public:
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
     bool sortsKeys() const override { return std::is_same_v<Resident, ResidentGpu>; }
+    bool forcesBesideHost() const override { return std::is_same_v<Resident, ResidentGpu>; }
     bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize,
                                uint8_t* shiftCodes) override
     {
@@ -690,7 +694,7 @@ void Pipeline::step(const Factors& f)
     // The drift's range check is not waited for at once: the adoption's permutation and topology, the next build's
     // input and the refit, which nothing out of range can derail, are queued behind the drift first, and the device
     // runs them without waiting for the host. What would read out-of-range positions waits for the check: the walk
-    // (its lists' sizes) and the host's build (the classic step's at once, the pipeline's thread after the refit is
+    // (its lists' sizes) and the host's build (the classic step's at once, the pipeline's thread once the walk is
     // queued).
     backend_->queueKickDrift(G, f.kickOpen, f.drift, every_ == 1 ? box_ : 0.0);
     host.lap("kick_drift");
@@ -741,14 +745,24 @@ void Pipeline::step(const Factors& f)
     }
     // The closing kick is queued behind the forces, sharing the walk's wait for its counts, where the mesh adds
     // nothing to them afterwards.
-    const auto kick       = [&] { backend_->queueKick(G, f.kickClose); };
-    const auto afterRefit = [&] {
+    // The adoption's gathers and the next build (which reads the settled masses, ids and caller's indices) go
+    // beside the device's forces, where the host only waits; on the CPU twin, before the walk, so that the build
+    // runs beside it.
+    const auto kick           = [&] { backend_->queueKick(G, f.kickClose); };
+    const bool besideForces   = backend_->forcesBesideHost();
+    const auto settleAndBuild = [&] {
         settleAdoption();
-        checkDrift();
         if (buildStarts) launchBuild(step_ + lag_);
     };
-    if (treePm_) evaluate(afterRefit);
-    else evaluate(afterRefit, kick);
+    const auto afterRefit = [&] {
+        checkDrift();
+        if (!besideForces) settleAndBuild();
+    };
+    const auto afterForces = [&] {
+        if (besideForces) settleAndBuild();
+        if (!treePm_) kick();
+    };
+    evaluate(afterRefit, afterForces);
     host.lap("evaluate");
     if (treePm_) kick();
     if (!backend_->kickFinite())
@@ -772,6 +786,8 @@ void Pipeline::checkDrift()
 template<class Ok>
 void Pipeline::throwBadBody(Ok ok, const char* what)
 {
+    // The ids and caller's indices in the order of the state the check read.
+    settleAdoption();
     std::vector<Vec3d> pos(static_cast<size_t>(n_)), vel(static_cast<size_t>(n_));
     backend_->getState(pos.data(), vel.data());
     int64_t bad = n_, k = 0;

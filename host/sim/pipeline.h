@@ -283,8 +283,8 @@ private:
         PinnedVector<int32_t> sortedIndex;
         bool presorted = false;
         /// Built on the step's path (a foreground or classic build): the adoption's masses (presorted), ids and
-        /// caller's indices in the new order are gathered after it, beside the step's refit and walk
-        /// (settleAdoption), instead of by the build.
+        /// caller's indices in the new order are gathered after it, beside the device's forces or before the
+        /// CPU twin's walk (settleAdoption), instead of by the build.
         bool onStepPath = false;
         HostTree tree;
         PackedTree packed;
