@@ -113,25 +113,23 @@ void recordForcePhases(Timeline& timeline, int64_t step, const PhaseTimes& t, co
 
 std::string timelineCsvComment()
 {
-    return "# what ran when, measured: start_s and end_s in seconds since the start of the run (of this process: "
-           "a restart's rows start again from 0) on the host's steady clock; device intervals from CUDA events "
+    return "# what ran when, measured: start_s and end_s in seconds since the start of the run (of this process: a "
+           "restart's rows start again from 0) on the host's steady clock; device intervals from CUDA events "
            "anchored to that clock (at most the synchronisation latency late). Lanes: host = the step's own host "
            "work (kick_drift: first half-kick, drift and attaching the bodies; reorder_kick: results into the "
            "state's order, reordering and the closing half-kick; diagnostics; io); host-build = the tree build's "
-           "phases; device = upload, walk, forces and download on the GPU; host-walk = the same on the CPU twin. "
-           "A pipelined run (--rebuild-every other than 1) instead records: host = the stepping thread (kick_drift, "
-           "wait_build, adopt, download_positions, start_build, evaluate, kick; diagnostics; io); "
-           "host-build = the "
-           "topology build on its own thread (wait_positions, sort, cells, groups, packing, order), under the step "
-           "that started it; device (host-walk on the CPU twin) = the resident state's operations (kick_drift, "
-           "predict (the CPU twin's), upload_order, permute, upload_topology, refit, walk_count, scan, walk_write, "
-           "body_node, body_leaf, download, kick, diagnostics, largest_acceleration, lagrangian_radii (the CPU "
-           "twin's), download_state); copy = the build's input on the device's copy stream, beside the walk "
-           "(predict: the positions predicted for the build; sort_keys: "
-           "the predicted positions' keys sorted; download_keys: those keys, the build's input; download_positions: "
-           "the predicted positions, kept for checkpoints); rows = the device's lagrangian_radii on a stream of their "
-           "own, beside the next step (the "
-           "row is written when they are done)\n";
+           "phases; device = upload, walk, forces and download on the GPU; host-walk = the same on the CPU twin. A "
+           "pipelined run (--rebuild-every other than 1) instead records: host = the stepping thread (kick_drift, "
+           "wait_build, adopt, download_positions, start_build, evaluate, kick; diagnostics; io); host-build = the "
+           "topology build on its own thread (settle: the gathers of the adoption before it; wait_positions, sort, "
+           "cells, groups, packing, order), under the step that started it; device (host-walk on the CPU twin) = "
+           "the resident state's operations (kick_drift, predict (the CPU twin's), upload_order, permute, "
+           "upload_topology, refit, walk_count, scan, walk_write, body_node, body_leaf, download, kick, "
+           "diagnostics, largest_acceleration, lagrangian_radii (the CPU twin's), download_state); copy = the "
+           "build's input on the device's copy stream, beside the walk (predict: the positions predicted for the "
+           "build; sort_keys: the predicted positions' keys sorted; download_keys: those keys, the build's input; "
+           "download_positions: the predicted positions, kept for checkpoints); rows = the device's "
+           "lagrangian_radii on a stream of their own, beside the next step (the row is written when they are done)\n";
 }
 
 std::string timelineCsvHeader() { return "step,lane,phase,start_s,end_s"; }

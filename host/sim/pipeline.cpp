@@ -30,10 +30,7 @@ public:
     virtual bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize,
                                        uint8_t* shiftCodes) = 0;
     /// Whether beginPositionDownload sorts the keys (the device) or leaves that to the build (the CPU twin).
-    virtual bool sortsKeys() const = 0;
-    /// Whether refitAndEvaluate's forces run beside the host once queued (the device), so that host work queued
-    /// in afterForces is free; the CPU twin computes them on the host's threads before afterForces.
-    virtual bool forcesBesideHost() const = 0;
+    virtual bool sortsKeys() const        = 0;
     virtual void finishPositionDownload() = 0;
     /// Waits for the sorted keys only (beginPositionDownload returned true).
     virtual void finishSortedKeysDownload()                                                        = 0;
@@ -84,7 +81,6 @@ public:
     void getState(Vec3d* pos, Vec3d* vel) override { r_.getState(pos, vel); }
     void getPositions(Vec3d* pos) override { r_.getPositions(pos); }
     bool sortsKeys() const override { return std::is_same_v<Resident, ResidentGpu>; }
-    bool forcesBesideHost() const override { return std::is_same_v<Resident, ResidentGpu>; }
     bool beginPositionDownload(Vec3d* pos, double ahead, uint64_t* keys, int32_t* index, double boxSize,
                                uint8_t* shiftCodes) override
     {
@@ -459,8 +455,18 @@ void Pipeline::adopt(std::unique_ptr<Topology>& t, bool shift)
 
 void Pipeline::settleAdoption()
 {
+    if (settling_.valid())
+    {
+        settling_.get();
+        return;
+    }
     if (!settlePending_) return;
-    settlePending_       = false;
+    settlePending_ = false;
+    gatherAdoption();
+}
+
+void Pipeline::gatherAdoption()
+{
     Topology& t          = *current_;
     const int32_t* order = t.order.data();
     // A build from sorted keys left the masses to this gather; sortBodies gathered them with the positions.
@@ -565,11 +571,25 @@ void Pipeline::launchBuild(int64_t adoptStep)
 {
     adoptStep_ = adoptStep;
     inFlight_  = true;
-    builder_.run([this, step = step_, threads = buildThreads_] {
+    // The build reads the masses, ids and caller's indices in the state's order: a pending adoption's gathers go
+    // first on its thread, beside the step's walk, instead of ahead of the walk on the step's.
+    const bool settle = settlePending_;
+    settlePending_    = false;
+    if (settle)
+    {
+        settled_  = std::promise<void>();
+        settling_ = settled_.get_future();
+    }
+    builder_.run([this, step = step_, threads = buildThreads_, settle] {
         try
         {
             setThreadsOfThisThread(threads);
             TimelineLaps laps(processTimeline(), step, "host-build");
+            if (settle)
+            {
+                settleOnThisThread();
+                laps.lap("settle");
+            }
             // A build from sorted keys reads no positions: their download (for checkpoints) goes on meanwhile.
             if (next_->presorted) backend_->finishSortedKeysDownload();
             else backend_->finishPositionDownload();
@@ -593,10 +613,27 @@ void Pipeline::launchBuild(int64_t adoptStep)
     });
 }
 
+void Pipeline::settleOnThisThread()
+{
+    try
+    {
+        gatherAdoption();
+        settled_.set_value();
+    }
+    catch (...)
+    {
+        settled_.set_exception(std::current_exception());
+        throw;
+    }
+}
+
 void Pipeline::joinBuild()
 {
     builder_.wait();
     inFlight_ = false;
+    // A step that threw before its forces left the gathers' outcome unread: the build's error below says the same.
+    if (settling_.valid()) settling_.wait();
+    settling_ = {};
     if (buildError_)
     {
         std::exception_ptr e = buildError_;
@@ -745,21 +782,15 @@ void Pipeline::step(const Factors& f)
     }
     // The closing kick is queued behind the forces, sharing the walk's wait for its counts, where the mesh adds
     // nothing to them afterwards.
-    // The adoption's gathers and the next build (which reads the settled masses, ids and caller's indices) go
-    // beside the device's forces, where the host only waits; on the CPU twin, before the walk, so that the build
-    // runs beside it.
-    const auto kick           = [&] { backend_->queueKick(G, f.kickClose); };
-    const bool besideForces   = backend_->forcesBesideHost();
-    const auto settleAndBuild = [&] {
-        settleAdoption();
-        if (buildStarts) launchBuild(step_ + lag_);
-    };
+    // A pending adoption's gathers (settleAdoption) run on the next build's thread when one starts, else once the
+    // forces are queued: beside the device's walk, not ahead of it.
+    const auto kick       = [&] { backend_->queueKick(G, f.kickClose); };
     const auto afterRefit = [&] {
         checkDrift();
-        if (!besideForces) settleAndBuild();
+        if (buildStarts) launchBuild(step_ + lag_);
     };
     const auto afterForces = [&] {
-        if (besideForces) settleAndBuild();
+        settleAdoption();
         if (!treePm_) kick();
     };
     evaluate(afterRefit, afterForces);

@@ -48,8 +48,9 @@
 /// With the process's timeline on (host/core/timeline.h: octwalk run --timeline, profile --timeline) a
 /// step records what ran when: on lane "host" the stepping thread's phases (kick_drift, wait_build,
 /// adopt, download_positions, build_foreground, start_build, evaluate, kick), on lane "host-build" the build's phases
-/// (wait_positions, sort, cells, groups, packing, order; wrap_shifts in a periodic box) under the step that
-/// started it, and on lane "device" (the CPU twin: "host-walk") the backend's operations (kick_drift, predict,
+/// (settle, the gathers of the adoption before it; wait_positions, sort, cells, groups, packing, order; wrap_shifts in
+/// a periodic box) under the step that started it, and on lane "device" (the CPU twin: "host-walk") the backend's
+/// operations (kick_drift, predict,
 /// upload_order, permute, upload_topology, refit, the walk's and forces' phases, add_mesh, kick,
 /// diagnostics, largest_acceleration, lagrangian_radii on the CPU twin, download_state), with a lagged build's
 /// input and output on lane "copy" under the step that started the build (the device's copy stream, beside the
@@ -79,6 +80,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -283,8 +285,8 @@ private:
         PinnedVector<int32_t> sortedIndex;
         bool presorted = false;
         /// Built on the step's path (a foreground or classic build): the adoption's masses (presorted), ids and
-        /// caller's indices in the new order are gathered after it, beside the device's forces or before the
-        /// CPU twin's walk (settleAdoption), instead of by the build.
+        /// caller's indices in the new order are gathered after it, beside the step's walk (settleAdoption),
+        /// instead of by the build.
         bool onStepPath = false;
         HostTree tree;
         PackedTree packed;
@@ -322,9 +324,14 @@ private:
     /// a periodic run's bodies move by the shifts that wrapped their build positions.
     void adopt(std::unique_ptr<Topology>& t, bool shift = true);
     /// After the adoption of a topology built on the step's path: gathers the host's masses, ids and caller's
-    /// indices into its order and swaps them in (nothing otherwise). The step calls it once the refit is queued,
-    /// before anything reads them: the next build's thread, the mesh's masses, an error's names.
+    /// indices into its order and swaps them in, or waits for the build's thread that does (launchBuild); nothing
+    /// otherwise. The step calls it once the forces are queued, before anything else reads them: the mesh's
+    /// masses, the state's copies, an error's names.
     void settleAdoption();
+    /// settleAdoption's gathers of mass_, id_ and callerIndex_ into current_'s order, then the swap.
+    void gatherAdoption();
+    /// gatherAdoption on the build's thread, its outcome for settleAdoption.
+    void settleOnThisThread();
     void checkRestorable(const PipelineCheckpoint& c, const std::vector<F4>& results, int64_t n) const;
     void restoreResults(const std::vector<F4>& byCaller);
     /// How the resident state maps to the run's (wrapped positions, velocities from comoving momenta).
@@ -386,6 +393,10 @@ private:
     std::vector<int32_t> callerIndex_;
     /// current_ was adopted on the step's path and mass_, id_ and callerIndex_ are still in the order before it.
     bool settlePending_ = false;
+    /// The gathers of a pending adoption handed to the next build's thread, which needs them first: settleAdoption
+    /// waits for them there.
+    std::promise<void> settled_;
+    std::future<void> settling_;
     std::unique_ptr<Topology> current_, next_, spare_;
     WorkerThread builder_;
     /// Threads of the build's parallel regions (setBuildThreads): one fewer than the constructing thread's by default.
