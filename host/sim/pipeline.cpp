@@ -731,7 +731,7 @@ void Pipeline::step(const Factors& f)
     // The drift's range check is not waited for at once: the adoption's permutation and topology, the next build's
     // input and the refit, which nothing out of range can derail, are queued behind the drift first, and the device
     // runs them without waiting for the host. What would read out-of-range positions waits for the check: the walk
-    // (its lists' sizes) and the host's build (the classic step's at once, the pipeline's thread once the walk is
+    // (its lists' sizes) and the host's build (the classic step's at once, the pipeline's thread after the refit is
     // queued).
     backend_->queueKickDrift(G, f.kickOpen, f.drift, every_ == 1 ? box_ : 0.0);
     host.lap("kick_drift");
