@@ -60,6 +60,17 @@ ParticleSet movingBox(int64_t n)
     return b;
 }
 
+/// movingBox with masses that differ from body to body (1 to 8 parts, in total 1): a mass kept in the wrong order
+/// changes the mesh's forces.
+ParticleSet movingBoxOfUnequalMasses(int64_t n)
+{
+    ParticleSet b = movingBox(n);
+    double total  = 0;
+    for (int64_t i = 0; i < n; ++i) total += double(1 + i % 8);
+    for (int64_t i = 0; i < n; ++i) b.mass[size_t(i)] = double(1 + i % 8) / total;
+    return b;
+}
+
 /// A classic evaluation of bodies at pos, its error control fed the previous accelerations.
 struct FreshEvaluation
 {
@@ -161,10 +172,11 @@ TEST(PipelinePeriodic, KeptTopologiesTakeTheErrorControlAndMatchAFreshEvaluation
 // A foreground step of a periodic box (lagged topologies from unpredicted positions, ratio 1) adopts a tree built
 // from its own positions, its bodies wrapped into the box by the shifts of that build: the forces are a classic
 // evaluation's of the same state, its error control fed the same previous accelerations, interaction for
-// interaction.
+// interaction. The masses differ, so that the host's copy of them, the mesh's, must follow the bodies into each new
+// order.
 TEST(PipelinePeriodic, AForegroundStepIsAFreshEvaluationOfItsState)
 {
-    const ParticleSet b = movingBox(4096);
+    const ParticleSet b = movingBoxOfUnequalMasses(4096);
     const int64_t n     = b.size();
     const Parameters p  = treePmParameters(0.002);
     Pipeline pipe(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0);
