@@ -512,11 +512,13 @@ bool Pipeline::foregroundDue() const
 {
     if (every_ != 0 || !(freshRatio_ > 0) || (inFlight_ && adoptStep_ > step_)) return false;
     const double lagged = double(lastInteractions_), fresh = double(freshInteractions_);
-    if (step_ % kFreshProbeEvery == kFreshProbeEvery / 2) return true;
+    if (step_ % kFreshProbeEvery == kFreshProbeAt) return true;
     if (step_ % kLaggedProbeEvery == kLaggedProbeEvery / 2 && lagged > kFreshRecheckRatio * fresh) return true;
     if (step_ % kLaggedProbeEvery == 0) return false;
     return lagged > freshRatio_ * fresh;
 }
+
+bool Pipeline::lagMeasuredAfter(int64_t step) const { return (step + lag_) % kLaggedProbeEvery == 0; }
 
 void Pipeline::buildInForeground(TimelineLaps& host)
 {
@@ -663,9 +665,10 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
     const int64_t walked = t.nodes + t.leafBodies;
     // TreePM's first evaluation, without previous accelerations, opens by the size bound alone: no measure of what
     // the later fresh walks take.
+    // The start's topology, refitted, was built from unpredicted positions: no measure of what a lagged build costs.
     const bool comparable = groupTolerance_ == 0 || hadResults;
     if (walkFresh_ && comparable) freshInteractions_ = walked;
-    else if (!walkFresh_) lastInteractions_ = walked;
+    else if (!walkFresh_ && rebuilds_ > 1) lastInteractions_ = walked;
     last_.interactions      = walked;
     last_.nodeInteractions  = t.nodes;
     last_.leafInteractions  = t.leafBodies - n_; // every body meets itself in its own leaf
@@ -772,9 +775,11 @@ void Pipeline::step(const Factors& f)
     // The next build's input (predicted positions, the device's sort of their keys) is queued before the refit:
     // the device predicts and sorts on its copy stream while it refits, before the walk takes every multiprocessor,
     // and the host's build, which takes most of a step at 2^18 bodies and up, starts as early as it can.
-    // A foreground step starts the next lagged build too: the step after it walks a topology predicted for it, which
-    // measures the lag (the foreground step's own tree, refitted a step later, was built from unpredicted positions).
-    const bool buildStarts = every_ != 1 && !inFlight_ && buildDue();
+    // A foreground step starts the next lagged build only for a step that measures the lag (kLaggedProbeEvery): that
+    // step walks a topology predicted for it (the foreground step's own tree, refitted a step later, was built from
+    // unpredicted positions). Any other lagged build would be left unadopted by the next foreground step, its host
+    // build, copies and key sort beside this step's walk for nothing.
+    const bool buildStarts = every_ != 1 && !inFlight_ && buildDue() && (!foreground || lagMeasuredAfter(step_));
     if (buildStarts)
     {
         queueBuildInputs(predictionAhead(f.drift));

@@ -20,8 +20,9 @@
 ///          Where the lagged topologies walk much more than fresh ones, a step builds in the foreground
 ///          instead (foregroundDue): its topology comes from its own drifted positions (on the device: their
 ///          keys sorted there, as for a lagged build), so that the walk takes a fresh tree's interactions, at
-///          the price of the host's build on the step's path (the lagged build for the next step starts as in
-///          any other step, and a foreground step leaves it unadopted). A step does so when the last walk of a lagged
+///          the price of the host's build on the step's path (a foreground step starts a lagged build only for
+///          a step that measures the lag; a later step that does not build in the foreground walks the refitted
+///          topology of the last one until its own lagged build is adopted). A step does so when the last walk of a lagged
 ///          topology took more than freshRatio (kFreshTreeRatio) times the interactions of the last walk of a
 ///          topology built from the positions it walked (the start's, unless TreePM's error control had no
 ///          previous accelerations there, or a foreground step's). Every kLaggedProbeEvery-th step walks a lagged
@@ -115,29 +116,35 @@ enum class PipelineDevice
 /// the last lagged topology's walk took more than this many times the interactions of the last fresh one's. The
 /// foreground build costs the host's build on the step's path (on an H200 with 16 host cores, about 55 ms at 2^24
 /// bodies from keys sorted on the device: benchmarks/results/periodic/step_timeline) and saves the lagged walk's
-/// excess: in a 256^3 LCDM box at z = 0 the lagged topologies walk 1590 + 4030 node + leaf interactions a body
-/// against 905 + 1225 for fresh ones (2.6 times), 0.37 s of walk and forces against 0.16 s; an isolated Plummer
-/// sphere's lag-1 topologies walk within 3% of a fresh tree's, and build in the foreground only where the fresh walk
-/// is measured again (kFreshProbeEvery).
-constexpr double kFreshTreeRatio = 1.5;
+/// excess: in a 256^3 LCDM box a foreground step takes about 0.20 s near z = 0.3, as long as a lagged one walking
+/// 1.27 times its interactions, and 0.21-0.29 s where the lag costs 1.35-1.7 times
+/// (benchmarks/results/periodic/foreground_policy); at z = 0 the lagged topologies walk 1590 + 4030 node + leaf
+/// interactions a body against 905 + 1225 for fresh ones (2.6 times). An isolated Plummer sphere's lag-1 topologies
+/// walk within 3% of a fresh tree's, and build in the foreground only where the fresh walk is measured again
+/// (kFreshProbeEvery).
+constexpr double kFreshTreeRatio = 1.25;
 
 /// Every this many steps (step % kLaggedProbeEvery == 0) a run that builds in the foreground walks a lagged
 /// topology again, to measure what the lag costs now (the file comment).
 constexpr int64_t kLaggedProbeEvery = 16;
 
-/// Every this many steps (step % kFreshProbeEvery == kFreshProbeEvery / 2) a run that walks lagged topologies
-/// builds in the foreground once, so that the fresh walk it compares with is at most this old: the walks'
-/// interactions change over a run (in a 256^3 LCDM box the lagged walks take 3100 a body at z = 44, 3950 at z = 17
-/// and 2730 at z = 3, fresh trees 2130 at z = 0), and a stale reference would hide a lag that doubles the walk. It
+/// Every this many steps (step % kFreshProbeEvery == kFreshProbeAt) a run that walks lagged topologies builds in
+/// the foreground once, so that the fresh walk it compares with is at most this old: the walks' interactions change
+/// over a run (in a 256^3 LCDM box the lagged walks take 3100 a body at z = 44, 3950 at z = 17 and 2730 at z = 3,
+/// fresh trees 2780 at z = 3 and 2230 at z = 0.3), and a stale reference would hide a lag that doubles the walk. It
 /// costs one host build on a step's path per this many steps.
-constexpr int64_t kFreshProbeEvery = 64;
+constexpr int64_t kFreshProbeEvery = 32;
+
+/// The step of each kFreshProbeEvery at which the fresh walk is measured: one at which a recheck
+/// (kFreshRecheckRatio) would measure it too, never one that measures the lag (kLaggedProbeEvery).
+constexpr int64_t kFreshProbeAt = 24;
 
 /// Where the last lagged walk took more than this many times the last fresh one's interactions, yet not
 /// kFreshTreeRatio, the fresh walk is measured again every kLaggedProbeEvery steps (step % kLaggedProbeEvery ==
 /// kLaggedProbeEvery / 2) instead of every kFreshProbeEvery: a lag on its way up is caught within 16 steps, while
 /// runs whose lag costs less (isolated systems: a few percent) pay no more builds. In a 64^3 LCDM box the fresh walk
 /// fell from 2830 interactions a body at z = 3.5 to 2190 at z = 0 while the lagged one rose from 2910 to 4250.
-constexpr double kFreshRecheckRatio = 1.2;
+constexpr double kFreshRecheckRatio = 1.1;
 
 /// The positions a lagged build is made from (the file comment).
 enum class Prediction
@@ -346,6 +353,8 @@ private:
     bool foregroundDue() const;
     /// Builds the step's topology from its own drifted positions and adopts it, the stepping thread waiting.
     void buildInForeground(TimelineLaps& host);
+    /// Whether a build started at `step` would be adopted by a step that measures the lag (kLaggedProbeEvery).
+    bool lagMeasuredAfter(int64_t step) const;
     /// TreePM: starts the mesh of the state before the foreground build's adoption (meshStarted_), the build running.
     void startMeshBesideTheBuild();
     /// How far ahead of the state a lagged build's positions are predicted (the file comment).

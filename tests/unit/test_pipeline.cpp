@@ -337,20 +337,22 @@ TEST(Pipeline, LagOneWalksAsMuchAsAFreshTreeOnAViolentMerger)
 
 // Where lagged topologies walk more than fresh ones by more than the pipeline's ratio, steps build in the foreground
 // from their own drifted positions and walk exactly a fresh tree's interactions; every kLaggedProbeEvery-th step
-// walks a lagged topology again. Topologies from unpredicted positions (Plummer 2^14, h = 1/32) walk a few percent
-// more than fresh ones: a ratio of 1 builds in the foreground, the default ratio only where it measures a fresh walk
-// again (every kFreshProbeEvery steps).
+// walks a lagged topology again, which only the step before it builds. Topologies from unpredicted positions (Plummer
+// 2^14, h = 1/32) walk a few percent more than fresh ones: a ratio of 1 builds in the foreground, the default ratio
+// only where it measures a fresh walk again (every kFreshProbeEvery steps, at kFreshProbeAt).
 TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
 {
     const Parameters p = parameters();
-    // A ratio of 1, 2^13 bodies: past the lagged walk's step 16, to the fresh walk of step 32.
+    // A ratio of 1, 2^13 bodies: past the lagged walk's step 16, to the fresh walk of step 24.
     const ParticleSet b = makeModel("plummer", 1 << 13, kSeed);
     Pipeline pipe(p, 0, PipelineDevice::Cpu, Prediction::None, 1, 1.0);
     test::startInCallersOrder(pipe, b);
     std::vector<int64_t> foregroundAt;
-    for (int64_t k = 0; k < kFreshProbeEvery / 2 + 1; ++k)
+    std::vector<int64_t> lagBuiltAt;
+    for (int64_t k = 0; k < kFreshProbeAt + 1; ++k)
     {
         pipe.step(kPredictDt);
+        if (pipe.checkpoint().adoptStep >= 0) lagBuiltAt.push_back(pipe.stepIndex());
         // Step 1 walks the start's topology; every later one adopts one, in the foreground or built a step earlier.
         EXPECT_EQ(pipe.lastStep().rebuilt, pipe.stepIndex() > 1) << "step " << pipe.stepIndex();
         if (!pipe.lastStep().foreground) continue;
@@ -363,28 +365,32 @@ TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
     std::printf("Plummer 2^13, h = %g, lag 1 from unpredicted positions, ratio 1: foreground steps", kPredictDt);
     for (int64_t s : foregroundAt) std::printf(" %lld", (long long)s);
     std::printf("\n");
-    // Step 1 walks the start's topology (no lagged walk measured yet); step 16 measures the lag again.
+    // Steps 1 and 2 walk the start's topology and the first lagged one (the start's, from unpredicted positions,
+    // measures no lag); step 16 measures the lag again.
     ASSERT_GE(foregroundAt.size(), size_t(8));
-    EXPECT_EQ(foregroundAt.front(), 2);
+    EXPECT_EQ(foregroundAt.front(), 3);
     EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kLaggedProbeEvery), 0);
-    EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kFreshProbeEvery / 2), 1);
+    EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kFreshProbeAt), 1);
     EXPECT_EQ(pipe.foregroundBuilds(), int64_t(foregroundAt.size()));
+    // Lagged builds start in steps 1 and 2, before the lag is measured again (step 15) and after it (step 16, the
+    // next step's foreground build leaves it unadopted): none in the other foreground steps.
+    EXPECT_EQ(lagBuiltAt, (std::vector<int64_t>{1, 2, kLaggedProbeEvery - 1, kLaggedProbeEvery}));
 
-    // The default ratio on 2^12 bodies builds in the foreground only for the fresh walk of step 32.
+    // The default ratio on 2^12 bodies builds in the foreground only for the fresh walk of step 24.
     const ParticleSet small = makeModel("plummer", 1 << 12, kSeed);
     Pipeline usual(p, 0, PipelineDevice::Cpu, Prediction::None, 1);
     test::startInCallersOrder(usual, small);
-    for (int64_t k = 0; k < kFreshProbeEvery / 2 + 1; ++k)
+    for (int64_t k = 0; k < kFreshProbeAt + 1; ++k)
     {
         usual.step(kPredictDt);
-        EXPECT_EQ(usual.lastStep().foreground, usual.stepIndex() == kFreshProbeEvery / 2)
+        EXPECT_EQ(usual.lastStep().foreground, usual.stepIndex() == kFreshProbeAt)
             << "step " << usual.stepIndex();
     }
     EXPECT_THROW(Pipeline(p, 0, PipelineDevice::Cpu, Prediction::MidServed, 1, 0.5), ParameterError);
 }
 
-// A restart continues the foreground policy bit for bit: from a step that built in the foreground (with the next
-// step's lagged build in flight), also the one before the lag is measured again.
+// A restart continues the foreground policy bit for bit: from a step that built in the foreground (no lagged build
+// in flight), also from the one before the lag is measured again (that step's lagged build in flight).
 TEST(Pipeline, RestartIsBitIdenticalWithForegroundSteps)
 {
     const ParticleSet b = makeModel("plummer", 4096, kSeed);
@@ -410,8 +416,8 @@ TEST(Pipeline, RestartIsBitIdenticalWithForegroundSteps)
         ASSERT_TRUE(first->lastStep().foreground) << "step " << at;
         const PipelineCheckpoint c  = first->checkpoint();
         const test::PipelineState s = stateOf(*first, n);
-        // A foreground step starts the next lagged build too.
-        EXPECT_EQ(c.adoptStep, at + 1) << "step " << at;
+        // A foreground step starts a lagged build only for the step that measures the lag.
+        EXPECT_EQ(c.adoptStep, at + 1 == kLaggedProbeEvery ? at + 1 : -1) << "step " << at;
         std::unique_ptr<Pipeline> resumed = make();
         resumed->restore(s.pos.data(), s.vel.data(), b.mass.data(), b.id.data(), callerIndex.data(), n, at, c);
         for (int64_t k = at; k < 20; ++k)
