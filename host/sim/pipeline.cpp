@@ -515,7 +515,16 @@ bool Pipeline::foregroundDue() const
     if (step_ % kFreshProbeEvery == kFreshProbeAt) return true;
     if (step_ % kLaggedProbeEvery == kLaggedProbeEvery / 2 && lagged > kFreshRecheckRatio * fresh) return true;
     if (step_ % kLaggedProbeEvery == 0) return false;
-    return lagged > freshRatio_ * fresh;
+    // No lagged topology on its way (the last step built in the foreground and started none, lagMeasuredAfter): the
+    // alternative is that step's tree refitted, from positions not predicted for this step (near z = 0 in a 256^3
+    // LCDM box 2.4 times a fresh tree's interactions).
+    if (!inFlight_ && rebuilds_ > 1) return true;
+    return lagCostsMore();
+}
+
+bool Pipeline::lagCostsMore() const
+{
+    return double(lastInteractions_) > freshRatio_ * double(freshInteractions_);
 }
 
 bool Pipeline::lagMeasuredAfter(int64_t step) const { return (step + lag_) % kLaggedProbeEvery == 0; }
@@ -775,11 +784,12 @@ void Pipeline::step(const Factors& f)
     // The next build's input (predicted positions, the device's sort of their keys) is queued before the refit:
     // the device predicts and sorts on its copy stream while it refits, before the walk takes every multiprocessor,
     // and the host's build, which takes most of a step at 2^18 bodies and up, starts as early as it can.
-    // A foreground step starts the next lagged build only for a step that measures the lag (kLaggedProbeEvery): that
-    // step walks a topology predicted for it (the foreground step's own tree, refitted a step later, was built from
-    // unpredicted positions). Any other lagged build would be left unadopted by the next foreground step, its host
-    // build, copies and key sort beside this step's walk for nothing.
-    const bool buildStarts = every_ != 1 && !inFlight_ && buildDue() && (!foreground || lagMeasuredAfter(step_));
+    // A foreground step starts the next lagged build where a later step may walk it: the step that measures the lag
+    // (kLaggedProbeEvery), or any where the lag costs less than the foreground build (a step that measures the fresh
+    // walk). Where the lag costs more, the next step builds in the foreground too and would leave a lagged build
+    // unadopted, its host build, copies and key sort beside this step's walk for nothing.
+    const bool buildStarts =
+        every_ != 1 && !inFlight_ && buildDue() && (!foreground || lagMeasuredAfter(step_) || !lagCostsMore());
     if (buildStarts)
     {
         queueBuildInputs(predictionAhead(f.drift));

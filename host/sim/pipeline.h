@@ -20,9 +20,9 @@
 ///          Where the lagged topologies walk much more than fresh ones, a step builds in the foreground
 ///          instead (foregroundDue): its topology comes from its own drifted positions (on the device: their
 ///          keys sorted there, as for a lagged build), so that the walk takes a fresh tree's interactions, at
-///          the price of the host's build on the step's path (a foreground step starts a lagged build only for
-///          a step that measures the lag; a later step that does not build in the foreground walks the refitted
-///          topology of the last one until its own lagged build is adopted). A step does so when the last walk of a lagged
+///          the price of the host's build on the step's path (where the lag costs more, a foreground step starts
+///          no lagged build but for a step that measures the lag, and the steps after it build in the foreground
+///          until one does). A step does so when the last walk of a lagged
 ///          topology took more than freshRatio (kFreshTreeRatio) times the interactions of the last walk of a
 ///          topology built from the positions it walked (the start's, unless TreePM's error control had no
 ///          previous accelerations there, or a foreground step's). Every kLaggedProbeEvery-th step walks a lagged
@@ -348,13 +348,15 @@ private:
     /// it on a thread.
     void queueBuildInputs(double ahead);
     /// Whether the step being made builds its topology in the foreground (the file comment): K = 0, no lagged build
-    /// is on its way for a later step, and either the step measures a fresh walk again or the last lagged walk took
-    /// more than freshRatio_ times the last fresh one's interactions and the step does not measure a lagged one.
+    /// is on its way for a later step, and either the step measures a fresh walk again, or it does not measure a
+    /// lagged one and either no lagged build is on its way (after the start's) or lagCostsMore.
     bool foregroundDue() const;
     /// Builds the step's topology from its own drifted positions and adopts it, the stepping thread waiting.
     void buildInForeground(TimelineLaps& host);
     /// Whether a build started at `step` would be adopted by a step that measures the lag (kLaggedProbeEvery).
     bool lagMeasuredAfter(int64_t step) const;
+    /// Whether the last lagged walk took more than freshRatio_ times the last fresh one's interactions.
+    bool lagCostsMore() const;
     /// TreePM: starts the mesh of the state before the foreground build's adoption (meshStarted_), the build running.
     void startMeshBesideTheBuild();
     /// How far ahead of the state a lagged build's positions are predicted (the file comment).

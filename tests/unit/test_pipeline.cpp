@@ -373,7 +373,7 @@ TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
     EXPECT_EQ(std::count(foregroundAt.begin(), foregroundAt.end(), kFreshProbeAt), 1);
     EXPECT_EQ(pipe.foregroundBuilds(), int64_t(foregroundAt.size()));
     // Lagged builds start in steps 1 and 2, before the lag is measured again (step 15) and after it (step 16, the
-    // next step's foreground build leaves it unadopted): none in the other foreground steps.
+    // next step's foreground build leaves it unadopted): none in the other foreground steps, where the lag costs more.
     EXPECT_EQ(lagBuiltAt, (std::vector<int64_t>{1, 2, kLaggedProbeEvery - 1, kLaggedProbeEvery}));
 
     // The default ratio on 2^12 bodies builds in the foreground only for the fresh walk of step 24.
