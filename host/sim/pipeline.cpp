@@ -674,10 +674,11 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
     const int64_t walked = t.nodes + t.leafBodies;
     // TreePM's first evaluation, without previous accelerations, opens by the size bound alone: no measure of what
     // the later fresh walks take.
-    // The start's topology, refitted, was built from unpredicted positions: no measure of what a lagged build costs.
+    // The start's topology, refitted, was built from unpredicted positions: no measure of what a lagged build costs
+    // beside a fresh walk, but the only one where there is none (TreePM's), so that the next step measures one.
     const bool comparable = groupTolerance_ == 0 || hadResults;
     if (walkFresh_ && comparable) freshInteractions_ = walked;
-    else if (!walkFresh_ && rebuilds_ > 1) lastInteractions_ = walked;
+    else if (!walkFresh_ && (rebuilds_ > 1 || freshInteractions_ == 0)) lastInteractions_ = walked;
     last_.interactions      = walked;
     last_.nodeInteractions  = t.nodes;
     last_.leafInteractions  = t.leafBodies - n_; // every body meets itself in its own leaf
@@ -785,11 +786,11 @@ void Pipeline::step(const Factors& f)
     // the device predicts and sorts on its copy stream while it refits, before the walk takes every multiprocessor,
     // and the host's build, which takes most of a step at 2^18 bodies and up, starts as early as it can.
     // A foreground step starts the next lagged build where a later step may walk it: the step that measures the lag
-    // (kLaggedProbeEvery), or any where the lag costs less than the foreground build (a step that measures the fresh
-    // walk). Where the lag costs more, the next step builds in the foreground too and would leave a lagged build
-    // unadopted, its host build, copies and key sort beside this step's walk for nothing.
-    const bool buildStarts =
-        every_ != 1 && !inFlight_ && buildDue() && (!foreground || lagMeasuredAfter(step_) || !lagCostsMore());
+    // (kLaggedProbeEvery), or any where the lag costs less than the foreground build or is not known to cost more (a
+    // step that measures the fresh walk). Where the lag costs more, the next step builds in the foreground too and
+    // would leave a lagged build unadopted, its host build, copies and key sort beside this step's walk for nothing.
+    const bool buildStarts = every_ != 1 && !inFlight_ && buildDue() &&
+                             (!foreground || lagMeasuredAfter(step_) || !lagCostsMore() || freshInteractions_ == 0);
     if (buildStarts)
     {
         queueBuildInputs(predictionAhead(f.drift));
