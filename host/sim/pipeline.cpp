@@ -522,10 +522,7 @@ bool Pipeline::foregroundDue() const
     return lagCostsMore();
 }
 
-bool Pipeline::lagCostsMore() const
-{
-    return double(lastInteractions_) > freshRatio_ * double(freshInteractions_);
-}
+bool Pipeline::lagCostsMore() const { return double(lastInteractions_) > freshRatio_ * double(freshInteractions_); }
 
 bool Pipeline::lagMeasuredAfter(int64_t step) const { return (step + lag_) % kLaggedProbeEvery == 0; }
 

@@ -116,8 +116,8 @@ enum class PipelineDevice
 /// the last lagged topology's walk took more than this many times the interactions of the last fresh one's. The
 /// foreground build costs the host's build on the step's path (on an H200 with 16 host cores, about 55 ms at 2^24
 /// bodies from keys sorted on the device: benchmarks/results/periodic/step_timeline) and saves the lagged walk's
-/// excess: in a 256^3 LCDM box a foreground step takes about 0.20 s near z = 0.3, as long as a lagged one walking
-/// 1.27 times its interactions, and 0.21-0.29 s where the lag costs 1.35-1.7 times
+/// excess: in a 256^3 LCDM box near z = 1.5 a foreground step takes 0.18-0.19 s, a lagged one walking 1.2-1.25 times
+/// its interactions 0.19-0.21 s, and 0.22-0.29 s where the lag costs 1.3-1.7 times
 /// (benchmarks/results/periodic/foreground_policy); at z = 0 the lagged topologies walk 1590 + 4030 node + leaf
 /// interactions a body against 905 + 1225 for fresh ones (2.6 times). An isolated Plummer sphere's lag-1 topologies
 /// walk within 3% of a fresh tree's, and build in the foreground only where the fresh walk is measured again
@@ -131,7 +131,7 @@ constexpr int64_t kLaggedProbeEvery = 16;
 /// Every this many steps (step % kFreshProbeEvery == kFreshProbeAt) a run that walks lagged topologies builds in
 /// the foreground once, so that the fresh walk it compares with is at most this old: the walks' interactions change
 /// over a run (in a 256^3 LCDM box the lagged walks take 3100 a body at z = 44, 3950 at z = 17 and 2730 at z = 3,
-/// fresh trees 2780 at z = 3 and 2230 at z = 0.3), and a stale reference would hide a lag that doubles the walk. It
+/// fresh trees 2780 at z = 3.5, 2320 at z = 1.5 and 2230 at z = 0.7), and a stale reference would hide a lag that doubles the walk. It
 /// costs one host build on a step's path per this many steps.
 constexpr int64_t kFreshProbeEvery = 32;
 

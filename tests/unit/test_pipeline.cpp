@@ -383,8 +383,7 @@ TEST(Pipeline, StepsBuildInTheForegroundWhereLaggedTopologiesWalkMore)
     for (int64_t k = 0; k < kFreshProbeAt + 1; ++k)
     {
         usual.step(kPredictDt);
-        EXPECT_EQ(usual.lastStep().foreground, usual.stepIndex() == kFreshProbeAt)
-            << "step " << usual.stepIndex();
+        EXPECT_EQ(usual.lastStep().foreground, usual.stepIndex() == kFreshProbeAt) << "step " << usual.stepIndex();
     }
     EXPECT_THROW(Pipeline(p, 0, PipelineDevice::Cpu, Prediction::MidServed, 1, 0.5), ParameterError);
 }
