@@ -516,7 +516,7 @@ bool Pipeline::foregroundDue() const
     if (step_ % kLaggedProbeEvery == kLaggedProbeEvery / 2 && lagged > kFreshRecheckRatio * fresh) return true;
     if (step_ % kLaggedProbeEvery == 0) return false;
     // No lagged topology on its way (the last step built in the foreground and started none, lagMeasuredAfter): the
-    // alternative is that step's tree refitted, from positions not predicted for this step (near z = 0 in a 256^3
+    // alternative is that step's tree refitted, from positions not predicted for this step (near z = 1.5 in a 256^3
     // LCDM box 2.4 times a fresh tree's interactions).
     if (!inFlight_ && rebuilds_ > 1) return true;
     return lagCostsMore();
@@ -670,9 +670,9 @@ void Pipeline::evaluate(const std::function<void()>& afterRefit, const std::func
     hasResults_          = true;
     const int64_t walked = t.nodes + t.leafBodies;
     // TreePM's first evaluation, without previous accelerations, opens by the size bound alone: no measure of what
-    // the later fresh walks take.
-    // The start's topology, refitted, was built from unpredicted positions: no measure of what a lagged build costs
-    // beside a fresh walk, but the only one where there is none (TreePM's), so that the next step measures one.
+    // the later fresh walks take. The start's topology, refitted, was built from unpredicted positions: no measure of
+    // what a lagged build costs beside a fresh walk, but the only one where there is none (TreePM's), so that the
+    // next step measures one.
     const bool comparable = groupTolerance_ == 0 || hadResults;
     if (walkFresh_ && comparable) freshInteractions_ = walked;
     else if (!walkFresh_ && (rebuilds_ > 1 || freshInteractions_ == 0)) lastInteractions_ = walked;

@@ -131,8 +131,8 @@ constexpr int64_t kLaggedProbeEvery = 16;
 /// Every this many steps (step % kFreshProbeEvery == kFreshProbeAt) a run that walks lagged topologies builds in
 /// the foreground once, so that the fresh walk it compares with is at most this old: the walks' interactions change
 /// over a run (in a 256^3 LCDM box the lagged walks take 3100 a body at z = 44, 3950 at z = 17 and 2730 at z = 3,
-/// fresh trees 2780 at z = 3.5, 2320 at z = 1.5 and 2230 at z = 0.7), and a stale reference would hide a lag that doubles the walk. It
-/// costs one host build on a step's path per this many steps.
+/// fresh trees 2780 at z = 3.5, 2320 at z = 1.5 and 2230 at z = 0.7), and a stale reference would hide a lag that
+/// doubles the walk. It costs one host build on a step's path per this many steps.
 constexpr int64_t kFreshProbeEvery = 32;
 
 /// The step of each kFreshProbeEvery at which the fresh walk is measured: one at which a recheck
